@@ -1,0 +1,356 @@
+package operator
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ImageSpec selects the container image of a component.
+type ImageSpec struct {
+	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp.
+	Repository string
+	// Tag is the image tag. Defaults to the kcp release this server was built for.
+	Tag string
+	// ImagePullSecrets are Secrets in the same namespace used to pull the image.
+	ImagePullSecrets []corev1.LocalObjectReference
+}
+
+// RootShardConfig points at the RootShard an object belongs to.
+type RootShardConfig struct {
+	// Reference names a RootShard in the same namespace.
+	Reference *corev1.LocalObjectReference
+}
+
+// CacheConfig points at the CacheServer a shard uses.
+type CacheConfig struct {
+	// Reference names a CacheServer in the same namespace.
+	Reference *corev1.LocalObjectReference
+}
+
+// EtcdConfig configures the etcd cluster a component stores its data in.
+type EtcdConfig struct {
+	// Endpoints are the etcd client URLs, for example https://etcd-0.etcd:2379.
+	Endpoints []string
+	// TLSConfig configures client TLS toward etcd.
+	TLSConfig *EtcdTLSConfig
+	// Prefix is the key prefix under which objects are stored. It must start with a slash.
+	Prefix string
+}
+
+// EtcdTLSConfig names the Secret with the client certificate for etcd.
+type EtcdTLSConfig struct {
+	// SecretRef names a Secret holding tls.crt, tls.key and ca.crt.
+	SecretRef corev1.LocalObjectReference
+}
+
+// ExternalConfig is how a kcp instance is reached from outside the cluster.
+type ExternalConfig struct {
+	// Hostname is the external name of the kcp instance, matched by a DNS record that points
+	// at the front proxy.
+	Hostname string
+	// Port is the external port. Defaults to 6443.
+	Port int32
+	// PrivateHostname is the name internal components use instead of hostname.
+	PrivateHostname string
+	// PrivatePort is the port internal components use instead of port.
+	PrivatePort *int32
+}
+
+// ObjectReference names an object by name, kind and group.
+type ObjectReference struct {
+	// Name of the object.
+	Name string
+	// Kind of the object: Issuer or ClusterIssuer. Defaults to Issuer.
+	Kind string
+	// Group of the object. Defaults to cert-manager.io.
+	Group string
+}
+
+// Certificates configures where the root CA of a setup comes from. Exactly one of issuerRef
+// and caSecretRef is set. When the whole field is absent, the namespace bootstrap PKI is used.
+type Certificates struct {
+	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.
+	IssuerRef *ObjectReference
+	// CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the
+	// setup's certificates.
+	CASecretRef *corev1.LocalObjectReference
+}
+
+// CertificateTemplateMap customizes generated Certificates, keyed by certificate role
+// (server, client, requestheader, kubeconfig, service-account, logical-cluster-admin, ...) or
+// by <role>-ca for a CA.
+type CertificateTemplateMap map[string]CertificateTemplate
+
+// CertificateTemplate is merged into a generated cert-manager Certificate.
+type CertificateTemplate struct {
+	// Metadata is merged into the Certificate's metadata.
+	Metadata *MetadataTemplate
+	// Spec is merged into the Certificate's spec.
+	Spec *CertificateSpecTemplate
+}
+
+// MetadataTemplate holds labels and annotations copied onto a generated object.
+type MetadataTemplate struct {
+	// Labels are copied onto the object.
+	Labels map[string]string
+	// Annotations are copied onto the object.
+	Annotations map[string]string
+}
+
+// CertificateSpecTemplate is the part of a cert-manager Certificate spec that may be customized.
+type CertificateSpecTemplate struct {
+	// Subject holds X.509 subject attributes.
+	Subject *X509Subject
+	// DNSNames are added to the generated DNS subject alternative names.
+	DNSNames []string
+	// IPAddresses are added to the generated IP subject alternative names.
+	IPAddresses []string
+	// Duration is the requested lifetime, at least 1h.
+	Duration *metav1.Duration
+	// RenewBefore is how long before expiry the certificate is renewed, at least 5m and
+	// shorter than the duration.
+	RenewBefore *metav1.Duration
+	// PrivateKey sets the key algorithm, size, encoding and rotation policy.
+	PrivateKey *CertificatePrivateKeyTemplate
+	// SecretTemplate holds labels and annotations copied onto the certificate's Secret.
+	SecretTemplate *MetadataTemplate
+}
+
+// X509Subject holds X.509 subject attributes other than the common name.
+type X509Subject struct {
+	Organizations []string
+	Countries []string
+	OrganizationalUnits []string
+	Localities []string
+	Provinces []string
+	StreetAddresses []string
+	PostalCodes []string
+	SerialNumber string
+}
+
+// CertificatePrivateKeyTemplate sets the private key of a generated certificate.
+type CertificatePrivateKeyTemplate struct {
+	// RotationPolicy is Never or Always.
+	RotationPolicy string
+	// Encoding is PKCS1 or PKCS8.
+	Encoding string
+	// Algorithm is RSA, ECDSA or Ed25519. Certificates default to ECDSA P-256.
+	Algorithm string
+	// Size is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.
+	Size int32
+}
+
+// DeploymentTemplate customizes a generated Deployment.
+type DeploymentTemplate struct {
+	// Metadata is merged into the Deployment's metadata.
+	Metadata *MetadataTemplate
+	// Spec is merged into the Deployment's spec.
+	Spec *DeploymentSpecTemplate
+}
+
+// DeploymentSpecTemplate customizes a generated Deployment's spec.
+type DeploymentSpecTemplate struct {
+	// Template customizes the pods.
+	Template *PodTemplateSpec
+}
+
+// PodTemplateSpec customizes the pods of a generated Deployment.
+type PodTemplateSpec struct {
+	// Metadata is merged into the pods' metadata.
+	Metadata *MetadataTemplate
+	// Spec is merged into the pods' spec.
+	Spec *PodSpecTemplate
+}
+
+// PodSpecTemplate is the part of a pod spec that may be customized.
+type PodSpecTemplate struct {
+	// NodeSelector must match a node's labels for the pod to be scheduled there.
+	NodeSelector map[string]string
+	// Affinity holds the pod's scheduling constraints.
+	Affinity *corev1.Affinity
+	// Tolerations of the pod.
+	Tolerations []corev1.Toleration
+	// HostAliases are added to the pod's hosts file.
+	HostAliases []corev1.HostAlias
+	// ImagePullSecrets are used to pull the pod's images.
+	ImagePullSecrets []corev1.LocalObjectReference
+	// TopologySpreadConstraints spread the pods across topology domains.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint
+}
+
+// ServiceTemplate customizes a generated Service.
+type ServiceTemplate struct {
+	// Metadata is merged into the Service's metadata.
+	Metadata *MetadataTemplate
+	// Spec is merged into the Service's spec.
+	Spec *ServiceSpecTemplate
+}
+
+// ServiceSpecTemplate is the part of a Service spec that may be customized.
+type ServiceSpecTemplate struct {
+	// Type is ClusterIP, NodePort or LoadBalancer.
+	Type corev1.ServiceType
+	// ClusterIP is an IP address or None.
+	ClusterIP string
+}
+
+// LocalDataKeyReference names a key in a Secret or ConfigMap of the same namespace.
+type LocalDataKeyReference struct {
+	// Name of the Secret or ConfigMap.
+	Name string
+	// Key in its data.
+	Key string
+}
+
+// LoggingSpec configures a component's logging.
+type LoggingSpec struct {
+	// Level is the klog verbosity, from 0 to 10.
+	Level int32
+}
+
+// AuthSpec configures authentication of a kcp component.
+type AuthSpec struct {
+	// OIDC configures OpenID Connect authentication.
+	OIDC *OIDCConfiguration
+	// ServiceAccount configures kcp service account authentication.
+	ServiceAccount *ServiceAccountAuthentication
+	// DropGroups are removed from requests before they reach the shards.
+	DropGroups []string
+	// PassOnGroups are the only groups passed on to the shards.
+	PassOnGroups []string
+}
+
+// OIDCConfiguration configures OpenID Connect authentication.
+type OIDCConfiguration struct {
+	// IssuerURL is the https URL of the OIDC issuer.
+	IssuerURL string
+	// ClientID is the client ID configured at the issuer.
+	ClientID string
+	// GroupsClaim is the claim that holds the groups.
+	GroupsClaim string
+	// UsernameClaim is the claim that holds the username. Defaults to sub in kcp.
+	UsernameClaim string
+	// GroupsPrefix is put before every group.
+	GroupsPrefix string
+	// UsernamePrefix is put before the username.
+	UsernamePrefix string
+	// CAFileRef names a key of a Secret with the CA bundle that verifies the issuer.
+	CAFileRef *LocalDataKeyReference
+}
+
+// ServiceAccountAuthentication configures kcp service account authentication.
+type ServiceAccountAuthentication struct {
+	// Enabled turns service account authentication on.
+	Enabled bool
+}
+
+// AuditSpec configures auditing of a shard.
+type AuditSpec struct {
+	// Policy is the audit policy.
+	Policy *AuditPolicySpec
+	// Webhook sends audit events to a webhook.
+	Webhook *AuditWebhookSpec
+}
+
+// AuditPolicySpec names the ConfigMap key that holds an audit policy file.
+type AuditPolicySpec struct {
+	// ConfigMap names a ConfigMap key holding the policy.
+	ConfigMap *LocalDataKeyReference
+}
+
+// AuditWebhookSpec configures the audit webhook backend.
+type AuditWebhookSpec struct {
+	// ConfigSecretName names a Secret with a kubeconfig (key kubeconfig) for the webhook.
+	ConfigSecretName string
+	// Mode is batch, blocking or blocking-strict.
+	Mode string
+	// BatchBufferSize is the event buffer size in batch mode.
+	BatchBufferSize int32
+	// BatchMaxSize is the maximum batch size in batch mode.
+	BatchMaxSize int32
+	// BatchMaxWait is how long a partial batch waits before it is sent.
+	BatchMaxWait *metav1.Duration
+	// BatchThrottleEnable turns batch throttling on.
+	BatchThrottleEnable bool
+	// BatchThrottleQPS is the batches per second allowed, as a decimal string.
+	BatchThrottleQPS string
+	// BatchThrottleBurst is the batch burst allowed.
+	BatchThrottleBurst int32
+	// InitialBackoff is the wait before the first retry.
+	InitialBackoff *metav1.Duration
+	// TruncateEnabled turns event and batch truncation on.
+	TruncateEnabled bool
+	// TruncateMaxBatchSize is the largest batch sent, in bytes.
+	TruncateMaxBatchSize int32
+	// TruncateMaxEventSize is the largest event sent, in bytes.
+	TruncateMaxEventSize int32
+	// Version is the audit API group version sent, for example audit.k8s.io/v1.
+	Version string
+}
+
+// AuthorizationSpec configures authorization of a shard.
+type AuthorizationSpec struct {
+	// Webhook configures a webhook authorizer.
+	Webhook *AuthorizationWebhookSpec
+}
+
+// AuthorizationWebhookSpec configures a webhook authorizer.
+type AuthorizationWebhookSpec struct {
+	// ConfigSecretName names a Secret with a kubeconfig (key kubeconfig) for the webhook.
+	ConfigSecretName string
+	// AllowPaths are HTTP paths authorized without asking the webhook.
+	AllowPaths []string
+	// CacheAuthorizedTTL is how long an allow is cached.
+	CacheAuthorizedTTL *metav1.Duration
+	// CacheUnauthorizedTTL is how long a deny is cached.
+	CacheUnauthorizedTTL *metav1.Duration
+	// Version of SubjectAccessReview sent: v1 or v1beta1.
+	Version string
+}
+
+// CommonShardSpec is what a RootShard and a Shard share.
+type CommonShardSpec struct {
+	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
+	ClusterDomain string
+	// ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.
+	ShardBaseURL string
+	// Etcd is the etcd cluster the shard stores its data in.
+	Etcd EtcdConfig
+	// Image overrides the kcp image.
+	Image *ImageSpec
+	// Replicas is the number of shard pods. When unset, the Deployment starts with 2 and
+	// whoever scales it afterwards (for example an HPA) owns the count.
+	Replicas *int32
+	// Resources of the kcp container.
+	Resources *corev1.ResourceRequirements
+	// Audit configures auditing.
+	Audit *AuditSpec
+	// Authorization configures a webhook authorizer.
+	Authorization *AuthorizationSpec
+	// Auth configures authentication.
+	Auth *AuthSpec
+	// CertificateTemplates customize the shard's certificates, keyed by role.
+	CertificateTemplates CertificateTemplateMap
+	// ServiceTemplate customizes the shard's Service.
+	ServiceTemplate *ServiceTemplate
+	// DeploymentTemplate customizes the shard's Deployment.
+	DeploymentTemplate *DeploymentTemplate
+	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
+	CABundleSecretRef *corev1.LocalObjectReference
+	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
+	ClientCABundleRef *corev1.LocalObjectReference
+	// ExtraArgs are appended to the kcp command line.
+	ExtraArgs []string
+	// ExtraVolumes are added to the pod.
+	ExtraVolumes []corev1.Volume
+	// ExtraVolumeMounts are added to the kcp container.
+	ExtraVolumeMounts []corev1.VolumeMount
+	// Logging configures logging.
+	Logging *LoggingSpec
+}
+
+// ShardReference names a Shard.
+type ShardReference struct {
+	// Name of the Shard.
+	Name string
+}

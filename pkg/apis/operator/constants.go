@@ -1,0 +1,21 @@
+package operator
+
+// Phase is the lifecycle phase of a RootShard, Shard, FrontProxy or CacheServer.
+type Phase string
+
+// The phases of a setup.
+const (
+	PhaseProvisioning Phase = "Provisioning"
+	PhaseRunning      Phase = "Running"
+	PhaseDeleting     Phase = "Deleting"
+)
+
+// KubeconfigPhase is the lifecycle phase of a Kubeconfig.
+type KubeconfigPhase string
+
+// The phases of a Kubeconfig.
+const (
+	KubeconfigPhaseProvisioning KubeconfigPhase = "Provisioning"
+	KubeconfigPhaseReady        KubeconfigPhase = "Ready"
+	KubeconfigPhaseFailed       KubeconfigPhase = "Failed"
+)

@@ -1,0 +1,52 @@
+package operator
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// RootShard is the first shard of a kcp installation: it owns the setup's PKI and is the
+// shard every other Shard and FrontProxy points at.
+type RootShard struct {
+	metav1.TypeMeta
+	metav1.ObjectMeta
+
+	// Spec is the desired state.
+	Spec RootShardSpec
+	// Status is the observed state.
+	Status RootShardStatus
+}
+
+// RootShardSpec is the desired state of a RootShard.
+type RootShardSpec struct {
+	CommonShardSpec
+
+	// External is how the kcp installation is reached from outside the cluster.
+	External ExternalConfig
+	// Cache names the CacheServer the root shard uses. Without it kcp runs its embedded cache.
+	Cache *CacheConfig
+	// Certificates configures where the root CA comes from. Immutable.
+	Certificates *Certificates
+}
+
+// RootShardStatus is the observed state of a RootShard.
+type RootShardStatus struct {
+	// Phase is Provisioning, Running or Deleting.
+	Phase Phase
+	// ObservedGeneration is the generation the status describes.
+	ObservedGeneration int64
+	// Conditions are Available, CertificatesReady and ReferenceValid.
+	Conditions []metav1.Condition
+	// Shards are the Shards that point at this RootShard.
+	Shards []ShardReference
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// RootShardList is a list of RootShards.
+type RootShardList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+	Items           []RootShard
+}

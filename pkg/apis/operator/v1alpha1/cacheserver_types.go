@@ -1,0 +1,94 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CacheServer is a kcp cache server shared by the shards of a setup.
+type CacheServer struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec CacheServerSpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	// +optional
+	Status CacheServerStatus `json:"status,omitempty"`
+}
+
+// CacheServerSpec is the desired state of a CacheServer.
+type CacheServerSpec struct {
+	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
+	// +optional
+	ClusterDomain string `json:"clusterDomain,omitempty"`
+	// Image overrides the kcp image.
+	// +optional
+	Image *ImageSpec `json:"image,omitempty"`
+	// Replicas is the number of cache-server pods. More than one requires etcd.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Resources of the cache-server container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd.
+	// +optional
+	Etcd *EtcdConfig `json:"etcd,omitempty"`
+	// Certificates configures where the cache server's CA comes from. Immutable.
+	// +optional
+	Certificates *Certificates `json:"certificates,omitempty"`
+	// CertificateTemplates customize the cache server's certificates, keyed by role.
+	// +optional
+	CertificateTemplates CertificateTemplateMap `json:"certificateTemplates,omitempty"`
+	// ServiceTemplate customizes the cache server's Service.
+	// +optional
+	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
+	// DeploymentTemplate customizes the cache server's Deployment.
+	// +optional
+	DeploymentTemplate *DeploymentTemplate `json:"deploymentTemplate,omitempty"`
+	// ExtraArgs are appended to the cache-server command line.
+	// +optional
+	// +listType=atomic
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+	// ExtraVolumes are added to the pod.
+	// +optional
+	// +listType=atomic
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
+	// ExtraVolumeMounts are added to the cache-server container.
+	// +optional
+	// +listType=atomic
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+	// Logging configures logging.
+	// +optional
+	Logging *LoggingSpec `json:"logging,omitempty"`
+}
+
+// CacheServerStatus is the observed state of a CacheServer.
+type CacheServerStatus struct {
+	// Phase is Provisioning, Running or Deleting.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Available and CertificatesReady.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// CacheServerList is a list of CacheServers.
+type CacheServerList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CacheServer `json:"items"`
+}

@@ -1,0 +1,28 @@
+package v1alpha1
+
+// Phase is the lifecycle phase of a RootShard, Shard, FrontProxy or CacheServer.
+type Phase string
+
+// The phases of a setup.
+const (
+	PhaseProvisioning Phase = "Provisioning"
+	PhaseRunning      Phase = "Running"
+	PhaseDeleting     Phase = "Deleting"
+)
+
+// KubeconfigPhase is the lifecycle phase of a Kubeconfig.
+type KubeconfigPhase string
+
+// The phases of a Kubeconfig.
+const (
+	KubeconfigPhaseProvisioning KubeconfigPhase = "Provisioning"
+	KubeconfigPhaseReady        KubeconfigPhase = "Ready"
+	KubeconfigPhaseFailed       KubeconfigPhase = "Failed"
+)
+
+// The condition types every setup reports.
+const (
+	ConditionAvailable         = "Available"
+	ConditionCertificatesReady = "CertificatesReady"
+	ConditionReferenceValid    = "ReferenceValid"
+)

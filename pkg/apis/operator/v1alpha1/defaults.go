@@ -1,0 +1,79 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// The image every component runs unless spec.image says otherwise. The builders apply it at
+// realization time rather than storing it, so that upgrading the server upgrades setups that
+// did not pin an image.
+const (
+	DefaultImageRepository = "ghcr.io/kcp-dev/kcp"
+	DefaultImageTag        = "v0.29.0"
+)
+
+// Stored defaults.
+const (
+	DefaultClusterDomain            = "cluster.local"
+	DefaultExternalPort       int32 = 6443
+	DefaultWorkspace                = "root"
+	DefaultExpirationSeconds  int64 = 3600
+	DefaultIssuerKind               = "Issuer"
+	DefaultIssuerGroup              = "cert-manager.io"
+	// DefaultReplicas is the replica count a shard or front-proxy Deployment starts with
+	// when spec.replicas is unset. It is not stored, so that an HPA may own the count.
+	DefaultReplicas int32 = 2
+)
+
+func addDefaultingFuncs(scheme *runtime.Scheme) error {
+	return RegisterDefaults(scheme)
+}
+
+// SetDefaults_CommonShardSpec sets the defaults shared by RootShards and Shards.
+func SetDefaults_CommonShardSpec(obj *CommonShardSpec) {
+	if obj.ClusterDomain == "" {
+		obj.ClusterDomain = DefaultClusterDomain
+	}
+}
+
+// SetDefaults_ExternalConfig defaults the external port.
+func SetDefaults_ExternalConfig(obj *ExternalConfig) {
+	if obj.Port == 0 {
+		obj.Port = DefaultExternalPort
+	}
+}
+
+// SetDefaults_CacheServerSpec defaults the cluster domain of a CacheServer.
+func SetDefaults_CacheServerSpec(obj *CacheServerSpec) {
+	if obj.ClusterDomain == "" {
+		obj.ClusterDomain = DefaultClusterDomain
+	}
+}
+
+// SetDefaults_ObjectReference defaults an issuer reference to a cert-manager Issuer.
+func SetDefaults_ObjectReference(obj *ObjectReference) {
+	if obj.Kind == "" {
+		obj.Kind = DefaultIssuerKind
+	}
+	if obj.Group == "" {
+		obj.Group = DefaultIssuerGroup
+	}
+}
+
+// SetDefaults_KubeconfigSpec defaults the workspace of a Kubeconfig.
+func SetDefaults_KubeconfigSpec(obj *KubeconfigSpec) {
+	if obj.TargetWorkspace == "" {
+		obj.TargetWorkspace = DefaultWorkspace
+	}
+}
+
+// SetDefaults_KubeconfigRequestSpec defaults the lifetime and workspace of a request.
+func SetDefaults_KubeconfigRequestSpec(obj *KubeconfigRequestSpec) {
+	if obj.ExpirationSeconds == nil {
+		v := DefaultExpirationSeconds
+		obj.ExpirationSeconds = &v
+	}
+	if obj.Workspace == "" {
+		obj.Workspace = DefaultWorkspace
+	}
+}

@@ -1,0 +1,151 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Kubeconfig is a declared, renewable kcp credential kept in a Secret.
+type Kubeconfig struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec KubeconfigSpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	// +optional
+	Status KubeconfigStatus `json:"status,omitempty"`
+}
+
+// KubeconfigSpec is the desired state of a Kubeconfig.
+type KubeconfigSpec struct {
+	// Target is the RootShard, Shard or FrontProxy the kubeconfig points at. Immutable.
+	Target KubeconfigTarget `json:"target"`
+	// TargetWorkspace is the workspace path of the default context, root(:segment)*.
+	// Defaults to root.
+	// +optional
+	TargetWorkspace string `json:"targetWorkspace,omitempty"`
+	// Username is the common name of the client certificate.
+	Username string `json:"username"`
+	// Groups are the organizations of the client certificate.
+	// +optional
+	// +listType=atomic
+	Groups []string `json:"groups,omitempty"`
+	// Validity is the lifetime of the client certificate, at least 10m. cert-manager renews it
+	// before it expires and the Secret is written again.
+	Validity metav1.Duration `json:"validity"`
+	// SecretRef names the Secret the kubeconfig is written to, under the key kubeconfig.
+	SecretRef corev1.LocalObjectReference `json:"secretRef"`
+	// CertificateTemplate customizes the client certificate.
+	// +optional
+	CertificateTemplate *CertificateTemplate `json:"certificateTemplate,omitempty"`
+}
+
+// KubeconfigTarget names exactly one of a RootShard, a Shard or a FrontProxy.
+type KubeconfigTarget struct {
+	// RootShardRef names a RootShard.
+	// +optional
+	RootShardRef *corev1.LocalObjectReference `json:"rootShardRef,omitempty"`
+	// ShardRef names a Shard.
+	// +optional
+	ShardRef *corev1.LocalObjectReference `json:"shardRef,omitempty"`
+	// FrontProxyRef names a FrontProxy.
+	// +optional
+	FrontProxyRef *corev1.LocalObjectReference `json:"frontProxyRef,omitempty"`
+}
+
+// KubeconfigStatus is the observed state of a Kubeconfig.
+type KubeconfigStatus struct {
+	// Phase is Provisioning, Ready or Failed.
+	// +optional
+	Phase KubeconfigPhase `json:"phase,omitempty"`
+	// TargetName is the name of the target object.
+	// +optional
+	TargetName string `json:"targetName,omitempty"`
+	// ExpirationTimestamp is the NotAfter of the current client certificate.
+	// +optional
+	ExpirationTimestamp *metav1.Time `json:"expirationTimestamp,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are CertificatesReady and ReferenceValid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// KubeconfigList is a list of Kubeconfigs.
+type KubeconfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Kubeconfig `json:"items"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// KubeconfigRequest is the body of the kubeconfig subresource of RootShards, Shards and
+// FrontProxies. It is never stored: the minted credential exists only in the response.
+type KubeconfigRequest struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is what is asked for.
+	// +optional
+	Spec KubeconfigRequestSpec `json:"spec,omitempty"`
+	// Status holds the minted kubeconfig.
+	// +optional
+	Status KubeconfigRequestStatus `json:"status,omitempty"`
+}
+
+// KubeconfigRequestSpec is what a kubeconfig request asks for.
+type KubeconfigRequestSpec struct {
+	// ExpirationSeconds is the requested lifetime, at least 600. Defaults to 3600. The server
+	// shortens it to its maximum and says so in a warning.
+	// +optional
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+	// Username is the identity to mint for. Defaults to the requester's; any other needs the
+	// impersonate permission on it.
+	// +optional
+	Username string `json:"username,omitempty"`
+	// Groups are the groups to mint for. Default to the requester's; any other needs the
+	// impersonate permission on each.
+	// +optional
+	// +listType=atomic
+	Groups []string `json:"groups,omitempty"`
+	// Workspace is the workspace path of the default context. Defaults to root.
+	// +optional
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// KubeconfigRequestStatus holds the minted credential.
+type KubeconfigRequestStatus struct {
+	// Kubeconfig is a complete kubeconfig file.
+	// +optional
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// ExpirationTimestamp is the certificate's NotAfter.
+	// +optional
+	ExpirationTimestamp metav1.Time `json:"expirationTimestamp,omitempty"`
+	// Certificate describes the minted client certificate.
+	// +optional
+	Certificate *CertificateInfo `json:"certificate,omitempty"`
+}
+
+// CertificateInfo describes a client certificate without its key.
+type CertificateInfo struct {
+	// SerialNumber in decimal.
+	SerialNumber string `json:"serialNumber"`
+	// SHA256Fingerprint of the DER certificate, in hex.
+	SHA256Fingerprint string `json:"sha256Fingerprint"`
+	// Subject in RFC 2253 form.
+	Subject string `json:"subject"`
+}

@@ -1,0 +1,59 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +genclient:method=CreateKubeconfig,verb=create,subresource=kubeconfig,input=KubeconfigRequest,result=KubeconfigRequest
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Shard is an additional kcp shard that joins a RootShard.
+type Shard struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec ShardSpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	// +optional
+	Status ShardStatus `json:"status,omitempty"`
+}
+
+// ShardSpec is the desired state of a Shard.
+type ShardSpec struct {
+	CommonShardSpec `json:",inline"`
+
+	// RootShard is the RootShard this shard joins. Immutable.
+	RootShard RootShardConfig `json:"rootShard"`
+	// Cache names a CacheServer that overrides the RootShard's cache.
+	// +optional
+	Cache *CacheConfig `json:"cache,omitempty"`
+}
+
+// ShardStatus is the observed state of a Shard.
+type ShardStatus struct {
+	// Phase is Provisioning, Running or Deleting.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are Available, CertificatesReady and ReferenceValid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ShardList is a list of Shards.
+type ShardList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Shard `json:"items"`
+}
