@@ -27,6 +27,7 @@ kube::codegen::gen_openapi \
   --output-dir "${ROOT}/pkg/generated/openapi" \
   --output-pkg "${MODULE}/pkg/generated/openapi" \
   --extra-pkgs k8s.io/api/core/v1 \
+  --output-model-name-file zz_generated.model_name.go \
   "${REPORT_ARGS[@]}" \
   --boilerplate "${BOILERPLATE}" \
   "${ROOT}/pkg/apis"

@@ -22,6 +22,7 @@ limitations under the License.
 package openapi
 
 import (
+	v1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	v1 "k8s.io/api/core/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,365 +34,365 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditPolicySpec":               schema_pkg_apis_operator_v1alpha1_AuditPolicySpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec":                     schema_pkg_apis_operator_v1alpha1_AuditSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditWebhookSpec":              schema_pkg_apis_operator_v1alpha1_AuditWebhookSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec":                      schema_pkg_apis_operator_v1alpha1_AuthSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec":             schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationWebhookSpec":      schema_pkg_apis_operator_v1alpha1_AuthorizationWebhookSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheConfig":                   schema_pkg_apis_operator_v1alpha1_CacheConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServer":                   schema_pkg_apis_operator_v1alpha1_CacheServer(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerList":               schema_pkg_apis_operator_v1alpha1_CacheServerList(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerSpec":               schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerStatus":             schema_pkg_apis_operator_v1alpha1_CacheServerStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateInfo":               schema_pkg_apis_operator_v1alpha1_CertificateInfo(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificatePrivateKeyTemplate": schema_pkg_apis_operator_v1alpha1_CertificatePrivateKeyTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateSpecTemplate":       schema_pkg_apis_operator_v1alpha1_CertificateSpecTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate":           schema_pkg_apis_operator_v1alpha1_CertificateTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Certificates":                  schema_pkg_apis_operator_v1alpha1_Certificates(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CommonShardSpec":               schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentSpecTemplate":        schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate":            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig":                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdTLSConfig":                 schema_pkg_apis_operator_v1alpha1_EtcdTLSConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ExternalConfig":                schema_pkg_apis_operator_v1alpha1_ExternalConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxy":                    schema_pkg_apis_operator_v1alpha1_FrontProxy(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyExternalConfig":      schema_pkg_apis_operator_v1alpha1_FrontProxyExternalConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyList":                schema_pkg_apis_operator_v1alpha1_FrontProxyList(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxySpec":                schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyStatus":              schema_pkg_apis_operator_v1alpha1_FrontProxyStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec":                     schema_pkg_apis_operator_v1alpha1_ImageSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Kubeconfig":                    schema_pkg_apis_operator_v1alpha1_Kubeconfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigList":                schema_pkg_apis_operator_v1alpha1_KubeconfigList(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequest":             schema_pkg_apis_operator_v1alpha1_KubeconfigRequest(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestSpec":         schema_pkg_apis_operator_v1alpha1_KubeconfigRequestSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestStatus":       schema_pkg_apis_operator_v1alpha1_KubeconfigRequestStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigSpec":                schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigStatus":              schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigTarget":              schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LocalDataKeyReference":         schema_pkg_apis_operator_v1alpha1_LocalDataKeyReference(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec":                   schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate":              schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.OIDCConfiguration":             schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ObjectReference":               schema_pkg_apis_operator_v1alpha1_ObjectReference(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PathMappingEntry":              schema_pkg_apis_operator_v1alpha1_PathMappingEntry(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodSpecTemplate":               schema_pkg_apis_operator_v1alpha1_PodSpecTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodTemplateSpec":               schema_pkg_apis_operator_v1alpha1_PodTemplateSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShard":                     schema_pkg_apis_operator_v1alpha1_RootShard(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardConfig":               schema_pkg_apis_operator_v1alpha1_RootShardConfig(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardList":                 schema_pkg_apis_operator_v1alpha1_RootShardList(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardSpec":                 schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardStatus":               schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceAccountAuthentication":  schema_pkg_apis_operator_v1alpha1_ServiceAccountAuthentication(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceSpecTemplate":           schema_pkg_apis_operator_v1alpha1_ServiceSpecTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate":               schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Shard":                         schema_pkg_apis_operator_v1alpha1_Shard(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardList":                     schema_pkg_apis_operator_v1alpha1_ShardList(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardReference":                schema_pkg_apis_operator_v1alpha1_ShardReference(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardSpec":                     schema_pkg_apis_operator_v1alpha1_ShardSpec(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardStatus":                   schema_pkg_apis_operator_v1alpha1_ShardStatus(ref),
-		"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.X509Subject":                   schema_pkg_apis_operator_v1alpha1_X509Subject(ref),
-		v1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
-		v1.Affinity{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_Affinity(ref),
-		v1.AppArmorProfile{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_AppArmorProfile(ref),
-		v1.AttachedVolume{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_AttachedVolume(ref),
-		v1.AvoidPods{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_AvoidPods(ref),
-		v1.AzureDiskVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_AzureDiskVolumeSource(ref),
-		v1.AzureFilePersistentVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_AzureFilePersistentVolumeSource(ref),
-		v1.AzureFileVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_AzureFileVolumeSource(ref),
-		v1.Binding{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_Binding(ref),
-		v1.CSIPersistentVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_CSIPersistentVolumeSource(ref),
-		v1.CSIVolumeSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_CSIVolumeSource(ref),
-		v1.Capabilities{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_Capabilities(ref),
-		v1.CephFSPersistentVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_CephFSPersistentVolumeSource(ref),
-		v1.CephFSVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_CephFSVolumeSource(ref),
-		v1.CinderPersistentVolumeSource{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_CinderPersistentVolumeSource(ref),
-		v1.CinderVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_CinderVolumeSource(ref),
-		v1.ClientIPConfig{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ClientIPConfig(ref),
-		v1.ClusterTrustBundleProjection{}.OpenAPIModelName():                                       schema_k8sio_api_core_v1_ClusterTrustBundleProjection(ref),
-		v1.ComponentCondition{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ComponentCondition(ref),
-		v1.ComponentStatus{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_ComponentStatus(ref),
-		v1.ComponentStatusList{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ComponentStatusList(ref),
-		v1.ConfigMap{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_ConfigMap(ref),
-		v1.ConfigMapEnvSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ConfigMapEnvSource(ref),
-		v1.ConfigMapKeySelector{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ConfigMapKeySelector(ref),
-		v1.ConfigMapList{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ConfigMapList(ref),
-		v1.ConfigMapNodeConfigSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ConfigMapNodeConfigSource(ref),
-		v1.ConfigMapProjection{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ConfigMapProjection(ref),
-		v1.ConfigMapVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ConfigMapVolumeSource(ref),
-		v1.Container{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Container(ref),
-		v1.ContainerExtendedResourceRequest{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_ContainerExtendedResourceRequest(ref),
-		v1.ContainerImage{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ContainerImage(ref),
-		v1.ContainerPort{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ContainerPort(ref),
-		v1.ContainerResizePolicy{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ContainerResizePolicy(ref),
-		v1.ContainerRestartRule{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ContainerRestartRule(ref),
-		v1.ContainerRestartRuleOnExitCodes{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_ContainerRestartRuleOnExitCodes(ref),
-		v1.ContainerState{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ContainerState(ref),
-		v1.ContainerStateRunning{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ContainerStateRunning(ref),
-		v1.ContainerStateTerminated{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_ContainerStateTerminated(ref),
-		v1.ContainerStateWaiting{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ContainerStateWaiting(ref),
-		v1.ContainerStatus{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_ContainerStatus(ref),
-		v1.ContainerUser{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ContainerUser(ref),
-		v1.DaemonEndpoint{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_DaemonEndpoint(ref),
-		v1.DownwardAPIProjection{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_DownwardAPIProjection(ref),
-		v1.DownwardAPIVolumeFile{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_DownwardAPIVolumeFile(ref),
-		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_DownwardAPIVolumeSource(ref),
-		v1.EmptyDirVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_EmptyDirVolumeSource(ref),
-		v1.EndpointAddress{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_EndpointAddress(ref),
-		v1.EndpointPort{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_EndpointPort(ref),
-		v1.EndpointSubset{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_EndpointSubset(ref),
-		v1.Endpoints{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Endpoints(ref),
-		v1.EndpointsList{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_EndpointsList(ref),
-		v1.EnvFromSource{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_EnvFromSource(ref),
-		v1.EnvVar{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_EnvVar(ref),
-		v1.EnvVarSource{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_EnvVarSource(ref),
-		v1.EphemeralContainer{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_EphemeralContainer(ref),
-		v1.EphemeralContainerCommon{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_EphemeralContainerCommon(ref),
-		v1.EphemeralVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_EphemeralVolumeSource(ref),
-		v1.Event{}.OpenAPIModelName():                                                              schema_k8sio_api_core_v1_Event(ref),
-		v1.EventList{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_EventList(ref),
-		v1.EventSeries{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_EventSeries(ref),
-		v1.EventSource{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_EventSource(ref),
-		v1.EvictionResponder{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_EvictionResponder(ref),
-		v1.ExecAction{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_ExecAction(ref),
-		v1.FCVolumeSource{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_FCVolumeSource(ref),
-		v1.FileKeySelector{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_FileKeySelector(ref),
-		v1.FlexPersistentVolumeSource{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_FlexPersistentVolumeSource(ref),
-		v1.FlexVolumeSource{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_FlexVolumeSource(ref),
-		v1.FlockerVolumeSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_FlockerVolumeSource(ref),
-		v1.GCEPersistentDiskVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_GCEPersistentDiskVolumeSource(ref),
-		v1.GRPCAction{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_GRPCAction(ref),
-		v1.GitRepoVolumeSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_GitRepoVolumeSource(ref),
-		v1.GlusterfsPersistentVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_GlusterfsPersistentVolumeSource(ref),
-		v1.GlusterfsVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_GlusterfsVolumeSource(ref),
-		v1.HTTPGetAction{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_HTTPGetAction(ref),
-		v1.HTTPHeader{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_HTTPHeader(ref),
-		v1.HostAlias{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_HostAlias(ref),
-		v1.HostIP{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_HostIP(ref),
-		v1.HostPathVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_HostPathVolumeSource(ref),
-		v1.ISCSIPersistentVolumeSource{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ISCSIPersistentVolumeSource(ref),
-		v1.ISCSIVolumeSource{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ISCSIVolumeSource(ref),
-		v1.ImageVolumeSource{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ImageVolumeSource(ref),
-		v1.ImageVolumeStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ImageVolumeStatus(ref),
-		v1.KeyToPath{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_KeyToPath(ref),
-		v1.Lifecycle{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Lifecycle(ref),
-		v1.LifecycleHandler{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_LifecycleHandler(ref),
-		v1.LimitRange{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_LimitRange(ref),
-		v1.LimitRangeItem{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_LimitRangeItem(ref),
-		v1.LimitRangeList{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_LimitRangeList(ref),
-		v1.LimitRangeSpec{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_LimitRangeSpec(ref),
-		v1.LinuxContainerUser{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_LinuxContainerUser(ref),
-		v1.List{}.OpenAPIModelName():                                                               schema_k8sio_api_core_v1_List(ref),
-		v1.LoadBalancerIngress{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_LoadBalancerIngress(ref),
-		v1.LoadBalancerStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_LoadBalancerStatus(ref),
-		v1.LocalObjectReference{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_LocalObjectReference(ref),
-		v1.LocalVolumeSource{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_LocalVolumeSource(ref),
-		v1.ModifyVolumeStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ModifyVolumeStatus(ref),
-		v1.NFSVolumeSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_NFSVolumeSource(ref),
-		v1.Namespace{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_Namespace(ref),
-		v1.NamespaceCondition{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NamespaceCondition(ref),
-		v1.NamespaceList{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_NamespaceList(ref),
-		v1.NamespaceSpec{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_NamespaceSpec(ref),
-		v1.NamespaceStatus{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_NamespaceStatus(ref),
-		v1.Node{}.OpenAPIModelName():                                                               schema_k8sio_api_core_v1_Node(ref),
-		v1.NodeAddress{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_NodeAddress(ref),
-		v1.NodeAffinity{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_NodeAffinity(ref),
-		v1.NodeAllocatableMappedResources{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_NodeAllocatableMappedResources(ref),
-		v1.NodeAllocatableOverheadResources{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_NodeAllocatableOverheadResources(ref),
-		v1.NodeAllocatableResourceClaimStatus{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_NodeAllocatableResourceClaimStatus(ref),
-		v1.NodeCondition{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_NodeCondition(ref),
-		v1.NodeConfigSource{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NodeConfigSource(ref),
-		v1.NodeConfigStatus{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NodeConfigStatus(ref),
-		v1.NodeDaemonEndpoints{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_NodeDaemonEndpoints(ref),
-		v1.NodeFeatures{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_NodeFeatures(ref),
-		v1.NodeList{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_NodeList(ref),
-		v1.NodePodPreemptionPolicy{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_NodePodPreemptionPolicy(ref),
-		v1.NodeProxyOptions{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NodeProxyOptions(ref),
-		v1.NodeRuntimeHandler{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_NodeRuntimeHandler(ref),
-		v1.NodeRuntimeHandlerFeatures{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_NodeRuntimeHandlerFeatures(ref),
-		v1.NodeSelector{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_NodeSelector(ref),
-		v1.NodeSelectorRequirement{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_NodeSelectorRequirement(ref),
-		v1.NodeSelectorTerm{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_NodeSelectorTerm(ref),
-		v1.NodeSpec{}.OpenAPIModelName():                                                           schema_k8sio_api_core_v1_NodeSpec(ref),
-		v1.NodeStatus{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_NodeStatus(ref),
-		v1.NodeSwapStatus{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_NodeSwapStatus(ref),
-		v1.NodeSystemInfo{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_NodeSystemInfo(ref),
-		v1.ObjectFieldSelector{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ObjectFieldSelector(ref),
-		v1.ObjectReference{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_ObjectReference(ref),
-		v1.PersistentVolume{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_PersistentVolume(ref),
-		v1.PersistentVolumeClaim{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PersistentVolumeClaim(ref),
-		v1.PersistentVolumeClaimCondition{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PersistentVolumeClaimCondition(ref),
-		v1.PersistentVolumeClaimList{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PersistentVolumeClaimList(ref),
-		v1.PersistentVolumeClaimSpec{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_PersistentVolumeClaimSpec(ref),
-		v1.PersistentVolumeClaimStatus{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_PersistentVolumeClaimStatus(ref),
-		v1.PersistentVolumeClaimTemplate{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_PersistentVolumeClaimTemplate(ref),
-		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_PersistentVolumeClaimVolumeSource(ref),
-		v1.PersistentVolumeList{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PersistentVolumeList(ref),
-		v1.PersistentVolumeSource{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PersistentVolumeSource(ref),
-		v1.PersistentVolumeSpec{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PersistentVolumeSpec(ref),
-		v1.PersistentVolumeStatus{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PersistentVolumeStatus(ref),
-		v1.PhotonPersistentDiskVolumeSource{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_PhotonPersistentDiskVolumeSource(ref),
-		v1.Pod{}.OpenAPIModelName():                                                                schema_k8sio_api_core_v1_Pod(ref),
-		v1.PodAffinity{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_PodAffinity(ref),
-		v1.PodAffinityTerm{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodAffinityTerm(ref),
-		v1.PodAntiAffinity{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodAntiAffinity(ref),
-		v1.PodAttachOptions{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_PodAttachOptions(ref),
-		v1.PodCertificateProjection{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_PodCertificateProjection(ref),
-		v1.PodCondition{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_PodCondition(ref),
-		v1.PodDNSConfig{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_PodDNSConfig(ref),
-		v1.PodDNSConfigOption{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodDNSConfigOption(ref),
-		v1.PodExecOptions{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_PodExecOptions(ref),
-		v1.PodExtendedResourceClaimStatus{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_PodExtendedResourceClaimStatus(ref),
-		v1.PodIP{}.OpenAPIModelName():                                                              schema_k8sio_api_core_v1_PodIP(ref),
-		v1.PodList{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_PodList(ref),
-		v1.PodLogOptions{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_PodLogOptions(ref),
-		v1.PodOS{}.OpenAPIModelName():                                                              schema_k8sio_api_core_v1_PodOS(ref),
-		v1.PodPortForwardOptions{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_PodPortForwardOptions(ref),
-		v1.PodProxyOptions{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodProxyOptions(ref),
-		v1.PodReadinessGate{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_PodReadinessGate(ref),
-		v1.PodResourceClaim{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_PodResourceClaim(ref),
-		v1.PodResourceClaimStatus{}.OpenAPIModelName():                                             schema_k8sio_api_core_v1_PodResourceClaimStatus(ref),
-		v1.PodSchedulingGate{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_PodSchedulingGate(ref),
-		v1.PodSchedulingGroup{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodSchedulingGroup(ref),
-		v1.PodSecurityContext{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_PodSecurityContext(ref),
-		v1.PodSignature{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_PodSignature(ref),
-		v1.PodSpec{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_PodSpec(ref),
-		v1.PodStatus{}.OpenAPIModelName():                                                          schema_k8sio_api_core_v1_PodStatus(ref),
-		v1.PodTemplate{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_PodTemplate(ref),
-		v1.PodTemplateList{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodTemplateList(ref),
-		v1.PodTemplateSpec{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodTemplateSpec(ref),
-		v1.PodVolumeHealth{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_PodVolumeHealth(ref),
-		v1.PortStatus{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_PortStatus(ref),
-		v1.PortworxVolumeSource{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PortworxVolumeSource(ref),
-		v1.PreferAvoidPodsEntry{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_PreferAvoidPodsEntry(ref),
-		v1.PreferredSchedulingTerm{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_PreferredSchedulingTerm(ref),
-		v1.Probe{}.OpenAPIModelName():                                                              schema_k8sio_api_core_v1_Probe(ref),
-		v1.ProbeHandler{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_ProbeHandler(ref),
-		v1.ProjectedVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ProjectedVolumeSource(ref),
-		v1.QuobyteVolumeSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_QuobyteVolumeSource(ref),
-		v1.RBDPersistentVolumeSource{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_RBDPersistentVolumeSource(ref),
-		v1.RBDVolumeSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_RBDVolumeSource(ref),
-		v1.RangeAllocation{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_RangeAllocation(ref),
-		v1.ReplicationController{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ReplicationController(ref),
-		v1.ReplicationControllerCondition{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_ReplicationControllerCondition(ref),
-		v1.ReplicationControllerList{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ReplicationControllerList(ref),
-		v1.ReplicationControllerSpec{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_ReplicationControllerSpec(ref),
-		v1.ReplicationControllerStatus{}.OpenAPIModelName():                                        schema_k8sio_api_core_v1_ReplicationControllerStatus(ref),
-		v1.ResourceClaim{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ResourceClaim(ref),
-		v1.ResourceFieldSelector{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_ResourceFieldSelector(ref),
-		v1.ResourceHealth{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ResourceHealth(ref),
-		v1.ResourceQuota{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ResourceQuota(ref),
-		v1.ResourceQuotaList{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ResourceQuotaList(ref),
-		v1.ResourceQuotaSpec{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_ResourceQuotaSpec(ref),
-		v1.ResourceQuotaStatus{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ResourceQuotaStatus(ref),
-		v1.ResourceRequirements{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_ResourceRequirements(ref),
-		v1.ResourceStatus{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ResourceStatus(ref),
-		v1.SELinuxOptions{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_SELinuxOptions(ref),
-		v1.ScaleIOPersistentVolumeSource{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ScaleIOPersistentVolumeSource(ref),
-		v1.ScaleIOVolumeSource{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ScaleIOVolumeSource(ref),
-		v1.ScopeSelector{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ScopeSelector(ref),
-		v1.ScopedResourceSelectorRequirement{}.OpenAPIModelName():                                  schema_k8sio_api_core_v1_ScopedResourceSelectorRequirement(ref),
-		v1.SeccompProfile{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_SeccompProfile(ref),
-		v1.Secret{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_Secret(ref),
-		v1.SecretEnvSource{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_SecretEnvSource(ref),
-		v1.SecretKeySelector{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_SecretKeySelector(ref),
-		v1.SecretList{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_SecretList(ref),
-		v1.SecretProjection{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_SecretProjection(ref),
-		v1.SecretReference{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_SecretReference(ref),
-		v1.SecretVolumeSource{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_SecretVolumeSource(ref),
-		v1.SecurityContext{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_SecurityContext(ref),
-		v1.SerializedReference{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_SerializedReference(ref),
-		v1.Service{}.OpenAPIModelName():                                                            schema_k8sio_api_core_v1_Service(ref),
-		v1.ServiceAccount{}.OpenAPIModelName():                                                     schema_k8sio_api_core_v1_ServiceAccount(ref),
-		v1.ServiceAccountList{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_ServiceAccountList(ref),
-		v1.ServiceAccountTokenProjection{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_ServiceAccountTokenProjection(ref),
-		v1.ServiceList{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_ServiceList(ref),
-		v1.ServicePort{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_ServicePort(ref),
-		v1.ServiceProxyOptions{}.OpenAPIModelName():                                                schema_k8sio_api_core_v1_ServiceProxyOptions(ref),
-		v1.ServiceSpec{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_ServiceSpec(ref),
-		v1.ServiceStatus{}.OpenAPIModelName():                                                      schema_k8sio_api_core_v1_ServiceStatus(ref),
-		v1.SessionAffinityConfig{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_SessionAffinityConfig(ref),
-		v1.SleepAction{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_SleepAction(ref),
-		v1.StorageOSPersistentVolumeSource{}.OpenAPIModelName():                                    schema_k8sio_api_core_v1_StorageOSPersistentVolumeSource(ref),
-		v1.StorageOSVolumeSource{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_StorageOSVolumeSource(ref),
-		v1.Sysctl{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_Sysctl(ref),
-		v1.TCPSocketAction{}.OpenAPIModelName():                                                    schema_k8sio_api_core_v1_TCPSocketAction(ref),
-		v1.Taint{}.OpenAPIModelName():                                                              schema_k8sio_api_core_v1_Taint(ref),
-		v1.Toleration{}.OpenAPIModelName():                                                         schema_k8sio_api_core_v1_Toleration(ref),
-		v1.TopologySelectorLabelRequirement{}.OpenAPIModelName():                                   schema_k8sio_api_core_v1_TopologySelectorLabelRequirement(ref),
-		v1.TopologySelectorTerm{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_TopologySelectorTerm(ref),
-		v1.TopologySpreadConstraint{}.OpenAPIModelName():                                           schema_k8sio_api_core_v1_TopologySpreadConstraint(ref),
-		v1.TypedLocalObjectReference{}.OpenAPIModelName():                                          schema_k8sio_api_core_v1_TypedLocalObjectReference(ref),
-		v1.TypedObjectReference{}.OpenAPIModelName():                                               schema_k8sio_api_core_v1_TypedObjectReference(ref),
-		v1.Volume{}.OpenAPIModelName():                                                             schema_k8sio_api_core_v1_Volume(ref),
-		v1.VolumeDevice{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_VolumeDevice(ref),
-		v1.VolumeHealthCondition{}.OpenAPIModelName():                                              schema_k8sio_api_core_v1_VolumeHealthCondition(ref),
-		v1.VolumeHealthStatus{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_VolumeHealthStatus(ref),
-		v1.VolumeMount{}.OpenAPIModelName():                                                        schema_k8sio_api_core_v1_VolumeMount(ref),
-		v1.VolumeMountStatus{}.OpenAPIModelName():                                                  schema_k8sio_api_core_v1_VolumeMountStatus(ref),
-		v1.VolumeNodeAffinity{}.OpenAPIModelName():                                                 schema_k8sio_api_core_v1_VolumeNodeAffinity(ref),
-		v1.VolumeProjection{}.OpenAPIModelName():                                                   schema_k8sio_api_core_v1_VolumeProjection(ref),
-		v1.VolumeResourceRequirements{}.OpenAPIModelName():                                         schema_k8sio_api_core_v1_VolumeResourceRequirements(ref),
-		v1.VolumeSource{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_VolumeSource(ref),
-		v1.VolumeStatus{}.OpenAPIModelName():                                                       schema_k8sio_api_core_v1_VolumeStatus(ref),
-		v1.VsphereVirtualDiskVolumeSource{}.OpenAPIModelName():                                     schema_k8sio_api_core_v1_VsphereVirtualDiskVolumeSource(ref),
-		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():                                            schema_k8sio_api_core_v1_WeightedPodAffinityTerm(ref),
-		v1.WindowsSecurityContextOptions{}.OpenAPIModelName():                                      schema_k8sio_api_core_v1_WindowsSecurityContextOptions(ref),
-		resource.Quantity{}.OpenAPIModelName():                                                     schema_apimachinery_pkg_api_resource_Quantity(ref),
-		metav1.APIGroup{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_APIGroup(ref),
-		metav1.APIGroupList{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_APIGroupList(ref),
-		metav1.APIResource{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_APIResource(ref),
-		metav1.APIResourceList{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_APIResourceList(ref),
-		metav1.APIVersions{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_APIVersions(ref),
-		metav1.ApplyOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		metav1.Condition{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_Condition(ref),
-		metav1.CreateOptions{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_CreateOptions(ref),
-		metav1.DeleteOptions{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		metav1.Duration{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_Duration(ref),
-		metav1.FieldSelectorRequirement{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		metav1.FieldsV1{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_FieldsV1(ref),
-		metav1.GetOptions{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_GetOptions(ref),
-		metav1.GroupKind{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_GroupKind(ref),
-		metav1.GroupResource{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_GroupResource(ref),
-		metav1.GroupVersion{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_GroupVersion(ref),
-		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		metav1.GroupVersionKind{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		metav1.GroupVersionResource{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		metav1.InternalEvent{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_InternalEvent(ref),
-		metav1.LabelSelector{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_LabelSelector(ref),
-		metav1.LabelSelectorRequirement{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		metav1.List{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_List(ref),
-		metav1.ListMeta{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_ListMeta(ref),
-		metav1.ListOptions{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_ListOptions(ref),
-		metav1.ManagedFieldsEntry{}.OpenAPIModelName():                                             schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		metav1.MicroTime{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_MicroTime(ref),
-		metav1.ObjectMeta{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		metav1.OwnerReference{}.OpenAPIModelName():                                                 schema_pkg_apis_meta_v1_OwnerReference(ref),
-		metav1.PartialObjectMetadata{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		metav1.PartialObjectMetadataList{}.OpenAPIModelName():                                      schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		metav1.Patch{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_Patch(ref),
-		metav1.PatchOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_PatchOptions(ref),
-		metav1.Preconditions{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_Preconditions(ref),
-		metav1.RootPaths{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_RootPaths(ref),
-		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():                                      schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		metav1.ShardInfo{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_ShardInfo(ref),
-		metav1.Status{}.OpenAPIModelName():                                                         schema_pkg_apis_meta_v1_Status(ref),
-		metav1.StatusCause{}.OpenAPIModelName():                                                    schema_pkg_apis_meta_v1_StatusCause(ref),
-		metav1.StatusDetails{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_StatusDetails(ref),
-		metav1.Table{}.OpenAPIModelName():                                                          schema_pkg_apis_meta_v1_Table(ref),
-		metav1.TableColumnDefinition{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		metav1.TableOptions{}.OpenAPIModelName():                                                   schema_pkg_apis_meta_v1_TableOptions(ref),
-		metav1.TableRow{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_TableRow(ref),
-		metav1.TableRowCondition{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		metav1.Time{}.OpenAPIModelName():                                                           schema_pkg_apis_meta_v1_Time(ref),
-		metav1.Timestamp{}.OpenAPIModelName():                                                      schema_pkg_apis_meta_v1_Timestamp(ref),
-		metav1.TypeMeta{}.OpenAPIModelName():                                                       schema_pkg_apis_meta_v1_TypeMeta(ref),
-		metav1.UpdateOptions{}.OpenAPIModelName():                                                  schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		metav1.WatchEvent{}.OpenAPIModelName():                                                     schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():                                                  schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():                                                      schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                                                       schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		version.Info{}.OpenAPIModelName():                                                          schema_k8sio_apimachinery_pkg_version_Info(ref),
+		v1alpha1.AuditPolicySpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_AuditPolicySpec(ref),
+		v1alpha1.AuditSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_AuditSpec(ref),
+		v1alpha1.AuditWebhookSpec{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_AuditWebhookSpec(ref),
+		v1alpha1.AuthSpec{}.OpenAPIModelName():                      schema_pkg_apis_operator_v1alpha1_AuthSpec(ref),
+		v1alpha1.AuthorizationSpec{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref),
+		v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName():      schema_pkg_apis_operator_v1alpha1_AuthorizationWebhookSpec(ref),
+		v1alpha1.CacheConfig{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_CacheConfig(ref),
+		v1alpha1.CacheServer{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_CacheServer(ref),
+		v1alpha1.CacheServerList{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CacheServerList(ref),
+		v1alpha1.CacheServerSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref),
+		v1alpha1.CacheServerStatus{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_CacheServerStatus(ref),
+		v1alpha1.CertificateInfo{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CertificateInfo(ref),
+		v1alpha1.CertificatePrivateKeyTemplate{}.OpenAPIModelName(): schema_pkg_apis_operator_v1alpha1_CertificatePrivateKeyTemplate(ref),
+		v1alpha1.CertificateSpecTemplate{}.OpenAPIModelName():       schema_pkg_apis_operator_v1alpha1_CertificateSpecTemplate(ref),
+		v1alpha1.CertificateTemplate{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_CertificateTemplate(ref),
+		v1alpha1.Certificates{}.OpenAPIModelName():                  schema_pkg_apis_operator_v1alpha1_Certificates(ref),
+		v1alpha1.CommonShardSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref),
+		v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref),
+		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
+		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
+		v1alpha1.EtcdTLSConfig{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_EtcdTLSConfig(ref),
+		v1alpha1.ExternalConfig{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ExternalConfig(ref),
+		v1alpha1.FrontProxy{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_FrontProxy(ref),
+		v1alpha1.FrontProxyExternalConfig{}.OpenAPIModelName():      schema_pkg_apis_operator_v1alpha1_FrontProxyExternalConfig(ref),
+		v1alpha1.FrontProxyList{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_FrontProxyList(ref),
+		v1alpha1.FrontProxySpec{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref),
+		v1alpha1.FrontProxyStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_FrontProxyStatus(ref),
+		v1alpha1.ImageSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ImageSpec(ref),
+		v1alpha1.Kubeconfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_Kubeconfig(ref),
+		v1alpha1.KubeconfigList{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_KubeconfigList(ref),
+		v1alpha1.KubeconfigRequest{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_KubeconfigRequest(ref),
+		v1alpha1.KubeconfigRequestSpec{}.OpenAPIModelName():         schema_pkg_apis_operator_v1alpha1_KubeconfigRequestSpec(ref),
+		v1alpha1.KubeconfigRequestStatus{}.OpenAPIModelName():       schema_pkg_apis_operator_v1alpha1_KubeconfigRequestStatus(ref),
+		v1alpha1.KubeconfigSpec{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref),
+		v1alpha1.KubeconfigStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref),
+		v1alpha1.KubeconfigTarget{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref),
+		v1alpha1.LocalDataKeyReference{}.OpenAPIModelName():         schema_pkg_apis_operator_v1alpha1_LocalDataKeyReference(ref),
+		v1alpha1.LoggingSpec{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref),
+		v1alpha1.MetadataTemplate{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref),
+		v1alpha1.OIDCConfiguration{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref),
+		v1alpha1.ObjectReference{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ObjectReference(ref),
+		v1alpha1.PathMappingEntry{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_PathMappingEntry(ref),
+		v1alpha1.PodSpecTemplate{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_PodSpecTemplate(ref),
+		v1alpha1.PodTemplateSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_PodTemplateSpec(ref),
+		v1alpha1.RootShard{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_RootShard(ref),
+		v1alpha1.RootShardConfig{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_RootShardConfig(ref),
+		v1alpha1.RootShardList{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardList(ref),
+		v1alpha1.RootShardSpec{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref),
+		v1alpha1.RootShardStatus{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref),
+		v1alpha1.ServiceAccountAuthentication{}.OpenAPIModelName():  schema_pkg_apis_operator_v1alpha1_ServiceAccountAuthentication(ref),
+		v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_ServiceSpecTemplate(ref),
+		v1alpha1.ServiceTemplate{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref),
+		v1alpha1.Shard{}.OpenAPIModelName():                         schema_pkg_apis_operator_v1alpha1_Shard(ref),
+		v1alpha1.ShardList{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ShardList(ref),
+		v1alpha1.ShardReference{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ShardReference(ref),
+		v1alpha1.ShardSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ShardSpec(ref),
+		v1alpha1.ShardStatus{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ShardStatus(ref),
+		v1alpha1.X509Subject{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_X509Subject(ref),
+		v1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():    schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
+		v1.Affinity{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_Affinity(ref),
+		v1.AppArmorProfile{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_AppArmorProfile(ref),
+		v1.AttachedVolume{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_AttachedVolume(ref),
+		v1.AvoidPods{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_AvoidPods(ref),
+		v1.AzureDiskVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_AzureDiskVolumeSource(ref),
+		v1.AzureFilePersistentVolumeSource{}.OpenAPIModelName():     schema_k8sio_api_core_v1_AzureFilePersistentVolumeSource(ref),
+		v1.AzureFileVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_AzureFileVolumeSource(ref),
+		v1.Binding{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_Binding(ref),
+		v1.CSIPersistentVolumeSource{}.OpenAPIModelName():           schema_k8sio_api_core_v1_CSIPersistentVolumeSource(ref),
+		v1.CSIVolumeSource{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_CSIVolumeSource(ref),
+		v1.Capabilities{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_Capabilities(ref),
+		v1.CephFSPersistentVolumeSource{}.OpenAPIModelName():        schema_k8sio_api_core_v1_CephFSPersistentVolumeSource(ref),
+		v1.CephFSVolumeSource{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_CephFSVolumeSource(ref),
+		v1.CinderPersistentVolumeSource{}.OpenAPIModelName():        schema_k8sio_api_core_v1_CinderPersistentVolumeSource(ref),
+		v1.CinderVolumeSource{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_CinderVolumeSource(ref),
+		v1.ClientIPConfig{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ClientIPConfig(ref),
+		v1.ClusterTrustBundleProjection{}.OpenAPIModelName():        schema_k8sio_api_core_v1_ClusterTrustBundleProjection(ref),
+		v1.ComponentCondition{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_ComponentCondition(ref),
+		v1.ComponentStatus{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_ComponentStatus(ref),
+		v1.ComponentStatusList{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ComponentStatusList(ref),
+		v1.ConfigMap{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_ConfigMap(ref),
+		v1.ConfigMapEnvSource{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_ConfigMapEnvSource(ref),
+		v1.ConfigMapKeySelector{}.OpenAPIModelName():                schema_k8sio_api_core_v1_ConfigMapKeySelector(ref),
+		v1.ConfigMapList{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ConfigMapList(ref),
+		v1.ConfigMapNodeConfigSource{}.OpenAPIModelName():           schema_k8sio_api_core_v1_ConfigMapNodeConfigSource(ref),
+		v1.ConfigMapProjection{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ConfigMapProjection(ref),
+		v1.ConfigMapVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ConfigMapVolumeSource(ref),
+		v1.Container{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_Container(ref),
+		v1.ContainerExtendedResourceRequest{}.OpenAPIModelName():    schema_k8sio_api_core_v1_ContainerExtendedResourceRequest(ref),
+		v1.ContainerImage{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ContainerImage(ref),
+		v1.ContainerPort{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ContainerPort(ref),
+		v1.ContainerResizePolicy{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ContainerResizePolicy(ref),
+		v1.ContainerRestartRule{}.OpenAPIModelName():                schema_k8sio_api_core_v1_ContainerRestartRule(ref),
+		v1.ContainerRestartRuleOnExitCodes{}.OpenAPIModelName():     schema_k8sio_api_core_v1_ContainerRestartRuleOnExitCodes(ref),
+		v1.ContainerState{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ContainerState(ref),
+		v1.ContainerStateRunning{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ContainerStateRunning(ref),
+		v1.ContainerStateTerminated{}.OpenAPIModelName():            schema_k8sio_api_core_v1_ContainerStateTerminated(ref),
+		v1.ContainerStateWaiting{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ContainerStateWaiting(ref),
+		v1.ContainerStatus{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_ContainerStatus(ref),
+		v1.ContainerUser{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ContainerUser(ref),
+		v1.DaemonEndpoint{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_DaemonEndpoint(ref),
+		v1.DownwardAPIProjection{}.OpenAPIModelName():               schema_k8sio_api_core_v1_DownwardAPIProjection(ref),
+		v1.DownwardAPIVolumeFile{}.OpenAPIModelName():               schema_k8sio_api_core_v1_DownwardAPIVolumeFile(ref),
+		v1.DownwardAPIVolumeSource{}.OpenAPIModelName():             schema_k8sio_api_core_v1_DownwardAPIVolumeSource(ref),
+		v1.EmptyDirVolumeSource{}.OpenAPIModelName():                schema_k8sio_api_core_v1_EmptyDirVolumeSource(ref),
+		v1.EndpointAddress{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_EndpointAddress(ref),
+		v1.EndpointPort{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_EndpointPort(ref),
+		v1.EndpointSubset{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_EndpointSubset(ref),
+		v1.Endpoints{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_Endpoints(ref),
+		v1.EndpointsList{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_EndpointsList(ref),
+		v1.EnvFromSource{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_EnvFromSource(ref),
+		v1.EnvVar{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_EnvVar(ref),
+		v1.EnvVarSource{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_EnvVarSource(ref),
+		v1.EphemeralContainer{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_EphemeralContainer(ref),
+		v1.EphemeralContainerCommon{}.OpenAPIModelName():            schema_k8sio_api_core_v1_EphemeralContainerCommon(ref),
+		v1.EphemeralVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_EphemeralVolumeSource(ref),
+		v1.Event{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_Event(ref),
+		v1.EventList{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_EventList(ref),
+		v1.EventSeries{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_EventSeries(ref),
+		v1.EventSource{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_EventSource(ref),
+		v1.EvictionResponder{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_EvictionResponder(ref),
+		v1.ExecAction{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_ExecAction(ref),
+		v1.FCVolumeSource{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_FCVolumeSource(ref),
+		v1.FileKeySelector{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_FileKeySelector(ref),
+		v1.FlexPersistentVolumeSource{}.OpenAPIModelName():          schema_k8sio_api_core_v1_FlexPersistentVolumeSource(ref),
+		v1.FlexVolumeSource{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_FlexVolumeSource(ref),
+		v1.FlockerVolumeSource{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_FlockerVolumeSource(ref),
+		v1.GCEPersistentDiskVolumeSource{}.OpenAPIModelName():       schema_k8sio_api_core_v1_GCEPersistentDiskVolumeSource(ref),
+		v1.GRPCAction{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_GRPCAction(ref),
+		v1.GitRepoVolumeSource{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_GitRepoVolumeSource(ref),
+		v1.GlusterfsPersistentVolumeSource{}.OpenAPIModelName():     schema_k8sio_api_core_v1_GlusterfsPersistentVolumeSource(ref),
+		v1.GlusterfsVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_GlusterfsVolumeSource(ref),
+		v1.HTTPGetAction{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_HTTPGetAction(ref),
+		v1.HTTPHeader{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_HTTPHeader(ref),
+		v1.HostAlias{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_HostAlias(ref),
+		v1.HostIP{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_HostIP(ref),
+		v1.HostPathVolumeSource{}.OpenAPIModelName():                schema_k8sio_api_core_v1_HostPathVolumeSource(ref),
+		v1.ISCSIPersistentVolumeSource{}.OpenAPIModelName():         schema_k8sio_api_core_v1_ISCSIPersistentVolumeSource(ref),
+		v1.ISCSIVolumeSource{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_ISCSIVolumeSource(ref),
+		v1.ImageVolumeSource{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_ImageVolumeSource(ref),
+		v1.ImageVolumeStatus{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_ImageVolumeStatus(ref),
+		v1.KeyToPath{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_KeyToPath(ref),
+		v1.Lifecycle{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_Lifecycle(ref),
+		v1.LifecycleHandler{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_LifecycleHandler(ref),
+		v1.LimitRange{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_LimitRange(ref),
+		v1.LimitRangeItem{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_LimitRangeItem(ref),
+		v1.LimitRangeList{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_LimitRangeList(ref),
+		v1.LimitRangeSpec{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_LimitRangeSpec(ref),
+		v1.LinuxContainerUser{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_LinuxContainerUser(ref),
+		v1.List{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_List(ref),
+		v1.LoadBalancerIngress{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_LoadBalancerIngress(ref),
+		v1.LoadBalancerStatus{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_LoadBalancerStatus(ref),
+		v1.LocalObjectReference{}.OpenAPIModelName():                schema_k8sio_api_core_v1_LocalObjectReference(ref),
+		v1.LocalVolumeSource{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_LocalVolumeSource(ref),
+		v1.ModifyVolumeStatus{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_ModifyVolumeStatus(ref),
+		v1.NFSVolumeSource{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_NFSVolumeSource(ref),
+		v1.Namespace{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_Namespace(ref),
+		v1.NamespaceCondition{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_NamespaceCondition(ref),
+		v1.NamespaceList{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_NamespaceList(ref),
+		v1.NamespaceSpec{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_NamespaceSpec(ref),
+		v1.NamespaceStatus{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_NamespaceStatus(ref),
+		v1.Node{}.OpenAPIModelName():                                schema_k8sio_api_core_v1_Node(ref),
+		v1.NodeAddress{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_NodeAddress(ref),
+		v1.NodeAffinity{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_NodeAffinity(ref),
+		v1.NodeAllocatableMappedResources{}.OpenAPIModelName():      schema_k8sio_api_core_v1_NodeAllocatableMappedResources(ref),
+		v1.NodeAllocatableOverheadResources{}.OpenAPIModelName():    schema_k8sio_api_core_v1_NodeAllocatableOverheadResources(ref),
+		v1.NodeAllocatableResourceClaimStatus{}.OpenAPIModelName():  schema_k8sio_api_core_v1_NodeAllocatableResourceClaimStatus(ref),
+		v1.NodeCondition{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_NodeCondition(ref),
+		v1.NodeConfigSource{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_NodeConfigSource(ref),
+		v1.NodeConfigStatus{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_NodeConfigStatus(ref),
+		v1.NodeDaemonEndpoints{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_NodeDaemonEndpoints(ref),
+		v1.NodeFeatures{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_NodeFeatures(ref),
+		v1.NodeList{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_NodeList(ref),
+		v1.NodePodPreemptionPolicy{}.OpenAPIModelName():             schema_k8sio_api_core_v1_NodePodPreemptionPolicy(ref),
+		v1.NodeProxyOptions{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_NodeProxyOptions(ref),
+		v1.NodeRuntimeHandler{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_NodeRuntimeHandler(ref),
+		v1.NodeRuntimeHandlerFeatures{}.OpenAPIModelName():          schema_k8sio_api_core_v1_NodeRuntimeHandlerFeatures(ref),
+		v1.NodeSelector{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_NodeSelector(ref),
+		v1.NodeSelectorRequirement{}.OpenAPIModelName():             schema_k8sio_api_core_v1_NodeSelectorRequirement(ref),
+		v1.NodeSelectorTerm{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_NodeSelectorTerm(ref),
+		v1.NodeSpec{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_NodeSpec(ref),
+		v1.NodeStatus{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_NodeStatus(ref),
+		v1.NodeSwapStatus{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_NodeSwapStatus(ref),
+		v1.NodeSystemInfo{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_NodeSystemInfo(ref),
+		v1.ObjectFieldSelector{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ObjectFieldSelector(ref),
+		v1.ObjectReference{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_ObjectReference(ref),
+		v1.PersistentVolume{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_PersistentVolume(ref),
+		v1.PersistentVolumeClaim{}.OpenAPIModelName():               schema_k8sio_api_core_v1_PersistentVolumeClaim(ref),
+		v1.PersistentVolumeClaimCondition{}.OpenAPIModelName():      schema_k8sio_api_core_v1_PersistentVolumeClaimCondition(ref),
+		v1.PersistentVolumeClaimList{}.OpenAPIModelName():           schema_k8sio_api_core_v1_PersistentVolumeClaimList(ref),
+		v1.PersistentVolumeClaimSpec{}.OpenAPIModelName():           schema_k8sio_api_core_v1_PersistentVolumeClaimSpec(ref),
+		v1.PersistentVolumeClaimStatus{}.OpenAPIModelName():         schema_k8sio_api_core_v1_PersistentVolumeClaimStatus(ref),
+		v1.PersistentVolumeClaimTemplate{}.OpenAPIModelName():       schema_k8sio_api_core_v1_PersistentVolumeClaimTemplate(ref),
+		v1.PersistentVolumeClaimVolumeSource{}.OpenAPIModelName():   schema_k8sio_api_core_v1_PersistentVolumeClaimVolumeSource(ref),
+		v1.PersistentVolumeList{}.OpenAPIModelName():                schema_k8sio_api_core_v1_PersistentVolumeList(ref),
+		v1.PersistentVolumeSource{}.OpenAPIModelName():              schema_k8sio_api_core_v1_PersistentVolumeSource(ref),
+		v1.PersistentVolumeSpec{}.OpenAPIModelName():                schema_k8sio_api_core_v1_PersistentVolumeSpec(ref),
+		v1.PersistentVolumeStatus{}.OpenAPIModelName():              schema_k8sio_api_core_v1_PersistentVolumeStatus(ref),
+		v1.PhotonPersistentDiskVolumeSource{}.OpenAPIModelName():    schema_k8sio_api_core_v1_PhotonPersistentDiskVolumeSource(ref),
+		v1.Pod{}.OpenAPIModelName():                                 schema_k8sio_api_core_v1_Pod(ref),
+		v1.PodAffinity{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_PodAffinity(ref),
+		v1.PodAffinityTerm{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodAffinityTerm(ref),
+		v1.PodAntiAffinity{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodAntiAffinity(ref),
+		v1.PodAttachOptions{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_PodAttachOptions(ref),
+		v1.PodCertificateProjection{}.OpenAPIModelName():            schema_k8sio_api_core_v1_PodCertificateProjection(ref),
+		v1.PodCondition{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_PodCondition(ref),
+		v1.PodDNSConfig{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_PodDNSConfig(ref),
+		v1.PodDNSConfigOption{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_PodDNSConfigOption(ref),
+		v1.PodExecOptions{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_PodExecOptions(ref),
+		v1.PodExtendedResourceClaimStatus{}.OpenAPIModelName():      schema_k8sio_api_core_v1_PodExtendedResourceClaimStatus(ref),
+		v1.PodIP{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_PodIP(ref),
+		v1.PodList{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_PodList(ref),
+		v1.PodLogOptions{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_PodLogOptions(ref),
+		v1.PodOS{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_PodOS(ref),
+		v1.PodPortForwardOptions{}.OpenAPIModelName():               schema_k8sio_api_core_v1_PodPortForwardOptions(ref),
+		v1.PodProxyOptions{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodProxyOptions(ref),
+		v1.PodReadinessGate{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_PodReadinessGate(ref),
+		v1.PodResourceClaim{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_PodResourceClaim(ref),
+		v1.PodResourceClaimStatus{}.OpenAPIModelName():              schema_k8sio_api_core_v1_PodResourceClaimStatus(ref),
+		v1.PodSchedulingGate{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_PodSchedulingGate(ref),
+		v1.PodSchedulingGroup{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_PodSchedulingGroup(ref),
+		v1.PodSecurityContext{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_PodSecurityContext(ref),
+		v1.PodSignature{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_PodSignature(ref),
+		v1.PodSpec{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_PodSpec(ref),
+		v1.PodStatus{}.OpenAPIModelName():                           schema_k8sio_api_core_v1_PodStatus(ref),
+		v1.PodTemplate{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_PodTemplate(ref),
+		v1.PodTemplateList{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodTemplateList(ref),
+		v1.PodTemplateSpec{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodTemplateSpec(ref),
+		v1.PodVolumeHealth{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_PodVolumeHealth(ref),
+		v1.PortStatus{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_PortStatus(ref),
+		v1.PortworxVolumeSource{}.OpenAPIModelName():                schema_k8sio_api_core_v1_PortworxVolumeSource(ref),
+		v1.PreferAvoidPodsEntry{}.OpenAPIModelName():                schema_k8sio_api_core_v1_PreferAvoidPodsEntry(ref),
+		v1.PreferredSchedulingTerm{}.OpenAPIModelName():             schema_k8sio_api_core_v1_PreferredSchedulingTerm(ref),
+		v1.Probe{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_Probe(ref),
+		v1.ProbeHandler{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_ProbeHandler(ref),
+		v1.ProjectedVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ProjectedVolumeSource(ref),
+		v1.QuobyteVolumeSource{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_QuobyteVolumeSource(ref),
+		v1.RBDPersistentVolumeSource{}.OpenAPIModelName():           schema_k8sio_api_core_v1_RBDPersistentVolumeSource(ref),
+		v1.RBDVolumeSource{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_RBDVolumeSource(ref),
+		v1.RangeAllocation{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_RangeAllocation(ref),
+		v1.ReplicationController{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ReplicationController(ref),
+		v1.ReplicationControllerCondition{}.OpenAPIModelName():      schema_k8sio_api_core_v1_ReplicationControllerCondition(ref),
+		v1.ReplicationControllerList{}.OpenAPIModelName():           schema_k8sio_api_core_v1_ReplicationControllerList(ref),
+		v1.ReplicationControllerSpec{}.OpenAPIModelName():           schema_k8sio_api_core_v1_ReplicationControllerSpec(ref),
+		v1.ReplicationControllerStatus{}.OpenAPIModelName():         schema_k8sio_api_core_v1_ReplicationControllerStatus(ref),
+		v1.ResourceClaim{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ResourceClaim(ref),
+		v1.ResourceFieldSelector{}.OpenAPIModelName():               schema_k8sio_api_core_v1_ResourceFieldSelector(ref),
+		v1.ResourceHealth{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ResourceHealth(ref),
+		v1.ResourceQuota{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ResourceQuota(ref),
+		v1.ResourceQuotaList{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_ResourceQuotaList(ref),
+		v1.ResourceQuotaSpec{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_ResourceQuotaSpec(ref),
+		v1.ResourceQuotaStatus{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ResourceQuotaStatus(ref),
+		v1.ResourceRequirements{}.OpenAPIModelName():                schema_k8sio_api_core_v1_ResourceRequirements(ref),
+		v1.ResourceStatus{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ResourceStatus(ref),
+		v1.SELinuxOptions{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_SELinuxOptions(ref),
+		v1.ScaleIOPersistentVolumeSource{}.OpenAPIModelName():       schema_k8sio_api_core_v1_ScaleIOPersistentVolumeSource(ref),
+		v1.ScaleIOVolumeSource{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ScaleIOVolumeSource(ref),
+		v1.ScopeSelector{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ScopeSelector(ref),
+		v1.ScopedResourceSelectorRequirement{}.OpenAPIModelName():   schema_k8sio_api_core_v1_ScopedResourceSelectorRequirement(ref),
+		v1.SeccompProfile{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_SeccompProfile(ref),
+		v1.Secret{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_Secret(ref),
+		v1.SecretEnvSource{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_SecretEnvSource(ref),
+		v1.SecretKeySelector{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_SecretKeySelector(ref),
+		v1.SecretList{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_SecretList(ref),
+		v1.SecretProjection{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_SecretProjection(ref),
+		v1.SecretReference{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_SecretReference(ref),
+		v1.SecretVolumeSource{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_SecretVolumeSource(ref),
+		v1.SecurityContext{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_SecurityContext(ref),
+		v1.SerializedReference{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_SerializedReference(ref),
+		v1.Service{}.OpenAPIModelName():                             schema_k8sio_api_core_v1_Service(ref),
+		v1.ServiceAccount{}.OpenAPIModelName():                      schema_k8sio_api_core_v1_ServiceAccount(ref),
+		v1.ServiceAccountList{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_ServiceAccountList(ref),
+		v1.ServiceAccountTokenProjection{}.OpenAPIModelName():       schema_k8sio_api_core_v1_ServiceAccountTokenProjection(ref),
+		v1.ServiceList{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_ServiceList(ref),
+		v1.ServicePort{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_ServicePort(ref),
+		v1.ServiceProxyOptions{}.OpenAPIModelName():                 schema_k8sio_api_core_v1_ServiceProxyOptions(ref),
+		v1.ServiceSpec{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_ServiceSpec(ref),
+		v1.ServiceStatus{}.OpenAPIModelName():                       schema_k8sio_api_core_v1_ServiceStatus(ref),
+		v1.SessionAffinityConfig{}.OpenAPIModelName():               schema_k8sio_api_core_v1_SessionAffinityConfig(ref),
+		v1.SleepAction{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_SleepAction(ref),
+		v1.StorageOSPersistentVolumeSource{}.OpenAPIModelName():     schema_k8sio_api_core_v1_StorageOSPersistentVolumeSource(ref),
+		v1.StorageOSVolumeSource{}.OpenAPIModelName():               schema_k8sio_api_core_v1_StorageOSVolumeSource(ref),
+		v1.Sysctl{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_Sysctl(ref),
+		v1.TCPSocketAction{}.OpenAPIModelName():                     schema_k8sio_api_core_v1_TCPSocketAction(ref),
+		v1.Taint{}.OpenAPIModelName():                               schema_k8sio_api_core_v1_Taint(ref),
+		v1.Toleration{}.OpenAPIModelName():                          schema_k8sio_api_core_v1_Toleration(ref),
+		v1.TopologySelectorLabelRequirement{}.OpenAPIModelName():    schema_k8sio_api_core_v1_TopologySelectorLabelRequirement(ref),
+		v1.TopologySelectorTerm{}.OpenAPIModelName():                schema_k8sio_api_core_v1_TopologySelectorTerm(ref),
+		v1.TopologySpreadConstraint{}.OpenAPIModelName():            schema_k8sio_api_core_v1_TopologySpreadConstraint(ref),
+		v1.TypedLocalObjectReference{}.OpenAPIModelName():           schema_k8sio_api_core_v1_TypedLocalObjectReference(ref),
+		v1.TypedObjectReference{}.OpenAPIModelName():                schema_k8sio_api_core_v1_TypedObjectReference(ref),
+		v1.Volume{}.OpenAPIModelName():                              schema_k8sio_api_core_v1_Volume(ref),
+		v1.VolumeDevice{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_VolumeDevice(ref),
+		v1.VolumeHealthCondition{}.OpenAPIModelName():               schema_k8sio_api_core_v1_VolumeHealthCondition(ref),
+		v1.VolumeHealthStatus{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_VolumeHealthStatus(ref),
+		v1.VolumeMount{}.OpenAPIModelName():                         schema_k8sio_api_core_v1_VolumeMount(ref),
+		v1.VolumeMountStatus{}.OpenAPIModelName():                   schema_k8sio_api_core_v1_VolumeMountStatus(ref),
+		v1.VolumeNodeAffinity{}.OpenAPIModelName():                  schema_k8sio_api_core_v1_VolumeNodeAffinity(ref),
+		v1.VolumeProjection{}.OpenAPIModelName():                    schema_k8sio_api_core_v1_VolumeProjection(ref),
+		v1.VolumeResourceRequirements{}.OpenAPIModelName():          schema_k8sio_api_core_v1_VolumeResourceRequirements(ref),
+		v1.VolumeSource{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_VolumeSource(ref),
+		v1.VolumeStatus{}.OpenAPIModelName():                        schema_k8sio_api_core_v1_VolumeStatus(ref),
+		v1.VsphereVirtualDiskVolumeSource{}.OpenAPIModelName():      schema_k8sio_api_core_v1_VsphereVirtualDiskVolumeSource(ref),
+		v1.WeightedPodAffinityTerm{}.OpenAPIModelName():             schema_k8sio_api_core_v1_WeightedPodAffinityTerm(ref),
+		v1.WindowsSecurityContextOptions{}.OpenAPIModelName():       schema_k8sio_api_core_v1_WindowsSecurityContextOptions(ref),
+		resource.Quantity{}.OpenAPIModelName():                      schema_apimachinery_pkg_api_resource_Quantity(ref),
+		metav1.APIGroup{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_APIGroup(ref),
+		metav1.APIGroupList{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIGroupList(ref),
+		metav1.APIResource{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_APIResource(ref),
+		metav1.APIResourceList{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIResourceList(ref),
+		metav1.APIVersions{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_APIVersions(ref),
+		metav1.ApplyOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		metav1.Condition{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Condition(ref),
+		metav1.CreateOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_CreateOptions(ref),
+		metav1.DeleteOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		metav1.Duration{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_Duration(ref),
+		metav1.FieldSelectorRequirement{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		metav1.FieldsV1{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_FieldsV1(ref),
+		metav1.GetOptions{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_GetOptions(ref),
+		metav1.GroupKind{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_GroupKind(ref),
+		metav1.GroupResource{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_GroupResource(ref),
+		metav1.GroupVersion{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_GroupVersion(ref),
+		metav1.GroupVersionForDiscovery{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		metav1.GroupVersionKind{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		metav1.GroupVersionResource{}.OpenAPIModelName():            schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		metav1.InternalEvent{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_InternalEvent(ref),
+		metav1.LabelSelector{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_LabelSelector(ref),
+		metav1.LabelSelectorRequirement{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		metav1.List{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_List(ref),
+		metav1.ListMeta{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_ListMeta(ref),
+		metav1.ListOptions{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_ListOptions(ref),
+		metav1.ManagedFieldsEntry{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		metav1.MicroTime{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_MicroTime(ref),
+		metav1.ObjectMeta{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		metav1.OwnerReference{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_OwnerReference(ref),
+		metav1.PartialObjectMetadata{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		metav1.PartialObjectMetadataList{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		metav1.Patch{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_Patch(ref),
+		metav1.PatchOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_PatchOptions(ref),
+		metav1.Preconditions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Preconditions(ref),
+		metav1.RootPaths{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_RootPaths(ref),
+		metav1.ServerAddressByClientCIDR{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		metav1.ShardInfo{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_ShardInfo(ref),
+		metav1.Status{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_Status(ref),
+		metav1.StatusCause{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_StatusCause(ref),
+		metav1.StatusDetails{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_StatusDetails(ref),
+		metav1.Table{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_Table(ref),
+		metav1.TableColumnDefinition{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		metav1.TableOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TableOptions(ref),
+		metav1.TableRow{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_TableRow(ref),
+		metav1.TableRowCondition{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		metav1.Time{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_Time(ref),
+		metav1.Timestamp{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Timestamp(ref),
+		metav1.TypeMeta{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_TypeMeta(ref),
+		metav1.UpdateOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		metav1.WatchEvent{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():                   schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():                       schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                        schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		version.Info{}.OpenAPIModelName():                           schema_k8sio_apimachinery_pkg_version_Info(ref),
 	}
 }
 
@@ -405,14 +406,14 @@ func schema_pkg_apis_operator_v1alpha1_AuditPolicySpec(ref common.ReferenceCallb
 					"configMap": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ConfigMap names a ConfigMap key holding the policy.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LocalDataKeyReference"),
+							Ref:         ref(v1alpha1.LocalDataKeyReference{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LocalDataKeyReference"},
+			v1alpha1.LocalDataKeyReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -426,20 +427,20 @@ func schema_pkg_apis_operator_v1alpha1_AuditSpec(ref common.ReferenceCallback) c
 					"policy": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Policy is the audit policy.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditPolicySpec"),
+							Ref:         ref(v1alpha1.AuditPolicySpec{}.OpenAPIModelName()),
 						},
 					},
 					"webhook": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Webhook sends audit events to a webhook.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditWebhookSpec"),
+							Ref:         ref(v1alpha1.AuditWebhookSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditPolicySpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditWebhookSpec"},
+			v1alpha1.AuditPolicySpec{}.OpenAPIModelName(), v1alpha1.AuditWebhookSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -559,13 +560,13 @@ func schema_pkg_apis_operator_v1alpha1_AuthSpec(ref common.ReferenceCallback) co
 					"oidc": {
 						SchemaProps: spec.SchemaProps{
 							Description: "OIDC configures OpenID Connect authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.OIDCConfiguration"),
+							Ref:         ref(v1alpha1.OIDCConfiguration{}.OpenAPIModelName()),
 						},
 					},
 					"serviceAccount": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceAccount configures kcp service account authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceAccountAuthentication"),
+							Ref:         ref(v1alpha1.ServiceAccountAuthentication{}.OpenAPIModelName()),
 						},
 					},
 					"dropGroups": {
@@ -610,7 +611,7 @@ func schema_pkg_apis_operator_v1alpha1_AuthSpec(ref common.ReferenceCallback) co
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.OIDCConfiguration", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceAccountAuthentication"},
+			v1alpha1.OIDCConfiguration{}.OpenAPIModelName(), v1alpha1.ServiceAccountAuthentication{}.OpenAPIModelName()},
 	}
 }
 
@@ -624,14 +625,14 @@ func schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref common.ReferenceCal
 					"webhook": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Webhook configures a webhook authorizer.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationWebhookSpec"),
+							Ref:         ref(v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationWebhookSpec"},
+			v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -749,21 +750,21 @@ func schema_pkg_apis_operator_v1alpha1_CacheServer(ref common.ReferenceCallback)
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is the desired state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerSpec"),
+							Ref:         ref(v1alpha1.CacheServerSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status is the observed state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerStatus"),
+							Ref:         ref(v1alpha1.CacheServerStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServerStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.CacheServerSpec{}.OpenAPIModelName(), v1alpha1.CacheServerStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -800,7 +801,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerList(ref common.ReferenceCallb
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServer"),
+										Ref: ref(v1alpha1.CacheServer{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -811,7 +812,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerList(ref common.ReferenceCallb
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheServer", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.CacheServer{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -832,7 +833,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec"),
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
 					"replicas": {
@@ -851,13 +852,13 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					"etcd": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig"),
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
 					},
 					"certificates": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Certificates configures where the cache server's CA comes from. Immutable.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Certificates"),
+							Ref:         ref(v1alpha1.Certificates{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
@@ -868,7 +869,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 								Allows: true,
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -877,13 +878,13 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceTemplate customizes the cache server's Service.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate"),
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "DeploymentTemplate customizes the cache server's Deployment.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate"),
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"extraArgs": {
@@ -944,14 +945,14 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					"logging": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec"),
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Certificates", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate", v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.Certificates{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -1094,7 +1095,7 @@ func schema_pkg_apis_operator_v1alpha1_CertificateSpecTemplate(ref common.Refere
 					"subject": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Subject holds X.509 subject attributes.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.X509Subject"),
+							Ref:         ref(v1alpha1.X509Subject{}.OpenAPIModelName()),
 						},
 					},
 					"dnsNames": {
@@ -1150,20 +1151,20 @@ func schema_pkg_apis_operator_v1alpha1_CertificateSpecTemplate(ref common.Refere
 					"privateKey": {
 						SchemaProps: spec.SchemaProps{
 							Description: "PrivateKey sets the key algorithm, size, encoding and rotation policy.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificatePrivateKeyTemplate"),
+							Ref:         ref(v1alpha1.CertificatePrivateKeyTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"secretTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "SecretTemplate holds labels and annotations copied onto the certificate's Secret.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"),
+							Ref:         ref(v1alpha1.MetadataTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificatePrivateKeyTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.X509Subject", metav1.Duration{}.OpenAPIModelName()},
+			v1alpha1.CertificatePrivateKeyTemplate{}.OpenAPIModelName(), v1alpha1.MetadataTemplate{}.OpenAPIModelName(), v1alpha1.X509Subject{}.OpenAPIModelName(), metav1.Duration{}.OpenAPIModelName()},
 	}
 }
 
@@ -1177,20 +1178,20 @@ func schema_pkg_apis_operator_v1alpha1_CertificateTemplate(ref common.ReferenceC
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Metadata is merged into the Certificate's metadata.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"),
+							Ref:         ref(v1alpha1.MetadataTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is merged into the Certificate's spec.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateSpecTemplate"),
+							Ref:         ref(v1alpha1.CertificateSpecTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateSpecTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"},
+			v1alpha1.CertificateSpecTemplate{}.OpenAPIModelName(), v1alpha1.MetadataTemplate{}.OpenAPIModelName()},
 	}
 }
 
@@ -1204,7 +1205,7 @@ func schema_pkg_apis_operator_v1alpha1_Certificates(ref common.ReferenceCallback
 					"issuerRef": {
 						SchemaProps: spec.SchemaProps{
 							Description: "IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ObjectReference"),
+							Ref:         ref(v1alpha1.ObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"caSecretRef": {
@@ -1217,7 +1218,7 @@ func schema_pkg_apis_operator_v1alpha1_Certificates(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ObjectReference", v1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.ObjectReference{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -1246,13 +1247,13 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 						SchemaProps: spec.SchemaProps{
 							Description: "Etcd is the etcd cluster the shard stores its data in.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig"),
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
 					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec"),
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
 					"replicas": {
@@ -1271,19 +1272,19 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					"audit": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Audit configures auditing.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec"),
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
 						},
 					},
 					"authorization": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec"),
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
 						},
 					},
 					"auth": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Auth configures authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec"),
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
@@ -1294,7 +1295,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 								Allows: true,
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1303,13 +1304,13 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceTemplate customizes the shard's Service.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate"),
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "DeploymentTemplate customizes the shard's Deployment.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate"),
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"caBundleSecretRef": {
@@ -1382,7 +1383,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					"logging": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec"),
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1390,7 +1391,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate", v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -1404,14 +1405,14 @@ func schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref common.Referen
 					"template": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Template customizes the pods.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodTemplateSpec"),
+							Ref:         ref(v1alpha1.PodTemplateSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodTemplateSpec"},
+			v1alpha1.PodTemplateSpec{}.OpenAPIModelName()},
 	}
 }
 
@@ -1425,20 +1426,20 @@ func schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref common.ReferenceCa
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Metadata is merged into the Deployment's metadata.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"),
+							Ref:         ref(v1alpha1.MetadataTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is merged into the Deployment's spec.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentSpecTemplate"),
+							Ref:         ref(v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentSpecTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"},
+			v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName(), v1alpha1.MetadataTemplate{}.OpenAPIModelName()},
 	}
 }
 
@@ -1471,7 +1472,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 					"tlsConfig": {
 						SchemaProps: spec.SchemaProps{
 							Description: "TLSConfig configures client TLS toward etcd.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdTLSConfig"),
+							Ref:         ref(v1alpha1.EtcdTLSConfig{}.OpenAPIModelName()),
 						},
 					},
 					"prefix": {
@@ -1486,7 +1487,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdTLSConfig"},
+			v1alpha1.EtcdTLSConfig{}.OpenAPIModelName()},
 	}
 }
 
@@ -1587,21 +1588,21 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxy(ref common.ReferenceCallback) 
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is the desired state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxySpec"),
+							Ref:         ref(v1alpha1.FrontProxySpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status is the observed state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyStatus"),
+							Ref:         ref(v1alpha1.FrontProxyStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxySpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.FrontProxySpec{}.OpenAPIModelName(), v1alpha1.FrontProxyStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1665,7 +1666,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxyList(ref common.ReferenceCallba
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxy"),
+										Ref: ref(v1alpha1.FrontProxy{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1676,7 +1677,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxyList(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxy", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.FrontProxy{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -1691,7 +1692,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 						SchemaProps: spec.SchemaProps{
 							Description: "RootShard is the RootShard this front proxy serves. Immutable.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardConfig"),
+							Ref:         ref(v1alpha1.RootShardConfig{}.OpenAPIModelName()),
 						},
 					},
 					"replicas": {
@@ -1710,19 +1711,19 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec"),
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
 					"external": {
 						SchemaProps: spec.SchemaProps{
 							Description: "External is the front proxy's own external address. Without it, the RootShard's is used.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyExternalConfig"),
+							Ref:         ref(v1alpha1.FrontProxyExternalConfig{}.OpenAPIModelName()),
 						},
 					},
 					"auth": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Auth configures authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec"),
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"additionalPathMappings": {
@@ -1737,7 +1738,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PathMappingEntry"),
+										Ref: ref(v1alpha1.PathMappingEntry{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1751,7 +1752,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 								Allows: true,
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -1760,13 +1761,13 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceTemplate customizes the front proxy's Service.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate"),
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "DeploymentTemplate customizes the front proxy's Deployment.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate"),
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"caBundleSecretRef": {
@@ -1839,7 +1840,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 					"logging": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec"),
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1847,7 +1848,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.FrontProxyExternalConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PathMappingEntry", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate", v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.FrontProxyExternalConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.PathMappingEntry{}.OpenAPIModelName(), v1alpha1.RootShardConfig{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -1979,21 +1980,21 @@ func schema_pkg_apis_operator_v1alpha1_Kubeconfig(ref common.ReferenceCallback) 
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is the desired state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigSpec"),
+							Ref:         ref(v1alpha1.KubeconfigSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status is the observed state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigStatus"),
+							Ref:         ref(v1alpha1.KubeconfigStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.KubeconfigSpec{}.OpenAPIModelName(), v1alpha1.KubeconfigStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -2030,7 +2031,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigList(ref common.ReferenceCallba
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Kubeconfig"),
+										Ref: ref(v1alpha1.Kubeconfig{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -2041,7 +2042,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigList(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Kubeconfig", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.Kubeconfig{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -2076,21 +2077,21 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigRequest(ref common.ReferenceCal
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is what is asked for.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestSpec"),
+							Ref:         ref(v1alpha1.KubeconfigRequestSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status holds the minted kubeconfig.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestStatus"),
+							Ref:         ref(v1alpha1.KubeconfigRequestStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigRequestStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.KubeconfigRequestSpec{}.OpenAPIModelName(), v1alpha1.KubeconfigRequestStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -2170,14 +2171,14 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigRequestStatus(ref common.Refere
 					"certificate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Certificate describes the minted client certificate.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateInfo"),
+							Ref:         ref(v1alpha1.CertificateInfo{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateInfo", metav1.Time{}.OpenAPIModelName()},
+			v1alpha1.CertificateInfo{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -2192,7 +2193,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref common.ReferenceCallba
 						SchemaProps: spec.SchemaProps{
 							Description: "Target is the RootShard, Shard or FrontProxy the kubeconfig points at. Immutable.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigTarget"),
+							Ref:         ref(v1alpha1.KubeconfigTarget{}.OpenAPIModelName()),
 						},
 					},
 					"targetWorkspace": {
@@ -2245,7 +2246,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref common.ReferenceCallba
 					"certificateTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CertificateTemplate customizes the client certificate.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+							Ref:         ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -2253,7 +2254,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.KubeconfigTarget", v1.LocalObjectReference{}.OpenAPIModelName(), metav1.Duration{}.OpenAPIModelName()},
+			v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.KubeconfigTarget{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), metav1.Duration{}.OpenAPIModelName()},
 	}
 }
 
@@ -2500,7 +2501,7 @@ func schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref common.ReferenceCal
 					"caFileRef": {
 						SchemaProps: spec.SchemaProps{
 							Description: "CAFileRef names a key of a Secret with the CA bundle that verifies the issuer.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LocalDataKeyReference"),
+							Ref:         ref(v1alpha1.LocalDataKeyReference{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -2508,7 +2509,7 @@ func schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref common.ReferenceCal
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LocalDataKeyReference"},
+			v1alpha1.LocalDataKeyReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -2722,20 +2723,20 @@ func schema_pkg_apis_operator_v1alpha1_PodTemplateSpec(ref common.ReferenceCallb
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Metadata is merged into the pods' metadata.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"),
+							Ref:         ref(v1alpha1.MetadataTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is merged into the pods' spec.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodSpecTemplate"),
+							Ref:         ref(v1alpha1.PodSpecTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.PodSpecTemplate"},
+			v1alpha1.MetadataTemplate{}.OpenAPIModelName(), v1alpha1.PodSpecTemplate{}.OpenAPIModelName()},
 	}
 }
 
@@ -2770,21 +2771,21 @@ func schema_pkg_apis_operator_v1alpha1_RootShard(ref common.ReferenceCallback) c
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is the desired state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardSpec"),
+							Ref:         ref(v1alpha1.RootShardSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status is the observed state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardStatus"),
+							Ref:         ref(v1alpha1.RootShardStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.RootShardSpec{}.OpenAPIModelName(), v1alpha1.RootShardStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -2842,7 +2843,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardList(ref common.ReferenceCallbac
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShard"),
+										Ref: ref(v1alpha1.RootShard{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -2853,7 +2854,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardList(ref common.ReferenceCallbac
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShard", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.RootShard{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -2882,13 +2883,13 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 						SchemaProps: spec.SchemaProps{
 							Description: "Etcd is the etcd cluster the shard stores its data in.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig"),
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
 					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec"),
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
 					"replicas": {
@@ -2907,19 +2908,19 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					"audit": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Audit configures auditing.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec"),
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
 						},
 					},
 					"authorization": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec"),
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
 						},
 					},
 					"auth": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Auth configures authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec"),
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
@@ -2930,7 +2931,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 								Allows: true,
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -2939,13 +2940,13 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceTemplate customizes the shard's Service.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate"),
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "DeploymentTemplate customizes the shard's Deployment.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate"),
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"caBundleSecretRef": {
@@ -3018,26 +3019,26 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					"logging": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec"),
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
 						},
 					},
 					"external": {
 						SchemaProps: spec.SchemaProps{
 							Description: "External is how the kcp installation is reached from outside the cluster.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ExternalConfig"),
+							Ref:         ref(v1alpha1.ExternalConfig{}.OpenAPIModelName()),
 						},
 					},
 					"cache": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Cache names the CacheServer the root shard uses. Without it kcp runs its embedded cache.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheConfig"),
+							Ref:         ref(v1alpha1.CacheConfig{}.OpenAPIModelName()),
 						},
 					},
 					"certificates": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Certificates configures where the root CA comes from. Immutable.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Certificates"),
+							Ref:         ref(v1alpha1.Certificates{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -3045,7 +3046,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Certificates", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ExternalConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate", v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CacheConfig{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.Certificates{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ExternalConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -3106,7 +3107,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardReference"),
+										Ref: ref(v1alpha1.ShardReference{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3116,7 +3117,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardReference", metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -3180,20 +3181,20 @@ func schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref common.ReferenceCallb
 					"metadata": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Metadata is merged into the Service's metadata.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate"),
+							Ref:         ref(v1alpha1.MetadataTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"spec": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is merged into the Service's spec.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceSpecTemplate"),
+							Ref:         ref(v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.MetadataTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceSpecTemplate"},
+			v1alpha1.MetadataTemplate{}.OpenAPIModelName(), v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName()},
 	}
 }
 
@@ -3228,21 +3229,21 @@ func schema_pkg_apis_operator_v1alpha1_Shard(ref common.ReferenceCallback) commo
 						SchemaProps: spec.SchemaProps{
 							Description: "Spec is the desired state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardSpec"),
+							Ref:         ref(v1alpha1.ShardSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Status is the observed state.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardStatus"),
+							Ref:         ref(v1alpha1.ShardStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ShardStatus", metav1.ObjectMeta{}.OpenAPIModelName()},
+			v1alpha1.ShardSpec{}.OpenAPIModelName(), v1alpha1.ShardStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -3279,7 +3280,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardList(ref common.ReferenceCallback) c
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Shard"),
+										Ref: ref(v1alpha1.Shard{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3290,7 +3291,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardList(ref common.ReferenceCallback) c
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.Shard", metav1.ListMeta{}.OpenAPIModelName()},
+			v1alpha1.Shard{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 
@@ -3341,13 +3342,13 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 						SchemaProps: spec.SchemaProps{
 							Description: "Etcd is the etcd cluster the shard stores its data in.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig"),
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
 					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec"),
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
 					"replicas": {
@@ -3366,19 +3367,19 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					"audit": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Audit configures auditing.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec"),
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
 						},
 					},
 					"authorization": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec"),
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
 						},
 					},
 					"auth": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Auth configures authentication.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec"),
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
@@ -3389,7 +3390,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 								Allows: true,
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
-										Ref: ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate"),
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3398,13 +3399,13 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "ServiceTemplate customizes the shard's Service.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate"),
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
 							Description: "DeploymentTemplate customizes the shard's Deployment.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate"),
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"caBundleSecretRef": {
@@ -3477,20 +3478,20 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					"logging": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec"),
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
 						},
 					},
 					"rootShard": {
 						SchemaProps: spec.SchemaProps{
 							Description: "RootShard is the RootShard this shard joins. Immutable.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardConfig"),
+							Ref:         ref(v1alpha1.RootShardConfig{}.OpenAPIModelName()),
 						},
 					},
 					"cache": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Cache names a CacheServer that overrides the RootShard's cache.",
-							Ref:         ref("github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheConfig"),
+							Ref:         ref(v1alpha1.CacheConfig{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -3498,7 +3499,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 			},
 		},
 		Dependencies: []string{
-			"github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuditSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.AuthorizationSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CacheConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.CertificateTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.DeploymentTemplate", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.EtcdConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ImageSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.LoggingSpec", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.RootShardConfig", "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1.ServiceTemplate", v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CacheConfig{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.RootShardConfig{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 

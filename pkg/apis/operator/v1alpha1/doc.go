@@ -6,5 +6,6 @@
 // +k8s:conversion-gen=github.com/kcp-setups/apiserver/pkg/apis/operator
 // +k8s:defaulter-gen=TypeMeta
 // +k8s:openapi-gen=true
+// +k8s:openapi-model-package=io.kcp.operator.v1alpha1
 // +groupName=operator.kcp.io
 package v1alpha1

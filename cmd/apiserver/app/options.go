@@ -1,0 +1,144 @@
+// Package app is the kcp-setups-apiserver command: its flags, their validation, and Run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apiserver"
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
+	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
+)
+
+// etcdPrefix is where objects live in etcd, so that the server can share an etcd cluster.
+const etcdPrefix = "/kcp-setups"
+
+// Options is the command line of the server.
+type Options struct {
+	RecommendedOptions *genericoptions.RecommendedOptions
+	// EmbeddedEtcdDir is where the embedded etcd keeps its data when --etcd-servers is empty.
+	EmbeddedEtcdDir string
+
+	scheme *runtime.Scheme
+	codecs serializer.CodecFactory
+}
+
+// NewOptions returns the options with their defaults.
+func NewOptions() *Options {
+	scheme := apiserver.NewScheme()
+	codecs := apiserver.NewCodecs(scheme)
+	o := &Options{
+		RecommendedOptions: genericoptions.NewRecommendedOptions(etcdPrefix,
+			codecs.LegacyCodec(operatorv1alpha1.SchemeGroupVersion)),
+		EmbeddedEtcdDir: "_output/etcd",
+		scheme:          scheme,
+		codecs:          codecs,
+	}
+	etcd := o.RecommendedOptions.Etcd
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(operatorv1alpha1.SchemeGroupVersion,
+		schema.GroupKind{Group: operatorv1alpha1.GroupName})
+	// The types have no protobuf marshallers, so they are stored as JSON.
+	etcd.DefaultStorageMediaType = runtime.ContentTypeJSON
+	o.RecommendedOptions.SecureServing.BindPort = 6443
+	// A generated serving certificate stays in memory unless --cert-dir is given.
+	o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = ""
+	return o
+}
+
+// AddFlags adds every flag of the server to fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	o.RecommendedOptions.AddFlags(fs)
+	fs.StringVar(&o.EmbeddedEtcdDir, "embedded-etcd-dir", o.EmbeddedEtcdDir,
+		"The directory of the embedded etcd, which runs when --etcd-servers is empty.")
+}
+
+// embeddedEtcd says whether the server runs its own etcd.
+func (o *Options) embeddedEtcd() bool {
+	return len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0
+}
+
+// Validate checks the flags.
+func (o *Options) Validate() error {
+	var errs []error
+	for _, err := range o.RecommendedOptions.Validate() {
+		// An empty --etcd-servers means the embedded etcd, whose URL is filled in by Run.
+		if o.embeddedEtcd() && err.Error() == "--etcd-servers must be specified" {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	if o.embeddedEtcd() && o.EmbeddedEtcdDir == "" {
+		errs = append(errs, errors.New("--embedded-etcd-dir must be set when --etcd-servers is empty"))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config turns the options into the server's configuration.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil,
+		[]net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating a self-signed serving certificate: %w", err)
+	}
+
+	serverConfig := genericapiserver.NewRecommendedConfig(o.codecs)
+	serverConfig.EffectiveVersion = utilcompatibility.DefaultBuildEffectiveVersion()
+
+	namer := openapi.NewDefinitionNamer(o.scheme)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIConfig.Info.Title = "kcp-setups"
+	serverConfig.OpenAPIConfig.Info.Version = operatorv1alpha1.SchemeGroupVersion.Version
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config.Info.Title = "kcp-setups"
+	serverConfig.OpenAPIV3Config.Info.Version = operatorv1alpha1.SchemeGroupVersion.Version
+
+	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{
+		GenericConfig: serverConfig,
+		ExtraConfig:   apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs},
+	}, nil
+}
+
+// Run starts the embedded etcd when needed, then serves until ctx is done, then stops
+// everything it started.
+func (o *Options) Run(ctx context.Context) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	if o.embeddedEtcd() {
+		etcd, err := embeddedetcd.Start(ctx, o.EmbeddedEtcdDir)
+		if err != nil {
+			return err
+		}
+		// The server's storage must be gone before etcd stops, which RunWithContext ensures.
+		defer etcd.Close()
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+	}
+
+	config, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Serving operator.kcp.io", "port", o.RecommendedOptions.SecureServing.BindPort)
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}

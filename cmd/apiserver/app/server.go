@@ -1,0 +1,42 @@
+package app
+
+import (
+	"github.com/spf13/cobra"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/component-base/version/verflag"
+)
+
+// NewCommand returns the kcp-setups-apiserver command.
+func NewCommand() *cobra.Command {
+	o := NewOptions()
+	logging := logsapi.NewLoggingConfiguration()
+
+	cmd := &cobra.Command{
+		Use:   "kcp-setups-apiserver",
+		Short: "Serves kcp setups (operator.kcp.io) as a Kubernetes aggregated API",
+		Long: `kcp-setups-apiserver serves RootShards, Shards, FrontProxies, CacheServers and
+Kubeconfigs (operator.kcp.io/v1alpha1) behind kube-apiserver's aggregation layer.
+Without --etcd-servers it stores them in an embedded etcd.`,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			verflag.PrintAndExitIfRequested()
+			if err := logsapi.ValidateAndApply(logging, utilfeature.DefaultMutableFeatureGate); err != nil {
+				return err
+			}
+			cliflag.PrintFlags(cmd.Flags())
+			return o.Run(cmd.Context())
+		},
+	}
+
+	fs := cmd.Flags()
+	named := cliflag.NamedFlagSets{}
+	o.AddFlags(named.FlagSet("kcp-setups"))
+	logsapi.AddFlags(logging, named.FlagSet("logging"))
+	verflag.AddFlags(named.FlagSet("global"))
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	return cmd
+}

@@ -1,0 +1,74 @@
+// Package fuzzer fills operator.kcp.io objects with random data that survives a round trip
+// through every serialization: fields that defaulting would set are never left empty.
+package fuzzer
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/randfill"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// Funcs returns the fuzzer functions of the operator.kcp.io group.
+func Funcs(_ runtimeserializer.CodecFactory) []any {
+	return []any{
+		func(q *resource.Quantity, c randfill.Continue) {
+			// A Quantity's zero value and its canonical form differ; build a canonical one.
+			*q = *resource.NewQuantity(c.Int63n(1<<20), resource.DecimalSI)
+		},
+		func(v *corev1.Volume, c randfill.Continue) {
+			// Volume sources carry Kubernetes' own defaults, which are not ours to fuzz; a
+			// Secret volume with its mode set is a defaulted volume.
+			mode := int32(c.Int31n(0o777))
+			*v = corev1.Volume{Name: c.String(0), VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: c.String(0), DefaultMode: &mode},
+			}}
+		},
+		func(s *operator.CommonShardSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.ClusterDomain == "" {
+				s.ClusterDomain = operatorv1alpha1.DefaultClusterDomain
+			}
+		},
+		func(s *operator.CacheServerSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.ClusterDomain == "" {
+				s.ClusterDomain = operatorv1alpha1.DefaultClusterDomain
+			}
+		},
+		func(s *operator.ExternalConfig, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Port == 0 {
+				s.Port = operatorv1alpha1.DefaultExternalPort
+			}
+		},
+		func(s *operator.ObjectReference, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Kind == "" {
+				s.Kind = operatorv1alpha1.DefaultIssuerKind
+			}
+			if s.Group == "" {
+				s.Group = operatorv1alpha1.DefaultIssuerGroup
+			}
+		},
+		func(s *operator.KubeconfigSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.TargetWorkspace == "" {
+				s.TargetWorkspace = operatorv1alpha1.DefaultWorkspace
+			}
+		},
+		func(s *operator.KubeconfigRequestSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.ExpirationSeconds == nil {
+				v := operatorv1alpha1.DefaultExpirationSeconds
+				s.ExpirationSeconds = &v
+			}
+			if s.Workspace == "" {
+				s.Workspace = operatorv1alpha1.DefaultWorkspace
+			}
+		},
+	}
+}

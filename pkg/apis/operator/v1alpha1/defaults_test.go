@@ -1,0 +1,65 @@
+package v1alpha1
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+)
+
+func defaulted[T runtime.Object](t *testing.T, obj T) T {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	scheme.Default(obj)
+	return obj
+}
+
+func TestDefaults(t *testing.T) {
+	t.Run("RootShard", func(t *testing.T) {
+		rs := defaulted(t, &RootShard{Spec: RootShardSpec{Certificates: &Certificates{IssuerRef: &ObjectReference{Name: "ca"}}}})
+		assert.Equal(t, "cluster.local", rs.Spec.ClusterDomain)
+		assert.EqualValues(t, 6443, rs.Spec.External.Port)
+		assert.Equal(t, "Issuer", rs.Spec.Certificates.IssuerRef.Kind)
+		assert.Equal(t, "cert-manager.io", rs.Spec.Certificates.IssuerRef.Group)
+		assert.Nil(t, rs.Spec.Replicas, "replicas stays unset so that an HPA may own it")
+		assert.Nil(t, rs.Spec.Image, "the image is applied at realization, not stored")
+	})
+	t.Run("RootShard keeps given values", func(t *testing.T) {
+		rs := defaulted(t, &RootShard{Spec: RootShardSpec{
+			CommonShardSpec: CommonShardSpec{ClusterDomain: "corp.local"},
+			External:        ExternalConfig{Port: 443},
+			Certificates:    &Certificates{IssuerRef: &ObjectReference{Name: "ca", Kind: "ClusterIssuer", Group: "example.com"}},
+		}})
+		assert.Equal(t, "corp.local", rs.Spec.ClusterDomain)
+		assert.EqualValues(t, 443, rs.Spec.External.Port)
+		assert.Equal(t, "ClusterIssuer", rs.Spec.Certificates.IssuerRef.Kind)
+		assert.Equal(t, "example.com", rs.Spec.Certificates.IssuerRef.Group)
+	})
+	t.Run("Shard", func(t *testing.T) {
+		assert.Equal(t, "cluster.local", defaulted(t, &Shard{}).Spec.ClusterDomain)
+	})
+	t.Run("CacheServer", func(t *testing.T) {
+		cs := defaulted(t, &CacheServer{})
+		assert.Equal(t, "cluster.local", cs.Spec.ClusterDomain)
+		assert.Nil(t, cs.Spec.Replicas)
+	})
+	t.Run("FrontProxy", func(t *testing.T) {
+		fp := defaulted(t, &FrontProxy{Spec: FrontProxySpec{External: &FrontProxyExternalConfig{Hostname: "x"}}})
+		assert.Zero(t, fp.Spec.External.Port, "a front proxy inherits the RootShard's port")
+	})
+	t.Run("Kubeconfig", func(t *testing.T) {
+		assert.Equal(t, "root", defaulted(t, &Kubeconfig{}).Spec.TargetWorkspace)
+		assert.Equal(t, "root:team", defaulted(t, &Kubeconfig{Spec: KubeconfigSpec{TargetWorkspace: "root:team"}}).Spec.TargetWorkspace)
+	})
+	t.Run("KubeconfigRequest", func(t *testing.T) {
+		req := defaulted(t, &KubeconfigRequest{})
+		assert.Equal(t, ptr.To[int64](3600), req.Spec.ExpirationSeconds)
+		assert.Equal(t, "root", req.Spec.Workspace)
+		req = defaulted(t, &KubeconfigRequest{Spec: KubeconfigRequestSpec{ExpirationSeconds: ptr.To[int64](900)}})
+		assert.Equal(t, ptr.To[int64](900), req.Spec.ExpirationSeconds)
+	})
+}

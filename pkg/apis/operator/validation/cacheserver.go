@@ -1,0 +1,66 @@
+package validation
+
+import (
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// ValidateCacheServer validates a CacheServer on creation.
+func ValidateCacheServer(cacheServer *operator.CacheServer) field.ErrorList {
+	if cacheServer == nil {
+		return nilObject("CacheServer")
+	}
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&cacheServer.ObjectMeta, true, cacheServerNameFunc, field.NewPath("metadata"))
+	return append(allErrs, validateCacheServerSpec(&cacheServer.Spec, field.NewPath("spec"))...)
+}
+
+// ValidateCacheServerUpdate validates an update of a CacheServer's metadata and spec.
+func ValidateCacheServerUpdate(newObj, oldObj *operator.CacheServer) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("CacheServer")
+	}
+	specPath := field.NewPath("spec")
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateCacheServerSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateCertificatesUpdate(newObj.Spec.Certificates, oldObj.Spec.Certificates, specPath.Child("certificates"))...)
+	return allErrs
+}
+
+// ValidateCacheServerStatusUpdate validates an update of a CacheServer's status.
+func ValidateCacheServerStatusUpdate(newObj, oldObj *operator.CacheServer) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("CacheServer")
+	}
+	status := &newObj.Status
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
+}
+
+// validateCacheServerSpec checks a CacheServer's spec.
+func validateCacheServerSpec(spec *operator.CacheServerSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))
+	allErrs = append(allErrs, validateImage(spec.Image, fldPath.Child("image"))...)
+	allErrs = append(allErrs, validateCacheServerReplicas(spec, fldPath.Child("replicas"))...)
+	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
+	allErrs = append(allErrs, validateEtcdConfig(spec.Etcd, fldPath.Child("etcd"))...)
+	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
+	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, CacheServerCertificateRoles, fldPath.Child("certificateTemplates"))...)
+	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
+	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
+	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
+	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
+	return allErrs
+}
+
+// validateCacheServerReplicas checks the replica count. Each pod without spec.etcd runs its
+// own embedded etcd, so several pods would serve diverging caches.
+func validateCacheServerReplicas(spec *operator.CacheServerSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateReplicas(spec.Replicas, fldPath)
+	if spec.Replicas != nil && *spec.Replicas > 1 && spec.Etcd == nil {
+		allErrs = append(allErrs, field.Invalid(fldPath, *spec.Replicas,
+			"more than one replica requires spec.etcd, the embedded etcd cannot be shared"))
+	}
+	return allErrs
+}

@@ -1,0 +1,162 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+func validCacheServer() *operator.CacheServer {
+	common := validCommonShardSpec()
+	etcd := validEtcd()
+	return &operator.CacheServer{
+		ObjectMeta: validObjectMeta("cache"),
+		Spec: operator.CacheServerSpec{
+			ClusterDomain:        "cluster.local",
+			Image:                common.Image,
+			Replicas:             ptr[int32](3),
+			Resources:            common.Resources,
+			Etcd:                 &etcd,
+			Certificates:         &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "cache-ca"}},
+			CertificateTemplates: operator.CertificateTemplateMap{"ca": validCertificateTemplate()},
+			ServiceTemplate:      common.ServiceTemplate,
+			DeploymentTemplate:   common.DeploymentTemplate,
+			ExtraArgs:            common.ExtraArgs,
+			ExtraVolumes:         common.ExtraVolumes,
+			ExtraVolumeMounts:    common.ExtraVolumeMounts,
+			Logging:              common.Logging,
+		},
+	}
+}
+
+func TestValidateCacheServer(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.CacheServer)
+		want   []wantErr
+	}{
+		{name: "valid", mutate: func(*operator.CacheServer) {}},
+		{
+			name:   "minimal",
+			mutate: func(cs *operator.CacheServer) { cs.Spec = operator.CacheServerSpec{ClusterDomain: "cluster.local"} },
+		},
+		{
+			name:   "name at the maximum length",
+			mutate: func(cs *operator.CacheServer) { cs.Name = strings.Repeat("c", 50) },
+		},
+		{
+			name:   "name too long for the Service name",
+			mutate: func(cs *operator.CacheServer) { cs.Name = strings.Repeat("c", 51) },
+			want:   []wantErr{invalid("metadata.name", "must be no more than 50 characters, so that the Service <name>-cache-server is a valid name")},
+		},
+		{
+			name:   "cluster domain missing",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.ClusterDomain = "" },
+			want:   []wantErr{required("spec.clusterDomain")},
+		},
+		{
+			name:   "one replica without etcd",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd, cs.Spec.Replicas = nil, ptr[int32](1) },
+		},
+		{
+			name:   "several replicas without etcd",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd = nil },
+			want:   []wantErr{invalid("spec.replicas", "more than one replica requires spec.etcd, the embedded etcd cannot be shared")},
+		},
+		{
+			name:   "negative replicas",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Replicas = ptr[int32](-1) },
+			want:   []wantErr{invalid("spec.replicas", "must be greater than or equal to 0")},
+		},
+		{
+			name:   "etcd is validated when set",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd.Endpoints = []string{"etcd:2379"} },
+			want:   []wantErr{invalid("spec.etcd.endpoints[0]")},
+		},
+		{
+			name:   "certificates without a source",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Certificates = &operator.Certificates{} },
+			want:   []wantErr{required("spec.certificates", "one of issuerRef or caSecretRef is required")},
+		},
+		{
+			name: "certificate template for a role a CacheServer does not have",
+			mutate: func(cs *operator.CacheServer) {
+				cs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{}
+			},
+			want: []wantErr{notSupported("spec.certificateTemplates", `supported values: "ca", "client", "server"`)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := validCacheServer()
+			tc.mutate(cs)
+			assertErrors(t, tc.want, ValidateCacheServer(cs))
+		})
+	}
+}
+
+func TestValidateCacheServerUpdate(t *testing.T) {
+	tests := []struct {
+		name      string
+		mutateOld func(*operator.CacheServer)
+		mutate    func(*operator.CacheServer)
+		want      []wantErr
+	}{
+		{name: "unchanged", mutate: func(*operator.CacheServer) {}},
+		{
+			name:   "mutable field changed",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Logging = nil },
+		},
+		{
+			name:   "certificates changed",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Certificates.CASecretRef.Name = "other-ca" },
+			want:   []wantErr{invalid("spec.certificates", "field is immutable")},
+		},
+		{
+			name:      "certificates added to a setup on the bootstrap PKI",
+			mutateOld: func(cs *operator.CacheServer) { cs.Spec.Certificates = nil },
+			mutate:    func(*operator.CacheServer) {},
+			want:      []wantErr{invalid("spec.certificates", "field is immutable")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validCacheServer(), validCacheServer()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("cache"), updatedObjectMeta("cache")
+			if tc.mutateOld != nil {
+				tc.mutateOld(oldObj)
+			}
+			tc.mutate(newObj)
+			assertErrors(t, tc.want, ValidateCacheServerUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateCacheServerStatusUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		status operator.CacheServerStatus
+		want   []wantErr
+	}{
+		{name: "valid", status: operator.CacheServerStatus{Phase: operator.PhaseRunning}},
+		{name: "unknown phase", status: operator.CacheServerStatus{Phase: "running"}, want: []wantErr{notSupported("status.phase")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validCacheServer(), validCacheServer()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("cache"), updatedObjectMeta("cache")
+			newObj.Status = tc.status
+			assertErrors(t, tc.want, ValidateCacheServerStatusUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateCacheServerNil(t *testing.T) {
+	assert.NotEmpty(t, ValidateCacheServer(nil))
+	assert.NotEmpty(t, ValidateCacheServerUpdate(nil, nil))
+	assert.NotEmpty(t, ValidateCacheServerStatusUpdate(nil, nil))
+}

@@ -1,0 +1,52 @@
+package validation
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// validateCommonShardSpec checks what a RootShard and a Shard share. roles are the allowed
+// certificate template keys of the kind.
+func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fldPath *field.Path) field.ErrorList {
+	allErrs := validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))
+	if spec.ShardBaseURL != "" {
+		allErrs = append(allErrs, validateBaseURL(spec.ShardBaseURL, httpsSchemes, fldPath.Child("shardBaseURL"))...)
+	}
+	allErrs = append(allErrs, validateEtcdConfig(&spec.Etcd, fldPath.Child("etcd"))...)
+	allErrs = append(allErrs, validateImage(spec.Image, fldPath.Child("image"))...)
+	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
+	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
+	allErrs = append(allErrs, validateAudit(spec.Audit, fldPath.Child("audit"))...)
+	allErrs = append(allErrs, validateAuthorization(spec.Authorization, fldPath.Child("authorization"))...)
+	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
+	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
+	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
+	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
+	allErrs = append(allErrs, validateSecretReference(spec.CABundleSecretRef, fldPath.Child("caBundleSecretRef"))...)
+	allErrs = append(allErrs, validateSecretReference(spec.ClientCABundleRef, fldPath.Child("clientCABundleRef"))...)
+	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
+	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
+	return allErrs
+}
+
+// validateCacheConfig checks an optional reference to a CacheServer.
+func validateCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
+	if cache == nil {
+		return nil
+	}
+	return validateDNS1035LabelName(referenceName(cache.Reference), fldPath.Child("ref", "name"))
+}
+
+// validateRootShardConfig checks the required reference of a Shard or FrontProxy to its
+// RootShard.
+func validateRootShardConfig(rootShard *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
+	return validateDNS1035LabelName(referenceName(rootShard.Reference), fldPath.Child("ref", "name"))
+}
+
+// validateRootShardConfigUpdate rejects moving a Shard or FrontProxy to another RootShard:
+// its certificates are signed by the old one's CAs.
+func validateRootShardConfigUpdate(newConfig, oldConfig *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
+	newName := referenceName(newConfig.Reference)
+	return validateImmutable(newName, referenceName(oldConfig.Reference), newName, fldPath.Child("ref", "name"))
+}

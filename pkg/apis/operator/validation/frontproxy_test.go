@@ -1,0 +1,238 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+func validFrontProxy() *operator.FrontProxy {
+	common := validCommonShardSpec()
+	return &operator.FrontProxy{
+		ObjectMeta: validObjectMeta("edge"),
+		Spec: operator.FrontProxySpec{
+			RootShard: operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+			Replicas:  ptr[int32](2),
+			Resources: common.Resources,
+			Image:     common.Image,
+			External:  &operator.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 443},
+			Auth:      common.Auth,
+			AdditionalPathMappings: []operator.PathMappingEntry{{
+				Path: "/services/foo", Backend: "https://foo.team-a.svc:6443/services/foo",
+				BackendServerCA: "/etc/foo/ca.crt", ProxyClientCert: "/etc/foo/tls.crt", ProxyClientKey: "/etc/foo/tls.key",
+			}},
+			CertificateTemplates: operator.CertificateTemplateMap{"server": validCertificateTemplate(), "requestheader": {}},
+			ServiceTemplate:      &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: corev1.ServiceTypeLoadBalancer}},
+			DeploymentTemplate:   common.DeploymentTemplate,
+			CABundleSecretRef:    common.CABundleSecretRef,
+			ClientCABundleRef:    common.ClientCABundleRef,
+			ExtraArgs:            common.ExtraArgs,
+			ExtraVolumes:         common.ExtraVolumes,
+			ExtraVolumeMounts:    common.ExtraVolumeMounts,
+			Logging:              common.Logging,
+		},
+	}
+}
+
+func TestValidateFrontProxy(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.FrontProxy)
+		want   []wantErr
+	}{
+		{name: "valid", mutate: func(*operator.FrontProxy) {}},
+		{
+			name: "minimal",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec = operator.FrontProxySpec{RootShard: fp.Spec.RootShard}
+			},
+		},
+		{
+			name:   "name at the maximum length",
+			mutate: func(fp *operator.FrontProxy) { fp.Name = strings.Repeat("f", 51) },
+		},
+		{
+			name:   "name too long for the Service name",
+			mutate: func(fp *operator.FrontProxy) { fp.Name = strings.Repeat("f", 52) },
+			want:   []wantErr{invalid("metadata.name", "must be no more than 51 characters, so that the Service <name>-front-proxy is a valid name")},
+		},
+		{
+			name:   "rootShard without ref",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.Reference = nil },
+			want:   []wantErr{required("spec.rootShard.ref.name")},
+		},
+		{
+			name:   "negative replicas",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.Replicas = ptr[int32](-1) },
+			want:   []wantErr{invalid("spec.replicas")},
+		},
+		{
+			name:   "external port 0 inherits the RootShard's",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.External = &operator.FrontProxyExternalConfig{} },
+		},
+		{
+			name:   "external port out of range",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.External.Port = 70000 },
+			want:   []wantErr{invalid("spec.external.port", "must be between 1 and 65535, inclusive")},
+		},
+		{
+			name:   "external hostname not a DNS name",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.External.Hostname = "edge_proxy" },
+			want:   []wantErr{invalid("spec.external.hostname")},
+		},
+		{
+			name:   "certificate template for a role a FrontProxy does not have",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.CertificateTemplates["client"] = operator.CertificateTemplate{} },
+			want:   []wantErr{notSupported("spec.certificateTemplates", `supported values: "kubeconfig", "requestheader", "server"`)},
+		},
+		{
+			name: "OIDC without a client ID",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.Auth = &operator.AuthSpec{OIDC: &operator.OIDCConfiguration{IssuerURL: "https://dex"}}
+			},
+			want: []wantErr{required("spec.auth.oidc.clientID")},
+		},
+		{
+			name:   "extra volume mount of an unknown volume",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.ExtraVolumeMounts[0].Name = "other" },
+			want:   []wantErr{notFound("spec.extraVolumeMounts[0].name")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := validFrontProxy()
+			tc.mutate(fp)
+			assertErrors(t, tc.want, ValidateFrontProxy(fp))
+		})
+	}
+}
+
+func TestValidatePathMappings(t *testing.T) {
+	valid := func() operator.PathMappingEntry {
+		return operator.PathMappingEntry{Path: "/services/a", Backend: "https://a.svc:6443"}
+	}
+	tests := []struct {
+		name     string
+		mappings func() []operator.PathMappingEntry
+		want     []wantErr
+	}{
+		{name: "valid", mappings: func() []operator.PathMappingEntry { return []operator.PathMappingEntry{valid()} }},
+		{
+			name: "path missing",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.Path = ""
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{required("spec.additionalPathMappings[0].path")},
+		},
+		{
+			name: "relative path",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.Path = "services/a"
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{invalid("spec.additionalPathMappings[0].path")},
+		},
+		{
+			name:     "duplicate path",
+			mappings: func() []operator.PathMappingEntry { return []operator.PathMappingEntry{valid(), valid()} },
+			want:     []wantErr{duplicate("spec.additionalPathMappings[1].path")},
+		},
+		{
+			name: "backend missing",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.Backend = ""
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{required("spec.additionalPathMappings[0].backend")},
+		},
+		{
+			name: "plain http backend",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.Backend = "http://a.svc"
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{invalid("spec.additionalPathMappings[0].backend", `must be a URL with the scheme "https"`)},
+		},
+		{
+			name: "relative file paths",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.BackendServerCA, m.ProxyClientCert, m.ProxyClientKey = "ca.crt", "tls.crt", "tls.key"
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{
+				invalid("spec.additionalPathMappings[0].backend_server_ca"),
+				invalid("spec.additionalPathMappings[0].proxy_client_cert"),
+				invalid("spec.additionalPathMappings[0].proxy_client_key"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := validFrontProxy()
+			fp.Spec.AdditionalPathMappings = tc.mappings()
+			assertErrors(t, tc.want, ValidateFrontProxy(fp))
+		})
+	}
+}
+
+func TestValidateFrontProxyUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.FrontProxy)
+		want   []wantErr
+	}{
+		{name: "unchanged", mutate: func(*operator.FrontProxy) {}},
+		{
+			name:   "mutable field changed",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.External.Hostname = "edge2.example.com" },
+		},
+		{
+			name:   "rootShard changed",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.Reference.Name = "other-root" },
+			want:   []wantErr{invalid("spec.rootShard.ref.name", "field is immutable")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validFrontProxy(), validFrontProxy()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("edge"), updatedObjectMeta("edge")
+			tc.mutate(newObj)
+			assertErrors(t, tc.want, ValidateFrontProxyUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateFrontProxyStatusUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		status operator.FrontProxyStatus
+		want   []wantErr
+	}{
+		{name: "valid", status: operator.FrontProxyStatus{Phase: operator.PhaseDeleting}},
+		{name: "unknown phase", status: operator.FrontProxyStatus{Phase: "Failed"}, want: []wantErr{notSupported("status.phase")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validFrontProxy(), validFrontProxy()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("edge"), updatedObjectMeta("edge")
+			newObj.Status = tc.status
+			assertErrors(t, tc.want, ValidateFrontProxyStatusUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateFrontProxyNil(t *testing.T) {
+	assert.NotEmpty(t, ValidateFrontProxy(nil))
+	assert.NotEmpty(t, ValidateFrontProxyUpdate(nil, nil))
+	assert.NotEmpty(t, ValidateFrontProxyStatusUpdate(nil, validFrontProxy()))
+}

@@ -1,0 +1,132 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// minKubeconfigValidity is the shortest certificate lifetime of a Kubeconfig: cert-manager
+// renews before expiry, and a shorter lifetime would have it reissue almost constantly.
+const minKubeconfigValidity = 10 * time.Minute
+
+// workspacePathFmt is a kcp workspace path: root, then any number of :<segment>.
+const workspacePathFmt = `root(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
+
+var workspacePathRegexp = regexp.MustCompile("^" + workspacePathFmt + "$")
+
+// ValidateKubeconfig validates a Kubeconfig on creation.
+func ValidateKubeconfig(kubeconfig *operator.Kubeconfig) field.ErrorList {
+	if kubeconfig == nil {
+		return nilObject("Kubeconfig")
+	}
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&kubeconfig.ObjectMeta, true, kubeconfigNameFunc, field.NewPath("metadata"))
+	return append(allErrs, validateKubeconfigSpec(&kubeconfig.Spec, field.NewPath("spec"))...)
+}
+
+// ValidateKubeconfigUpdate validates an update of a Kubeconfig's metadata and spec.
+func ValidateKubeconfigUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("Kubeconfig")
+	}
+	specPath := field.NewPath("spec")
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateKubeconfigSpec(&newObj.Spec, specPath)...)
+	// The Secret holds credentials for one target; pointing it elsewhere would leave a
+	// kubeconfig whose server and certificate disagree until the next renewal.
+	newTarget := newObj.Spec.Target
+	allErrs = append(allErrs, validateImmutable(newTarget, oldObj.Spec.Target, describeTarget(&newTarget), specPath.Child("target"))...)
+	return allErrs
+}
+
+// ValidateKubeconfigStatusUpdate validates an update of a Kubeconfig's status.
+func ValidateKubeconfigStatusUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("Kubeconfig")
+	}
+	status := &newObj.Status
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateStatus(status.Phase, kubeconfigPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
+}
+
+// validateKubeconfigSpec checks a Kubeconfig's spec.
+func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateKubeconfigTarget(&spec.Target, fldPath.Child("target"))
+	allErrs = append(allErrs, validateWorkspacePath(spec.TargetWorkspace, fldPath.Child("targetWorkspace"))...)
+	if spec.Username == "" {
+		allErrs = append(allErrs, field.Required(fldPath.Child("username"), ""))
+	} else {
+		allErrs = append(allErrs, validateNoSurroundingWhitespace(spec.Username, fldPath.Child("username"))...)
+	}
+	allErrs = append(allErrs, validateNonEmptyUniqueStrings(spec.Groups, fldPath.Child("groups"))...)
+	validityPath := fldPath.Child("validity")
+	switch {
+	case spec.Validity.Duration == 0:
+		allErrs = append(allErrs, field.Required(validityPath, ""))
+	case spec.Validity.Duration < minKubeconfigValidity:
+		allErrs = append(allErrs, validateMinDuration(&spec.Validity, minKubeconfigValidity, validityPath)...)
+	}
+	allErrs = append(allErrs, validateDNS1123SubdomainName(spec.SecretRef.Name, fldPath.Child("secretRef", "name"))...)
+	allErrs = append(allErrs, validateCertificateTemplate(spec.CertificateTemplate, fldPath.Child("certificateTemplate"))...)
+	return allErrs
+}
+
+// validateKubeconfigTarget checks that exactly one target is named. Every ref that is set has
+// its name checked, so that all faults show up at once.
+func validateKubeconfigTarget(target *operator.KubeconfigTarget, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	refs := []struct {
+		field string
+		ref   *corev1.LocalObjectReference
+	}{
+		{"rootShardRef", target.RootShardRef},
+		{"shardRef", target.ShardRef},
+		{"frontProxyRef", target.FrontProxyRef},
+	}
+	set := 0
+	for _, r := range refs {
+		if r.ref == nil {
+			continue
+		}
+		refPath := fldPath.Child(r.field)
+		if set++; set > 1 {
+			allErrs = append(allErrs, field.Forbidden(refPath, "only one of rootShardRef, shardRef or frontProxyRef may be set"))
+		}
+		allErrs = append(allErrs, validateDNS1035LabelName(r.ref.Name, refPath.Child("name"))...)
+	}
+	if set == 0 {
+		allErrs = append(allErrs, field.Required(fldPath, "one of rootShardRef, shardRef or frontProxyRef is required"))
+	}
+	return allErrs
+}
+
+// describeTarget renders a target as the Target printer column does, e.g. FrontProxy/edge.
+func describeTarget(target *operator.KubeconfigTarget) string {
+	switch {
+	case target.RootShardRef != nil:
+		return "RootShard/" + target.RootShardRef.Name
+	case target.ShardRef != nil:
+		return "Shard/" + target.ShardRef.Name
+	case target.FrontProxyRef != nil:
+		return "FrontProxy/" + target.FrontProxyRef.Name
+	default:
+		return ""
+	}
+}
+
+// validateWorkspacePath checks a kcp workspace path such as root:team-a.
+func validateWorkspacePath(workspace string, fldPath *field.Path) field.ErrorList {
+	if workspacePathRegexp.MatchString(workspace) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath, workspace, validation.RegexError(
+		fmt.Sprintf("must be a workspace path: root, followed by any number of %q segments of lower case alphanumeric characters or '-'", ":<segment>"),
+		workspacePathFmt, "root", "root:team-a"))}
+}

@@ -1,0 +1,47 @@
+package validation
+
+import (
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// ValidateShard validates a Shard on creation.
+func ValidateShard(shard *operator.Shard) field.ErrorList {
+	if shard == nil {
+		return nilObject("Shard")
+	}
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&shard.ObjectMeta, true, shardNameFunc, field.NewPath("metadata"))
+	return append(allErrs, validateShardSpec(&shard.Spec, field.NewPath("spec"))...)
+}
+
+// ValidateShardUpdate validates an update of a Shard's metadata and spec.
+func ValidateShardUpdate(newObj, oldObj *operator.Shard) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("Shard")
+	}
+	specPath := field.NewPath("spec")
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	allErrs = append(allErrs, validateShardSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateRootShardConfigUpdate(&newObj.Spec.RootShard, &oldObj.Spec.RootShard, specPath.Child("rootShard"))...)
+	return allErrs
+}
+
+// ValidateShardStatusUpdate validates an update of a Shard's status.
+func ValidateShardStatusUpdate(newObj, oldObj *operator.Shard) field.ErrorList {
+	if newObj == nil || oldObj == nil {
+		return nilObject("Shard")
+	}
+	status := &newObj.Status
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
+	return append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
+}
+
+// validateShardSpec checks the common shard pieces plus the Shard's references.
+func validateShardSpec(spec *operator.ShardSpec, fldPath *field.Path) field.ErrorList {
+	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, ShardCertificateRoles, fldPath)
+	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
+	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
+	return allErrs
+}

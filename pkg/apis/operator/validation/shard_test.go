@@ -1,0 +1,153 @@
+package validation
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+func validShard() *operator.Shard {
+	spec := validCommonShardSpec()
+	spec.CertificateTemplates = operator.CertificateTemplateMap{"service-account": validCertificateTemplate()}
+	return &operator.Shard{
+		ObjectMeta: validObjectMeta("shard-a"),
+		Spec: operator.ShardSpec{
+			CommonShardSpec: spec,
+			RootShard:       operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+			Cache:           &operator.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "cache"}},
+		},
+	}
+}
+
+func TestValidateShard(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.Shard)
+		want   []wantErr
+	}{
+		{name: "valid", mutate: func(*operator.Shard) {}},
+		{
+			name: "minimal",
+			mutate: func(s *operator.Shard) {
+				s.Spec = operator.ShardSpec{
+					CommonShardSpec: minimalRootShardSpec().CommonShardSpec,
+					RootShard:       operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+				}
+			},
+		},
+		{
+			name:   "name at the maximum length",
+			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 53) },
+		},
+		{
+			name:   "name too long for the Service name",
+			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 54) },
+			want:   []wantErr{invalid("metadata.name", "must be no more than 53 characters, so that the Service <name>-shard-kcp is a valid name")},
+		},
+		{
+			name:   "name longer than any label is reported once",
+			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 64) },
+			want:   []wantErr{invalid("metadata.name", "53 characters")},
+		},
+		{
+			name:   "rootShard without ref",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
+			want:   []wantErr{required("spec.rootShard.ref.name")},
+		},
+		{
+			name:   "rootShard ref with an empty name",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference.Name = "" },
+			want:   []wantErr{required("spec.rootShard.ref.name")},
+		},
+		{
+			name:   "rootShard ref not a DNS-1035 label",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference.Name = "root.shard" },
+			want:   []wantErr{invalid("spec.rootShard.ref.name")},
+		},
+		{
+			name:   "cache ref with an empty name",
+			mutate: func(s *operator.Shard) { s.Spec.Cache.Reference.Name = "" },
+			want:   []wantErr{required("spec.cache.ref.name")},
+		},
+		{
+			name:   "CA certificate template on a Shard",
+			mutate: func(s *operator.Shard) { s.Spec.CertificateTemplates["root-ca"] = operator.CertificateTemplate{} },
+			want:   []wantErr{notSupported("spec.certificateTemplates", `"root-ca"`)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validShard()
+			tc.mutate(s)
+			assertErrors(t, tc.want, ValidateShard(s))
+		})
+	}
+}
+
+func TestValidateShardUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.Shard)
+		want   []wantErr
+	}{
+		{name: "unchanged", mutate: func(*operator.Shard) {}},
+		{
+			name:   "mutable field changed",
+			mutate: func(s *operator.Shard) { s.Spec.Cache = nil },
+		},
+		{
+			name:   "rootShard changed",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference.Name = "other-root" },
+			want:   []wantErr{invalid("spec.rootShard.ref.name", "field is immutable")},
+		},
+		{
+			name:   "rootShard removed",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
+			want:   []wantErr{required("spec.rootShard.ref.name"), invalid("spec.rootShard.ref.name", "field is immutable")},
+		},
+		{
+			name:   "missing resourceVersion",
+			mutate: func(s *operator.Shard) { s.ResourceVersion = "" },
+			want:   []wantErr{invalid("metadata.resourceVersion")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validShard(), validShard()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("shard-a"), updatedObjectMeta("shard-a")
+			tc.mutate(newObj)
+			assertErrors(t, tc.want, ValidateShardUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateShardStatusUpdate(t *testing.T) {
+	tests := []struct {
+		name   string
+		status operator.ShardStatus
+		want   []wantErr
+	}{
+		{name: "valid", status: operator.ShardStatus{Phase: operator.PhaseProvisioning, ObservedGeneration: 3}},
+		{name: "unknown phase", status: operator.ShardStatus{Phase: "Ready"}, want: []wantErr{notSupported("status.phase")}},
+		{name: "negative observedGeneration", status: operator.ShardStatus{ObservedGeneration: -2}, want: []wantErr{invalid("status.observedGeneration")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			oldObj, newObj := validShard(), validShard()
+			oldObj.ObjectMeta, newObj.ObjectMeta = updatedObjectMeta("shard-a"), updatedObjectMeta("shard-a")
+			newObj.Spec.RootShard.Reference = nil // not validated on a status update
+			newObj.Status = tc.status
+			assertErrors(t, tc.want, ValidateShardStatusUpdate(newObj, oldObj))
+		})
+	}
+}
+
+func TestValidateShardNil(t *testing.T) {
+	assert.NotEmpty(t, ValidateShard(nil))
+	assert.NotEmpty(t, ValidateShardUpdate(validShard(), nil))
+	assert.NotEmpty(t, ValidateShardStatusUpdate(nil, nil))
+}

@@ -1,0 +1,50 @@
+package validation
+
+import (
+	"slices"
+
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+var (
+	// setupPhases are the phases of a RootShard, Shard, FrontProxy or CacheServer.
+	setupPhases = []operator.Phase{operator.PhaseProvisioning, operator.PhaseRunning, operator.PhaseDeleting}
+	// kubeconfigPhases are the phases of a Kubeconfig.
+	kubeconfigPhases = []operator.KubeconfigPhase{
+		operator.KubeconfigPhaseProvisioning, operator.KubeconfigPhaseReady, operator.KubeconfigPhaseFailed,
+	}
+)
+
+// validateStatus checks the fields every status has. An empty phase means a controller has
+// not reported yet.
+func validateStatus[P ~string](phase P, phases []P, observedGeneration int64, conditions []metav1.Condition, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if phase != "" && !slices.Contains(phases, phase) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("phase"), phase, phases))
+	}
+	allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(observedGeneration, fldPath.Child("observedGeneration"))...)
+	allErrs = append(allErrs, metav1validation.ValidateConditions(conditions, fldPath.Child("conditions"))...)
+	return allErrs
+}
+
+// validateShardReferences checks the Shards a RootShard reports.
+func validateShardReferences(shards []operator.ShardReference, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	seen := sets.New[string]()
+	for i, shard := range shards {
+		namePath := fldPath.Index(i).Child("name")
+		if seen.Has(shard.Name) {
+			allErrs = append(allErrs, field.Duplicate(namePath, shard.Name))
+		} else {
+			allErrs = append(allErrs, validateDNS1035LabelName(shard.Name, namePath)...)
+		}
+		seen.Insert(shard.Name)
+	}
+	return allErrs
+}

@@ -1,0 +1,81 @@
+package validation
+
+import (
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// reservedMountPath is where the server mounts the certificates, kubeconfigs and
+// configuration it manages; an extra mount there would hide them.
+const reservedMountPath = "/etc/kcp"
+
+// validateExtras checks extraArgs, extraVolumes and extraVolumeMounts of a spec.
+func validateExtras(args []string, volumes []corev1.Volume, mounts []corev1.VolumeMount, specPath *field.Path) field.ErrorList {
+	allErrs := validateExtraArgs(args, specPath.Child("extraArgs"))
+	volumeErrs, volumeNames := validateExtraVolumes(volumes, specPath.Child("extraVolumes"))
+	allErrs = append(allErrs, volumeErrs...)
+	allErrs = append(allErrs, validateExtraVolumeMounts(mounts, volumeNames, specPath.Child("extraVolumeMounts"))...)
+	return allErrs
+}
+
+// validateExtraVolumes checks the names of extra volumes and returns them for the mounts to
+// refer to. Which volume source is set is left to the host cluster.
+func validateExtraVolumes(volumes []corev1.Volume, fldPath *field.Path) (field.ErrorList, sets.Set[string]) {
+	var allErrs field.ErrorList
+	names := sets.New[string]()
+	for i, vol := range volumes {
+		namePath := fldPath.Index(i).Child("name")
+		switch {
+		case vol.Name == "":
+			allErrs = append(allErrs, field.Required(namePath, ""))
+		case names.Has(vol.Name):
+			allErrs = append(allErrs, field.Duplicate(namePath, vol.Name))
+		default:
+			allErrs = append(allErrs, invalidForEach(namePath, vol.Name, validation.IsDNS1123Label(vol.Name))...)
+		}
+		names.Insert(vol.Name)
+	}
+	return allErrs, names
+}
+
+// validateExtraVolumeMounts checks that every extra mount names an extra volume and mounts
+// it at its own absolute path outside the reserved directory.
+func validateExtraVolumeMounts(mounts []corev1.VolumeMount, volumeNames sets.Set[string], fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	mountPaths := sets.New[string]()
+	for i, mount := range mounts {
+		idxPath := fldPath.Index(i)
+		namePath, mountPathPath := idxPath.Child("name"), idxPath.Child("mountPath")
+		switch {
+		case mount.Name == "":
+			allErrs = append(allErrs, field.Required(namePath, ""))
+		case !volumeNames.Has(mount.Name):
+			allErrs = append(allErrs, field.NotFound(namePath, mount.Name))
+		}
+
+		if mount.MountPath == "" {
+			allErrs = append(allErrs, field.Required(mountPathPath, ""))
+			continue
+		}
+		if !path.IsAbs(mount.MountPath) {
+			allErrs = append(allErrs, field.Invalid(mountPathPath, mount.MountPath, "must be an absolute path"))
+			continue
+		}
+		cleaned := path.Clean(mount.MountPath)
+		switch {
+		case cleaned == reservedMountPath || strings.HasPrefix(cleaned, reservedMountPath+"/"):
+			allErrs = append(allErrs, field.Invalid(mountPathPath, mount.MountPath,
+				"may not be "+reservedMountPath+" or below it: it is reserved for the mounts the server manages"))
+		case mountPaths.Has(cleaned):
+			// The host cluster rejects two mounts at one path in a container.
+			allErrs = append(allErrs, field.Duplicate(mountPathPath, mount.MountPath))
+		}
+		mountPaths.Insert(cleaned)
+	}
+	return allErrs
+}

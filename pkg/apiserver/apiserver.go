@@ -1,0 +1,100 @@
+// Package apiserver assembles the kcp-setups API server: it installs the operator.kcp.io
+// group on a generic API server. Config → Complete() → New(), as every aggregated server.
+package apiserver
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Config is the configuration of the server: the generic server's, plus ours.
+type Config struct {
+	GenericConfig *genericapiserver.RecommendedConfig
+	ExtraConfig   ExtraConfig
+}
+
+// ExtraConfig is what this server adds to the generic configuration.
+type ExtraConfig struct {
+	// Scheme and Codecs are the server's types and their serializers.
+	Scheme *runtime.Scheme
+	Codecs serializer.CodecFactory
+}
+
+// Server is the kcp-setups API server.
+type Server struct {
+	GenericAPIServer *genericapiserver.GenericAPIServer
+}
+
+type completedConfig struct {
+	GenericConfig genericapiserver.CompletedConfig
+	ExtraConfig   *ExtraConfig
+}
+
+// CompletedConfig is a Config with every default filled in; only Complete makes one.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+// Complete fills in the defaults that depend on other fields.
+func (cfg *Config) Complete() CompletedConfig {
+	return CompletedConfig{&completedConfig{
+		GenericConfig: cfg.GenericConfig.Complete(),
+		ExtraConfig:   &cfg.ExtraConfig,
+	}}
+}
+
+// New returns a server that serves the operator.kcp.io group.
+func (c completedConfig) New() (*Server, error) {
+	genericServer, err := c.GenericConfig.New("kcp-setups-apiserver", genericapiserver.NewEmptyDelegate())
+	if err != nil {
+		return nil, err
+	}
+
+	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
+	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
+	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter)
+	if err != nil {
+		return nil, err
+	}
+	apiGroupInfo.VersionedResourcesStorageMap[operatorv1alpha1.SchemeGroupVersion.Version] = storage
+
+	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
+		return nil, fmt.Errorf("installing %s: %w", operator.GroupName, err)
+	}
+	return &Server{GenericAPIServer: genericServer}, nil
+}
+
+// newStorage returns the endpoints of every kind, keyed by resource path.
+func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+	storage := map[string]rest.Storage{}
+	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error){
+		"rootshards":   rootshard.NewREST,
+		"shards":       shard.NewREST,
+		"frontproxies": frontproxy.NewREST,
+		"cacheservers": cacheserver.NewREST,
+		"kubeconfigs":  kubeconfig.NewREST,
+	} {
+		main, status, err := newREST(scheme, optsGetter)
+		if err != nil {
+			return nil, err
+		}
+		storage[resource] = main
+		storage[resource+"/status"] = status
+	}
+	return storage, nil
+}

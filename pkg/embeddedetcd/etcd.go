@@ -1,0 +1,98 @@
+// Package embeddedetcd runs a single etcd member inside the server's process, for a server
+// started without --etcd-servers. It listens on loopback only, keeps its data in a directory
+// so that objects survive a restart, and shuts down cleanly.
+package embeddedetcd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"k8s.io/klog/v2"
+)
+
+// startTimeout bounds how long a member may take to become ready, including WAL replay.
+const startTimeout = 2 * time.Minute
+
+// Server is a running embedded etcd member.
+type Server struct {
+	etcd *embed.Etcd
+	// ClientURL is the URL clients reach the member at.
+	ClientURL string
+}
+
+// Start runs a member with its data in dir and returns once it serves clients.
+func Start(ctx context.Context, dir string) (*Server, error) {
+	logger := klog.FromContext(ctx).WithName("embedded-etcd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the embedded etcd directory: %w", err)
+	}
+	// etcd refuses a data directory that others can read.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("securing the embedded etcd directory: %w", err)
+	}
+
+	ports, err := freeLoopbackPorts(2)
+	if err != nil {
+		return nil, err
+	}
+	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
+	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
+
+	cfg := embed.NewConfig()
+	cfg.Name = "kcp-setups"
+	cfg.Dir = dir
+	cfg.ListenClientUrls = []url.URL{clientURL}
+	cfg.AdvertiseClientUrls = []url.URL{clientURL}
+	cfg.ListenPeerUrls = []url.URL{peerURL}
+	cfg.AdvertisePeerUrls = []url.URL{peerURL}
+	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// No metrics or pprof listeners of its own: the server's /metrics is the one to scrape.
+	cfg.ListenMetricsUrls = nil
+	cfg.LogLevel = "warn"
+	cfg.LogOutputs = []string{"stderr"}
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting embedded etcd in %s: %w", dir, err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed: %w", err)
+	case <-time.After(startTimeout):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd in %s did not become ready within %s", dir, startTimeout)
+	case <-ctx.Done():
+		e.Close()
+		return nil, ctx.Err()
+	}
+	logger.Info("Embedded etcd is serving", "dir", dir, "url", clientURL.String())
+	return &Server{etcd: e, ClientURL: clientURL.String()}, nil
+}
+
+// Close stops the member and waits until its data is flushed.
+func (s *Server) Close() {
+	s.etcd.Close()
+}
+
+// freeLoopbackPorts asks the kernel for n unused loopback ports. etcd must be given concrete
+// ports, because the member's URLs are part of its cluster configuration.
+func freeLoopbackPorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port for embedded etcd: %w", err)
+		}
+		defer func() { _ = l.Close() }()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,36 @@
+// Package cacheserver serves the cacheservers resource and its status subresource.
+package cacheserver
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Kind describes CacheServers to the shared registry code.
+var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
+	Resource: operator.Resource("cacheservers"),
+	Singular: operator.Resource("cacheserver"),
+	New:      func() *operator.CacheServer { return &operator.CacheServer{} },
+	NewList:  func() runtime.Object { return &operator.CacheServerList{} },
+	Spec:     func(o *operator.CacheServer) *operator.CacheServerSpec { return &o.Spec },
+	Status:   func(o *operator.CacheServer) *operator.CacheServerStatus { return &o.Status },
+
+	Validate:             validation.ValidateCacheServer,
+	ValidateUpdate:       validation.ValidateCacheServerUpdate,
+	ValidateStatusUpdate: validation.ValidateCacheServerStatusUpdate,
+
+	Table: store.Table[*operator.CacheServer]{
+		Columns: []store.Column[*operator.CacheServer]{
+			store.PhaseColumn(func(o *operator.CacheServer) string { return string(o.Status.Phase) }),
+		},
+	},
+}
+
+// NewREST returns the cacheservers endpoint and its status subresource.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind)
+}

@@ -1,0 +1,51 @@
+// Package frontproxy serves the frontproxies resource and its status subresource.
+package frontproxy
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Kind describes FrontProxies to the shared registry code.
+var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.FrontProxyStatus]{
+	Resource: operator.Resource("frontproxies"),
+	Singular: operator.Resource("frontproxy"),
+	New:      func() *operator.FrontProxy { return &operator.FrontProxy{} },
+	NewList:  func() runtime.Object { return &operator.FrontProxyList{} },
+	Spec:     func(o *operator.FrontProxy) *operator.FrontProxySpec { return &o.Spec },
+	Status:   func(o *operator.FrontProxy) *operator.FrontProxyStatus { return &o.Status },
+
+	Validate:             validation.ValidateFrontProxy,
+	ValidateUpdate:       validation.ValidateFrontProxyUpdate,
+	ValidateStatusUpdate: validation.ValidateFrontProxyStatusUpdate,
+
+	SelectableFields: func(o *operator.FrontProxy) fields.Set {
+		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}
+	},
+
+	Table: store.Table[*operator.FrontProxy]{
+		Columns: []store.Column[*operator.FrontProxy]{
+			store.StringColumn("RootShard", "The RootShard this front proxy serves.",
+				func(o *operator.FrontProxy) string { return store.RootShardName(o.Spec.RootShard) }),
+			store.StringColumn("Hostname", "The front proxy's own external hostname, if it has one.",
+				func(o *operator.FrontProxy) string {
+					if o.Spec.External == nil {
+						return ""
+					}
+					return o.Spec.External.Hostname
+				}),
+			store.PhaseColumn(func(o *operator.FrontProxy) string { return string(o.Status.Phase) }),
+		},
+	},
+}
+
+// NewREST returns the frontproxies endpoint and its status subresource.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind)
+}

@@ -1,0 +1,53 @@
+// Package kubeconfig serves the kubeconfigs resource and its status subresource.
+package kubeconfig
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Kind describes Kubeconfigs to the shared registry code.
+var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.KubeconfigStatus]{
+	Resource: operator.Resource("kubeconfigs"),
+	Singular: operator.Resource("kubeconfig"),
+	New:      func() *operator.Kubeconfig { return &operator.Kubeconfig{} },
+	NewList:  func() runtime.Object { return &operator.KubeconfigList{} },
+	Spec:     func(o *operator.Kubeconfig) *operator.KubeconfigSpec { return &o.Spec },
+	Status:   func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
+
+	Validate:             validation.ValidateKubeconfig,
+	ValidateUpdate:       validation.ValidateKubeconfigUpdate,
+	ValidateStatusUpdate: validation.ValidateKubeconfigStatusUpdate,
+
+	Table: store.Table[*operator.Kubeconfig]{
+		Columns: []store.Column[*operator.Kubeconfig]{
+			store.StringColumn("Target", "The object the kubeconfig points at, as Kind/name.", target),
+			store.StringColumn("Secret", "The Secret the kubeconfig is written to.",
+				func(o *operator.Kubeconfig) string { return o.Spec.SecretRef.Name }),
+			store.PhaseColumn(func(o *operator.Kubeconfig) string { return string(o.Status.Phase) }),
+		},
+	},
+}
+
+// target prints the target of a Kubeconfig as Kind/name.
+func target(o *operator.Kubeconfig) string {
+	t := o.Spec.Target
+	switch {
+	case t.RootShardRef != nil:
+		return "RootShard/" + t.RootShardRef.Name
+	case t.ShardRef != nil:
+		return "Shard/" + t.ShardRef.Name
+	case t.FrontProxyRef != nil:
+		return "FrontProxy/" + t.FrontProxyRef.Name
+	}
+	return ""
+}
+
+// NewREST returns the kubeconfigs endpoint and its status subresource.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind)
+}

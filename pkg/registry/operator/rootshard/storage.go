@@ -1,0 +1,57 @@
+// Package rootshard serves the rootshards resource and its status subresource.
+package rootshard
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Kind describes RootShards to the shared registry code.
+var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.RootShardStatus]{
+	Resource: operator.Resource("rootshards"),
+	Singular: operator.Resource("rootshard"),
+	New:      func() *operator.RootShard { return &operator.RootShard{} },
+	NewList:  func() runtime.Object { return &operator.RootShardList{} },
+	Spec:     func(o *operator.RootShard) *operator.RootShardSpec { return &o.Spec },
+	Status:   func(o *operator.RootShard) *operator.RootShardStatus { return &o.Status },
+
+	Validate:             validation.ValidateRootShard,
+	ValidateUpdate:       validation.ValidateRootShardUpdate,
+	ValidateStatusUpdate: validation.ValidateRootShardStatusUpdate,
+
+	Table: store.Table[*operator.RootShard]{
+		Columns: []store.Column[*operator.RootShard]{
+			store.StringColumn("Hostname", "The external hostname of the kcp installation.",
+				func(o *operator.RootShard) string { return o.Spec.External.Hostname }),
+			store.PhaseColumn(func(o *operator.RootShard) string { return string(o.Status.Phase) }),
+		},
+		Wide: []store.Column[*operator.RootShard]{
+			store.StringColumn("Replicas", "The desired number of root shard pods.",
+				func(o *operator.RootShard) string { return replicas(o.Spec.Replicas) }),
+			store.StringColumn("Ready", "Whether the root shard is available.",
+				func(o *operator.RootShard) string {
+					return store.ConditionStatus(o.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+				}),
+		},
+	},
+}
+
+// replicas prints the desired replica count, or the count a new Deployment starts with.
+func replicas(r *int32) string {
+	if r == nil {
+		return strconv.Itoa(int(operatorv1alpha1.DefaultReplicas))
+	}
+	return strconv.Itoa(int(*r))
+}
+
+// NewREST returns the rootshards endpoint and its status subresource.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind)
+}

@@ -1,0 +1,44 @@
+// Package shard serves the shards resource and its status subresource.
+package shard
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+)
+
+// Kind describes Shards to the shared registry code.
+var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]{
+	Resource: operator.Resource("shards"),
+	Singular: operator.Resource("shard"),
+	New:      func() *operator.Shard { return &operator.Shard{} },
+	NewList:  func() runtime.Object { return &operator.ShardList{} },
+	Spec:     func(o *operator.Shard) *operator.ShardSpec { return &o.Spec },
+	Status:   func(o *operator.Shard) *operator.ShardStatus { return &o.Status },
+
+	Validate:             validation.ValidateShard,
+	ValidateUpdate:       validation.ValidateShardUpdate,
+	ValidateStatusUpdate: validation.ValidateShardStatusUpdate,
+
+	SelectableFields: func(o *operator.Shard) fields.Set {
+		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}
+	},
+
+	Table: store.Table[*operator.Shard]{
+		Columns: []store.Column[*operator.Shard]{
+			store.StringColumn("RootShard", "The RootShard this shard joins.",
+				func(o *operator.Shard) string { return store.RootShardName(o.Spec.RootShard) }),
+			store.PhaseColumn(func(o *operator.Shard) string { return string(o.Status.Phase) }),
+		},
+	},
+}
+
+// NewREST returns the shards endpoint and its status subresource.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind)
+}

@@ -1,0 +1,51 @@
+// Package store holds what every kind of operator.kcp.io shares in the registry: the
+// create, update and status strategies, the genericregistry.Store wiring, field selectors and
+// the table convertor. Each kind's package supplies a Kind value: its accessors, its
+// validation and its printer columns, and nothing is copied between kinds.
+package store
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// Object is an internal API object with spec and status.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Kind describes one kind to the shared registry code. T is the internal object type, Spec
+// and Status its spec and status types.
+type Kind[T Object, Spec, Status any] struct {
+	// Resource is the plural resource, such as rootshards; Singular is its singular name.
+	Resource schema.GroupResource
+	Singular schema.GroupResource
+	// New and NewList return empty objects of the kind.
+	New     func() T
+	NewList func() runtime.Object
+	// Spec and Status point into an object.
+	Spec   func(T) *Spec
+	Status func(T) *Status
+
+	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's validation.
+	Validate             func(T) field.ErrorList
+	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
+	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
+
+	// SelectableFields are the kind's field selectors beyond metadata.name and
+	// metadata.namespace.
+	SelectableFields func(T) fields.Set
+
+	// Table holds the printer columns.
+	Table Table[T]
+}
+
+// Categories are the categories every kind belongs to, so that `kubectl get kcp` lists them.
+var Categories = []string{"kcp"}
+
+var _ rest.CategoriesProvider = &REST{}

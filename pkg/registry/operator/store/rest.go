@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// REST is the main endpoint of a kind.
+type REST struct {
+	*genericregistry.Store
+}
+
+// Categories implements rest.CategoriesProvider.
+func (*REST) Categories() []string { return Categories }
+
+// StatusREST is the status subresource of a kind: it reads the whole object and writes only
+// its status.
+type StatusREST struct {
+	store *genericregistry.Store
+}
+
+var (
+	_ rest.Patcher                = &StatusREST{}
+	_ rest.TableConvertor         = &StatusREST{}
+	_ rest.ResetFieldsStrategy    = &StatusREST{}
+	_ rest.SingularNameProvider   = &REST{}
+	_ rest.StandardStorage        = &REST{}
+	_ rest.StorageVersionProvider = &REST{}
+)
+
+// New returns an empty object of the kind.
+func (r *StatusREST) New() runtime.Object { return r.store.New() }
+
+// Destroy cleans up resources on shutdown; the main endpoint owns the shared storage.
+func (r *StatusREST) Destroy() {}
+
+// Get retrieves the object, for the status subresource.
+func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error) {
+	return r.store.Get(ctx, name, options)
+}
+
+// Update writes the status of an object.
+func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	// The status subresource never creates an object, whatever the patch type asks.
+	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+}
+
+// GetResetFields implements rest.ResetFieldsStrategy.
+func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return r.store.GetResetFields()
+}
+
+// ConvertToTable implements rest.TableConvertor.
+func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
+	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
+
+// NewREST returns the main and the status endpoint of a kind, backed by storage from
+// optsGetter.
+func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, kind *Kind[T, Spec, Status]) (*REST, *StatusREST, error) {
+	main := strategy[T, Spec, Status]{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator, kind: kind}
+	status := statusStrategy[T, Spec, Status]{strategy: main}
+
+	store := &genericregistry.Store{
+		NewFunc:                   func() runtime.Object { return kind.New() },
+		NewListFunc:               kind.NewList,
+		PredicateFunc:             kind.matcher,
+		DefaultQualifiedResource:  kind.Resource,
+		SingularQualifiedResource: kind.Singular,
+
+		CreateStrategy:      main,
+		UpdateStrategy:      main,
+		DeleteStrategy:      main,
+		ResetFieldsStrategy: main,
+
+		TableConvertor: tableConvertor[T]{table: kind.Table, now: time.Now},
+	}
+	if err := store.CompleteWithOptions(&generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: kind.attrs}); err != nil {
+		return nil, nil, fmt.Errorf("setting up storage for %s: %w", kind.Resource, err)
+	}
+
+	statusStore := *store
+	statusStore.UpdateStrategy = status
+	statusStore.ResetFieldsStrategy = status
+	return &REST{store}, &StatusREST{store: &statusStore}, nil
+}
+
+// attrs returns the labels and the selectable fields of an object.
+func (k *Kind[T, Spec, Status]) attrs(obj runtime.Object) (labels.Set, fields.Set, error) {
+	o, ok := obj.(T)
+	if !ok {
+		return nil, nil, fmt.Errorf("not a %s: %T", k.Singular, obj)
+	}
+	fs := fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()}
+	if k.SelectableFields != nil {
+		fs = generic.MergeFieldsSets(fs, k.SelectableFields(o))
+	}
+	return labels.Set(o.GetLabels()), fs, nil
+}
+
+// matcher is the selection predicate of the kind, with its labels and selectable fields.
+func (k *Kind[T, Spec, Status]) matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
+	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: k.attrs}
+}

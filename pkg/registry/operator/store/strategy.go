@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// strategy is the create and update strategy of a kind: the main endpoint owns the spec and
+// ignores the status.
+type strategy[T Object, Spec, Status any] struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+	kind *Kind[T, Spec, Status]
+}
+
+var (
+	_ rest.RESTCreateStrategy  = strategy[Object, struct{}, struct{}]{}
+	_ rest.RESTUpdateStrategy  = strategy[Object, struct{}, struct{}]{}
+	_ rest.RESTDeleteStrategy  = strategy[Object, struct{}, struct{}]{}
+	_ rest.ResetFieldsStrategy = strategy[Object, struct{}, struct{}]{}
+	_ rest.RESTUpdateStrategy  = statusStrategy[Object, struct{}, struct{}]{}
+	_ rest.ResetFieldsStrategy = statusStrategy[Object, struct{}, struct{}]{}
+)
+
+func (strategy[T, Spec, Status]) NamespaceScoped() bool { return true }
+
+// GetResetFields says that the main endpoint never writes the status, for server-side apply.
+func (strategy[T, Spec, Status]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		fieldpath.APIVersion(operatorv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
+	}
+}
+
+// PrepareForCreate drops any status a client sent and starts the generation at 1.
+func (s strategy[T, Spec, Status]) PrepareForCreate(_ context.Context, obj runtime.Object) {
+	o := obj.(T)
+	*s.kind.Status(o) = *new(Status)
+	o.SetGeneration(1)
+}
+
+// PrepareForUpdate keeps the stored status and bumps the generation when the spec changed.
+func (s strategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newObj, oldObj := obj.(T), old.(T)
+	*s.kind.Status(newObj) = *s.kind.Status(oldObj)
+	if !apiequality.Semantic.DeepEqual(s.kind.Spec(newObj), s.kind.Spec(oldObj)) {
+		newObj.SetGeneration(oldObj.GetGeneration() + 1)
+	}
+}
+
+func (s strategy[T, Spec, Status]) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
+	return s.kind.Validate(obj.(T))
+}
+
+func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.kind.ValidateUpdate(obj.(T), old.(T))
+}
+
+func (strategy[T, Spec, Status]) WarningsOnCreate(context.Context, runtime.Object) []string {
+	return nil
+}
+
+func (strategy[T, Spec, Status]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+func (strategy[T, Spec, Status]) Canonicalize(runtime.Object) {}
+
+func (strategy[T, Spec, Status]) AllowCreateOnUpdate(context.Context) bool { return false }
+
+func (strategy[T, Spec, Status]) AllowUnconditionalUpdate(context.Context) bool { return true }
+
+// statusStrategy is the update strategy of the status subresource: it owns the status and
+// ignores the spec and metadata other than what metadata updates always allow.
+type statusStrategy[T Object, Spec, Status any] struct {
+	strategy[T, Spec, Status]
+}
+
+// GetResetFields says that the status endpoint never writes the spec, for server-side apply.
+func (statusStrategy[T, Spec, Status]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		fieldpath.APIVersion(operatorv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+	}
+}
+
+// PrepareForUpdate keeps the stored spec and generation.
+func (s statusStrategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
+	newObj, oldObj := obj.(T), old.(T)
+	*s.kind.Spec(newObj) = *s.kind.Spec(oldObj)
+	newObj.SetGeneration(oldObj.GetGeneration())
+}
+
+func (s statusStrategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.kind.ValidateStatusUpdate(obj.(T), old.(T))
+}
+
+func (statusStrategy[T, Spec, Status]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/storage/names"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// testKind is a Kind over CacheServers with validation that records its calls.
+func testKind() *Kind[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus] {
+	return &Kind[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
+		Resource: operator.Resource("cacheservers"),
+		Singular: operator.Resource("cacheserver"),
+		New:      func() *operator.CacheServer { return &operator.CacheServer{} },
+		NewList:  func() runtime.Object { return &operator.CacheServerList{} },
+		Spec:     func(o *operator.CacheServer) *operator.CacheServerSpec { return &o.Spec },
+		Status:   func(o *operator.CacheServer) *operator.CacheServerStatus { return &o.Status },
+		Validate: func(*operator.CacheServer) field.ErrorList {
+			return field.ErrorList{field.Invalid(field.NewPath("spec"), "x", "create")}
+		},
+		ValidateUpdate: func(_, _ *operator.CacheServer) field.ErrorList {
+			return field.ErrorList{field.Invalid(field.NewPath("spec"), "x", "update")}
+		},
+		ValidateStatusUpdate: func(_, _ *operator.CacheServer) field.ErrorList {
+			return field.ErrorList{field.Invalid(field.NewPath("status"), "x", "status")}
+		},
+	}
+}
+
+func cacheServer(replicas int32, phase operator.Phase) *operator.CacheServer {
+	return &operator.CacheServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "cs", Namespace: "ns", Generation: 3},
+		Spec:       operator.CacheServerSpec{Replicas: ptr.To(replicas)},
+		Status:     operator.CacheServerStatus{Phase: phase, ObservedGeneration: 3},
+	}
+}
+
+func TestPrepareForCreateDropsStatusAndStartsGeneration(t *testing.T) {
+	s := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind()}
+	obj := cacheServer(1, operator.PhaseRunning)
+	s.PrepareForCreate(t.Context(), obj)
+	assert.Equal(t, operator.CacheServerStatus{}, obj.Status)
+	assert.EqualValues(t, 1, obj.Generation)
+	assert.Equal(t, ptr.To[int32](1), obj.Spec.Replicas)
+}
+
+func TestPrepareForUpdate(t *testing.T) {
+	s := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind()}
+	for _, tc := range []struct {
+		name           string
+		newObj         *operator.CacheServer
+		wantGeneration int64
+	}{
+		{"spec change bumps the generation", cacheServer(2, operator.PhaseDeleting), 4},
+		{"status change alone is ignored", cacheServer(1, operator.PhaseDeleting), 3},
+		{"metadata change keeps the generation", func() *operator.CacheServer {
+			o := cacheServer(1, operator.PhaseRunning)
+			o.Labels = map[string]string{"a": "b"}
+			return o
+		}(), 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := cacheServer(1, operator.PhaseRunning)
+			s.PrepareForUpdate(t.Context(), tc.newObj, old)
+			assert.Equal(t, tc.wantGeneration, tc.newObj.Generation)
+			assert.Equal(t, old.Status, tc.newObj.Status, "the main endpoint keeps the stored status")
+		})
+	}
+}
+
+func TestStatusPrepareForUpdateKeepsSpecAndGeneration(t *testing.T) {
+	s := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
+		strategy: strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind()},
+	}
+	old := cacheServer(1, operator.PhaseProvisioning)
+	newObj := cacheServer(5, operator.PhaseRunning)
+	newObj.Generation = 9
+	s.PrepareForUpdate(t.Context(), newObj, old)
+	assert.Equal(t, ptr.To[int32](1), newObj.Spec.Replicas, "the status endpoint keeps the stored spec")
+	assert.EqualValues(t, 3, newObj.Generation)
+	assert.Equal(t, operator.PhaseRunning, newObj.Status.Phase)
+}
+
+func TestStrategiesCallTheirValidation(t *testing.T) {
+	main := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind(), NameGenerator: names.SimpleNameGenerator}
+	status := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{strategy: main}
+	obj := cacheServer(1, "")
+	require.Len(t, main.Validate(t.Context(), obj), 1)
+	assert.Equal(t, "create", main.Validate(t.Context(), obj)[0].Detail)
+	assert.Equal(t, "update", main.ValidateUpdate(t.Context(), obj, obj)[0].Detail)
+	assert.Equal(t, "status", status.ValidateUpdate(t.Context(), obj, obj)[0].Detail)
+}
+
+func TestResetFields(t *testing.T) {
+	main := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind()}
+	status := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{strategy: main}
+	v := fieldpath.APIVersion("operator.kcp.io/v1alpha1")
+	assert.True(t, main.GetResetFields()[v].Has(fieldpath.MakePathOrDie("status")))
+	assert.False(t, main.GetResetFields()[v].Has(fieldpath.MakePathOrDie("spec")))
+	assert.True(t, status.GetResetFields()[v].Has(fieldpath.MakePathOrDie("spec")))
+	assert.False(t, status.GetResetFields()[v].Has(fieldpath.MakePathOrDie("status")))
+}
+
+func TestAttrsExposeSelectableFields(t *testing.T) {
+	k := testKind()
+	_, fs, err := k.attrs(cacheServer(1, ""))
+	require.NoError(t, err)
+	assert.Equal(t, "cs", fs["metadata.name"])
+	assert.Equal(t, "ns", fs["metadata.namespace"])
+	assert.NotContains(t, fs, "spec.rootShard.ref.name")
+
+	k.SelectableFields = func(*operator.CacheServer) fields.Set { return fields.Set{"spec.x": "y"} }
+	_, fs, err = k.attrs(cacheServer(1, ""))
+	require.NoError(t, err)
+	assert.Equal(t, "y", fs["spec.x"])
+
+	_, _, err = k.attrs(&operator.Shard{})
+	assert.Error(t, err, "an object of another kind is an error, not a panic")
+}

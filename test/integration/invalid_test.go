@@ -1,0 +1,143 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+)
+
+// assertInvalid checks that err is a 422 whose causes name every given field path.
+func assertInvalid(t *testing.T, err error, paths ...string) {
+	t.Helper()
+	require.Error(t, err)
+	require.True(t, apierrors.IsInvalid(err), "expected 422 Invalid, got %v", err)
+	status, ok := err.(apierrors.APIStatus)
+	require.True(t, ok)
+	var got []string
+	for _, c := range status.Status().Details.Causes {
+		got = append(got, c.Field)
+	}
+	for _, p := range paths {
+		assert.Contains(t, got, p, "causes: %v", status.Status().Details.Causes)
+	}
+}
+
+// TestInvalidObjectsAreRejected sends invalid objects of every kind: each is a 422 naming
+// the faulty fields, and nothing is stored.
+func TestInvalidObjectsAreRejected(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	defer s.stop()
+	type create func(ctx context.Context, c clientset.Interface) (string, error)
+	rootShard := func(mutate func(*operatorv1alpha1.RootShard)) create {
+		return func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newRootShard("bad")
+			mutate(o)
+			_, err := c.OperatorV1alpha1().RootShards(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}
+	}
+	kubeconfig := func(mutate func(*operatorv1alpha1.Kubeconfig)) create {
+		return func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newKubeconfig("bad", "edge")
+			mutate(o)
+			_, err := c.OperatorV1alpha1().Kubeconfigs(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		create create
+		paths  []string
+	}{
+		{"port out of range", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.External.Port = 70000 }),
+			[]string{"spec.external.port"}},
+		{"name not a DNS label", rootShard(func(o *operatorv1alpha1.RootShard) { o.Name = "Bad_Name" }),
+			[]string{"metadata.name"}},
+		{"hostname not DNS", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.External.Hostname = "not a host" }),
+			[]string{"spec.external.hostname"}},
+		{"several faults at once", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.Etcd.Endpoints = []string{"etcd:2379"}
+			o.Spec.ShardBaseURL = "http://insecure.example.com"
+			o.Spec.Replicas = ptr.To[int32](-1)
+		}), []string{"spec.etcd.endpoints[0]", "spec.shardBaseURL", "spec.replicas"}},
+		{"no etcd endpoints", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.Etcd.Endpoints = nil }),
+			[]string{"spec.etcd.endpoints"}},
+		{"both certificate sources", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.Certificates = &operatorv1alpha1.Certificates{
+				IssuerRef:   &operatorv1alpha1.ObjectReference{Name: "ca"},
+				CASecretRef: &corev1.LocalObjectReference{Name: "ca"},
+			}
+		}), []string{"spec.certificates.caSecretRef"}},
+		{"unknown certificate template role", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"nonsense": {}}
+		}), []string{"spec.certificateTemplates"}},
+		{"shard without root shard", func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newShard("bad", "")
+			o.Spec.RootShard.Reference = nil
+			_, err := c.OperatorV1alpha1().Shards(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}, []string{"spec.rootShard.ref.name"}},
+		{"front proxy backend not https", func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newFrontProxy("bad", "root")
+			o.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/x", Backend: "http://x"}}
+			_, err := c.OperatorV1alpha1().FrontProxies(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}, []string{"spec.additionalPathMappings[0].backend"}},
+		{"cache server replicas without etcd", func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newCacheServer("bad")
+			o.Spec.Replicas = ptr.To[int32](3)
+			_, err := c.OperatorV1alpha1().CacheServers(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}, []string{"spec.replicas"}},
+		{"kubeconfig without target", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.Target = operatorv1alpha1.KubeconfigTarget{} }),
+			[]string{"spec.target"}},
+		{"kubeconfig with two targets", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
+			o.Spec.Target.ShardRef = &corev1.LocalObjectReference{Name: "s"}
+		}), []string{"spec.target.frontProxyRef"}},
+		{"kubeconfig validity too short", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
+			o.Spec.Validity = metav1.Duration{Duration: 5 * time.Minute}
+		}), []string{"spec.validity"}},
+		{"kubeconfig workspace path", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.TargetWorkspace = "team:a" }),
+			[]string{"spec.targetWorkspace"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, err := tc.create(t.Context(), s.client)
+			assertInvalid(t, err, tc.paths...)
+			assert.NotContains(t, storedNames(t, s.client), name, "nothing may be stored")
+		})
+	}
+}
+
+// storedNames lists the names of every stored object of every kind in the test namespace.
+func storedNames(t *testing.T, c clientset.Interface) []string {
+	t.Helper()
+	ctx, ops := t.Context(), c.OperatorV1alpha1()
+	var out []string
+	rs, err := ops.RootShards(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, rs)...)
+	sh, err := ops.Shards(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, sh)...)
+	fp, err := ops.FrontProxies(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, fp)...)
+	cs, err := ops.CacheServers(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, cs)...)
+	kc, err := ops.Kubeconfigs(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, kc)...)
+	return out
+}

@@ -1,0 +1,112 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	"github.com/kcp-setups/apiserver/cmd/apiserver/app"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+)
+
+// testServer is the real kcp-setups server running in this process on an embedded etcd.
+type testServer struct {
+	config *rest.Config
+	client clientset.Interface
+	stop   func()
+}
+
+// startServer starts the server with its embedded etcd in etcdDir and waits until it is
+// ready. This tier has no kube-apiserver to delegate to, so authentication, authorization
+// and admission are off, as the library allows; everything else is the production path.
+func startServer(t *testing.T, etcdDir string) *testServer {
+	t.Helper()
+
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	certDir := t.TempDir()
+
+	o := app.NewOptions()
+	o.EmbeddedEtcdDir = etcdDir
+	o.RecommendedOptions.SecureServing.Listener = listener
+	o.RecommendedOptions.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
+	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
+	o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = certDir
+	o.RecommendedOptions.Authentication = nil
+	o.RecommendedOptions.Authorization = nil
+	o.RecommendedOptions.CoreAPI = nil
+	o.RecommendedOptions.Admission = nil
+	o.RecommendedOptions.Features.EnablePriorityAndFairness = false
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+
+	stop := func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("server stopped with an error: %v", err)
+			}
+		case <-time.After(time.Minute):
+			t.Errorf("server did not stop within a minute")
+		}
+	}
+
+	// The serving certificate is self-signed into certDir; its file holds the CA too.
+	certFile := filepath.Join(certDir, "apiserver.crt")
+	var caData []byte
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		select {
+		case err := <-done:
+			return false, err
+		default:
+		}
+		if caData == nil {
+			data, err := os.ReadFile(certFile)
+			if err != nil {
+				return false, nil
+			}
+			caData = data
+		}
+		cfg := &rest.Config{Host: "https://" + listener.Addr().String(), TLSClientConfig: rest.TLSClientConfig{CAData: caData}}
+		client, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Get(cfg.Host + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		stop()
+		require.NoError(t, err, "server did not become ready")
+	}
+
+	config := &rest.Config{
+		Host:            "https://" + listener.Addr().String(),
+		TLSClientConfig: rest.TLSClientConfig{CAData: caData},
+		QPS:             -1,
+	}
+	client, err := clientset.NewForConfig(config)
+	require.NoError(t, err)
+	return &testServer{config: config, client: client, stop: stop}
+}
+
+// eventTimeout bounds how long a test waits for a watch event; it is not a speed assertion.
+const eventTimeout = 30 * time.Second
+
+func timeout() <-chan time.Time { return time.After(eventTimeout) }
