@@ -16,12 +16,16 @@ fi
 
 UPDATE_API_KNOWN_VIOLATIONS=true "${SCRATCH}/hack/update-codegen.sh" >/dev/null
 
+# Compare every generated file, in either tree, so that stale, changed and missing files all fail.
+generated() {
+  (cd "$1" && find pkg api -type f \( -name 'zz_generated*' -o -path 'pkg/generated/*' -o -path 'api/*' \) | LC_ALL=C sort)
+}
 status=0
-for dir in pkg api; do
-  if ! diff -Naupr "${ROOT}/${dir}" "${SCRATCH}/${dir}"; then
+while read -r f; do
+  if ! diff -Nu "${ROOT}/${f}" "${SCRATCH}/${f}"; then
     status=1
   fi
-done
+done < <( (generated "${ROOT}"; generated "${SCRATCH}") | LC_ALL=C sort -u)
 if [[ ${status} -ne 0 ]]; then
   echo "Generated code is out of date: run hack/update-codegen.sh and commit the result." >&2
   exit 1

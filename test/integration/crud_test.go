@@ -130,18 +130,22 @@ func TestCRUDEveryKind(t *testing.T) {
 	}.run)
 
 	t.Run("FrontProxy", crudCase[*operatorv1alpha1.FrontProxy, *operatorv1alpha1.FrontProxyList]{
-		client:     ops.FrontProxies(namespace),
-		obj:        newFrontProxy("edge", "root"),
-		defaulted:  func(t *testing.T, o *operatorv1alpha1.FrontProxy) { assert.Nil(t, o.Spec.Replicas, "replicas is not stored") },
+		client: ops.FrontProxies(namespace),
+		obj:    newFrontProxy("edge", "root"),
+		defaulted: func(t *testing.T, o *operatorv1alpha1.FrontProxy) {
+			assert.Nil(t, o.Spec.Replicas, "replicas is not stored")
+		},
 		mutateSpec: func(o *operatorv1alpha1.FrontProxy) { o.Spec.ExtraArgs = append(o.Spec.ExtraArgs, "--v=2") },
 		setStatus:  func(o *operatorv1alpha1.FrontProxy, p string) { o.Status.Phase = operatorv1alpha1.Phase(p) },
 		phase:      func(o *operatorv1alpha1.FrontProxy) string { return string(o.Status.Phase) },
 	}.run)
 
 	t.Run("CacheServer", crudCase[*operatorv1alpha1.CacheServer, *operatorv1alpha1.CacheServerList]{
-		client:     ops.CacheServers(namespace),
-		obj:        newCacheServer("cache"),
-		defaulted:  func(t *testing.T, o *operatorv1alpha1.CacheServer) { assert.Equal(t, "cluster.local", o.Spec.ClusterDomain) },
+		client: ops.CacheServers(namespace),
+		obj:    newCacheServer("cache"),
+		defaulted: func(t *testing.T, o *operatorv1alpha1.CacheServer) {
+			assert.Equal(t, "cluster.local", o.Spec.ClusterDomain)
+		},
 		mutateSpec: func(o *operatorv1alpha1.CacheServer) { o.Spec.ExtraArgs = append(o.Spec.ExtraArgs, "--v=2") },
 		setStatus:  func(o *operatorv1alpha1.CacheServer, p string) { o.Status.Phase = operatorv1alpha1.Phase(p) },
 		phase:      func(o *operatorv1alpha1.CacheServer) string { return string(o.Status.Phase) },

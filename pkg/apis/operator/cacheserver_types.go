@@ -64,5 +64,5 @@ type CacheServerStatus struct {
 type CacheServerList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
-	Items           []CacheServer
+	Items []CacheServer
 }

@@ -118,14 +118,14 @@ type CertificateSpecTemplate struct {
 
 // X509Subject holds X.509 subject attributes other than the common name.
 type X509Subject struct {
-	Organizations []string
-	Countries []string
+	Organizations       []string
+	Countries           []string
 	OrganizationalUnits []string
-	Localities []string
-	Provinces []string
-	StreetAddresses []string
-	PostalCodes []string
-	SerialNumber string
+	Localities          []string
+	Provinces           []string
+	StreetAddresses     []string
+	PostalCodes         []string
+	SerialNumber        string
 }
 
 // CertificatePrivateKeyTemplate sets the private key of a generated certificate.

@@ -93,5 +93,5 @@ type FrontProxyStatus struct {
 type FrontProxyList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
-	Items           []FrontProxy
+	Items []FrontProxy
 }

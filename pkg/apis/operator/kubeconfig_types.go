@@ -68,7 +68,7 @@ type KubeconfigStatus struct {
 type KubeconfigList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
-	Items           []Kubeconfig
+	Items []Kubeconfig
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

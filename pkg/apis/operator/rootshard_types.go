@@ -48,5 +48,5 @@ type RootShardStatus struct {
 type RootShardList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
-	Items           []RootShard
+	Items []RootShard
 }

@@ -43,5 +43,5 @@ type ShardStatus struct {
 type ShardList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
-	Items           []Shard
+	Items []Shard
 }

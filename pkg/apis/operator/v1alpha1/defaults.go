@@ -14,12 +14,12 @@ const (
 
 // Stored defaults.
 const (
-	DefaultClusterDomain            = "cluster.local"
-	DefaultExternalPort       int32 = 6443
-	DefaultWorkspace                = "root"
-	DefaultExpirationSeconds  int64 = 3600
-	DefaultIssuerKind               = "Issuer"
-	DefaultIssuerGroup              = "cert-manager.io"
+	DefaultClusterDomain           = "cluster.local"
+	DefaultExternalPort      int32 = 6443
+	DefaultWorkspace               = "root"
+	DefaultExpirationSeconds int64 = 3600
+	DefaultIssuerKind              = "Issuer"
+	DefaultIssuerGroup             = "cert-manager.io"
 	// DefaultReplicas is the replica count a shard or front-proxy Deployment starts with
 	// when spec.replicas is unset. It is not stored, so that an HPA may own the count.
 	DefaultReplicas int32 = 2
