@@ -63,8 +63,8 @@ func TestValidateCacheServer(t *testing.T) {
 			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd, cs.Spec.Replicas = nil, ptr[int32](1) },
 		},
 		{
-			name:   "several replicas without etcd",
-			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd = nil },
+			name:   "two replicas without etcd",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd, cs.Spec.Replicas = nil, ptr[int32](2) },
 			want:   []wantErr{invalid("spec.replicas", "more than one replica requires spec.etcd, the embedded etcd cannot be shared")},
 		},
 		{
@@ -159,4 +159,56 @@ func TestValidateCacheServerNil(t *testing.T) {
 	assert.NotEmpty(t, ValidateCacheServer(nil))
 	assert.NotEmpty(t, ValidateCacheServerUpdate(nil, nil))
 	assert.NotEmpty(t, ValidateCacheServerStatusUpdate(nil, nil))
+}
+
+// TestValidateCacheServerWiring checks that every shared piece of a CacheServer is validated
+// at its own path.
+func TestValidateCacheServerWiring(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.CacheServerSpec)
+		want   []wantErr
+	}{
+		{
+			name:   "image",
+			mutate: func(s *operator.CacheServerSpec) { s.Image.ImagePullSecrets = []corev1.LocalObjectReference{{}} },
+			want:   []wantErr{required("spec.image.imagePullSecrets[0].name")},
+		},
+		{
+			name: "resources",
+			mutate: func(s *operator.CacheServerSpec) {
+				s.Resources.Requests = corev1.ResourceList{"cpu": resourceQuantity("3")}
+			},
+			want: []wantErr{invalid("spec.resources.requests[cpu]")},
+		},
+		{
+			name:   "service template",
+			mutate: func(s *operator.CacheServerSpec) { s.ServiceTemplate.Spec.Type = "Internal" },
+			want:   []wantErr{notSupported("spec.serviceTemplate.spec.type")},
+		},
+		{
+			name: "deployment template",
+			mutate: func(s *operator.CacheServerSpec) {
+				s.DeploymentTemplate.Spec.Template.Spec.HostAliases = []corev1.HostAlias{{IP: "::1", Hostnames: []string{"A"}}}
+			},
+			want: []wantErr{invalid("spec.deploymentTemplate.spec.template.spec.hostAliases[0].hostnames[0]")},
+		},
+		{
+			name:   "extras",
+			mutate: func(s *operator.CacheServerSpec) { s.ExtraVolumeMounts[0].MountPath = "relative" },
+			want:   []wantErr{invalid("spec.extraVolumeMounts[0].mountPath")},
+		},
+		{
+			name:   "logging",
+			mutate: func(s *operator.CacheServerSpec) { s.Logging.Level = -3 },
+			want:   []wantErr{invalid("spec.logging.level")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := validCacheServer()
+			tc.mutate(&cs.Spec)
+			assertErrors(t, tc.want, ValidateCacheServer(cs))
+		})
+	}
 }

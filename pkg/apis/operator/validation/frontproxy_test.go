@@ -236,3 +236,60 @@ func TestValidateFrontProxyNil(t *testing.T) {
 	assert.NotEmpty(t, ValidateFrontProxyUpdate(nil, nil))
 	assert.NotEmpty(t, ValidateFrontProxyStatusUpdate(nil, validFrontProxy()))
 }
+
+// TestValidateFrontProxyWiring checks that every shared piece of a FrontProxy is validated at
+// its own path.
+func TestValidateFrontProxyWiring(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*operator.FrontProxySpec)
+		want   []wantErr
+	}{
+		{
+			name: "resources",
+			mutate: func(s *operator.FrontProxySpec) {
+				s.Resources.Limits = corev1.ResourceList{"cpu": resourceQuantity("-1")}
+			},
+			want: []wantErr{invalid("spec.resources.limits[cpu]")},
+		},
+		{
+			name:   "image",
+			mutate: func(s *operator.FrontProxySpec) { s.Image.Repository = "a b" },
+			want:   []wantErr{invalid("spec.image.repository")},
+		},
+		{
+			name:   "service template",
+			mutate: func(s *operator.FrontProxySpec) { s.ServiceTemplate.Spec.ClusterIP = "x" },
+			want:   []wantErr{invalid("spec.serviceTemplate.spec.clusterIP")},
+		},
+		{
+			name: "deployment template",
+			mutate: func(s *operator.FrontProxySpec) {
+				s.DeploymentTemplate.Metadata = &operator.MetadataTemplate{Labels: map[string]string{"a": "b c"}}
+			},
+			want: []wantErr{invalid("spec.deploymentTemplate.metadata.labels")},
+		},
+		{
+			name:   "CA bundle refs",
+			mutate: func(s *operator.FrontProxySpec) { s.CABundleSecretRef.Name, s.ClientCABundleRef.Name = "", "" },
+			want:   []wantErr{required("spec.caBundleSecretRef.name"), required("spec.clientCABundleRef.name")},
+		},
+		{
+			name:   "extras",
+			mutate: func(s *operator.FrontProxySpec) { s.ExtraArgs, s.ExtraVolumes[0].Name = []string{"x"}, "Extra" },
+			want:   []wantErr{invalid("spec.extraArgs[0]"), invalid("spec.extraVolumes[0].name"), notFound("spec.extraVolumeMounts[0].name")},
+		},
+		{
+			name:   "logging",
+			mutate: func(s *operator.FrontProxySpec) { s.Logging.Level = 42 },
+			want:   []wantErr{invalid("spec.logging.level")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := validFrontProxy()
+			tc.mutate(&fp.Spec)
+			assertErrors(t, tc.want, ValidateFrontProxy(fp))
+		})
+	}
+}

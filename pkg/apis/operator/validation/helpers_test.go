@@ -160,3 +160,5 @@ func validCommonShardSpec() operator.CommonShardSpec {
 		Logging:           &operator.LoggingSpec{Level: 4},
 	}
 }
+
+func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }

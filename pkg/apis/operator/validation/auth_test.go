@@ -1,0 +1,72 @@
+package validation
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+func TestValidateAuth(t *testing.T) {
+	oidc := func(mutate func(*operator.OIDCConfiguration)) *operator.AuthSpec {
+		o := &operator.OIDCConfiguration{
+			IssuerURL: "https://dex.example.com/dex", ClientID: "kcp", GroupsClaim: "groups", UsernamePrefix: "oidc:",
+			CAFileRef: &operator.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"},
+		}
+		mutate(o)
+		return &operator.AuthSpec{OIDC: o}
+	}
+	tests := []struct {
+		name string
+		auth *operator.AuthSpec
+		want []wantErr
+	}{
+		{name: "absent"},
+		{name: "OIDC", auth: oidc(func(*operator.OIDCConfiguration) {})},
+		{name: "service accounts only", auth: &operator.AuthSpec{ServiceAccount: &operator.ServiceAccountAuthentication{Enabled: true}}},
+		{
+			name: "issuer URL missing",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.IssuerURL = "" }),
+			want: []wantErr{required("spec.auth.oidc.issuerURL")},
+		},
+		{
+			name: "issuer URL not https",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.IssuerURL = "http://dex.example.com" }),
+			want: []wantErr{invalid("spec.auth.oidc.issuerURL")},
+		},
+		{
+			name: "client ID missing",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.ClientID = "" }),
+			want: []wantErr{required("spec.auth.oidc.clientID")},
+		},
+		{
+			name: "CA file reference incomplete",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.CAFileRef = &operator.LocalDataKeyReference{Name: "Dex CA"} }),
+			want: []wantErr{invalid("spec.auth.oidc.caFileRef.name"), required("spec.auth.oidc.caFileRef.key")},
+		},
+		{
+			name: "CA file key not a valid key",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.CAFileRef.Key = "ca/crt" }),
+			want: []wantErr{invalid("spec.auth.oidc.caFileRef.key")},
+		},
+		{
+			name: "groups",
+			auth: &operator.AuthSpec{DropGroups: []string{"system:masters"}, PassOnGroups: []string{"team-a", "team-b"}},
+		},
+		{
+			name: "empty groups and groups with commas",
+			auth: &operator.AuthSpec{DropGroups: []string{"", "a,b"}, PassOnGroups: []string{"c,"}},
+			want: []wantErr{
+				required("spec.auth.dropGroups[0]"),
+				invalid("spec.auth.dropGroups[1]", "may not contain a comma"),
+				invalid("spec.auth.passOnGroups[0]"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assertErrors(t, tc.want, validateAuth(tc.auth, field.NewPath("spec", "auth")))
+		})
+	}
+}
