@@ -67,6 +67,7 @@ func (c completedConfig) New() (*Server, error) {
 
 	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
+	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{codecs}
 	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter)
 	if err != nil {
 		return nil, err

@@ -10,9 +10,12 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 )
 
@@ -21,7 +24,8 @@ const startTimeout = 2 * time.Minute
 
 // Server is a running embedded etcd member.
 type Server struct {
-	etcd *embed.Etcd
+	etcd    *embed.Etcd
+	closing *atomic.Bool
 	// ClientURL is the URL clients reach the member at.
 	ClientURL string
 }
@@ -54,8 +58,14 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	// No metrics or pprof listeners of its own: the server's /metrics is the one to scrape.
 	cfg.ListenMetricsUrls = nil
-	cfg.LogLevel = "warn"
-	cfg.LogOutputs = []string{"stderr"}
+	closing := &atomic.Bool{}
+	zapLogger, err := zap.NewProduction(zap.IncreaseLevel(zapcore.WarnLevel), zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return quietWhileClosing{Core: c, closing: closing}
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("setting up the embedded etcd logger: %w", err)
+	}
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger)
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
@@ -74,12 +84,31 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 		return nil, ctx.Err()
 	}
 	logger.Info("Embedded etcd is serving", "dir", dir, "url", clientURL.String())
-	return &Server{etcd: e, ClientURL: clientURL.String()}, nil
+	return &Server{etcd: e, closing: closing, ClientURL: clientURL.String()}, nil
 }
 
 // Close stops the member and waits until its data is flushed.
 func (s *Server) Close() {
+	s.closing.Store(true)
 	s.etcd.Close()
+}
+
+// quietWhileClosing drops what etcd logs while it closes: its listeners report their own
+// closing as errors ("mux: server closed"), which would make every clean shutdown look failed.
+type quietWhileClosing struct {
+	zapcore.Core
+	closing *atomic.Bool
+}
+
+func (q quietWhileClosing) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if q.closing.Load() && e.Level < zapcore.FatalLevel {
+		return ce
+	}
+	return q.Core.Check(e, ce)
+}
+
+func (q quietWhileClosing) With(fields []zapcore.Field) zapcore.Core {
+	return quietWhileClosing{Core: q.Core.With(fields), closing: q.closing}
 }
 
 // freeLoopbackPorts asks the kernel for n unused loopback ports. etcd must be given concrete

@@ -104,7 +104,7 @@ func (c crudCase[T, L]) run(t *testing.T) {
 }
 
 func TestCRUDEveryKind(t *testing.T) {
-	s := startServer(t, t.TempDir())
+	s := startServer(t, embedded(t.TempDir()))
 	defer s.stop()
 	ops := s.client.OperatorV1alpha1()
 

@@ -18,7 +18,7 @@ import (
 // TestExamplesApply creates every manifest of artifacts/examples with strict field
 // validation, as `kubectl apply` would.
 func TestExamplesApply(t *testing.T) {
-	s := startServer(t, t.TempDir())
+	s := startServer(t, embedded(t.TempDir()))
 	defer s.stop()
 	dyn, err := dynamic.NewForConfig(s.config)
 	require.NoError(t, err)

@@ -35,7 +35,7 @@ func assertInvalid(t *testing.T, err error, paths ...string) {
 // TestInvalidObjectsAreRejected sends invalid objects of every kind: each is a 422 naming
 // the faulty fields, and nothing is stored.
 func TestInvalidObjectsAreRejected(t *testing.T) {
-	s := startServer(t, t.TempDir())
+	s := startServer(t, embedded(t.TempDir()))
 	defer s.stop()
 	type create func(ctx context.Context, c clientset.Interface) (string, error)
 	rootShard := func(mutate func(*operatorv1alpha1.RootShard)) create {

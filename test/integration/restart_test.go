@@ -1,18 +1,47 @@
 package integration
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 )
 
-// TestObjectsSurviveARestart stops the server and starts it again on the same embedded etcd
-// directory: every object is still there, unchanged.
+// TestObjectsSurviveARestart stops the server and starts it again on the same storage, the
+// embedded etcd's directory or an external etcd: every object is still there, unchanged.
 func TestObjectsSurviveARestart(t *testing.T) {
-	dir := t.TempDir()
-	s := startServer(t, dir)
+	t.Run("embedded etcd", func(t *testing.T) {
+		survivesRestart(t, embedded(t.TempDir()))
+	})
+	t.Run("external etcd", func(t *testing.T) {
+		// A member started apart from the server stands in for an etcd cluster.
+		etcd, err := embeddedetcd.Start(t.Context(), t.TempDir())
+		require.NoError(t, err)
+		defer etcd.Close()
+		survivesRestart(t, external(etcd.ClientURL))
+
+		// The objects are in that etcd, under the server's prefix, as JSON of v1alpha1.
+		client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
+		require.NoError(t, err)
+		defer func() { _ = client.Close() }()
+		resp, err := client.Get(t.Context(), "/kcp-setups/operator.kcp.io/rootshards/"+namespace+"/root")
+		require.NoError(t, err)
+		require.Len(t, resp.Kvs, 1)
+		var stored map[string]any
+		require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &stored), "stored as JSON")
+		assert.Equal(t, "operator.kcp.io/v1alpha1", stored["apiVersion"])
+		assert.Equal(t, "RootShard", stored["kind"])
+	})
+}
+
+func survivesRestart(t *testing.T, store storage) {
+	s := startServer(t, store)
 	ctx := t.Context()
 	ops := s.client.OperatorV1alpha1()
 
@@ -28,7 +57,7 @@ func TestObjectsSurviveARestart(t *testing.T) {
 	require.NoError(t, err)
 	s.stop()
 
-	s = startServer(t, dir)
+	s = startServer(t, store)
 	defer s.stop()
 	ops = s.client.OperatorV1alpha1()
 

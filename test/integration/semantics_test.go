@@ -16,7 +16,7 @@ import (
 
 // TestAPISemantics covers what a client expects of a built-in resource beyond CRUD.
 func TestAPISemantics(t *testing.T) {
-	s := startServer(t, t.TempDir())
+	s := startServer(t, embedded(t.TempDir()))
 	defer s.stop()
 	ops := s.client.OperatorV1alpha1()
 

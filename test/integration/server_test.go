@@ -25,10 +25,22 @@ type testServer struct {
 	stop   func()
 }
 
-// startServer starts the server with its embedded etcd in etcdDir and waits until it is
-// ready. This tier has no kube-apiserver to delegate to, so authentication, authorization
+// storage configures where a test server keeps its objects.
+type storage func(*app.Options)
+
+// embedded keeps the objects in the server's embedded etcd, with its data in dir.
+func embedded(dir string) storage {
+	return func(o *app.Options) { o.EmbeddedEtcdDir = dir }
+}
+
+// external keeps the objects in the etcd cluster at url, as --etcd-servers does.
+func external(url string) storage {
+	return func(o *app.Options) { o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{url} }
+}
+
+// startServer starts the server on the given storage and waits until it is ready. This tier has no kube-apiserver to delegate to, so authentication, authorization
 // and admission are off, as the library allows; everything else is the production path.
-func startServer(t *testing.T, etcdDir string) *testServer {
+func startServer(t *testing.T, store storage, configure ...func(*app.Options)) *testServer {
 	t.Helper()
 
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
@@ -36,7 +48,10 @@ func startServer(t *testing.T, etcdDir string) *testServer {
 	certDir := t.TempDir()
 
 	o := app.NewOptions()
-	o.EmbeddedEtcdDir = etcdDir
+	store(o)
+	for _, c := range configure {
+		c(o)
+	}
 	o.RecommendedOptions.SecureServing.Listener = listener
 	o.RecommendedOptions.SecureServing.BindPort = listener.Addr().(*net.TCPAddr).Port
 	o.RecommendedOptions.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
@@ -63,8 +78,12 @@ func startServer(t *testing.T, etcdDir string) *testServer {
 		}
 	}
 
-	// The serving certificate is self-signed into certDir; its file holds the CA too.
-	certFile := filepath.Join(certDir, "apiserver.crt")
+	// Without a given certificate, the serving certificate is self-signed into certDir; its
+	// file holds the CA too.
+	certFile := o.RecommendedOptions.SecureServing.ServerCert.CertKey.CertFile
+	if certFile == "" {
+		certFile = filepath.Join(certDir, "apiserver.crt")
+	}
 	var caData []byte
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
 		select {
