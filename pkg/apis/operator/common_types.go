@@ -308,45 +308,53 @@ type AuthorizationWebhookSpec struct {
 	Version string
 }
 
+// ComponentSpec is what the spec of every component shares: its image, scale and resources,
+// how its certificates, Deployment and Service are customized, and what is added to its pods.
+type ComponentSpec struct {
+	// Image overrides the kcp image.
+	Image *ImageSpec
+	// Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer
+	// without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.
+	Replicas *int32
+	// Resources of the component's container.
+	Resources *corev1.ResourceRequirements
+	// CertificateTemplates customize the component's certificates, keyed by role.
+	CertificateTemplates CertificateTemplateMap
+	// ServiceTemplate customizes the component's Service.
+	ServiceTemplate *ServiceTemplate
+	// DeploymentTemplate customizes the component's Deployment.
+	DeploymentTemplate *DeploymentTemplate
+	// ExtraArgs are appended to the component's command line.
+	ExtraArgs []string
+	// ExtraVolumes are added to the pod.
+	ExtraVolumes []corev1.Volume
+	// ExtraVolumeMounts are added to the component's container. Each names a volume of
+	// extraVolumes.
+	ExtraVolumeMounts []corev1.VolumeMount
+	// Logging configures logging.
+	Logging *LoggingSpec
+}
+
 // CommonShardSpec is what a RootShard and a Shard share.
 type CommonShardSpec struct {
+	ComponentSpec
+
 	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
 	ClusterDomain string
 	// ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.
 	ShardBaseURL string
 	// Etcd is the etcd cluster the shard stores its data in.
 	Etcd EtcdConfig
-	// Image overrides the kcp image.
-	Image *ImageSpec
-	// Replicas is the number of shard pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards (for example an HPA) owns the count.
-	Replicas *int32
-	// Resources of the kcp container.
-	Resources *corev1.ResourceRequirements
 	// Audit configures auditing.
 	Audit *AuditSpec
 	// Authorization configures a webhook authorizer.
 	Authorization *AuthorizationSpec
 	// Auth configures authentication.
 	Auth *AuthSpec
-	// CertificateTemplates customize the shard's certificates, keyed by role.
-	CertificateTemplates CertificateTemplateMap
-	// ServiceTemplate customizes the shard's Service.
-	ServiceTemplate *ServiceTemplate
-	// DeploymentTemplate customizes the shard's Deployment.
-	DeploymentTemplate *DeploymentTemplate
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	CABundleSecretRef *corev1.LocalObjectReference
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *corev1.LocalObjectReference
-	// ExtraArgs are appended to the kcp command line.
-	ExtraArgs []string
-	// ExtraVolumes are added to the pod.
-	ExtraVolumes []corev1.Volume
-	// ExtraVolumeMounts are added to the kcp container.
-	ExtraVolumeMounts []corev1.VolumeMount
-	// Logging configures logging.
-	Logging *LoggingSpec
 }
 
 // ShardReference names a Shard.

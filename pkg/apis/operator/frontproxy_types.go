@@ -20,39 +20,20 @@ type FrontProxy struct {
 
 // FrontProxySpec is the desired state of a FrontProxy.
 type FrontProxySpec struct {
+	ComponentSpec
+
 	// RootShard is the RootShard this front proxy serves. Immutable.
 	RootShard RootShardConfig
-	// Replicas is the number of front-proxy pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards owns the count.
-	Replicas *int32
-	// Resources of the front-proxy container.
-	Resources *corev1.ResourceRequirements
-	// Image overrides the kcp image.
-	Image *ImageSpec
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	External *FrontProxyExternalConfig
 	// Auth configures authentication.
 	Auth *AuthSpec
 	// AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.
 	AdditionalPathMappings []PathMappingEntry
-	// CertificateTemplates customize the front proxy's certificates, keyed by role.
-	CertificateTemplates CertificateTemplateMap
-	// ServiceTemplate customizes the front proxy's Service.
-	ServiceTemplate *ServiceTemplate
-	// DeploymentTemplate customizes the front proxy's Deployment.
-	DeploymentTemplate *DeploymentTemplate
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	CABundleSecretRef *corev1.LocalObjectReference
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *corev1.LocalObjectReference
-	// ExtraArgs are appended to the kcp-front-proxy command line.
-	ExtraArgs []string
-	// ExtraVolumes are added to the pod.
-	ExtraVolumes []corev1.Volume
-	// ExtraVolumeMounts are added to the front-proxy container.
-	ExtraVolumeMounts []corev1.VolumeMount
-	// Logging configures logging.
-	Logging *LoggingSpec
 }
 
 // FrontProxyExternalConfig is the external address of a front proxy.

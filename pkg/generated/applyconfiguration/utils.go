@@ -62,6 +62,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.CertificateTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CommonShardSpec"):
 		return &operatorv1alpha1.CommonShardSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentSpec"):
+		return &operatorv1alpha1.ComponentSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentSpecTemplate"):
 		return &operatorv1alpha1.DeploymentSpecTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTemplate"):

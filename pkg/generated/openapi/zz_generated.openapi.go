@@ -51,6 +51,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.CertificateTemplate{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_CertificateTemplate(ref),
 		v1alpha1.Certificates{}.OpenAPIModelName():                  schema_pkg_apis_operator_v1alpha1_Certificates(ref),
 		v1alpha1.CommonShardSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref),
+		v1alpha1.ComponentSpec{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_ComponentSpec(ref),
 		v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref),
 		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
 		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
@@ -823,13 +824,6 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 				Description: "CacheServerSpec is the desired state of a CacheServer.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"clusterDomain": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
@@ -838,32 +832,20 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					},
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of cache-server pods. More than one requires etcd.",
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the cache-server container.",
+							Description: "Resources of the component's container.",
 							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
-					"etcd": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd.",
-							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
-						},
-					},
-					"certificates": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Certificates configures where the cache server's CA comes from. Immutable.",
-							Ref:         ref(v1alpha1.Certificates{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CertificateTemplates customize the cache server's certificates, keyed by role.",
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -877,13 +859,13 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 					},
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceTemplate customizes the cache server's Service.",
+							Description: "ServiceTemplate customizes the component's Service.",
 							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DeploymentTemplate customizes the cache server's Deployment.",
+							Description: "DeploymentTemplate customizes the component's Deployment.",
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
@@ -894,7 +876,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraArgs are appended to the cache-server command line.",
+							Description: "ExtraArgs are appended to the component's command line.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -931,7 +913,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumeMounts are added to the cache-server container.",
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -946,6 +928,25 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
 							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"clusterDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd and may have only one replica.",
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
+						},
+					},
+					"certificates": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Certificates configures where the cache server's CA comes from. Immutable.",
+							Ref:         ref(v1alpha1.Certificates{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -1229,27 +1230,6 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 				Description: "CommonShardSpec is what a RootShard and a Shard share.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"clusterDomain": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"shardBaseURL": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"etcd": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
-							Default:     map[string]interface{}{},
-							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
-						},
-					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
@@ -1258,38 +1238,20 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					},
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of shard pods. When unset, the Deployment starts with 2 and whoever scales it afterwards (for example an HPA) owns the count.",
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the kcp container.",
+							Description: "Resources of the component's container.",
 							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
-					"audit": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Audit configures auditing.",
-							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
-						},
-					},
-					"authorization": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
-						},
-					},
-					"auth": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Auth configures authentication.",
-							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CertificateTemplates customize the shard's certificates, keyed by role.",
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -1303,26 +1265,14 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					},
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceTemplate customizes the shard's Service.",
+							Description: "ServiceTemplate customizes the component's Service.",
 							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DeploymentTemplate customizes the shard's Deployment.",
+							Description: "DeploymentTemplate customizes the component's Deployment.",
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
-						},
-					},
-					"caBundleSecretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
-						},
-					},
-					"clientCABundleRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"extraArgs": {
@@ -1332,7 +1282,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraArgs are appended to the kcp command line.",
+							Description: "ExtraArgs are appended to the component's command line.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1369,7 +1319,180 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumeMounts are added to the kcp container.",
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VolumeMount{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"logging": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Logging configures logging.",
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"clusterDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"shardBaseURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
+						},
+					},
+					"audit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Audit configures auditing.",
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
+						},
+					},
+					"authorization": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Authorization configures a webhook authorizer.",
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"auth": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Auth configures authentication.",
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
+						},
+					},
+					"caBundleSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clientCABundleRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"etcd"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_ComponentSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentSpec is what the spec of every component shares: its image, scale and resources, how its certificates, Deployment and Service are customized, and what is added to its pods.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Image overrides the kcp image.",
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources of the component's container.",
+							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"certificateTemplates": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"serviceTemplate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceTemplate customizes the component's Service.",
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"deploymentTemplate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeploymentTemplate customizes the component's Deployment.",
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"extraArgs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraArgs are appended to the component's command line.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"extraVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraVolumes are added to the pod.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Volume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"extraVolumeMounts": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1387,11 +1510,10 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 						},
 					},
 				},
-				Required: []string{"etcd"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -1688,65 +1810,28 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 				Description: "FrontProxySpec is the desired state of a FrontProxy.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"rootShard": {
-						SchemaProps: spec.SchemaProps{
-							Description: "RootShard is the RootShard this front proxy serves. Immutable.",
-							Default:     map[string]interface{}{},
-							Ref:         ref(v1alpha1.RootShardConfig{}.OpenAPIModelName()),
-						},
-					},
-					"replicas": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of front-proxy pods. When unset, the Deployment starts with 2 and whoever scales it afterwards owns the count.",
-							Type:        []string{"integer"},
-							Format:      "int32",
-						},
-					},
-					"resources": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the front-proxy container.",
-							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
 							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
 						},
 					},
-					"external": {
+					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "External is the front proxy's own external address. Without it, the RootShard's is used.",
-							Ref:         ref(v1alpha1.FrontProxyExternalConfig{}.OpenAPIModelName()),
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
-					"auth": {
+					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Auth configures authentication.",
-							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
-						},
-					},
-					"additionalPathMappings": {
-						VendorExtensible: spec.VendorExtensible{
-							Extensions: spec.Extensions{
-								"x-kubernetes-list-type": "atomic",
-							},
-						},
-						SchemaProps: spec.SchemaProps{
-							Description: "AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.",
-							Type:        []string{"array"},
-							Items: &spec.SchemaOrArray{
-								Schema: &spec.Schema{
-									SchemaProps: spec.SchemaProps{
-										Ref: ref(v1alpha1.PathMappingEntry{}.OpenAPIModelName()),
-									},
-								},
-							},
+							Description: "Resources of the component's container.",
+							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CertificateTemplates customize the front proxy's certificates, keyed by role.",
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -1760,26 +1845,14 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 					},
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceTemplate customizes the front proxy's Service.",
+							Description: "ServiceTemplate customizes the component's Service.",
 							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DeploymentTemplate customizes the front proxy's Deployment.",
+							Description: "DeploymentTemplate customizes the component's Deployment.",
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
-						},
-					},
-					"caBundleSecretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
-						},
-					},
-					"clientCABundleRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"extraArgs": {
@@ -1789,7 +1862,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraArgs are appended to the kcp-front-proxy command line.",
+							Description: "ExtraArgs are appended to the component's command line.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1826,7 +1899,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumeMounts are added to the front-proxy container.",
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1841,6 +1914,55 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
 							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"rootShard": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RootShard is the RootShard this front proxy serves. Immutable.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.RootShardConfig{}.OpenAPIModelName()),
+						},
+					},
+					"external": {
+						SchemaProps: spec.SchemaProps{
+							Description: "External is the front proxy's own external address. Without it, the RootShard's is used.",
+							Ref:         ref(v1alpha1.FrontProxyExternalConfig{}.OpenAPIModelName()),
+						},
+					},
+					"auth": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Auth configures authentication.",
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
+						},
+					},
+					"additionalPathMappings": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.PathMappingEntry{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"caBundleSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clientCABundleRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -2865,27 +2987,6 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 				Description: "RootShardSpec is the desired state of a RootShard.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"clusterDomain": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"shardBaseURL": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"etcd": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
-							Default:     map[string]interface{}{},
-							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
-						},
-					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
@@ -2894,38 +2995,20 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					},
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of shard pods. When unset, the Deployment starts with 2 and whoever scales it afterwards (for example an HPA) owns the count.",
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the kcp container.",
+							Description: "Resources of the component's container.",
 							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
-					"audit": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Audit configures auditing.",
-							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
-						},
-					},
-					"authorization": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
-						},
-					},
-					"auth": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Auth configures authentication.",
-							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CertificateTemplates customize the shard's certificates, keyed by role.",
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -2939,26 +3022,14 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					},
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceTemplate customizes the shard's Service.",
+							Description: "ServiceTemplate customizes the component's Service.",
 							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DeploymentTemplate customizes the shard's Deployment.",
+							Description: "DeploymentTemplate customizes the component's Deployment.",
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
-						},
-					},
-					"caBundleSecretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
-						},
-					},
-					"clientCABundleRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"extraArgs": {
@@ -2968,7 +3039,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraArgs are appended to the kcp command line.",
+							Description: "ExtraArgs are appended to the component's command line.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3005,7 +3076,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumeMounts are added to the kcp container.",
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3020,6 +3091,57 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
 							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"clusterDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"shardBaseURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
+						},
+					},
+					"audit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Audit configures auditing.",
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
+						},
+					},
+					"authorization": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Authorization configures a webhook authorizer.",
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"auth": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Auth configures authentication.",
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
+						},
+					},
+					"caBundleSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clientCABundleRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"external": {
@@ -3324,27 +3446,6 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 				Description: "ShardSpec is the desired state of a Shard.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
-					"clusterDomain": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"shardBaseURL": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
-							Type:        []string{"string"},
-							Format:      "",
-						},
-					},
-					"etcd": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
-							Default:     map[string]interface{}{},
-							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
-						},
-					},
 					"image": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Image overrides the kcp image.",
@@ -3353,38 +3454,20 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					},
 					"replicas": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Replicas is the number of shard pods. When unset, the Deployment starts with 2 and whoever scales it afterwards (for example an HPA) owns the count.",
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
 					},
 					"resources": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Resources of the kcp container.",
+							Description: "Resources of the component's container.",
 							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
-						},
-					},
-					"audit": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Audit configures auditing.",
-							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
-						},
-					},
-					"authorization": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Authorization configures a webhook authorizer.",
-							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
-						},
-					},
-					"auth": {
-						SchemaProps: spec.SchemaProps{
-							Description: "Auth configures authentication.",
-							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
 						},
 					},
 					"certificateTemplates": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CertificateTemplates customize the shard's certificates, keyed by role.",
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,
@@ -3398,26 +3481,14 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					},
 					"serviceTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "ServiceTemplate customizes the shard's Service.",
+							Description: "ServiceTemplate customizes the component's Service.",
 							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
 						},
 					},
 					"deploymentTemplate": {
 						SchemaProps: spec.SchemaProps{
-							Description: "DeploymentTemplate customizes the shard's Deployment.",
+							Description: "DeploymentTemplate customizes the component's Deployment.",
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
-						},
-					},
-					"caBundleSecretRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
-						},
-					},
-					"clientCABundleRef": {
-						SchemaProps: spec.SchemaProps{
-							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
-							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"extraArgs": {
@@ -3427,7 +3498,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraArgs are appended to the kcp command line.",
+							Description: "ExtraArgs are appended to the component's command line.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3464,7 +3535,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumeMounts are added to the kcp container.",
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3479,6 +3550,57 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 						SchemaProps: spec.SchemaProps{
 							Description: "Logging configures logging.",
 							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"clusterDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"shardBaseURL": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
+						},
+					},
+					"audit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Audit configures auditing.",
+							Ref:         ref(v1alpha1.AuditSpec{}.OpenAPIModelName()),
+						},
+					},
+					"authorization": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Authorization configures a webhook authorizer.",
+							Ref:         ref(v1alpha1.AuthorizationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"auth": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Auth configures authentication.",
+							Ref:         ref(v1alpha1.AuthSpec{}.OpenAPIModelName()),
+						},
+					},
+					"caBundleSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clientCABundleRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"rootShard": {

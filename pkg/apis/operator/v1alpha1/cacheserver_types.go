@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -24,48 +23,18 @@ type CacheServer struct {
 
 // CacheServerSpec is the desired state of a CacheServer.
 type CacheServerSpec struct {
+	ComponentSpec `json:",inline"`
+
 	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
 	// +optional
 	ClusterDomain string `json:"clusterDomain,omitempty"`
-	// Image overrides the kcp image.
-	// +optional
-	Image *ImageSpec `json:"image,omitempty"`
-	// Replicas is the number of cache-server pods. More than one requires etcd.
-	// +optional
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the cache-server container.
-	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-	// Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd.
+	// Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd and
+	// may have only one replica.
 	// +optional
 	Etcd *EtcdConfig `json:"etcd,omitempty"`
 	// Certificates configures where the cache server's CA comes from. Immutable.
 	// +optional
 	Certificates *Certificates `json:"certificates,omitempty"`
-	// CertificateTemplates customize the cache server's certificates, keyed by role.
-	// +optional
-	CertificateTemplates CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the cache server's Service.
-	// +optional
-	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the cache server's Deployment.
-	// +optional
-	DeploymentTemplate *DeploymentTemplate `json:"deploymentTemplate,omitempty"`
-	// ExtraArgs are appended to the cache-server command line.
-	// +optional
-	// +listType=atomic
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	// +optional
-	// +listType=atomic
-	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the cache-server container.
-	// +optional
-	// +listType=atomic
-	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	// +optional
-	Logging *LoggingSpec `json:"logging,omitempty"`
 }
 
 // CacheServerStatus is the observed state of a CacheServer.

@@ -409,8 +409,50 @@ type AuthorizationWebhookSpec struct {
 	Version string `json:"version,omitempty"`
 }
 
+// ComponentSpec is what the spec of every component shares: its image, scale and resources,
+// how its certificates, Deployment and Service are customized, and what is added to its pods.
+type ComponentSpec struct {
+	// Image overrides the kcp image.
+	// +optional
+	Image *ImageSpec `json:"image,omitempty"`
+	// Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer
+	// without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Resources of the component's container.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// CertificateTemplates customize the component's certificates, keyed by role.
+	// +optional
+	CertificateTemplates CertificateTemplateMap `json:"certificateTemplates,omitempty"`
+	// ServiceTemplate customizes the component's Service.
+	// +optional
+	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
+	// DeploymentTemplate customizes the component's Deployment.
+	// +optional
+	DeploymentTemplate *DeploymentTemplate `json:"deploymentTemplate,omitempty"`
+	// ExtraArgs are appended to the component's command line.
+	// +optional
+	// +listType=atomic
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+	// ExtraVolumes are added to the pod.
+	// +optional
+	// +listType=atomic
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
+	// ExtraVolumeMounts are added to the component's container. Each names a volume of
+	// extraVolumes.
+	// +optional
+	// +listType=atomic
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+	// Logging configures logging.
+	// +optional
+	Logging *LoggingSpec `json:"logging,omitempty"`
+}
+
 // CommonShardSpec is what a RootShard and a Shard share.
 type CommonShardSpec struct {
+	ComponentSpec `json:",inline"`
+
 	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
 	// +optional
 	ClusterDomain string `json:"clusterDomain,omitempty"`
@@ -419,16 +461,6 @@ type CommonShardSpec struct {
 	ShardBaseURL string `json:"shardBaseURL,omitempty"`
 	// Etcd is the etcd cluster the shard stores its data in.
 	Etcd EtcdConfig `json:"etcd"`
-	// Image overrides the kcp image.
-	// +optional
-	Image *ImageSpec `json:"image,omitempty"`
-	// Replicas is the number of shard pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards (for example an HPA) owns the count.
-	// +optional
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the kcp container.
-	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// Audit configures auditing.
 	// +optional
 	Audit *AuditSpec `json:"audit,omitempty"`
@@ -438,36 +470,12 @@ type CommonShardSpec struct {
 	// Auth configures authentication.
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
-	// CertificateTemplates customize the shard's certificates, keyed by role.
-	// +optional
-	CertificateTemplates CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the shard's Service.
-	// +optional
-	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the shard's Deployment.
-	// +optional
-	DeploymentTemplate *DeploymentTemplate `json:"deploymentTemplate,omitempty"`
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	// +optional
 	CABundleSecretRef *corev1.LocalObjectReference `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	// +optional
 	ClientCABundleRef *corev1.LocalObjectReference `json:"clientCABundleRef,omitempty"`
-	// ExtraArgs are appended to the kcp command line.
-	// +optional
-	// +listType=atomic
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	// +optional
-	// +listType=atomic
-	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the kcp container.
-	// +optional
-	// +listType=atomic
-	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	// +optional
-	Logging *LoggingSpec `json:"logging,omitempty"`
 }
 
 // ShardReference names a Shard.

@@ -25,18 +25,10 @@ type FrontProxy struct {
 
 // FrontProxySpec is the desired state of a FrontProxy.
 type FrontProxySpec struct {
+	ComponentSpec `json:",inline"`
+
 	// RootShard is the RootShard this front proxy serves. Immutable.
 	RootShard RootShardConfig `json:"rootShard"`
-	// Replicas is the number of front-proxy pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards owns the count.
-	// +optional
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the front-proxy container.
-	// +optional
-	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
-	// Image overrides the kcp image.
-	// +optional
-	Image *ImageSpec `json:"image,omitempty"`
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	// +optional
 	External *FrontProxyExternalConfig `json:"external,omitempty"`
@@ -47,36 +39,12 @@ type FrontProxySpec struct {
 	// +optional
 	// +listType=atomic
 	AdditionalPathMappings []PathMappingEntry `json:"additionalPathMappings,omitempty"`
-	// CertificateTemplates customize the front proxy's certificates, keyed by role.
-	// +optional
-	CertificateTemplates CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the front proxy's Service.
-	// +optional
-	ServiceTemplate *ServiceTemplate `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the front proxy's Deployment.
-	// +optional
-	DeploymentTemplate *DeploymentTemplate `json:"deploymentTemplate,omitempty"`
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	// +optional
 	CABundleSecretRef *corev1.LocalObjectReference `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	// +optional
 	ClientCABundleRef *corev1.LocalObjectReference `json:"clientCABundleRef,omitempty"`
-	// ExtraArgs are appended to the kcp-front-proxy command line.
-	// +optional
-	// +listType=atomic
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	// +optional
-	// +listType=atomic
-	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the front-proxy container.
-	// +optional
-	// +listType=atomic
-	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	// +optional
-	Logging *LoggingSpec `json:"logging,omitempty"`
 }
 
 // FrontProxyExternalConfig is the external address of a front proxy.

@@ -46,13 +46,8 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 
 func SetObjectDefaults_CacheServer(in *CacheServer) {
 	SetDefaults_CacheServerSpec(&in.Spec)
-	if in.Spec.Certificates != nil {
-		if in.Spec.Certificates.IssuerRef != nil {
-			SetDefaults_ObjectReference(in.Spec.Certificates.IssuerRef)
-		}
-	}
-	for i := range in.Spec.ExtraVolumes {
-		a := &in.Spec.ExtraVolumes[i]
+	for i := range in.Spec.ComponentSpec.ExtraVolumes {
+		a := &in.Spec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
 			if a.VolumeSource.ISCSI.ISCSIInterface == "" {
 				a.VolumeSource.ISCSI.ISCSIInterface = "default"
@@ -96,6 +91,11 @@ func SetObjectDefaults_CacheServer(in *CacheServer) {
 			}
 		}
 	}
+	if in.Spec.Certificates != nil {
+		if in.Spec.Certificates.IssuerRef != nil {
+			SetDefaults_ObjectReference(in.Spec.Certificates.IssuerRef)
+		}
+	}
 }
 
 func SetObjectDefaults_CacheServerList(in *CacheServerList) {
@@ -106,8 +106,8 @@ func SetObjectDefaults_CacheServerList(in *CacheServerList) {
 }
 
 func SetObjectDefaults_FrontProxy(in *FrontProxy) {
-	for i := range in.Spec.ExtraVolumes {
-		a := &in.Spec.ExtraVolumes[i]
+	for i := range in.Spec.ComponentSpec.ExtraVolumes {
+		a := &in.Spec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
 			if a.VolumeSource.ISCSI.ISCSIInterface == "" {
 				a.VolumeSource.ISCSI.ISCSIInterface = "default"
@@ -177,8 +177,8 @@ func SetObjectDefaults_KubeconfigRequest(in *KubeconfigRequest) {
 
 func SetObjectDefaults_RootShard(in *RootShard) {
 	SetDefaults_CommonShardSpec(&in.Spec.CommonShardSpec)
-	for i := range in.Spec.CommonShardSpec.ExtraVolumes {
-		a := &in.Spec.CommonShardSpec.ExtraVolumes[i]
+	for i := range in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes {
+		a := &in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
 			if a.VolumeSource.ISCSI.ISCSIInterface == "" {
 				a.VolumeSource.ISCSI.ISCSIInterface = "default"
@@ -239,8 +239,8 @@ func SetObjectDefaults_RootShardList(in *RootShardList) {
 
 func SetObjectDefaults_Shard(in *Shard) {
 	SetDefaults_CommonShardSpec(&in.Spec.CommonShardSpec)
-	for i := range in.Spec.CommonShardSpec.ExtraVolumes {
-		a := &in.Spec.CommonShardSpec.ExtraVolumes[i]
+	for i := range in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes {
+		a := &in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
 			if a.VolumeSource.ISCSI.ISCSIInterface == "" {
 				a.VolumeSource.ISCSI.ISCSIInterface = "default"

@@ -107,6 +107,11 @@ func (in CommonShardSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ComponentSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.ComponentSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DeploymentSpecTemplate) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.DeploymentSpecTemplate"
 }

@@ -40,27 +40,20 @@ func ValidateCacheServerStatusUpdate(newObj, oldObj *operator.CacheServer) field
 
 // validateCacheServerSpec checks a CacheServer's spec.
 func validateCacheServerSpec(spec *operator.CacheServerSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))
-	allErrs = append(allErrs, validateImage(spec.Image, fldPath.Child("image"))...)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, CacheServerCertificateRoles, fldPath)
+	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	allErrs = append(allErrs, validateCacheServerReplicas(spec, fldPath.Child("replicas"))...)
-	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateEtcdConfig(spec.Etcd, fldPath.Child("etcd"))...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
-	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, CacheServerCertificateRoles, fldPath.Child("certificateTemplates"))...)
-	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
-	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
-	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
-	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
 	return allErrs
 }
 
-// validateCacheServerReplicas checks the replica count. Each pod without spec.etcd runs its
-// own embedded etcd, so several pods would serve diverging caches.
+// validateCacheServerReplicas checks the replica count against the storage. Each pod without
+// spec.etcd runs its own embedded etcd, so several pods would serve diverging caches.
 func validateCacheServerReplicas(spec *operator.CacheServerSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateReplicas(spec.Replicas, fldPath)
 	if spec.Replicas != nil && *spec.Replicas > 1 && spec.Etcd == nil {
-		allErrs = append(allErrs, field.Invalid(fldPath, *spec.Replicas,
-			"more than one replica requires spec.etcd, the embedded etcd cannot be shared"))
+		return field.ErrorList{field.Invalid(fldPath, *spec.Replicas,
+			"more than one replica requires spec.etcd, the embedded etcd cannot be shared")}
 	}
-	return allErrs
+	return nil
 }

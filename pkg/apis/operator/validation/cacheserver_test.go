@@ -11,24 +11,16 @@ import (
 )
 
 func validCacheServer() *operator.CacheServer {
-	common := validCommonShardSpec()
 	etcd := validEtcd()
+	component := validComponentSpec("ca")
+	component.Replicas = ptr[int32](3)
 	return &operator.CacheServer{
 		ObjectMeta: validObjectMeta("cache"),
 		Spec: operator.CacheServerSpec{
-			ClusterDomain:        "cluster.local",
-			Image:                common.Image,
-			Replicas:             ptr[int32](3),
-			Resources:            common.Resources,
-			Etcd:                 &etcd,
-			Certificates:         &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "cache-ca"}},
-			CertificateTemplates: operator.CertificateTemplateMap{"ca": validCertificateTemplate()},
-			ServiceTemplate:      common.ServiceTemplate,
-			DeploymentTemplate:   common.DeploymentTemplate,
-			ExtraArgs:            common.ExtraArgs,
-			ExtraVolumes:         common.ExtraVolumes,
-			ExtraVolumeMounts:    common.ExtraVolumeMounts,
-			Logging:              common.Logging,
+			ComponentSpec: component,
+			ClusterDomain: "cluster.local",
+			Etcd:          &etcd,
+			Certificates:  &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "cache-ca"}},
 		},
 	}
 }

@@ -1,32 +1,46 @@
 package validation
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
+// validateComponentSpec checks what the spec of every component shares. roles are the
+// allowed certificate template keys of the kind.
+func validateComponentSpec(spec *operator.ComponentSpec, roles []string, fldPath *field.Path) field.ErrorList {
+	allErrs := validateImage(spec.Image, fldPath.Child("image"))
+	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
+	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
+	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
+	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
+	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
+	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
+	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
+	return allErrs
+}
+
+// validateCABundleRefs checks the Secrets whose CAs are added to the server and client CA
+// bundles.
+func validateCABundleRefs(caBundle, clientCABundle *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
+	allErrs := validateSecretReference(caBundle, fldPath.Child("caBundleSecretRef"))
+	return append(allErrs, validateSecretReference(clientCABundle, fldPath.Child("clientCABundleRef"))...)
+}
+
 // validateCommonShardSpec checks what a RootShard and a Shard share. roles are the allowed
 // certificate template keys of the kind.
 func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fldPath *field.Path) field.ErrorList {
-	allErrs := validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))
+	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, fldPath)
+	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	if spec.ShardBaseURL != "" {
 		allErrs = append(allErrs, validateBaseURL(spec.ShardBaseURL, httpsSchemes, fldPath.Child("shardBaseURL"))...)
 	}
 	allErrs = append(allErrs, validateEtcdConfig(&spec.Etcd, fldPath.Child("etcd"))...)
-	allErrs = append(allErrs, validateImage(spec.Image, fldPath.Child("image"))...)
-	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
-	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateAudit(spec.Audit, fldPath.Child("audit"))...)
 	allErrs = append(allErrs, validateAuthorization(spec.Authorization, fldPath.Child("authorization"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
-	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
-	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
-	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
-	allErrs = append(allErrs, validateSecretReference(spec.CABundleSecretRef, fldPath.Child("caBundleSecretRef"))...)
-	allErrs = append(allErrs, validateSecretReference(spec.ClientCABundleRef, fldPath.Child("clientCABundleRef"))...)
-	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
-	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
+	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	return allErrs
 }
 

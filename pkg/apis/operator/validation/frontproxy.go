@@ -44,20 +44,12 @@ func ValidateFrontProxyStatusUpdate(newObj, oldObj *operator.FrontProxy) field.E
 
 // validateFrontProxySpec checks a FrontProxy's spec.
 func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))
-	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
-	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
-	allErrs = append(allErrs, validateImage(spec.Image, fldPath.Child("image"))...)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, fldPath)
+	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validatePathMappings(spec.AdditionalPathMappings, fldPath.Child("additionalPathMappings"))...)
-	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, FrontProxyCertificateRoles, fldPath.Child("certificateTemplates"))...)
-	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
-	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
-	allErrs = append(allErrs, validateSecretReference(spec.CABundleSecretRef, fldPath.Child("caBundleSecretRef"))...)
-	allErrs = append(allErrs, validateSecretReference(spec.ClientCABundleRef, fldPath.Child("clientCABundleRef"))...)
-	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
-	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
+	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	return allErrs
 }
 

@@ -12,28 +12,22 @@ import (
 
 func validFrontProxy() *operator.FrontProxy {
 	common := validCommonShardSpec()
+	component := validComponentSpec("server")
+	component.CertificateTemplates["requestheader"] = operator.CertificateTemplate{}
+	component.ServiceTemplate = &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: corev1.ServiceTypeLoadBalancer}}
 	return &operator.FrontProxy{
 		ObjectMeta: validObjectMeta("edge"),
 		Spec: operator.FrontProxySpec{
-			RootShard: operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
-			Replicas:  ptr[int32](2),
-			Resources: common.Resources,
-			Image:     common.Image,
-			External:  &operator.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 443},
-			Auth:      common.Auth,
+			ComponentSpec: component,
+			RootShard:     operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+			External:      &operator.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 443},
+			Auth:          common.Auth,
 			AdditionalPathMappings: []operator.PathMappingEntry{{
 				Path: "/services/foo", Backend: "https://foo.team-a.svc:6443/services/foo",
 				BackendServerCA: "/etc/foo/ca.crt", ProxyClientCert: "/etc/foo/tls.crt", ProxyClientKey: "/etc/foo/tls.key",
 			}},
-			CertificateTemplates: operator.CertificateTemplateMap{"server": validCertificateTemplate(), "requestheader": {}},
-			ServiceTemplate:      &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: corev1.ServiceTypeLoadBalancer}},
-			DeploymentTemplate:   common.DeploymentTemplate,
-			CABundleSecretRef:    common.CABundleSecretRef,
-			ClientCABundleRef:    common.ClientCABundleRef,
-			ExtraArgs:            common.ExtraArgs,
-			ExtraVolumes:         common.ExtraVolumes,
-			ExtraVolumeMounts:    common.ExtraVolumeMounts,
-			Logging:              common.Logging,
+			CABundleSecretRef: common.CABundleSecretRef,
+			ClientCABundleRef: common.ClientCABundleRef,
 		},
 	}
 }

@@ -127,15 +127,10 @@ func validCertificateTemplate() operator.CertificateTemplate {
 // validCommonShardSpec is a CommonShardSpec with every field set to a valid value.
 func validCommonShardSpec() operator.CommonShardSpec {
 	return operator.CommonShardSpec{
+		ComponentSpec: validComponentSpec("server"),
 		ClusterDomain: "cluster.local",
 		ShardBaseURL:  "https://shard.example.com:6443",
 		Etcd:          validEtcd(),
-		Image:         &operator.ImageSpec{Repository: "ghcr.io/kcp-dev/kcp", Tag: "v0.29.0", ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}},
-		Replicas:      ptr[int32](2),
-		Resources: &corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
-			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
-		},
 		Audit: &operator.AuditSpec{
 			Policy:  &operator.AuditPolicySpec{ConfigMap: &operator.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
 			Webhook: &operator.AuditWebhookSpec{ConfigSecretName: "audit-webhook", Mode: "batch", BatchThrottleQPS: "10"},
@@ -147,13 +142,26 @@ func validCommonShardSpec() operator.CommonShardSpec {
 			OIDC:       &operator.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp"},
 			DropGroups: []string{"system:masters"},
 		},
-		CertificateTemplates: operator.CertificateTemplateMap{"server": validCertificateTemplate()},
+		CABundleSecretRef: &corev1.LocalObjectReference{Name: "extra-ca"},
+		ClientCABundleRef: &corev1.LocalObjectReference{Name: "extra-client-ca"},
+	}
+}
+
+// validComponentSpec is a ComponentSpec with every field set to a valid value and a
+// certificate template for the given role.
+func validComponentSpec(role string) operator.ComponentSpec {
+	return operator.ComponentSpec{
+		Image:    &operator.ImageSpec{Repository: "ghcr.io/kcp-dev/kcp", Tag: "v0.29.0", ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}},
+		Replicas: ptr[int32](2),
+		Resources: &corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		},
+		CertificateTemplates: operator.CertificateTemplateMap{role: validCertificateTemplate()},
 		ServiceTemplate:      &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: corev1.ServiceTypeClusterIP}},
 		DeploymentTemplate: &operator.DeploymentTemplate{Spec: &operator.DeploymentSpecTemplate{Template: &operator.PodTemplateSpec{
 			Spec: &operator.PodSpecTemplate{NodeSelector: map[string]string{"kubernetes.io/os": "linux"}},
 		}}},
-		CABundleSecretRef: &corev1.LocalObjectReference{Name: "extra-ca"},
-		ClientCABundleRef: &corev1.LocalObjectReference{Name: "extra-client-ca"},
 		ExtraArgs:         []string{"--v=2"},
 		ExtraVolumes:      []corev1.Volume{{Name: "extra"}},
 		ExtraVolumeMounts: []corev1.VolumeMount{{Name: "extra", MountPath: "/var/extra"}},

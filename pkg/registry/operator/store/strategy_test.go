@@ -40,7 +40,7 @@ func testKind() *Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 func cacheServer(replicas int32, phase operator.Phase) *operator.CacheServer {
 	return &operator.CacheServer{
 		ObjectMeta: metav1.ObjectMeta{Name: "cs", Namespace: "ns", Generation: 3},
-		Spec:       operator.CacheServerSpec{Replicas: ptr.To(replicas)},
+		Spec:       operator.CacheServerSpec{ComponentSpec: operator.ComponentSpec{Replicas: ptr.To(replicas)}},
 		Status:     operator.CacheServerStatus{Phase: phase, ObservedGeneration: 3},
 	}
 }

@@ -28,32 +28,14 @@ import (
 //
 // CacheServerSpec is the desired state of a CacheServer.
 type CacheServerSpecApplyConfiguration struct {
+	ComponentSpecApplyConfiguration `json:""`
 	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
 	ClusterDomain *string `json:"clusterDomain,omitempty"`
-	// Image overrides the kcp image.
-	Image *ImageSpecApplyConfiguration `json:"image,omitempty"`
-	// Replicas is the number of cache-server pods. More than one requires etcd.
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the cache-server container.
-	Resources *v1.ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
-	// Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd.
+	// Etcd is an external etcd cluster. Without it the cache server runs an embedded etcd and
+	// may have only one replica.
 	Etcd *EtcdConfigApplyConfiguration `json:"etcd,omitempty"`
 	// Certificates configures where the cache server's CA comes from. Immutable.
 	Certificates *CertificatesApplyConfiguration `json:"certificates,omitempty"`
-	// CertificateTemplates customize the cache server's certificates, keyed by role.
-	CertificateTemplates *operatorv1alpha1.CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the cache server's Service.
-	ServiceTemplate *ServiceTemplateApplyConfiguration `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the cache server's Deployment.
-	DeploymentTemplate *DeploymentTemplateApplyConfiguration `json:"deploymentTemplate,omitempty"`
-	// ExtraArgs are appended to the cache-server command line.
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	ExtraVolumes []v1.VolumeApplyConfiguration `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the cache-server container.
-	ExtraVolumeMounts []v1.VolumeMountApplyConfiguration `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	Logging *LoggingSpecApplyConfiguration `json:"logging,omitempty"`
 }
 
 // CacheServerSpecApplyConfiguration constructs a declarative configuration of the CacheServerSpec type for use with
@@ -62,19 +44,11 @@ func CacheServerSpec() *CacheServerSpecApplyConfiguration {
 	return &CacheServerSpecApplyConfiguration{}
 }
 
-// WithClusterDomain sets the ClusterDomain field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ClusterDomain field is set to the value of the last call.
-func (b *CacheServerSpecApplyConfiguration) WithClusterDomain(value string) *CacheServerSpecApplyConfiguration {
-	b.ClusterDomain = &value
-	return b
-}
-
 // WithImage sets the Image field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Image field is set to the value of the last call.
 func (b *CacheServerSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	b.Image = value
+	b.ComponentSpecApplyConfiguration.Image = value
 	return b
 }
 
@@ -82,7 +56,7 @@ func (b *CacheServerSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfi
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Replicas field is set to the value of the last call.
 func (b *CacheServerSpecApplyConfiguration) WithReplicas(value int32) *CacheServerSpecApplyConfiguration {
-	b.Replicas = &value
+	b.ComponentSpecApplyConfiguration.Replicas = &value
 	return b
 }
 
@@ -90,7 +64,83 @@ func (b *CacheServerSpecApplyConfiguration) WithReplicas(value int32) *CacheServ
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Resources field is set to the value of the last call.
 func (b *CacheServerSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	b.Resources = value
+	b.ComponentSpecApplyConfiguration.Resources = value
+	return b
+}
+
+// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CertificateTemplates field is set to the value of the last call.
+func (b *CacheServerSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *CacheServerSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.CertificateTemplates = &value
+	return b
+}
+
+// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceTemplate field is set to the value of the last call.
+func (b *CacheServerSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *CacheServerSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.ServiceTemplate = value
+	return b
+}
+
+// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
+func (b *CacheServerSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *CacheServerSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.DeploymentTemplate = value
+	return b
+}
+
+// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
+func (b *CacheServerSpecApplyConfiguration) WithExtraArgs(values ...string) *CacheServerSpecApplyConfiguration {
+	for i := range values {
+		b.ComponentSpecApplyConfiguration.ExtraArgs = append(b.ComponentSpecApplyConfiguration.ExtraArgs, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *CacheServerSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *CacheServerSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumes")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumes = append(b.ComponentSpecApplyConfiguration.ExtraVolumes, *values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *CacheServerSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *CacheServerSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumeMounts")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumeMounts = append(b.ComponentSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithLogging sets the Logging field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Logging field is set to the value of the last call.
+func (b *CacheServerSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *CacheServerSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Logging = value
+	return b
+}
+
+// WithClusterDomain sets the ClusterDomain field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ClusterDomain field is set to the value of the last call.
+func (b *CacheServerSpecApplyConfiguration) WithClusterDomain(value string) *CacheServerSpecApplyConfiguration {
+	b.ClusterDomain = &value
 	return b
 }
 
@@ -107,73 +157,5 @@ func (b *CacheServerSpecApplyConfiguration) WithEtcd(value *EtcdConfigApplyConfi
 // If called multiple times, the Certificates field is set to the value of the last call.
 func (b *CacheServerSpecApplyConfiguration) WithCertificates(value *CertificatesApplyConfiguration) *CacheServerSpecApplyConfiguration {
 	b.Certificates = value
-	return b
-}
-
-// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CertificateTemplates field is set to the value of the last call.
-func (b *CacheServerSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *CacheServerSpecApplyConfiguration {
-	b.CertificateTemplates = &value
-	return b
-}
-
-// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceTemplate field is set to the value of the last call.
-func (b *CacheServerSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	b.ServiceTemplate = value
-	return b
-}
-
-// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
-func (b *CacheServerSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	b.DeploymentTemplate = value
-	return b
-}
-
-// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
-func (b *CacheServerSpecApplyConfiguration) WithExtraArgs(values ...string) *CacheServerSpecApplyConfiguration {
-	for i := range values {
-		b.ExtraArgs = append(b.ExtraArgs, values[i])
-	}
-	return b
-}
-
-// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
-func (b *CacheServerSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumes")
-		}
-		b.ExtraVolumes = append(b.ExtraVolumes, *values[i])
-	}
-	return b
-}
-
-// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
-func (b *CacheServerSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumeMounts")
-		}
-		b.ExtraVolumeMounts = append(b.ExtraVolumeMounts, *values[i])
-	}
-	return b
-}
-
-// WithLogging sets the Logging field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Logging field is set to the value of the last call.
-func (b *CacheServerSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *CacheServerSpecApplyConfiguration {
-	b.Logging = value
 	return b
 }

@@ -28,49 +28,121 @@ import (
 //
 // CommonShardSpec is what a RootShard and a Shard share.
 type CommonShardSpecApplyConfiguration struct {
+	ComponentSpecApplyConfiguration `json:""`
 	// ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.
 	ClusterDomain *string `json:"clusterDomain,omitempty"`
 	// ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.
 	ShardBaseURL *string `json:"shardBaseURL,omitempty"`
 	// Etcd is the etcd cluster the shard stores its data in.
 	Etcd *EtcdConfigApplyConfiguration `json:"etcd,omitempty"`
-	// Image overrides the kcp image.
-	Image *ImageSpecApplyConfiguration `json:"image,omitempty"`
-	// Replicas is the number of shard pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards (for example an HPA) owns the count.
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the kcp container.
-	Resources *v1.ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 	// Audit configures auditing.
 	Audit *AuditSpecApplyConfiguration `json:"audit,omitempty"`
 	// Authorization configures a webhook authorizer.
 	Authorization *AuthorizationSpecApplyConfiguration `json:"authorization,omitempty"`
 	// Auth configures authentication.
 	Auth *AuthSpecApplyConfiguration `json:"auth,omitempty"`
-	// CertificateTemplates customize the shard's certificates, keyed by role.
-	CertificateTemplates *operatorv1alpha1.CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the shard's Service.
-	ServiceTemplate *ServiceTemplateApplyConfiguration `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the shard's Deployment.
-	DeploymentTemplate *DeploymentTemplateApplyConfiguration `json:"deploymentTemplate,omitempty"`
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	CABundleSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *v1.LocalObjectReferenceApplyConfiguration `json:"clientCABundleRef,omitempty"`
-	// ExtraArgs are appended to the kcp command line.
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	ExtraVolumes []v1.VolumeApplyConfiguration `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the kcp container.
-	ExtraVolumeMounts []v1.VolumeMountApplyConfiguration `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	Logging *LoggingSpecApplyConfiguration `json:"logging,omitempty"`
 }
 
 // CommonShardSpecApplyConfiguration constructs a declarative configuration of the CommonShardSpec type for use with
 // apply.
 func CommonShardSpec() *CommonShardSpecApplyConfiguration {
 	return &CommonShardSpecApplyConfiguration{}
+}
+
+// WithImage sets the Image field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Image field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Image = value
+	return b
+}
+
+// WithReplicas sets the Replicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Replicas field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithReplicas(value int32) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Replicas = &value
+	return b
+}
+
+// WithResources sets the Resources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resources field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Resources = value
+	return b
+}
+
+// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CertificateTemplates field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.CertificateTemplates = &value
+	return b
+}
+
+// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceTemplate field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.ServiceTemplate = value
+	return b
+}
+
+// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.DeploymentTemplate = value
+	return b
+}
+
+// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
+func (b *CommonShardSpecApplyConfiguration) WithExtraArgs(values ...string) *CommonShardSpecApplyConfiguration {
+	for i := range values {
+		b.ComponentSpecApplyConfiguration.ExtraArgs = append(b.ComponentSpecApplyConfiguration.ExtraArgs, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *CommonShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumes")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumes = append(b.ComponentSpecApplyConfiguration.ExtraVolumes, *values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *CommonShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumeMounts")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumeMounts = append(b.ComponentSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithLogging sets the Logging field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Logging field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Logging = value
+	return b
 }
 
 // WithClusterDomain sets the ClusterDomain field in the declarative configuration to the given value
@@ -94,30 +166,6 @@ func (b *CommonShardSpecApplyConfiguration) WithShardBaseURL(value string) *Comm
 // If called multiple times, the Etcd field is set to the value of the last call.
 func (b *CommonShardSpecApplyConfiguration) WithEtcd(value *EtcdConfigApplyConfiguration) *CommonShardSpecApplyConfiguration {
 	b.Etcd = value
-	return b
-}
-
-// WithImage sets the Image field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Image field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	b.Image = value
-	return b
-}
-
-// WithReplicas sets the Replicas field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Replicas field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithReplicas(value int32) *CommonShardSpecApplyConfiguration {
-	b.Replicas = &value
-	return b
-}
-
-// WithResources sets the Resources field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Resources field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	b.Resources = value
 	return b
 }
 
@@ -145,30 +193,6 @@ func (b *CommonShardSpecApplyConfiguration) WithAuth(value *AuthSpecApplyConfigu
 	return b
 }
 
-// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CertificateTemplates field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *CommonShardSpecApplyConfiguration {
-	b.CertificateTemplates = &value
-	return b
-}
-
-// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceTemplate field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	b.ServiceTemplate = value
-	return b
-}
-
-// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	b.DeploymentTemplate = value
-	return b
-}
-
 // WithCABundleSecretRef sets the CABundleSecretRef field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CABundleSecretRef field is set to the value of the last call.
@@ -182,49 +206,5 @@ func (b *CommonShardSpecApplyConfiguration) WithCABundleSecretRef(value *v1.Loca
 // If called multiple times, the ClientCABundleRef field is set to the value of the last call.
 func (b *CommonShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjectReferenceApplyConfiguration) *CommonShardSpecApplyConfiguration {
 	b.ClientCABundleRef = value
-	return b
-}
-
-// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
-func (b *CommonShardSpecApplyConfiguration) WithExtraArgs(values ...string) *CommonShardSpecApplyConfiguration {
-	for i := range values {
-		b.ExtraArgs = append(b.ExtraArgs, values[i])
-	}
-	return b
-}
-
-// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
-func (b *CommonShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumes")
-		}
-		b.ExtraVolumes = append(b.ExtraVolumes, *values[i])
-	}
-	return b
-}
-
-// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
-func (b *CommonShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumeMounts")
-		}
-		b.ExtraVolumeMounts = append(b.ExtraVolumeMounts, *values[i])
-	}
-	return b
-}
-
-// WithLogging sets the Logging field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Logging field is set to the value of the last call.
-func (b *CommonShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *CommonShardSpecApplyConfiguration {
-	b.Logging = value
 	return b
 }

@@ -28,39 +28,19 @@ import (
 //
 // FrontProxySpec is the desired state of a FrontProxy.
 type FrontProxySpecApplyConfiguration struct {
+	ComponentSpecApplyConfiguration `json:""`
 	// RootShard is the RootShard this front proxy serves. Immutable.
 	RootShard *RootShardConfigApplyConfiguration `json:"rootShard,omitempty"`
-	// Replicas is the number of front-proxy pods. When unset, the Deployment starts with 2 and
-	// whoever scales it afterwards owns the count.
-	Replicas *int32 `json:"replicas,omitempty"`
-	// Resources of the front-proxy container.
-	Resources *v1.ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
-	// Image overrides the kcp image.
-	Image *ImageSpecApplyConfiguration `json:"image,omitempty"`
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	External *FrontProxyExternalConfigApplyConfiguration `json:"external,omitempty"`
 	// Auth configures authentication.
 	Auth *AuthSpecApplyConfiguration `json:"auth,omitempty"`
 	// AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.
 	AdditionalPathMappings []PathMappingEntryApplyConfiguration `json:"additionalPathMappings,omitempty"`
-	// CertificateTemplates customize the front proxy's certificates, keyed by role.
-	CertificateTemplates *operatorv1alpha1.CertificateTemplateMap `json:"certificateTemplates,omitempty"`
-	// ServiceTemplate customizes the front proxy's Service.
-	ServiceTemplate *ServiceTemplateApplyConfiguration `json:"serviceTemplate,omitempty"`
-	// DeploymentTemplate customizes the front proxy's Deployment.
-	DeploymentTemplate *DeploymentTemplateApplyConfiguration `json:"deploymentTemplate,omitempty"`
 	// CABundleSecretRef names a Secret whose tls.crt is added to the server CA bundle.
 	CABundleSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *v1.LocalObjectReferenceApplyConfiguration `json:"clientCABundleRef,omitempty"`
-	// ExtraArgs are appended to the kcp-front-proxy command line.
-	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
-	ExtraVolumes []v1.VolumeApplyConfiguration `json:"extraVolumes,omitempty"`
-	// ExtraVolumeMounts are added to the front-proxy container.
-	ExtraVolumeMounts []v1.VolumeMountApplyConfiguration `json:"extraVolumeMounts,omitempty"`
-	// Logging configures logging.
-	Logging *LoggingSpecApplyConfiguration `json:"logging,omitempty"`
 }
 
 // FrontProxySpecApplyConfiguration constructs a declarative configuration of the FrontProxySpec type for use with
@@ -69,11 +49,11 @@ func FrontProxySpec() *FrontProxySpecApplyConfiguration {
 	return &FrontProxySpecApplyConfiguration{}
 }
 
-// WithRootShard sets the RootShard field in the declarative configuration to the given value
+// WithImage sets the Image field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the RootShard field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithRootShard(value *RootShardConfigApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.RootShard = value
+// If called multiple times, the Image field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Image = value
 	return b
 }
 
@@ -81,7 +61,7 @@ func (b *FrontProxySpecApplyConfiguration) WithRootShard(value *RootShardConfigA
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Replicas field is set to the value of the last call.
 func (b *FrontProxySpecApplyConfiguration) WithReplicas(value int32) *FrontProxySpecApplyConfiguration {
-	b.Replicas = &value
+	b.ComponentSpecApplyConfiguration.Replicas = &value
 	return b
 }
 
@@ -89,15 +69,83 @@ func (b *FrontProxySpecApplyConfiguration) WithReplicas(value int32) *FrontProxy
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Resources field is set to the value of the last call.
 func (b *FrontProxySpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.Resources = value
+	b.ComponentSpecApplyConfiguration.Resources = value
 	return b
 }
 
-// WithImage sets the Image field in the declarative configuration to the given value
+// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Image field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.Image = value
+// If called multiple times, the CertificateTemplates field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *FrontProxySpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.CertificateTemplates = &value
+	return b
+}
+
+// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceTemplate field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.ServiceTemplate = value
+	return b
+}
+
+// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.DeploymentTemplate = value
+	return b
+}
+
+// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
+func (b *FrontProxySpecApplyConfiguration) WithExtraArgs(values ...string) *FrontProxySpecApplyConfiguration {
+	for i := range values {
+		b.ComponentSpecApplyConfiguration.ExtraArgs = append(b.ComponentSpecApplyConfiguration.ExtraArgs, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *FrontProxySpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumes")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumes = append(b.ComponentSpecApplyConfiguration.ExtraVolumes, *values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *FrontProxySpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumeMounts")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumeMounts = append(b.ComponentSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithLogging sets the Logging field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Logging field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Logging = value
+	return b
+}
+
+// WithRootShard sets the RootShard field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RootShard field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithRootShard(value *RootShardConfigApplyConfiguration) *FrontProxySpecApplyConfiguration {
+	b.RootShard = value
 	return b
 }
 
@@ -130,30 +178,6 @@ func (b *FrontProxySpecApplyConfiguration) WithAdditionalPathMappings(values ...
 	return b
 }
 
-// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CertificateTemplates field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *FrontProxySpecApplyConfiguration {
-	b.CertificateTemplates = &value
-	return b
-}
-
-// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceTemplate field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.ServiceTemplate = value
-	return b
-}
-
-// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.DeploymentTemplate = value
-	return b
-}
-
 // WithCABundleSecretRef sets the CABundleSecretRef field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CABundleSecretRef field is set to the value of the last call.
@@ -167,49 +191,5 @@ func (b *FrontProxySpecApplyConfiguration) WithCABundleSecretRef(value *v1.Local
 // If called multiple times, the ClientCABundleRef field is set to the value of the last call.
 func (b *FrontProxySpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjectReferenceApplyConfiguration) *FrontProxySpecApplyConfiguration {
 	b.ClientCABundleRef = value
-	return b
-}
-
-// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
-func (b *FrontProxySpecApplyConfiguration) WithExtraArgs(values ...string) *FrontProxySpecApplyConfiguration {
-	for i := range values {
-		b.ExtraArgs = append(b.ExtraArgs, values[i])
-	}
-	return b
-}
-
-// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
-func (b *FrontProxySpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumes")
-		}
-		b.ExtraVolumes = append(b.ExtraVolumes, *values[i])
-	}
-	return b
-}
-
-// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
-func (b *FrontProxySpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumeMounts")
-		}
-		b.ExtraVolumeMounts = append(b.ExtraVolumeMounts, *values[i])
-	}
-	return b
-}
-
-// WithLogging sets the Logging field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Logging field is set to the value of the last call.
-func (b *FrontProxySpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *FrontProxySpecApplyConfiguration {
-	b.Logging = value
 	return b
 }

@@ -43,6 +43,98 @@ func RootShardSpec() *RootShardSpecApplyConfiguration {
 	return &RootShardSpecApplyConfiguration{}
 }
 
+// WithImage sets the Image field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Image field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Image = value
+	return b
+}
+
+// WithReplicas sets the Replicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Replicas field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithReplicas(value int32) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Replicas = &value
+	return b
+}
+
+// WithResources sets the Resources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resources field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Resources = value
+	return b
+}
+
+// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CertificateTemplates field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.CertificateTemplates = &value
+	return b
+}
+
+// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceTemplate field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.ServiceTemplate = value
+	return b
+}
+
+// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.DeploymentTemplate = value
+	return b
+}
+
+// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
+func (b *RootShardSpecApplyConfiguration) WithExtraArgs(values ...string) *RootShardSpecApplyConfiguration {
+	for i := range values {
+		b.ComponentSpecApplyConfiguration.ExtraArgs = append(b.ComponentSpecApplyConfiguration.ExtraArgs, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *RootShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *RootShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumes")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumes = append(b.ComponentSpecApplyConfiguration.ExtraVolumes, *values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *RootShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *RootShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumeMounts")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumeMounts = append(b.ComponentSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithLogging sets the Logging field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Logging field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Logging = value
+	return b
+}
+
 // WithClusterDomain sets the ClusterDomain field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ClusterDomain field is set to the value of the last call.
@@ -64,30 +156,6 @@ func (b *RootShardSpecApplyConfiguration) WithShardBaseURL(value string) *RootSh
 // If called multiple times, the Etcd field is set to the value of the last call.
 func (b *RootShardSpecApplyConfiguration) WithEtcd(value *EtcdConfigApplyConfiguration) *RootShardSpecApplyConfiguration {
 	b.CommonShardSpecApplyConfiguration.Etcd = value
-	return b
-}
-
-// WithImage sets the Image field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Image field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Image = value
-	return b
-}
-
-// WithReplicas sets the Replicas field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Replicas field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithReplicas(value int32) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Replicas = &value
-	return b
-}
-
-// WithResources sets the Resources field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Resources field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Resources = value
 	return b
 }
 
@@ -115,30 +183,6 @@ func (b *RootShardSpecApplyConfiguration) WithAuth(value *AuthSpecApplyConfigura
 	return b
 }
 
-// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CertificateTemplates field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.CertificateTemplates = &value
-	return b
-}
-
-// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceTemplate field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.ServiceTemplate = value
-	return b
-}
-
-// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.DeploymentTemplate = value
-	return b
-}
-
 // WithCABundleSecretRef sets the CABundleSecretRef field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CABundleSecretRef field is set to the value of the last call.
@@ -152,50 +196,6 @@ func (b *RootShardSpecApplyConfiguration) WithCABundleSecretRef(value *v1.LocalO
 // If called multiple times, the ClientCABundleRef field is set to the value of the last call.
 func (b *RootShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjectReferenceApplyConfiguration) *RootShardSpecApplyConfiguration {
 	b.CommonShardSpecApplyConfiguration.ClientCABundleRef = value
-	return b
-}
-
-// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
-func (b *RootShardSpecApplyConfiguration) WithExtraArgs(values ...string) *RootShardSpecApplyConfiguration {
-	for i := range values {
-		b.CommonShardSpecApplyConfiguration.ExtraArgs = append(b.CommonShardSpecApplyConfiguration.ExtraArgs, values[i])
-	}
-	return b
-}
-
-// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
-func (b *RootShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *RootShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumes")
-		}
-		b.CommonShardSpecApplyConfiguration.ExtraVolumes = append(b.CommonShardSpecApplyConfiguration.ExtraVolumes, *values[i])
-	}
-	return b
-}
-
-// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
-func (b *RootShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *RootShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumeMounts")
-		}
-		b.CommonShardSpecApplyConfiguration.ExtraVolumeMounts = append(b.CommonShardSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
-	}
-	return b
-}
-
-// WithLogging sets the Logging field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Logging field is set to the value of the last call.
-func (b *RootShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *RootShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Logging = value
 	return b
 }
 

@@ -41,6 +41,98 @@ func ShardSpec() *ShardSpecApplyConfiguration {
 	return &ShardSpecApplyConfiguration{}
 }
 
+// WithImage sets the Image field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Image field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Image = value
+	return b
+}
+
+// WithReplicas sets the Replicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Replicas field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithReplicas(value int32) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Replicas = &value
+	return b
+}
+
+// WithResources sets the Resources field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resources field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Resources = value
+	return b
+}
+
+// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CertificateTemplates field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.CertificateTemplates = &value
+	return b
+}
+
+// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceTemplate field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.ServiceTemplate = value
+	return b
+}
+
+// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.DeploymentTemplate = value
+	return b
+}
+
+// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
+func (b *ShardSpecApplyConfiguration) WithExtraArgs(values ...string) *ShardSpecApplyConfiguration {
+	for i := range values {
+		b.ComponentSpecApplyConfiguration.ExtraArgs = append(b.ComponentSpecApplyConfiguration.ExtraArgs, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *ShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *ShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumes")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumes = append(b.ComponentSpecApplyConfiguration.ExtraVolumes, *values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *ShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *ShardSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExtraVolumeMounts")
+		}
+		b.ComponentSpecApplyConfiguration.ExtraVolumeMounts = append(b.ComponentSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
+	}
+	return b
+}
+
+// WithLogging sets the Logging field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Logging field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.ComponentSpecApplyConfiguration.Logging = value
+	return b
+}
+
 // WithClusterDomain sets the ClusterDomain field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ClusterDomain field is set to the value of the last call.
@@ -62,30 +154,6 @@ func (b *ShardSpecApplyConfiguration) WithShardBaseURL(value string) *ShardSpecA
 // If called multiple times, the Etcd field is set to the value of the last call.
 func (b *ShardSpecApplyConfiguration) WithEtcd(value *EtcdConfigApplyConfiguration) *ShardSpecApplyConfiguration {
 	b.CommonShardSpecApplyConfiguration.Etcd = value
-	return b
-}
-
-// WithImage sets the Image field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Image field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithImage(value *ImageSpecApplyConfiguration) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Image = value
-	return b
-}
-
-// WithReplicas sets the Replicas field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Replicas field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithReplicas(value int32) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Replicas = &value
-	return b
-}
-
-// WithResources sets the Resources field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Resources field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithResources(value *v1.ResourceRequirementsApplyConfiguration) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Resources = value
 	return b
 }
 
@@ -113,30 +181,6 @@ func (b *ShardSpecApplyConfiguration) WithAuth(value *AuthSpecApplyConfiguration
 	return b
 }
 
-// WithCertificateTemplates sets the CertificateTemplates field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the CertificateTemplates field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithCertificateTemplates(value operatorv1alpha1.CertificateTemplateMap) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.CertificateTemplates = &value
-	return b
-}
-
-// WithServiceTemplate sets the ServiceTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the ServiceTemplate field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithServiceTemplate(value *ServiceTemplateApplyConfiguration) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.ServiceTemplate = value
-	return b
-}
-
-// WithDeploymentTemplate sets the DeploymentTemplate field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the DeploymentTemplate field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithDeploymentTemplate(value *DeploymentTemplateApplyConfiguration) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.DeploymentTemplate = value
-	return b
-}
-
 // WithCABundleSecretRef sets the CABundleSecretRef field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CABundleSecretRef field is set to the value of the last call.
@@ -150,50 +194,6 @@ func (b *ShardSpecApplyConfiguration) WithCABundleSecretRef(value *v1.LocalObjec
 // If called multiple times, the ClientCABundleRef field is set to the value of the last call.
 func (b *ShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjectReferenceApplyConfiguration) *ShardSpecApplyConfiguration {
 	b.CommonShardSpecApplyConfiguration.ClientCABundleRef = value
-	return b
-}
-
-// WithExtraArgs adds the given value to the ExtraArgs field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraArgs field.
-func (b *ShardSpecApplyConfiguration) WithExtraArgs(values ...string) *ShardSpecApplyConfiguration {
-	for i := range values {
-		b.CommonShardSpecApplyConfiguration.ExtraArgs = append(b.CommonShardSpecApplyConfiguration.ExtraArgs, values[i])
-	}
-	return b
-}
-
-// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
-func (b *ShardSpecApplyConfiguration) WithExtraVolumes(values ...*v1.VolumeApplyConfiguration) *ShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumes")
-		}
-		b.CommonShardSpecApplyConfiguration.ExtraVolumes = append(b.CommonShardSpecApplyConfiguration.ExtraVolumes, *values[i])
-	}
-	return b
-}
-
-// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
-// and returns the receiver, so that objects can be build by chaining "With" function invocations.
-// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
-func (b *ShardSpecApplyConfiguration) WithExtraVolumeMounts(values ...*v1.VolumeMountApplyConfiguration) *ShardSpecApplyConfiguration {
-	for i := range values {
-		if values[i] == nil {
-			panic("nil value passed to WithExtraVolumeMounts")
-		}
-		b.CommonShardSpecApplyConfiguration.ExtraVolumeMounts = append(b.CommonShardSpecApplyConfiguration.ExtraVolumeMounts, *values[i])
-	}
-	return b
-}
-
-// WithLogging sets the Logging field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Logging field is set to the value of the last call.
-func (b *ShardSpecApplyConfiguration) WithLogging(value *LoggingSpecApplyConfiguration) *ShardSpecApplyConfiguration {
-	b.CommonShardSpecApplyConfiguration.Logging = value
 	return b
 }
 
