@@ -115,12 +115,17 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}, nil
 }
 
-// Run starts the embedded etcd when needed, then serves until ctx is done, then stops
-// everything it started.
+// Run validates the options, starts the embedded etcd when needed, then serves until ctx is
+// done, then stops everything it started.
 func (o *Options) Run(ctx context.Context) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
+	return o.run(ctx)
+}
+
+// run is Run on validated options.
+func (o *Options) run(ctx context.Context) error {
 	if o.embeddedEtcd() {
 		etcd, err := embeddedetcd.Start(ctx, o.EmbeddedEtcdDir)
 		if err != nil {

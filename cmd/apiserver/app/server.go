@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/spf13/cobra"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -12,6 +13,9 @@ import (
 func NewCommand() *cobra.Command {
 	o := NewOptions()
 	logging := logsapi.NewLoggingConfiguration()
+	// The logging flags (--logging-format, contextual logging) are gated; the gate must know them.
+	featureGate := utilfeature.DefaultMutableFeatureGate
+	utilruntime.Must(logsapi.AddFeatureGates(featureGate))
 
 	cmd := &cobra.Command{
 		Use:   "kcp-setups-apiserver",
@@ -22,11 +26,15 @@ Without --etcd-servers it stores them in an embedded etcd.`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			verflag.PrintAndExitIfRequested()
-			if err := logsapi.ValidateAndApply(logging, utilfeature.DefaultMutableFeatureGate); err != nil {
+			// Bad flags fail before anything, logging included, is set up.
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if err := logsapi.ValidateAndApply(logging, featureGate); err != nil {
 				return err
 			}
 			cliflag.PrintFlags(cmd.Flags())
-			return o.Run(cmd.Context())
+			return o.run(cmd.Context())
 		},
 	}
 
