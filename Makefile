@@ -16,7 +16,7 @@ codegen: ## Regenerate clients, deepcopy, conversion, defaulters and OpenAPI.
 
 .PHONY: verify
 verify: ## Check formatting, vet and that generated code is fresh.
-	@echo "==> gofmt"; out=$$(gofmt -l cmd pkg test); if [[ -n "$$out" ]]; then echo "gofmt needed: $$out"; exit 1; fi
+	@echo "==> gofmt"; out=$$(gofmt -l cmd pkg test hack); if [[ -n "$$out" ]]; then echo "gofmt needed: $$out"; exit 1; fi
 	@echo "==> go vet"; $(GO) vet ./...
 	@echo "==> verify-codegen"; hack/verify-codegen.sh
 
@@ -31,11 +31,17 @@ test-integration: ## The real server in-process on embedded etcd, through the cl
 .PHONY: test
 test: verify test-unit test-integration ## Everything CI runs.
 
+.PHONY: tools
+tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from pinned modules.
+	hack/tools/build.sh
+
+.PHONY: test-e2e
+test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
+	$(GO) test ./test/e2e/... -count=1 -timeout 40m
+
 .PHONY: run
-run: ## Not yet: the local stack (kube-apiserver, cert-manager, kwok) comes with issue 3.
-	@echo "make run is not available yet: the local control plane arrives with the next milestone." >&2
-	@echo "Until then: make build && _output/bin/kcp-setups-apiserver --help" >&2
-	@exit 1
+run: build tools ## The server and its whole local stack, in the foreground; Ctrl-C stops it.
+	$(GO) run ./hack/local-up
 
 .PHONY: clean
 clean:

@@ -1,0 +1,199 @@
+package framework
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/discovery"
+)
+
+// FakeNode is the name of the node kwok runs pods on.
+const FakeNode = "kwok-node-0"
+
+var (
+	crdGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+)
+
+// startKwok starts kwok, managing the nodes annotated as fake, and creates one such node
+// with room for many pods, so that Deployments get pods that turn Running and Ready.
+func (s *Stack) startKwok(ctx context.Context) error {
+	p, err := s.start("kwok",
+		"--kubeconfig="+s.AdminKubeconfig,
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--node-ip=10.0.0.1",
+	)
+	if err != nil {
+		return err
+	}
+	resources := corev1.ResourceList{}
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: "64", corev1.ResourceMemory: "256Gi", corev1.ResourcePods: "500"} {
+		resources[name] = resource.MustParse(q)
+	}
+	node := corev1ac.Node(FakeNode).
+		WithAnnotations(map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}).
+		WithLabels(map[string]string{"kubernetes.io/hostname": FakeNode, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}).
+		WithStatus(corev1ac.NodeStatus().WithAllocatable(resources).WithCapacity(resources))
+	if _, err := s.Kube.CoreV1().Nodes().Apply(ctx, node, applyOptions); err != nil {
+		return err
+	}
+	return poll(ctx, "the fake node to be Ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		n, err := s.Kube.CoreV1().Nodes().Get(ctx, FakeNode, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				return c.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// startCertManager installs cert-manager's CRDs with server-side apply (two are too large for
+// the last-applied annotation) and starts its controllers.
+func (s *Stack) startCertManager(ctx context.Context) error {
+	crds, err := filepath.Glob(filepath.Join(filepath.Dir(s.binDir), "cert-manager-crds", "*.yaml"))
+	if err != nil || len(crds) == 0 {
+		return fmt.Errorf("no cert-manager CRDs in _output/cert-manager-crds: run `make tools`")
+	}
+	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=kcp-setups-local-stack"}
+	for _, f := range crds {
+		args = append(args, "-f", f)
+	}
+	if out, err := s.Kubectl(ctx, args...); err != nil {
+		return fmt.Errorf("applying cert-manager CRDs: %w: %s", err, out)
+	}
+	if err := poll(ctx, "cert-manager CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+		for _, name := range []string{"issuers.cert-manager.io", "clusterissuers.cert-manager.io", "certificates.cert-manager.io", "certificaterequests.cert-manager.io"} {
+			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !unstructuredCondition(crd, "Established") {
+				return false, err
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	_, err = s.start("cert-manager-controller", "--kubeconfig="+s.AdminKubeconfig, "--cluster-resource-namespace=kube-system")
+	return err
+}
+
+// StartServer starts the kcp-setups server on its port, registers it with the aggregation
+// layer, and waits until kube-apiserver serves its group.
+func (s *Stack) StartServer(ctx context.Context) error {
+	if s.ServerPort == 0 {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.ServerPort = port
+	}
+	args := []string{
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.ServerPort),
+		"--tls-cert-file=" + s.pki.kcpSetups.CertFile, "--tls-private-key-file=" + s.pki.kcpSetups.KeyFile,
+		"--authentication-kubeconfig=" + s.AdminKubeconfig, "--authorization-kubeconfig=" + s.AdminKubeconfig,
+		"--kubeconfig=" + s.AdminKubeconfig,
+	}
+	if s.opts.EmbeddedEtcd {
+		args = append(args, "--embedded-etcd-dir="+s.path("kcp-setups-etcd"))
+	} else {
+		args = append(args, "--etcd-servers="+s.EtcdURL)
+	}
+	p, err := startProcess(s.path("logs"), "kcp-setups-apiserver", s.bin("kcp-setups-apiserver"), args...)
+	if err != nil {
+		return err
+	}
+	s.server = p
+	if err := s.register(ctx); err != nil {
+		return err
+	}
+	return s.WaitForServer(ctx)
+}
+
+// StopServer stops the kcp-setups server with SIGTERM.
+func (s *Stack) StopServer() {
+	if s.server != nil {
+		s.server.stop()
+	}
+}
+
+// WaitForServer waits until the APIService is Available and discovery lists the group.
+func (s *Stack) WaitForServer(ctx context.Context) error {
+	watched := []*process{s.server}
+	if err := poll(ctx, "the APIService to be Available", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+		svc, err := s.Dynamic.Resource(apiServiceGVR).Get(ctx, "v1alpha1.operator.kcp.io", metav1.GetOptions{})
+		return err == nil && unstructuredCondition(svc, "Available"), err
+	}); err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(s.AdminConfig)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, "discovery to list operator.kcp.io", time.Minute, watched, func(context.Context) (bool, error) {
+		_, err := dc.ServerResourcesForGroupVersion("operator.kcp.io/v1alpha1")
+		return err == nil, err
+	})
+}
+
+// register creates the Service and APIService through which kube-apiserver reaches the
+// server. Endpoints may not hold loopback addresses, so the Service is an ExternalName for
+// localhost; the APIService trusts the server's real CA.
+func (s *Stack) register(ctx context.Context) error {
+	if _, err := s.Kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(ServerNamespace), applyOptions); err != nil {
+		return err
+	}
+	svc := corev1ac.Service(ServerService, ServerNamespace).WithSpec(corev1ac.ServiceSpec().
+		WithType(corev1.ServiceTypeExternalName).WithExternalName("localhost").
+		WithPorts(corev1ac.ServicePort().WithName("https").WithPort(int32(s.ServerPort))))
+	if _, err := s.Kube.CoreV1().Services(ServerNamespace).Apply(ctx, svc, applyOptions); err != nil {
+		return err
+	}
+	apiService := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1",
+		"kind":       "APIService",
+		"metadata":   map[string]any{"name": "v1alpha1.operator.kcp.io"},
+		"spec": map[string]any{
+			"group":                "operator.kcp.io",
+			"version":              "v1alpha1",
+			"service":              map[string]any{"namespace": ServerNamespace, "name": ServerService, "port": int64(s.ServerPort)},
+			"caBundle":             base64.StdEncoding.EncodeToString(s.pki.server.CertPEM),
+			"groupPriorityMinimum": int64(1000),
+			"versionPriority":      int64(15),
+		},
+	}}
+	_, err := s.Dynamic.Resource(apiServiceGVR).Apply(ctx, apiService.GetName(), apiService, applyOptions)
+	return err
+}
+
+// Kubectl runs the stack's kubectl as the admin and returns its combined output.
+func (s *Stack) Kubectl(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"--kubeconfig=" + s.AdminKubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// unstructuredCondition reports whether obj has a status condition of type t that is True.
+func unstructuredCondition(obj *unstructured.Unstructured, t string) bool {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		m, ok := c.(map[string]any)
+		if ok && m["type"] == t {
+			return m["status"] == string(metav1.ConditionTrue)
+		}
+	}
+	return false
+}

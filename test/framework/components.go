@@ -1,0 +1,209 @@
+package framework
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/keyutil"
+)
+
+// The names the kcp-setups server is registered under.
+const (
+	ServerNamespace = "kcp-setups"
+	ServerService   = "kcp-setups"
+)
+
+// pki is the stack's certificates.
+type pki struct {
+	dir                  string
+	cluster, frontProxy  *CA
+	server               *CA
+	kubeAPIServer, proxy *KeyPair
+	admin, kcpSetups     *KeyPair
+	serviceAccountKey    string
+}
+
+// createPKI creates (or reuses) the CAs and issues fresh leaf certificates.
+func (s *Stack) createPKI(context.Context) error {
+	p := &pki{dir: s.path("pki")}
+	var err error
+	if p.cluster, err = loadOrCreateCA(p.dir, "cluster-ca"); err != nil {
+		return err
+	}
+	if p.frontProxy, err = loadOrCreateCA(p.dir, "front-proxy-ca"); err != nil {
+		return err
+	}
+	if p.server, err = loadOrCreateCA(p.dir, "kcp-setups-ca"); err != nil {
+		return err
+	}
+	loopback := []net.IP{net.ParseIP("127.0.0.1")}
+	if p.kubeAPIServer, err = p.cluster.issue(p.dir, "kube-apiserver", certSpec{
+		commonName: "kube-apiserver",
+		dnsNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		ips:        append(loopback, net.ParseIP("10.96.0.1")),
+		usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}); err != nil {
+		return err
+	}
+	// kube-apiserver verifies the aggregated server as <service>.<namespace>.svc.
+	if p.kcpSetups, err = p.server.issue(p.dir, "kcp-setups-apiserver", certSpec{
+		commonName: ServerService,
+		dnsNames:   []string{ServerService + "." + ServerNamespace + ".svc", "localhost"},
+		ips:        loopback,
+		usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}); err != nil {
+		return err
+	}
+	if p.proxy, err = p.frontProxy.clientCert(p.dir, "front-proxy-client", "front-proxy-client"); err != nil {
+		return err
+	}
+	if p.admin, err = p.cluster.clientCert(p.dir, "admin", "admin", "system:masters"); err != nil {
+		return err
+	}
+	// kube-apiserver reads the public key out of the private key file.
+	p.serviceAccountKey = p.dir + "/service-account.key"
+	if _, err := os.Stat(p.serviceAccountKey); err != nil {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return err
+		}
+		keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+		if err != nil {
+			return err
+		}
+		if err := writeFiles(map[string][]byte{p.serviceAccountKey: keyPEM}); err != nil {
+			return err
+		}
+	}
+	s.pki = p
+	return nil
+}
+
+func (s *Stack) startEtcd(ctx context.Context) error {
+	clientPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	s.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	p, err := s.start("etcd",
+		"--name=default", "--data-dir="+s.path("etcd"),
+		"--listen-client-urls="+s.EtcdURL, "--advertise-client-urls="+s.EtcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=default="+peerURL,
+		"--unsafe-no-fsync=true", "--log-level=warn",
+	)
+	if err != nil {
+		return err
+	}
+	return poll(ctx, "etcd to serve", time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, http.DefaultClient, s.EtcdURL+"/health")
+	})
+}
+
+func (s *Stack) startKubeAPIServer(ctx context.Context) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	p, err := s.start("kube-apiserver",
+		"--etcd-servers="+s.EtcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
+		// kube-apiserver refuses to advertise a loopback address as its endpoint otherwise.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir="+s.path("pki", "kube-apiserver-generated"),
+		"--tls-cert-file="+s.pki.kubeAPIServer.CertFile, "--tls-private-key-file="+s.pki.kubeAPIServer.KeyFile,
+		"--client-ca-file="+s.pki.cluster.CertFile,
+		"--service-account-key-file="+s.pki.serviceAccountKey,
+		"--service-account-signing-key-file="+s.pki.serviceAccountKey,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=Node,RBAC",
+		"--allow-privileged=true",
+		// The aggregation layer: kube-apiserver proxies to kcp-setups as front-proxy-client
+		// and passes the user in X-Remote-* headers.
+		"--requestheader-client-ca-file="+s.pki.frontProxy.CertFile,
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file="+s.pki.proxy.CertFile, "--proxy-client-key-file="+s.pki.proxy.KeyFile,
+	)
+	if err != nil {
+		return err
+	}
+	server := "https://127.0.0.1:" + strconv.Itoa(port)
+	s.AdminKubeconfig = s.path("kubeconfig")
+	if err := writeKubeconfig(s.AdminKubeconfig, server, s.pki.cluster.CertPEM, s.pki.admin); err != nil {
+		return err
+	}
+	if err := s.adminClients(); err != nil {
+		return err
+	}
+	return poll(ctx, "kube-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		err := s.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		return err == nil, err
+	})
+}
+
+func (s *Stack) startControllers(context.Context) error {
+	cmPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	if _, err := s.start("kube-controller-manager",
+		"--kubeconfig="+s.AdminKubeconfig,
+		"--authentication-kubeconfig="+s.AdminKubeconfig, "--authorization-kubeconfig="+s.AdminKubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(cmPort),
+		"--service-account-private-key-file="+s.pki.serviceAccountKey,
+		"--root-ca-file="+s.pki.cluster.CertFile,
+		"--leader-elect=false",
+	); err != nil {
+		return err
+	}
+	schedPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	_, err = s.start("kube-scheduler",
+		"--kubeconfig="+s.AdminKubeconfig,
+		"--authentication-kubeconfig="+s.AdminKubeconfig, "--authorization-kubeconfig="+s.AdminKubeconfig,
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(schedPort),
+		"--leader-elect=false",
+	)
+	return err
+}
+
+// httpOK reports whether GET url answers 200.
+func httpOK(ctx context.Context, client *http.Client, url string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return true, nil
+}
+
+// applyOptions are the server-side apply options of everything the stack creates.
+var applyOptions = metav1.ApplyOptions{FieldManager: "kcp-setups-local-stack", Force: true}

@@ -1,0 +1,135 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stopTimeout is how long a component gets to exit after SIGTERM before it is killed.
+const stopTimeout = 20 * time.Second
+
+// process is one component of the stack, running as a child process with its output in a
+// log file.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logFile string
+	done    chan struct{}
+	err     error
+}
+
+// startProcess starts bin with args, logging to dir/name.log.
+func startProcess(dir, name, bin string, args ...string) (*process, error) {
+	logFile := filepath.Join(dir, name+".log")
+	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// A process group of its own, so that Ctrl-C in `make run` reaches the stack through
+	// its orderly shutdown rather than all at once.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		_ = out.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, with its error.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, fmt.Errorf("%s exited: %v; see %s", p.name, p.err, p.logFile)
+	default:
+		return false, nil
+	}
+}
+
+// stop sends SIGTERM, waits, and kills the process if it does not exit in time.
+func (p *process) stop() {
+	if done, _ := p.exited(); done {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopTimeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// kill ends the process at once, as a crash would.
+func (p *process) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// tail returns the last n lines of the process's log.
+func (p *process) tail(n int) string {
+	data, err := os.ReadFile(p.logFile)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// poll calls check every interval until it returns true, an error, or the timeout passes.
+// While it waits, it also fails as soon as one of the watched processes exits.
+func poll(ctx context.Context, what string, timeout time.Duration, watched []*process, check func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		for _, p := range watched {
+			if done, err := p.exited(); done {
+				return err
+			}
+		}
+		ok, err := check(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last == nil {
+				last = ctx.Err()
+			}
+			return fmt.Errorf("waiting for %s: %w", what, errors.Join(ctx.Err(), last))
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package framework
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+)
+
+// UserKubeconfig writes a kubeconfig for kube-apiserver that authenticates as user in groups,
+// with a client certificate of the cluster CA, and returns its path.
+func (s *Stack) UserKubeconfig(user string, groups ...string) (string, error) {
+	name := "user-" + strings.NewReplacer(":", "-", "/", "-").Replace(user)
+	kp, err := s.pki.cluster.clientCert(s.path("pki", "users"), name, user, groups...)
+	if err != nil {
+		return "", err
+	}
+	path := s.path("pki", "users", name+".kubeconfig")
+	return path, writeKubeconfig(path, s.AdminConfig.Host, s.pki.cluster.CertPEM, kp)
+}
+
+// KubectlWith runs the stack's kubectl with the given kubeconfig and returns its standard
+// output and standard error apart, as a user sees them.
+func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+// KubectlBinary is the path of the stack's kubectl.
+func (s *Stack) KubectlBinary() string {
+	return s.bin("kubectl")
+}
