@@ -29,7 +29,7 @@ test-integration: ## The real server in-process on embedded etcd, through the cl
 	$(GO) test ./test/integration/...
 
 .PHONY: test
-test: verify test-unit test-integration ## Everything CI runs.
+test: verify test-unit test-integration test-e2e ## Everything CI runs.
 
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from pinned modules.

@@ -43,3 +43,15 @@ CRDS="${ROOT}/_output/cert-manager-crds"
 mkdir -p "${CRDS}"
 cp -f "$(cd "${ROOT}/hack/tools/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"/deploy/crds/*.yaml "${CRDS}/"
 chmod u+w "${CRDS}"/*.yaml
+
+# kwok's lifecycle stages (nodes turn Ready and heartbeat, pods turn Running and Ready) come
+# from the same pinned module as kwok.
+STAGES="${ROOT}/_output/kwok-stages"
+KWOK_DIR=$(cd "${ROOT}/hack/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+mkdir -p "${STAGES}"
+for stage in node/fast/node-initialize node/heartbeat/node-heartbeat pod/general/pod-create \
+  pod/general/pod-init-container-running pod/general/pod-init-container-completed \
+  pod/general/pod-ready pod/general/pod-complete pod/general/pod-delete; do
+  cp -f "${KWOK_DIR}/kustomize/stage/${stage}.yaml" "${STAGES}/"
+done
+chmod u+w "${STAGES}"/*.yaml

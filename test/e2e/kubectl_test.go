@@ -62,7 +62,7 @@ func TestApplyExamplesAndGet(t *testing.T) {
 func TestExplain(t *testing.T) {
 	out := kubectl(t, "explain", "rootshard.spec.external.hostname")
 	assert.Contains(t, out, "GROUP:      operator.kcp.io")
-	assert.Contains(t, out, "Hostname is the external name of the kcp installation")
+	assert.Contains(t, out, "Hostname is the external name of the kcp instance")
 
 	out = kubectl(t, "explain", "rootshard.spec.external")
 	for _, f := range []string{"hostname", "port", "privateHostname", "privatePort"} {
@@ -93,7 +93,7 @@ func TestInvalidManifestIsRejected(t *testing.T) {
 	file := writeManifest(t, rootShardManifest("broken", "kcp.example.com", 70000))
 	out, err := stack.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
 	require.Error(t, err)
-	assert.Contains(t, out, `RootShard.operator.kcp.io "broken" is invalid`)
+	assert.Contains(t, out, `The RootShard "broken" is invalid`)
 	assert.Contains(t, out, "spec.external.port: Invalid value: 70000: must be between 1 and 65535, inclusive")
 
 	out, err = stack.Kubectl(t.Context(), "get", "rootshard", "broken", "-n", ns)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,13 @@ var (
 // startKwok starts kwok, managing the nodes annotated as fake, and creates one such node
 // with room for many pods, so that Deployments get pods that turn Running and Ready.
 func (s *Stack) startKwok(ctx context.Context) error {
+	stages, err := filepath.Glob(filepath.Join(filepath.Dir(s.binDir), "kwok-stages", "*.yaml"))
+	if err != nil || len(stages) == 0 {
+		return fmt.Errorf("no kwok stages in _output/kwok-stages: run `make tools`")
+	}
 	p, err := s.start("kwok",
 		"--kubeconfig="+s.AdminKubeconfig,
+		"--config="+strings.Join(stages, ","),
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--node-ip=10.0.0.1",
 	)
