@@ -22,11 +22,11 @@ verify: ## Check formatting, vet and that generated code is fresh.
 
 .PHONY: test-unit
 test-unit: ## Unit tests.
-	$(GO) test ./pkg/... ./cmd/...
+	$(GO) test -count=1 ./pkg/... ./cmd/...
 
 .PHONY: test-integration
 test-integration: ## The real server in-process on embedded etcd, through the clientset.
-	$(GO) test ./test/integration/...
+	$(GO) test -count=1 ./test/integration/...
 
 .PHONY: test
 test: verify test-unit test-integration test-e2e ## Everything CI runs.
@@ -41,7 +41,8 @@ test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 
 .PHONY: run
 run: build tools ## The server and its whole local stack, in the foreground; Ctrl-C stops it.
-	$(GO) run ./hack/local-up
+	$(GO) build -o $(BIN)/local-up ./hack/local-up
+	$(BIN)/local-up
 
 .PHONY: clean
 clean:

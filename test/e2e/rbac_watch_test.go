@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -47,8 +46,7 @@ func TestWatchSeesCreateAndDelete(t *testing.T) {
 	ns := namespace(t, "watch")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, stack.KubectlBinary(), "--kubeconfig="+stack.AdminKubeconfig,
-		"get", "rootshards", "-n", ns, "--watch", "--output-watch-events", "--no-headers")
+	cmd := stack.KubectlCommand(ctx, stack.AdminKubeconfig, "get", "rootshards", "-n", ns, "--watch", "--output-watch-events", "--no-headers")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())

@@ -2,21 +2,26 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/client-go/discovery"
 )
 
 // FakeNode is the name of the node kwok runs pods on.
@@ -123,6 +128,17 @@ func (s *Stack) StartServer(ctx context.Context) error {
 		return err
 	}
 	s.server = p
+	// Register only once the server answers: kube-apiserver backs off from an APIService whose
+	// first checks failed.
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.pki.server.CertPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
+	readyz := "https://127.0.0.1:" + strconv.Itoa(s.ServerPort) + "/readyz"
+	if err := poll(ctx, "kcp-setups-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, client, readyz)
+	}); err != nil {
+		return err
+	}
 	if err := s.register(ctx); err != nil {
 		return err
 	}
@@ -145,13 +161,32 @@ func (s *Stack) WaitForServer(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(s.AdminConfig)
-	if err != nil {
-		return err
-	}
-	return poll(ctx, "discovery to list operator.kcp.io", time.Minute, watched, func(context.Context) (bool, error) {
-		_, err := dc.ServerResourcesForGroupVersion("operator.kcp.io/v1alpha1")
-		return err == nil, err
+	// kubectl resolves `get kcp` through kube-apiserver's aggregated discovery, which fetches
+	// an APIService's resources on its own schedule after it turns Available, and marks them
+	// Stale (so that kubectl skips them) when that fetch failed.
+	return poll(ctx, "aggregated discovery to list operator.kcp.io as current", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+		raw, err := s.Kube.Discovery().RESTClient().Get().AbsPath("/apis").
+			SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(ctx)
+		if err != nil {
+			return false, err
+		}
+		var list apidiscoveryv2.APIGroupDiscoveryList
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return false, err
+		}
+		for _, g := range list.Items {
+			for _, v := range g.Versions {
+				if g.Name != "operator.kcp.io" || v.Version != "v1alpha1" || v.Freshness == apidiscoveryv2.DiscoveryFreshnessStale {
+					continue
+				}
+				for _, r := range v.Resources {
+					if r.Resource == "rootshards" && slices.Contains(r.Categories, "kcp") {
+						return true, nil
+					}
+				}
+			}
+		}
+		return false, fmt.Errorf("operator.kcp.io/v1alpha1 is not yet current in aggregated discovery")
 	})
 }
 
@@ -185,9 +220,16 @@ func (s *Stack) register(ctx context.Context) error {
 	return err
 }
 
+// kubectlFlags are the flags of every kubectl the stack runs. Its discovery cache is its own:
+// the stack runs kubectl before the APIService exists, and a shared cache would hide the
+// group from the user's next kubectl.
+func (s *Stack) kubectlFlags(kubeconfig string) []string {
+	return []string{"--kubeconfig=" + kubeconfig, "--cache-dir=" + s.path("kubectl-cache")}
+}
+
 // Kubectl runs the stack's kubectl as the admin and returns its combined output.
 func (s *Stack) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"--kubeconfig=" + s.AdminKubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(s.AdminKubeconfig), args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -109,11 +109,16 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 
 // Stop stops every component in reverse order and removes a temporary directory.
 func (s *Stack) Stop() {
+	stop := func(p *process) {
+		start := time.Now()
+		p.stop()
+		s.progress("stopped %s (%s)", p.name, time.Since(start).Round(100*time.Millisecond))
+	}
 	if s.server != nil {
-		s.server.stop()
+		stop(s.server)
 	}
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].stop()
+		stop(s.procs[i])
 	}
 	if s.temporary {
 		_ = os.RemoveAll(s.Dir)

@@ -21,14 +21,15 @@ func (s *Stack) UserKubeconfig(user string, groups ...string) (string, error) {
 // KubectlWith runs the stack's kubectl with the given kubeconfig and returns its standard
 // output and standard error apart, as a user sees them.
 func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err
 }
 
-// KubectlBinary is the path of the stack's kubectl.
-func (s *Stack) KubectlBinary() string {
-	return s.bin("kubectl")
+// KubectlCommand returns a kubectl command of the stack with the given kubeconfig, for a
+// test that must read its output as it streams.
+func (s *Stack) KubectlCommand(ctx context.Context, kubeconfig string, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
 }
