@@ -161,6 +161,14 @@ func (s *Stack) WaitForServer(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	// kubectl explain reads kube-apiserver's aggregated OpenAPI, which downloads the server's
+	// spec on its own schedule too.
+	if err := poll(ctx, "aggregated OpenAPI v3 to describe RootShard", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+		raw, err := s.Kube.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/operator.kcp.io/v1alpha1").DoRaw(ctx)
+		return err == nil && strings.Contains(string(raw), "io.kcp.operator.v1alpha1.RootShard"), err
+	}); err != nil {
+		return err
+	}
 	// kubectl resolves `get kcp` through kube-apiserver's aggregated discovery, which fetches
 	// an APIService's resources on its own schedule after it turns Available, and marks them
 	// Stale (so that kubectl skips them) when that fetch failed.
