@@ -1,0 +1,26 @@
+package pki
+
+// The labels on every object the controllers write to the host cluster. The controllers find
+// what they own by them, and delete it by them.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	// ManagedBy is the value of LabelManagedBy, and the server-side apply field manager.
+	ManagedBy = "kcp-setups"
+)
+
+// OwnerLabel is the label that names the owning object of a kind, such as
+// operator.kcp.io/rootshard.
+func OwnerLabel(kind string) string { return "operator.kcp.io/" + kind }
+
+// Labels are the labels of an object owned by the object name of kind (lower case), in the
+// given component role.
+func Labels(kind, name, component string) map[string]string {
+	return map[string]string{
+		LabelManagedBy:  ManagedBy,
+		LabelInstance:   name,
+		LabelComponent:  component,
+		OwnerLabel(kind): name,
+	}
+}
