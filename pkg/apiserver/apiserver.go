@@ -11,9 +11,11 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
@@ -33,6 +35,9 @@ type ExtraConfig struct {
 	// Scheme and Codecs are the server's types and their serializers.
 	Scheme *runtime.Scheme
 	Codecs serializer.CodecFactory
+	// Controllers configures the controllers that realize setups in the host cluster; nil
+	// runs none. Its Loopback is filled in by New.
+	Controllers *manager.Config
 }
 
 // Server is the kcp-setups API server.
@@ -76,6 +81,21 @@ func (c completedConfig) New() (*Server, error) {
 
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, fmt.Errorf("installing %s: %w", operator.GroupName, err)
+	}
+
+	if c.ExtraConfig.Controllers != nil {
+		controllers := *c.ExtraConfig.Controllers
+		controllers.Loopback = c.GenericConfig.LoopbackClientConfig
+		// The controllers read our kinds through this server, so they start once it serves;
+		// the hook's context ends when the server shuts down.
+		genericServer.AddPostStartHookOrDie("start-kcp-setups-controllers", func(hookCtx genericapiserver.PostStartHookContext) error {
+			go func() {
+				if err := manager.Run(hookCtx.Context, controllers); err != nil {
+					klog.FromContext(hookCtx.Context).Error(err, "The controllers stopped")
+				}
+			}()
+			return nil
+		})
 	}
 	return &Server{GenericAPIServer: genericServer}, nil
 }

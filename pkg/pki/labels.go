@@ -18,9 +18,9 @@ func OwnerLabel(kind string) string { return "operator.kcp.io/" + kind }
 // given component role.
 func Labels(kind, name, component string) map[string]string {
 	return map[string]string{
-		LabelManagedBy:  ManagedBy,
-		LabelInstance:   name,
-		LabelComponent:  component,
+		LabelManagedBy:   ManagedBy,
+		LabelInstance:    name,
+		LabelComponent:   component,
 		OwnerLabel(kind): name,
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -16,11 +18,16 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	componentbaseconfig "k8s.io/component-base/config"
+	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apiserver"
+	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
 )
@@ -33,6 +40,10 @@ type Options struct {
 	RecommendedOptions *genericoptions.RecommendedOptions
 	// EmbeddedEtcdDir is where the embedded etcd keeps its data when --etcd-servers is empty.
 	EmbeddedEtcdDir string
+	// LeaderElection elects the one replica that runs the controllers.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// ControllerWorkers is the number of concurrent reconciles per kind.
+	ControllerWorkers int
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -46,8 +57,18 @@ func NewOptions() *Options {
 		RecommendedOptions: genericoptions.NewRecommendedOptions(etcdPrefix,
 			codecs.LegacyCodec(operatorv1alpha1.SchemeGroupVersion)),
 		EmbeddedEtcdDir: "_output/etcd",
-		scheme:          scheme,
-		codecs:          codecs,
+		LeaderElection: componentbaseconfig.LeaderElectionConfiguration{
+			LeaderElect:       true,
+			LeaseDuration:     metav1.Duration{Duration: 15 * time.Second},
+			RenewDeadline:     metav1.Duration{Duration: 10 * time.Second},
+			RetryPeriod:       metav1.Duration{Duration: 2 * time.Second},
+			ResourceLock:      resourcelock.LeasesResourceLock,
+			ResourceName:      "kcp-setups-controllers",
+			ResourceNamespace: metav1.NamespaceSystem,
+		},
+		ControllerWorkers: 4,
+		scheme:            scheme,
+		codecs:            codecs,
 	}
 	etcd := o.RecommendedOptions.Etcd
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(operatorv1alpha1.SchemeGroupVersion,
@@ -65,6 +86,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.RecommendedOptions.AddFlags(fs)
 	fs.StringVar(&o.EmbeddedEtcdDir, "embedded-etcd-dir", o.EmbeddedEtcdDir,
 		"The directory of the embedded etcd, which runs when --etcd-servers is empty.")
+	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers,
+		"The number of objects of one kind reconciled at the same time.")
+	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
 // embeddedEtcd says whether the server runs its own etcd.
@@ -109,10 +133,17 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	return &apiserver.Config{
-		GenericConfig: serverConfig,
-		ExtraConfig:   apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs},
-	}, nil
+	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs}
+	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
+	// either (only in tests) no controller runs.
+	if serverConfig.ClientConfig != nil {
+		extra.Controllers = &manager.Config{
+			Host:           rest.CopyConfig(serverConfig.ClientConfig),
+			LeaderElection: o.LeaderElection,
+			Workers:        o.ControllerWorkers,
+		}
+	}
+	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil
 }
 
 // Run validates the options, starts the embedded etcd when needed, then serves until ctx is

@@ -1,0 +1,133 @@
+// Package manager runs the controllers inside the server: it builds the clients and
+// informers, elects one leader among the server's replicas on a Lease, and runs every
+// kind's controller while leading.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
+	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/client-go/tools/record"
+	componentbaseconfig "k8s.io/component-base/config"
+	"k8s.io/klog/v2"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// resync is how often the informers replay every object, so that drift nobody told us about
+// is noticed too; owned objects are watched, so this is a safety net, not the mechanism.
+const resync = 10 * time.Hour
+
+// Config configures the controllers.
+type Config struct {
+	// Loopback reaches this server's own API.
+	Loopback *rest.Config
+	// Host reaches the cluster the setups are realized in.
+	Host *rest.Config
+	// LeaderElection configures the election among the server's replicas.
+	LeaderElection componentbaseconfig.LeaderElectionConfiguration
+	// Workers is the number of concurrent reconciles per kind.
+	Workers int
+}
+
+// Run runs the controllers until ctx is done: while leading, or always when leader election
+// is off.
+func Run(ctx context.Context, cfg Config) error {
+	kube, err := kubernetes.NewForConfig(cfg.Host)
+	if err != nil {
+		return err
+	}
+	if !cfg.LeaderElection.LeaderElect {
+		return runControllers(ctx, cfg, kube)
+	}
+
+	host, err := os.Hostname()
+	if err != nil {
+		return err
+	}
+	le := cfg.LeaderElection
+	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
+		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+	if err != nil {
+		return err
+	}
+	logger := klog.FromContext(ctx).WithValues("lease", le.ResourceNamespace+"/"+le.ResourceName)
+	// Losing the lease stops the controllers; the loop then campaigns again.
+	for ctx.Err() == nil {
+		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			Name:            le.ResourceName,
+			LeaseDuration:   le.LeaseDuration.Duration,
+			RenewDeadline:   le.RenewDeadline.Duration,
+			RetryPeriod:     le.RetryPeriod.Duration,
+			ReleaseOnCancel: true,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(ctx context.Context) {
+					logger.Info("Leading: starting the controllers")
+					if err := runControllers(ctx, cfg, kube); err != nil {
+						logger.Error(err, "Controllers stopped")
+					}
+				},
+				OnStoppedLeading: func() { logger.Info("Not leading: the controllers are stopped") },
+			},
+		})
+	}
+	return nil
+}
+
+// runControllers runs every kind's controller until ctx is done.
+func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) error {
+	ours, err := clientset.NewForConfig(cfg.Loopback)
+	if err != nil {
+		return err
+	}
+	certManager, err := cmclientset.NewForConfig(cfg.Host)
+	if err != nil {
+		return err
+	}
+	ourInformers := informers.NewSharedInformerFactory(ours, resync)
+	// Only what the controllers own is cached from the host cluster.
+	hostInformers := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync,
+		cminformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }))
+
+	scheme := runtime.NewScheme()
+	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
+
+	rootShards, err := rootshard.New(ours, ourInformers, kube, certManager, hostInformers, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the RootShard controller: %w", err)
+	}
+	ourInformers.Start(ctx.Done())
+	hostInformers.Start(ctx.Done())
+	defer ourInformers.Shutdown()
+	defer hostInformers.Shutdown()
+
+	workers := cfg.Workers
+	if workers < 1 {
+		workers = 2
+	}
+	return rootShards.Run(ctx, workers)
+}

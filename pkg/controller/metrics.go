@@ -1,0 +1,35 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
+)
+
+var (
+	reconciles = metrics.NewCounterVec(&metrics.CounterOpts{
+		Namespace: "kcp_setups", Name: "reconciles_total",
+		Help:           "Reconciles of a kind's objects, by result.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"kind", "result"})
+	reconcileDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
+		Namespace: "kcp_setups", Name: "reconcile_duration_seconds",
+		Help:           "How long a reconcile of a kind's object took.",
+		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"kind"})
+	registerMetrics sync.Once
+)
+
+// observe records one reconcile of kind that started at start and ended with err.
+func observe(kind string, start time.Time, err error) {
+	registerMetrics.Do(func() { legacyregistry.MustRegister(reconciles, reconcileDuration) })
+	result := "success"
+	if err != nil {
+		result = "error"
+	}
+	reconciles.WithLabelValues(kind, result).Inc()
+	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+}

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// secretCert reads and parses the certificate in tls.crt of a Secret.
+func secretCert(t *testing.T, ns, name string) *x509.Certificate {
+	t.Helper()
+	b64 := kubectl(t, "get", "secret", name, "-n", ns, "-o", "jsonpath={.data.tls\\.crt}")
+	data, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	block, _ := pem.Decode(data)
+	require.NotNil(t, block, "no PEM in secret %s", name)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	return cert
+}
+
+// verifyChain checks that leaf chains to intermediate and on to root.
+func verifyChain(t *testing.T, leaf, intermediate, root *x509.Certificate, usage x509.ExtKeyUsage) {
+	t.Helper()
+	roots, inters := x509.NewCertPool(), x509.NewCertPool()
+	roots.AddCert(root)
+	inters.AddCert(intermediate)
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inters, KeyUsages: []x509.ExtKeyUsage{usage}})
+	assert.NoError(t, err, "%s does not chain to %s and %s", leaf.Subject, intermediate.Subject, root.Subject)
+}
+
+func waitFor(t *testing.T, ns, object, condition string) {
+	t.Helper()
+	kubectl(t, "wait", "-n", ns, "--for=condition="+condition, object, "--timeout=3m")
+}
+
+func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
+	ns := namespace(t, "pki-bootstrap")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+
+	out := kubectl(t, "get", "certificates", "-n", ns, "-o", "name")
+	for _, want := range []string{"kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca",
+		"root-requestheader-client-ca", "root-service-account-ca", "root-server", "root-client", "root-service-account",
+		"root-logical-cluster-admin", "root-external-logical-cluster-admin"} {
+		assert.Contains(t, out, "certificate.cert-manager.io/"+want+"\n")
+	}
+	out = kubectl(t, "get", "issuers", "-n", ns, "-o", "name")
+	for _, want := range []string{"kcp-pki-bootstrap", "kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca",
+		"root-front-proxy-client-ca", "root-requestheader-client-ca", "root-service-account-ca"} {
+		assert.Contains(t, out, "issuer.cert-manager.io/"+want+"\n")
+	}
+
+	bootstrap := secretCert(t, ns, "kcp-pki-ca")
+	root := secretCert(t, ns, "root-ca")
+	serverCA := secretCert(t, ns, "root-server-ca")
+	clientCA := secretCert(t, ns, "root-client-ca")
+	require.NoError(t, root.CheckSignatureFrom(bootstrap), "root-ca is signed by the namespace bootstrap CA")
+	for _, ca := range []string{"root-server-ca", "root-client-ca", "root-front-proxy-client-ca", "root-requestheader-client-ca", "root-service-account-ca"} {
+		c := secretCert(t, ns, ca)
+		assert.True(t, c.IsCA, ca)
+		assert.NoError(t, c.CheckSignatureFrom(root), "%s is signed by root-ca", ca)
+	}
+
+	server := secretCert(t, ns, "root-server")
+	verifyChain(t, server, serverCA, root, x509.ExtKeyUsageServerAuth)
+	assert.Contains(t, server.DNSNames, "root-kcp."+ns+".svc.cluster.local")
+	assert.Contains(t, server.DNSNames, "kcp.example.com")
+	assert.Equal(t, x509.ECDSA, server.PublicKeyAlgorithm, "ECDSA P-256 by default")
+
+	admin := secretCert(t, ns, "root-logical-cluster-admin")
+	verifyChain(t, admin, clientCA, root, x509.ExtKeyUsageClientAuth)
+	assert.Equal(t, "logical-cluster-admin", admin.Subject.CommonName)
+	assert.Equal(t, []string{"system:kcp:logical-cluster-admin"}, admin.Subject.Organization)
+
+	out = kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.phase} {.status.observedGeneration} {.metadata.finalizers}")
+	assert.Equal(t, `Provisioning 1 ["operator.kcp.io/rootshard-cleanup"]`, out)
+
+	// Deleting the last RootShard of the namespace removes its PKI and the bootstrap.
+	kubectl(t, "delete", "rootshard", "root", "-n", ns, "--timeout=2m")
+	for _, kind := range []string{"certificates", "issuers", "secrets"} {
+		out := kubectl(t, "get", kind, "-n", ns, "-l", "app.kubernetes.io/managed-by=kcp-setups", "-o", "name")
+		assert.Empty(t, strings.TrimSpace(out), "%s left behind", kind)
+	}
+}
+
+func TestRootShardUsesTheUsersIssuer(t *testing.T) {
+	ns := namespace(t, "pki-issuer")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: self
+spec:
+  selfSigned: {}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: corp-ca
+spec:
+  isCA: true
+  commonName: corp-ca
+  secretName: corp-ca
+  privateKey: {algorithm: ECDSA, size: 256}
+  issuerRef: {name: self, kind: Issuer}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: corp
+spec:
+  ca: {secretName: corp-ca}
+`))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("corp-root", "kcp.example.com", 6443)+`  certificates:
+    issuerRef:
+      name: corp
+`))
+	waitFor(t, ns, "rootshard/corp-root", "CertificatesReady")
+
+	assert.Equal(t, "corp", kubectl(t, "get", "certificate", "corp-root-ca", "-n", ns, "-o", "jsonpath={.spec.issuerRef.name}"))
+	corp := secretCert(t, ns, "corp-ca")
+	root := secretCert(t, ns, "corp-root-ca")
+	assert.NoError(t, root.CheckSignatureFrom(corp), "the root CA is signed by the user's issuer")
+	out := kubectl(t, "get", "issuers", "-n", ns, "-o", "name")
+	assert.NotContains(t, out, "kcp-pki-bootstrap", "no bootstrap PKI when the user brings an issuer")
+}
+
+func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
+	ns := namespace(t, "pki-refs")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
+    ref:
+      name: cache
+`))
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns,
+			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].reason}`)
+		return out == "CacheServerNotFound"
+	}, time.Minute, time.Second, "a missing CacheServer is reported")
+
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, "apiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
+	waitFor(t, ns, "rootshard/root", "ReferenceValid")
+
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: shard-1
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd:2379"]}
+`))
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
+		return out == "shard-1"
+	}, time.Minute, time.Second, "the Shard is listed in status.shards")
+}
