@@ -2,7 +2,13 @@ package framework
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 )
 
@@ -32,4 +38,34 @@ func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...stri
 // test that must read its output as it streams.
 func (s *Stack) KubectlCommand(ctx context.Context, kubeconfig string, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
+}
+
+// ServerGet GETs path from the kcp-setups server directly, not through kube-apiserver, as
+// the admin, for what is not proxied (such as /metrics).
+func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.pki.server.CertPEM)
+	cert, err := tls.X509KeyPair(s.pki.admin.CertPEM, s.pki.admin.KeyPEM)
+	if err != nil {
+		return "", err
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: pool, ServerName: "localhost", Certificates: []tls.Certificate{cert}}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://127.0.0.1:"+strconv.Itoa(s.ServerPort)+path, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
+	}
+	return string(body), nil
 }
