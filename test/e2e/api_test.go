@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestAPIResourcesAndCategory runs first (its file sorts first), on the empty cluster.
 func TestAPIResourcesAndCategory(t *testing.T) {
 	out := kubectl(t, "api-resources", "--api-group=operator.kcp.io", "-o", "wide")
 	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs"} {
