@@ -79,12 +79,33 @@ func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
 	assert.Equal(t, "logical-cluster-admin", admin.Subject.CommonName)
 	assert.Equal(t, []string{"system:kcp:logical-cluster-admin"}, admin.Subject.Organization)
 
+	// kwok runs the Deployment's pods, so the RootShard becomes Available and Running.
+	waitFor(t, ns, "rootshard/root", "Available")
 	out = kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.phase} {.status.observedGeneration} {.metadata.finalizers}")
-	assert.Equal(t, `Provisioning 1 ["operator.kcp.io/rootshard-cleanup"]`, out)
+	assert.Equal(t, `Running 1 ["operator.kcp.io/rootshard-cleanup"]`, out)
 
-	// Deleting the last RootShard of the namespace removes its PKI and the bootstrap.
+	args := kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", `jsonpath={range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`)
+	for _, want := range []string{"start", "--root-ca-file=/etc/kcp/tls/ca/root/tls.crt", "--client-ca-file=/etc/kcp/tls/ca/client/tls.crt",
+		"--tls-cert-file=/etc/kcp/tls/server/tls.crt", "--shard-base-url=https://root-kcp." + ns + ".svc.cluster.local:6443",
+		"--shard-external-url=https://kcp.example.com:6443", "--etcd-servers=https://etcd.example.com:2379", "--batteries-included=workspace-types"} {
+		assert.Contains(t, nonEmptyLines(args), want)
+	}
+	mountPaths := kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", `jsonpath={range .spec.template.spec.containers[0].volumeMounts[*]}{.mountPath}={.readOnly}{"\n"}{end}`)
+	for _, want := range []string{"/etc/kcp/tls/ca/root=true", "/etc/kcp/tls/ca/client=true", "/etc/kcp/tls/server=true",
+		"/etc/kcp/logical-cluster-admin-kubeconfig=true", "/etc/kcp/external-logical-cluster-admin-kubeconfig=true"} {
+		assert.Contains(t, nonEmptyLines(mountPaths), want)
+	}
+	assert.Contains(t, kubectl(t, "get", "service", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.ports[0].port}"), "6443")
+
+	// The merged client CA trusts both the components' and the users' client CA.
+	bundle := kubectl(t, "get", "secret", "root-merged-client-ca", "-n", ns, "-o", "jsonpath={.data.tls\\.crt}")
+	data, err := base64.StdEncoding.DecodeString(bundle)
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(data), "BEGIN CERTIFICATE"))
+
+	// Deleting the last RootShard of the namespace removes all it had, and the bootstrap.
 	kubectl(t, "delete", "rootshard", "root", "-n", ns, "--timeout=2m")
-	for _, kind := range []string{"certificates", "issuers", "secrets"} {
+	for _, kind := range []string{"deployments", "services", "configmaps", "certificates", "issuers", "secrets"} {
 		out := kubectl(t, "get", kind, "-n", ns, "-l", "app.kubernetes.io/managed-by=kcp-setups", "-o", "name")
 		assert.Empty(t, strings.TrimSpace(out), "%s left behind", kind)
 	}
@@ -158,4 +179,29 @@ spec:
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
 		return out == "shard-1"
 	}, time.Minute, time.Second, "the Shard is listed in status.shards")
+}
+
+func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
+	ns := namespace(t, "workloads")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "Available")
+
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3,"extraArgs":["--v=3"]}}`)
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].args[-1]}")
+		return out == "3 --v=3"
+	}, time.Minute, time.Second, "the Deployment follows spec.replicas and spec.extraArgs")
+	waitFor(t, ns, "rootshard/root", "Available")
+
+	// Renewing a certificate (as `cmctl renew` does, here by deleting its Secret) changes the
+	// Secret, and the Deployment rolls.
+	before := kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.metadata.annotations.operator\\.kcp\\.io/secrets-hash}")
+	require.NotEmpty(t, before)
+	kubectl(t, "delete", "secret", "root-server", "-n", ns)
+	require.Eventually(t, func() bool {
+		after, _ := stack.Kubectl(t.Context(), "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.metadata.annotations.operator\\.kcp\\.io/secrets-hash}")
+		return after != "" && after != before
+	}, 2*time.Minute, time.Second, "the pod template changes when a mounted Secret changes")
+	kubectl(t, "rollout", "status", "deployment/root-kcp", "-n", ns, "--timeout=2m")
+	waitFor(t, ns, "rootshard/root", "Available")
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
@@ -94,7 +95,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 // runControllers runs every kind's controller until ctx is done.
 func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) error {
-	ours, err := clientset.NewForConfig(cfg.Loopback)
+	opClient, err := clientset.NewForConfig(cfg.Loopback)
 	if err != nil {
 		return err
 	}
@@ -102,10 +103,11 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if err != nil {
 		return err
 	}
-	ourInformers := informers.NewSharedInformerFactory(ours, resync)
+	ourInformers := informers.NewSharedInformerFactory(opClient, resync)
 	// Only what the controllers own is cached from the host cluster.
-	hostInformers := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync,
-		cminformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }))
+	ours := func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }
+	hostInformers := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(ours))
+	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(ours))
 
 	scheme := runtime.NewScheme()
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
@@ -116,14 +118,16 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
 
-	rootShards, err := rootshard.New(ours, ourInformers, kube, certManager, hostInformers, recorder)
+	rootShards, err := rootshard.New(opClient, ourInformers, kube, kubeInformers, certManager, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
 	}
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
+	kubeInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()
 	defer hostInformers.Shutdown()
+	defer kubeInformers.Shutdown()
 
 	workers := cfg.Workers
 	if workers < 1 {

@@ -9,7 +9,10 @@ import (
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -38,14 +41,18 @@ type Controller struct {
 	certManager  cmclientset.Interface
 	certificates cmlisters.CertificateLister
 	issuers      cmlisters.IssuerLister
+	secrets      corev1listers.SecretLister
+	services     corev1listers.ServiceLister
+	deployments  appsv1listers.DeploymentLister
+	appliers     appliers
 
 	recorder record.EventRecorder
 	synced   []cache.InformerSynced
 }
 
-// New returns a RootShard controller reading our kinds from ours and the host's
-// cert-manager objects from hosts, which must list only objects labelled as ours.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, kube kubernetes.Interface,
+// New returns a RootShard controller reading our kinds from ours and the host's objects from
+// hosts and kubeHosts, which must list only objects labelled as ours.
+func New(client clientset.Interface, ours informers.SharedInformerFactory, kube kubernetes.Interface, kubeHosts kubeinformers.SharedInformerFactory,
 	certManager cmclientset.Interface, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
 		client:       client,
@@ -56,8 +63,12 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, kube 
 		certManager:  certManager,
 		certificates: hosts.Certmanager().V1().Certificates().Lister(),
 		issuers:      hosts.Certmanager().V1().Issuers().Lister(),
+		secrets:      kubeHosts.Core().V1().Secrets().Lister(),
+		services:     kubeHosts.Core().V1().Services().Lister(),
+		deployments:  kubeHosts.Apps().V1().Deployments().Lister(),
 		recorder:     recorder,
 	}
+	c.appliers = c.newAppliers()
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 
 	handlers := []struct {
@@ -78,6 +89,9 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, kube 
 		// What the controller owns: status follows it within seconds.
 		{hosts.Certmanager().V1().Certificates().Informer(), c.owners()},
 		{hosts.Certmanager().V1().Issuers().Informer(), c.owners()},
+		{kubeHosts.Core().V1().Secrets().Informer(), c.owners()},
+		{kubeHosts.Core().V1().Services().Informer(), c.owners()},
+		{kubeHosts.Apps().V1().Deployments().Informer(), c.owners()},
 	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.handler); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -42,7 +43,7 @@ func (c *Controller) finalize(ctx context.Context, rs *operatorv1alpha1.RootShar
 			return err
 		}
 	}
-	c.recorder.Event(rs, "Normal", "Cleaned", "Deleted the certificates, issuers and secrets of the root shard")
+	c.recorder.Event(rs, "Normal", "Cleaned", "Deleted the Deployment, Service, Certificates, Issuers and Secrets of the root shard")
 
 	rs = rs.DeepCopy()
 	rs.Finalizers = slices.DeleteFunc(rs.Finalizers, func(f string) bool { return f == Finalizer })
@@ -50,10 +51,24 @@ func (c *Controller) finalize(ctx context.Context, rs *operatorv1alpha1.RootShar
 	return err
 }
 
-// deleteLabelled deletes the Certificates first, so that cert-manager does not issue their
-// Secrets again, then the Issuers and the Secrets.
+// deleteLabelled deletes the Deployments and Services, then the Certificates, so that
+// cert-manager does not issue their Secrets again, then the Issuers and the Secrets.
 func (c *Controller) deleteLabelled(ctx context.Context, namespace, selector string) error {
 	opts := metav1.ListOptions{LabelSelector: selector}
+	background := metav1.DeletePropagationBackground
+	if err := c.kube.AppsV1().Deployments(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
+		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
+	}
+	// Services have no deletecollection.
+	services, err := c.kube.CoreV1().Services(namespace).List(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("listing Services %s: %w", selector, err)
+	}
+	for _, svc := range services.Items {
+		if err := c.kube.CoreV1().Services(namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Service %s: %w", svc.Name, err)
+		}
+	}
 	cm := c.certManager.CertmanagerV1()
 	if err := cm.Certificates(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
 		return fmt.Errorf("deleting Certificates %s: %w", selector, err)

@@ -22,7 +22,9 @@ const (
 	ReasonCertificatesPending = "CertificatesPending"
 	ReasonReferencesFound     = "ReferencesFound"
 	ReasonCacheServerNotFound = "CacheServerNotFound"
-	ReasonDeploymentMissing   = "DeploymentNotRealized"
+	ReasonDeploymentNotFound  = "DeploymentNotFound"
+	ReasonReplicasUnavailable = "ReplicasUnavailable"
+	ReasonReplicasAvailable   = "ReplicasAvailable"
 	ReasonDeleting            = "Deleting"
 )
 
@@ -58,10 +60,8 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, ReasonReferencesFound, "every referenced object exists")
 	}
 
-	// The root shard's Deployment is realized in a later milestone; until then the setup is
-	// honestly not available.
-	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeploymentMissing,
-		"the root shard's Deployment is not realized by this version of kcp-setups yet")
+	available, reason, message := c.deploymentAvailable(rs)
+	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil
 	if shards, err := c.shards.Shards(rs.Namespace).List(everything); err == nil {
@@ -106,4 +106,23 @@ func summarize(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
+}
+
+// deploymentAvailable is Available: the Deployment has rolled out, and its updated, ready and
+// desired replica counts agree.
+func (c *Controller) deploymentAvailable(rs *operatorv1alpha1.RootShard) (metav1.ConditionStatus, string, string) {
+	d, err := c.deployments.Deployments(rs.Namespace).Get(rootshard.DeploymentName(rs))
+	if err != nil {
+		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", rootshard.DeploymentName(rs))
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+		return metav1.ConditionFalse, ReasonReplicasUnavailable,
+			fmt.Sprintf("%d of %d replicas are updated and ready", min(st.UpdatedReplicas, st.ReadyReplicas), want)
+	}
+	return metav1.ConditionTrue, ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
 }

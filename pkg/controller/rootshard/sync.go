@@ -2,20 +2,23 @@ package rootshard
 
 import (
 	"context"
+	"encoding/pem"
 	"fmt"
 	"slices"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 var everything = labels.Everything()
@@ -45,61 +48,120 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	desired := rootshard.BuildPKI(rs)
-	for _, issuer := range desired.Issuers {
-		if err := c.applyIssuer(ctx, rs, issuer); err != nil {
-			return err
-		}
+	wrote, err := c.realize(ctx, rs, desired)
+	if err != nil {
+		c.recorder.Eventf(rs, "Warning", "ReconcileFailed", "%v", err)
+		return err
 	}
-	for _, cert := range desired.Certificates {
-		if err := c.applyCertificate(ctx, rs, cert); err != nil {
-			return err
-		}
+	if wrote > 0 {
+		c.recorder.Eventf(rs, "Normal", "Applied", "Applied %d objects to the host cluster", wrote)
 	}
 	return c.updateStatus(ctx, rs, c.observe(rs, desired))
 }
 
-// applyIssuer applies an Issuer unless it is already as desired.
-func (c *Controller) applyIssuer(ctx context.Context, rs *operatorv1alpha1.RootShard, desired *cmapply.IssuerApplyConfiguration) error {
-	hash, err := controller.DesiredHash(desired)
+// realize applies everything a RootShard needs, in the order it depends on: the PKI, the
+// kubeconfigs and CA bundles, the Service, the Deployment. It returns how many objects it
+// wrote.
+func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI) (int, error) {
+	a := c.appliers
+	wrote := 0
+	count := func(w bool, err error) error {
+		if w {
+			wrote++
+		}
+		return err
+	}
+	for _, issuer := range desired.Issuers {
+		if err := count(a.issuers.ApplyIfChanged(ctx, issuer)); err != nil {
+			return wrote, err
+		}
+	}
+	for _, cert := range desired.Certificates {
+		if err := count(a.certificates.ApplyIfChanged(ctx, cert)); err != nil {
+			return wrote, err
+		}
+	}
+	for _, identity := range []string{rootshard.LogicalClusterAdmin, rootshard.ExternalLogicalClusterAdmin} {
+		secret, err := rootshard.AdminKubeconfig(rs, identity)
+		if err != nil {
+			return wrote, err
+		}
+		if err := count(a.secrets.ApplyIfChanged(ctx, secret)); err != nil {
+			return wrote, err
+		}
+	}
+	bundles, issued, err := c.caBundles(ctx, rs)
 	if err != nil {
-		return err
+		return wrote, err
 	}
-	existing, err := c.issuers.Issuers(*desired.Namespace).Get(*desired.Name)
+	// Until cert-manager issued the CAs, the bundles would be empty; the CA Secrets' events
+	// bring the RootShard back.
+	if issued {
+		for _, secret := range []*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)} {
+			if err := count(a.secrets.ApplyIfChanged(ctx, secret)); err != nil {
+				return wrote, err
+			}
+		}
+	}
+	if err := count(a.services.ApplyIfChanged(ctx, rootshard.Service(rs))); err != nil {
+		return wrote, err
+	}
+	current, err := c.deployments.Deployments(rs.Namespace).Get(rootshard.DeploymentName(rs))
 	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return wrote, err
 	}
-	if err == nil && controller.UpToDate(existing, hash) {
-		return nil
+	if apierrors.IsNotFound(err) {
+		current = nil
 	}
-	desired.WithAnnotations(map[string]string{controller.DesiredHashAnnotation: hash})
-	if _, err := c.certManager.CertmanagerV1().Issuers(*desired.Namespace).Apply(ctx, desired, controller.ApplyOptions); err != nil {
-		return fmt.Errorf("applying Issuer %s: %w", *desired.Name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Applied Issuer", "issuer", *desired.Name)
-	c.recorder.Eventf(rs, "Normal", "IssuerApplied", "Applied Issuer %s", *desired.Name)
-	return nil
+	deployment := rootshard.Deployment(rs, current, workload.SecretsHash(c.mountedVersions(rs)))
+	return wrote, count(a.deployments.ApplyIfChanged(ctx, deployment))
 }
 
-// applyCertificate applies a Certificate unless it is already as desired.
-func (c *Controller) applyCertificate(ctx context.Context, rs *operatorv1alpha1.RootShard, desired *cmapply.CertificateApplyConfiguration) error {
-	hash, err := controller.DesiredHash(desired)
-	if err != nil {
-		return err
+// mountedVersions are the resource versions of the Secrets the root shard's pods mount, as
+// far as the controller's cache holds them (it holds what the controller and cert-manager
+// wrote for it).
+func (c *Controller) mountedVersions(rs *operatorv1alpha1.RootShard) map[string]string {
+	versions := map[string]string{}
+	for _, name := range rootshard.MountedSecrets(rs) {
+		if s, err := c.secrets.Secrets(rs.Namespace).Get(name); err == nil {
+			versions[name] = s.ResourceVersion
+		}
 	}
-	existing, err := c.certificates.Certificates(*desired.Namespace).Get(*desired.Name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+	return versions
+}
+
+// caBundles reads the CA certificates the merged bundles are made of. issued is false until
+// cert-manager has issued the RootShard's CAs.
+func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
+	var b rootshard.CABundles
+	for ca, dst := range map[pki.CA]*[]byte{pki.ServerCA: &b.ServerCA, pki.ClientCA: &b.ClientCA, pki.FrontProxyClientCA: &b.FrontProxyClientCA} {
+		s, err := c.secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
+			return b, false, nil
+		}
+		if err != nil {
+			return b, false, err
+		}
+		// cert-manager appends the issuing chain to a CA's tls.crt; a bundle that trusted the
+		// root too would keep accepting credentials of a rotated intermediate.
+		first, err := firstCertificate(s.Data["tls.crt"])
+		if err != nil {
+			return b, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
+		}
+		*dst = first
 	}
-	if err == nil && controller.UpToDate(existing, hash) {
-		return nil
+	// The users' extra CAs are not labelled as ours, so they are read, not cached.
+	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
+		if ref == nil {
+			continue
+		}
+		s, err := c.kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		if err != nil {
+			return b, false, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
+		}
+		*dst = s.Data["tls.crt"]
 	}
-	desired.WithAnnotations(map[string]string{controller.DesiredHashAnnotation: hash})
-	if _, err := c.certManager.CertmanagerV1().Certificates(*desired.Namespace).Apply(ctx, desired, controller.ApplyOptions); err != nil {
-		return fmt.Errorf("applying Certificate %s: %w", *desired.Name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Applied Certificate", "certificate", *desired.Name)
-	c.recorder.Eventf(rs, "Normal", "CertificateApplied", "Applied Certificate %s", *desired.Name)
-	return nil
+	return b, true, nil
 }
 
 // certificateReady reports whether a Certificate has been issued and is current.
@@ -110,4 +172,13 @@ func certificateReady(cert *cmv1.Certificate) bool {
 		}
 	}
 	return false
+}
+
+// firstCertificate returns the first PEM certificate of a chain.
+func firstCertificate(chain []byte) ([]byte, error) {
+	block, _ := pem.Decode(chain)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil, fmt.Errorf("no PEM certificate")
+	}
+	return pem.EncodeToMemory(block), nil
 }

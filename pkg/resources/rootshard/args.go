@@ -1,0 +1,167 @@
+package rootshard
+
+import (
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// Where the optional configuration files are mounted.
+const (
+	oidcCADir            = "/etc/kcp/oidc-ca"
+	auditPolicyDir       = "/etc/kcp/audit/policy"
+	auditWebhookDir      = "/etc/kcp/audit/webhook"
+	authorizationHookDir = "/etc/kcp/authorization/webhook"
+)
+
+// Args is the kcp command line of a root shard (WORKLOADS.md), in one place so that a new kcp
+// release is one edit: CAs, request-header authentication, serving, service accounts, shard
+// URLs, admin kubeconfigs, fixed flags, etcd, cache, then authentication, audit and
+// authorization, then the user's extra arguments.
+func Args(rs *operatorv1alpha1.RootShard) []string {
+	level := int32(0)
+	if rs.Spec.Logging != nil {
+		level = rs.Spec.Logging.Level
+	}
+	args := []string{
+		"start",
+		"--root-ca-file=" + caDir("root") + "/tls.crt",
+		"--client-ca-file=" + caDir("client") + "/tls.crt",
+		"--requestheader-client-ca-file=" + caDir("requestheader-client") + "/tls.crt",
+		"--requestheader-allowed-names=kcp-front-proxy",
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--tls-cert-file=" + leafDir("server") + "/tls.crt",
+		"--tls-private-key-file=" + leafDir("server") + "/tls.key",
+		"--service-account-key-file=" + leafDir("service-account") + "/tls.crt",
+		"--service-account-private-key-file=" + leafDir("service-account") + "/tls.key",
+		"--service-account-lookup=false",
+		"--shard-base-url=" + BaseURL(rs),
+		"--shard-external-url=" + ExternalURL(rs),
+		"--shard-client-cert-file=" + leafDir("client") + "/tls.crt",
+		"--shard-client-key-file=" + leafDir("client") + "/tls.key",
+		"--logical-cluster-admin-kubeconfig=" + kubeconfigDir(LogicalClusterAdmin) + "/" + kubeconfigKey,
+		"--external-logical-cluster-admin-kubeconfig=" + kubeconfigDir(ExternalLogicalClusterAdmin) + "/" + kubeconfigKey,
+		"--batteries-included=workspace-types",
+		"--root-directory=",
+		"--enable-leader-election=true",
+		"--logging-format=json",
+		"-v=" + strconv.Itoa(int(level)),
+	}
+	args = append(args, EtcdArgs(rs.Spec.Etcd)...)
+	if c := rs.Spec.Cache; c != nil && c.Reference != nil {
+		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+kubeconfigKey)
+	}
+	args = append(args, authArgs(rs.Spec.Auth)...)
+	args = append(args, auditArgs(rs.Spec.Audit)...)
+	args = append(args, authorizationArgs(rs.Spec.Authorization)...)
+	return append(args, rs.Spec.ExtraArgs...)
+}
+
+// EtcdArgs are the flags of a shard's etcd, with client TLS when configured.
+func EtcdArgs(etcd operatorv1alpha1.EtcdConfig) []string {
+	args := []string{"--etcd-servers=" + strings.Join(etcd.Endpoints, ",")}
+	if etcd.Prefix != "" {
+		args = append(args, "--etcd-prefix="+etcd.Prefix)
+	}
+	if etcd.TLSConfig != nil {
+		args = append(args,
+			"--etcd-certfile="+etcdTLSDir+"/tls.crt",
+			"--etcd-keyfile="+etcdTLSDir+"/tls.key",
+			"--etcd-cafile="+etcdTLSDir+"/ca.crt")
+	}
+	return args
+}
+
+func authArgs(auth *operatorv1alpha1.AuthSpec) []string {
+	if auth == nil || auth.OIDC == nil {
+		return nil
+	}
+	o := auth.OIDC
+	args := []string{"--oidc-issuer-url=" + o.IssuerURL, "--oidc-client-id=" + o.ClientID}
+	for flag, value := range map[string]string{
+		"--oidc-groups-claim": o.GroupsClaim, "--oidc-username-claim": o.UsernameClaim,
+		"--oidc-groups-prefix": o.GroupsPrefix, "--oidc-username-prefix": o.UsernamePrefix,
+	} {
+		if value != "" {
+			args = append(args, flag+"="+value)
+		}
+	}
+	if o.CAFileRef != nil {
+		args = append(args, "--oidc-ca-file="+path.Join(oidcCADir, o.CAFileRef.Key))
+	}
+	return sortedTail(args, 2)
+}
+
+func auditArgs(audit *operatorv1alpha1.AuditSpec) []string {
+	if audit == nil {
+		return nil
+	}
+	var args []string
+	if p := audit.Policy; p != nil && p.ConfigMap != nil {
+		args = append(args, "--audit-policy-file="+path.Join(auditPolicyDir, p.ConfigMap.Key))
+	}
+	if w := audit.Webhook; w != nil {
+		args = append(args, "--audit-webhook-config-file="+auditWebhookDir+"/"+kubeconfigKey)
+		opt := func(flag, value string, set bool) {
+			if set {
+				args = append(args, flag+"="+value)
+			}
+		}
+		opt("--audit-webhook-mode", w.Mode, w.Mode != "")
+		opt("--audit-webhook-batch-buffer-size", itoa(w.BatchBufferSize), w.BatchBufferSize != 0)
+		opt("--audit-webhook-batch-max-size", itoa(w.BatchMaxSize), w.BatchMaxSize != 0)
+		opt("--audit-webhook-batch-max-wait", durationString(w.BatchMaxWait), w.BatchMaxWait != nil)
+		opt("--audit-webhook-batch-throttle-enable", "true", w.BatchThrottleEnable)
+		opt("--audit-webhook-batch-throttle-qps", w.BatchThrottleQPS, w.BatchThrottleQPS != "")
+		opt("--audit-webhook-batch-throttle-burst", itoa(w.BatchThrottleBurst), w.BatchThrottleBurst != 0)
+		opt("--audit-webhook-initial-backoff", durationString(w.InitialBackoff), w.InitialBackoff != nil)
+		opt("--audit-webhook-truncate-enabled", "true", w.TruncateEnabled)
+		opt("--audit-webhook-truncate-max-batch-size", itoa(w.TruncateMaxBatchSize), w.TruncateMaxBatchSize != 0)
+		opt("--audit-webhook-truncate-max-event-size", itoa(w.TruncateMaxEventSize), w.TruncateMaxEventSize != 0)
+		opt("--audit-webhook-version", w.Version, w.Version != "")
+	}
+	return args
+}
+
+func authorizationArgs(authz *operatorv1alpha1.AuthorizationSpec) []string {
+	if authz == nil || authz.Webhook == nil {
+		return nil
+	}
+	w := authz.Webhook
+	args := []string{"--authorization-webhook-config-file=" + authorizationHookDir + "/" + kubeconfigKey}
+	if len(w.AllowPaths) > 0 {
+		args = append(args, "--authorization-always-allow-paths="+strings.Join(w.AllowPaths, ","))
+	}
+	if w.CacheAuthorizedTTL != nil {
+		args = append(args, "--authorization-webhook-cache-authorized-ttl="+durationString(w.CacheAuthorizedTTL))
+	}
+	if w.CacheUnauthorizedTTL != nil {
+		args = append(args, "--authorization-webhook-cache-unauthorized-ttl="+durationString(w.CacheUnauthorizedTTL))
+	}
+	if w.Version != "" {
+		args = append(args, "--authorization-webhook-version="+w.Version)
+	}
+	return args
+}
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }
+
+func durationString(d *metav1.Duration) string {
+	if d == nil {
+		return ""
+	}
+	return d.Duration.String()
+}
+
+// sortedTail sorts args after the first n, which come from a map and must be stable.
+func sortedTail(args []string, n int) []string {
+	sort.Strings(args[n:])
+	return args
+}

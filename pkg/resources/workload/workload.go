@@ -1,0 +1,181 @@
+// Package workload holds what every component's Deployment and Service share: image,
+// security context, HTTPS probes, the user's templates, replicas and the rollout hash of
+// mounted Secrets. It is pure: no I/O.
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// SecretsHashAnnotation is the pod template annotation that changes when a mounted Secret
+// changes, so that the Deployment rolls, for example after cert-manager renewed a
+// certificate.
+const SecretsHashAnnotation = "operator.kcp.io/secrets-hash"
+
+// PortName is the name of every component's HTTPS port.
+const PortName = "https"
+
+// Image is the image reference of a component.
+func Image(spec *operatorv1alpha1.ImageSpec) string {
+	repo, tag := operatorv1alpha1.DefaultImageRepository, operatorv1alpha1.DefaultImageTag
+	if spec != nil {
+		if spec.Repository != "" {
+			repo = spec.Repository
+		}
+		if spec.Tag != "" {
+			tag = spec.Tag
+		}
+	}
+	return repo + ":" + tag
+}
+
+// Replicas is the replica count to apply: the spec's when given, else the count the
+// Deployment has now (so that an HPA may own it), else the default for a new Deployment.
+func Replicas(spec *int32, current *int32, def int32) int32 {
+	switch {
+	case spec != nil:
+		return *spec
+	case current != nil:
+		return *current
+	default:
+		return def
+	}
+}
+
+// SecretsHash hashes the resource versions of mounted Secrets, keyed by name.
+func SecretsHash(versions map[string]string) string {
+	names := make([]string, 0, len(versions))
+	for n := range versions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		h.Write([]byte(n + "=" + versions[n] + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// SecurityContext is the restricted security context of every component's container.
+func SecurityContext() *corev1ac.SecurityContextApplyConfiguration {
+	return corev1ac.SecurityContext().
+		WithReadOnlyRootFilesystem(true).
+		WithAllowPrivilegeEscalation(false).
+		WithRunAsNonRoot(true).
+		WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
+		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+}
+
+// Probes sets the HTTPS startup (60×5s on /readyz), readiness (/readyz) and liveness (/livez)
+// probes of a container.
+func Probes(c *corev1ac.ContainerApplyConfiguration) {
+	get := func(path string) *corev1ac.ProbeApplyConfiguration {
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().
+			WithPath(path).WithPort(intstr.FromString(PortName)).WithScheme(corev1.URISchemeHTTPS))
+	}
+	c.WithStartupProbe(get("/readyz").WithPeriodSeconds(5).WithFailureThreshold(60)).
+		WithReadinessProbe(get("/readyz").WithPeriodSeconds(5)).
+		WithLivenessProbe(get("/livez").WithPeriodSeconds(10).WithFailureThreshold(3))
+}
+
+// Resources sets a container's resources from the spec.
+func Resources(c *corev1ac.ContainerApplyConfiguration, r *corev1.ResourceRequirements) {
+	if r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0) {
+		return
+	}
+	rr := corev1ac.ResourceRequirements()
+	if len(r.Requests) > 0 {
+		rr.WithRequests(r.Requests)
+	}
+	if len(r.Limits) > 0 {
+		rr.WithLimits(r.Limits)
+	}
+	c.WithResources(rr)
+}
+
+// ApplyDeploymentTemplate merges the user's template into a Deployment and its pod template.
+// Selector labels are set before and win.
+func ApplyDeploymentTemplate(d *appsv1ac.DeploymentApplyConfiguration, pod *corev1ac.PodTemplateSpecApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration, t *operatorv1alpha1.DeploymentTemplate) {
+	if t == nil {
+		return
+	}
+	if m := t.Metadata; m != nil {
+		d.WithLabels(without(m.Labels, d.Labels)).WithAnnotations(m.Annotations)
+	}
+	if t.Spec == nil || t.Spec.Template == nil {
+		return
+	}
+	if m := t.Spec.Template.Metadata; m != nil {
+		pod.WithLabels(without(m.Labels, pod.Labels)).WithAnnotations(without(m.Annotations, pod.Annotations))
+	}
+	s := t.Spec.Template.Spec
+	if s == nil {
+		return
+	}
+	if len(s.NodeSelector) > 0 {
+		podSpec.WithNodeSelector(s.NodeSelector)
+	}
+	if s.Affinity != nil {
+		podSpec.WithAffinity(toApply[corev1ac.AffinityApplyConfiguration](s.Affinity))
+	}
+	for i := range s.Tolerations {
+		podSpec.WithTolerations(toApply[corev1ac.TolerationApplyConfiguration](&s.Tolerations[i]))
+	}
+	for i := range s.HostAliases {
+		podSpec.WithHostAliases(toApply[corev1ac.HostAliasApplyConfiguration](&s.HostAliases[i]))
+	}
+	for _, ref := range s.ImagePullSecrets {
+		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
+	}
+	for i := range s.TopologySpreadConstraints {
+		podSpec.WithTopologySpreadConstraints(toApply[corev1ac.TopologySpreadConstraintApplyConfiguration](&s.TopologySpreadConstraints[i]))
+	}
+}
+
+// Service builds a component's Service on the https port, with the user's template.
+func Service(namespace, name string, labels, selector map[string]string, port int32, t *operatorv1alpha1.ServiceTemplate) *corev1ac.ServiceApplyConfiguration {
+	spec := corev1ac.ServiceSpec().WithType(corev1.ServiceTypeClusterIP).WithSelector(selector).
+		WithPorts(corev1ac.ServicePort().WithName(PortName).WithProtocol(corev1.ProtocolTCP).
+			WithPort(port).WithTargetPort(intstr.FromString(PortName)))
+	svc := corev1ac.Service(name, namespace).WithLabels(labels)
+	if t != nil {
+		if m := t.Metadata; m != nil {
+			svc.WithLabels(without(m.Labels, labels)).WithAnnotations(m.Annotations)
+		}
+		if s := t.Spec; s != nil {
+			if s.Type != "" {
+				spec.WithType(s.Type)
+			}
+			if s.ClusterIP != "" {
+				spec.WithClusterIP(s.ClusterIP)
+			}
+		}
+	}
+	return svc.WithSpec(spec)
+}
+
+// ObjectMeta is the apply configuration of labels on a pod template.
+func ObjectMeta(labels map[string]string) *metav1ac.ObjectMetaApplyConfiguration {
+	return metav1ac.ObjectMeta().WithLabels(labels)
+}
+
+// without returns the entries of m whose keys ours does not set: ours win.
+func without(m, ours map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if _, taken := ours[k]; !taken {
+			out[k] = v
+		}
+	}
+	return out
+}
