@@ -134,6 +134,19 @@ func TestValidateCommonShardSpec(t *testing.T) {
 			mutate: func(s *operator.CommonShardSpec) { s.Logging.Level = -1 },
 			want:   []wantErr{invalid("spec.logging.level")},
 		},
+		{
+			name: "authentication a shard does not act on",
+			mutate: func(s *operator.CommonShardSpec) {
+				s.Auth.ServiceAccount = &operator.ServiceAccountAuthentication{Enabled: true}
+				s.Auth.DropGroups = []string{"system:masters"}
+				s.Auth.PassOnGroups = []string{"team-a"}
+			},
+			want: []wantErr{
+				forbidden("spec.auth.serviceAccount", "not supported yet"),
+				forbidden("spec.auth.dropGroups", "set it on the FrontProxy"),
+				forbidden("spec.auth.passOnGroups", "set it on the FrontProxy"),
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

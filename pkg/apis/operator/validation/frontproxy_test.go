@@ -21,7 +21,7 @@ func validFrontProxy() *operator.FrontProxy {
 			ComponentSpec: component,
 			RootShard:     operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
 			External:      &operator.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 443},
-			Auth:          common.Auth,
+			Auth:          &operator.AuthSpec{OIDC: common.Auth.OIDC, DropGroups: []string{"system:masters"}},
 			AdditionalPathMappings: []operator.PathMappingEntry{{
 				Path: "/services/foo", Backend: "https://foo.team-a.svc:6443/services/foo",
 				BackendServerCA: "/etc/foo/ca.crt", ProxyClientCert: "/etc/foo/tls.crt", ProxyClientKey: "/etc/foo/tls.key",

@@ -139,8 +139,7 @@ func validCommonShardSpec() operator.CommonShardSpec {
 			ConfigSecretName: "authz-webhook", AllowPaths: []string{"/healthz"}, Version: "v1",
 		}},
 		Auth: &operator.AuthSpec{
-			OIDC:       &operator.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp"},
-			DropGroups: []string{"system:masters"},
+			OIDC: &operator.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp"},
 		},
 		CABundleSecretRef: &corev1.LocalObjectReference{Name: "extra-ca"},
 		ClientCABundleRef: &corev1.LocalObjectReference{Name: "extra-client-ca"},
