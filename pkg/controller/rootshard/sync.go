@@ -53,7 +53,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.recorder.Eventf(rs, "Warning", "ReconcileFailed", "%v", err)
 		return err
 	}
-	if wrote > 0 {
+	switch {
+	case wrote == 1:
+		c.recorder.Event(rs, "Normal", "Applied", "Applied 1 object to the host cluster")
+	case wrote > 1:
 		c.recorder.Eventf(rs, "Normal", "Applied", "Applied %d objects to the host cluster", wrote)
 	}
 	return c.updateStatus(ctx, rs, c.observe(rs, desired))
