@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
@@ -118,7 +119,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
 
-	rootShards, err := rootshard.New(opClient, ourInformers, kube, kubeInformers, certManager, hostInformers, recorder)
+	host := controller.NewHost(kube, certManager,
+		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
+		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister())
+	rootShards, err := rootshard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
 	}

@@ -5,14 +5,9 @@ package rootshard
 import (
 	"context"
 
-	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
-	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	appsv1listers "k8s.io/client-go/listers/apps/v1"
-	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
@@ -37,38 +32,24 @@ type Controller struct {
 	shards       listers.ShardLister
 	cacheServers listers.CacheServerLister
 
-	kube         kubernetes.Interface
-	certManager  cmclientset.Interface
-	certificates cmlisters.CertificateLister
-	issuers      cmlisters.IssuerLister
-	secrets      corev1listers.SecretLister
-	services     corev1listers.ServiceLister
-	deployments  appsv1listers.DeploymentLister
-	appliers     appliers
+	host *controller.Host
 
 	recorder record.EventRecorder
 	synced   []cache.InformerSynced
 }
 
-// New returns a RootShard controller reading our kinds from ours and the host's objects from
-// hosts and kubeHosts, which must list only objects labelled as ours.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, kube kubernetes.Interface, kubeHosts kubeinformers.SharedInformerFactory,
-	certManager cmclientset.Interface, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+// New returns a RootShard controller reading our kinds from ours, and the host cluster's
+// objects through host, whose caches come from the informer factories kubeHosts and hosts.
+func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
+	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
 	c := &Controller{
 		client:       client,
 		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
 		shards:       ours.Operator().V1alpha1().Shards().Lister(),
 		cacheServers: ours.Operator().V1alpha1().CacheServers().Lister(),
-		kube:         kube,
-		certManager:  certManager,
-		certificates: hosts.Certmanager().V1().Certificates().Lister(),
-		issuers:      hosts.Certmanager().V1().Issuers().Lister(),
-		secrets:      kubeHosts.Core().V1().Secrets().Lister(),
-		services:     kubeHosts.Core().V1().Services().Lister(),
-		deployments:  kubeHosts.Apps().V1().Deployments().Lister(),
+		host:         host,
 		recorder:     recorder,
 	}
-	c.appliers = c.newAppliers()
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 
 	handlers := []struct {

@@ -2,10 +2,8 @@ package rootshard
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -34,12 +32,12 @@ func (c *Controller) finalize(ctx context.Context, rs *operatorv1alpha1.RootShar
 		pki.LabelManagedBy:             pki.ManagedBy,
 		pki.OwnerLabel(rootshard.Kind): rs.Name,
 	}).String()
-	if err := c.deleteLabelled(ctx, rs.Namespace, owned); err != nil {
+	if err := c.host.DeleteOwned(ctx, rs.Namespace, owned); err != nil {
 		return err
 	}
 	if rs.Spec.Certificates == nil && c.lastBootstrapUser(rs) {
 		bootstrap := labels.SelectorFromSet(rootshard.BootstrapLabels()).String()
-		if err := c.deleteLabelled(ctx, rs.Namespace, bootstrap); err != nil {
+		if err := c.host.DeleteOwned(ctx, rs.Namespace, bootstrap); err != nil {
 			return err
 		}
 	}
@@ -49,37 +47,6 @@ func (c *Controller) finalize(ctx context.Context, rs *operatorv1alpha1.RootShar
 	rs.Finalizers = slices.DeleteFunc(rs.Finalizers, func(f string) bool { return f == Finalizer })
 	_, err := c.client.OperatorV1alpha1().RootShards(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 	return err
-}
-
-// deleteLabelled deletes the Deployments and Services, then the Certificates, so that
-// cert-manager does not issue their Secrets again, then the Issuers and the Secrets.
-func (c *Controller) deleteLabelled(ctx context.Context, namespace, selector string) error {
-	opts := metav1.ListOptions{LabelSelector: selector}
-	background := metav1.DeletePropagationBackground
-	if err := c.kube.AppsV1().Deployments(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
-		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
-	}
-	// Services have no deletecollection.
-	services, err := c.kube.CoreV1().Services(namespace).List(ctx, opts)
-	if err != nil {
-		return fmt.Errorf("listing Services %s: %w", selector, err)
-	}
-	for _, svc := range services.Items {
-		if err := c.kube.CoreV1().Services(namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting Service %s: %w", svc.Name, err)
-		}
-	}
-	cm := c.certManager.CertmanagerV1()
-	if err := cm.Certificates(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
-		return fmt.Errorf("deleting Certificates %s: %w", selector, err)
-	}
-	if err := cm.Issuers(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
-		return fmt.Errorf("deleting Issuers %s: %w", selector, err)
-	}
-	if err := c.kube.CoreV1().Secrets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
-		return fmt.Errorf("deleting Secrets %s: %w", selector, err)
-	}
-	return nil
 }
 
 // lastBootstrapUser reports whether no other live RootShard of the namespace uses the

@@ -22,9 +22,6 @@ const (
 	ReasonCertificatesPending = "CertificatesPending"
 	ReasonReferencesFound     = "ReferencesFound"
 	ReasonCacheServerNotFound = "CacheServerNotFound"
-	ReasonDeploymentNotFound  = "DeploymentNotFound"
-	ReasonReplicasUnavailable = "ReplicasUnavailable"
-	ReasonReplicasAvailable   = "ReplicasAvailable"
 	ReasonDeleting            = "Deleting"
 )
 
@@ -34,13 +31,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	status := *rs.Status.DeepCopy()
 	status.ObservedGeneration = rs.Generation
 
-	var pending []string
-	for _, want := range desired.Certificates {
-		cert, err := c.certificates.Certificates(*want.Namespace).Get(*want.Name)
-		if err != nil || !certificateReady(cert) {
-			pending = append(pending, *want.Name)
-		}
-	}
+	pending := c.host.PendingCertificates(desired.Certificates)
 	if len(pending) == 0 {
 		setCondition(&status, rs, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, ReasonCertificatesIssued,
 			fmt.Sprintf("all %d certificates are issued", len(desired.Certificates)))
@@ -60,7 +51,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, ReasonReferencesFound, "every referenced object exists")
 	}
 
-	available, reason, message := c.deploymentAvailable(rs)
+	available, reason, message := c.host.ShardAvailable(rootshard.Shard(rs))
 	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil
@@ -106,23 +97,4 @@ func summarize(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
-}
-
-// deploymentAvailable is Available: the Deployment has rolled out, and its updated, ready and
-// desired replica counts agree.
-func (c *Controller) deploymentAvailable(rs *operatorv1alpha1.RootShard) (metav1.ConditionStatus, string, string) {
-	d, err := c.deployments.Deployments(rs.Namespace).Get(rootshard.DeploymentName(rs))
-	if err != nil {
-		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", rootshard.DeploymentName(rs))
-	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
-	}
-	st := d.Status
-	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
-		return metav1.ConditionFalse, ReasonReplicasUnavailable,
-			fmt.Sprintf("%d of %d replicas are updated and ready", min(st.UpdatedReplicas, st.ReadyReplicas), want)
-	}
-	return metav1.ConditionTrue, ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
 }

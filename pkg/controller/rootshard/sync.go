@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
-	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 var everything = labels.Everything()
@@ -62,36 +60,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return c.updateStatus(ctx, rs, c.observe(rs, desired))
 }
 
-// realize applies everything a RootShard needs, in the order it depends on: the PKI, the
-// kubeconfigs and CA bundles, the Service, the Deployment. It returns how many objects it
-// wrote.
+// realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
+// bundles, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
+// objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI) (int, error) {
-	a := c.appliers
-	wrote := 0
-	count := func(w bool, err error) error {
-		if w {
-			wrote++
-		}
-		return err
-	}
-	for _, issuer := range desired.Issuers {
-		if err := count(a.issuers.ApplyIfChanged(ctx, issuer)); err != nil {
-			return wrote, err
-		}
-	}
-	for _, cert := range desired.Certificates {
-		if err := count(a.certificates.ApplyIfChanged(ctx, cert)); err != nil {
-			return wrote, err
-		}
-	}
-	for _, identity := range []string{rootshard.LogicalClusterAdmin, rootshard.ExternalLogicalClusterAdmin} {
-		secret, err := rootshard.AdminKubeconfig(rs, identity)
-		if err != nil {
-			return wrote, err
-		}
-		if err := count(a.secrets.ApplyIfChanged(ctx, secret)); err != nil {
-			return wrote, err
-		}
+	wrote, err := c.host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
+	if err != nil {
+		return wrote, err
 	}
 	bundles, issued, err := c.caBundles(ctx, rs)
 	if err != nil {
@@ -101,36 +76,17 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	// bring the RootShard back.
 	if issued {
 		for _, secret := range []*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)} {
-			if err := count(a.secrets.ApplyIfChanged(ctx, secret)); err != nil {
+			w, err := c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+			if err != nil {
 				return wrote, err
+			}
+			if w {
+				wrote++
 			}
 		}
 	}
-	if err := count(a.services.ApplyIfChanged(ctx, rootshard.Service(rs))); err != nil {
-		return wrote, err
-	}
-	current, err := c.deployments.Deployments(rs.Namespace).Get(rootshard.DeploymentName(rs))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return wrote, err
-	}
-	if apierrors.IsNotFound(err) {
-		current = nil
-	}
-	deployment := rootshard.Deployment(rs, current, workload.SecretsHash(c.mountedVersions(rs)))
-	return wrote, count(a.deployments.ApplyIfChanged(ctx, deployment))
-}
-
-// mountedVersions are the resource versions of the Secrets the root shard's pods mount, as
-// far as the controller's cache holds them (it holds what the controller and cert-manager
-// wrote for it).
-func (c *Controller) mountedVersions(rs *operatorv1alpha1.RootShard) map[string]string {
-	versions := map[string]string{}
-	for _, name := range rootshard.MountedSecrets(rs) {
-		if s, err := c.secrets.Secrets(rs.Namespace).Get(name); err == nil {
-			versions[name] = s.ResourceVersion
-		}
-	}
-	return versions
+	w, err := c.host.RealizeShard(ctx, rootshard.Shard(rs))
+	return wrote + w, err
 }
 
 // caBundles reads the CA certificates the merged bundles are made of. issued is false until
@@ -138,7 +94,7 @@ func (c *Controller) mountedVersions(rs *operatorv1alpha1.RootShard) map[string]
 func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
 	var b rootshard.CABundles
 	for ca, dst := range map[pki.CA]*[]byte{pki.ServerCA: &b.ServerCA, pki.ClientCA: &b.ClientCA, pki.FrontProxyClientCA: &b.FrontProxyClientCA} {
-		s, err := c.secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
 		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
 			return b, false, nil
 		}
@@ -158,23 +114,13 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		if ref == nil {
 			continue
 		}
-		s, err := c.kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		s, err := c.host.Kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return b, false, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
 		}
 		*dst = s.Data["tls.crt"]
 	}
 	return b, true, nil
-}
-
-// certificateReady reports whether a Certificate has been issued and is current.
-func certificateReady(cert *cmv1.Certificate) bool {
-	for _, cond := range cert.Status.Conditions {
-		if cond.Type == cmv1.CertificateConditionReady {
-			return cond.Status == "True"
-		}
-	}
-	return false
 }
 
 // firstCertificate returns the first PEM certificate of a chain.

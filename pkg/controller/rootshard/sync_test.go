@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
@@ -50,28 +51,28 @@ func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
 		f.caches[k] = idx()
 	}
 	require.NoError(t, f.caches["rootshards"].Add(rs.DeepCopy()))
-	f.c = &Controller{
-		client: f.ours, rootShards: listers.NewRootShardLister(f.caches["rootshards"]), shards: listers.NewShardLister(f.caches["shards"]),
-		cacheServers: listers.NewCacheServerLister(f.caches["cacheservers"]), kube: f.kube, certManager: f.cm,
-		certificates: cmlisters.NewCertificateLister(f.caches["certificates"]), issuers: cmlisters.NewIssuerLister(f.caches["issuers"]),
-		secrets: corev1listers.NewSecretLister(f.caches["secrets"]), services: corev1listers.NewServiceLister(f.caches["services"]),
-		deployments: appsv1listers.NewDeploymentLister(f.caches["deployments"]), recorder: record.NewFakeRecorder(1000),
-	}
-	f.c.appliers = f.c.newAppliers()
-	f.c.appliers.issuers.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) error {
+	host := controller.NewHost(f.kube, f.cm,
+		cmlisters.NewCertificateLister(f.caches["certificates"]), cmlisters.NewIssuerLister(f.caches["issuers"]),
+		corev1listers.NewSecretLister(f.caches["secrets"]), corev1listers.NewServiceLister(f.caches["services"]),
+		appsv1listers.NewDeploymentLister(f.caches["deployments"]))
+	host.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) error {
 		return f.store(t, "issuers", "Issuer "+*o.Name, o, &cmv1.Issuer{})
 	}
-	f.c.appliers.certificates.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) error {
+	host.CertificateApplier.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) error {
 		return f.store(t, "certificates", "Certificate "+*o.Name, o, &cmv1.Certificate{})
 	}
-	f.c.appliers.secrets.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) error {
+	host.SecretApplier.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) error {
 		return f.store(t, "secrets", "Secret "+*o.Name, o, &corev1.Secret{})
 	}
-	f.c.appliers.services.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) error {
+	host.ServiceApplier.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) error {
 		return f.store(t, "services", "Service "+*o.Name, o, &corev1.Service{})
 	}
-	f.c.appliers.deployments.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
+	host.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
 		return f.store(t, "deployments", "Deployment "+*o.Name, o, &appsv1.Deployment{})
+	}
+	f.c = &Controller{
+		client: f.ours, rootShards: listers.NewRootShardLister(f.caches["rootshards"]), shards: listers.NewShardLister(f.caches["shards"]),
+		cacheServers: listers.NewCacheServerLister(f.caches["cacheservers"]), host: host, recorder: record.NewFakeRecorder(1000),
 	}
 	return f
 }

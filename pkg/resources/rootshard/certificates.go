@@ -3,20 +3,16 @@
 package rootshard
 
 import (
-	"net/url"
-
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
 // Kind is the owner label's kind of everything a RootShard owns.
-const Kind = "rootshard"
-
-// ServiceName is the name of the root shard's Service and the base of its DNS names.
-func ServiceName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-kcp" }
+const Kind = kcp.RootShardKind
 
 // PKI is the cert-manager objects of a RootShard's certificate hierarchy.
 type PKI struct {
@@ -63,7 +59,7 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
 	}
 
-	for _, leaf := range Leaves(rs) {
+	for _, leaf := range Shard(rs).Leaves() {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(ns, leaf, labels(leaf.Role), tmpl(leaf.Role))))
 	}
 	return out
@@ -72,45 +68,6 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 // BootstrapLabels are the labels of the shared namespace bootstrap PKI.
 func BootstrapLabels() map[string]string {
 	return map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.LabelComponent: "pki-bootstrap", pki.LabelInstance: pki.BootstrapCA}
-}
-
-// Leaves are the root shard's own certificates.
-func Leaves(rs *operatorv1alpha1.RootShard) []pki.Leaf {
-	name := rs.Name
-	return []pki.Leaf{
-		{Name: name + "-server", Role: "server", Issuer: pki.CAName(name, pki.ServerCA), CommonName: name,
-			DNSNames: serverDNSNames(rs), Usage: pki.ServerAuth},
-		{Name: name + "-client", Role: "client", Issuer: pki.CAName(name, pki.ClientCA), CommonName: "shard-" + name,
-			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
-		{Name: name + "-service-account", Role: "service-account", Issuer: pki.CAName(name, pki.ServiceAccountCA),
-			CommonName: name + "-service-account", Usage: pki.Signing},
-		{Name: name + "-logical-cluster-admin", Role: "logical-cluster-admin", Issuer: pki.CAName(name, pki.ClientCA),
-			CommonName: "logical-cluster-admin", Organization: []string{"system:kcp:logical-cluster-admin"}, Usage: pki.ClientAuth},
-		{Name: name + "-external-logical-cluster-admin", Role: "external-logical-cluster-admin", Issuer: pki.CAName(name, pki.ClientCA),
-			CommonName: "external-logical-cluster-admin", Organization: []string{"system:kcp:external-logical-cluster-admin"}, Usage: pki.ClientAuth},
-	}
-}
-
-// serverDNSNames are the names the root shard is reached by: its Service in every form,
-// its external hostname, the host of its base URL, and localhost for its own probes.
-func serverDNSNames(rs *operatorv1alpha1.RootShard) []string {
-	svc := ServiceName(rs)
-	names := []string{svc, svc + "." + rs.Namespace, svc + "." + rs.Namespace + ".svc",
-		svc + "." + rs.Namespace + ".svc." + clusterDomain(rs.Spec.ClusterDomain)}
-	if h := rs.Spec.External.Hostname; h != "" {
-		names = append(names, h)
-	}
-	if u, err := url.Parse(rs.Spec.ShardBaseURL); err == nil && u.Hostname() != "" {
-		names = append(names, u.Hostname())
-	}
-	return append(names, "localhost")
-}
-
-func clusterDomain(d string) string {
-	if d == "" {
-		return operatorv1alpha1.DefaultClusterDomain
-	}
-	return d
 }
 
 // templates returns a lookup of the user's template for a role.

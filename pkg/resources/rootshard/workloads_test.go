@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
 // workloadsRootShard sets every field the workloads realize.
@@ -60,38 +61,38 @@ func workloadsRootShard() *operatorv1alpha1.RootShard {
 func TestWorkloads(t *testing.T) {
 	for name, rs := range map[string]*operatorv1alpha1.RootShard{"workloads-minimal": minimalRootShard(), "workloads-loaded": workloadsRootShard()} {
 		t.Run(name, func(t *testing.T) {
-			admin, err := AdminKubeconfig(rs, LogicalClusterAdmin)
+			admin, err := Shard(rs).AdminKubeconfig(kcp.LogicalClusterAdmin)
 			require.NoError(t, err)
-			external, err := AdminKubeconfig(rs, ExternalLogicalClusterAdmin)
+			external, err := Shard(rs).AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 			require.NoError(t, err)
 			bundles := CABundles{ServerCA: []byte("SERVER-CA\n"), ClientCA: []byte("CLIENT-CA"), FrontProxyClientCA: []byte("FRONT-PROXY-CLIENT-CA"), ExtraClientCAs: []byte("EXTRA")}
-			golden.Assert(t, name, Deployment(rs, nil, "hash"), Service(rs), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
+			golden.Assert(t, name, Shard(rs).Deployment(nil, "hash"), Shard(rs).Service(), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
 		})
 	}
 }
 
 func TestDeploymentReplicas(t *testing.T) {
 	rs := minimalRootShard()
-	assert.EqualValues(t, 2, *Deployment(rs, nil, "h").Spec.Replicas, "a new Deployment starts with 2")
+	assert.EqualValues(t, 2, *Shard(rs).Deployment(nil, "h").Spec.Replicas, "a new Deployment starts with 2")
 	scaled := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](5)}}
-	assert.EqualValues(t, 5, *Deployment(rs, scaled, "h").Spec.Replicas, "an unset spec keeps what an HPA chose")
+	assert.EqualValues(t, 5, *Shard(rs).Deployment(scaled, "h").Spec.Replicas, "an unset spec keeps what an HPA chose")
 	rs.Spec.Replicas = ptr.To[int32](3)
-	assert.EqualValues(t, 3, *Deployment(rs, scaled, "h").Spec.Replicas, "a set spec wins")
+	assert.EqualValues(t, 3, *Shard(rs).Deployment(scaled, "h").Spec.Replicas, "a set spec wins")
 }
 
 func TestDeploymentRollsWithSecrets(t *testing.T) {
 	rs := minimalRootShard()
-	a := Deployment(rs, nil, "a").Spec.Template.Annotations
-	b := Deployment(rs, nil, "b").Spec.Template.Annotations
+	a := Shard(rs).Deployment(nil, "a").Spec.Template.Annotations
+	b := Shard(rs).Deployment(nil, "b").Spec.Template.Annotations
 	assert.NotEqual(t, a, b)
 }
 
 func TestAdminKubeconfigParses(t *testing.T) {
-	s, err := AdminKubeconfig(minimalRootShard(), LogicalClusterAdmin)
+	s, err := Shard(minimalRootShard()).AdminKubeconfig(kcp.LogicalClusterAdmin)
 	require.NoError(t, err)
-	cfg, err := clientcmd.Load(s.Data[kubeconfigKey])
+	cfg, err := clientcmd.Load(s.Data[kcp.KubeconfigKey])
 	require.NoError(t, err)
-	assert.Equal(t, ShardBaseContext, cfg.CurrentContext)
-	assert.Equal(t, "https://root-kcp.team-a.svc.cluster.local:6443", cfg.Clusters[ShardBaseContext].Server)
-	assert.Equal(t, "/etc/kcp/tls/logical-cluster-admin/tls.key", cfg.AuthInfos[LogicalClusterAdmin].ClientKey)
+	assert.Equal(t, kcp.ShardBaseContext, cfg.CurrentContext)
+	assert.Equal(t, "https://root-kcp.team-a.svc.cluster.local:6443", cfg.Clusters[kcp.ShardBaseContext].Server)
+	assert.Equal(t, "/etc/kcp/tls/logical-cluster-admin/tls.key", cfg.AuthInfos[kcp.LogicalClusterAdmin].ClientKey)
 }

@@ -1,4 +1,4 @@
-package rootshard
+package kcp
 
 import (
 	"path"
@@ -19,14 +19,15 @@ const (
 	authorizationHookDir = "/etc/kcp/authorization/webhook"
 )
 
-// Args is the kcp command line of a root shard (WORKLOADS.md), in one place so that a new kcp
+// Args is the kcp command line of a shard (WORKLOADS.md), in one place so that a new kcp
 // release is one edit: CAs, request-header authentication, serving, service accounts, shard
-// URLs, admin kubeconfigs, fixed flags, etcd, cache, then authentication, audit and
-// authorization, then the user's extra arguments.
-func Args(rs *operatorv1alpha1.RootShard) []string {
+// URLs, admin kubeconfigs, fixed flags, etcd, cache, the kind's own flags, then
+// authentication, audit and authorization, then the user's extra arguments.
+func (s Shard) Args() []string {
+	spec := s.Spec
 	level := int32(0)
-	if rs.Spec.Logging != nil {
-		level = rs.Spec.Logging.Level
+	if spec.Logging != nil {
+		level = spec.Logging.Level
 	}
 	args := []string{
 		"start",
@@ -42,26 +43,27 @@ func Args(rs *operatorv1alpha1.RootShard) []string {
 		"--service-account-key-file=" + leafDir("service-account") + "/tls.crt",
 		"--service-account-private-key-file=" + leafDir("service-account") + "/tls.key",
 		"--service-account-lookup=false",
-		"--shard-base-url=" + BaseURL(rs),
-		"--shard-external-url=" + ExternalURL(rs),
+		"--shard-base-url=" + s.BaseURL(),
+		"--shard-external-url=" + s.ExternalURL(),
 		"--shard-client-cert-file=" + leafDir("client") + "/tls.crt",
 		"--shard-client-key-file=" + leafDir("client") + "/tls.key",
-		"--logical-cluster-admin-kubeconfig=" + kubeconfigDir(LogicalClusterAdmin) + "/" + kubeconfigKey,
-		"--external-logical-cluster-admin-kubeconfig=" + kubeconfigDir(ExternalLogicalClusterAdmin) + "/" + kubeconfigKey,
+		"--logical-cluster-admin-kubeconfig=" + KubeconfigDir(LogicalClusterAdmin) + "/" + KubeconfigKey,
+		"--external-logical-cluster-admin-kubeconfig=" + KubeconfigDir(ExternalLogicalClusterAdmin) + "/" + KubeconfigKey,
 		"--batteries-included=workspace-types",
 		"--root-directory=",
 		"--enable-leader-election=true",
 		"--logging-format=json",
 		"-v=" + strconv.Itoa(int(level)),
 	}
-	args = append(args, EtcdArgs(rs.Spec.Etcd)...)
-	if c := rs.Spec.Cache; c != nil && c.Reference != nil {
-		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+kubeconfigKey)
+	args = append(args, EtcdArgs(spec.Etcd)...)
+	if s.Cache != nil {
+		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+KubeconfigKey)
 	}
-	args = append(args, authArgs(rs.Spec.Auth)...)
-	args = append(args, auditArgs(rs.Spec.Audit)...)
-	args = append(args, authorizationArgs(rs.Spec.Authorization)...)
-	return append(args, rs.Spec.ExtraArgs...)
+	args = append(args, s.KindArgs...)
+	args = append(args, authArgs(spec.Auth)...)
+	args = append(args, auditArgs(spec.Audit)...)
+	args = append(args, authorizationArgs(spec.Authorization)...)
+	return append(args, spec.ExtraArgs...)
 }
 
 // EtcdArgs are the flags of a shard's etcd, with client TLS when configured.
@@ -108,7 +110,7 @@ func auditArgs(audit *operatorv1alpha1.AuditSpec) []string {
 		args = append(args, "--audit-policy-file="+path.Join(auditPolicyDir, p.ConfigMap.Key))
 	}
 	if w := audit.Webhook; w != nil {
-		args = append(args, "--audit-webhook-config-file="+auditWebhookDir+"/"+kubeconfigKey)
+		args = append(args, "--audit-webhook-config-file="+auditWebhookDir+"/"+KubeconfigKey)
 		opt := func(flag, value string, set bool) {
 			if set {
 				args = append(args, flag+"="+value)
@@ -135,7 +137,7 @@ func authorizationArgs(authz *operatorv1alpha1.AuthorizationSpec) []string {
 		return nil
 	}
 	w := authz.Webhook
-	args := []string{"--authorization-webhook-config-file=" + authorizationHookDir + "/" + kubeconfigKey}
+	args := []string{"--authorization-webhook-config-file=" + authorizationHookDir + "/" + KubeconfigKey}
 	if len(w.AllowPaths) > 0 {
 		args = append(args, "--authorization-always-allow-paths="+strings.Join(w.AllowPaths, ","))
 	}

@@ -1,4 +1,4 @@
-package rootshard
+package kcp
 
 import (
 	"path"
@@ -13,43 +13,44 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// SelectorLabels select the root shard's pods.
-func SelectorLabels(rs *operatorv1alpha1.RootShard) map[string]string {
-	return map[string]string{pki.LabelInstance: rs.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(Kind): rs.Name}
+// SelectorLabels select the shard's pods.
+func (s Shard) SelectorLabels() map[string]string {
+	return map[string]string{pki.LabelInstance: s.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(s.Kind): s.Name}
 }
 
-// Deployment builds the root shard's Deployment. current is the Deployment as it is now (nil
+// Deployment builds the shard's Deployment. current is the Deployment as it is now (nil
 // when absent), whose replica count is kept when the spec sets none; secretsHash is
 // workload.SecretsHash of the mounted Secrets.
-func Deployment(rs *operatorv1alpha1.RootShard, current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
-	labels := pki.Labels(Kind, rs.Name, "kcp")
+func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
+	spec := s.Spec
+	labels := pki.Labels(s.Kind, s.Name, "kcp")
 	container := corev1ac.Container().
 		WithName("kcp").
-		WithImage(workload.Image(rs.Spec.Image)).
+		WithImage(workload.Image(spec.Image)).
 		WithCommand("/kcp").
-		WithArgs(Args(rs)...).
+		WithArgs(s.Args()...).
 		WithPorts(corev1ac.ContainerPort().WithName(workload.PortName).WithContainerPort(6443).WithProtocol("TCP")).
 		WithSecurityContext(workload.SecurityContext())
 	workload.Probes(container)
-	workload.Resources(container, rs.Spec.Resources)
+	workload.Resources(container, spec.Resources)
 
 	podSpec := corev1ac.PodSpec()
-	for _, m := range mounts(rs) {
+	for _, m := range s.mounts() {
 		podSpec.WithVolumes(m.asVolume())
 		container.WithVolumeMounts(m.asVolumeMount())
 	}
-	for _, m := range optionalMounts(rs) {
+	for _, m := range optionalMounts(spec) {
 		podSpec.WithVolumes(m.volume)
 		container.WithVolumeMounts(m.mount)
 	}
-	for i := range rs.Spec.ExtraVolumes {
-		podSpec.WithVolumes(workload.Volume(&rs.Spec.ExtraVolumes[i]))
+	for i := range spec.ExtraVolumes {
+		podSpec.WithVolumes(workload.Volume(&spec.ExtraVolumes[i]))
 	}
-	for i := range rs.Spec.ExtraVolumeMounts {
-		container.WithVolumeMounts(workload.VolumeMount(&rs.Spec.ExtraVolumeMounts[i]))
+	for i := range spec.ExtraVolumeMounts {
+		container.WithVolumeMounts(workload.VolumeMount(&spec.ExtraVolumeMounts[i]))
 	}
-	if rs.Spec.Image != nil {
-		for _, ref := range rs.Spec.Image.ImagePullSecrets {
+	if spec.Image != nil {
+		for _, ref := range spec.Image.ImagePullSecrets {
 			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
 		}
 	}
@@ -60,13 +61,13 @@ func Deployment(rs *operatorv1alpha1.RootShard, current *appsv1.Deployment, secr
 		currentReplicas = current.Spec.Replicas
 	}
 	pod := corev1ac.PodTemplateSpec().
-		WithLabels(SelectorLabels(rs)).
+		WithLabels(s.SelectorLabels()).
 		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: secretsHash})
-	d := appsv1ac.Deployment(DeploymentName(rs), rs.Namespace).WithLabels(labels)
-	workload.ApplyDeploymentTemplate(d, pod, podSpec, rs.Spec.DeploymentTemplate)
+	d := appsv1ac.Deployment(s.DeploymentName(), s.Namespace).WithLabels(labels)
+	workload.ApplyDeploymentTemplate(d, pod, podSpec, spec.DeploymentTemplate)
 	return d.WithSpec(appsv1ac.DeploymentSpec().
-		WithReplicas(workload.Replicas(rs.Spec.Replicas, currentReplicas, operatorv1alpha1.DefaultReplicas)).
-		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(rs))).
+		WithReplicas(workload.Replicas(spec.Replicas, currentReplicas, operatorv1alpha1.DefaultReplicas)).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(s.SelectorLabels())).
 		WithTemplate(pod.WithSpec(podSpec)))
 }
 
@@ -78,7 +79,7 @@ type optionalMount struct {
 
 // optionalMounts mount the OIDC CA, the audit policy and webhook, and the authorization
 // webhook configuration, where the spec has them.
-func optionalMounts(rs *operatorv1alpha1.RootShard) []optionalMount {
+func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
 	var out []optionalMount
 	secret := func(volume, secretName, dir string) {
 		out = append(out, optionalMount{
@@ -86,10 +87,10 @@ func optionalMounts(rs *operatorv1alpha1.RootShard) []optionalMount {
 			mount:  corev1ac.VolumeMount().WithName(volume).WithMountPath(dir).WithReadOnly(true),
 		})
 	}
-	if a := rs.Spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
+	if a := spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
 		secret("oidc-ca", a.OIDC.CAFileRef.Name, oidcCADir)
 	}
-	if a := rs.Spec.Audit; a != nil {
+	if a := spec.Audit; a != nil {
 		if a.Policy != nil && a.Policy.ConfigMap != nil {
 			out = append(out, optionalMount{
 				volume: corev1ac.Volume().WithName("audit-policy").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(a.Policy.ConfigMap.Name)),
@@ -100,7 +101,7 @@ func optionalMounts(rs *operatorv1alpha1.RootShard) []optionalMount {
 			secret("audit-webhook", a.Webhook.ConfigSecretName, auditWebhookDir)
 		}
 	}
-	if a := rs.Spec.Authorization; a != nil && a.Webhook != nil {
+	if a := spec.Authorization; a != nil && a.Webhook != nil {
 		secret("authorization-webhook", a.Webhook.ConfigSecretName, path.Clean(authorizationHookDir))
 	}
 	return out

@@ -1,0 +1,99 @@
+package controller
+
+import (
+	"context"
+
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
+	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+)
+
+// Host is the host cluster as the controllers see it: its clients, the caches of what the
+// controllers own there, and an applier per object type that writes only what changed.
+type Host struct {
+	Kube         kubernetes.Interface
+	CertManager  cmclientset.Interface
+	Certificates cmlisters.CertificateLister
+	Issuers      cmlisters.IssuerLister
+	Secrets      corev1listers.SecretLister
+	Services     corev1listers.ServiceLister
+	Deployments  appsv1listers.DeploymentLister
+
+	IssuerApplier      Applied[*cmapply.IssuerApplyConfiguration]
+	CertificateApplier Applied[*cmapply.CertificateApplyConfiguration]
+	SecretApplier      Applied[*corev1ac.SecretApplyConfiguration]
+	ServiceApplier     Applied[*corev1ac.ServiceApplyConfiguration]
+	DeploymentApplier  Applied[*appsv1ac.DeploymentApplyConfiguration]
+}
+
+// NewHost returns the host with its appliers, over caches that hold only what the
+// controllers own.
+func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
+	certificates cmlisters.CertificateLister, issuers cmlisters.IssuerLister,
+	secrets corev1listers.SecretLister, services corev1listers.ServiceLister, deployments appsv1listers.DeploymentLister) *Host {
+	c := &Host{Kube: kube, CertManager: certManager, Certificates: certificates, Issuers: issuers,
+		Secrets: secrets, Services: services, Deployments: deployments}
+	c.IssuerApplier, c.CertificateApplier, c.SecretApplier, c.ServiceApplier, c.DeploymentApplier =
+		c.newAppliers()
+	return c
+}
+
+func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applied[*cmapply.CertificateApplyConfiguration],
+	Applied[*corev1ac.SecretApplyConfiguration], Applied[*corev1ac.ServiceApplyConfiguration], Applied[*appsv1ac.DeploymentApplyConfiguration]) {
+	return Applied[*cmapply.IssuerApplyConfiguration]{
+			Kind:     "Issuer",
+			Key:      func(o *cmapply.IssuerApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+			Annotate: func(o *cmapply.IssuerApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Get:      func(ns, name string) (metav1.Object, error) { return c.Issuers.Issuers(ns).Get(name) },
+			Apply: func(ctx context.Context, o *cmapply.IssuerApplyConfiguration) error {
+				_, err := c.CertManager.CertmanagerV1().Issuers(*o.Namespace).Apply(ctx, o, ApplyOptions)
+				return err
+			},
+		},
+		Applied[*cmapply.CertificateApplyConfiguration]{
+			Kind:     "Certificate",
+			Key:      func(o *cmapply.CertificateApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+			Annotate: func(o *cmapply.CertificateApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Get:      func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
+			Apply: func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) error {
+				_, err := c.CertManager.CertmanagerV1().Certificates(*o.Namespace).Apply(ctx, o, ApplyOptions)
+				return err
+			},
+		},
+		Applied[*corev1ac.SecretApplyConfiguration]{
+			Kind:     "Secret",
+			Key:      func(o *corev1ac.SecretApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+			Annotate: func(o *corev1ac.SecretApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Get:      func(ns, name string) (metav1.Object, error) { return c.Secrets.Secrets(ns).Get(name) },
+			Apply: func(ctx context.Context, o *corev1ac.SecretApplyConfiguration) error {
+				_, err := c.Kube.CoreV1().Secrets(*o.Namespace).Apply(ctx, o, ApplyOptions)
+				return err
+			},
+		},
+		Applied[*corev1ac.ServiceApplyConfiguration]{
+			Kind:     "Service",
+			Key:      func(o *corev1ac.ServiceApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+			Annotate: func(o *corev1ac.ServiceApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Get:      func(ns, name string) (metav1.Object, error) { return c.Services.Services(ns).Get(name) },
+			Apply: func(ctx context.Context, o *corev1ac.ServiceApplyConfiguration) error {
+				_, err := c.Kube.CoreV1().Services(*o.Namespace).Apply(ctx, o, ApplyOptions)
+				return err
+			},
+		},
+		Applied[*appsv1ac.DeploymentApplyConfiguration]{
+			Kind:     "Deployment",
+			Key:      func(o *appsv1ac.DeploymentApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+			Annotate: func(o *appsv1ac.DeploymentApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Get:      func(ns, name string) (metav1.Object, error) { return c.Deployments.Deployments(ns).Get(name) },
+			Apply: func(ctx context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
+				_, err := c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions)
+				return err
+			},
+		}
+}

@@ -1,0 +1,165 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// The reasons of the Available condition. They are part of the API: keep them stable.
+const (
+	ReasonDeploymentNotFound  = "DeploymentNotFound"
+	ReasonReplicasUnavailable = "ReplicasUnavailable"
+	ReasonReplicasAvailable   = "ReplicasAvailable"
+)
+
+// ApplyCertificates applies Issuers and Certificates and returns how many it wrote.
+func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
+	wrote := 0
+	for _, issuer := range issuers {
+		w, err := h.IssuerApplier.ApplyIfChanged(ctx, issuer)
+		if err != nil {
+			return wrote, err
+		}
+		wrote += count(w)
+	}
+	for _, cert := range certs {
+		w, err := h.CertificateApplier.ApplyIfChanged(ctx, cert)
+		if err != nil {
+			return wrote, err
+		}
+		wrote += count(w)
+	}
+	return wrote, nil
+}
+
+// RealizeShard applies a kcp shard's admin kubeconfigs, Service and Deployment, and returns
+// how many objects it wrote. The Deployment's pods roll when a Secret they mount changes.
+func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
+	wrote := 0
+	for _, identity := range []string{kcp.LogicalClusterAdmin, kcp.ExternalLogicalClusterAdmin} {
+		secret, err := s.AdminKubeconfig(identity)
+		if err != nil {
+			return wrote, err
+		}
+		w, err := h.SecretApplier.ApplyIfChanged(ctx, secret)
+		if err != nil {
+			return wrote, err
+		}
+		wrote += count(w)
+	}
+	w, err := h.ServiceApplier.ApplyIfChanged(ctx, s.Service())
+	if err != nil {
+		return wrote, err
+	}
+	wrote += count(w)
+
+	current, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
+	if apierrors.IsNotFound(err) {
+		current, err = nil, nil
+	}
+	if err != nil {
+		return wrote, err
+	}
+	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(h.mountedVersions(s))))
+	return wrote + count(w), err
+}
+
+// mountedVersions are the resource versions of the Secrets a shard's pods mount, as far as
+// the cache holds them: what the controllers and cert-manager wrote.
+func (h *Host) mountedVersions(s kcp.Shard) map[string]string {
+	versions := map[string]string{}
+	for _, name := range s.MountedSecrets() {
+		if secret, err := h.Secrets.Secrets(s.Namespace).Get(name); err == nil {
+			versions[name] = secret.ResourceVersion
+		}
+	}
+	return versions
+}
+
+// ShardAvailable is a shard's Available condition: its Deployment has rolled out, and its
+// updated, ready and desired replica counts agree.
+func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
+	d, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
+	if err != nil {
+		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", s.DeploymentName())
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+		return metav1.ConditionFalse, ReasonReplicasUnavailable,
+			fmt.Sprintf("%d of %d replicas are updated and ready", min(st.UpdatedReplicas, st.ReadyReplicas), want)
+	}
+	return metav1.ConditionTrue, ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
+}
+
+// PendingCertificates are the names of the certificates not issued yet.
+func (h *Host) PendingCertificates(certs []*cmapply.CertificateApplyConfiguration) []string {
+	var pending []string
+	for _, want := range certs {
+		cert, err := h.Certificates.Certificates(*want.Namespace).Get(*want.Name)
+		if err != nil || !certificateReady(cert) {
+			pending = append(pending, *want.Name)
+		}
+	}
+	return pending
+}
+
+// DeleteOwned deletes what the controllers own in namespace by label selector: Deployments
+// and Services, then the Certificates, so that cert-manager does not issue their Secrets
+// again, then the Issuers and the Secrets.
+func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) error {
+	opts := metav1.ListOptions{LabelSelector: selector}
+	background := metav1.DeletePropagationBackground
+	if err := h.Kube.AppsV1().Deployments(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
+		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
+	}
+	// Services have no deletecollection.
+	services, err := h.Kube.CoreV1().Services(namespace).List(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("listing Services %s: %w", selector, err)
+	}
+	for _, svc := range services.Items {
+		if err := h.Kube.CoreV1().Services(namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting Service %s: %w", svc.Name, err)
+		}
+	}
+	cm := h.CertManager.CertmanagerV1()
+	if err := cm.Certificates(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+		return fmt.Errorf("deleting Certificates %s: %w", selector, err)
+	}
+	if err := cm.Issuers(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+		return fmt.Errorf("deleting Issuers %s: %w", selector, err)
+	}
+	if err := h.Kube.CoreV1().Secrets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+		return fmt.Errorf("deleting Secrets %s: %w", selector, err)
+	}
+	return nil
+}
+
+// certificateReady reports whether a Certificate has been issued and is current.
+func certificateReady(cert *cmv1.Certificate) bool {
+	for _, cond := range cert.Status.Conditions {
+		if cond.Type == cmv1.CertificateConditionReady {
+			return cond.Status == "True"
+		}
+	}
+	return false
+}
+
+func count(wrote bool) int {
+	if wrote {
+		return 1
+	}
+	return 0
+}

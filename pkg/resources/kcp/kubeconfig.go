@@ -1,0 +1,50 @@
+package kcp
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// ShardBaseContext is the kubeconfig context kcp expects in its kubeconfigs.
+const ShardBaseContext = "shard-base"
+
+// Service builds the shard's Service.
+func (s Shard) Service() *corev1ac.ServiceApplyConfiguration {
+	return workload.Service(s.Namespace, s.ServiceName, pki.Labels(s.Kind, s.Name, "kcp"), s.SelectorLabels(), 6443, s.Spec.ServiceTemplate)
+}
+
+// AdminKubeconfig builds the Secret of an admin identity's kubeconfig: the logical-cluster-
+// admin toward the shard itself, the external one toward the installation's external URL.
+func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfiguration, error) {
+	server := s.BaseURL()
+	if identity == ExternalLogicalClusterAdmin {
+		server = s.ExternalURL()
+	}
+	return s.kubeconfigSecret(s.KubeconfigName(identity), identity, server, identity)
+}
+
+// kubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root
+// shard's server CA, as the client certificate mounted for role. It points at the files by
+// their mount paths, so a renewed certificate needs no new kubeconfig.
+func (s Shard) kubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[ShardBaseContext] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caDir("server") + "/tls.crt"}
+	cfg.AuthInfos[role] = &clientcmdapi.AuthInfo{ClientCertificate: leafDir(role) + "/tls.crt", ClientKey: leafDir(role) + "/tls.key"}
+	cfg.Contexts[ShardBaseContext] = &clientcmdapi.Context{Cluster: ShardBaseContext, AuthInfo: role}
+	cfg.CurrentContext = ShardBaseContext
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("writing the kubeconfig %s: %w", name, err)
+	}
+	return corev1ac.Secret(name, s.Namespace).
+		WithLabels(pki.Labels(s.Kind, s.Name, component+"-kubeconfig")).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{KubeconfigKey: data}), nil
+}

@@ -1,0 +1,88 @@
+package kcp
+
+import (
+	"path"
+	"sort"
+
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// Where things are mounted in the kcp container (WORKLOADS.md).
+const (
+	tlsDir       = "/etc/kcp/tls"
+	etcdTLSDir   = "/etc/etcd/tls"
+	cacheKubeDir = "/etc/cache-server/kubeconfig"
+	// KubeconfigKey is the key of a kubeconfig in its Secret.
+	KubeconfigKey = "kubeconfig"
+)
+
+// Mount is a Secret mounted read-only into the kcp container.
+type Mount struct {
+	volume, secret, dir string
+	// onlyCert projects tls.crt alone: a CA's key never enters the pod.
+	onlyCert bool
+}
+
+// NewMount mounts the Secret named secret as volume at dir.
+func NewMount(volume, secret, dir string) Mount {
+	return Mount{volume: volume, secret: secret, dir: dir}
+}
+
+func caDir(role string) string   { return path.Join(tlsDir, "ca", role) }
+func leafDir(role string) string { return path.Join(tlsDir, role) }
+
+// KubeconfigDir is where the kubeconfig Secret of an identity is mounted.
+func KubeconfigDir(identity string) string {
+	return "/etc/kcp/" + identity + "-kubeconfig"
+}
+
+// mounts are the Secrets the shard's pod mounts, in a stable order: its root shard's CAs,
+// its own certificates and kubeconfigs, etcd TLS, the cache's kubeconfig, then the kind's.
+func (s Shard) mounts() []Mount {
+	name, rs := s.Name, s.RootShard
+	ms := []Mount{
+		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true},
+		{volume: "ca-client", secret: MergedClientCAName(rs), dir: caDir("client"), onlyCert: true},
+		{volume: "ca-server", secret: pki.CAName(rs.Name, pki.ServerCA), dir: caDir("server"), onlyCert: true},
+		{volume: "ca-requestheader-client", secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
+		{volume: "server", secret: name + "-server", dir: leafDir("server")},
+		{volume: "client", secret: name + "-client", dir: leafDir("client")},
+		{volume: "service-account", secret: name + "-service-account", dir: leafDir("service-account")},
+		{volume: LogicalClusterAdmin, secret: name + "-" + LogicalClusterAdmin, dir: leafDir(LogicalClusterAdmin)},
+		{volume: ExternalLogicalClusterAdmin, secret: name + "-" + ExternalLogicalClusterAdmin, dir: leafDir(ExternalLogicalClusterAdmin)},
+		{volume: LogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(LogicalClusterAdmin), dir: KubeconfigDir(LogicalClusterAdmin)},
+		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
+	}
+	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
+		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: etcdTLSDir})
+	}
+	if s.Cache != nil {
+		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.Cache.Name + "-kubeconfig", dir: cacheKubeDir})
+	}
+	return append(ms, s.KindMounts...)
+}
+
+// MountedSecrets are the names of the Secrets the pod mounts, sorted: a change to any of them
+// rolls the Deployment.
+func (s Shard) MountedSecrets() []string {
+	var names []string
+	for _, m := range s.mounts() {
+		names = append(names, m.secret)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (m Mount) asVolume() *corev1ac.VolumeApplyConfiguration {
+	src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
+	if m.onlyCert {
+		src.WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"))
+	}
+	return corev1ac.Volume().WithName(m.volume).WithSecret(src)
+}
+
+func (m Mount) asVolumeMount() *corev1ac.VolumeMountApplyConfiguration {
+	return corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true)
+}

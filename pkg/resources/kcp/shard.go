@@ -1,0 +1,118 @@
+// Package kcp builds the kcp server process of a root shard or a shard: its command line,
+// mounts, Deployment, Service, admin kubeconfigs and leaf certificates. The rootshard and
+// shard packages describe their kind to it as a Shard. Every function is pure.
+package kcp
+
+import (
+	"fmt"
+	"net/url"
+
+	corev1 "k8s.io/api/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// Shard is what the builders need to know of a root shard or a shard.
+type Shard struct {
+	// Kind is the owner label's kind: rootshard or shard.
+	Kind      string
+	Name      string
+	Namespace string
+	// ServiceName names the Service and the Deployment, and is the base of the DNS names.
+	ServiceName string
+	Spec        *operatorv1alpha1.CommonShardSpec
+	// RootShard is the root shard whose PKI and external address the shard uses; a root
+	// shard's is itself.
+	RootShard *operatorv1alpha1.RootShard
+	// Cache is the CacheServer the shard uses, if any.
+	Cache *corev1.LocalObjectReference
+	// KindArgs come after the common flags: what only this kind passes to kcp.
+	KindArgs []string
+	// KindMounts are the Secrets only this kind mounts.
+	KindMounts []Mount
+}
+
+// The admin identities a shard has kubeconfigs for.
+const (
+	LogicalClusterAdmin         = "logical-cluster-admin"
+	ExternalLogicalClusterAdmin = "external-logical-cluster-admin"
+)
+
+// DeploymentName is the name of the shard's Deployment, the same as its Service's.
+func (s Shard) DeploymentName() string { return s.ServiceName }
+
+// KubeconfigName is the Secret of the kubeconfig of an admin identity.
+func (s Shard) KubeconfigName(identity string) string { return s.Name + "-" + identity + "-kubeconfig" }
+
+// BaseURL is the URL the shard is reached at inside the cluster, unless the spec overrides it.
+func (s Shard) BaseURL() string {
+	if s.Spec.ShardBaseURL != "" {
+		return s.Spec.ShardBaseURL
+	}
+	return fmt.Sprintf("https://%s.%s.svc.%s:6443", s.ServiceName, s.Namespace, clusterDomain(s.Spec.ClusterDomain))
+}
+
+// ExternalURL is the URL the kcp installation is reached at from outside: the root shard's.
+func (s Shard) ExternalURL() string {
+	port := s.RootShard.Spec.External.Port
+	if port == 0 {
+		port = operatorv1alpha1.DefaultExternalPort
+	}
+	return fmt.Sprintf("https://%s:%d", s.RootShard.Spec.External.Hostname, port)
+}
+
+// Leaves are the shard's own certificates, signed by its root shard's CAs.
+func (s Shard) Leaves() []pki.Leaf {
+	rs, name := s.RootShard.Name, s.Name
+	return []pki.Leaf{
+		{Name: name + "-server", Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
+			DNSNames: s.serverDNSNames(), Usage: pki.ServerAuth},
+		{Name: name + "-client", Role: "client", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "shard-" + name,
+			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
+		{Name: name + "-service-account", Role: "service-account", Issuer: pki.CAName(rs, pki.ServiceAccountCA),
+			CommonName: name + "-service-account", Usage: pki.Signing},
+		{Name: name + "-" + LogicalClusterAdmin, Role: LogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
+			CommonName: LogicalClusterAdmin, Organization: []string{"system:kcp:logical-cluster-admin"}, Usage: pki.ClientAuth},
+		{Name: name + "-" + ExternalLogicalClusterAdmin, Role: ExternalLogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
+			CommonName: ExternalLogicalClusterAdmin, Organization: []string{"system:kcp:external-logical-cluster-admin"}, Usage: pki.ClientAuth},
+	}
+}
+
+// serverDNSNames are the names the shard is reached by: its Service in every form, the
+// installation's external hostname for a root shard, the host of its base URL, and
+// localhost for its own probes.
+func (s Shard) serverDNSNames() []string {
+	svc := s.ServiceName
+	names := []string{svc, svc + "." + s.Namespace, svc + "." + s.Namespace + ".svc",
+		svc + "." + s.Namespace + ".svc." + clusterDomain(s.Spec.ClusterDomain)}
+	if s.Kind == RootShardKind && s.RootShard.Spec.External.Hostname != "" {
+		names = append(names, s.RootShard.Spec.External.Hostname)
+	}
+	if u, err := url.Parse(s.Spec.ShardBaseURL); err == nil && u.Hostname() != "" {
+		names = append(names, u.Hostname())
+	}
+	return append(names, "localhost")
+}
+
+// RootShardKind is the owner label's kind of a root shard.
+const RootShardKind = "rootshard"
+
+// RootCASecret is the Secret that holds a root shard's root CA certificate: the user's when
+// it brings one, else the one cert-manager issues.
+func RootCASecret(rs *operatorv1alpha1.RootShard) string {
+	if c := rs.Spec.Certificates; c != nil && c.CASecretRef != nil {
+		return c.CASecretRef.Name
+	}
+	return pki.RootCAName(rs.Name)
+}
+
+// MergedClientCAName is the Secret with every CA a root shard's shards trust for clients.
+func MergedClientCAName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-merged-client-ca" }
+
+func clusterDomain(d string) string {
+	if d == "" {
+		return operatorv1alpha1.DefaultClusterDomain
+	}
+	return d
+}
