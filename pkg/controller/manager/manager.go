@@ -5,6 +5,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -28,6 +29,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/controller/shard"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -126,6 +128,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
 	}
+	shards, err := shard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the Shard controller: %w", err)
+	}
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
 	kubeInformers.Start(ctx.Done())
@@ -137,5 +143,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
-	return rootShards.Run(ctx, workers)
+	errs := make(chan error, 2)
+	go func() { errs <- rootShards.Run(ctx, workers) }()
+	go func() { errs <- shards.Run(ctx, workers) }()
+	return errors.Join(<-errs, <-errs)
 }

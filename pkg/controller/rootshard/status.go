@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -18,11 +16,9 @@ import (
 
 // The reasons of the RootShard's conditions. They are part of the API: keep them stable.
 const (
-	ReasonCertificatesIssued  = "CertificatesIssued"
-	ReasonCertificatesPending = "CertificatesPending"
-	ReasonReferencesFound     = "ReferencesFound"
-	ReasonCacheServerNotFound = "CacheServerNotFound"
-	ReasonDeleting            = "Deleting"
+	ReasonReferencesFound     = controller.ReasonReferencesFound
+	ReasonCacheServerNotFound = controller.ReasonCacheServerNotFound
+	ReasonDeleting            = controller.ReasonDeleting
 )
 
 // observe computes the status of a RootShard from the host cluster's state, as the
@@ -31,14 +27,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	status := *rs.Status.DeepCopy()
 	status.ObservedGeneration = rs.Generation
 
-	pending := c.host.PendingCertificates(desired.Certificates)
-	if len(pending) == 0 {
-		setCondition(&status, rs, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, ReasonCertificatesIssued,
-			fmt.Sprintf("all %d certificates are issued", len(desired.Certificates)))
-	} else {
-		setCondition(&status, rs, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, ReasonCertificatesPending,
-			"waiting for cert-manager to issue "+summarize(pending))
-	}
+	controller.SetCertificatesReady(&status.Conditions, rs.Generation, len(desired.Certificates), c.host.PendingCertificates(desired.Certificates))
 
 	if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
 		if _, err := c.cacheServers.CacheServers(rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
@@ -64,11 +53,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })
 	}
 
-	status.Phase = operatorv1alpha1.PhaseProvisioning
-	if meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) &&
-		meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionCertificatesReady) {
-		status.Phase = operatorv1alpha1.PhaseRunning
-	}
+	status.Phase = controller.Phase(status.Conditions)
 	return status
 }
 
@@ -83,18 +68,7 @@ func (c *Controller) updateStatus(ctx context.Context, rs *operatorv1alpha1.Root
 	return err
 }
 
-// setCondition sets a condition, keeping its transition time when its status is unchanged.
+// setCondition sets a condition of a RootShard's status.
 func setCondition(status *operatorv1alpha1.RootShardStatus, rs *operatorv1alpha1.RootShard, t string, s metav1.ConditionStatus, reason, message string) {
-	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
-		Type: t, Status: s, Reason: reason, Message: message, ObservedGeneration: rs.Generation,
-	})
-}
-
-// summarize names up to five items and counts the rest.
-func summarize(items []string) string {
-	sort.Strings(items)
-	if len(items) <= 5 {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
+	controller.SetCondition(&status.Conditions, rs.Generation, t, s, reason, message)
 }

@@ -27,13 +27,13 @@ func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfigurat
 	if identity == ExternalLogicalClusterAdmin {
 		server = s.ExternalURL()
 	}
-	return s.kubeconfigSecret(s.KubeconfigName(identity), identity, server, identity)
+	return s.KubeconfigSecret(s.KubeconfigName(identity), identity, server, identity)
 }
 
-// kubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root
+// KubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root
 // shard's server CA, as the client certificate mounted for role. It points at the files by
 // their mount paths, so a renewed certificate needs no new kubeconfig.
-func (s Shard) kubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
+func (s Shard) KubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[ShardBaseContext] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caDir("server") + "/tls.crt"}
 	cfg.AuthInfos[role] = &clientcmdapi.AuthInfo{ClientCertificate: leafDir(role) + "/tls.crt", ClientKey: leafDir(role) + "/tls.key"}

@@ -1,0 +1,123 @@
+// Package controllertest is a stand-in for the host cluster in unit tests of one
+// controller's sync: fake clients, caches the test fills by hand, and appliers that store
+// what they apply in the caches, as the host and the informers would, and count it.
+package controllertest
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"testing"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	cmfake "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned/fake"
+	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	appsv1listers "k8s.io/client-go/listers/apps/v1"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kcp-setups/apiserver/pkg/controller"
+)
+
+// Host is a fake host cluster.
+type Host struct {
+	*controller.Host
+	Kube    *kubefake.Clientset
+	CM      *cmfake.Clientset
+	Caches  map[string]cache.Indexer
+	applied []string
+}
+
+// NewCache returns an indexer like an informer's.
+func NewCache() cache.Indexer {
+	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// NewHost returns a fake host cluster whose appliers fill its caches.
+func NewHost(t *testing.T) *Host {
+	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
+	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments"} {
+		h.Caches[k] = NewCache()
+	}
+	h.Host = controller.NewHost(h.Kube, h.CM,
+		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
+		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
+		appsv1listers.NewDeploymentLister(h.Caches["deployments"]))
+	h.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) error {
+		return h.store(t, "issuers", "Issuer "+*o.Name, o, &cmv1.Issuer{})
+	}
+	h.CertificateApplier.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) error {
+		return h.store(t, "certificates", "Certificate "+*o.Name, o, &cmv1.Certificate{})
+	}
+	h.SecretApplier.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) error {
+		return h.store(t, "secrets", "Secret "+*o.Name, o, &corev1.Secret{})
+	}
+	h.ServiceApplier.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) error {
+		return h.store(t, "services", "Service "+*o.Name, o, &corev1.Service{})
+	}
+	h.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
+		return h.store(t, "deployments", "Deployment "+*o.Name, o, &appsv1.Deployment{})
+	}
+	return h
+}
+
+// store turns an apply configuration into the object the host would hold, into a cache.
+func (h *Host) store(t *testing.T, cacheName, what string, ac any, obj metav1.Object) error {
+	data, err := json.Marshal(ac)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, obj))
+	h.applied = append(h.applied, what)
+	return h.Caches[cacheName].Update(obj)
+}
+
+// CatchUp plays cert-manager and the Deployment controller: every Certificate is issued into
+// its Secret, and every Deployment is rolled out.
+func (h *Host) CatchUp(t *testing.T) {
+	for _, o := range h.Caches["certificates"].List() {
+		cert := o.(*cmv1.Certificate).DeepCopy()
+		cert.Status.Conditions = []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: "True"}}
+		require.NoError(t, h.Caches["certificates"].Update(cert))
+		if _, exists, _ := h.Caches["secrets"].GetByKey(cert.Namespace + "/" + cert.Name); !exists {
+			require.NoError(t, h.Caches["secrets"].Add(&corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: cert.Namespace, Name: cert.Name, ResourceVersion: "1"},
+				Data:       map[string][]byte{"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(cert.Name)})},
+			}))
+		}
+	}
+	for _, o := range h.Caches["deployments"].List() {
+		d := o.(*appsv1.Deployment).DeepCopy()
+		n := *d.Spec.Replicas
+		d.Status = appsv1.DeploymentStatus{Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
+		require.NoError(t, h.Caches["deployments"].Update(d))
+	}
+}
+
+// Writes are the write requests made through the appliers and the fake clients, and those
+// in more action lists (such as our own fake clientset's).
+func (h *Host) Writes(more ...[]clienttesting.Action) []string {
+	out := append([]string{}, h.applied...)
+	for _, list := range append([][]clienttesting.Action{h.Kube.Actions(), h.CM.Actions()}, more...) {
+		for _, a := range list {
+			if v := a.GetVerb(); v != "get" && v != "list" && v != "watch" {
+				out = append(out, v+" "+a.GetResource().Resource+"/"+a.GetSubresource())
+			}
+		}
+	}
+	return out
+}
+
+// Reset forgets the writes so far.
+func (h *Host) Reset() {
+	h.applied = nil
+	h.Kube.ClearActions()
+	h.CM.ClearActions()
+}

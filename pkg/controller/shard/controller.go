@@ -1,0 +1,136 @@
+// Package shard realizes Shards in the host cluster: their certificates, signed by their
+// RootShard's CAs, their kubeconfigs and their kcp server, and reports back through status.
+// A Shard whose RootShard does not exist yet says so, and heals when it appears.
+package shard
+
+import (
+	"context"
+
+	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+)
+
+// Finalizer keeps a Shard until what the controller created for it is gone.
+const Finalizer = "operator.kcp.io/shard-cleanup"
+
+// Controller reconciles Shards.
+type Controller struct {
+	loop *controller.Loop
+
+	client       clientset.Interface
+	shards       listers.ShardLister
+	rootShards   listers.RootShardLister
+	cacheServers listers.CacheServerLister
+	host         *controller.Host
+	recorder     record.EventRecorder
+	synced       []cache.InformerSynced
+}
+
+// New returns a Shard controller reading our kinds from ours, and the host cluster's objects
+// through host, whose caches come from the informer factories kubeHosts and hosts.
+func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
+	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		client:       client,
+		shards:       ours.Operator().V1alpha1().Shards().Lister(),
+		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
+		cacheServers: ours.Operator().V1alpha1().CacheServers().Lister(),
+		host:         host,
+		recorder:     recorder,
+	}
+	c.loop = controller.NewLoop(shard.Kind, c.sync)
+
+	for _, h := range []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{ours.Operator().V1alpha1().Shards().Informer(), c.loop.Handler()},
+		// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
+		{ours.Operator().V1alpha1().RootShards().Informer(), c.forObject(func(m metav1.Object) []string {
+			return c.shardsOf(m.GetNamespace(), m.GetName())
+		})},
+		{ours.Operator().V1alpha1().CacheServers().Informer(), c.forObject(func(m metav1.Object) []string {
+			return c.shardsOf(m.GetNamespace(), "")
+		})},
+		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
+		{hosts.Certmanager().V1().Certificates().Informer(), c.forObject(c.owners)},
+		{kubeHosts.Core().V1().Secrets().Informer(), c.forObject(c.owners)},
+		{kubeHosts.Core().V1().Services().Informer(), c.forObject(c.owners)},
+		{kubeHosts.Apps().V1().Deployments().Informer(), c.forObject(c.owners)},
+	} {
+		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+			return nil, err
+		}
+		c.synced = append(c.synced, h.informer.HasSynced)
+	}
+	return c, nil
+}
+
+// Run reconciles with workers until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	return c.loop.Run(ctx, workers, c.synced...)
+}
+
+// forObject enqueues the Shards keys returns for an object.
+func (c *Controller) forObject(keys func(metav1.Object) []string) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return
+		}
+		for _, key := range keys(m) {
+			c.loop.Queue.Add(key)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: enqueue}
+}
+
+// owners are the Shards a host object concerns: its owner, or every Shard of its RootShard.
+func (c *Controller) owners(m metav1.Object) []string {
+	if name := m.GetLabels()[pki.OwnerLabel(shard.Kind)]; name != "" {
+		return []string{m.GetNamespace() + "/" + name}
+	}
+	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
+		return c.shardsOf(m.GetNamespace(), rs)
+	}
+	return nil
+}
+
+// shardsOf are the keys of the Shards of a RootShard, or of every Shard when rootShard is "".
+func (c *Controller) shardsOf(namespace, rootShard string) []string {
+	all, err := c.shards.Shards(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, s := range all {
+		if rootShard == "" || rootShardName(s) == rootShard {
+			keys = append(keys, s.Namespace+"/"+s.Name)
+		}
+	}
+	return keys
+}
+
+func rootShardName(s *operatorv1alpha1.Shard) string {
+	if s.Spec.RootShard.Reference == nil {
+		return ""
+	}
+	return s.Spec.RootShard.Reference.Name
+}

@@ -1,0 +1,98 @@
+package shard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+)
+
+// fixture is a Shard Controller over a fake host and hand-fed caches: a unit test of sync
+// alone.
+type fixture struct {
+	c                  *Controller
+	ours               *opfake.Clientset
+	host               *controllertest.Host
+	shards, rootShards cache.Indexer
+}
+
+func newFixture(t *testing.T) *fixture {
+	s := &operatorv1alpha1.Shard{
+		ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		Spec: operatorv1alpha1.ShardSpec{
+			CommonShardSpec: operatorv1alpha1.CommonShardSpec{ClusterDomain: "cluster.local",
+				Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}},
+			RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+		},
+	}
+	f := &fixture{ours: opfake.NewSimpleClientset(s.DeepCopy()), host: controllertest.NewHost(t),
+		shards: controllertest.NewCache(), rootShards: controllertest.NewCache()}
+	require.NoError(t, f.shards.Add(s))
+	f.c = &Controller{
+		client: f.ours, shards: listers.NewShardLister(f.shards), rootShards: listers.NewRootShardLister(f.rootShards),
+		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()), host: f.host.Host, recorder: record.NewFakeRecorder(1000),
+	}
+	return f
+}
+
+func (f *fixture) addRootShard(t *testing.T) {
+	require.NoError(t, f.rootShards.Add(&operatorv1alpha1.RootShard{
+		ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
+		Spec: operatorv1alpha1.RootShardSpec{
+			CommonShardSpec: operatorv1alpha1.CommonShardSpec{ClusterDomain: "cluster.local"},
+			External:        operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 6443},
+		},
+	}))
+}
+
+// sync syncs the Shard and lets its cache hold what the controller wrote to it.
+func (f *fixture) sync(t *testing.T) *operatorv1alpha1.Shard {
+	require.NoError(t, f.c.sync(t.Context(), "team-a/shard-1"))
+	s, err := f.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, f.shards.Update(s))
+	return s
+}
+
+func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
+	f := newFixture(t)
+	s := f.sync(t)
+	cond := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
+	require.NotNil(t, cond)
+	assert.Equal(t, metav1.ConditionFalse, cond.Status)
+	assert.Equal(t, controller.ReasonRootShardNotFound, cond.Reason)
+	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()), "nothing is realized without a RootShard")
+
+	f.addRootShard(t)
+	for range 4 {
+		s = f.sync(t)
+		f.host.CatchUp(t)
+	}
+	assert.True(t, meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionReferenceValid))
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
+}
+
+func TestResyncOfARealizedShardWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	f.addRootShard(t)
+	for range 4 {
+		f.sync(t)
+		f.host.CatchUp(t)
+	}
+	f.host.Reset()
+	f.ours.ClearActions()
+
+	f.sync(t)
+	assert.Empty(t, f.host.Writes(f.ours.Actions()), "a resync of an unchanged, realized Shard must not write")
+}

@@ -1,0 +1,77 @@
+// Package shard builds what a Shard needs in the host cluster from its spec and its
+// RootShard's: its certificates, signed by the RootShard's CAs, its kubeconfig toward the
+// root shard, and its kcp server. Every function is pure.
+package shard
+
+import (
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+)
+
+// Kind is the owner label's kind of everything a Shard owns.
+const Kind = "shard"
+
+// clientKubeconfigDir is where the shard's kubeconfig toward the root shard is mounted.
+var clientKubeconfigDir = kcp.KubeconfigDir("client")
+
+// ServiceName is the name of the shard's Service and Deployment.
+func ServiceName(s *operatorv1alpha1.Shard) string { return s.Name + "-shard-kcp" }
+
+// ClientKubeconfigName is the Secret of the shard's kubeconfig toward the root shard.
+func ClientKubeconfigName(s *operatorv1alpha1.Shard) string { return s.Name + "-client-kubeconfig" }
+
+// Shard describes a Shard's kcp server to the kcp builders. Its cache is its own, else its
+// RootShard's; without either, it uses the root shard's embedded cache through its
+// kubeconfig toward the root shard.
+func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard {
+	toRoot := clientKubeconfigDir + "/" + kcp.KubeconfigKey
+	k := kcp.Shard{
+		Kind:        Kind,
+		Name:        s.Name,
+		Namespace:   s.Namespace,
+		ServiceName: ServiceName(s),
+		Spec:        &s.Spec.CommonShardSpec,
+		RootShard:   rs,
+		KindArgs: []string{
+			"--shard-name=" + s.Name,
+			"--external-hostname=" + rs.Spec.External.Hostname,
+			"--root-shard-kubeconfig-file=" + toRoot,
+		},
+		KindMounts: []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+	}
+	switch {
+	case s.Spec.Cache != nil && s.Spec.Cache.Reference != nil:
+		k.Cache = s.Spec.Cache.Reference
+	case rs.Spec.Cache != nil && rs.Spec.Cache.Reference != nil:
+		k.Cache = rs.Spec.Cache.Reference
+	default:
+		k.KindArgs = append(k.KindArgs, "--cache-kubeconfig="+toRoot)
+	}
+	return k
+}
+
+// Certificates are the shard's own certificates, signed by its RootShard's CAs, with the
+// shard's certificate templates merged in.
+func Certificates(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) []*cmapply.CertificateApplyConfiguration {
+	var out []*cmapply.CertificateApplyConfiguration
+	for _, leaf := range Shard(s, rs).Leaves() {
+		var tmpl *operatorv1alpha1.CertificateTemplate
+		if t, ok := s.Spec.CertificateTemplates[leaf.Role]; ok {
+			tmpl = &t
+		}
+		out = append(out, certificates.Certificate(certificates.Leaf(s.Namespace, leaf, pki.Labels(Kind, s.Name, leaf.Role), tmpl)))
+	}
+	return out
+}
+
+// ClientKubeconfig builds the Secret of the shard's kubeconfig toward the root shard, as its
+// client certificate.
+func ClientKubeconfig(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (*corev1ac.SecretApplyConfiguration, error) {
+	return Shard(s, rs).KubeconfigSecret(ClientKubeconfigName(s), "client", rootshard.Shard(rs).BaseURL(), "client")
+}

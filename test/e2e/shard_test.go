@@ -1,0 +1,61 @@
+package e2e
+
+import (
+	"crypto/x509"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const shardManifest = `apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: shard-1
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd-shard:2379"]}
+`
+
+// TestShardBeforeItsRootShard creates a Shard first: it says its RootShard is missing, then
+// heals once the RootShard exists, and runs with certificates from the RootShard's CAs.
+func TestShardBeforeItsRootShard(t *testing.T) {
+	ns := namespace(t, "shard-first")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "shard", "shard-1", "-n", ns,
+			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].status}/{.status.conditions[?(@.type=="ReferenceValid")].reason}`)
+		return out == "False/RootShardNotFound"
+	}, time.Minute, time.Second, "a Shard without its RootShard says so")
+	out := kubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=shard-1", "-o", "jsonpath={.items[*].reason}")
+	assert.Contains(t, out, "RootShardNotFound")
+
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "shard/shard-1", "ReferenceValid")
+	waitFor(t, ns, "shard/shard-1", "Available")
+	assert.Equal(t, "Running", kubectl(t, "get", "shard", "shard-1", "-n", ns, "-o", "jsonpath={.status.phase}"))
+	assert.Equal(t, "shard-1", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}"))
+
+	args := nonEmptyLines(kubectl(t, "get", "deployment", "shard-1-shard-kcp", "-n", ns, "-o", `jsonpath={range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
+	for _, want := range []string{"--shard-name=shard-1", "--external-hostname=kcp.example.com",
+		"--root-shard-kubeconfig-file=/etc/kcp/client-kubeconfig/kubeconfig", "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig",
+		"--shard-base-url=https://shard-1-shard-kcp." + ns + ".svc.cluster.local:6443", "--etcd-servers=https://etcd-shard:2379"} {
+		assert.Contains(t, args, want)
+	}
+
+	root, serverCA, clientCA := secretCert(t, ns, "root-ca"), secretCert(t, ns, "root-server-ca"), secretCert(t, ns, "root-client-ca")
+	verifyChain(t, secretCert(t, ns, "shard-1-server"), serverCA, root, x509.ExtKeyUsageServerAuth)
+	client := secretCert(t, ns, "shard-1-client")
+	verifyChain(t, client, clientCA, root, x509.ExtKeyUsageClientAuth)
+	assert.Equal(t, "shard-shard-1", client.Subject.CommonName)
+	assert.Equal(t, []string{"system:masters"}, client.Subject.Organization)
+
+	kubectl(t, "delete", "shard", "shard-1", "-n", ns, "--timeout=2m")
+	for _, kind := range []string{"deployments", "services", "certificates", "secrets"} {
+		out := kubectl(t, "get", kind, "-n", ns, "-l", "operator.kcp.io/shard=shard-1", "-o", "name")
+		assert.Empty(t, strings.TrimSpace(out), "%s of the shard left behind", kind)
+	}
+	assert.NotEmpty(t, kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "name"), "the RootShard's objects stay")
+}
