@@ -68,7 +68,17 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	if err != nil {
 		return wrote, err
 	}
-	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(h.mountedVersions(s))))
+	versions := h.mountedVersions(s)
+	if current == nil {
+		// Created before its Secrets, the Deployment would roll once per Secret issued;
+		// their events bring the shard back when they exist.
+		for _, name := range s.RealizedSecrets() {
+			if _, ok := versions[name]; !ok {
+				return wrote, nil
+			}
+		}
+	}
+	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + count(w), err
 }
 

@@ -29,8 +29,11 @@ func TestShardBeforeItsRootShard(t *testing.T) {
 			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].status}/{.status.conditions[?(@.type=="ReferenceValid")].reason}`)
 		return out == "False/RootShardNotFound"
 	}, time.Minute, time.Second, "a Shard without its RootShard says so")
-	out := kubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=shard-1", "-o", "jsonpath={.items[*].reason}")
-	assert.Contains(t, out, "RootShardNotFound")
+	// Events are written asynchronously.
+	assert.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "events", "-n", ns, "--field-selector", "involvedObject.name=shard-1", "-o", "jsonpath={.items[*].reason}")
+		return strings.Contains(out, "RootShardNotFound")
+	}, 30*time.Second, time.Second, "an Event says what blocks the Shard")
 
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "shard/shard-1", "ReferenceValid")

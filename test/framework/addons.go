@@ -253,3 +253,10 @@ func unstructuredCondition(obj *unstructured.Unstructured, t string) bool {
 	}
 	return false
 }
+
+// KillServer ends the kcp-setups server with SIGKILL, as a crash or an OOM kill would.
+func (s *Stack) KillServer() {
+	if s.server != nil {
+		s.server.kill()
+	}
+}

@@ -54,6 +54,21 @@ func (f *fixture) addRootShard(t *testing.T) {
 			External:        operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 6443},
 		},
 	}))
+	// What the RootShard controller and cert-manager realized for the root shard, and the
+	// shard's pods mount.
+	for _, name := range []string{"root-ca", "root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
+		require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
+	}
+}
+
+func TestDeploymentWaitsForTheRootShardsSecrets(t *testing.T) {
+	f := newFixture(t)
+	require.NoError(t, f.rootShards.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"}}))
+	for range 3 {
+		f.sync(t)
+		f.host.CatchUp(t)
+	}
+	assert.Empty(t, f.host.Caches["deployments"].List(), "no Deployment before the root shard's CAs and bundles exist")
 }
 
 // sync syncs the Shard and lets its cache hold what the controller wrote to it.

@@ -23,6 +23,9 @@ type Mount struct {
 	volume, secret, dir string
 	// onlyCert projects tls.crt alone: a CA's key never enters the pod.
 	onlyCert bool
+	// external marks a Secret that the user or another object provides, whose absence does
+	// not hold back the Deployment's creation.
+	external bool
 }
 
 // NewMount mounts the Secret named secret as volume at dir.
@@ -43,7 +46,7 @@ func KubeconfigDir(identity string) string {
 func (s Shard) mounts() []Mount {
 	name, rs := s.Name, s.RootShard
 	ms := []Mount{
-		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true},
+		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true, external: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
 		{volume: "ca-client", secret: MergedClientCAName(rs), dir: caDir("client"), onlyCert: true},
 		{volume: "ca-server", secret: pki.CAName(rs.Name, pki.ServerCA), dir: caDir("server"), onlyCert: true},
 		{volume: "ca-requestheader-client", secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
@@ -56,10 +59,10 @@ func (s Shard) mounts() []Mount {
 		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
 	}
 	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
-		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: etcdTLSDir})
+		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: etcdTLSDir, external: true})
 	}
 	if s.Cache != nil {
-		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.Cache.Name + "-kubeconfig", dir: cacheKubeDir})
+		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.Cache.Name + "-kubeconfig", dir: cacheKubeDir, external: true})
 	}
 	return append(ms, s.KindMounts...)
 }
@@ -70,6 +73,20 @@ func (s Shard) MountedSecrets() []string {
 	var names []string
 	for _, m := range s.mounts() {
 		names = append(names, m.secret)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// RealizedSecrets are the mounted Secrets the controllers and cert-manager write for the
+// shard, sorted: its Deployment is created once they all exist, so that it does not roll
+// once per Secret while a new setup is issued.
+func (s Shard) RealizedSecrets() []string {
+	var names []string
+	for _, m := range s.mounts() {
+		if !m.external {
+			names = append(names, m.secret)
+		}
 	}
 	sort.Strings(names)
 	return names
