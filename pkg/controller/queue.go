@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -19,6 +21,8 @@ type Loop struct {
 	Kind  string
 	Queue workqueue.TypedRateLimitingInterface[string]
 	Sync  func(ctx context.Context, key string) error
+
+	synced []cache.InformerSynced
 }
 
 // NewLoop returns a loop for kind with the default exponential per-item backoff.
@@ -50,11 +54,43 @@ func (l *Loop) Handler() cache.ResourceEventHandler {
 	}
 }
 
-// Run processes keys with workers until ctx is done, after the given caches synced.
-func (l *Loop) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) error {
+// HandlerFor enqueues, on every event of an object, the keys that keys returns for it; for a
+// deletion, for its last known state.
+func (l *Loop) HandlerFor(keys func(metav1.Object) []string) cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return
+		}
+		for _, key := range keys(m) {
+			l.Queue.Add(key)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		// Both states of an update, in case the object moved from one owner to another.
+		UpdateFunc: func(old, obj any) { enqueue(old); enqueue(obj) },
+		DeleteFunc: enqueue,
+	}
+}
+
+// Watch adds handler to informer; Run waits for the informer's cache before it starts.
+func (l *Loop) Watch(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
+	if _, err := informer.AddEventHandler(handler); err != nil {
+		return fmt.Errorf("%s: watching: %w", l.Kind, err)
+	}
+	l.synced = append(l.synced, informer.HasSynced)
+	return nil
+}
+
+// Run processes keys with workers until ctx is done, once the watched caches synced.
+func (l *Loop) Run(ctx context.Context, workers int) error {
 	defer l.Queue.ShutDown()
 	logger := klog.FromContext(ctx).WithValues("controller", l.Kind)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, l.synced...) {
 		return fmt.Errorf("%s: caches did not sync", l.Kind)
 	}
 	logger.Info("Starting workers", "workers", workers)

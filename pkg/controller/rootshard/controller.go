@@ -6,7 +6,7 @@ import (
 	"context"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
-	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -35,7 +35,6 @@ type Controller struct {
 	host *controller.Host
 
 	recorder record.EventRecorder
-	synced   []cache.InformerSynced
 }
 
 // New returns a RootShard controller reading our kinds from ours, and the host cluster's
@@ -52,102 +51,65 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	}
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 
-	handlers := []struct {
+	ops := ours.Operator().V1alpha1()
+	for _, w := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{ours.Operator().V1alpha1().RootShards().Informer(), c.loop.Handler()},
-		// A Shard joining or leaving changes status.shards; a CacheServer appearing heals
-		// a reference.
-		{ours.Operator().V1alpha1().Shards().Informer(), c.byReference(func(obj any) (string, string) {
-			s, ok := obj.(*operatorv1alpha1.Shard)
-			if !ok || s.Spec.RootShard.Reference == nil {
-				return "", ""
-			}
-			return s.Namespace, s.Spec.RootShard.Reference.Name
-		})},
-		{ours.Operator().V1alpha1().CacheServers().Informer(), c.allInNamespace()},
+		{ops.RootShards().Informer(), c.loop.Handler()},
+		// A Shard joining or leaving changes status.shards.
+		{ops.Shards().Informer(), c.loop.HandlerFor(c.rootShardOfShard)},
+		// A CacheServer appearing heals a reference.
+		{ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)},
 		// What the controller owns: status follows it within seconds.
-		{hosts.Certmanager().V1().Certificates().Informer(), c.owners()},
-		{hosts.Certmanager().V1().Issuers().Informer(), c.owners()},
-		{kubeHosts.Core().V1().Secrets().Informer(), c.owners()},
-		{kubeHosts.Core().V1().Services().Informer(), c.owners()},
-		{kubeHosts.Apps().V1().Deployments().Informer(), c.owners()},
-	}
-	for _, h := range handlers {
-		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
+		{hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
+	} {
+		if err := c.loop.Watch(w.informer, w.handler); err != nil {
 			return nil, err
 		}
-		c.synced = append(c.synced, h.informer.HasSynced)
 	}
 	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers, c.synced...)
+	return c.loop.Run(ctx, workers)
 }
 
-// owners enqueues the RootShard that owns a host object, by its owner label; an object of
-// the shared bootstrap PKI concerns every RootShard of its namespace.
-func (c *Controller) owners() cache.ResourceEventHandler {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return
-		}
-		if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
-			c.loop.Queue.Add(m.GetNamespace() + "/" + name)
-			return
-		}
-		if m.GetLabels()[pki.LabelComponent] == rootshard.BootstrapLabels()[pki.LabelComponent] {
-			c.enqueueNamespace(m.GetNamespace())
-		}
+// owners are the RootShards a host object concerns: its owner by label, or every RootShard of
+// its namespace for an object of the shared bootstrap PKI.
+func (c *Controller) owners(m metav1.Object) []string {
+	if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
+		return []string{m.GetNamespace() + "/" + name}
 	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: enqueue}
+	if m.GetLabels()[pki.LabelComponent] == rootshard.BootstrapLabels()[pki.LabelComponent] {
+		return c.inNamespace(m)
+	}
+	return nil
 }
 
-// byReference enqueues the RootShard an object points at.
-func (c *Controller) byReference(ref func(obj any) (namespace, name string)) cache.ResourceEventHandler {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		if ns, name := ref(obj); name != "" {
-			c.loop.Queue.Add(ns + "/" + name)
-		}
+// rootShardOfShard is the RootShard a Shard points at.
+func (c *Controller) rootShardOfShard(m metav1.Object) []string {
+	s, ok := m.(*operatorv1alpha1.Shard)
+	if !ok || s.Spec.RootShard.Reference == nil {
+		return nil
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		// A Shard may move between RootShards only by being recreated, but both ends of an
-		// update are enqueued in case it ever does.
-		UpdateFunc: func(old, obj any) { enqueue(old); enqueue(obj) },
-		DeleteFunc: enqueue,
-	}
+	return []string{s.Namespace + "/" + s.Spec.RootShard.Reference.Name}
 }
 
-// allInNamespace enqueues every RootShard in the namespace of an object.
-func (c *Controller) allInNamespace() cache.ResourceEventHandler {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		if m, err := meta.Accessor(obj); err == nil {
-			c.enqueueNamespace(m.GetNamespace())
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: enqueue}
-}
-
-func (c *Controller) enqueueNamespace(namespace string) {
-	all, err := c.rootShards.RootShards(namespace).List(everything)
+// inNamespace are every RootShard of an object's namespace.
+func (c *Controller) inNamespace(m metav1.Object) []string {
+	all, err := c.rootShards.RootShards(m.GetNamespace()).List(everything)
 	if err != nil {
-		return
+		return nil
 	}
+	keys := make([]string, 0, len(all))
 	for _, rs := range all {
-		c.loop.Enqueue(rs)
+		keys = append(keys, rs.Namespace+"/"+rs.Name)
 	}
+	return keys
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
@@ -37,7 +36,6 @@ type Controller struct {
 	cacheServers listers.CacheServerLister
 	host         *controller.Host
 	recorder     record.EventRecorder
-	synced       []cache.InformerSynced
 }
 
 // New returns a Shard controller reading our kinds from ours, and the host cluster's objects
@@ -54,52 +52,31 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	}
 	c.loop = controller.NewLoop(shard.Kind, c.sync)
 
-	for _, h := range []struct {
+	ops := ours.Operator().V1alpha1()
+	for _, w := range []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
 	}{
-		{ours.Operator().V1alpha1().Shards().Informer(), c.loop.Handler()},
+		{ops.Shards().Informer(), c.loop.Handler()},
 		// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
-		{ours.Operator().V1alpha1().RootShards().Informer(), c.forObject(func(m metav1.Object) []string {
-			return c.shardsOf(m.GetNamespace(), m.GetName())
-		})},
-		{ours.Operator().V1alpha1().CacheServers().Informer(), c.forObject(func(m metav1.Object) []string {
-			return c.shardsOf(m.GetNamespace(), "")
-		})},
+		{ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })},
+		{ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
-		{hosts.Certmanager().V1().Certificates().Informer(), c.forObject(c.owners)},
-		{kubeHosts.Core().V1().Secrets().Informer(), c.forObject(c.owners)},
-		{kubeHosts.Core().V1().Services().Informer(), c.forObject(c.owners)},
-		{kubeHosts.Apps().V1().Deployments().Informer(), c.forObject(c.owners)},
+		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
 	} {
-		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+		if err := c.loop.Watch(w.informer, w.handler); err != nil {
 			return nil, err
 		}
-		c.synced = append(c.synced, h.informer.HasSynced)
 	}
 	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers, c.synced...)
-}
-
-// forObject enqueues the Shards keys returns for an object.
-func (c *Controller) forObject(keys func(metav1.Object) []string) cache.ResourceEventHandler {
-	enqueue := func(obj any) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		m, err := meta.Accessor(obj)
-		if err != nil {
-			return
-		}
-		for _, key := range keys(m) {
-			c.loop.Queue.Add(key)
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: enqueue}
+	return c.loop.Run(ctx, workers)
 }
 
 // owners are the Shards a host object concerns: its owner, or every Shard of its RootShard.
