@@ -24,7 +24,9 @@ type Host struct {
 	Secrets      corev1listers.SecretLister
 	Services     corev1listers.ServiceLister
 	Deployments  appsv1listers.DeploymentLister
+	ConfigMaps   corev1listers.ConfigMapLister
 
+	ConfigMapApplier   Applied[*corev1ac.ConfigMapApplyConfiguration]
 	IssuerApplier      Applied[*cmapply.IssuerApplyConfiguration]
 	CertificateApplier Applied[*cmapply.CertificateApplyConfiguration]
 	SecretApplier      Applied[*corev1ac.SecretApplyConfiguration]
@@ -36,11 +38,22 @@ type Host struct {
 // controllers own.
 func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 	certificates cmlisters.CertificateLister, issuers cmlisters.IssuerLister,
-	secrets corev1listers.SecretLister, services corev1listers.ServiceLister, deployments appsv1listers.DeploymentLister) *Host {
+	secrets corev1listers.SecretLister, services corev1listers.ServiceLister, deployments appsv1listers.DeploymentLister,
+	configMaps corev1listers.ConfigMapLister) *Host {
 	c := &Host{Kube: kube, CertManager: certManager, Certificates: certificates, Issuers: issuers,
-		Secrets: secrets, Services: services, Deployments: deployments}
+		Secrets: secrets, Services: services, Deployments: deployments, ConfigMaps: configMaps}
 	c.IssuerApplier, c.CertificateApplier, c.SecretApplier, c.ServiceApplier, c.DeploymentApplier =
 		c.newAppliers()
+	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
+		Kind:     "ConfigMap",
+		Key:      func(o *corev1ac.ConfigMapApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
+		Annotate: func(o *corev1ac.ConfigMapApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+		Get:      func(ns, name string) (metav1.Object, error) { return c.ConfigMaps.ConfigMaps(ns).Get(name) },
+		Apply: func(ctx context.Context, o *corev1ac.ConfigMapApplyConfiguration) error {
+			_, err := c.Kube.CoreV1().ConfigMaps(*o.Namespace).Apply(ctx, o, ApplyOptions)
+			return err
+		},
+	}
 	return c
 }
 

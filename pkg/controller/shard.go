@@ -94,12 +94,17 @@ func (h *Host) mountedVersions(s kcp.Shard) map[string]string {
 	return versions
 }
 
-// ShardAvailable is a shard's Available condition: its Deployment has rolled out, and its
-// updated, ready and desired replica counts agree.
+// ShardAvailable is a shard's Available condition.
 func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
-	d, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
+	return h.DeploymentAvailable(s.Namespace, s.DeploymentName())
+}
+
+// DeploymentAvailable is the Available condition of a component: its Deployment has rolled
+// out, and its updated, ready and desired replica counts agree.
+func (h *Host) DeploymentAvailable(namespace, name string) (metav1.ConditionStatus, string, string) {
+	d, err := h.Deployments.Deployments(namespace).Get(name)
 	if err != nil {
-		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", s.DeploymentName())
+		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", name)
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
@@ -127,7 +132,7 @@ func (h *Host) PendingCertificates(certs []*cmapply.CertificateApplyConfiguratio
 
 // DeleteOwned deletes what the controllers own in namespace by label selector: Deployments
 // and Services, then the Certificates, so that cert-manager does not issue their Secrets
-// again, then the Issuers and the Secrets.
+// again, then the Issuers, the Secrets and the ConfigMaps.
 func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) error {
 	opts := metav1.ListOptions{LabelSelector: selector}
 	background := metav1.DeletePropagationBackground
@@ -153,6 +158,9 @@ func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) erro
 	}
 	if err := h.Kube.CoreV1().Secrets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
 		return fmt.Errorf("deleting Secrets %s: %w", selector, err)
+	}
+	if err := h.Kube.CoreV1().ConfigMaps(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+		return fmt.Errorf("deleting ConfigMaps %s: %w", selector, err)
 	}
 	return nil
 }

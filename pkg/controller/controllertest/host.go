@@ -45,13 +45,16 @@ func NewCache() cache.Indexer {
 // NewHost returns a fake host cluster whose appliers fill its caches.
 func NewHost(t *testing.T) *Host {
 	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
-	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments"} {
+	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps"} {
 		h.Caches[k] = NewCache()
 	}
 	h.Host = controller.NewHost(h.Kube, h.CM,
 		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
-		appsv1listers.NewDeploymentLister(h.Caches["deployments"]))
+		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"]))
+	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) error {
+		return h.store(t, "configmaps", "ConfigMap "+*o.Name, o, &corev1.ConfigMap{})
+	}
 	h.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) error {
 		return h.store(t, "issuers", "Issuer "+*o.Name, o, &cmv1.Issuer{})
 	}

@@ -28,6 +28,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
@@ -123,7 +124,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 
 	host := controller.NewHost(kube, certManager,
 		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
-		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister())
+		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
+		kubeInformers.Core().V1().ConfigMaps().Lister())
 	rootShards, err := rootshard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
@@ -131,6 +133,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	shards, err := shard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the Shard controller: %w", err)
+	}
+	frontProxies, err := frontproxy.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the FrontProxy controller: %w", err)
 	}
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
@@ -143,8 +149,9 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
-	errs := make(chan error, 2)
+	errs := make(chan error, 3)
 	go func() { errs <- rootShards.Run(ctx, workers) }()
 	go func() { errs <- shards.Run(ctx, workers) }()
-	return errors.Join(<-errs, <-errs)
+	go func() { errs <- frontProxies.Run(ctx, workers) }()
+	return errors.Join(<-errs, <-errs, <-errs)
 }

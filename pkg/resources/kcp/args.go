@@ -13,7 +13,8 @@ import (
 
 // Where the optional configuration files are mounted.
 const (
-	oidcCADir            = "/etc/kcp/oidc-ca"
+	// OIDCCADir is where the OIDC issuer's CA Secret is mounted.
+	OIDCCADir            = "/etc/kcp/oidc-ca"
 	auditPolicyDir       = "/etc/kcp/audit/policy"
 	auditWebhookDir      = "/etc/kcp/audit/webhook"
 	authorizationHookDir = "/etc/kcp/authorization/webhook"
@@ -60,7 +61,7 @@ func (s Shard) Args() []string {
 		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+KubeconfigKey)
 	}
 	args = append(args, s.KindArgs...)
-	args = append(args, authArgs(spec.Auth)...)
+	args = append(args, OIDCArgs(spec.Auth)...)
 	args = append(args, auditArgs(spec.Audit)...)
 	args = append(args, authorizationArgs(spec.Authorization)...)
 	return append(args, spec.ExtraArgs...)
@@ -81,7 +82,8 @@ func EtcdArgs(etcd operatorv1alpha1.EtcdConfig) []string {
 	return args
 }
 
-func authArgs(auth *operatorv1alpha1.AuthSpec) []string {
+// OIDCArgs are the --oidc-* flags of kcp and kcp-front-proxy, with the CA file at OIDCCADir.
+func OIDCArgs(auth *operatorv1alpha1.AuthSpec) []string {
 	if auth == nil || auth.OIDC == nil {
 		return nil
 	}
@@ -96,7 +98,7 @@ func authArgs(auth *operatorv1alpha1.AuthSpec) []string {
 		}
 	}
 	if o.CAFileRef != nil {
-		args = append(args, "--oidc-ca-file="+path.Join(oidcCADir, o.CAFileRef.Key))
+		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, o.CAFileRef.Key))
 	}
 	return sortedTail(args, 2)
 }

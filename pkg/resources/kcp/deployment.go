@@ -88,7 +88,7 @@ func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
 		})
 	}
 	if a := spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
-		secret("oidc-ca", a.OIDC.CAFileRef.Name, oidcCADir)
+		secret("oidc-ca", a.OIDC.CAFileRef.Name, OIDCCADir)
 	}
 	if a := spec.Audit; a != nil {
 		if a.Policy != nil && a.Policy.ConfigMap != nil {

@@ -31,20 +31,27 @@ func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfigurat
 }
 
 // KubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root
-// shard's server CA, as the client certificate mounted for role. It points at the files by
-// their mount paths, so a renewed certificate needs no new kubeconfig.
+// shard's server CA, as the client certificate mounted for role.
 func (s Shard) KubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
+	return KubeconfigFor(s.Namespace, name, pki.Labels(s.Kind, s.Name, component+"-kubeconfig"), server,
+		caDir("server")+"/tls.crt", role, leafDir(role)+"/tls.crt", leafDir(role)+"/tls.key")
+}
+
+// KubeconfigFor builds a Secret with a kubeconfig (key kubeconfig, context shard-base) for
+// server, trusting the CA file caFile, as user with the client certificate files certFile and
+// keyFile.
+// It points at the files by their mount paths, so a renewed certificate needs no new
+// kubeconfig.
+func KubeconfigFor(namespace, name string, labels map[string]string, server, caFile, user, certFile, keyFile string) (*corev1ac.SecretApplyConfiguration, error) {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[ShardBaseContext] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caDir("server") + "/tls.crt"}
-	cfg.AuthInfos[role] = &clientcmdapi.AuthInfo{ClientCertificate: leafDir(role) + "/tls.crt", ClientKey: leafDir(role) + "/tls.key"}
-	cfg.Contexts[ShardBaseContext] = &clientcmdapi.Context{Cluster: ShardBaseContext, AuthInfo: role}
+	cfg.Clusters[ShardBaseContext] = &clientcmdapi.Cluster{Server: server, CertificateAuthority: caFile}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificate: certFile, ClientKey: keyFile}
+	cfg.Contexts[ShardBaseContext] = &clientcmdapi.Context{Cluster: ShardBaseContext, AuthInfo: user}
 	cfg.CurrentContext = ShardBaseContext
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
 		return nil, fmt.Errorf("writing the kubeconfig %s: %w", name, err)
 	}
-	return corev1ac.Secret(name, s.Namespace).
-		WithLabels(pki.Labels(s.Kind, s.Name, component+"-kubeconfig")).
-		WithType(corev1.SecretTypeOpaque).
+	return corev1ac.Secret(name, namespace).WithLabels(labels).WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{KubeconfigKey: data}), nil
 }

@@ -46,6 +46,13 @@ func TestValidateFrontProxy(t *testing.T) {
 			},
 		},
 		{
+			name: "service account authentication is not realized",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.Auth.ServiceAccount = &operator.ServiceAccountAuthentication{Enabled: true}
+			},
+			want: []wantErr{forbidden("spec.auth.serviceAccount", "not supported yet")},
+		},
+		{
 			name:   "name at the maximum length",
 			mutate: func(fp *operator.FrontProxy) { fp.Name = strings.Repeat("f", 51) },
 		},

@@ -1,0 +1,101 @@
+// Package frontproxy realizes FrontProxies in the host cluster: their certificates, signed
+// by their RootShard's CAs, their kubeconfig toward the shards, their path mappings, and the
+// kcp-front-proxy Deployment and Service, and reports back through status.
+package frontproxy
+
+import (
+	"context"
+
+	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+)
+
+// Finalizer keeps a FrontProxy until what the controller created for it is gone.
+const Finalizer = "operator.kcp.io/frontproxy-cleanup"
+
+// Controller reconciles FrontProxies.
+type Controller struct {
+	loop *controller.Loop
+
+	client       clientset.Interface
+	frontProxies listers.FrontProxyLister
+	rootShards   listers.RootShardLister
+	host         *controller.Host
+	recorder     record.EventRecorder
+}
+
+// New returns a FrontProxy controller reading our kinds from ours, and the host cluster's
+// objects through host, whose caches come from the informer factories kubeHosts and hosts.
+func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
+	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+	c := &Controller{
+		client:       client,
+		frontProxies: ours.Operator().V1alpha1().FrontProxies().Lister(),
+		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
+		host:         host,
+		recorder:     recorder,
+	}
+	c.loop = controller.NewLoop(frontproxy.Kind, c.sync)
+	ops := ours.Operator().V1alpha1()
+	for _, w := range []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{ops.FrontProxies().Informer(), c.loop.Handler()},
+		{ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })},
+		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().ConfigMaps().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
+		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
+	} {
+		if err := c.loop.Watch(w.informer, w.handler); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Run reconciles with workers until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	return c.loop.Run(ctx, workers)
+}
+
+// owners are the FrontProxies a host object concerns: its owner, or every FrontProxy of its
+// RootShard.
+func (c *Controller) owners(m metav1.Object) []string {
+	if name := m.GetLabels()[pki.OwnerLabel(frontproxy.Kind)]; name != "" {
+		return []string{m.GetNamespace() + "/" + name}
+	}
+	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
+		return c.ofRootShard(m.GetNamespace(), rs)
+	}
+	return nil
+}
+
+// ofRootShard are the keys of the FrontProxies of a RootShard.
+func (c *Controller) ofRootShard(namespace, rootShard string) []string {
+	all, err := c.frontProxies.FrontProxies(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, fp := range all {
+		if fp.Spec.RootShard.Reference != nil && fp.Spec.RootShard.Reference.Name == rootShard {
+			keys = append(keys, fp.Namespace+"/"+fp.Name)
+		}
+	}
+	return keys
+}

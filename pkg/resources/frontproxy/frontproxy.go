@@ -1,0 +1,179 @@
+// Package frontproxy builds what a FrontProxy needs in the host cluster from its spec and
+// its RootShard's: its certificates, signed by the RootShard's CAs, its kubeconfig toward
+// the shards, its path mappings, and the kcp-front-proxy Deployment and Service. Every
+// function is pure.
+package frontproxy
+
+import (
+	"fmt"
+	"strings"
+
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/yaml"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// Kind is the owner label's kind of everything a FrontProxy owns.
+const Kind = "frontproxy"
+
+// Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
+const (
+	baseDir          = "/etc/kcp-front-proxy"
+	servingDir       = baseDir + "/tls"
+	kubeconfigDir    = baseDir + "/kubeconfig"
+	configDir        = baseDir + "/config"
+	clientCADir      = baseDir + "/client-ca"
+	serverCADir      = baseDir + "/ca/server"
+	kubeconfigClient = baseDir + "/kubeconfig-client"
+	requestHeaderDir = baseDir + "/requestheader"
+	// MappingKey is the key of the path mappings in the ConfigMap.
+	MappingKey = "path-mapping.yaml"
+)
+
+// FrontProxy is a FrontProxy with its RootShard: everything its objects depend on.
+type FrontProxy struct {
+	*operatorv1alpha1.FrontProxy
+	RootShard *operatorv1alpha1.RootShard
+}
+
+// Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
+func (f FrontProxy) ServiceName() string         { return f.Name + "-front-proxy" }
+func (f FrontProxy) ConfigMapName() string       { return f.Name + "-config" }
+func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-" + f.Name + "-" + role }
+
+// DynamicKubeconfigName is the Secret of the front proxy's kubeconfig toward the shards.
+func (f FrontProxy) DynamicKubeconfigName() string { return f.certName("dynamic-kubeconfig") }
+
+// ServicePort is the front proxy's external port, else its RootShard's, else 6443.
+func (f FrontProxy) ServicePort() int32 {
+	if e := f.Spec.External; e != nil && e.Port != 0 {
+		return e.Port
+	}
+	if p := f.RootShard.Spec.External.Port; p != 0 {
+		return p
+	}
+	return operatorv1alpha1.DefaultExternalPort
+}
+
+// Leaves are the front proxy's certificates: its serving certificate, its identity toward
+// the shards, and the request-header identity it proxies users with.
+func (f FrontProxy) Leaves() []pki.Leaf {
+	rs := f.RootShard.Name
+	svc := f.ServiceName()
+	domain := f.RootShard.Spec.ClusterDomain
+	if domain == "" {
+		domain = operatorv1alpha1.DefaultClusterDomain
+	}
+	dns := []string{svc, svc + "." + f.Namespace, svc + "." + f.Namespace + ".svc", svc + "." + f.Namespace + ".svc." + domain}
+	if e := f.Spec.External; e != nil && e.Hostname != "" {
+		dns = append(dns, e.Hostname)
+	}
+	dns = append(dns, f.RootShard.Spec.External.Hostname)
+	return []pki.Leaf{
+		{Name: f.certName("server"), Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: f.Name, DNSNames: dns, Usage: pki.ServerAuth},
+		{Name: f.certName("kubeconfig"), Role: "kubeconfig", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "kcp-front-proxy",
+			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
+		{Name: f.certName("requestheader"), Role: "requestheader", Issuer: pki.CAName(rs, pki.RequestHeaderClientCA),
+			CommonName: "kcp-front-proxy", Usage: pki.ClientAuth},
+	}
+}
+
+// Certificates are the front proxy's certificates with its templates merged in.
+func (f FrontProxy) Certificates() []*cmapply.CertificateApplyConfiguration {
+	var out []*cmapply.CertificateApplyConfiguration
+	for _, leaf := range f.Leaves() {
+		var tmpl *operatorv1alpha1.CertificateTemplate
+		if t, ok := f.Spec.CertificateTemplates[leaf.Role]; ok {
+			tmpl = &t
+		}
+		out = append(out, certificates.Certificate(certificates.Leaf(f.Namespace, leaf, pki.Labels(Kind, f.Name, leaf.Role), tmpl)))
+	}
+	return out
+}
+
+// DynamicKubeconfig builds the Secret of the front proxy's kubeconfig toward the root shard
+// and, through it, the shards.
+func (f FrontProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration, error) {
+	s := rootshard.Shard(f.RootShard)
+	secret, err := kcp.KubeconfigFor(f.Namespace, f.DynamicKubeconfigName(), pki.Labels(Kind, f.Name, "dynamic-kubeconfig"),
+		s.BaseURL(), serverCADir+"/tls.crt", "kcp-front-proxy", kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
+	if err != nil {
+		return nil, fmt.Errorf("front proxy %s: %w", f.Name, err)
+	}
+	return secret, nil
+}
+
+// pathMapping is an entry of kcp-front-proxy's mapping file.
+type pathMapping struct {
+	Path            string `json:"path"`
+	Backend         string `json:"backend"`
+	BackendServerCA string `json:"backend_server_ca,omitempty"`
+	ProxyClientCert string `json:"proxy_client_cert,omitempty"`
+	ProxyClientKey  string `json:"proxy_client_key,omitempty"`
+}
+
+// ConfigMap builds the path mappings: /clusters/ and /services/ go to the root shard, as
+// the request-header identity, then the user's additional mappings.
+func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
+	base := rootshard.Shard(f.RootShard).BaseURL()
+	var mappings []pathMapping
+	for _, p := range []string{"/clusters/", "/services/"} {
+		mappings = append(mappings, pathMapping{Path: p, Backend: base, BackendServerCA: serverCADir + "/tls.crt",
+			ProxyClientCert: requestHeaderDir + "/tls.crt", ProxyClientKey: requestHeaderDir + "/tls.key"})
+	}
+	for _, m := range f.Spec.AdditionalPathMappings {
+		mappings = append(mappings, pathMapping(m))
+	}
+	data, err := yaml.Marshal(mappings)
+	if err != nil {
+		return nil, err
+	}
+	return corev1ac.ConfigMap(f.ConfigMapName(), f.Namespace).WithLabels(pki.Labels(Kind, f.Name, "config")).
+		WithData(map[string]string{MappingKey: string(data)}), nil
+}
+
+// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
+func (f FrontProxy) Args() []string {
+	args := []string{
+		"--secure-port=6443",
+		"--tls-cert-file=" + servingDir + "/tls.crt",
+		"--tls-private-key-file=" + servingDir + "/tls.key",
+		"--root-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
+		"--shards-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
+		"--mapping-file=" + configDir + "/" + MappingKey,
+		"--client-ca-file=" + clientCADir + "/tls.crt",
+	}
+	if a := f.Spec.Auth; a != nil {
+		// Plain comma-separated values: kcp-front-proxy does not strip quotes.
+		if len(a.DropGroups) > 0 {
+			args = append(args, "--authentication-drop-groups="+strings.Join(a.DropGroups, ","))
+		}
+		if len(a.PassOnGroups) > 0 {
+			args = append(args, "--authentication-pass-on-groups="+strings.Join(a.PassOnGroups, ","))
+		}
+	}
+	args = append(args, kcp.OIDCArgs(f.Spec.Auth)...)
+	level := int32(0)
+	if f.Spec.Logging != nil {
+		level = f.Spec.Logging.Level
+	}
+	args = append(args, fmt.Sprintf("-v=%d", level))
+	return append(args, f.Spec.ExtraArgs...)
+}
+
+// Service builds the front proxy's Service.
+func (f FrontProxy) Service() *corev1ac.ServiceApplyConfiguration {
+	return workload.Service(f.Namespace, f.ServiceName(), pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
+}
+
+// SelectorLabels select the front proxy's pods.
+func (f FrontProxy) SelectorLabels() map[string]string {
+	return map[string]string{pki.LabelInstance: f.Name, pki.LabelComponent: "front-proxy", pki.OwnerLabel(Kind): f.Name}
+}
