@@ -7,8 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // The reasons of the CertificatesReady and ReferenceValid conditions. They are part of the
@@ -56,4 +58,20 @@ func summarize(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
+}
+
+// SetRootShardMissing sets the conditions of an object whose RootShard does not exist yet,
+// and returns the message that says so. The RootShard's informer event brings the object
+// back when it appears.
+func SetRootShardMissing(conditions *[]metav1.Condition, generation int64, namespace, rootShard string) string {
+	msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShard, namespace)
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, ReasonRootShardNotFound, msg)
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonRootShardNotFound, "waiting for the RootShard")
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, ReasonRootShardNotFound, "waiting for the RootShard's CAs")
+	return msg
+}
+
+// OwnedSelector selects what the controllers created for the object name of kind.
+func OwnedSelector(kind, name string) string {
+	return labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(kind): name}).String()
 }

@@ -2,18 +2,15 @@ package frontproxy
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -52,10 +49,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	rs, err := c.rootShards.RootShards(namespace).Get(rsName)
 	if apierrors.IsNotFound(err) {
-		msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rsName, namespace)
-		set(operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonRootShardNotFound, msg)
-		set(operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonRootShardNotFound, "waiting for the RootShard")
-		set(operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, controller.ReasonRootShardNotFound, "waiting for the RootShard's CAs")
+		msg := controller.SetRootShardMissing(&status.Conditions, fp.Generation, namespace, rsName)
 		status.Phase = operatorv1alpha1.PhaseProvisioning
 		if !apiequality.Semantic.DeepEqual(fp.Status, status) {
 			c.recorder.Event(fp, "Warning", controller.ReasonRootShardNotFound, msg)
@@ -170,7 +164,7 @@ func (c *Controller) finalize(ctx context.Context, fp *operatorv1alpha1.FrontPro
 			return err
 		}
 	}
-	owned := labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(frontproxy.Kind): fp.Name}).String()
+	owned := controller.OwnedSelector(frontproxy.Kind, fp.Name)
 	if err := c.host.DeleteOwned(ctx, fp.Namespace, owned); err != nil {
 		return err
 	}

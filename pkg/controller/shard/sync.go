@@ -8,12 +8,10 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
@@ -50,10 +48,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		// Kubernetes is eventually consistent: the RootShard may come later, and its
 		// informer event brings the Shard back then.
-		msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShardName(s), namespace)
-		set(operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonRootShardNotFound, msg)
-		set(operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, controller.ReasonRootShardNotFound, "waiting for the RootShard")
-		set(operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, controller.ReasonRootShardNotFound, "waiting for the RootShard's CAs")
+		msg := controller.SetRootShardMissing(&status.Conditions, s.Generation, namespace, rootShardName(s))
 		status.Phase = operatorv1alpha1.PhaseProvisioning
 		if !apiequality.Semantic.DeepEqual(s.Status, status) {
 			c.recorder.Event(s, "Warning", controller.ReasonRootShardNotFound, msg)
@@ -136,7 +131,7 @@ func (c *Controller) finalize(ctx context.Context, s *operatorv1alpha1.Shard) er
 			return err
 		}
 	}
-	owned := labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(shard.Kind): s.Name}).String()
+	owned := controller.OwnedSelector(shard.Kind, s.Name)
 	if err := c.host.DeleteOwned(ctx, s.Namespace, owned); err != nil {
 		return err
 	}
