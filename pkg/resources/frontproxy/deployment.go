@@ -6,9 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
@@ -53,16 +51,7 @@ func (f FrontProxy) MountedSecrets() []string {
 // workload.SecretsHash of the mounted Secrets and ConfigMap.
 func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *appsv1ac.DeploymentApplyConfiguration {
 	spec := &f.Spec
-	container := corev1ac.Container().
-		WithName("kcp-front-proxy").
-		WithImage(workload.Image(spec.Image)).
-		WithCommand("/kcp-front-proxy").
-		WithArgs(f.Args()...).
-		WithPorts(corev1ac.ContainerPort().WithName(workload.PortName).WithContainerPort(6443).WithProtocol("TCP")).
-		WithSecurityContext(workload.SecurityContext())
-	workload.Probes(container)
-	workload.Resources(container, spec.Resources)
-
+	container := corev1ac.Container().WithName("kcp-front-proxy").WithCommand("/kcp-front-proxy").WithArgs(f.Args()...)
 	podSpec := corev1ac.PodSpec()
 	for _, m := range f.secretMounts() {
 		src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
@@ -78,30 +67,6 @@ func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *a
 		podSpec.WithVolumes(corev1ac.Volume().WithName("oidc-ca").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(a.OIDC.CAFileRef.Name)))
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("oidc-ca").WithMountPath(kcp.OIDCCADir).WithReadOnly(true))
 	}
-	for i := range spec.ExtraVolumes {
-		podSpec.WithVolumes(workload.Volume(&spec.ExtraVolumes[i]))
-	}
-	for i := range spec.ExtraVolumeMounts {
-		container.WithVolumeMounts(workload.VolumeMount(&spec.ExtraVolumeMounts[i]))
-	}
-	if spec.Image != nil {
-		for _, ref := range spec.Image.ImagePullSecrets {
-			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
-		}
-	}
-	podSpec.WithContainers(container)
-
-	var currentReplicas *int32
-	if current != nil {
-		currentReplicas = current.Spec.Replicas
-	}
-	pod := corev1ac.PodTemplateSpec().
-		WithLabels(f.SelectorLabels()).
-		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: mountsHash})
-	d := appsv1ac.Deployment(f.DeploymentName(), f.Namespace).WithLabels(pki.Labels(Kind, f.Name, "front-proxy"))
-	workload.ApplyDeploymentTemplate(d, pod, podSpec, spec.DeploymentTemplate)
-	return d.WithSpec(appsv1ac.DeploymentSpec().
-		WithReplicas(workload.Replicas(spec.Replicas, currentReplicas, operatorv1alpha1.DefaultReplicas)).
-		WithSelector(metav1ac.LabelSelector().WithMatchLabels(f.SelectorLabels())).
-		WithTemplate(pod.WithSpec(podSpec)))
+	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(),
+		&spec.ComponentSpec, container, podSpec, current, mountsHash)
 }

@@ -6,7 +6,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -22,53 +21,18 @@ func (s Shard) SelectorLabels() map[string]string {
 // when absent), whose replica count is kept when the spec sets none; secretsHash is
 // workload.SecretsHash of the mounted Secrets.
 func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
-	spec := s.Spec
-	labels := pki.Labels(s.Kind, s.Name, "kcp")
-	container := corev1ac.Container().
-		WithName("kcp").
-		WithImage(workload.Image(spec.Image)).
-		WithCommand("/kcp").
-		WithArgs(s.Args()...).
-		WithPorts(corev1ac.ContainerPort().WithName(workload.PortName).WithContainerPort(6443).WithProtocol("TCP")).
-		WithSecurityContext(workload.SecurityContext())
-	workload.Probes(container)
-	workload.Resources(container, spec.Resources)
-
+	container := corev1ac.Container().WithName("kcp").WithCommand("/kcp").WithArgs(s.Args()...)
 	podSpec := corev1ac.PodSpec()
 	for _, m := range s.mounts() {
 		podSpec.WithVolumes(m.asVolume())
 		container.WithVolumeMounts(m.asVolumeMount())
 	}
-	for _, m := range optionalMounts(spec) {
+	for _, m := range optionalMounts(s.Spec) {
 		podSpec.WithVolumes(m.volume)
 		container.WithVolumeMounts(m.mount)
 	}
-	for i := range spec.ExtraVolumes {
-		podSpec.WithVolumes(workload.Volume(&spec.ExtraVolumes[i]))
-	}
-	for i := range spec.ExtraVolumeMounts {
-		container.WithVolumeMounts(workload.VolumeMount(&spec.ExtraVolumeMounts[i]))
-	}
-	if spec.Image != nil {
-		for _, ref := range spec.Image.ImagePullSecrets {
-			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
-		}
-	}
-	podSpec.WithContainers(container)
-
-	var currentReplicas *int32
-	if current != nil {
-		currentReplicas = current.Spec.Replicas
-	}
-	pod := corev1ac.PodTemplateSpec().
-		WithLabels(s.SelectorLabels()).
-		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: secretsHash})
-	d := appsv1ac.Deployment(s.DeploymentName(), s.Namespace).WithLabels(labels)
-	workload.ApplyDeploymentTemplate(d, pod, podSpec, spec.DeploymentTemplate)
-	return d.WithSpec(appsv1ac.DeploymentSpec().
-		WithReplicas(workload.Replicas(spec.Replicas, currentReplicas, operatorv1alpha1.DefaultReplicas)).
-		WithSelector(metav1ac.LabelSelector().WithMatchLabels(s.SelectorLabels())).
-		WithTemplate(pod.WithSpec(podSpec)))
+	return workload.Deployment(s.DeploymentName(), s.Namespace, pki.Labels(s.Kind, s.Name, "kcp"), s.SelectorLabels(),
+		&s.Spec.ComponentSpec, container, podSpec, current, secretsHash)
 }
 
 // optionalMount is a volume for a configuration file that only some specs have.

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
@@ -162,11 +161,6 @@ func Service(namespace, name string, labels, selector map[string]string, port in
 		}
 	}
 	return svc.WithSpec(spec)
-}
-
-// ObjectMeta is the apply configuration of labels on a pod template.
-func ObjectMeta(labels map[string]string) *metav1ac.ObjectMetaApplyConfiguration {
-	return metav1ac.ObjectMeta().WithLabels(labels)
 }
 
 // without returns the entries of m whose keys ours does not set: ours win.
