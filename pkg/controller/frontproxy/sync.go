@@ -2,12 +2,9 @@ package frontproxy
 
 import (
 	"context"
-	"slices"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -17,44 +14,42 @@ import (
 
 // sync brings the host cluster in line with one FrontProxy and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return nil // not a key of ours; nothing will ever make it one
-	}
-	fp, err := c.frontProxies.FrontProxies(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if fp.DeletionTimestamp != nil {
-		return c.finalize(ctx, fp)
-	}
-	if !slices.Contains(fp.Finalizers, Finalizer) {
-		fp = fp.DeepCopy()
-		fp.Finalizers = append(fp.Finalizers, Finalizer)
-		_, err := c.client.OperatorV1alpha1().FrontProxies(namespace).Update(ctx, fp, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-		return err
-	}
+	return c.lifecycle().Sync(ctx, key, c.reconcile)
+}
 
-	status := *fp.Status.DeepCopy()
-	status.ObservedGeneration = fp.Generation
-	set := func(t string, st metav1.ConditionStatus, reason, message string) {
-		controller.SetCondition(&status.Conditions, fp.Generation, t, st, reason, message)
+// lifecycle is the FrontProxy's finalizer, status and deletion.
+func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus] {
+	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
+	return controller.Lifecycle[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]{
+		Kind: frontproxy.Kind, Noun: "front proxy", Finalizer: Finalizer,
+		Get: func(ns, name string) (*operatorv1alpha1.FrontProxy, error) {
+			return c.frontProxies.FrontProxies(ns).Get(name)
+		},
+		Update: func(ctx context.Context, fp *operatorv1alpha1.FrontProxy) (*operatorv1alpha1.FrontProxy, error) {
+			return c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).Update(ctx, fp, opts)
+		},
+		UpdateStatus: func(ctx context.Context, fp *operatorv1alpha1.FrontProxy) (*operatorv1alpha1.FrontProxy, error) {
+			return c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).UpdateStatus(ctx, fp, opts)
+		},
+		Status: func(fp *operatorv1alpha1.FrontProxy) *operatorv1alpha1.FrontProxyStatus { return &fp.Status },
+		Common: func(s *operatorv1alpha1.FrontProxyStatus) controller.Common {
+			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		},
+		Host: c.host, Recorder: c.recorder,
 	}
+}
+
+// reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
+func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
+	l := c.lifecycle()
 	rsName := ""
 	if fp.Spec.RootShard.Reference != nil {
 		rsName = fp.Spec.RootShard.Reference.Name
 	}
-	rs, err := c.rootShards.RootShards(namespace).Get(rsName)
+	rs, err := c.rootShards.RootShards(fp.Namespace).Get(rsName)
 	if apierrors.IsNotFound(err) {
-		msg := controller.SetRootShardMissing(&status.Conditions, fp.Generation, namespace, rsName)
-		status.Phase = operatorv1alpha1.PhaseProvisioning
-		if !apiequality.Semantic.DeepEqual(fp.Status, status) {
-			c.recorder.Event(fp, "Warning", controller.ReasonRootShardNotFound, msg)
-		}
-		return c.updateStatus(ctx, fp, status)
+		l.RootShardMissing(fp, status, rsName)
+		return nil
 	}
 	if err != nil {
 		return err
@@ -62,20 +57,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs}
 	wrote, err := c.realize(ctx, f)
+	l.Applied(fp, wrote, err)
 	if err != nil {
-		c.recorder.Eventf(fp, "Warning", "ReconcileFailed", "%v", err)
 		return err
 	}
-	if wrote > 0 {
-		c.recorder.Eventf(fp, "Normal", "Applied", "Applied %d object(s) to the host cluster", wrote)
-	}
-	set(operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	l.SetCondition(fp, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
 	certs := f.Certificates()
-	controller.SetCertificatesReady(&status.Conditions, fp.Generation, len(certs), c.host.PendingCertificates(certs))
-	available, reason, message := c.host.DeploymentAvailable(namespace, f.DeploymentName())
-	set(operatorv1alpha1.ConditionAvailable, available, reason, message)
-	status.Phase = controller.Phase(status.Conditions)
-	return c.updateStatus(ctx, fp, status)
+	l.Observe(fp, status, len(certs), c.host.PendingCertificates(certs), f.DeploymentName())
+	return nil
 }
 
 // realize applies the front proxy's certificates, kubeconfig, path mappings, Service and
@@ -136,41 +125,4 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 		wrote++
 	}
 	return wrote, err
-}
-
-// updateStatus writes the status only when it changed.
-func (c *Controller) updateStatus(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status operatorv1alpha1.FrontProxyStatus) error {
-	if apiequality.Semantic.DeepEqual(fp.Status, status) {
-		return nil
-	}
-	fp = fp.DeepCopy()
-	fp.Status = status
-	_, err := c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).UpdateStatus(ctx, fp, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-	return err
-}
-
-// finalize removes everything the controller created for a FrontProxy that is being
-// deleted, and only that, then lets it go.
-func (c *Controller) finalize(ctx context.Context, fp *operatorv1alpha1.FrontProxy) error {
-	if !slices.Contains(fp.Finalizers, Finalizer) {
-		return nil
-	}
-	if fp.Status.Phase != operatorv1alpha1.PhaseDeleting {
-		status := *fp.Status.DeepCopy()
-		status.Phase = operatorv1alpha1.PhaseDeleting
-		controller.SetCondition(&status.Conditions, fp.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse,
-			controller.ReasonDeleting, "the front proxy is being deleted")
-		if err := c.updateStatus(ctx, fp, status); err != nil {
-			return err
-		}
-	}
-	owned := controller.OwnedSelector(frontproxy.Kind, fp.Name)
-	if err := c.host.DeleteOwned(ctx, fp.Namespace, owned); err != nil {
-		return err
-	}
-	c.recorder.Event(fp, "Normal", "Cleaned", "Deleted the Deployment, Service, ConfigMap, Certificates and Secrets of the front proxy")
-	fp = fp.DeepCopy()
-	fp.Finalizers = slices.DeleteFunc(fp.Finalizers, func(f string) bool { return f == Finalizer })
-	_, err := c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).Update(ctx, fp, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-	return err
 }

@@ -17,6 +17,7 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
@@ -86,7 +87,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
 		return []string{m.GetNamespace() + "/" + name}
 	}
-	if m.GetLabels()[pki.LabelComponent] == rootshard.BootstrapLabels()[pki.LabelComponent] {
+	if certificates.IsBootstrap(m.GetLabels()) {
 		return c.inNamespace(m)
 	}
 	return nil

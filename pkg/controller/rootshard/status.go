@@ -1,11 +1,9 @@
 package rootshard
 
 import (
-	"context"
 	"fmt"
 	"sort"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -55,17 +53,6 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 
 	status.Phase = controller.Phase(status.Conditions)
 	return status
-}
-
-// updateStatus writes the status only when it changed.
-func (c *Controller) updateStatus(ctx context.Context, rs *operatorv1alpha1.RootShard, status operatorv1alpha1.RootShardStatus) error {
-	if apiequality.Semantic.DeepEqual(rs.Status, status) {
-		return nil
-	}
-	rs = rs.DeepCopy()
-	rs.Status = status
-	_, err := c.client.OperatorV1alpha1().RootShards(rs.Namespace).UpdateStatus(ctx, rs, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-	return err
 }
 
 // setCondition sets a condition of a RootShard's status.

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -23,41 +21,53 @@ var everything = labels.Everything()
 
 // sync brings the host cluster in line with one RootShard and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	namespace, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return nil // not a key of ours; nothing will ever make it one
-	}
-	rs, err := c.rootShards.RootShards(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if rs.DeletionTimestamp != nil {
-		return c.finalize(ctx, rs)
-	}
-	if !slices.Contains(rs.Finalizers, Finalizer) {
-		// The update brings the object back through the informer.
-		rs = rs.DeepCopy()
-		rs.Finalizers = append(rs.Finalizers, Finalizer)
-		_, err := c.client.OperatorV1alpha1().RootShards(namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-		return err
-	}
+	return c.lifecycle().Sync(ctx, key, c.reconcile)
+}
 
+// lifecycle is the RootShard's finalizer, status and deletion. The namespace bootstrap PKI
+// goes with the last object that uses it.
+func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus] {
+	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
+	return controller.Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
+		Kind: rootshard.Kind, Noun: "root shard", Finalizer: Finalizer,
+		Get: func(ns, name string) (*operatorv1alpha1.RootShard, error) {
+			return c.rootShards.RootShards(ns).Get(name)
+		},
+		Update: func(ctx context.Context, rs *operatorv1alpha1.RootShard) (*operatorv1alpha1.RootShard, error) {
+			return c.client.OperatorV1alpha1().RootShards(rs.Namespace).Update(ctx, rs, opts)
+		},
+		UpdateStatus: func(ctx context.Context, rs *operatorv1alpha1.RootShard) (*operatorv1alpha1.RootShard, error) {
+			return c.client.OperatorV1alpha1().RootShards(rs.Namespace).UpdateStatus(ctx, rs, opts)
+		},
+		Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
+		Common: func(s *operatorv1alpha1.RootShardStatus) controller.Common {
+			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		},
+		Cleanup: func(ctx context.Context, rs *operatorv1alpha1.RootShard) error {
+			if rs.Spec.Certificates != nil {
+				return nil
+			}
+			return c.bootstrap().Release(ctx, rs.Namespace, rootshard.Kind, rs.Name)
+		},
+		Host: c.host, Recorder: c.recorder,
+	}
+}
+
+// reconcile realizes a RootShard and observes the result.
+func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
 	desired := rootshard.BuildPKI(rs)
 	wrote, err := c.realize(ctx, rs, desired)
+	c.lifecycle().Applied(rs, wrote, err)
 	if err != nil {
-		c.recorder.Eventf(rs, "Warning", "ReconcileFailed", "%v", err)
 		return err
 	}
-	switch {
-	case wrote == 1:
-		c.recorder.Event(rs, "Normal", "Applied", "Applied 1 object to the host cluster")
-	case wrote > 1:
-		c.recorder.Eventf(rs, "Normal", "Applied", "Applied %d objects to the host cluster", wrote)
-	}
-	return c.updateStatus(ctx, rs, c.observe(rs, desired))
+	*status = c.observe(rs, desired)
+	return nil
+}
+
+// bootstrap is the namespace bootstrap PKI as this controller sees its users.
+func (c *Controller) bootstrap() controller.Bootstrap {
+	return controller.Bootstrap{Host: c.host, RootShards: c.rootShards, CacheServers: c.cacheServers}
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA

@@ -3,8 +3,6 @@
 package rootshard
 
 import (
-	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
-
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
@@ -15,13 +13,7 @@ import (
 const Kind = kcp.RootShardKind
 
 // PKI is the cert-manager objects of a RootShard's certificate hierarchy.
-type PKI struct {
-	Issuers      []*cmapply.IssuerApplyConfiguration
-	Certificates []*cmapply.CertificateApplyConfiguration
-	// Bootstrap is true when the RootShard uses the namespace bootstrap PKI, whose objects
-	// are shared and have no owner label.
-	Bootstrap bool
-}
+type PKI = certificates.Objects
 
 // BuildPKI returns the Issuers and Certificates of a RootShard's PKI (PKI.md): its root CA,
 // from the namespace bootstrap, the user's issuer or the user's CA Secret; the five
@@ -29,45 +21,19 @@ type PKI struct {
 func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	ns, tmpl := rs.Namespace, templates(rs.Spec.CertificateTemplates)
 	labels := func(component string) map[string]string { return pki.Labels(Kind, rs.Name, component) }
-	var out PKI
 
 	rootCA := pki.RootCAName(rs.Name)
-	switch c := rs.Spec.Certificates; {
-	case c != nil && c.CASecretRef != nil:
-		// The user's CA signs the intermediates directly.
-		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, rootCA, c.CASecretRef.Name, labels("root-ca")))
-	case c != nil && c.IssuerRef != nil:
-		ref := certificates.Issuer{Name: c.IssuerRef.Name, Kind: c.IssuerRef.Kind, Group: c.IssuerRef.Group}
-		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.CA(ns, rootCA, labels("root-ca"), ref, tmpl(pki.RootCATemplateKey))))
-		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, rootCA, rootCA, labels("root-ca")))
-	default:
-		out.Bootstrap = true
-		bootstrap := BootstrapLabels()
-		out.Issuers = append(out.Issuers,
-			certificates.SelfSignedIssuer(ns, pki.BootstrapIssuer, bootstrap),
-			certificates.CAIssuer(ns, pki.BootstrapCA, pki.BootstrapCA, bootstrap))
-		out.Certificates = append(out.Certificates,
-			certificates.Certificate(certificates.CA(ns, pki.BootstrapCA, bootstrap, certificates.LocalIssuer(pki.BootstrapIssuer), nil)),
-			certificates.Certificate(certificates.CA(ns, rootCA, labels("root-ca"), certificates.LocalIssuer(pki.BootstrapCA), tmpl(pki.RootCATemplateKey))))
-		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, rootCA, rootCA, labels("root-ca")))
-	}
-
+	out := certificates.RootCA(ns, rootCA, labels("root-ca"), rs.Spec.Certificates, tmpl(pki.RootCATemplateKey))
 	for _, ca := range pki.IntermediateCAs {
 		name := pki.CAName(rs.Name, ca)
 		out.Certificates = append(out.Certificates,
 			certificates.Certificate(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey()))))
 		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
 	}
-
 	for _, leaf := range Shard(rs).Leaves() {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(ns, leaf, labels(leaf.Role), tmpl(leaf.Role))))
 	}
 	return out
-}
-
-// BootstrapLabels are the labels of the shared namespace bootstrap PKI.
-func BootstrapLabels() map[string]string {
-	return map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.LabelComponent: "pki-bootstrap", pki.LabelInstance: pki.BootstrapCA}
 }
 
 // templates returns a lookup of the user's template for a role.

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+)
+
+// Bootstrap is the namespace bootstrap PKI as the controllers see its users: every RootShard
+// and CacheServer of the namespace without spec.certificates.
+type Bootstrap struct {
+	Host         *Host
+	RootShards   listers.RootShardLister
+	CacheServers listers.CacheServerLister
+}
+
+// Release deletes the namespace's bootstrap PKI, Secrets included, unless a live user other
+// than the object name of kind still uses it. A user that appears meanwhile applies it again.
+func (b Bootstrap) Release(ctx context.Context, namespace, kind, name string) error {
+	if b.inUse(namespace, kind, name) {
+		return nil
+	}
+	return b.Host.DeleteOwned(ctx, namespace, labels.SelectorFromSet(certificates.BootstrapLabels()).String())
+}
+
+// inUse reports whether a live user of the namespace's bootstrap PKI other than kind/name
+// exists. When the caches cannot tell, it is in use.
+func (b Bootstrap) inUse(namespace, kind, name string) bool {
+	other := func(k, n string) bool { return k != kind || n != name }
+	rootShards, err := b.RootShards.RootShards(namespace).List(labels.Everything())
+	if err != nil {
+		return true
+	}
+	for _, rs := range rootShards {
+		if rs.DeletionTimestamp == nil && rs.Spec.Certificates == nil && other("rootshard", rs.Name) {
+			return true
+		}
+	}
+	cacheServers, err := b.CacheServers.CacheServers(namespace).List(labels.Everything())
+	if err != nil {
+		return true
+	}
+	for _, cs := range cacheServers {
+		if cs.DeletionTimestamp == nil && cs.Spec.Certificates == nil && other("cacheserver", cs.Name) {
+			return true
+		}
+	}
+	return false
+}

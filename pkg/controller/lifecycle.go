@@ -1,0 +1,170 @@
+package controller
+
+import (
+	"context"
+	"slices"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// Object is one of our kinds, as a pointer.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Common are the status fields every kind has.
+type Common struct {
+	Phase              *operatorv1alpha1.Phase
+	ObservedGeneration *int64
+	Conditions         *[]metav1.Condition
+}
+
+// Lifecycle is what every kind's controller does around its reconcile: it adds its finalizer,
+// writes the status only when it changed, and, once the object is being deleted, marks it
+// Deleting, removes what the controllers created for it, and only that, then lets it go.
+type Lifecycle[T Object, S any] struct {
+	// Kind is the owner label's kind of what the object owns.
+	Kind string
+	// Noun names the kind in messages: "front proxy".
+	Noun      string
+	Finalizer string
+	// Get reads an object from the informer's cache.
+	Get func(namespace, name string) (T, error)
+	// Update and UpdateStatus write an object and its status.
+	Update       func(ctx context.Context, obj T) (T, error)
+	UpdateStatus func(ctx context.Context, obj T) (T, error)
+	// Status points at the status of an object; Common at its shared fields.
+	Status func(obj T) *S
+	Common func(status *S) Common
+	// Cleanup, when set, runs once what the object owns is deleted: for what it shares.
+	Cleanup func(ctx context.Context, obj T) error
+
+	Host     *Host
+	Recorder record.EventRecorder
+}
+
+// Sync reconciles the object of key: reconcile receives the object and a copy of its status
+// with observedGeneration set, and fills in the rest; the status is written when it changed.
+// When reconcile fails, nothing is written and the key is retried.
+func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil // not a key of ours; nothing will ever make it one
+	}
+	obj, err := l.Get(namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return l.finalize(ctx, obj)
+	}
+	if !slices.Contains(obj.GetFinalizers(), l.Finalizer) {
+		// The update brings the object back through the informer.
+		obj = l.copy(obj)
+		obj.SetFinalizers(append(obj.GetFinalizers(), l.Finalizer))
+		_, err := l.Update(ctx, obj)
+		return err
+	}
+	next := l.copy(obj)
+	status := l.Status(next)
+	*l.Common(status).ObservedGeneration = obj.GetGeneration()
+	if err := reconcile(ctx, obj, status); err != nil {
+		return err
+	}
+	_, err = l.writeStatus(ctx, obj, next)
+	return err
+}
+
+// writeStatus writes next's status when it differs from obj's, and returns the object as it
+// is now.
+func (l Lifecycle[T, S]) writeStatus(ctx context.Context, obj, next T) (T, error) {
+	if apiequality.Semantic.DeepEqual(l.Status(obj), l.Status(next)) {
+		return obj, nil
+	}
+	return l.UpdateStatus(ctx, next)
+}
+
+// SetCondition sets a condition of status at obj's generation.
+func (l Lifecycle[T, S]) SetCondition(obj T, status *S, t string, s metav1.ConditionStatus, reason, message string) {
+	SetCondition(l.Common(status).Conditions, obj.GetGeneration(), t, s, reason, message)
+}
+
+// RootShardMissing sets the status of an object whose RootShard does not exist yet, and
+// says so in an Event the first time. The RootShard's informer event brings it back.
+func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
+	common := l.Common(status)
+	msg := SetRootShardMissing(common.Conditions, obj.GetGeneration(), obj.GetNamespace(), rootShard)
+	*common.Phase = operatorv1alpha1.PhaseProvisioning
+	if !apiequality.Semantic.DeepEqual(l.Status(obj), status) {
+		l.Recorder.Event(obj, "Warning", ReasonRootShardNotFound, msg)
+	}
+}
+
+// Applied records what a reconcile wrote or why it failed.
+func (l Lifecycle[T, S]) Applied(obj T, wrote int, err error) {
+	switch {
+	case err != nil:
+		l.Recorder.Eventf(obj, "Warning", "ReconcileFailed", "%v", err)
+	case wrote == 1:
+		l.Recorder.Event(obj, "Normal", "Applied", "Applied 1 object to the host cluster")
+	case wrote > 1:
+		l.Recorder.Eventf(obj, "Normal", "Applied", "Applied %d objects to the host cluster", wrote)
+	}
+}
+
+// Observe sets CertificatesReady and Available from the host's caches, and the phase from
+// them.
+func (l Lifecycle[T, S]) Observe(obj T, status *S, certificates int, pending []string, deployment string) {
+	common := l.Common(status)
+	SetCertificatesReady(common.Conditions, obj.GetGeneration(), certificates, pending)
+	available, reason, message := l.Host.DeploymentAvailable(obj.GetNamespace(), deployment)
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, available, reason, message)
+	*common.Phase = Phase(*common.Conditions)
+}
+
+// finalize removes everything the controllers created for an object that is being deleted,
+// and only that, then lets it go.
+func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
+	if !slices.Contains(obj.GetFinalizers(), l.Finalizer) {
+		return nil
+	}
+	next := l.copy(obj)
+	status := l.Status(next)
+	if common := l.Common(status); *common.Phase != operatorv1alpha1.PhaseDeleting {
+		*common.Phase = operatorv1alpha1.PhaseDeleting
+		l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeleting, "the "+l.Noun+" is being deleted")
+		written, err := l.writeStatus(ctx, obj, next)
+		if err != nil {
+			return err
+		}
+		obj = written
+	}
+	if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), OwnedSelector(l.Kind, obj.GetName())); err != nil {
+		return err
+	}
+	if l.Cleanup != nil {
+		if err := l.Cleanup(ctx, obj); err != nil {
+			return err
+		}
+	}
+	l.Recorder.Event(obj, "Normal", "Cleaned", "Deleted what the controllers created for the "+l.Noun)
+	obj = l.copy(obj)
+	obj.SetFinalizers(slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == l.Finalizer }))
+	_, err := l.Update(ctx, obj)
+	return err
+}
+
+func (l Lifecycle[T, S]) copy(obj T) T {
+	return obj.DeepCopyObject().(T)
+}
