@@ -6,7 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
 // Bootstrap is the namespace bootstrap PKI as the controllers see its users: every RootShard
@@ -35,7 +37,7 @@ func (b Bootstrap) inUse(namespace, kind, name string) bool {
 		return true
 	}
 	for _, rs := range rootShards {
-		if rs.DeletionTimestamp == nil && rs.Spec.Certificates == nil && other("rootshard", rs.Name) {
+		if rs.DeletionTimestamp == nil && rs.Spec.Certificates == nil && other(kcp.RootShardKind, rs.Name) {
 			return true
 		}
 	}
@@ -44,7 +46,7 @@ func (b Bootstrap) inUse(namespace, kind, name string) bool {
 		return true
 	}
 	for _, cs := range cacheServers {
-		if cs.DeletionTimestamp == nil && cs.Spec.Certificates == nil && other("cacheserver", cs.Name) {
+		if cs.DeletionTimestamp == nil && cs.Spec.Certificates == nil && other(cacheserver.Kind, cs.Name) {
 			return true
 		}
 	}

@@ -92,7 +92,10 @@ func (h *Host) CatchUp(t *testing.T) {
 		if _, exists, _ := h.Caches["secrets"].GetByKey(cert.Namespace + "/" + cert.Name); !exists {
 			require.NoError(t, h.Caches["secrets"].Add(&corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Namespace: cert.Namespace, Name: cert.Name, ResourceVersion: "1"},
-				Data:       map[string][]byte{"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(cert.Name)})},
+				Data: map[string][]byte{
+					"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(cert.Name)}),
+					"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte(cert.Name)}),
+				},
 			}))
 		}
 	}

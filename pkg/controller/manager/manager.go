@@ -28,6 +28,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
@@ -138,6 +139,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if err != nil {
 		return fmt.Errorf("setting up the FrontProxy controller: %w", err)
 	}
+	cacheServers, err := cacheserver.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the CacheServer controller: %w", err)
+	}
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
 	kubeInformers.Start(ctx.Done())
@@ -149,9 +154,14 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
-	errs := make(chan error, 3)
-	go func() { errs <- rootShards.Run(ctx, workers) }()
-	go func() { errs <- shards.Run(ctx, workers) }()
-	go func() { errs <- frontProxies.Run(ctx, workers) }()
-	return errors.Join(<-errs, <-errs, <-errs)
+	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run}
+	errs := make(chan error, len(runs))
+	for _, run := range runs {
+		go func() { errs <- run(ctx, workers) }()
+	}
+	var all []error
+	for range runs {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
 }

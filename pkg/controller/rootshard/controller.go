@@ -17,6 +17,7 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -87,7 +88,8 @@ func (c *Controller) owners(m metav1.Object) []string {
 	if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
 		return []string{m.GetNamespace() + "/" + name}
 	}
-	if certificates.IsBootstrap(m.GetLabels()) {
+	// A CacheServer's kubeconfig is mounted by the RootShards that use it.
+	if certificates.IsBootstrap(m.GetLabels()) || m.GetLabels()[pki.OwnerLabel(cacheserver.Kind)] != "" {
 		return c.inNamespace(m)
 	}
 	return nil

@@ -2,7 +2,6 @@ package rootshard
 
 import (
 	"context"
-	"encoding/pem"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -111,9 +110,7 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		if err != nil {
 			return b, false, err
 		}
-		// cert-manager appends the issuing chain to a CA's tls.crt; a bundle that trusted the
-		// root too would keep accepting credentials of a rotated intermediate.
-		first, err := firstCertificate(s.Data["tls.crt"])
+		first, err := pki.FirstCertificate(s.Data["tls.crt"])
 		if err != nil {
 			return b, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
 		}
@@ -131,13 +128,4 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		*dst = s.Data["tls.crt"]
 	}
 	return b, true, nil
-}
-
-// firstCertificate returns the first PEM certificate of a chain.
-func firstCertificate(chain []byte) ([]byte, error) {
-	block, _ := pem.Decode(chain)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return nil, fmt.Errorf("no PEM certificate")
-	}
-	return pem.EncodeToMemory(block), nil
 }

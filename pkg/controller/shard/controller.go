@@ -19,6 +19,7 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -86,6 +87,10 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
 		return c.shardsOf(m.GetNamespace(), rs)
+	}
+	// A CacheServer's kubeconfig is mounted by the Shards that use it.
+	if m.GetLabels()[pki.OwnerLabel(cacheserver.Kind)] != "" {
+		return c.shardsOf(m.GetNamespace(), "")
 	}
 	return nil
 }

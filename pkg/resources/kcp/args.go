@@ -75,9 +75,9 @@ func EtcdArgs(etcd operatorv1alpha1.EtcdConfig) []string {
 	}
 	if etcd.TLSConfig != nil {
 		args = append(args,
-			"--etcd-certfile="+etcdTLSDir+"/tls.crt",
-			"--etcd-keyfile="+etcdTLSDir+"/tls.key",
-			"--etcd-cafile="+etcdTLSDir+"/ca.crt")
+			"--etcd-certfile="+EtcdTLSDir+"/tls.crt",
+			"--etcd-keyfile="+EtcdTLSDir+"/tls.key",
+			"--etcd-cafile="+EtcdTLSDir+"/ca.crt")
 	}
 	return args
 }

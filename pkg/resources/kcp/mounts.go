@@ -11,8 +11,9 @@ import (
 
 // Where things are mounted in the kcp container (WORKLOADS.md).
 const (
-	tlsDir       = "/etc/kcp/tls"
-	etcdTLSDir   = "/etc/etcd/tls"
+	tlsDir = "/etc/kcp/tls"
+	// EtcdTLSDir is where the etcd client TLS Secret is mounted.
+	EtcdTLSDir   = "/etc/etcd/tls"
 	cacheKubeDir = "/etc/cache-server/kubeconfig"
 	// KubeconfigKey is the key of a kubeconfig in its Secret.
 	KubeconfigKey = "kubeconfig"
@@ -59,10 +60,10 @@ func (s Shard) mounts() []Mount {
 		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
 	}
 	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
-		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: etcdTLSDir, external: true})
+		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
 	}
 	if s.Cache != nil {
-		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.Cache.Name + "-kubeconfig", dir: cacheKubeDir, external: true})
+		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: CacheKubeconfigName(s.Cache.Name), dir: cacheKubeDir})
 	}
 	return append(ms, s.KindMounts...)
 }
@@ -103,3 +104,7 @@ func (m Mount) asVolume() *corev1ac.VolumeApplyConfiguration {
 func (m Mount) asVolumeMount() *corev1ac.VolumeMountApplyConfiguration {
 	return corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true)
 }
+
+// CacheKubeconfigName is the Secret of the kubeconfig toward a CacheServer, which its
+// controller writes.
+func CacheKubeconfigName(cacheServer string) string { return cacheServer + "-kubeconfig" }
