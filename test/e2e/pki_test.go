@@ -18,8 +18,14 @@ func secretCert(t *testing.T, ns, name string) *x509.Certificate {
 	b64 := kubectl(t, "get", "secret", name, "-n", ns, "-o", "jsonpath={.data.tls\\.crt}")
 	data, err := base64.StdEncoding.DecodeString(b64)
 	require.NoError(t, err)
+	return parseCert(t, data)
+}
+
+// parseCert parses the first PEM certificate of data.
+func parseCert(t *testing.T, data []byte) *x509.Certificate {
+	t.Helper()
 	block, _ := pem.Decode(data)
-	require.NotNil(t, block, "no PEM in secret %s", name)
+	require.NotNil(t, block, "no PEM certificate")
 	cert, err := x509.ParseCertificate(block.Bytes)
 	require.NoError(t, err)
 	return cert
