@@ -1,0 +1,107 @@
+// Package credentials mints and renders user credentials for kcp: client certificates signed
+// by a RootShard's front-proxy-client CA, bound to an identity the requester may use, and
+// kubeconfig files for a RootShard, Shard or FrontProxy. The kubeconfig subresource and the
+// Kubeconfig kind share it.
+package credentials
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+)
+
+// The contexts of a minted kubeconfig.
+const (
+	DefaultContext = "default"
+	BaseContext    = "base"
+)
+
+// Target is what a credential is for.
+type Target struct {
+	// Kind is RootShard, Shard or FrontProxy; Name is the object's.
+	Kind string
+	Name string
+	// RootShard signs the credential, and its server CA verifies the target.
+	RootShard *operatorv1alpha1.RootShard
+	// URL is the target's base URL.
+	URL string
+	// ShardBase adds the shard-base context, for a RootShard or Shard.
+	ShardBase bool
+}
+
+// ForRootShard is a root shard, at its shard base URL.
+func ForRootShard(rs *operatorv1alpha1.RootShard) Target {
+	return Target{Kind: "RootShard", Name: rs.Name, RootShard: rs, URL: rootshard.Shard(rs).BaseURL(), ShardBase: true}
+}
+
+// ForShard is a shard of rs, at its shard base URL.
+func ForShard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) Target {
+	return Target{Kind: "Shard", Name: s.Name, RootShard: rs, URL: shard.Shard(s, rs).BaseURL(), ShardBase: true}
+}
+
+// ForFrontProxy is a front proxy of rs, at its external hostname (else the RootShard's) and
+// port.
+func ForFrontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) Target {
+	host := rs.Spec.External.Hostname
+	if e := fp.Spec.External; e != nil && e.Hostname != "" {
+		host = e.Hostname
+	}
+	port := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs}.ServicePort()
+	return Target{Kind: "FrontProxy", Name: fp.Name, RootShard: rs, URL: "https://" + net.JoinHostPort(host, strconv.Itoa(int(port)))}
+}
+
+// Namespace is the target's namespace.
+func (t Target) Namespace() string { return t.RootShard.Namespace }
+
+// SignerSecret is the Secret of the CA that signs user credentials: the RootShard's
+// front-proxy-client CA, which every shard and front proxy trusts through the merged client
+// CA, and which signs nothing else.
+func (t Target) SignerSecret() string { return pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA) }
+
+// SignerIssuer is the cert-manager Issuer of that CA.
+func (t Target) SignerIssuer() string { return pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA) }
+
+// CABundleSecret is the Secret whose tls.crt verifies the target's serving certificate: the
+// RootShard's server CA and caBundleSecretRef.
+func (t Target) CABundleSecret() string { return rootshard.MergedCABundleName(t.RootShard) }
+
+// String is the target as the Kubeconfig kind's Target column shows it: FrontProxy/edge.
+func (t Target) String() string { return t.Kind + "/" + t.Name }
+
+// Kubeconfig renders a kubeconfig file for the target with client-go's clientcmd: the
+// default context on /clusters/<workspace>, the base context on the target's URL, and for a
+// shard the shard-base context too, all trusting caBundle and presenting the client
+// certificate and key.
+func Kubeconfig(t Target, workspace string, caBundle, certPEM, keyPEM []byte) ([]byte, error) {
+	if workspace == "" {
+		workspace = operatorv1alpha1.DefaultWorkspace
+	}
+	const user = "kcp"
+	cfg := clientcmdapi.NewConfig()
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
+	cluster := func(name, server string) {
+		cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caBundle}
+		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
+	}
+	cluster(DefaultContext, t.URL+"/clusters/"+workspace)
+	cluster(BaseContext, t.URL)
+	if t.ShardBase {
+		cluster(kcp.ShardBaseContext, t.URL)
+	}
+	cfg.CurrentContext = DefaultContext
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, fmt.Errorf("writing a kubeconfig for %s: %w", t, err)
+	}
+	return data, nil
+}
