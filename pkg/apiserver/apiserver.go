@@ -4,6 +4,7 @@ package apiserver
 
 import (
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -11,6 +12,9 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	restclient "k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -19,6 +23,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
@@ -38,6 +43,11 @@ type ExtraConfig struct {
 	// Controllers configures the controllers that realize setups in the host cluster; nil
 	// runs none. Its Loopback is filled in by New.
 	Controllers *manager.Config
+	// Host reaches the cluster the setups are realized in, where the kubeconfig subresource
+	// reads its CAs; nil (only in tests) mints nothing.
+	Host *restclient.Config
+	// MaxKubeconfigExpiration bounds the lifetime of a minted credential.
+	MaxKubeconfigExpiration time.Duration
 }
 
 // Server is the kcp-setups API server.
@@ -77,6 +87,20 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	cas, err := c.caSource(genericServer)
+	if err != nil {
+		return nil, err
+	}
+	resolvers := kubeconfigrequest.Resolvers{Scheme: scheme,
+		RootShards: storage["rootshards"].(rest.Getter), Shards: storage["shards"].(rest.Getter), FrontProxies: storage["frontproxies"].(rest.Getter)}
+	for resource, resolve := range map[string]kubeconfigrequest.Resolver{
+		"rootshards":   resolvers.RootShard,
+		"shards":       resolvers.Shard,
+		"frontproxies": resolvers.FrontProxy,
+	} {
+		storage[resource+"/kubeconfig"] = &kubeconfigrequest.REST{Resource: operator.Resource(resource), Resolve: resolve, CAs: cas,
+			Authorizer: c.GenericConfig.Authorization.Authorizer, MaxExpiration: c.ExtraConfig.MaxKubeconfigExpiration}
+	}
 	apiGroupInfo.VersionedResourcesStorageMap[operatorv1alpha1.SchemeGroupVersion.Version] = storage
 
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
@@ -98,6 +122,33 @@ func (c completedConfig) New() (*Server, error) {
 		})
 	}
 	return &Server{GenericAPIServer: genericServer}, nil
+}
+
+// caSource returns the cache of the host cluster's CA Secrets that the kubeconfig
+// subresource signs with, started once the server runs. Every replica keeps one, leader or
+// not, because every replica serves the subresource.
+func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*kubeconfigrequest.CASource, error) {
+	if c.ExtraConfig.Host == nil {
+		return nil, nil
+	}
+	kube, err := kubernetes.NewForConfig(c.ExtraConfig.Host)
+	if err != nil {
+		return nil, err
+	}
+	selector := kubeconfigrequest.CASecretsSelector().String()
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
+		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	secrets := factory.Core().V1().Secrets()
+	cas := &kubeconfigrequest.CASource{Secrets: secrets.Lister(), Synced: secrets.Informer().HasSynced}
+	server.AddPostStartHookOrDie("start-kcp-setups-ca-informer", func(hookCtx genericapiserver.PostStartHookContext) error {
+		factory.Start(hookCtx.Done())
+		go func() {
+			<-hookCtx.Done()
+			factory.Shutdown()
+		}()
+		return nil
+	})
+	return cas, nil
 }
 
 // newStorage returns the endpoints of every kind, keyed by resource path.

@@ -30,6 +30,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
 )
 
 // etcdPrefix is where objects live in etcd, so that the server can share an etcd cluster.
@@ -44,6 +45,9 @@ type Options struct {
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// ControllerWorkers is the number of concurrent reconciles per kind.
 	ControllerWorkers int
+	// MaxKubeconfigExpiration bounds the lifetime of a credential the kubeconfig
+	// subresource mints.
+	MaxKubeconfigExpiration time.Duration
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -66,9 +70,10 @@ func NewOptions() *Options {
 			ResourceName:      "kcp-setups-controllers",
 			ResourceNamespace: metav1.NamespaceSystem,
 		},
-		ControllerWorkers: 4,
-		scheme:            scheme,
-		codecs:            codecs,
+		ControllerWorkers:       4,
+		MaxKubeconfigExpiration: kubeconfigrequest.DefaultMaxExpiration,
+		scheme:                  scheme,
+		codecs:                  codecs,
 	}
 	etcd := o.RecommendedOptions.Etcd
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(operatorv1alpha1.SchemeGroupVersion,
@@ -88,6 +93,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The directory of the embedded etcd, which runs when --etcd-servers is empty.")
 	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers,
 		"The number of objects of one kind reconciled at the same time.")
+	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
+		"The longest lifetime of a credential minted by the kubeconfig subresource; longer requests are shortened to it, with a warning.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -105,6 +112,9 @@ func (o *Options) Validate() error {
 			continue
 		}
 		errs = append(errs, err)
+	}
+	if o.MaxKubeconfigExpiration < 10*time.Minute {
+		errs = append(errs, fmt.Errorf("--max-kubeconfig-expiration must be at least 10m, the shortest lifetime a request may ask for, not %s", o.MaxKubeconfigExpiration))
 	}
 	if o.embeddedEtcd() && o.EmbeddedEtcdDir == "" {
 		errs = append(errs, errors.New("--embedded-etcd-dir must be set when --etcd-servers is empty"))
@@ -133,10 +143,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs}
+	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {
+		extra.Host = rest.CopyConfig(serverConfig.ClientConfig)
 		extra.Controllers = &manager.Config{
 			Host:           rest.CopyConfig(serverConfig.ClientConfig),
 			LeaderElection: o.LeaderElection,

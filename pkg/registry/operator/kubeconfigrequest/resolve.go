@@ -1,0 +1,84 @@
+package kubeconfigrequest
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/credentials"
+)
+
+// Resolvers find targets in this server's own storage, in the request's namespace.
+type Resolvers struct {
+	Scheme                           *runtime.Scheme
+	RootShards, Shards, FrontProxies rest.Getter
+}
+
+// RootShard resolves a root shard.
+func (r Resolvers) RootShard(ctx context.Context, _, name string) (credentials.Target, error) {
+	rs, err := r.rootShard(ctx, name)
+	if err != nil {
+		return credentials.Target{}, err
+	}
+	return credentials.ForRootShard(rs), nil
+}
+
+// Shard resolves a shard and its root shard.
+func (r Resolvers) Shard(ctx context.Context, _, name string) (credentials.Target, error) {
+	s := &operatorv1alpha1.Shard{}
+	if err := r.get(ctx, r.Shards, name, s); err != nil {
+		return credentials.Target{}, err
+	}
+	rs, err := r.parent(ctx, "Shard", name, s.Spec.RootShard)
+	if err != nil {
+		return credentials.Target{}, err
+	}
+	return credentials.ForShard(s, rs), nil
+}
+
+// FrontProxy resolves a front proxy and its root shard.
+func (r Resolvers) FrontProxy(ctx context.Context, _, name string) (credentials.Target, error) {
+	fp := &operatorv1alpha1.FrontProxy{}
+	if err := r.get(ctx, r.FrontProxies, name, fp); err != nil {
+		return credentials.Target{}, err
+	}
+	rs, err := r.parent(ctx, "FrontProxy", name, fp.Spec.RootShard)
+	if err != nil {
+		return credentials.Target{}, err
+	}
+	return credentials.ForFrontProxy(fp, rs), nil
+}
+
+// parent is the RootShard of a Shard or FrontProxy; until it exists there is nothing to
+// sign with, which is a conflict with the object's state, not a missing object.
+func (r Resolvers) parent(ctx context.Context, kind, name string, ref operatorv1alpha1.RootShardConfig) (*operatorv1alpha1.RootShard, error) {
+	if ref.Reference == nil {
+		return nil, apierrors.NewConflict(operator.Resource("rootshards"), "", fmt.Errorf("%s %q names no RootShard", kind, name))
+	}
+	rs, err := r.rootShard(ctx, ref.Reference.Name)
+	if apierrors.IsNotFound(err) {
+		return nil, apierrors.NewConflict(operator.Resource("rootshards"), ref.Reference.Name,
+			fmt.Errorf("the RootShard %q of %s %q does not exist", ref.Reference.Name, kind, name))
+	}
+	return rs, err
+}
+
+func (r Resolvers) rootShard(ctx context.Context, name string) (*operatorv1alpha1.RootShard, error) {
+	rs := &operatorv1alpha1.RootShard{}
+	return rs, r.get(ctx, r.RootShards, name, rs)
+}
+
+// get reads an object from storage and converts it to v1alpha1, which the builders take.
+func (r Resolvers) get(ctx context.Context, from rest.Getter, name string, into runtime.Object) error {
+	obj, err := from.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	return r.Scheme.Convert(obj, into, nil)
+}
