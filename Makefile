@@ -39,6 +39,10 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	$(GO) test ./test/e2e/... -count=1 -timeout 40m
 
+.PHONY: bench
+bench: build tools ## Mints per second and latencies of the kubeconfig subresource, next to TokenRequest.
+	$(GO) test ./test/bench/ -run '^$$' -bench . -benchtime 3000x -count 1 -timeout 30m
+
 .PHONY: run
 run: build tools ## The server and its whole local stack, in the foreground; Ctrl-C stops it.
 	$(GO) build -o $(BIN)/local-up ./hack/local-up

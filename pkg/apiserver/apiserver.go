@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -83,7 +84,7 @@ func (c completedConfig) New() (*Server, error) {
 	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
 	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{codecs}
-	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter)
+	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer)
 	if err != nil {
 		return nil, err
 	}
@@ -152,14 +153,18 @@ func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*k
 }
 
 // newStorage returns the endpoints of every kind, keyed by resource path.
-func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
+func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (map[string]rest.Storage, error) {
 	storage := map[string]rest.Storage{}
+	kubeconfigs, kubeconfigsStatus, err := kubeconfig.NewREST(scheme, optsGetter, authz)
+	if err != nil {
+		return nil, err
+	}
+	storage["kubeconfigs"], storage["kubeconfigs/status"] = kubeconfigs, kubeconfigsStatus
 	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error){
 		"rootshards":   rootshard.NewREST,
 		"shards":       shard.NewREST,
 		"frontproxies": frontproxy.NewREST,
 		"cacheservers": cacheserver.NewREST,
-		"kubeconfigs":  kubeconfig.NewREST,
 	} {
 		main, status, err := newREST(scheme, optsGetter)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"k8s.io/client-go/rest"
 )
 
 // UserKubeconfig writes a kubeconfig for kube-apiserver that authenticates as user in groups,
@@ -68,4 +70,15 @@ func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
 		return "", fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
 	}
 	return string(body), nil
+}
+
+// ServerConfig is a client config of the kcp-setups server itself, not through
+// kube-apiserver, as the admin: for what must bypass the aggregation layer, such as a
+// benchmark of it.
+func (s *Stack) ServerConfig() *rest.Config {
+	return &rest.Config{
+		Host: "https://127.0.0.1:" + strconv.Itoa(s.ServerPort),
+		TLSClientConfig: rest.TLSClientConfig{ServerName: "localhost", CAData: s.pki.server.CertPEM,
+			CertData: s.pki.admin.CertPEM, KeyData: s.pki.admin.KeyPEM},
+	}
 }

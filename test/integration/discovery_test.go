@@ -38,8 +38,9 @@ func TestDiscovery(t *testing.T) {
 	for _, want := range []string{
 		"rootshards", "rootshards/status", "shards", "shards/status", "frontproxies", "frontproxies/status",
 		"cacheservers", "cacheservers/status", "kubeconfigs", "kubeconfigs/status",
+		"rootshards/kubeconfig", "shards/kubeconfig", "frontproxies/kubeconfig",
 	} {
 		assert.True(t, got[want], "discovery lacks %s", want)
 	}
-	assert.Len(t, got, 10, "no other resource, and no placeholder subresource: %v", got)
+	assert.Len(t, got, 13, "no other resource: %v", got)
 }
