@@ -20,6 +20,8 @@ const (
 	ReasonCertificatesPending = "CertificatesPending"
 	ReasonReferencesFound     = "ReferencesFound"
 	ReasonRootShardNotFound   = "RootShardNotFound"
+	ReasonShardNotFound       = "ShardNotFound"
+	ReasonFrontProxyNotFound  = "FrontProxyNotFound"
 	ReasonCacheServerNotFound = "CacheServerNotFound"
 	ReasonDeleting            = "Deleting"
 )

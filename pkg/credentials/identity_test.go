@@ -28,7 +28,9 @@ func (a *impersonators) authorize(_ context.Context, attrs authorizer.Attributes
 	return authorizer.DecisionNoOpinion, "", nil
 }
 
-func (a *impersonators) authorizer() authorizer.Authorizer { return authorizer.AuthorizerFunc(a.authorize) }
+func (a *impersonators) authorizer() authorizer.Authorizer {
+	return authorizer.AuthorizerFunc(a.authorize)
+}
 
 var resource = schema.GroupResource{Group: "operator.kcp.io", Resource: "rootshards/kubeconfig"}
 

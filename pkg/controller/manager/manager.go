@@ -30,6 +30,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
@@ -143,6 +144,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if err != nil {
 		return fmt.Errorf("setting up the CacheServer controller: %w", err)
 	}
+	kubeconfigs, err := kubeconfig.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
+	}
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
 	kubeInformers.Start(ctx.Done())
@@ -154,7 +159,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
-	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run}
+	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run, kubeconfigs.Run}
 	errs := make(chan error, len(runs))
 	for _, run := range runs {
 		go func() { errs <- run(ctx, workers) }()

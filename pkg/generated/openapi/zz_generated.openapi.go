@@ -2354,7 +2354,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref common.ReferenceCallba
 					},
 					"validity": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Validity is the lifetime of the client certificate, at least 10m. cert-manager renews it before it expires and the Secret is written again.",
+							Description: "Validity is the lifetime of the client certificate, at least 1h, the shortest that cert-manager issues. cert-manager renews it before it expires and the Secret is written again.",
 							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
 						},
 					},

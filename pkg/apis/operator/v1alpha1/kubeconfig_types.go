@@ -36,8 +36,9 @@ type KubeconfigSpec struct {
 	// +optional
 	// +listType=atomic
 	Groups []string `json:"groups,omitempty"`
-	// Validity is the lifetime of the client certificate, at least 10m. cert-manager renews it
-	// before it expires and the Secret is written again.
+	// Validity is the lifetime of the client certificate, at least 1h, the shortest that
+	// cert-manager issues. cert-manager renews it before it expires and the Secret is
+	// written again.
 	Validity metav1.Duration `json:"validity"`
 	// SecretRef names the Secret the kubeconfig is written to, under the key kubeconfig.
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`

@@ -14,8 +14,8 @@ import (
 )
 
 // minKubeconfigValidity is the shortest certificate lifetime of a Kubeconfig: cert-manager
-// renews before expiry, and a shorter lifetime would have it reissue almost constantly.
-const minKubeconfigValidity = 10 * time.Minute
+// refuses Certificates that live less than an hour.
+const minKubeconfigValidity = time.Hour
 
 // workspacePathFmt is a kcp workspace path: root, then any number of :<segment>.
 const workspacePathFmt = `root(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
@@ -74,7 +74,7 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 		allErrs = append(allErrs, validateMinDuration(&spec.Validity, minKubeconfigValidity, validityPath)...)
 	}
 	allErrs = append(allErrs, validateDNS1123SubdomainName(spec.SecretRef.Name, fldPath.Child("secretRef", "name"))...)
-	allErrs = append(allErrs, validateCertificateTemplate(spec.CertificateTemplate, fldPath.Child("certificateTemplate"))...)
+	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, fldPath.Child("certificateTemplate"))...)
 	return allErrs
 }
 
@@ -129,4 +129,23 @@ func validateWorkspacePath(workspace string, fldPath *field.Path) field.ErrorLis
 	return field.ErrorList{field.Invalid(fldPath, workspace, validation.RegexError(
 		fmt.Sprintf("must be a workspace path: root, followed by any number of %q segments of lower case alphanumeric characters or '-'", ":<segment>"),
 		workspacePathFmt, "root", "root:team-a"))}
+}
+
+// validateKubeconfigCertificateTemplate checks a Kubeconfig's certificate template. The
+// identity and the lifetime have fields of their own, which the identity rule and the
+// minimum check: a template may not add groups (the subject's organizations) or set the
+// duration behind their back.
+func validateKubeconfigCertificateTemplate(tmpl *operator.CertificateTemplate, fldPath *field.Path) field.ErrorList {
+	allErrs := validateCertificateTemplate(tmpl, fldPath)
+	if tmpl == nil || tmpl.Spec == nil {
+		return allErrs
+	}
+	specPath := fldPath.Child("spec")
+	if s := tmpl.Spec.Subject; s != nil && len(s.Organizations) > 0 {
+		allErrs = append(allErrs, field.Forbidden(specPath.Child("subject", "organizations"), "the groups of a Kubeconfig are spec.groups"))
+	}
+	if tmpl.Spec.Duration != nil {
+		allErrs = append(allErrs, field.Forbidden(specPath.Child("duration"), "the lifetime of a Kubeconfig is spec.validity"))
+	}
+	return allErrs
 }

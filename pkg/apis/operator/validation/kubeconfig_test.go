@@ -14,6 +14,8 @@ import (
 
 func validKubeconfig() *operator.Kubeconfig {
 	tmpl := validCertificateTemplate()
+	// A Kubeconfig's groups and lifetime have fields of their own.
+	tmpl.Spec.Subject.Organizations, tmpl.Spec.Duration = nil, nil
 	return &operator.Kubeconfig{
 		ObjectMeta: validObjectMeta("admin"),
 		Spec: operator.KubeconfigSpec{
@@ -115,6 +117,17 @@ func TestValidateKubeconfig(t *testing.T) {
 			want:   []wantErr{invalid("spec.username", "may not begin or end with whitespace")},
 		},
 		{
+			name: "groups or lifetime through the certificate template",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.CertificateTemplate = &operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{
+					Subject: &operator.X509Subject{Organizations: []string{"system:masters"}}, Duration: &metav1.Duration{Duration: 24 * time.Hour}}}
+			},
+			want: []wantErr{
+				forbidden("spec.certificateTemplate.spec.subject.organizations", "spec.groups"),
+				forbidden("spec.certificateTemplate.spec.duration", "spec.validity"),
+			},
+		},
+		{
 			name:   "empty and duplicate groups",
 			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Groups = []string{"a", "", "a"} },
 			want:   []wantErr{required("spec.groups[1]"), duplicate("spec.groups[2]")},
@@ -126,12 +139,12 @@ func TestValidateKubeconfig(t *testing.T) {
 		},
 		{
 			name:   "validity at the minimum",
-			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Validity = metav1.Duration{Duration: 10 * time.Minute} },
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Validity = metav1.Duration{Duration: time.Hour} },
 		},
 		{
 			name:   "validity too short",
-			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Validity = metav1.Duration{Duration: 9 * time.Minute} },
-			want:   []wantErr{invalid("spec.validity", "must be at least 10m0s")},
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Validity = metav1.Duration{Duration: 59 * time.Minute} },
+			want:   []wantErr{invalid("spec.validity", "must be at least 1h0m0s")},
 		},
 		{
 			name:   "negative validity",
@@ -151,9 +164,9 @@ func TestValidateKubeconfig(t *testing.T) {
 		{
 			name: "certificate template is validated",
 			mutate: func(kc *operator.Kubeconfig) {
-				kc.Spec.CertificateTemplate.Spec.Duration, kc.Spec.CertificateTemplate.Spec.RenewBefore = duration("30m"), nil
+				kc.Spec.CertificateTemplate.Spec.RenewBefore = duration("-1h")
 			},
-			want: []wantErr{invalid("spec.certificateTemplate.spec.duration")},
+			want: []wantErr{invalid("spec.certificateTemplate.spec.renewBefore")},
 		},
 	}
 	for _, tc := range tests {

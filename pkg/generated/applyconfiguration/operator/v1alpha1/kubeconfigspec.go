@@ -37,8 +37,9 @@ type KubeconfigSpecApplyConfiguration struct {
 	Username *string `json:"username,omitempty"`
 	// Groups are the organizations of the client certificate.
 	Groups []string `json:"groups,omitempty"`
-	// Validity is the lifetime of the client certificate, at least 10m. cert-manager renews it
-	// before it expires and the Secret is written again.
+	// Validity is the lifetime of the client certificate, at least 1h, the shortest that
+	// cert-manager issues. cert-manager renews it before it expires and the Secret is
+	// written again.
 	Validity *v1.Duration `json:"validity,omitempty"`
 	// SecretRef names the Secret the kubeconfig is written to, under the key kubeconfig.
 	SecretRef *corev1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`

@@ -1,0 +1,153 @@
+package kubeconfig
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+)
+
+type fixture struct {
+	c        *Controller
+	ours     *opfake.Clientset
+	host     *controllertest.Host
+	recorder *record.FakeRecorder
+	caches   map[string]cache.Indexer
+}
+
+// newFixture returns a controller over caches holding objs: Kubeconfigs (also in our fake
+// clientset), RootShards, Shards and FrontProxies, and host Secrets.
+func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
+	f := &fixture{ours: opfake.NewSimpleClientset(), host: controllertest.NewHost(t), recorder: record.NewFakeRecorder(1000),
+		caches: map[string]cache.Indexer{}}
+	for _, k := range []string{"kubeconfigs", "rootshards", "shards", "frontproxies"} {
+		f.caches[k] = controllertest.NewCache()
+	}
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *operatorv1alpha1.Kubeconfig:
+			require.NoError(t, f.ours.Tracker().Add(o.DeepCopy()))
+			require.NoError(t, f.caches["kubeconfigs"].Add(o.DeepCopy()))
+		case *operatorv1alpha1.RootShard:
+			require.NoError(t, f.caches["rootshards"].Add(o))
+		case *operatorv1alpha1.Shard:
+			require.NoError(t, f.caches["shards"].Add(o))
+		case *operatorv1alpha1.FrontProxy:
+			require.NoError(t, f.caches["frontproxies"].Add(o))
+		case *corev1.Secret:
+			require.NoError(t, f.host.Caches["secrets"].Add(o))
+		}
+	}
+	f.c = &Controller{client: f.ours,
+		kubeconfigs:  listers.NewKubeconfigLister(f.caches["kubeconfigs"]),
+		rootShards:   listers.NewRootShardLister(f.caches["rootshards"]),
+		shards:       listers.NewShardLister(f.caches["shards"]),
+		frontProxies: listers.NewFrontProxyLister(f.caches["frontproxies"]),
+		host:         f.host.Host, recorder: f.recorder}
+	return f
+}
+
+// sync syncs a Kubeconfig and lets its cache catch up.
+func (f *fixture) sync(t *testing.T, name string) *operatorv1alpha1.Kubeconfig {
+	t.Helper()
+	require.NoError(t, f.c.sync(t.Context(), "team-a/"+name))
+	got, err := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, f.caches["kubeconfigs"].Update(got))
+	return got
+}
+
+// issue plays cert-manager for a Kubeconfig's Certificate: a real certificate that expires at
+// notAfter, in its Secret, and the Certificate Ready; then the rest of the host catches up.
+func (f *fixture) issue(t *testing.T, name string, notAfter time.Time, resourceVersion string) (certPEM []byte) {
+	t.Helper()
+	certPEM, keyPEM := selfSigned(t, name, notAfter)
+	secretName := kubeconfig.CertificateName(name)
+	require.NoError(t, f.host.Caches["secrets"].Update(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: secretName, ResourceVersion: resourceVersion,
+			Labels: pki.Labels(kubeconfig.Kind, name, kubeconfig.CertificateComponent)},
+		Data: map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": []byte("CA")},
+	}))
+	f.host.CatchUp(t)
+	return certPEM
+}
+
+// selfSigned is a client certificate that expires at notAfter, and its key.
+func selfSigned(t *testing.T, cn string, notAfter time.Time) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: notAfter.Add(-24 * time.Hour),
+		NotAfter: notAfter, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+func rootShard(name string) *operatorv1alpha1.RootShard {
+	return &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}}
+}
+
+func ref(name string) operatorv1alpha1.RootShardConfig {
+	return operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: name}}
+}
+
+func shard(name, rootShard string) *operatorv1alpha1.Shard {
+	return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+		Spec: operatorv1alpha1.ShardSpec{RootShard: ref(rootShard)}}
+}
+
+func frontProxy(name, rootShard string) *operatorv1alpha1.FrontProxy {
+	return &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ref(rootShard),
+			External: &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 8443}}}
+}
+
+// caBundle is a RootShard's merged CA bundle, as the RootShard controller writes it.
+func caBundle(rootShard string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: rootShard + "-merged-ca-bundle", ResourceVersion: "1",
+		Labels: pki.Labels("rootshard", rootShard, "merged-ca-bundle")},
+		Data: map[string][]byte{"tls.crt": []byte("-----BEGIN CERTIFICATE-----\nU0VSVkVSIENB\n-----END CERTIFICATE-----\n")}}
+}
+
+// kubeconfigFor is a Kubeconfig with its finalizer toward target.
+func kubeconfigFor(name string, target operatorv1alpha1.KubeconfigTarget) *operatorv1alpha1.Kubeconfig {
+	return &operatorv1alpha1.Kubeconfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		Spec: operatorv1alpha1.KubeconfigSpec{
+			Target:          target,
+			TargetWorkspace: "root",
+			Username:        "ci-bot",
+			Groups:          []string{"team-a:developers"},
+			Validity:        metav1.Duration{Duration: 24 * time.Hour},
+			SecretRef:       corev1.LocalObjectReference{Name: name + "-kubeconfig"},
+		},
+	}
+}
+
+func toFrontProxy(name string) operatorv1alpha1.KubeconfigTarget {
+	return operatorv1alpha1.KubeconfigTarget{FrontProxyRef: &corev1.LocalObjectReference{Name: name}}
+}

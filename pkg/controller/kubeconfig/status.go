@@ -1,0 +1,145 @@
+package kubeconfig
+
+import (
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/credentials"
+	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+)
+
+// The reasons of a Kubeconfig's Available condition, and of its CertificatesReady condition
+// when it is Failed. They are part of the API: keep them stable.
+const (
+	// ReasonKubeconfigWritten: the kubeconfig Secret holds the current certificate.
+	ReasonKubeconfigWritten = "KubeconfigWritten"
+	// ReasonCertificatePending: cert-manager has not issued the certificate yet.
+	ReasonCertificatePending = "CertificatePending"
+	// ReasonCABundlePending: the RootShard's server CA bundle is not written yet.
+	ReasonCABundlePending = "CABundlePending"
+	// ReasonUnsupportedValidity: cert-manager would refuse the certificate's lifetime.
+	ReasonUnsupportedValidity = "UnsupportedValidity"
+	// ReasonGroupsInTemplate: spec.certificateTemplate names subject organizations, which
+	// would be groups beyond spec.groups.
+	ReasonGroupsInTemplate = "GroupsInTemplate"
+	// ReasonSecretConflict: spec.secretRef.name names a Secret that is someone else's.
+	ReasonSecretConflict = "SecretConflict"
+)
+
+// resolved is a Kubeconfig's target, or the reason and message of why it cannot be resolved
+// yet.
+type resolved struct {
+	target          credentials.Target
+	reason, message string
+}
+
+// resolve looks up what a Kubeconfig points at, and the RootShard that signs for it.
+func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) {
+	ns := kc.Namespace
+	kind, name := kubeconfig.TargetRef(kc)
+	var (
+		s     *operatorv1alpha1.Shard
+		fp    *operatorv1alpha1.FrontProxy
+		rs    string
+		owner string // what names the RootShard, in messages
+		err   error
+	)
+	switch kind {
+	case "":
+		// Validation requires a target; should one be missing, the key is retried.
+		return resolved{}, fmt.Errorf("the Kubeconfig %s/%s names no target", ns, kc.Name)
+	case kubeconfig.RootShardTarget:
+		rs = name
+	case kubeconfig.ShardTarget:
+		s, err = c.shards.Shards(ns).Get(name)
+		if apierrors.IsNotFound(err) {
+			return resolved{reason: controller.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
+		}
+		if err != nil {
+			return resolved{}, err
+		}
+		rs, owner = rootShardName(s.Spec.RootShard), fmt.Sprintf(" of Shard %q", name)
+	case kubeconfig.FrontProxyTarget:
+		fp, err = c.frontProxies.FrontProxies(ns).Get(name)
+		if apierrors.IsNotFound(err) {
+			return resolved{reason: controller.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
+		}
+		if err != nil {
+			return resolved{}, err
+		}
+		rs, owner = rootShardName(fp.Spec.RootShard), fmt.Sprintf(" of FrontProxy %q", name)
+	}
+	rootShard, err := c.rootShards.RootShards(ns).Get(rs)
+	if apierrors.IsNotFound(err) {
+		return resolved{reason: controller.ReasonRootShardNotFound,
+			message: fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)}, nil
+	}
+	if err != nil {
+		return resolved{}, err
+	}
+	target, err := kubeconfig.TargetOf(kc, rootShard, s, fp)
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolved{target: target}, nil
+}
+
+func notFound(kind, name, namespace string) string {
+	return fmt.Sprintf("%s %q does not exist in namespace %q", kind, name, namespace)
+}
+
+func rootShardName(ref operatorv1alpha1.RootShardConfig) string {
+	if ref.Reference == nil {
+		return ""
+	}
+	return ref.Reference.Name
+}
+
+// targetMissing sets the status of a Kubeconfig whose target, or the target's RootShard,
+// does not exist yet, and says so in an Event the first time. That object's informer event
+// brings the Kubeconfig back when it appears.
+func (c *Controller) targetMissing(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, reason, message string) {
+	gen := kc.Generation
+	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, message)
+	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, reason,
+		"waiting for the target "+status.TargetName)
+	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason,
+		"waiting for the RootShard's front-proxy-client CA")
+	status.Phase = operatorv1alpha1.KubeconfigPhaseProvisioning
+	c.eventOnChange(kc, status, reason, message)
+}
+
+// failed sets the status of a Kubeconfig that cannot be realized as it is, and says so in an
+// Event the first time. Nothing more is applied until its spec changes.
+func (c *Controller) failed(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, reason, message string) {
+	gen := kc.Generation
+	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, reason, message)
+	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason,
+		"no certificate is requested: "+message)
+	status.Phase = operatorv1alpha1.KubeconfigPhaseFailed
+	c.eventOnChange(kc, status, reason, message)
+}
+
+// eventOnChange records a Warning when the status is about to change, so that a resync
+// does not repeat it.
+func (c *Controller) eventOnChange(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, reason, message string) {
+	if !apiequality.Semantic.DeepEqual(&kc.Status, status) {
+		c.recorder.Event(kc, "Warning", reason, message)
+	}
+}
+
+// phase is Ready once the certificate is issued and the kubeconfig Secret written, else
+// Provisioning.
+func phase(conditions []metav1.Condition) operatorv1alpha1.KubeconfigPhase {
+	if meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionAvailable) &&
+		meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionCertificatesReady) {
+		return operatorv1alpha1.KubeconfigPhaseReady
+	}
+	return operatorv1alpha1.KubeconfigPhaseProvisioning
+}

@@ -1,0 +1,232 @@
+package kubeconfig
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"time"
+
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+)
+
+// sync brings the host cluster in line with one Kubeconfig and reports back in its status.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	return c.lifecycle().Sync(ctx, key, c.reconcile)
+}
+
+// lifecycle is the Kubeconfig's finalizer, status and deletion. Deletion removes the
+// Certificate, cert-manager's Secret and the kubeconfig Secret: all carry the owner label.
+func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus] {
+	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
+	return controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
+		Kind: kubeconfig.Kind, Noun: "kubeconfig", Finalizer: Finalizer,
+		Get: func(ns, name string) (*operatorv1alpha1.Kubeconfig, error) {
+			return c.kubeconfigs.Kubeconfigs(ns).Get(name)
+		},
+		Update: func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig) (*operatorv1alpha1.Kubeconfig, error) {
+			return c.client.OperatorV1alpha1().Kubeconfigs(kc.Namespace).Update(ctx, kc, opts)
+		},
+		UpdateStatus: func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig) (*operatorv1alpha1.Kubeconfig, error) {
+			return c.client.OperatorV1alpha1().Kubeconfigs(kc.Namespace).UpdateStatus(ctx, kc, opts)
+		},
+		Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
+		Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
+			// A Kubeconfig's phases are not a setup's. Lifecycle marks a deleted object
+			// Deleting, which is no Kubeconfig phase: the status update would be rejected
+			// and the finalizer never removed. So Lifecycle gets a phase of its own to
+			// write, and reconcile sets status.phase itself. Deletion still shows, as
+			// Available=False with reason Deleting.
+			var phase operatorv1alpha1.Phase
+			return controller.Common{Phase: &phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		},
+		Host: c.host, Recorder: c.recorder,
+	}
+}
+
+// reconcile realizes a Kubeconfig once its target exists, and observes the result.
+func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+	kind, name := kubeconfig.TargetRef(kc)
+	status.TargetName = kind + "/" + name
+	r, err := c.resolve(kc)
+	if err != nil {
+		return err
+	}
+	if r.reason != "" {
+		c.targetMissing(kc, status, r.reason, r.message)
+		return nil
+	}
+	k := kubeconfig.Kubeconfig{Kubeconfig: kc, Target: r.target}
+	status.TargetName = k.Target.String()
+	controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue,
+		controller.ReasonReferencesFound, "every referenced object exists")
+	if msg := k.UnsupportedValidity(); msg != "" {
+		c.failed(kc, status, ReasonUnsupportedValidity, msg)
+		return nil
+	}
+	if msg := k.GroupsInTemplate(); msg != "" {
+		c.failed(kc, status, ReasonGroupsInTemplate, msg)
+		return nil
+	}
+
+	cert := k.Certificate()
+	wrote, out, err := c.realize(ctx, k, cert)
+	c.lifecycle().Applied(kc, wrote, err)
+	if err != nil {
+		return err
+	}
+	if out.reason == ReasonSecretConflict {
+		c.failed(kc, status, out.reason, out.message)
+		return nil
+	}
+	controller.SetCertificatesReady(&status.Conditions, kc.Generation, 1,
+		c.host.PendingCertificates([]*cmapply.CertificateApplyConfiguration{cert}))
+	if out.reason == "" {
+		status.ExpirationTimestamp = &metav1.Time{Time: out.notAfter}
+		controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionTrue,
+			ReasonKubeconfigWritten, fmt.Sprintf("the kubeconfig is written to the Secret %s", k.SecretName()))
+	} else {
+		controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse,
+			out.reason, out.message)
+	}
+	status.Phase = phase(status.Conditions)
+	return nil
+}
+
+// outcome is what realize got to: the kubeconfig Secret written, with the expiry of the
+// certificate in it, or the reason and message of why not yet.
+type outcome struct {
+	notAfter        time.Time
+	reason, message string
+}
+
+// realize applies the Kubeconfig's Certificate and, once cert-manager issued it and the
+// RootShard's CA bundle is written, the kubeconfig Secret; their events bring the Kubeconfig
+// back until then, and whenever cert-manager renews the certificate. It returns how many
+// objects it wrote.
+func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert *cmapply.CertificateApplyConfiguration) (int, outcome, error) {
+	if out, err := c.secretConflict(ctx, k); out.reason != "" || err != nil {
+		return 0, out, err
+	}
+	wrote := 0
+	w, err := c.host.CertificateApplier.ApplyIfChanged(ctx, cert)
+	if err != nil {
+		return wrote, outcome{}, err
+	}
+	wrote += count(w)
+
+	secrets := c.host.Secrets.Secrets(k.Namespace)
+	issued, err := secrets.Get(k.CertificateName())
+	if apierrors.IsNotFound(err) || (err == nil && (len(issued.Data["tls.crt"]) == 0 || len(issued.Data["tls.key"]) == 0)) {
+		return wrote, outcome{reason: ReasonCertificatePending,
+			message: fmt.Sprintf("waiting for cert-manager to issue the Certificate %s", k.CertificateName())}, nil
+	}
+	if err != nil {
+		return wrote, outcome{}, err
+	}
+	notAfter, err := expiry(issued.Data["tls.crt"])
+	if err != nil {
+		// cert-manager writes it again; that event brings the Kubeconfig back.
+		return wrote, outcome{reason: ReasonCertificatePending,
+			message: fmt.Sprintf("the Secret %s holds no usable certificate yet: %v", issued.Name, err)}, nil
+	}
+	bundle, err := secrets.Get(k.Target.CABundleSecret())
+	if apierrors.IsNotFound(err) || (err == nil && len(bundle.Data["tls.crt"]) == 0) {
+		return wrote, outcome{reason: ReasonCABundlePending, message: fmt.Sprintf("waiting for the CA bundle %s of RootShard %s",
+			k.Target.CABundleSecret(), k.Target.RootShard.Name)}, nil
+	}
+	if err != nil {
+		return wrote, outcome{}, err
+	}
+
+	secret, err := k.Secret(bundle.Data["tls.crt"], issued.Data["tls.crt"], issued.Data["tls.key"])
+	if err != nil {
+		return wrote, outcome{}, err
+	}
+	w, err = c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+	if err != nil {
+		return wrote, outcome{}, err
+	}
+	wrote += count(w)
+	deleted, err := c.deleteStaleSecrets(ctx, k)
+	return wrote + deleted, outcome{notAfter: notAfter}, err
+}
+
+// secretConflict is a SecretConflict outcome when spec.secretRef.name names a Secret that is
+// not this Kubeconfig's to write: applying would take it over, and deletion would delete it.
+func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig) (outcome, error) {
+	name := k.SecretName()
+	conflict := outcome{reason: ReasonSecretConflict, message: fmt.Sprintf(
+		"the Secret %s exists and is not this Kubeconfig's kubeconfig Secret; choose another spec.secretRef.name", name)}
+	if name == k.CertificateName() {
+		conflict.message = fmt.Sprintf("spec.secretRef.name %s is the Secret cert-manager issues the certificate into", name)
+		return conflict, nil
+	}
+	existing, err := c.host.Secrets.Secrets(k.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only what the controllers wrote; someone else's Secret is read.
+		existing, err = c.host.Kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return outcome{}, nil
+	}
+	if err != nil {
+		return outcome{}, fmt.Errorf("reading the Secret %s/%s: %w", k.Namespace, name, err)
+	}
+	if !k.OwnsSecret(existing.Labels) {
+		return conflict, nil
+	}
+	return outcome{}, nil
+}
+
+// deleteStaleSecrets deletes the kubeconfig Secrets the Kubeconfig wrote under an earlier
+// spec.secretRef.name: each holds a live credential. It returns how many it deleted.
+func (c *Controller) deleteStaleSecrets(ctx context.Context, k kubeconfig.Kubeconfig) (int, error) {
+	selector := labels.SelectorFromSet(pki.Labels(kubeconfig.Kind, k.Name, kubeconfig.SecretComponent))
+	owned, err := c.host.Secrets.Secrets(k.Namespace).List(selector)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, s := range owned {
+		if s.Name == k.SecretName() {
+			continue
+		}
+		err := c.host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("deleting the former kubeconfig Secret %s/%s: %w", k.Namespace, s.Name, err)
+		}
+		deleted++
+	}
+	return deleted, nil
+}
+
+// expiry is the NotAfter of the first certificate of a PEM chain: the leaf cert-manager
+// issued.
+func expiry(chain []byte) (time.Time, error) {
+	block, _ := pem.Decode(chain)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return time.Time{}, errors.New("no PEM certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("parsing the certificate: %w", err)
+	}
+	return cert.NotAfter, nil
+}
+
+func count(wrote bool) int {
+	if wrote {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,83 @@
+package kubeconfig
+
+import (
+	"fmt"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+)
+
+// Certificate builds the Certificate of the Kubeconfig's identity (PKI.md, kubeconfig-<kc>):
+// CN spec.username and O spec.groups, for client auth, signed by the target RootShard's
+// front-proxy-client CA, lasting spec.validity, with spec.certificateTemplate merged in. Its
+// Secret has the same name and carries the owner label, so that deletion finds it.
+func (k Kubeconfig) Certificate() *cmapply.CertificateApplyConfiguration {
+	return certificates.Certificate(certificates.Spec{
+		Namespace:    k.Namespace,
+		Name:         k.CertificateName(),
+		Labels:       k.labels(CertificateComponent),
+		Issuer:       certificates.LocalIssuer(k.Target.SignerIssuer()),
+		CommonName:   k.Spec.Username,
+		Organization: k.Spec.Groups,
+		Usages:       pki.ClientAuth.KeyUsages(),
+		Template:     k.template(),
+	})
+}
+
+// template is spec.certificateTemplate with spec.validity as its duration: validity is the
+// Kubeconfig's lifetime, whatever the template says. A duration in the template also keeps
+// certificates.Certificate from setting the 7-day leaf renewBefore, which would exceed a
+// short validity; so renewBefore is the template's when it has one, else cert-manager's
+// default of a third of the lifetime.
+//
+// The template's subject organizations are dropped: kcp reads them as groups, and the
+// groups of a Kubeconfig are spec.groups alone, which the API server checks against what
+// the creator may impersonate. GroupsInTemplate reports them.
+func (k Kubeconfig) template() *operatorv1alpha1.CertificateTemplate {
+	t := &operatorv1alpha1.CertificateTemplate{}
+	if k.Spec.CertificateTemplate != nil {
+		t = k.Spec.CertificateTemplate.DeepCopy()
+	}
+	if t.Spec == nil {
+		t.Spec = &operatorv1alpha1.CertificateSpecTemplate{}
+	}
+	t.Spec.Duration = &metav1.Duration{Duration: k.Spec.Validity.Duration}
+	if t.Spec.Subject != nil {
+		t.Spec.Subject.Organizations = nil
+	}
+	return t
+}
+
+// GroupsInTemplate says that spec.certificateTemplate names subject organizations, which
+// would be groups beyond spec.groups, and is empty when it does not. Certificate never
+// issues them.
+func (k Kubeconfig) GroupsInTemplate() string {
+	t := k.Spec.CertificateTemplate
+	if t == nil || t.Spec == nil || t.Spec.Subject == nil || len(t.Spec.Subject.Organizations) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("spec.certificateTemplate.spec.subject.organizations %v would be groups of the credential; declare groups in spec.groups",
+		t.Spec.Subject.Organizations)
+}
+
+// UnsupportedValidity says why cert-manager would refuse the Kubeconfig's Certificate for its
+// lifetime, and is empty when it would not. cert-manager's webhook rejects a duration under
+// cmv1.MinimumCertificateDuration (1h), and a renewBefore that is not shorter than the
+// duration; applying such a Certificate would fail on every retry.
+func (k Kubeconfig) UnsupportedValidity() string {
+	validity := k.Spec.Validity.Duration
+	if validity < cmv1.MinimumCertificateDuration {
+		return fmt.Sprintf("spec.validity %s is shorter than %s, the shortest certificate lifetime cert-manager accepts",
+			validity, cmv1.MinimumCertificateDuration)
+	}
+	if t := k.Spec.CertificateTemplate; t != nil && t.Spec != nil && t.Spec.RenewBefore != nil && t.Spec.RenewBefore.Duration >= validity {
+		return fmt.Sprintf("spec.certificateTemplate.spec.renewBefore %s must be shorter than spec.validity %s",
+			t.Spec.RenewBefore.Duration, validity)
+	}
+	return ""
+}
