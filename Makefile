@@ -39,6 +39,14 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	$(GO) test ./test/e2e/... -count=1 -timeout 40m
 
+IMAGE ?= ghcr.io/kcp-setups/apiserver:latest
+CONTAINER_TOOL ?= $(shell command -v docker || command -v podman)
+
+.PHONY: image
+image: ## Build the server's container image (needs docker or podman; override with CONTAINER_TOOL).
+	@if [[ -z "$(CONTAINER_TOOL)" ]]; then echo "make image needs docker or podman (or CONTAINER_TOOL=...)"; exit 1; fi
+	$(CONTAINER_TOOL) build -t $(IMAGE) .
+
 .PHONY: bench
 bench: build tools ## Mints per second and latencies of the kubeconfig subresource, next to TokenRequest.
 	$(GO) test ./test/bench/ -run '^$$' -bench . -benchtime 3000x -count 1 -timeout 30m

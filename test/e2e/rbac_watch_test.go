@@ -97,5 +97,5 @@ func TestServerRestart(t *testing.T) {
 
 	assert.Equal(t, uid, kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}"))
 	out := kubectl(t, "get", "apiservice", "v1alpha1.operator.kcp.io")
-	assert.Regexp(t, `v1alpha1\.operator\.kcp\.io\s+kcp-setups/kcp-setups\s+True`, out)
+	assert.Regexp(t, `v1alpha1\.operator\.kcp\.io\s+kcp-setups/kcp-setups-loopback\s+True`, out)
 }

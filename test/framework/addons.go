@@ -2,16 +2,12 @@ package framework
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -112,33 +108,19 @@ func (s *Stack) StartServer(ctx context.Context) error {
 		}
 		s.ServerPort = port
 	}
-	args := []string{
-		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.ServerPort),
-		"--tls-cert-file=" + s.pki.kcpSetups.CertFile, "--tls-private-key-file=" + s.pki.kcpSetups.KeyFile,
-		"--authentication-kubeconfig=" + s.AdminKubeconfig, "--authorization-kubeconfig=" + s.AdminKubeconfig,
-		"--kubeconfig=" + s.AdminKubeconfig,
-	}
+	args := append(s.ServingArgs(s.ServerPort), s.DelegationArgs(s.AdminKubeconfig)...)
 	if s.opts.EmbeddedEtcd {
 		args = append(args, "--embedded-etcd-dir="+s.path("kcp-setups-etcd"))
 	} else {
 		args = append(args, "--etcd-servers="+s.EtcdURL)
 	}
-	p, err := startProcess(s.path("logs"), "kcp-setups-apiserver", s.bin("kcp-setups-apiserver"), args...)
+	p, err := s.startServerProcess(ctx, "kcp-setups-apiserver", s.ServerPort, args)
 	if err != nil {
 		return err
 	}
 	s.server = p
-	// Register only once the server answers: kube-apiserver backs off from an APIService whose
-	// first checks failed.
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(s.pki.server.CertPEM)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
-	readyz := "https://127.0.0.1:" + strconv.Itoa(s.ServerPort) + "/readyz"
-	if err := poll(ctx, "kcp-setups-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, client, readyz)
-	}); err != nil {
-		return err
-	}
+	// Registered only once the server answers: kube-apiserver backs off from an APIService
+	// whose first checks failed.
 	if err := s.register(ctx); err != nil {
 		return err
 	}

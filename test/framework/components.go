@@ -20,7 +20,9 @@ import (
 // The names the kcp-setups server is registered under.
 const (
 	ServerNamespace = "kcp-setups"
-	ServerService   = "kcp-setups"
+	// ServerService is not the install manifests' Service name, so that they can be applied
+	// (with --dry-run=server) on the stack without colliding with its loopback registration.
+	ServerService = "kcp-setups-loopback"
 )
 
 // pki is the stack's certificates.

@@ -70,12 +70,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	le := cfg.LeaderElection
+	identity := host + "_" + string(uuid.NewUUID())
 	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
-		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: host + "_" + string(uuid.NewUUID())})
+		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
 	if err != nil {
 		return err
 	}
-	logger := klog.FromContext(ctx).WithValues("lease", le.ResourceNamespace+"/"+le.ResourceName)
+	logger := klog.FromContext(ctx).WithValues("lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", identity)
 	// Losing the lease stops the controllers; the loop then campaigns again.
 	for ctx.Err() == nil {
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{

@@ -1,0 +1,391 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	"github.com/kcp-setups/apiserver/test/framework"
+)
+
+const deployDir = "../../artifacts/deploy"
+
+func TestInstallManifestsDryRun(t *testing.T) {
+	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
+	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
+		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {
+		assert.Contains(t, out, want)
+	}
+	rendered := kubectl(t, "kustomize", deployDir)
+	assert.NotContains(t, rendered, "insecureSkipTLSVerify", "kube-apiserver always verifies the server")
+	assert.Contains(t, rendered, "cert-manager.io/inject-ca-from: kcp-setups/kcp-setups-serving")
+}
+
+// manifestArgs are the arguments of the server's container in the install manifests.
+func manifestArgs(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(deployDir + "/apiserver.yaml")
+	require.NoError(t, err)
+	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var d appsv1.Deployment
+		if err := decoder.Decode(&d); err != nil {
+			require.FailNow(t, "no Deployment in apiserver.yaml", "%v", err)
+		}
+		if d.Kind == "Deployment" {
+			return d.Spec.Template.Spec.Containers[0].Args
+		}
+	}
+}
+
+// localArgs turns the manifest's arguments into a local process's: it serves on port with the
+// stack's certificate, and stores in the stack's etcd, which serves plain HTTP on loopback,
+// so the etcd TLS flags go. Every other argument is the manifest's, and kubeconfig stands in
+// for the pod's ServiceAccount.
+func localArgs(t *testing.T, args []string, port int, kubeconfig string) []string {
+	out := stack.ServingArgs(port)
+	for _, a := range args {
+		flag, _, _ := strings.Cut(a, "=")
+		switch flag {
+		case "--secure-port", "--tls-cert-file", "--tls-private-key-file", "--etcd-cafile", "--etcd-certfile", "--etcd-keyfile":
+		case "--etcd-servers":
+			out = append(out, "--etcd-servers="+stack.EtcdURL)
+		default:
+			out = append(out, a)
+		}
+	}
+	require.Contains(t, args, "--leader-elect-resource-namespace=kcp-setups")
+	return append(out, stack.DelegationArgs(kubeconfig)...)
+}
+
+// TestManifestRBACIsSufficientAndMinimal runs the server as the manifests' ServiceAccount,
+// with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
+// Then it takes single rules away, and each one's absence breaks a named behaviour.
+func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
+	ctx := t.Context()
+	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
+	t.Cleanup(func() {
+		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
+	})
+	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
+	saKubeconfig, err := stack.TokenKubeconfig("kcp-setups-sa", token)
+	require.NoError(t, err)
+	port, err := stack.FreePort()
+	require.NoError(t, err)
+	args := localArgs(t, manifestArgs(t), port, saKubeconfig)
+
+	// The stack's own server would reconcile too: it steps aside meanwhile.
+	stack.StopServer()
+	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
+
+	start := func(name string) (*framework.ServerProcess, clientset.Interface) {
+		t.Helper()
+		srv, err := stack.StartServerProcess(ctx, name, port, args)
+		require.NoError(t, err)
+		t.Cleanup(srv.Stop)
+		return srv, clientset.NewForConfigOrDie(srv.Config())
+	}
+	srv, ops := start("kcp-setups-manifest")
+	ns := namespace(t, "manifest-rbac")
+	_, err = ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
+		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
+			CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	var last string
+	if !assert.Eventually(t, func() bool {
+		rs, err := ops.OperatorV1alpha1().RootShards(ns).Get(ctx, "root", metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = fmt.Sprintf("%s %+v", rs.Status.Phase, rs.Status.Conditions)
+		return rs.Status.Phase == operatorv1alpha1.PhaseRunning
+	}, 3*time.Minute, time.Second, "the RootShard is realized and Running") {
+		t.Fatalf("last: %s\nthe server's log:\n%s", last, tail(srv.Log()))
+	}
+	var minted *operatorv1alpha1.KubeconfigRequest
+	require.Eventually(t, func() bool {
+		minted, err = ops.OperatorV1alpha1().RootShards(ns).CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
+		return err == nil
+	}, time.Minute, time.Second, "minting: %v", err)
+	assert.NotEmpty(t, minted.Status.Kubeconfig)
+	srv.Stop()
+
+	// Without a rule, something named breaks: the server says what it may not do.
+	forbidden := func(verb, resource, group string) string {
+		return fmt.Sprintf(`User "system:serviceaccount:kcp-setups:kcp-setups" cannot %s resource "%s" in API group "%s"`, verb, resource, group)
+	}
+	for _, tc := range []struct {
+		name     string
+		role     string // a ClusterRole, or namespace/Role
+		resource string // the rule that goes names it
+		check    func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface)
+	}{{
+		name: "secrets", role: "kcp-setups:apiserver", resource: "secrets",
+		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
+			waitForLog(t, srv, nil, forbidden("list", "secrets", ""))
+			// Right after a start the client CA of the delegated authentication may still be
+			// loading; then the answer is the mint's own.
+			var err error
+			assert.Eventually(t, func() bool {
+				_, err = ops.OperatorV1alpha1().RootShards(ns).CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
+				return apierrors.IsServiceUnavailable(err)
+			}, 30*time.Second, time.Second, "minting cannot read the CAs: %v", err)
+		},
+	}, {
+		name: "cert-manager", role: "kcp-setups:apiserver", resource: "certificates",
+		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
+			other := namespace(t, "manifest-rbac-cm")
+			_, err := ops.OperatorV1alpha1().CacheServers(other).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			waitForLog(t, srv, nil, forbidden("list", "certificates", "cert-manager.io"))
+			cs, err := ops.OperatorV1alpha1().CacheServers(other).Get(ctx, "cache", metav1.GetOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, cs.Finalizers, "the controllers never start without their caches, so nothing is reconciled")
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			restore := withoutRules(t, tc.role, func(_ int, r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, tc.resource) })
+			defer restore()
+			srv, ops := start("kcp-setups-manifest-without-" + tc.name)
+			defer srv.Stop()
+			tc.check(t, srv, ops)
+		})
+	}
+
+	// And every rule is needed: without any one of them, the server, at work on a new setup,
+	// says what it may not do. The Lease goes first, so that creating it is needed too.
+	for _, role := range []string{"kcp-setups:apiserver", "kcp-setups/kcp-setups:leader-election"} {
+		for i, rule := range rulesOf(t, role) {
+			t.Run(fmt.Sprintf("%s/%d/%s", role, i, strings.Join(rule.Resources, ",")), func(t *testing.T) {
+				restore := withoutRules(t, role, func(j int, _ rbacv1.PolicyRule) bool { return j == i })
+				defer restore()
+				err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
+				require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
+				// Without some rules the server never becomes ready: it is not waited for.
+				srv, err := stack.LaunchServerProcess(fmt.Sprintf("kcp-setups-manifest-without-%d-%d", len(role), i), port, args)
+				require.NoError(t, err)
+				defer srv.Stop()
+				ops := clientset.NewForConfigOrDie(srv.Config())
+				work := namespace(t, fmt.Sprintf("manifest-rbac-%d-%d", len(role), i))
+				var wants []string
+				for _, verb := range rule.Verbs {
+					for _, resource := range rule.Resources {
+						wants = append(wants, fmt.Sprintf(`User "system:serviceaccount:kcp-setups:kcp-setups" cannot %s resource "%s"`, verb, resource))
+					}
+				}
+				created := false
+				waitForLog(t, srv, func() {
+					if !created {
+						_, err := ops.OperatorV1alpha1().CacheServers(work).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
+						created = err == nil
+					}
+				}, wants...)
+			})
+		}
+	}
+}
+
+// rulesOf are the rules of a ClusterRole, or of namespace/Role.
+func rulesOf(t *testing.T, role string) []rbacv1.PolicyRule {
+	t.Helper()
+	if ns, name, namespaced := strings.Cut(role, "/"); namespaced {
+		r, err := stack.Kube.RbacV1().Roles(ns).Get(t.Context(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		return r.Rules
+	}
+	r, err := stack.Kube.RbacV1().ClusterRoles().Get(t.Context(), role, metav1.GetOptions{})
+	require.NoError(t, err)
+	return r.Rules
+}
+
+// withoutRules removes the rules of role (a ClusterRole, or namespace/Role) that drop
+// selects, and returns what puts them back.
+func withoutRules(t *testing.T, role string, drop func(int, rbacv1.PolicyRule) bool) func() {
+	t.Helper()
+	rbac := stack.Kube.RbacV1()
+	set := func(ctx context.Context, rules func([]rbacv1.PolicyRule) []rbacv1.PolicyRule) {
+		if ns, name, namespaced := strings.Cut(role, "/"); namespaced {
+			r, err := rbac.Roles(ns).Get(ctx, name, metav1.GetOptions{})
+			require.NoError(t, err)
+			r.Rules = rules(r.Rules)
+			_, err = rbac.Roles(ns).Update(ctx, r, metav1.UpdateOptions{})
+			require.NoError(t, err)
+			return
+		}
+		r, err := rbac.ClusterRoles().Get(ctx, role, metav1.GetOptions{})
+		require.NoError(t, err)
+		r.Rules = rules(r.Rules)
+		_, err = rbac.ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	before := rulesOf(t, role)
+	set(t.Context(), func(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+		var kept []rbacv1.PolicyRule
+		for i, r := range rules {
+			if !drop(i, r) {
+				kept = append(kept, r)
+			}
+		}
+		require.Less(t, len(kept), len(rules), "no rule of %s is dropped", role)
+		return kept
+	})
+	return func() { set(context.Background(), func([]rbacv1.PolicyRule) []rbacv1.PolicyRule { return before }) }
+}
+
+// waitForLog waits until the server's log says one of whats, calling meanwhile (when not
+// nil) before each look; the quotes klog escapes in an error are read as quotes.
+func waitForLog(t *testing.T, srv *framework.ServerProcess, meanwhile func(), whats ...string) {
+	t.Helper()
+	says := func() bool {
+		if meanwhile != nil {
+			meanwhile()
+		}
+		log := strings.ReplaceAll(srv.Log(), `\"`, `"`)
+		return slices.ContainsFunc(whats, func(what string) bool { return strings.Contains(log, what) })
+	}
+	if !assert.Eventually(t, says, time.Minute, time.Second) {
+		t.Fatalf("the server's log never says one of %q:\n%s", whats, tail(srv.Log()))
+	}
+}
+
+func tail(log string) string {
+	lines := strings.Split(log, "\n")
+	return strings.Join(lines[max(0, len(lines)-30):], "\n")
+}
+
+// TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
+// with kubectl --as, who may list, create and mint where.
+func TestSelfServiceRoles(t *testing.T) {
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
+	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")
+	kubectl(t, "create", "rolebinding", "editor", "-n", a, "--clusterrole=edit", "--user=eddie")
+
+	as := func(user string, args ...string) (string, error) {
+		return stack.Kubectl(t.Context(), append([]string{"--as=" + user}, args...)...)
+	}
+	mint := func(user, ns string) (string, error) {
+		return as(user, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/root/kubeconfig", "-f", writeManifest(t, `{"spec":{}}`))
+	}
+	// The aggregation controller fills the built-in roles in shortly.
+	require.Eventually(t, func() bool {
+		_, err := as("eddie", "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+		return err == nil
+	}, time.Minute, time.Second, "an editor creates setups in its namespace")
+	waitFor(t, a, "rootshard/root", "CertificatesReady")
+	require.Eventually(t, func() bool {
+		out, err := mint("eddie", a)
+		return err == nil && strings.Contains(out, `"kubeconfig"`)
+	}, time.Minute, time.Second, "an editor mints in its namespace")
+
+	out, err := as("vera", "get", "rootshards", "-n", a)
+	require.NoError(t, err, "a viewer lists: %s", out)
+	assert.Contains(t, out, "root")
+	out, err = mint("vera", a)
+	require.Error(t, err)
+	assert.Contains(t, out, `cannot create resource "rootshards/kubeconfig"`, "but does not mint")
+
+	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	for _, user := range []string{"vera", "eddie", "nobody"} {
+		for _, ns := range []string{a, b} {
+			if ns == a && user != "nobody" {
+				continue
+			}
+			out, err := as(user, "get", "rootshards", "-n", ns)
+			require.Error(t, err, "%s lists in %s", user, ns)
+			assert.Contains(t, out, "forbidden")
+			out, err = mint(user, ns)
+			require.Error(t, err, "%s mints in %s", user, ns)
+			assert.Contains(t, out, "forbidden")
+		}
+	}
+	_, err = as("eddie", "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("mine", "kcp.example.com", 6443)))
+	assert.Error(t, err, "an editor of one namespace creates nothing in another")
+}
+
+// TestHighAvailability runs a second server on the stack's etcd: both serve the same data;
+// when the leader is killed, the other takes the Lease and finishes five setups, creating
+// nothing twice.
+func TestHighAvailability(t *testing.T) {
+	ctx := t.Context()
+	port, err := stack.FreePort()
+	require.NoError(t, err)
+	second, err := stack.StartServerProcess(ctx, "kcp-setups-apiserver-2", port,
+		append(append(stack.ServingArgs(port), stack.DelegationArgs(stack.AdminKubeconfig)...), "--etcd-servers="+stack.EtcdURL))
+	require.NoError(t, err)
+	t.Cleanup(second.Stop)
+
+	probe, ns := namespace(t, "ha-probe"), namespace(t, "ha")
+	first := clientset.NewForConfigOrDie(stack.ServerConfig()).OperatorV1alpha1()
+	other := clientset.NewForConfigOrDie(second.Config()).OperatorV1alpha1()
+	created, err := first.CacheServers(probe).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got, err := other.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
+	require.NoError(t, err, "both replicas serve the same data")
+	assert.Equal(t, created.UID, got.UID)
+	// The leader's controller writes to it meanwhile; both replicas read the same versions.
+	assert.Eventually(t, func() bool {
+		a, errA := first.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
+		b, errB := other.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
+		return errA == nil && errB == nil && a.ResourceVersion == b.ResourceVersion
+	}, 30*time.Second, time.Second)
+
+	// One of them leads: the one whose log names the Lease's holder.
+	holder := func() string {
+		lease, err := stack.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
+		if err != nil || lease.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *lease.Spec.HolderIdentity
+	}
+	leads := func(log string) bool {
+		h := holder()
+		return h != "" && strings.Contains(log, `"Leading: starting the controllers" lease="kube-system/kcp-setups-controllers" identity="`+h+`"`)
+	}
+	require.Eventually(t, func() bool { return leads(stack.ServerLog()) || leads(second.Log()) }, time.Minute, time.Second, "one server leads")
+	kill, survivorClient, survivorLog := second.Kill, first, stack.ServerLog
+	if leads(stack.ServerLog()) {
+		kill, survivorClient, survivorLog = stack.KillServer, other, second.Log
+		t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
+	}
+
+	var manifests []string
+	for i := range 5 {
+		manifests = append(manifests, rootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443))
+	}
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.Join(manifests, "---\n")))
+	// The leader dies mid-reconcile, without releasing its Lease.
+	kill()
+
+	require.Eventually(t, func() bool { return leads(survivorLog()) }, 2*time.Minute, time.Second, "the other server takes the Lease")
+	for i := range 5 {
+		require.Eventually(t, func() bool {
+			rs, err := survivorClient.RootShards(ns).Get(ctx, fmt.Sprintf("root-%d", i), metav1.GetOptions{})
+			return err == nil && rs.Status.Phase == operatorv1alpha1.PhaseRunning
+		}, 3*time.Minute, time.Second, "root-%d becomes Running", i)
+	}
+	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
+	assert.Len(t, certs, 1+5*(1+5+5), "bootstrap CA, and per setup the root CA, 5 intermediates and 5 leaves")
+	deployments, err := stack.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, deployments.Items, 5)
+	for _, d := range deployments.Items {
+		assert.EqualValues(t, 1, d.Generation, "%s was applied once", d.Name)
+	}
+}
