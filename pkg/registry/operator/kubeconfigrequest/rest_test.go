@@ -2,7 +2,9 @@ package kubeconfigrequest
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -95,6 +98,7 @@ func certOf(t *testing.T, kubeconfig string) *x509.Certificate {
 
 func TestMintForTheRequester(t *testing.T) {
 	ctx, w := request(t, "alice", "team-a")
+	ctx = audit.WithAuditContext(ctx)
 	before := time.Now()
 	out, err := mint(t, newREST(t, false), ctx, operator.KubeconfigRequestSpec{})
 	require.NoError(t, err)
@@ -111,6 +115,14 @@ func TestMintForTheRequester(t *testing.T) {
 	require.NotNil(t, out.Status.Certificate)
 	assert.Equal(t, cert.SerialNumber.String(), out.Status.Certificate.SerialNumber)
 	assert.Equal(t, "CN=alice,O=team-a", out.Status.Certificate.Subject)
+	sum := sha256.Sum256(cert.Raw)
+	annotations := audit.AuditContextFrom(ctx).GetEventAnnotations()
+	assert.Equal(t, hex.EncodeToString(sum[:]), annotations[AuditFingerprint], "the audit log records the certificate's fingerprint")
+	assert.Equal(t, out.Status.Certificate.SHA256Fingerprint, annotations[AuditFingerprint])
+	assert.Equal(t, cert.SerialNumber.String(), annotations[AuditSerial])
+	for _, v := range annotations {
+		assert.NotContains(t, v, "PRIVATE KEY", "no key in the audit log")
+	}
 
 	cfg, err := clientcmd.Load([]byte(out.Status.Kubeconfig))
 	require.NoError(t, err)
