@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Host is the host cluster as the controllers see it: its clients, the caches of what the
@@ -25,6 +26,9 @@ type Host struct {
 	Services     corev1listers.ServiceLister
 	Deployments  appsv1listers.DeploymentLister
 	ConfigMaps   corev1listers.ConfigMapLister
+	// SecretMetadata caches the metadata of every Secret, the users' too, so that a change
+	// to a Secret a user names rolls the pods that mount it; nil in unit tests.
+	SecretMetadata cache.SharedIndexInformer
 
 	ConfigMapApplier   Applied[*corev1ac.ConfigMapApplyConfiguration]
 	IssuerApplier      Applied[*cmapply.IssuerApplyConfiguration]

@@ -68,7 +68,7 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	if err != nil {
 		return wrote, err
 	}
-	versions := h.mountedVersions(s)
+	versions := h.MountedVersions(s.Namespace, s.MountedSecrets())
 	if current == nil {
 		// Created before its Secrets, the Deployment would roll once per Secret issued;
 		// their events bring the shard back when they exist.
@@ -80,18 +80,6 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	}
 	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + count(w), err
-}
-
-// mountedVersions are the resource versions of the Secrets a shard's pods mount, as far as
-// the cache holds them: what the controllers and cert-manager wrote.
-func (h *Host) mountedVersions(s kcp.Shard) map[string]string {
-	versions := map[string]string{}
-	for _, name := range s.MountedSecrets() {
-		if secret, err := h.Secrets.Secrets(s.Namespace).Get(name); err == nil {
-			versions[name] = secret.ResourceVersion
-		}
-	}
-	return versions
 }
 
 // ShardAvailable is a shard's Available condition.

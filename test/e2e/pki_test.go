@@ -211,3 +211,24 @@ func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
 	kubectl(t, "rollout", "status", "deployment/root-kcp", "-n", ns, "--timeout=2m")
 	waitFor(t, ns, "rootshard/root", "Available")
 }
+
+// TestUsersSecretRollsThePods rotates a Secret the user names (the etcd client TLS): the
+// Deployment that mounts it rolls, though the Secret carries no label of ours.
+func TestUsersSecretRollsThePods(t *testing.T) {
+	ns := namespace(t, "users-secret")
+	kubectl(t, "create", "secret", "generic", "etcd-client", "-n", ns,
+		"--from-literal=tls.crt=cert", "--from-literal=tls.key=key", "--from-literal=ca.crt=ca")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`    tlsConfig:
+      secretRef:
+        name: etcd-client
+`))
+	waitFor(t, ns, "rootshard/root", "Available")
+	hash := func() string {
+		return kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.metadata.annotations.operator\\.kcp\\.io/secrets-hash}")
+	}
+	before := hash()
+	require.NotEmpty(t, before)
+	kubectl(t, "patch", "secret", "etcd-client", "-n", ns, "-p", `{"stringData":{"tls.crt":"rotated"}}`)
+	require.Eventually(t, func() bool { return hash() != before }, time.Minute, time.Second, "the pods roll")
+	waitFor(t, ns, "rootshard/root", "Available")
+}

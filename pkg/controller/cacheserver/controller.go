@@ -5,6 +5,7 @@ package cacheserver
 
 import (
 	"context"
+	"slices"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,10 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 			return nil, err
 		}
 	}
+	// A Secret a user names, mounted by the pods, rolls them when it changes.
+	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -95,6 +100,21 @@ func (c *Controller) bootstrapUsers(m metav1.Object) []string {
 	var keys []string
 	for _, cs := range all {
 		if cs.Spec.Certificates == nil {
+			keys = append(keys, cs.Namespace+"/"+cs.Name)
+		}
+	}
+	return keys
+}
+
+// mounting are the CacheServers of a namespace whose pods mount the user's Secret name.
+func (c *Controller) mounting(namespace, name string) []string {
+	all, err := c.cacheServers.CacheServers(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, cs := range all {
+		if slices.Contains(cacheserver.CacheServer{CacheServer: cs}.UsersSecrets(), name) {
 			keys = append(keys, cs.Namespace+"/"+cs.Name)
 		}
 	}

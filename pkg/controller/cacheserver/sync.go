@@ -100,11 +100,9 @@ func (c *Controller) realize(ctx context.Context, cs cacheserver.CacheServer) (i
 	if err != nil {
 		return wrote, err
 	}
-	versions := map[string]string{}
+	versions := c.host.MountedVersions(cs.Namespace, append(cs.MountedSecrets(), cs.UsersSecrets()...))
 	for _, name := range cs.MountedSecrets() {
-		if s, err := c.host.Secrets.Secrets(cs.Namespace).Get(name); err == nil {
-			versions[name] = s.ResourceVersion
-		} else if current == nil {
+		if _, ok := versions[name]; !ok && current == nil {
 			return wrote, nil // created once everything it mounts exists
 		}
 	}

@@ -5,6 +5,7 @@ package frontproxy
 
 import (
 	"context"
+	"slices"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,6 +66,10 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 			return nil, err
 		}
 	}
+	// A Secret a user names, mounted by the pods, rolls them when it changes.
+	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -94,6 +99,21 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 	var keys []string
 	for _, fp := range all {
 		if fp.Spec.RootShard.Reference != nil && fp.Spec.RootShard.Reference.Name == rootShard {
+			keys = append(keys, fp.Namespace+"/"+fp.Name)
+		}
+	}
+	return keys
+}
+
+// mounting are the FrontProxies of a namespace whose pods mount the user's Secret name.
+func (c *Controller) mounting(namespace, name string) []string {
+	all, err := c.frontProxies.FrontProxies(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, fp := range all {
+		if slices.Contains(frontproxy.FrontProxy{FrontProxy: fp}.UsersSecrets(), name) {
 			keys = append(keys, fp.Namespace+"/"+fp.Name)
 		}
 	}

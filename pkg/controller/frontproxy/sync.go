@@ -104,11 +104,9 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 	if err != nil {
 		return wrote, err
 	}
-	versions := map[string]string{}
+	versions := c.host.MountedVersions(f.Namespace, append(f.MountedSecrets(), f.UsersSecrets()...))
 	for _, name := range f.MountedSecrets() {
-		if s, err := c.host.Secrets.Secrets(f.Namespace).Get(name); err == nil {
-			versions[name] = s.ResourceVersion
-		} else if current == nil {
+		if _, ok := versions[name]; !ok && current == nil {
 			return wrote, nil // created once everything it mounts exists
 		}
 	}

@@ -19,6 +19,8 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -125,10 +127,18 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
 
+	// The users' Secrets that pods mount carry no label of ours: their metadata alone is
+	// cached, for every Secret, so that a change to one rolls the pods.
+	metadataClient, err := metadata.NewForConfig(cfg.Host)
+	if err != nil {
+		return err
+	}
+	metadataInformers := metadatainformer.NewSharedInformerFactory(metadataClient, resync)
 	host := controller.NewHost(kube, certManager,
 		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
 		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
 		kubeInformers.Core().V1().ConfigMaps().Lister())
+	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
 	rootShards, err := rootshard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
@@ -152,9 +162,11 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	ourInformers.Start(ctx.Done())
 	hostInformers.Start(ctx.Done())
 	kubeInformers.Start(ctx.Done())
+	metadataInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()
 	defer hostInformers.Shutdown()
 	defer kubeInformers.Shutdown()
+	defer metadataInformers.Shutdown()
 
 	workers := cfg.Workers
 	if workers < 1 {

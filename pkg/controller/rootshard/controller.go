@@ -4,6 +4,7 @@ package rootshard
 
 import (
 	"context"
+	"slices"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,6 +75,10 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 			return nil, err
 		}
 	}
+	// A Secret a user names, mounted by the pods, rolls them when it changes.
+	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -113,6 +118,21 @@ func (c *Controller) inNamespace(m metav1.Object) []string {
 	keys := make([]string, 0, len(all))
 	for _, rs := range all {
 		keys = append(keys, rs.Namespace+"/"+rs.Name)
+	}
+	return keys
+}
+
+// mounting are the RootShards of a namespace whose pods mount the Secret name.
+func (c *Controller) mounting(namespace, name string) []string {
+	all, err := c.rootShards.RootShards(namespace).List(everything)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, rs := range all {
+		if slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) {
+			keys = append(keys, rs.Namespace+"/"+rs.Name)
+		}
 	}
 	return keys
 }

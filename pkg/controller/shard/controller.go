@@ -5,6 +5,7 @@ package shard
 
 import (
 	"context"
+	"slices"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,6 +73,10 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 			return nil, err
 		}
 	}
+	// A Secret a user names, mounted by the pods, rolls them when it changes.
+	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -115,4 +120,20 @@ func rootShardName(s *operatorv1alpha1.Shard) string {
 		return ""
 	}
 	return s.Spec.RootShard.Reference.Name
+}
+
+// mounting are the Shards of a namespace whose pods mount the Secret name.
+func (c *Controller) mounting(namespace, name string) []string {
+	all, err := c.shards.Shards(namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, s := range all {
+		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
+		if err == nil && slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) {
+			keys = append(keys, s.Namespace+"/"+s.Name)
+		}
+	}
+	return keys
 }

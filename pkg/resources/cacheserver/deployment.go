@@ -51,6 +51,15 @@ func (c CacheServer) MountedSecrets() []string {
 	return names
 }
 
+// UsersSecrets are the Secrets the pods mount that the user provides: etcd's client TLS. A
+// change to one rolls the Deployment too.
+func (c CacheServer) UsersSecrets() []string {
+	if e := c.Spec.Etcd; e != nil && e.TLSConfig != nil {
+		return []string{e.TLSConfig.SecretRef.Name}
+	}
+	return nil
+}
+
 // Deployment builds the cache server's Deployment. current is the Deployment as it is now
 // (nil when absent); mountsHash is workload.SecretsHash of the mounted Secrets. With the
 // embedded etcd it has exactly one replica, whose data lives in an emptyDir: the shards fill

@@ -46,6 +46,15 @@ func (f FrontProxy) MountedSecrets() []string {
 	return names
 }
 
+// UsersSecrets are the Secrets the pods mount that the user provides: the OIDC issuer's CA. A
+// change to one rolls the Deployment too.
+func (f FrontProxy) UsersSecrets() []string {
+	if a := f.Spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
+		return []string{a.OIDC.CAFileRef.Name}
+	}
+	return nil
+}
+
 // Deployment builds the front proxy's Deployment. current is the Deployment as it is now (nil
 // when absent), whose replica count is kept when the spec sets none; mountsHash is
 // workload.SecretsHash of the mounted Secrets and ConfigMap.

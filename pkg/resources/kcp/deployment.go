@@ -70,3 +70,14 @@ func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
 	}
 	return out
 }
+
+// optionalSecrets are the names of the Secrets of optionalMounts.
+func optionalSecrets(spec *operatorv1alpha1.CommonShardSpec) []string {
+	var names []string
+	for _, m := range optionalMounts(spec) {
+		if src := m.volume.Secret; src != nil && src.SecretName != nil {
+			names = append(names, *src.SecretName)
+		}
+	}
+	return names
+}

@@ -68,13 +68,14 @@ func (s Shard) mounts() []Mount {
 	return append(ms, s.KindMounts...)
 }
 
-// MountedSecrets are the names of the Secrets the pod mounts, sorted: a change to any of them
-// rolls the Deployment.
+// MountedSecrets are the names of the Secrets the pod mounts, the optional configuration
+// files' included, sorted: a change to any of them rolls the Deployment.
 func (s Shard) MountedSecrets() []string {
 	var names []string
 	for _, m := range s.mounts() {
 		names = append(names, m.secret)
 	}
+	names = append(names, optionalSecrets(s.Spec)...)
 	sort.Strings(names)
 	return names
 }

@@ -1,0 +1,62 @@
+package controller
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// SecretVersion is the resource version of a Secret that pods mount, and whether it exists.
+// The Secrets a user names (etcd TLS, a CA, an OIDC CA, webhook configurations) carry no
+// label of ours, so they are looked up in the cache of every Secret's metadata, when the host
+// has one; the controllers' own are in the labelled cache too.
+func (h *Host) SecretVersion(namespace, name string) (string, bool) {
+	if h.SecretMetadata != nil {
+		obj, exists, err := h.SecretMetadata.GetIndexer().GetByKey(namespace + "/" + name)
+		if err != nil || !exists {
+			return "", false
+		}
+		m, ok := obj.(metav1.Object)
+		if !ok {
+			return "", false
+		}
+		return m.GetResourceVersion(), true
+	}
+	s, err := h.Secrets.Secrets(namespace).Get(name)
+	if err != nil {
+		return "", false
+	}
+	return s.ResourceVersion, true
+}
+
+// MountedVersions are the resource versions of the named Secrets that exist, keyed by name:
+// what a Deployment's mounts hash is made of, so that a change to any of them rolls it.
+func (h *Host) MountedVersions(namespace string, names []string) map[string]string {
+	versions := map[string]string{}
+	for _, name := range names {
+		if v, ok := h.SecretVersion(namespace, name); ok {
+			versions[name] = v
+		}
+	}
+	return versions
+}
+
+// UsersSecret reports whether an object is a Secret the controllers did not write: one a
+// user names in a spec. The controllers' own reach their owners through their labels.
+func UsersSecret(m metav1.Object) bool {
+	return m.GetLabels()[pki.LabelManagedBy] != pki.ManagedBy
+}
+
+// WatchUsersSecrets calls enqueue with the keys mounting(namespace, name) returns whenever a
+// user's Secret changes, when the host caches every Secret's metadata.
+func (h *Host) WatchUsersSecrets(loop *Loop, mounting func(namespace, name string) []string) error {
+	if h.SecretMetadata == nil {
+		return nil
+	}
+	return loop.Watch(h.SecretMetadata, loop.HandlerFor(func(m metav1.Object) []string {
+		if !UsersSecret(m) {
+			return nil
+		}
+		return mounting(m.GetNamespace(), m.GetName())
+	}))
+}
