@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,8 +51,31 @@ type Applied[AC any] struct {
 	Annotate func(AC, map[string]string)
 	// Get reads the existing object from a cache; a NotFound error means absent.
 	Get func(namespace, name string) (metav1.Object, error)
-	// Apply writes the object.
-	Apply func(ctx context.Context, desired AC) error
+	// Apply writes the object and returns it as written.
+	Apply func(ctx context.Context, desired AC) (metav1.Object, error)
+
+	// generations are the generations the last applies left objects at, by namespace/name;
+	// nil keeps none.
+	generations *sync.Map
+}
+
+// WithDriftDetection makes the applier remember the generation each apply leaves an object
+// at. An object whose spec someone else changed since (a higher generation: kubectl edit,
+// another controller) is then applied again, although the desired hash is unchanged. A
+// cache that lags behind our own write shows a lower generation, which is no drift. After a
+// restart nothing is remembered, and the desired hash alone decides.
+func (a Applied[AC]) WithDriftDetection() Applied[AC] {
+	a.generations = &sync.Map{}
+	return a
+}
+
+// drifted reports whether someone else changed the spec of existing since our last apply.
+func (a Applied[AC]) drifted(existing metav1.Object) bool {
+	if a.generations == nil {
+		return false
+	}
+	ours, ok := a.generations.Load(existing.GetNamespace() + "/" + existing.GetName())
+	return ok && existing.GetGeneration() > ours.(int64)
 }
 
 // ApplyIfChanged applies desired unless the existing object was last applied with the same
@@ -66,13 +90,18 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	if err == nil && UpToDate(existing, hash) {
+	drifted := err == nil && a.drifted(existing)
+	if err == nil && UpToDate(existing, hash) && !drifted {
 		return false, nil
 	}
 	a.Annotate(desired, map[string]string{DesiredHashAnnotation: hash})
-	if err := a.Apply(ctx, desired); err != nil {
+	written, err := a.Apply(ctx, desired)
+	if err != nil {
 		return false, fmt.Errorf("applying %s %s/%s: %w", a.Kind, ns, name, err)
 	}
-	klog.FromContext(ctx).V(2).Info("Applied", "kind", a.Kind, "object", klog.KRef(ns, name))
+	if a.generations != nil && written != nil && written.GetGeneration() > 0 {
+		a.generations.Store(ns+"/"+name, written.GetGeneration())
+	}
+	klog.FromContext(ctx).V(2).Info("Applied", "kind", a.Kind, "object", klog.KRef(ns, name), "drifted", drifted)
 	return true, nil
 }

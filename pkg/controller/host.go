@@ -48,14 +48,17 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		Secrets: secrets, Services: services, Deployments: deployments, ConfigMaps: configMaps}
 	c.IssuerApplier, c.CertificateApplier, c.SecretApplier, c.ServiceApplier, c.DeploymentApplier =
 		c.newAppliers()
+	// The kinds whose spec has a generation: a change someone else makes to one is undone.
+	c.IssuerApplier = c.IssuerApplier.WithDriftDetection()
+	c.CertificateApplier = c.CertificateApplier.WithDriftDetection()
+	c.DeploymentApplier = c.DeploymentApplier.WithDriftDetection()
 	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
 		Kind:     "ConfigMap",
 		Key:      func(o *corev1ac.ConfigMapApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 		Annotate: func(o *corev1ac.ConfigMapApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 		Get:      func(ns, name string) (metav1.Object, error) { return c.ConfigMaps.ConfigMaps(ns).Get(name) },
-		Apply: func(ctx context.Context, o *corev1ac.ConfigMapApplyConfiguration) error {
-			_, err := c.Kube.CoreV1().ConfigMaps(*o.Namespace).Apply(ctx, o, ApplyOptions)
-			return err
+		Apply: func(ctx context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
+			return applied(c.Kube.CoreV1().ConfigMaps(*o.Namespace).Apply(ctx, o, ApplyOptions))
 		},
 	}
 	return c
@@ -68,9 +71,8 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Key:      func(o *cmapply.IssuerApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.IssuerApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Issuers.Issuers(ns).Get(name) },
-			Apply: func(ctx context.Context, o *cmapply.IssuerApplyConfiguration) error {
-				_, err := c.CertManager.CertmanagerV1().Issuers(*o.Namespace).Apply(ctx, o, ApplyOptions)
-				return err
+			Apply: func(ctx context.Context, o *cmapply.IssuerApplyConfiguration) (metav1.Object, error) {
+				return applied(c.CertManager.CertmanagerV1().Issuers(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		},
 		Applied[*cmapply.CertificateApplyConfiguration]{
@@ -78,9 +80,8 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Key:      func(o *cmapply.CertificateApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.CertificateApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
-			Apply: func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) error {
-				_, err := c.CertManager.CertmanagerV1().Certificates(*o.Namespace).Apply(ctx, o, ApplyOptions)
-				return err
+			Apply: func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) (metav1.Object, error) {
+				return applied(c.CertManager.CertmanagerV1().Certificates(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		},
 		Applied[*corev1ac.SecretApplyConfiguration]{
@@ -88,9 +89,8 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Key:      func(o *corev1ac.SecretApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.SecretApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Secrets.Secrets(ns).Get(name) },
-			Apply: func(ctx context.Context, o *corev1ac.SecretApplyConfiguration) error {
-				_, err := c.Kube.CoreV1().Secrets(*o.Namespace).Apply(ctx, o, ApplyOptions)
-				return err
+			Apply: func(ctx context.Context, o *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
+				return applied(c.Kube.CoreV1().Secrets(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		},
 		Applied[*corev1ac.ServiceApplyConfiguration]{
@@ -98,9 +98,8 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Key:      func(o *corev1ac.ServiceApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.ServiceApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Services.Services(ns).Get(name) },
-			Apply: func(ctx context.Context, o *corev1ac.ServiceApplyConfiguration) error {
-				_, err := c.Kube.CoreV1().Services(*o.Namespace).Apply(ctx, o, ApplyOptions)
-				return err
+			Apply: func(ctx context.Context, o *corev1ac.ServiceApplyConfiguration) (metav1.Object, error) {
+				return applied(c.Kube.CoreV1().Services(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		},
 		Applied[*appsv1ac.DeploymentApplyConfiguration]{
@@ -108,9 +107,16 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Key:      func(o *appsv1ac.DeploymentApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *appsv1ac.DeploymentApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Deployments.Deployments(ns).Get(name) },
-			Apply: func(ctx context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
-				_, err := c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions)
-				return err
+			Apply: func(ctx context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
+				return applied(c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		}
+}
+
+// applied is what an apply wrote, or its error alone.
+func applied[T metav1.Object](obj T, err error) (metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
 }

@@ -232,3 +232,19 @@ func TestUsersSecretRollsThePods(t *testing.T) {
 	require.Eventually(t, func() bool { return hash() != before }, time.Minute, time.Second, "the pods roll")
 	waitFor(t, ns, "rootshard/root", "Available")
 }
+
+// TestEditsOfTheDeploymentAreUndone edits what the controller owns in a Deployment, as
+// someone with kubectl edit would: the controller puts it back.
+func TestEditsOfTheDeploymentAreUndone(t *testing.T) {
+	ns := namespace(t, "drift")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "Available")
+	args := func() string {
+		return kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", `jsonpath={.spec.template.spec.containers[0].args}`)
+	}
+	before := args()
+	kubectl(t, "patch", "deployment", "root-kcp", "-n", ns, "--type=json",
+		"-p", `[{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"--v=9"}]`)
+	require.Eventually(t, func() bool { return args() == before }, time.Minute, time.Second, "the edit is undone")
+	waitFor(t, ns, "rootshard/root", "Available")
+}

@@ -52,23 +52,29 @@ func NewHost(t *testing.T) *Host {
 		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
 		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"]))
-	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) error {
-		return h.store(t, "configmaps", "ConfigMap "+*o.Name, o, &corev1.ConfigMap{})
+	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
+		obj := &corev1.ConfigMap{}
+		return obj, h.store(t, "configmaps", "ConfigMap "+*o.Name, o, obj)
 	}
-	h.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) error {
-		return h.store(t, "issuers", "Issuer "+*o.Name, o, &cmv1.Issuer{})
+	h.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) (metav1.Object, error) {
+		obj := &cmv1.Issuer{}
+		return obj, h.store(t, "issuers", "Issuer "+*o.Name, o, obj)
 	}
-	h.CertificateApplier.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) error {
-		return h.store(t, "certificates", "Certificate "+*o.Name, o, &cmv1.Certificate{})
+	h.CertificateApplier.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) (metav1.Object, error) {
+		obj := &cmv1.Certificate{}
+		return obj, h.store(t, "certificates", "Certificate "+*o.Name, o, obj)
 	}
-	h.SecretApplier.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) error {
-		return h.store(t, "secrets", "Secret "+*o.Name, o, &corev1.Secret{})
+	h.SecretApplier.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
+		obj := &corev1.Secret{}
+		return obj, h.store(t, "secrets", "Secret "+*o.Name, o, obj)
 	}
-	h.ServiceApplier.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) error {
-		return h.store(t, "services", "Service "+*o.Name, o, &corev1.Service{})
+	h.ServiceApplier.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) (metav1.Object, error) {
+		obj := &corev1.Service{}
+		return obj, h.store(t, "services", "Service "+*o.Name, o, obj)
 	}
-	h.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) error {
-		return h.store(t, "deployments", "Deployment "+*o.Name, o, &appsv1.Deployment{})
+	h.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
+		obj := &appsv1.Deployment{}
+		return obj, h.store(t, "deployments", "Deployment "+*o.Name, o, obj)
 	}
 	return h
 }
