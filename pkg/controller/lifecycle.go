@@ -22,6 +22,8 @@ type Object interface {
 
 // Common are the status fields every kind has.
 type Common struct {
+	// Phase is nil for a kind with phases of its own, which its reconcile sets: Lifecycle
+	// then leaves the phase alone, and shows deletion in the Available condition only.
 	Phase              *operatorv1alpha1.Phase
 	ObservedGeneration *int64
 	Conditions         *[]metav1.Condition
@@ -105,7 +107,9 @@ func (l Lifecycle[T, S]) SetCondition(obj T, status *S, t string, s metav1.Condi
 func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
 	common := l.Common(status)
 	msg := SetRootShardMissing(common.Conditions, obj.GetGeneration(), obj.GetNamespace(), rootShard)
-	*common.Phase = operatorv1alpha1.PhaseProvisioning
+	if common.Phase != nil {
+		*common.Phase = operatorv1alpha1.PhaseProvisioning
+	}
 	if !apiequality.Semantic.DeepEqual(l.Status(obj), status) {
 		l.Recorder.Event(obj, "Warning", ReasonRootShardNotFound, msg)
 	}
@@ -130,7 +134,9 @@ func (l Lifecycle[T, S]) Observe(obj T, status *S, certificates int, pending []s
 	SetCertificatesReady(common.Conditions, obj.GetGeneration(), certificates, pending)
 	available, reason, message := l.Host.DeploymentAvailable(obj.GetNamespace(), deployment)
 	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, available, reason, message)
-	*common.Phase = Phase(*common.Conditions)
+	if common.Phase != nil {
+		*common.Phase = Phase(*common.Conditions)
+	}
 }
 
 // finalize removes everything the controllers created for an object that is being deleted,
@@ -141,14 +147,14 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	next := l.copy(obj)
 	status := l.Status(next)
-	if common := l.Common(status); *common.Phase != operatorv1alpha1.PhaseDeleting {
+	common := l.Common(status)
+	if common.Phase != nil {
 		*common.Phase = operatorv1alpha1.PhaseDeleting
-		l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeleting, "the "+l.Noun+" is being deleted")
-		written, err := l.writeStatus(ctx, obj, next)
-		if err != nil {
-			return err
-		}
-		obj = written
+	}
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeleting, "the "+l.Noun+" is being deleted")
+	obj, err := l.writeStatus(ctx, obj, next)
+	if err != nil {
+		return err
 	}
 	if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), OwnedSelector(l.Kind, obj.GetName())); err != nil {
 		return err
@@ -161,7 +167,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	l.Recorder.Event(obj, "Normal", "Cleaned", "Deleted what the controllers created for the "+l.Noun)
 	obj = l.copy(obj)
 	obj.SetFinalizers(slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == l.Finalizer }))
-	_, err := l.Update(ctx, obj)
+	_, err = l.Update(ctx, obj)
 	return err
 }
 

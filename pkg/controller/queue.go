@@ -77,6 +77,27 @@ func (l *Loop) HandlerFor(keys func(metav1.Object) []string) cache.ResourceEvent
 	}
 }
 
+// Watch is an informer and what its events enqueue.
+type Watch struct {
+	Informer cache.SharedIndexInformer
+	Handler  cache.ResourceEventHandler
+}
+
+// On is the Watch of informer with handler.
+func On(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) Watch {
+	return Watch{Informer: informer, Handler: handler}
+}
+
+// WatchAll adds every watch; Run waits for their caches before it starts.
+func (l *Loop) WatchAll(watches ...Watch) error {
+	for _, w := range watches {
+		if err := l.Watch(w.Informer, w.Handler); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Watch adds handler to informer; Run waits for the informer's cache before it starts.
 func (l *Loop) Watch(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) error {
 	if _, err := informer.AddEventHandler(handler); err != nil {

@@ -28,14 +28,14 @@ func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerA
 		if err != nil {
 			return wrote, err
 		}
-		wrote += count(w)
+		wrote += Count(w)
 	}
 	for _, cert := range certs {
 		w, err := h.CertificateApplier.ApplyIfChanged(ctx, cert)
 		if err != nil {
 			return wrote, err
 		}
-		wrote += count(w)
+		wrote += Count(w)
 	}
 	return wrote, nil
 }
@@ -53,13 +53,13 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 		if err != nil {
 			return wrote, err
 		}
-		wrote += count(w)
+		wrote += Count(w)
 	}
 	w, err := h.ServiceApplier.ApplyIfChanged(ctx, s.Service())
 	if err != nil {
 		return wrote, err
 	}
-	wrote += count(w)
+	wrote += Count(w)
 
 	current, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
 	if apierrors.IsNotFound(err) {
@@ -79,7 +79,7 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 		}
 	}
 	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(versions)))
-	return wrote + count(w), err
+	return wrote + Count(w), err
 }
 
 // ShardAvailable is a shard's Available condition.
@@ -163,7 +163,8 @@ func certificateReady(cert *cmv1.Certificate) bool {
 	return false
 }
 
-func count(wrote bool) int {
+// Count is 1 for a write, 0 for none: for adding up what a reconcile wrote.
+func Count(wrote bool) int {
 	if wrote {
 		return 1
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -50,22 +49,17 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(cacheserver.Kind, c.sync)
-	for _, w := range []struct {
-		informer cache.SharedIndexInformer
-		handler  cache.ResourceEventHandler
-	}{
-		{ops.CacheServers().Informer(), c.loop.Handler()},
+	if err := c.loop.WatchAll(
+		controller.On(ops.CacheServers().Informer(), c.loop.Handler()),
 		// The last RootShard of a namespace may take the shared bootstrap PKI with it.
-		{ops.RootShards().Informer(), c.loop.HandlerFor(c.bootstrapUsers)},
-		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
-		{hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
-	} {
-		if err := c.loop.Watch(w.informer, w.handler); err != nil {
-			return nil, err
-		}
+		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(c.bootstrapUsers)),
+		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
+	); err != nil {
+		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.
 	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -56,27 +55,22 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(kubeconfig.Kind, c.sync)
-	for _, w := range []struct {
-		informer cache.SharedIndexInformer
-		handler  cache.ResourceEventHandler
-	}{
-		{ops.Kubeconfigs().Informer(), c.loop.Handler()},
+	if err := c.loop.WatchAll(
+		controller.On(ops.Kubeconfigs().Informer(), c.loop.Handler()),
 		// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
-		{ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })},
-		{ops.Shards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
+		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })),
+		controller.On(ops.Shards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
 			return c.targeting(m.GetNamespace(), kubeconfig.ShardTarget, m.GetName())
-		})},
-		{ops.FrontProxies().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
+		})),
+		controller.On(ops.FrontProxies().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
 			return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
-		})},
-		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
+		})),
+		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
 		// cert-manager's Secret, issued and renewed, and the kubeconfig Secret; and the
 		// RootShard's server CA bundle that every kubeconfig of it trusts.
-		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
-	} {
-		if err := c.loop.Watch(w.informer, w.handler); err != nil {
-			return nil, err
-		}
+		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
+	); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,13 +1,7 @@
 package kubeconfig
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
 	"time"
 
@@ -19,6 +13,8 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/credentials"
+	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -90,20 +86,15 @@ func (f *fixture) issue(t *testing.T, name string, notAfter time.Time, resourceV
 	return certPEM
 }
 
-// selfSigned is a client certificate that expires at notAfter, and its key.
+// selfSigned is a client certificate that expires at notAfter (within a year), and its key,
+// minted by the signer the kubeconfig subresource uses.
 func selfSigned(t *testing.T, cn string, notAfter time.Time) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := credentials.ParseCA(credentialstest.NewCA(t, "front-proxy-client-ca"))
 	require.NoError(t, err)
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
+	m, err := ca.Mint(pkix.Name{CommonName: cn}, notAfter.Add(-time.Hour), time.Hour)
 	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: notAfter.Add(-24 * time.Hour),
-		NotAfter: notAfter, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return m.CertPEM, m.KeyPEM
 }
 
 func rootShard(name string) *operatorv1alpha1.RootShard {

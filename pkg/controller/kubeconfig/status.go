@@ -23,11 +23,6 @@ const (
 	ReasonCertificatePending = "CertificatePending"
 	// ReasonCABundlePending: the RootShard's server CA bundle is not written yet.
 	ReasonCABundlePending = "CABundlePending"
-	// ReasonUnsupportedValidity: cert-manager would refuse the certificate's lifetime.
-	ReasonUnsupportedValidity = "UnsupportedValidity"
-	// ReasonGroupsInTemplate: spec.certificateTemplate names subject organizations, which
-	// would be groups beyond spec.groups.
-	ReasonGroupsInTemplate = "GroupsInTemplate"
 	// ReasonSecretConflict: spec.secretRef.name names a Secret that is someone else's.
 	ReasonSecretConflict = "SecretConflict"
 )

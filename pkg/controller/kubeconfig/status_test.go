@@ -3,7 +3,6 @@ package kubeconfig
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,21 +102,6 @@ func TestUnrealizableKubeconfigsFail(t *testing.T) {
 		reason  string
 		message string
 	}{
-		{name: "validity below cert-manager's minimum",
-			change: func(kc *operatorv1alpha1.Kubeconfig) { kc.Spec.Validity.Duration = 30 * time.Minute },
-			reason: ReasonUnsupportedValidity, message: "shorter than 1h0m0s"},
-		{name: "renewBefore beyond the validity",
-			change: func(kc *operatorv1alpha1.Kubeconfig) {
-				kc.Spec.CertificateTemplate = &operatorv1alpha1.CertificateTemplate{Spec: &operatorv1alpha1.CertificateSpecTemplate{
-					RenewBefore: &metav1.Duration{Duration: 48 * time.Hour}}}
-			},
-			reason: ReasonUnsupportedValidity, message: "renewBefore"},
-		{name: "groups in the certificate template",
-			change: func(kc *operatorv1alpha1.Kubeconfig) {
-				kc.Spec.CertificateTemplate = &operatorv1alpha1.CertificateTemplate{Spec: &operatorv1alpha1.CertificateSpecTemplate{
-					Subject: &operatorv1alpha1.X509Subject{Organizations: []string{"system:masters"}}}}
-			},
-			reason: ReasonGroupsInTemplate, message: "system:masters"},
 		{name: "the user's own Secret",
 			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ci-kubeconfig"}}},
 			reason:  ReasonSecretConflict, message: "the Secret ci-kubeconfig exists"},

@@ -41,13 +41,9 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconf
 		},
 		Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
 		Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
-			// A Kubeconfig's phases are not a setup's. Lifecycle marks a deleted object
-			// Deleting, which is no Kubeconfig phase: the status update would be rejected
-			// and the finalizer never removed. So Lifecycle gets a phase of its own to
-			// write, and reconcile sets status.phase itself. Deletion still shows, as
-			// Available=False with reason Deleting.
-			var phase operatorv1alpha1.Phase
-			return controller.Common{Phase: &phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+			// A Kubeconfig's phases (Provisioning, Ready, Failed) are not a setup's: reconcile
+			// sets them, and deletion shows as Available=False with reason Deleting.
+			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
 		},
 		Host: c.host, Recorder: c.recorder,
 	}
@@ -69,14 +65,6 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	status.TargetName = k.Target.String()
 	controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue,
 		controller.ReasonReferencesFound, "every referenced object exists")
-	if msg := k.UnsupportedValidity(); msg != "" {
-		c.failed(kc, status, ReasonUnsupportedValidity, msg)
-		return nil
-	}
-	if msg := k.GroupsInTemplate(); msg != "" {
-		c.failed(kc, status, ReasonGroupsInTemplate, msg)
-		return nil
-	}
 
 	cert := k.Certificate()
 	wrote, out, err := c.realize(ctx, k, cert)
@@ -122,7 +110,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	if err != nil {
 		return wrote, outcome{}, err
 	}
-	wrote += count(w)
+	wrote += controller.Count(w)
 
 	secrets := c.host.Secrets.Secrets(k.Namespace)
 	issued, err := secrets.Get(k.CertificateName())
@@ -156,7 +144,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	if err != nil {
 		return wrote, outcome{}, err
 	}
-	wrote += count(w)
+	wrote += controller.Count(w)
 	deleted, err := c.deleteStaleSecrets(ctx, k)
 	return wrote + deleted, outcome{notAfter: notAfter}, err
 }
@@ -222,11 +210,4 @@ func expiry(chain []byte) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("parsing the certificate: %w", err)
 	}
 	return cert.NotAfter, nil
-}
-
-func count(wrote bool) int {
-	if wrote {
-		return 1
-	}
-	return 0
 }

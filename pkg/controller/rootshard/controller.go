@@ -9,7 +9,6 @@ import (
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -55,25 +54,20 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 
 	ops := ours.Operator().V1alpha1()
-	for _, w := range []struct {
-		informer cache.SharedIndexInformer
-		handler  cache.ResourceEventHandler
-	}{
-		{ops.RootShards().Informer(), c.loop.Handler()},
+	if err := c.loop.WatchAll(
+		controller.On(ops.RootShards().Informer(), c.loop.Handler()),
 		// A Shard joining or leaving changes status.shards.
-		{ops.Shards().Informer(), c.loop.HandlerFor(c.rootShardOfShard)},
+		controller.On(ops.Shards().Informer(), c.loop.HandlerFor(c.rootShardOfShard)),
 		// A CacheServer appearing heals a reference.
-		{ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)},
+		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)),
 		// What the controller owns: status follows it within seconds.
-		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
-		{hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
-	} {
-		if err := c.loop.Watch(w.informer, w.handler); err != nil {
-			return nil, err
-		}
+		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
+	); err != nil {
+		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.
 	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	kubeinformers "k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -55,23 +54,18 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	c.loop = controller.NewLoop(shard.Kind, c.sync)
 
 	ops := ours.Operator().V1alpha1()
-	for _, w := range []struct {
-		informer cache.SharedIndexInformer
-		handler  cache.ResourceEventHandler
-	}{
-		{ops.Shards().Informer(), c.loop.Handler()},
+	if err := c.loop.WatchAll(
+		controller.On(ops.Shards().Informer(), c.loop.Handler()),
 		// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
-		{ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })},
-		{ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })},
+		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })),
+		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })),
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
-		{hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)},
-		{kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)},
-	} {
-		if err := c.loop.Watch(w.informer, w.handler); err != nil {
-			return nil, err
-		}
+		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
+	); err != nil {
+		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.
 	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {

@@ -1,9 +1,6 @@
 package kubeconfig
 
 import (
-	"fmt"
-
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -35,9 +32,9 @@ func (k Kubeconfig) Certificate() *cmapply.CertificateApplyConfiguration {
 // short validity; so renewBefore is the template's when it has one, else cert-manager's
 // default of a third of the lifetime.
 //
-// The template's subject organizations are dropped: kcp reads them as groups, and the
-// groups of a Kubeconfig are spec.groups alone, which the API server checks against what
-// the creator may impersonate. GroupsInTemplate reports them.
+// The template's subject organizations are dropped, which validation refuses anyway: kcp
+// reads them as groups, and the groups of a Kubeconfig are spec.groups alone, which the API
+// server checks against what the creator may impersonate.
 func (k Kubeconfig) template() *operatorv1alpha1.CertificateTemplate {
 	t := &operatorv1alpha1.CertificateTemplate{}
 	if k.Spec.CertificateTemplate != nil {
@@ -51,33 +48,4 @@ func (k Kubeconfig) template() *operatorv1alpha1.CertificateTemplate {
 		t.Spec.Subject.Organizations = nil
 	}
 	return t
-}
-
-// GroupsInTemplate says that spec.certificateTemplate names subject organizations, which
-// would be groups beyond spec.groups, and is empty when it does not. Certificate never
-// issues them.
-func (k Kubeconfig) GroupsInTemplate() string {
-	t := k.Spec.CertificateTemplate
-	if t == nil || t.Spec == nil || t.Spec.Subject == nil || len(t.Spec.Subject.Organizations) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("spec.certificateTemplate.spec.subject.organizations %v would be groups of the credential; declare groups in spec.groups",
-		t.Spec.Subject.Organizations)
-}
-
-// UnsupportedValidity says why cert-manager would refuse the Kubeconfig's Certificate for its
-// lifetime, and is empty when it would not. cert-manager's webhook rejects a duration under
-// cmv1.MinimumCertificateDuration (1h), and a renewBefore that is not shorter than the
-// duration; applying such a Certificate would fail on every retry.
-func (k Kubeconfig) UnsupportedValidity() string {
-	validity := k.Spec.Validity.Duration
-	if validity < cmv1.MinimumCertificateDuration {
-		return fmt.Sprintf("spec.validity %s is shorter than %s, the shortest certificate lifetime cert-manager accepts",
-			validity, cmv1.MinimumCertificateDuration)
-	}
-	if t := k.Spec.CertificateTemplate; t != nil && t.Spec != nil && t.Spec.RenewBefore != nil && t.Spec.RenewBefore.Duration >= validity {
-		return fmt.Sprintf("spec.certificateTemplate.spec.renewBefore %s must be shorter than spec.validity %s",
-			t.Spec.RenewBefore.Duration, validity)
-	}
-	return ""
 }

@@ -203,37 +203,11 @@ func TestTargetOf(t *testing.T) {
 	}
 }
 
-func TestUnsupportedValidity(t *testing.T) {
-	for _, tc := range []struct {
-		name        string
-		validity    time.Duration
-		renewBefore *metav1.Duration
-		unsupported bool
-	}{
-		{name: "a day", validity: 24 * time.Hour},
-		{name: "cert-manager's minimum", validity: time.Hour},
-		{name: "below cert-manager's minimum", validity: 30 * time.Minute, unsupported: true},
-		{name: "renewBefore within the validity", validity: 2 * time.Hour, renewBefore: &metav1.Duration{Duration: time.Hour}},
-		{name: "renewBefore as long as the validity", validity: 2 * time.Hour, renewBefore: &metav1.Duration{Duration: 2 * time.Hour}, unsupported: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			k := minimal(t)
-			k.Spec.Validity.Duration = tc.validity
-			if tc.renewBefore != nil {
-				k.Spec.CertificateTemplate = &operatorv1alpha1.CertificateTemplate{Spec: &operatorv1alpha1.CertificateSpecTemplate{RenewBefore: tc.renewBefore}}
-			}
-			assert.Equal(t, tc.unsupported, k.UnsupportedValidity() != "", k.UnsupportedValidity())
-		})
-	}
-}
-
 func TestTheTemplateAddsNoGroups(t *testing.T) {
 	k := minimal(t)
-	assert.Empty(t, k.GroupsInTemplate())
 	k.Spec.Groups = []string{"team-a"}
 	k.Spec.CertificateTemplate = &operatorv1alpha1.CertificateTemplate{Spec: &operatorv1alpha1.CertificateSpecTemplate{
 		Subject: &operatorv1alpha1.X509Subject{Organizations: []string{"system:masters"}, OrganizationalUnits: []string{"platform"}}}}
-	assert.Contains(t, k.GroupsInTemplate(), "system:masters")
 	cert := k.Certificate()
 	assert.Equal(t, []string{"team-a"}, cert.Spec.Subject.Organizations, "the groups are spec.groups alone, which the API server checks")
 	assert.Equal(t, []string{"platform"}, cert.Spec.Subject.OrganizationalUnits, "the rest of the subject is kept")

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -74,7 +75,7 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 		allErrs = append(allErrs, validateMinDuration(&spec.Validity, minKubeconfigValidity, validityPath)...)
 	}
 	allErrs = append(allErrs, validateDNS1123SubdomainName(spec.SecretRef.Name, fldPath.Child("secretRef", "name"))...)
-	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, fldPath.Child("certificateTemplate"))...)
+	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, spec.Validity, fldPath.Child("certificateTemplate"))...)
 	return allErrs
 }
 
@@ -134,8 +135,9 @@ func validateWorkspacePath(workspace string, fldPath *field.Path) field.ErrorLis
 // validateKubeconfigCertificateTemplate checks a Kubeconfig's certificate template. The
 // identity and the lifetime have fields of their own, which the identity rule and the
 // minimum check: a template may not add groups (the subject's organizations) or set the
-// duration behind their back.
-func validateKubeconfigCertificateTemplate(tmpl *operator.CertificateTemplate, fldPath *field.Path) field.ErrorList {
+// duration behind their back, and renews before the end of validity, as cert-manager
+// requires.
+func validateKubeconfigCertificateTemplate(tmpl *operator.CertificateTemplate, validity metav1.Duration, fldPath *field.Path) field.ErrorList {
 	allErrs := validateCertificateTemplate(tmpl, fldPath)
 	if tmpl == nil || tmpl.Spec == nil {
 		return allErrs
@@ -146,6 +148,9 @@ func validateKubeconfigCertificateTemplate(tmpl *operator.CertificateTemplate, f
 	}
 	if tmpl.Spec.Duration != nil {
 		allErrs = append(allErrs, field.Forbidden(specPath.Child("duration"), "the lifetime of a Kubeconfig is spec.validity"))
+	}
+	if r := tmpl.Spec.RenewBefore; r != nil && validity.Duration > 0 && r.Duration >= validity.Duration {
+		allErrs = append(allErrs, field.Invalid(specPath.Child("renewBefore"), r.Duration.String(), "must be shorter than spec.validity"))
 	}
 	return allErrs
 }

@@ -16,6 +16,7 @@ func validKubeconfig() *operator.Kubeconfig {
 	tmpl := validCertificateTemplate()
 	// A Kubeconfig's groups and lifetime have fields of their own.
 	tmpl.Spec.Subject.Organizations, tmpl.Spec.Duration = nil, nil
+	tmpl.Spec.RenewBefore = duration("30m")
 	return &operator.Kubeconfig{
 		ObjectMeta: validObjectMeta("admin"),
 		Spec: operator.KubeconfigSpec{
@@ -126,6 +127,13 @@ func TestValidateKubeconfig(t *testing.T) {
 				forbidden("spec.certificateTemplate.spec.subject.organizations", "spec.groups"),
 				forbidden("spec.certificateTemplate.spec.duration", "spec.validity"),
 			},
+		},
+		{
+			name: "renewing no sooner than the end of validity",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.CertificateTemplate.Spec.RenewBefore = duration("24h")
+			},
+			want: []wantErr{invalid("spec.certificateTemplate.spec.renewBefore", "must be shorter than spec.validity")},
 		},
 		{
 			name:   "empty and duplicate groups",
