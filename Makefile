@@ -20,6 +20,10 @@ verify: ## Check formatting, vet and that generated code is fresh.
 	@echo "==> go vet"; $(GO) vet ./...
 	@echo "==> verify-codegen"; hack/verify-codegen.sh
 
+.PHONY: verify-fresh
+verify-fresh: ## Codegen verification and the tools' build against an empty Go module cache (CI runs it).
+	hack/verify-fresh.sh
+
 .PHONY: test-unit
 test-unit: ## Unit tests.
 	$(GO) test -count=1 ./pkg/... ./cmd/...

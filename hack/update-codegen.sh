@@ -5,7 +5,14 @@ set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
+# `go list -m` prints no directory for a module that is not in the module cache yet (a fresh
+# machine), so download it first: it is a no-op when the cache already holds it.
+go mod download k8s.io/code-generator
 CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+if [[ ! -f "${CODEGEN_PKG}/kube_codegen.sh" ]]; then
+  echo "update-codegen: k8s.io/code-generator has no kube_codegen.sh at '${CODEGEN_PKG}'" >&2
+  exit 1
+fi
 MODULE=github.com/kcp-setups/apiserver
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 # The tools install into the project's own bin dir, not the user's GOPATH.

@@ -10,7 +10,8 @@ trap 'rm -rf "${SCRATCH}"' EXIT
 # Copy what generation reads and writes, and share the project's codegen binaries.
 mkdir -p "${SCRATCH}/_output"
 cp -a "${ROOT}/go.mod" "${ROOT}/go.sum" "${ROOT}/hack" "${ROOT}/pkg" "${ROOT}/api" "${SCRATCH}/"
-if [[ -d "${ROOT}/_output/codegen-bin" ]]; then
+# FRESH_CODEGEN_BIN=true (hack/verify-fresh.sh) builds them anew instead.
+if [[ "${FRESH_CODEGEN_BIN:-false}" != "true" && -d "${ROOT}/_output/codegen-bin" ]]; then
   cp -a "${ROOT}/_output/codegen-bin" "${SCRATCH}/_output/"
 fi
 

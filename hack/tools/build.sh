@@ -5,9 +5,25 @@
 set -o errexit -o nounset -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN="${ROOT}/_output/bin"
-STAMPS="${ROOT}/_output/tools-stamps"
+# TOOLS_OUTPUT builds somewhere else than _output, as hack/verify-fresh.sh does to prove that
+# the build needs nothing but the module proxy.
+OUTPUT="${TOOLS_OUTPUT:-${ROOT}/_output}"
+BIN="${OUTPUT}/bin"
+STAMPS="${OUTPUT}/tools-stamps"
 mkdir -p "${BIN}" "${STAMPS}"
+
+# module_dir DIR MODULE prints where MODULE, as pinned by the tools module in DIR, is unpacked.
+# `go list -m` alone prints nothing for a module that is not in the module cache (a fresh
+# cache, or binaries still fresh from an earlier build), so it is downloaded first.
+module_dir() {
+  local dir
+  dir=$(cd "${ROOT}/hack/tools/$1" && go mod download "$2" && go list -m -f '{{.Dir}}' "$2")
+  if [[ -z "${dir}" || ! -d "${dir}" ]]; then
+    echo "tools: cannot locate module $2 of hack/tools/$1" >&2
+    return 1
+  fi
+  echo "${dir}"
+}
 
 # build NAME DIR BINARY... -- PACKAGE...: builds PACKAGEs of the module in DIR, unless the
 # stamp of NAME matches the module's pins and sources and every BINARY exists.
@@ -39,15 +55,16 @@ build kwok kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
 build cert-manager cert-manager cert-manager-controller -- ./cert-manager-controller
 
 # cert-manager's CRDs come from the same pinned module as its controller.
-CRDS="${ROOT}/_output/cert-manager-crds"
+CRDS="${OUTPUT}/cert-manager-crds"
+CM_DIR=$(module_dir cert-manager github.com/cert-manager/cert-manager)
 mkdir -p "${CRDS}"
-cp -f "$(cd "${ROOT}/hack/tools/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)"/deploy/crds/*.yaml "${CRDS}/"
+cp -f "${CM_DIR}"/deploy/crds/*.yaml "${CRDS}/"
 chmod u+w "${CRDS}"/*.yaml
 
 # kwok's lifecycle stages (nodes turn Ready and heartbeat, pods turn Running and Ready) come
 # from the same pinned module as kwok.
-STAGES="${ROOT}/_output/kwok-stages"
-KWOK_DIR=$(cd "${ROOT}/hack/tools/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+STAGES="${OUTPUT}/kwok-stages"
+KWOK_DIR=$(module_dir kwok sigs.k8s.io/kwok)
 mkdir -p "${STAGES}"
 for stage in node/fast/node-initialize node/heartbeat/node-heartbeat pod/general/pod-create \
   pod/general/pod-init-container-running pod/general/pod-init-container-completed \
