@@ -25,14 +25,15 @@ const startTimeout = 2 * time.Minute
 // Server is a running embedded etcd member.
 type Server struct {
 	etcd    *embed.Etcd
+	lock    *dirLock
 	closing *atomic.Bool
 	// ClientURL is the URL clients reach the member at.
 	ClientURL string
 }
 
-// Start runs a member with its data in dir and returns once it serves clients.
+// Start runs a member with its data in dir and returns once it serves clients. It fails at
+// once, with ErrDirInUse, when another running server holds dir.
 func Start(ctx context.Context, dir string) (*Server, error) {
-	logger := klog.FromContext(ctx).WithName("embedded-etcd")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the embedded etcd directory: %w", err)
 	}
@@ -40,6 +41,22 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("securing the embedded etcd directory: %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, dir)
+	if err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// start runs a member in dir, which the caller holds.
+func start(ctx context.Context, dir string) (*Server, error) {
+	logger := klog.FromContext(ctx).WithName("embedded-etcd")
 
 	ports, err := freeLoopbackPorts(2)
 	if err != nil {
@@ -87,10 +104,14 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 	return &Server{etcd: e, closing: closing, ClientURL: clientURL.String()}, nil
 }
 
-// Close stops the member and waits until its data is flushed.
+// Close stops the member, waits until its data is flushed, and only then lets another
+// server take the directory.
 func (s *Server) Close() {
 	s.closing.Store(true)
 	s.etcd.Close()
+	if err := s.lock.release(); err != nil {
+		klog.Background().Error(err, "Releasing the embedded etcd directory")
+	}
 }
 
 // quietWhileClosing drops what etcd logs while it closes: its listeners report their own

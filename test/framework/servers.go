@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -103,6 +104,17 @@ func (p *ServerProcess) Stop() { p.proc.stop() }
 
 // Kill ends the process with SIGKILL, as a crash would.
 func (p *ServerProcess) Kill() { p.proc.kill() }
+
+// WaitForExit waits until the process ends by itself and returns its exit code, or an error
+// once ctx is done with the process still running.
+func (p *ServerProcess) WaitForExit(ctx context.Context) (int, error) {
+	select {
+	case <-p.proc.done:
+		return p.proc.cmd.ProcessState.ExitCode(), nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("%s still runs: %w", p.proc.name, ctx.Err())
+	}
+}
 
 // ServerLog is the stack's own server's log so far.
 func (s *Stack) ServerLog() string {
