@@ -38,10 +38,7 @@ FUZZTIME ?= 10s
 
 .PHONY: test-fuzz
 test-fuzz: ## Each fuzz target for FUZZTIME; test-unit already replays the committed corpus.
-	@for t in $(FUZZ_TARGETS); do \
-		echo "==> $${t%%:*} ($(FUZZTIME))"; \
-		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/test-fuzz.sh $(FUZZ_TARGETS)
 
 .PHONY: test
 test: verify test-unit test-integration test-fuzz test-e2e ## Everything CI runs.
