@@ -32,8 +32,20 @@ test-unit: ## Unit tests.
 test-integration: ## The real server in-process on embedded etcd, through the clientset.
 	$(GO) test -count=1 ./test/integration/...
 
+# Each `go test -fuzz` takes exactly one target of one package: target:package.
+FUZZ_TARGETS := \
+	FuzzDecode:./pkg/apis/operator/install \
+	FuzzConversionRoundTrip:./pkg/apis/operator/install \
+	FuzzValidate:./pkg/apis/operator/validation \
+	FuzzKubeconfigRequest:./pkg/registry/operator/kubeconfigrequest
+FUZZTIME ?= 10s
+
+.PHONY: test-fuzz
+test-fuzz: ## Each fuzz target for FUZZTIME; test-unit already replays the committed corpus.
+	GO=$(GO) FUZZTIME=$(FUZZTIME) hack/test-fuzz.sh $(FUZZ_TARGETS)
+
 .PHONY: test
-test: verify test-unit test-integration test-e2e ## Everything CI runs.
+test: verify test-unit test-integration test-fuzz test-e2e ## Everything CI runs.
 
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from pinned modules.

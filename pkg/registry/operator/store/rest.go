@@ -54,7 +54,7 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 // Update writes the status of an object.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// The status subresource never creates an object, whatever the patch type asks.
-	return r.store.Update(ctx, name, objInfo, createValidation, updateValidation, false, options)
+	return update(ctx, r.store, name, objInfo, createValidation, updateValidation, false, options)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
