@@ -31,7 +31,7 @@ TOOLS_OUTPUT="${SCRATCH}/output" hack/tools/build.sh
 # The framework refuses to start without these; check that the build left every one.
 missing=()
 for f in bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/kube-scheduler bin/kubectl \
-  bin/kwok bin/cert-manager-controller cert-manager-crds/crd-certificates.yaml \
+  bin/kwok bin/cert-manager-controller cert-manager-crds/cert-manager.io_certificates.yaml \
   kwok-stages/pod-ready.yaml; do
   [[ -s "${SCRATCH}/output/${f}" ]] || missing+=("${f}")
 done
