@@ -12,7 +12,8 @@ import (
 // TestTheServerIsNoConfusedDeputy has a user who may only manage setups in one namespace (the
 // kcp-setups-edit role, without edit: no Deployments, no Certificates) try to get, through
 // the server's rights, what they may not have: a pod on the node's filesystem, on every node,
-// with a weaker security profile, running their image, signed by an issuer they may not use.
+// with a weaker security profile, running their image, reachable on every node, signed by an
+// issuer they may not use.
 // Each is refused with the status it gets, and the issuer is accepted once RBAC allows it.
 func TestTheServerIsNoConfusedDeputy(t *testing.T) {
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
@@ -111,6 +112,14 @@ spec:
 `,
 			status: "403 Forbidden",
 			says:   []string{`user "mallory" may not set spec.image.repository to busybox without create on deployments.apps`},
+		},
+		{
+			name: "a Service on every node", object: "nodeport",
+			extra: `  serviceTemplate:
+    spec: {type: NodePort}
+`,
+			status: "403 Forbidden",
+			says:   []string{"spec.serviceTemplate.spec.type to NodePort without create on services"},
 		},
 		{
 			name: "an issuer she may not use", object: "issuer",

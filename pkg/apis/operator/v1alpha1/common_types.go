@@ -256,7 +256,8 @@ type ServiceTemplate struct {
 
 // ServiceSpecTemplate is the part of a Service spec that may be customized.
 type ServiceSpecTemplate struct {
-	// Type is ClusterIP, NodePort or LoadBalancer.
+	// Type is ClusterIP, NodePort or LoadBalancer. NodePort and LoadBalancer need create on
+	// services in the namespace.
 	// +optional
 	Type corev1.ServiceType `json:"type,omitempty"`
 	// ClusterIP is an IP address or None.

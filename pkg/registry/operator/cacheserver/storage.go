@@ -23,7 +23,7 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 
 	Permissions: func(o *operator.CacheServer) []store.Permission {
 		spec := field.NewPath("spec")
-		return append(store.ImagePermissions(o.Spec.Image, spec.Child("image")),
+		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
 	},
 

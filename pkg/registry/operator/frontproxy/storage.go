@@ -25,7 +25,7 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 
 	Permissions: func(o *operator.FrontProxy) []store.Permission {
 		spec := field.NewPath("spec")
-		return store.ImagePermissions(o.Spec.Image, spec.Child("image"))
+		return store.ComponentPermissions(&o.Spec.ComponentSpec, spec)
 	},
 
 	Validate:             validation.ValidateFrontProxy,

@@ -26,7 +26,7 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 
 	Permissions: func(o *operator.RootShard) []store.Permission {
 		spec := field.NewPath("spec")
-		return append(store.ImagePermissions(o.Spec.Image, spec.Child("image")),
+		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
 	},
 

@@ -25,7 +25,7 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 
 	Permissions: func(o *operator.Shard) []store.Permission {
 		spec := field.NewPath("spec")
-		return store.ImagePermissions(o.Spec.Image, spec.Child("image"))
+		return store.ComponentPermissions(&o.Spec.ComponentSpec, spec)
 	},
 
 	Validate:             validation.ValidateShard,

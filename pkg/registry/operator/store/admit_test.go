@@ -45,7 +45,7 @@ func permissionKind() *Kind[*operator.CacheServer, operator.CacheServerSpec, ope
 	k := testKind()
 	k.Permissions = func(o *operator.CacheServer) []Permission {
 		spec := field.NewPath("spec")
-		return append(ImagePermissions(o.Spec.Image, spec.Child("image")),
+		return append(ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
 	}
 	return k
@@ -64,6 +64,16 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 	withImage := func(repo string) *operator.CacheServer {
 		cs := cacheServer(1, "")
 		cs.Spec.Image = &operator.ImageSpec{Repository: repo, Tag: "latest"}
+		return cs
+	}
+	withServiceType := func(typ corev1.ServiceType) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		cs.Spec.ServiceTemplate = &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: typ}}
+		return cs
+	}
+	withImageAndIssuer := func() *operator.CacheServer {
+		cs := withIssuer("corp")
+		cs.Spec.Image = &operator.ImageSpec{Repository: "busybox"}
 		return cs
 	}
 	tests := []struct {
@@ -100,6 +110,16 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 			forbidden: []string{"spec.image.repository to busybox without create on deployments.apps"},
 		},
 		{name: "another image repository, granted", obj: withImage("busybox"), allow: []string{"create deployments.apps "}, asked: 1},
+		{name: "a ClusterIP Service", obj: withServiceType(corev1.ServiceTypeClusterIP)},
+		{
+			name: "a NodePort Service, denied", obj: withServiceType(corev1.ServiceTypeNodePort), asked: 1,
+			forbidden: []string{"spec.serviceTemplate.spec.type to NodePort without create on services in namespace"},
+		},
+		{name: "a LoadBalancer Service, granted", obj: withServiceType(corev1.ServiceTypeLoadBalancer), allow: []string{"create services. "}, asked: 1},
+		{
+			name: "two fields, both denied", obj: withImageAndIssuer(), asked: 2,
+			forbidden: []string{"spec.image.repository to busybox", "; spec.certificates.issuerRef to Issuer/corp"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,23 +2,34 @@ package store
 
 import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-// ImagePermissions holds an image from another repository than kcp's to what it is: running
-// code of the author's choice in the namespace, which only an author who may create the
-// Deployment may ask for. Any tag of kcp's own repository is kcp's code, which a setup is for.
-func ImagePermissions(image *operator.ImageSpec, fldPath *field.Path) []Permission {
-	if image == nil || image.Repository == "" || image.Repository == operatorv1alpha1.DefaultImageRepository {
-		return nil
+// ComponentPermissions holds what every component's spec may ask beyond a ClusterIP Service
+// and pods of kcp's image to what it is. An image from another repository runs code of the
+// author's choice in the namespace, which only an author who may create the Deployment may
+// ask for; any tag of kcp's own repository is kcp's code, which a setup is for. A NodePort or
+// LoadBalancer Service opens the setup beyond the cluster, which only an author who may
+// create Services may ask for.
+func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
+	var perms []Permission
+	if image := spec.Image; image != nil && image.Repository != "" && image.Repository != operatorv1alpha1.DefaultImageRepository {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("image", "repository").String(), Value: image.Repository,
+			Verb: "create", Group: "apps", Resource: "deployments",
+		})
 	}
-	return []Permission{{
-		Field: fldPath.Child("repository").String(), Value: image.Repository,
-		Verb: "create", Group: "apps", Resource: "deployments",
-	}}
+	if t := spec.ServiceTemplate; t != nil && t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("serviceTemplate", "spec", "type").String(), Value: string(t.Spec.Type),
+			Verb: "create", Resource: "services",
+		})
+	}
+	return perms
 }
 
 // CertificatesPermissions holds where a setup's root CA comes from to what the author could
