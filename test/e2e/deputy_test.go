@@ -60,7 +60,7 @@ spec:
   - {name: node, mountPath: /host}
 `,
 			status: "422 Unprocessable Entity",
-			says:   []string{`RootShard.operator.kcp.io "hostpath" is invalid`, "spec.extraVolumes[0].hostPath: Forbidden"},
+			says:   []string{`The RootShard "hostpath" is invalid`, "spec.extraVolumes[0].hostPath: Forbidden"},
 		},
 		{
 			name: "a toleration of every taint", object: "tolerations",
