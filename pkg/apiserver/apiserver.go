@@ -155,18 +155,14 @@ func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*k
 // newStorage returns the endpoints of every kind, keyed by resource path.
 func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (map[string]rest.Storage, error) {
 	storage := map[string]rest.Storage{}
-	kubeconfigs, kubeconfigsStatus, err := kubeconfig.NewREST(scheme, optsGetter, authz)
-	if err != nil {
-		return nil, err
-	}
-	storage["kubeconfigs"], storage["kubeconfigs/status"] = kubeconfigs, kubeconfigsStatus
-	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error){
+	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter, authorizer.Authorizer) (*store.REST, *store.StatusREST, error){
+		"kubeconfigs":  kubeconfig.NewREST,
 		"rootshards":   rootshard.NewREST,
 		"shards":       shard.NewREST,
 		"frontproxies": frontproxy.NewREST,
 		"cacheservers": cacheserver.NewREST,
 	} {
-		main, status, err := newREST(scheme, optsGetter)
+		main, status, err := newREST(scheme, optsGetter, authz)
 		if err != nil {
 			return nil, err
 		}

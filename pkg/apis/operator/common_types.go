@@ -7,7 +7,8 @@ import (
 
 // ImageSpec selects the container image of a component.
 type ImageSpec struct {
-	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp.
+	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp. Another repository
+	// runs code of the author's choice, so it needs create on deployments.apps in the namespace.
 	Repository string
 	// Tag is the image tag. Defaults to the kcp release this server was built for.
 	Tag string
@@ -69,10 +70,11 @@ type ObjectReference struct {
 // Certificates configures where the root CA of a setup comes from. Exactly one of issuerRef
 // and caSecretRef is set. When the whole field is absent, the namespace bootstrap PKI is used.
 type Certificates struct {
-	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.
+	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA. Setting
+	// it needs create on certificates.cert-manager.io in the namespace.
 	IssuerRef *ObjectReference
 	// CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the
-	// setup's certificates.
+	// setup's certificates. Setting it needs get on that Secret.
 	CASecretRef *corev1.LocalObjectReference
 }
 
@@ -168,7 +170,7 @@ type PodSpecTemplate struct {
 	NodeSelector map[string]string
 	// Affinity holds the pod's scheduling constraints.
 	Affinity *corev1.Affinity
-	// Tolerations of the pod.
+	// Tolerations of the pod. Each names the taint it tolerates.
 	Tolerations []corev1.Toleration
 	// HostAliases are added to the pod's hosts file.
 	HostAliases []corev1.HostAlias
@@ -188,7 +190,8 @@ type ServiceTemplate struct {
 
 // ServiceSpecTemplate is the part of a Service spec that may be customized.
 type ServiceSpecTemplate struct {
-	// Type is ClusterIP, NodePort or LoadBalancer.
+	// Type is ClusterIP, NodePort or LoadBalancer. NodePort and LoadBalancer need create on
+	// services in the namespace.
 	Type corev1.ServiceType
 	// ClusterIP is an IP address or None.
 	ClusterIP string
@@ -326,7 +329,8 @@ type ComponentSpec struct {
 	DeploymentTemplate *DeploymentTemplate
 	// ExtraArgs are appended to the component's command line.
 	ExtraArgs []string
-	// ExtraVolumes are added to the pod.
+	// ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral,
+	// persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.
 	ExtraVolumes []corev1.Volume
 	// ExtraVolumeMounts are added to the component's container. Each names a volume of
 	// extraVolumes.

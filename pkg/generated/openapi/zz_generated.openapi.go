@@ -895,7 +895,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1205,13 +1205,13 @@ func schema_pkg_apis_operator_v1alpha1_Certificates(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"issuerRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.",
+							Description: "IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA. Setting it needs create on certificates.cert-manager.io in the namespace.",
 							Ref:         ref(v1alpha1.ObjectReference{}.OpenAPIModelName()),
 						},
 					},
 					"caSecretRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the setup's certificates.",
+							Description: "CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the setup's certificates. Setting it needs get on that Secret.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
@@ -1301,7 +1301,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1474,7 +1474,7 @@ func schema_pkg_apis_operator_v1alpha1_ComponentSpec(ref common.ReferenceCallbac
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1881,7 +1881,7 @@ func schema_pkg_apis_operator_v1alpha1_FrontProxySpec(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -2033,7 +2033,7 @@ func schema_pkg_apis_operator_v1alpha1_ImageSpec(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"repository": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp.",
+							Description: "Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp. Another repository runs code of the author's choice, so it needs create on deployments.apps in the namespace.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -2762,7 +2762,7 @@ func schema_pkg_apis_operator_v1alpha1_PodSpecTemplate(ref common.ReferenceCallb
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Tolerations of the pod.",
+							Description: "Tolerations of the pod. Each names the taint it tolerates.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3058,7 +3058,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3274,7 +3274,7 @@ func schema_pkg_apis_operator_v1alpha1_ServiceSpecTemplate(ref common.ReferenceC
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Type is ClusterIP, NodePort or LoadBalancer.\n\nPossible enum values:\n - `\"ClusterIP\"` means a service will only be accessible inside the cluster, via the cluster IP.\n - `\"ExternalName\"` means a service consists of only a reference to an external name that kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any pods involved.\n - `\"LoadBalancer\"` means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.\n - `\"NodePort\"` means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.",
+							Description: "Type is ClusterIP, NodePort or LoadBalancer. NodePort and LoadBalancer need create on services in the namespace.\n\nPossible enum values:\n - `\"ClusterIP\"` means a service will only be accessible inside the cluster, via the cluster IP.\n - `\"ExternalName\"` means a service consists of only a reference to an external name that kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any pods involved.\n - `\"LoadBalancer\"` means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.\n - `\"NodePort\"` means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.",
 							Type:        []string{"string"},
 							Format:      "",
 							Enum:        []interface{}{"ClusterIP", "ExternalName", "LoadBalancer", "NodePort"},
@@ -3517,7 +3517,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "ExtraVolumes are added to the pod.",
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

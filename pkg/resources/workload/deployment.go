@@ -12,7 +12,7 @@ import (
 // Deployment assembles a component's Deployment around its container, whose name, command,
 // arguments and volume mounts the caller set, and its pod, whose volumes the caller set. It
 // adds what every component has: the image, the HTTPS port, the restricted security context,
-// the probes, the resources, the user's extra volumes, mounts and pull secrets, the replica
+// the probes, no ServiceAccount token, the resources, the user's extra volumes, mounts and pull secrets, the replica
 // count (kept from current when the spec sets none), the mounts' hash that rolls the pods,
 // and the user's template.
 func Deployment(name, namespace string, labels, selector map[string]string, spec *operatorv1alpha1.ComponentSpec,
@@ -34,7 +34,9 @@ func Deployment(name, namespace string, labels, selector map[string]string, spec
 			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
 		}
 	}
-	podSpec.WithContainers(container)
+	// No component talks to the host cluster's API, so its pods carry no token of the
+	// namespace's ServiceAccount that an image or an extra argument could put to other use.
+	podSpec.WithContainers(container).WithAutomountServiceAccountToken(false)
 
 	var currentReplicas *int32
 	if current != nil {

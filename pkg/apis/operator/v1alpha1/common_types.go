@@ -7,7 +7,8 @@ import (
 
 // ImageSpec selects the container image of a component.
 type ImageSpec struct {
-	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp.
+	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp. Another repository
+	// runs code of the author's choice, so it needs create on deployments.apps in the namespace.
 	// +optional
 	Repository string `json:"repository,omitempty"`
 	// Tag is the image tag. Defaults to the kcp release this server was built for.
@@ -83,11 +84,12 @@ type ObjectReference struct {
 // Certificates configures where the root CA of a setup comes from. Exactly one of issuerRef
 // and caSecretRef is set. When the whole field is absent, the namespace bootstrap PKI is used.
 type Certificates struct {
-	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.
+	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA. Setting
+	// it needs create on certificates.cert-manager.io in the namespace.
 	// +optional
 	IssuerRef *ObjectReference `json:"issuerRef,omitempty"`
 	// CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the
-	// setup's certificates.
+	// setup's certificates. Setting it needs get on that Secret.
 	// +optional
 	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
 }
@@ -224,7 +226,7 @@ type PodSpecTemplate struct {
 	// Affinity holds the pod's scheduling constraints.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
-	// Tolerations of the pod.
+	// Tolerations of the pod. Each names the taint it tolerates.
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
@@ -254,7 +256,8 @@ type ServiceTemplate struct {
 
 // ServiceSpecTemplate is the part of a Service spec that may be customized.
 type ServiceSpecTemplate struct {
-	// Type is ClusterIP, NodePort or LoadBalancer.
+	// Type is ClusterIP, NodePort or LoadBalancer. NodePort and LoadBalancer need create on
+	// services in the namespace.
 	// +optional
 	Type corev1.ServiceType `json:"type,omitempty"`
 	// ClusterIP is an IP address or None.
@@ -435,7 +438,8 @@ type ComponentSpec struct {
 	// +optional
 	// +listType=atomic
 	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
+	// ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral,
+	// persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.
 	// +optional
 	// +listType=atomic
 	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`

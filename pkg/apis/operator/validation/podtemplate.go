@@ -41,6 +41,7 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 	var allErrs field.ErrorList
 	for i, t := range tolerations {
 		idxPath := fldPath.Index(i)
+		allErrs = append(allErrs, validateTolerationScope(t, idxPath)...)
 		if t.Key != "" {
 			allErrs = append(allErrs, invalidForEach(idxPath.Child("key"), t.Key, validation.IsQualifiedName(t.Key))...)
 		}

@@ -25,7 +25,7 @@ func TestValidatePodSpecTemplate(t *testing.T) {
 				Tolerations: []corev1.Toleration{
 					{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "kcp", Effect: corev1.TaintEffectNoSchedule},
 					{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr[int64](30)},
-					{Operator: corev1.TolerationOpExists},
+					{Key: "node-role.kubernetes.io/kcp", Operator: corev1.TolerationOpExists},
 					{Key: "dedicated", Value: "kcp"},
 				},
 				HostAliases:      []corev1.HostAlias{{IP: "10.0.0.1", Hostnames: []string{"etcd.local"}}},

@@ -39,6 +39,9 @@ func validateDeploymentTemplate(tmpl *operator.DeploymentTemplate, fldPath *fiel
 	}
 	podPath := fldPath.Child("spec", "template")
 	allErrs = append(allErrs, validateMetadataTemplate(tmpl.Spec.Template.Metadata, podPath.Child("metadata"))...)
+	if m := tmpl.Spec.Template.Metadata; m != nil {
+		allErrs = append(allErrs, validatePodAnnotations(m.Annotations, podPath.Child("metadata", "annotations"))...)
+	}
 	allErrs = append(allErrs, validatePodSpecTemplate(tmpl.Spec.Template.Spec, podPath.Child("spec"))...)
 	return allErrs
 }

@@ -23,8 +23,9 @@ func validateExtras(args []string, volumes []corev1.Volume, mounts []corev1.Volu
 	return allErrs
 }
 
-// validateExtraVolumes checks the names of extra volumes and returns them for the mounts to
-// refer to. Which volume source is set is left to the host cluster.
+// validateExtraVolumes checks the names and sources of extra volumes and returns the names
+// for the mounts to refer to. A source is checked only for what a restricted pod may use;
+// the rest of it is left to the host cluster.
 func validateExtraVolumes(volumes []corev1.Volume, fldPath *field.Path) (field.ErrorList, sets.Set[string]) {
 	var allErrs field.ErrorList
 	names := sets.New[string]()
@@ -39,6 +40,7 @@ func validateExtraVolumes(volumes []corev1.Volume, fldPath *field.Path) (field.E
 			allErrs = append(allErrs, invalidForEach(namePath, vol.Name, validation.IsDNS1123Label(vol.Name))...)
 		}
 		names.Insert(vol.Name)
+		allErrs = append(allErrs, validateVolumeSource(&vol.VolumeSource, fldPath.Index(i))...)
 	}
 	return allErrs, names
 }
@@ -51,6 +53,7 @@ func validateExtraVolumeMounts(mounts []corev1.VolumeMount, volumeNames sets.Set
 	for i, mount := range mounts {
 		idxPath := fldPath.Index(i)
 		namePath, mountPathPath := idxPath.Child("name"), idxPath.Child("mountPath")
+		allErrs = append(allErrs, validateMountPropagation(mount.MountPropagation, idxPath.Child("mountPropagation"))...)
 		switch {
 		case mount.Name == "":
 			allErrs = append(allErrs, field.Required(namePath, ""))

@@ -3,6 +3,8 @@ package cacheserver
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -19,6 +21,12 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 	Spec:     func(o *operator.CacheServer) *operator.CacheServerSpec { return &o.Spec },
 	Status:   func(o *operator.CacheServer) *operator.CacheServerStatus { return &o.Status },
 
+	Permissions: func(o *operator.CacheServer) []store.Permission {
+		spec := field.NewPath("spec")
+		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
+			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+	},
+
 	Validate:             validation.ValidateCacheServer,
 	ValidateUpdate:       validation.ValidateCacheServerUpdate,
 	ValidateStatusUpdate: validation.ValidateCacheServerStatusUpdate,
@@ -31,6 +39,8 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 }
 
 // NewREST returns the cacheservers endpoint and its status subresource.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
-	return store.NewREST(scheme, optsGetter, &Kind)
+// authz answers whether the requester may set the fields the server acts on with its own
+// rights.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind, authz)
 }

@@ -4,6 +4,8 @@ package frontproxy
 import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -20,6 +22,11 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 	NewList:  func() runtime.Object { return &operator.FrontProxyList{} },
 	Spec:     func(o *operator.FrontProxy) *operator.FrontProxySpec { return &o.Spec },
 	Status:   func(o *operator.FrontProxy) *operator.FrontProxyStatus { return &o.Status },
+
+	Permissions: func(o *operator.FrontProxy) []store.Permission {
+		spec := field.NewPath("spec")
+		return store.ComponentPermissions(&o.Spec.ComponentSpec, spec)
+	},
 
 	Validate:             validation.ValidateFrontProxy,
 	ValidateUpdate:       validation.ValidateFrontProxyUpdate,
@@ -46,6 +53,8 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 }
 
 // NewREST returns the frontproxies endpoint and its status subresource.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
-	return store.NewREST(scheme, optsGetter, &Kind)
+// authz answers whether the requester may set the fields the server acts on with its own
+// rights.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind, authz)
 }

@@ -5,12 +5,10 @@ import (
 	"context"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
-	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
@@ -26,6 +24,8 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 	NewList:  func() runtime.Object { return &operator.KubeconfigList{} },
 	Spec:     func(o *operator.Kubeconfig) *operator.KubeconfigSpec { return &o.Spec },
 	Status:   func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
+
+	Admit: admitIdentity,
 
 	Validate:             validation.ValidateKubeconfig,
 	ValidateUpdate:       validation.ValidateKubeconfigUpdate,
@@ -55,70 +55,19 @@ func target(o *operator.Kubeconfig) string {
 	return ""
 }
 
-// REST is the kubeconfigs endpoint. A Kubeconfig declares a credential as much as the
-// kubeconfig subresource mints one, so it is held to the same rule: its username and groups
-// are the creator's own, or ones it may impersonate.
-type REST struct {
-	*store.REST
-	Authorizer authorizer.Authorizer
+// admitIdentity holds a Kubeconfig to the rule the kubeconfig subresource mints by, since it
+// declares a credential as much as the subresource mints one: its username and groups are the
+// creator's own, or ones it may impersonate. An update is checked only when they change.
+func admitIdentity(ctx context.Context, authz authorizer.Authorizer, requester user.Info, kc, old *operator.Kubeconfig) error {
+	if old != nil && kc.Spec.Username == old.Spec.Username && slices.Equal(kc.Spec.Groups, old.Spec.Groups) {
+		return nil
+	}
+	_, err := credentials.Resolve(ctx, authz, requester, kc.Spec.Username, kc.Spec.Groups, operator.Resource("kubeconfigs"), kc.Name)
+	return err
 }
 
 // NewREST returns the kubeconfigs endpoint, which checks identities with authz, and its
 // status subresource.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*REST, *store.StatusREST, error) {
-	main, status, err := store.NewREST(scheme, optsGetter, &Kind)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &REST{REST: main, Authorizer: authz}, status, nil
-}
-
-// Create checks the identity of a new Kubeconfig after admission's validation.
-func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return r.REST.Create(ctx, obj, func(ctx context.Context, obj runtime.Object) error {
-		if createValidation != nil {
-			if err := createValidation(ctx, obj); err != nil {
-				return err
-			}
-		}
-		return r.checkIdentity(ctx, obj.(*operator.Kubeconfig))
-	}, options)
-}
-
-// Update checks the identity of a Kubeconfig whose username or groups change.
-func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
-	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.REST.Update(ctx, name, objInfo, func(ctx context.Context, obj runtime.Object) error {
-		if createValidation != nil {
-			if err := createValidation(ctx, obj); err != nil {
-				return err
-			}
-		}
-		return r.checkIdentity(ctx, obj.(*operator.Kubeconfig))
-	}, func(ctx context.Context, obj, old runtime.Object) error {
-		if updateValidation != nil {
-			if err := updateValidation(ctx, obj, old); err != nil {
-				return err
-			}
-		}
-		n, o := obj.(*operator.Kubeconfig), old.(*operator.Kubeconfig)
-		if n.Spec.Username == o.Spec.Username && slices.Equal(n.Spec.Groups, o.Spec.Groups) {
-			return nil
-		}
-		return r.checkIdentity(ctx, n)
-	}, forceAllowCreate, options)
-}
-
-// checkIdentity allows the Kubeconfig's identity only to a requester that is it, or may
-// impersonate it.
-func (r *REST) checkIdentity(ctx context.Context, kc *operator.Kubeconfig) error {
-	requester, ok := genericapirequest.UserFrom(ctx)
-	if !ok {
-		// Every request that passed authentication, even an anonymous one, has a user; only a
-		// server whose authentication is off has none, and allows everything, as the library
-		// does. This server turns it off only in the integration tier.
-		return nil
-	}
-	_, err := credentials.Resolve(ctx, r.Authorizer, requester, kc.Spec.Username, kc.Spec.Groups, Kind.Resource, kc.Name)
-	return err
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind, authz)
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -21,6 +23,12 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	NewList:  func() runtime.Object { return &operator.RootShardList{} },
 	Spec:     func(o *operator.RootShard) *operator.RootShardSpec { return &o.Spec },
 	Status:   func(o *operator.RootShard) *operator.RootShardStatus { return &o.Status },
+
+	Permissions: func(o *operator.RootShard) []store.Permission {
+		spec := field.NewPath("spec")
+		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
+			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+	},
 
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,
@@ -52,6 +60,8 @@ func replicas(r *int32) string {
 }
 
 // NewREST returns the rootshards endpoint and its status subresource.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
-	return store.NewREST(scheme, optsGetter, &Kind)
+// authz answers whether the requester may set the fields the server acts on with its own
+// rights.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind, authz)
 }

@@ -4,6 +4,8 @@ package shard
 import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -20,6 +22,11 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 	NewList:  func() runtime.Object { return &operator.ShardList{} },
 	Spec:     func(o *operator.Shard) *operator.ShardSpec { return &o.Spec },
 	Status:   func(o *operator.Shard) *operator.ShardStatus { return &o.Status },
+
+	Permissions: func(o *operator.Shard) []store.Permission {
+		spec := field.NewPath("spec")
+		return store.ComponentPermissions(&o.Spec.ComponentSpec, spec)
+	},
 
 	Validate:             validation.ValidateShard,
 	ValidateUpdate:       validation.ValidateShardUpdate,
@@ -39,6 +46,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 }
 
 // NewREST returns the shards endpoint and its status subresource.
-func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter) (*store.REST, *store.StatusREST, error) {
-	return store.NewREST(scheme, optsGetter, &Kind)
+// authz answers whether the requester may set the fields the server acts on with its own
+// rights.
+func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	return store.NewREST(scheme, optsGetter, &Kind, authz)
 }

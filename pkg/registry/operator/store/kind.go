@@ -37,6 +37,13 @@ type Kind[T Object, Spec, Status any] struct {
 	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
 	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
 
+	// Permissions, when set, are what the object's fields have the server do with its own
+	// rights: a create, or an update that asks for one the stored object did not, is allowed
+	// only to a requester the authorizer allows each of them.
+	Permissions func(T) []Permission
+	// Admit, when set, is a check of its own, after validation, of the requester's rights.
+	Admit Admit[T]
+
 	// SelectableFields are the kind's field selectors beyond metadata.name and
 	// metadata.namespace.
 	SelectableFields func(T) fields.Set

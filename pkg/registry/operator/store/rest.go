@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -20,6 +21,19 @@ import (
 // REST is the main endpoint of a kind.
 type REST struct {
 	*genericregistry.Store
+	admit admitter
+}
+
+// Create stores a new object, once admission and the kind's Admit and Permissions allow it.
+func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	return r.Store.Create(ctx, obj, r.admit.create(createValidation), options)
+}
+
+// Update stores a changed object, once admission and the kind's Admit and Permissions allow
+// it.
+func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
+	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return r.Store.Update(ctx, name, objInfo, r.admit.create(createValidation), r.admit.update(updateValidation), forceAllowCreate, options)
 }
 
 // Categories implements rest.CategoriesProvider.
@@ -68,8 +82,9 @@ func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, 
 }
 
 // NewREST returns the main and the status endpoint of a kind, backed by storage from
-// optsGetter.
-func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, kind *Kind[T, Spec, Status]) (*REST, *StatusREST, error) {
+// optsGetter. authz answers the kind's Admit and Permissions.
+func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, kind *Kind[T, Spec, Status],
+	authz authorizer.Authorizer) (*REST, *StatusREST, error) {
 	main := strategy[T, Spec, Status]{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator, kind: kind}
 	status := statusStrategy[T, Spec, Status]{strategy: main}
 
@@ -94,7 +109,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 	statusStore := *store
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	return &REST{store}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, admit: newAdmitter(kind, authz)}, &StatusREST{store: &statusStore}, nil
 }
 
 // attrs returns the labels and the selectable fields of an object.

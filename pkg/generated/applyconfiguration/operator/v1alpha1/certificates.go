@@ -28,10 +28,11 @@ import (
 // Certificates configures where the root CA of a setup comes from. Exactly one of issuerRef
 // and caSecretRef is set. When the whole field is absent, the namespace bootstrap PKI is used.
 type CertificatesApplyConfiguration struct {
-	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA.
+	// IssuerRef is a cert-manager Issuer or ClusterIssuer that signs the setup's root CA. Setting
+	// it needs create on certificates.cert-manager.io in the namespace.
 	IssuerRef *ObjectReferenceApplyConfiguration `json:"issuerRef,omitempty"`
 	// CASecretRef is a Secret with a CA certificate and key (tls.crt, tls.key) that signs the
-	// setup's certificates.
+	// setup's certificates. Setting it needs get on that Secret.
 	CASecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"caSecretRef,omitempty"`
 }
 

@@ -44,7 +44,8 @@ type ComponentSpecApplyConfiguration struct {
 	DeploymentTemplate *DeploymentTemplateApplyConfiguration `json:"deploymentTemplate,omitempty"`
 	// ExtraArgs are appended to the component's command line.
 	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// ExtraVolumes are added to the pod.
+	// ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral,
+	// persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.
 	ExtraVolumes []v1.VolumeApplyConfiguration `json:"extraVolumes,omitempty"`
 	// ExtraVolumeMounts are added to the component's container. Each names a volume of
 	// extraVolumes.

@@ -27,7 +27,8 @@ import (
 //
 // ImageSpec selects the container image of a component.
 type ImageSpecApplyConfiguration struct {
-	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp.
+	// Repository is the image repository. Defaults to ghcr.io/kcp-dev/kcp. Another repository
+	// runs code of the author's choice, so it needs create on deployments.apps in the namespace.
 	Repository *string `json:"repository,omitempty"`
 	// Tag is the image tag. Defaults to the kcp release this server was built for.
 	Tag *string `json:"tag,omitempty"`

@@ -31,7 +31,7 @@ type PodSpecTemplateApplyConfiguration struct {
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 	// Affinity holds the pod's scheduling constraints.
 	Affinity *v1.AffinityApplyConfiguration `json:"affinity,omitempty"`
-	// Tolerations of the pod.
+	// Tolerations of the pod. Each names the taint it tolerates.
 	Tolerations []v1.TolerationApplyConfiguration `json:"tolerations,omitempty"`
 	// HostAliases are added to the pod's hosts file.
 	HostAliases []v1.HostAliasApplyConfiguration `json:"hostAliases,omitempty"`

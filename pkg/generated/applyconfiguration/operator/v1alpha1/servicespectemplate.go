@@ -27,7 +27,8 @@ import (
 //
 // ServiceSpecTemplate is the part of a Service spec that may be customized.
 type ServiceSpecTemplateApplyConfiguration struct {
-	// Type is ClusterIP, NodePort or LoadBalancer.
+	// Type is ClusterIP, NodePort or LoadBalancer. NodePort and LoadBalancer need create on
+	// services in the namespace.
 	Type *v1.ServiceType `json:"type,omitempty"`
 	// ClusterIP is an IP address or None.
 	ClusterIP *string `json:"clusterIP,omitempty"`

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// The controllers act with the server's own rights. A field that has them act on an object
+// the author names, or run what the author chooses, is allowed only to an author who could do
+// that directly: the server must not be a confused deputy.
+
+// Admit is a kind's own check, after validation, that the requester may ask for what obj
+// asks. old is nil on create. Its error reaches the client as is, usually a 403 Forbidden.
+type Admit[T Object] func(ctx context.Context, authz authorizer.Authorizer, requester user.Info, obj, old T) error
+
+// Permission is something a field has the server do with its own rights, and so what the
+// requester must be allowed to do directly, in the object's namespace, to set the field.
+type Permission struct {
+	// Field is the path of the field that asks for it; Value is what the field names.
+	Field, Value string
+	// Verb, Group, Resource and Name are asked of the authorizer.
+	Verb, Group, Resource, Name string
+}
+
+// String says what the permission is, for a 403's message.
+func (p Permission) String() string {
+	s := p.Verb + " on " + p.Resource
+	if p.Group != "" {
+		s += "." + p.Group
+	}
+	if p.Name != "" {
+		s += fmt.Sprintf(" %q", p.Name)
+	}
+	return s
+}
+
+// requirePermissions asks the authorizer, for requester, every permission in need that had
+// does not hold (so that an unrelated edit of an object is not held to what its author was
+// granted), and refuses with a 403 naming each missing one. As kube-apiserver's impersonation
+// filter does, an authorizer error denies.
+func requirePermissions(ctx context.Context, authz authorizer.Authorizer, requester user.Info, namespace string,
+	need, had []Permission, qualifiedResource schema.GroupResource, name string) error {
+	var missing []string
+	for _, p := range need {
+		if slices.Contains(had, p) {
+			continue
+		}
+		decision, reason, err := authorizer.DecisionDeny, "", error(nil)
+		if authz != nil {
+			decision, reason, err = authz.Authorize(ctx, authorizer.AttributesRecord{
+				User: requester, Verb: p.Verb, APIGroup: p.Group, Resource: p.Resource,
+				Namespace: namespace, Name: p.Name, ResourceRequest: true,
+			})
+		}
+		if decision == authorizer.DecisionAllow {
+			continue
+		}
+		what := fmt.Sprintf("%s to %s without %s in namespace %q", p.Field, p.Value, p, namespace)
+		switch {
+		case err != nil:
+			what += fmt.Sprintf(" (%v)", err)
+		case reason != "":
+			what += fmt.Sprintf(" (%s)", reason)
+		}
+		missing = append(missing, what)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return apierrors.NewForbidden(qualifiedResource, name,
+		fmt.Errorf("user %q may not set %s: the server would act with its own rights", requester.GetName(), strings.Join(missing, "; ")))
+}
+
+// admitter wraps a request's validation with the kind's Admit, and with nothing when the kind
+// has none.
+type admitter struct {
+	check func(ctx context.Context, obj, old runtime.Object) error
+}
+
+// newAdmitter returns the admitter of kind, which asks authz.
+func newAdmitter[T Object, Spec, Status any](kind *Kind[T, Spec, Status], authz authorizer.Authorizer) admitter {
+	if kind.Admit == nil && kind.Permissions == nil {
+		return admitter{}
+	}
+	return admitter{check: func(ctx context.Context, obj, old runtime.Object) error {
+		requester, ok := genericapirequest.UserFrom(ctx)
+		if !ok {
+			// Every request that passed authentication, even an anonymous one, has a user;
+			// only a server whose authentication is off has none, and allows everything, as
+			// the library does. This server turns it off only in the integration tier.
+			return nil
+		}
+		o, ok := obj.(T)
+		if !ok {
+			return apierrors.NewInternalError(fmt.Errorf("not a %s: %T", kind.Singular, obj))
+		}
+		var prev T
+		if old != nil {
+			if prev, ok = old.(T); !ok {
+				return apierrors.NewInternalError(fmt.Errorf("not a %s: %T", kind.Singular, old))
+			}
+		}
+		if kind.Admit != nil {
+			if err := kind.Admit(ctx, authz, requester, o, prev); err != nil {
+				return err
+			}
+		}
+		if kind.Permissions == nil {
+			return nil
+		}
+		var had []Permission
+		if old != nil {
+			had = kind.Permissions(prev)
+		}
+		return requirePermissions(ctx, authz, requester, o.GetNamespace(), kind.Permissions(o), had, kind.Resource, o.GetName())
+	}}
+}
+
+// create runs next, then the check.
+func (a admitter) create(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	if a.check == nil {
+		return next
+	}
+	return func(ctx context.Context, obj runtime.Object) error {
+		if next != nil {
+			if err := next(ctx, obj); err != nil {
+				return err
+			}
+		}
+		return a.check(ctx, obj, nil)
+	}
+}
+
+// update runs next, then the check against the stored object.
+func (a admitter) update(next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+	if a.check == nil {
+		return next
+	}
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		if next != nil {
+			if err := next(ctx, obj, old); err != nil {
+				return err
+			}
+		}
+		return a.check(ctx, obj, old)
+	}
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// grants is a fake delegated authorizer that allows exactly the listed attributes, as
+// "verb resource.group name", and records what it was asked.
+type grants struct {
+	allow map[string]bool
+	err   error
+	asked []string
+}
+
+func (g *grants) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	key := a.GetVerb() + " " + a.GetResource() + "." + a.GetAPIGroup() + " " + a.GetName()
+	g.asked = append(g.asked, key+" in "+a.GetNamespace()+" for "+a.GetUser().GetName())
+	if g.err != nil {
+		return authorizer.DecisionNoOpinion, "", g.err
+	}
+	if g.allow[key] {
+		return authorizer.DecisionAllow, "", nil
+	}
+	return authorizer.DecisionNoOpinion, "no RBAC rule", nil
+}
+
+// permissionKind is a Kind over CacheServers held to their image and certificates.
+func permissionKind() *Kind[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus] {
+	k := testKind()
+	k.Permissions = func(o *operator.CacheServer) []Permission {
+		spec := field.NewPath("spec")
+		return append(ComponentPermissions(&o.Spec.ComponentSpec, spec),
+			CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+	}
+	return k
+}
+
+func withIssuer(name string) *operator.CacheServer {
+	cs := cacheServer(1, "")
+	cs.Spec.Certificates = &operator.Certificates{IssuerRef: &operator.ObjectReference{Name: name, Kind: "Issuer", Group: "cert-manager.io"}}
+	return cs
+}
+
+func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
+	const createCerts = "create certificates.cert-manager.io "
+	withCASecret := cacheServer(1, "")
+	withCASecret.Spec.Certificates = &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "corp-ca"}}
+	withImage := func(repo string) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		cs.Spec.Image = &operator.ImageSpec{Repository: repo, Tag: "latest"}
+		return cs
+	}
+	withServiceType := func(typ corev1.ServiceType) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		cs.Spec.ServiceTemplate = &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: typ}}
+		return cs
+	}
+	withImageAndIssuer := func() *operator.CacheServer {
+		cs := withIssuer("corp")
+		cs.Spec.Image = &operator.ImageSpec{Repository: "busybox"}
+		return cs
+	}
+	tests := []struct {
+		name     string
+		obj, old *operator.CacheServer
+		allow    []string
+		authzErr error
+		noUser   bool
+		// forbidden, when set, must occur in the 403's message; empty means allowed.
+		forbidden []string
+		asked     int
+	}{
+		{name: "nothing to hold", obj: cacheServer(1, "")},
+		{name: "issuerRef, granted", obj: withIssuer("corp"), allow: []string{createCerts}, asked: 1},
+		{
+			name: "issuerRef, denied", obj: withIssuer("corp"), asked: 1,
+			forbidden: []string{`user "mallory" may not set spec.certificates.issuerRef to Issuer/corp without create on certificates.cert-manager.io in namespace "ns"`, "no RBAC rule"},
+		},
+		{
+			name: "issuerRef, the authorizer fails", obj: withIssuer("corp"), allow: []string{createCerts}, authzErr: errors.New("webhook down"), asked: 1,
+			forbidden: []string{"spec.certificates.issuerRef", "webhook down"},
+		},
+		{name: "issuerRef unchanged on update", obj: withIssuer("corp"), old: withIssuer("corp")},
+		{name: "issuerRef changed on update", obj: withIssuer("other"), old: withIssuer("corp"), asked: 1, forbidden: []string{"Issuer/other"}},
+		{name: "issuerRef, no authenticated user", obj: withIssuer("corp"), noUser: true},
+		{
+			name: "caSecretRef, denied", obj: withCASecret, asked: 1,
+			forbidden: []string{`spec.certificates.caSecretRef to Secret/corp-ca without get on secrets "corp-ca"`},
+		},
+		{name: "caSecretRef, granted", obj: withCASecret, allow: []string{"get secrets. corp-ca"}, asked: 1},
+		{name: "kcp's own image repository", obj: withImage("ghcr.io/kcp-dev/kcp")},
+		{
+			name: "another image repository, denied", obj: withImage("busybox"), asked: 1,
+			forbidden: []string{"spec.image.repository to busybox without create on deployments.apps"},
+		},
+		{name: "another image repository, granted", obj: withImage("busybox"), allow: []string{"create deployments.apps "}, asked: 1},
+		{name: "a ClusterIP Service", obj: withServiceType(corev1.ServiceTypeClusterIP)},
+		{
+			name: "a NodePort Service, denied", obj: withServiceType(corev1.ServiceTypeNodePort), asked: 1,
+			forbidden: []string{"spec.serviceTemplate.spec.type to NodePort without create on services in namespace"},
+		},
+		{name: "a LoadBalancer Service, granted", obj: withServiceType(corev1.ServiceTypeLoadBalancer), allow: []string{"create services. "}, asked: 1},
+		{
+			name: "two fields, both denied", obj: withImageAndIssuer(), asked: 2,
+			forbidden: []string{"spec.image.repository to busybox", "; spec.certificates.issuerRef to Issuer/corp"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &grants{allow: map[string]bool{}, err: tc.authzErr}
+			for _, a := range tc.allow {
+				g.allow[a] = true
+			}
+			ctx := context.Background()
+			if !tc.noUser {
+				ctx = genericapirequest.WithUser(ctx, &user.DefaultInfo{Name: "mallory"})
+			}
+			a := newAdmitter(permissionKind(), authorizer.AuthorizerFunc(g.Authorize))
+			var err error
+			if tc.old == nil {
+				err = a.create(nil)(ctx, tc.obj)
+			} else {
+				err = a.update(nil)(ctx, tc.obj, tc.old)
+			}
+			assert.Len(t, g.asked, tc.asked, "asked: %v", g.asked)
+			if len(tc.forbidden) == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var status apierrors.APIStatus
+			require.ErrorAs(t, err, &status)
+			assert.EqualValues(t, http.StatusForbidden, status.Status().Code)
+			assert.Equal(t, metav1.StatusReasonForbidden, status.Status().Reason)
+			for _, s := range tc.forbidden {
+				assert.Contains(t, err.Error(), s)
+			}
+			assert.Contains(t, err.Error(), `cacheservers.operator.kcp.io "cs" is forbidden`)
+		})
+	}
+}
+
+func TestAdmitRunsAdmissionFirst(t *testing.T) {
+	g := &grants{allow: map[string]bool{}}
+	a := newAdmitter(permissionKind(), authorizer.AuthorizerFunc(g.Authorize))
+	ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "mallory"})
+	webhook := errors.New("denied by a webhook")
+	err := a.create(func(context.Context, runtime.Object) error { return webhook })(ctx, withIssuer("corp"))
+	assert.ErrorIs(t, err, webhook)
+	assert.Empty(t, g.asked, "nothing is asked once admission refused")
+}
+
+func TestKindWithoutChecksIsNotWrapped(t *testing.T) {
+	a := newAdmitter(testKind(), nil)
+	assert.Nil(t, a.create(nil))
+	assert.Nil(t, a.update(nil))
+}

@@ -1,0 +1,57 @@
+package store
+
+import (
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// ComponentPermissions holds what every component's spec may ask beyond a ClusterIP Service
+// and pods of kcp's image to what it is. An image from another repository runs code of the
+// author's choice in the namespace, which only an author who may create the Deployment may
+// ask for; any tag of kcp's own repository is kcp's code, which a setup is for. A NodePort or
+// LoadBalancer Service opens the setup beyond the cluster, which only an author who may
+// create Services may ask for.
+func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
+	var perms []Permission
+	if image := spec.Image; image != nil && image.Repository != "" && image.Repository != operatorv1alpha1.DefaultImageRepository {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("image", "repository").String(), Value: image.Repository,
+			Verb: "create", Group: "apps", Resource: "deployments",
+		})
+	}
+	if t := spec.ServiceTemplate; t != nil && t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("serviceTemplate", "spec", "type").String(), Value: string(t.Spec.Type),
+			Verb: "create", Resource: "services",
+		})
+	}
+	return perms
+}
+
+// CertificatesPermissions holds where a setup's root CA comes from to what the author could
+// use directly: an Issuer or ClusterIssuer to creating certificates.cert-manager.io, since the
+// server has it sign on the author's behalf, and a CA Secret to reading that Secret, since the
+// server signs with its key.
+func CertificatesPermissions(certs *operator.Certificates, fldPath *field.Path) []Permission {
+	if certs == nil {
+		return nil
+	}
+	var perms []Permission
+	if ref := certs.IssuerRef; ref != nil {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("issuerRef").String(), Value: ref.Kind + "/" + ref.Name,
+			Verb: "create", Group: cmv1.SchemeGroupVersion.Group, Resource: "certificates",
+		})
+	}
+	if ref := certs.CASecretRef; ref != nil {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("caSecretRef").String(), Value: "Secret/" + ref.Name,
+			Verb: "get", Resource: "secrets", Name: ref.Name,
+		})
+	}
+	return perms
+}
