@@ -24,16 +24,17 @@ type REST struct {
 	admit admitter
 }
 
-// Create stores a new object, once admission and the kind's Admit and Permissions allow it.
+// Create stores a new object, once admission and the kind's Admit and Permissions allow it;
+// one too large to store gets a 413.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return r.Store.Create(ctx, obj, r.admit.create(createValidation), options)
+	return create(ctx, r.Store, obj, r.admit.create(createValidation), options)
 }
 
 // Update stores a changed object, once admission and the kind's Admit and Permissions allow
-// it.
+// it; one too large to store gets a 413.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return r.Store.Update(ctx, name, objInfo, r.admit.create(createValidation), r.admit.update(updateValidation), forceAllowCreate, options)
+	return update(ctx, r.Store, name, objInfo, r.admit.create(createValidation), r.admit.update(updateValidation), forceAllowCreate, options)
 }
 
 // Categories implements rest.CategoriesProvider.

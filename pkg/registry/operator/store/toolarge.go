@@ -43,23 +43,17 @@ func entityTooLarge(err error) error {
 	return apierrors.NewRequestEntityTooLargeError("the object is too large to store: " + err.Error())
 }
 
-// Create creates an object; one too large to store is retried without its managedFields,
-// then refused with a 413.
-func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	out, err := r.Store.Create(ctx, obj, createValidation, options)
+// create is a create in store where an object too large to store is retried without its
+// managedFields, then refused with a 413.
+func create(ctx context.Context, store *genericregistry.Store, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	out, err := store.Create(ctx, obj, createValidation, options)
 	if tooLarge(err) {
 		if accessor, accessorErr := meta.Accessor(obj); accessorErr == nil && len(accessor.GetManagedFields()) > 0 {
 			accessor.SetManagedFields(nil)
-			out, err = r.Store.Create(ctx, obj, createValidation, options)
+			out, err = store.Create(ctx, obj, createValidation, options)
 		}
 	}
 	return out, entityTooLarge(err)
-}
-
-// Update updates an object; one too large to store is retried without its managedFields,
-// then refused with a 413.
-func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return update(ctx, r.Store, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 }
 
 // update is an update of store where an object too large to store is retried without its
