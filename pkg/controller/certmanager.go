@@ -148,8 +148,9 @@ func (a *CertManagerAPI) Check(ctx context.Context) {
 			return
 		}
 	}
-	a.known.Store(true)
+	// Ready before known: a worker started in between would report cert-manager missing.
 	a.set(true)
+	a.known.Store(true)
 	logger.Info("cert-manager's API is served: realizing the setups' certificates")
 }
 
