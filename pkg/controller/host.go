@@ -29,6 +29,9 @@ type Host struct {
 	// SecretMetadata caches the metadata of every Secret, the users' too, so that a change
 	// to a Secret a user names rolls the pods that mount it; nil in unit tests.
 	SecretMetadata cache.SharedIndexInformer
+	// CertManagerAPI tells whether cert-manager's API is served and cached; nil in unit
+	// tests, where it always is.
+	CertManagerAPI *CertManagerAPI
 
 	ConfigMapApplier   Applied[*corev1ac.ConfigMapApplyConfiguration]
 	IssuerApplier      Applied[*cmapply.IssuerApplyConfiguration]

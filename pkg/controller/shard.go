@@ -137,11 +137,12 @@ func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) erro
 			return fmt.Errorf("deleting Service %s: %w", svc.Name, err)
 		}
 	}
+	// Without cert-manager's API (NotFound), there are no Certificates or Issuers to delete.
 	cm := h.CertManager.CertmanagerV1()
-	if err := cm.Certificates(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+	if err := cm.Certificates(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Certificates %s: %w", selector, err)
 	}
-	if err := cm.Issuers(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+	if err := cm.Issuers(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Issuers %s: %w", selector, err)
 	}
 	if err := h.Kube.CoreV1().Secrets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {

@@ -40,8 +40,9 @@ func SetCertificatesReady(conditions *[]metav1.Condition, generation int64, tota
 			fmt.Sprintf("all %d certificates are issued", total))
 		return
 	}
+	// Counted and named: when cert-manager's controller is down, this is all there is to see.
 	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, ReasonCertificatesPending,
-		"waiting for cert-manager to issue "+summarize(pending))
+		fmt.Sprintf("%d of %d certificates are not Ready, waiting for cert-manager to issue them: %s", len(pending), total, summarize(pending)))
 }
 
 // Phase is Running once Available and CertificatesReady are both True, else Provisioning.

@@ -69,33 +69,12 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	})
 }
 
-// startCertManager installs cert-manager's CRDs with server-side apply (two are too large for
-// the last-applied annotation) and starts its controllers.
+// startCertManager installs cert-manager's CRDs and starts its controllers.
 func (s *Stack) startCertManager(ctx context.Context) error {
-	crds, err := filepath.Glob(filepath.Join(filepath.Dir(s.binDir), "cert-manager-crds", "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		return fmt.Errorf("no cert-manager CRDs in _output/cert-manager-crds: run `make tools`")
-	}
-	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=kcp-setups-local-stack"}
-	for _, f := range crds {
-		args = append(args, "-f", f)
-	}
-	if out, err := s.Kubectl(ctx, args...); err != nil {
-		return fmt.Errorf("applying cert-manager CRDs: %w: %s", err, out)
-	}
-	if err := poll(ctx, "cert-manager CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
-		for _, name := range []string{"issuers.cert-manager.io", "clusterissuers.cert-manager.io", "certificates.cert-manager.io", "certificaterequests.cert-manager.io"} {
-			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !unstructuredCondition(crd, "Established") {
-				return false, err
-			}
-		}
-		return true, nil
-	}); err != nil {
+	if err := s.ApplyCertManagerCRDs(ctx); err != nil {
 		return err
 	}
-	_, err = s.start("cert-manager-controller", "--kubeconfig="+s.AdminKubeconfig, "--cluster-resource-namespace=kube-system")
-	return err
+	return s.StartCertManager()
 }
 
 // StartServer starts the kcp-setups server on its port, registers it with the aggregation

@@ -53,12 +53,15 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		controller.On(ops.CacheServers().Informer(), c.loop.Handler()),
 		// The last RootShard of a namespace may take the shared bootstrap PKI with it.
 		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(c.bootstrapUsers)),
-		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
+		return nil, err
+	}
+	// cert-manager's objects, once its API is served; and every object again when it comes.
+	cm := hosts.Certmanager().V1()
+	if err := host.WatchCertManager(c.loop, ops.CacheServers().Informer(), c.owners, cm.Certificates().Informer(), cm.Issuers().Informer()); err != nil {
 		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.

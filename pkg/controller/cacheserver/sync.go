@@ -17,7 +17,8 @@ import (
 
 // sync brings the host cluster in line with one CacheServer and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.lifecycle().Sync(ctx, key, c.reconcile)
+	l := c.lifecycle()
+	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
 }
 
 // lifecycle is the CacheServer's finalizer, status and deletion. The namespace bootstrap PKI

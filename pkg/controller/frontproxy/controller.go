@@ -52,12 +52,16 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	if err := c.loop.WatchAll(
 		controller.On(ops.FrontProxies().Informer(), c.loop.Handler()),
 		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })),
-		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().ConfigMaps().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
+		return nil, err
+	}
+	// cert-manager's objects, once its API is served; and every object again when it comes.
+	cm := hosts.Certmanager().V1()
+	if err := host.WatchCertManager(c.loop, ops.FrontProxies().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
 		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.

@@ -65,11 +65,15 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		controller.On(ops.FrontProxies().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
 			return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
 		})),
-		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
 		// cert-manager's Secret, issued and renewed, and the kubeconfig Secret; and the
 		// RootShard's server CA bundle that every kubeconfig of it trusts.
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
+		return nil, err
+	}
+	// cert-manager's objects, once its API is served; and every object again when it comes.
+	cm := hosts.Certmanager().V1()
+	if err := host.WatchCertManager(c.loop, ops.Kubeconfigs().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
 		return nil, err
 	}
 	return c, nil

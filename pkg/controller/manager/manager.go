@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/discovery"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -139,6 +140,12 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
 		kubeInformers.Core().V1().ConfigMaps().Lister())
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+	// cert-manager's informers start once its API is served, which it may never be.
+	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Host)
+	if err != nil {
+		return err
+	}
+	host.CertManagerAPI = controller.NewCertManagerAPI(discoveryClient, hostInformers)
 	rootShards, err := rootshard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
@@ -160,7 +167,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
 	}
 	ourInformers.Start(ctx.Done())
-	hostInformers.Start(ctx.Done())
+	go host.CertManagerAPI.Run(ctx)
 	kubeInformers.Start(ctx.Done())
 	metadataInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()

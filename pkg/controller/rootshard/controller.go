@@ -61,12 +61,15 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		// A CacheServer appearing heals a reference.
 		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)),
 		// What the controller owns: status follows it within seconds.
-		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(hosts.Certmanager().V1().Issuers().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
+		return nil, err
+	}
+	// cert-manager's objects, once its API is served; and every object again when it comes.
+	cm := hosts.Certmanager().V1()
+	if err := host.WatchCertManager(c.loop, ops.RootShards().Informer(), c.owners, cm.Certificates().Informer(), cm.Issuers().Informer()); err != nil {
 		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.

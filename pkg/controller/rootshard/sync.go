@@ -20,7 +20,8 @@ var everything = labels.Everything()
 
 // sync brings the host cluster in line with one RootShard and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.lifecycle().Sync(ctx, key, c.reconcile)
+	l := c.lifecycle()
+	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
 }
 
 // lifecycle is the RootShard's finalizer, status and deletion. The namespace bootstrap PKI

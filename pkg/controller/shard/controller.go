@@ -60,11 +60,15 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })),
 		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })),
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
-		controller.On(hosts.Certmanager().V1().Certificates().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
+		return nil, err
+	}
+	// cert-manager's objects, once its API is served; and every object again when it comes.
+	cm := hosts.Certmanager().V1()
+	if err := host.WatchCertManager(c.loop, ops.Shards().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
 		return nil, err
 	}
 	// A Secret a user names, mounted by the pods, rolls them when it changes.

@@ -1,0 +1,129 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// certManagerController is the name of cert-manager's controller process and log.
+const certManagerController = "cert-manager-controller"
+
+// certManagerCRDs are the CRDs the stack installs, and waits for.
+var certManagerCRDs = []string{"issuers.cert-manager.io", "clusterissuers.cert-manager.io", "certificates.cert-manager.io", "certificaterequests.cert-manager.io"}
+
+// certManagerCRDFiles are the manifests of cert-manager's CRDs.
+func (s *Stack) certManagerCRDFiles() ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(filepath.Dir(s.binDir), "cert-manager-crds", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no cert-manager CRDs in _output/cert-manager-crds: run `make tools`")
+	}
+	return files, nil
+}
+
+// ApplyCertManagerCRDs installs cert-manager's CRDs with server-side apply (two are too large
+// for the last-applied annotation) and waits until they are established.
+func (s *Stack) ApplyCertManagerCRDs(ctx context.Context) error {
+	files, err := s.certManagerCRDFiles()
+	if err != nil {
+		return err
+	}
+	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=kcp-setups-local-stack"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	if out, err := s.Kubectl(ctx, args...); err != nil {
+		return fmt.Errorf("applying cert-manager CRDs: %w: %s", err, out)
+	}
+	return poll(ctx, "cert-manager CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+		for _, name := range certManagerCRDs {
+			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !unstructuredCondition(crd, "Established") {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
+// DeleteCertManagerCRDs uninstalls cert-manager's CRDs, and with them every cert-manager
+// object, and waits until kube-apiserver no longer serves cert-manager.io/v1.
+func (s *Stack) DeleteCertManagerCRDs(ctx context.Context) error {
+	files, err := s.certManagerCRDFiles()
+	if err != nil {
+		return err
+	}
+	args := []string{"delete", "--ignore-not-found", "--timeout=2m"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	if out, err := s.Kubectl(ctx, args...); err != nil {
+		return fmt.Errorf("deleting cert-manager CRDs: %w: %s", err, out)
+	}
+	return poll(ctx, "cert-manager.io/v1 to be gone", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		for _, name := range certManagerCRDs {
+			if _, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		_, err := s.Kube.Discovery().ServerResourcesForGroupVersion("cert-manager.io/v1")
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// StartCertManager starts cert-manager's controllers, in place of a stopped one; it does
+// nothing while they run.
+func (s *Stack) StartCertManager() error {
+	for _, p := range s.procs {
+		if done, _ := p.exited(); p.name == certManagerController && !done {
+			return nil
+		}
+	}
+	p, err := startProcess(s.path("logs"), certManagerController, s.bin(certManagerController),
+		"--kubeconfig="+s.AdminKubeconfig, "--cluster-resource-namespace=kube-system")
+	if err != nil {
+		return err
+	}
+	for i, old := range s.procs {
+		if old.name == certManagerController {
+			s.procs[i] = p
+			return nil
+		}
+	}
+	s.procs = append(s.procs, p)
+	return nil
+}
+
+// StopCertManager stops cert-manager's controllers with SIGTERM; its CRDs stay.
+func (s *Stack) StopCertManager() {
+	for _, p := range s.procs {
+		if p.name == certManagerController {
+			p.stop()
+		}
+	}
+}
+
+// ServerPID is the process id of the kcp-setups server, to tell a restart apart.
+func (s *Stack) ServerPID() int {
+	if s.server == nil {
+		return 0
+	}
+	return s.server.cmd.Process.Pid
+}
+
+// ServerExited returns an error when the kcp-setups server has exited, and nil while it
+// runs.
+func (s *Stack) ServerExited() error {
+	if s.server == nil {
+		return fmt.Errorf("the kcp-setups server was never started")
+	}
+	_, err := s.server.exited()
+	return err
+}
