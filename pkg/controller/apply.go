@@ -96,6 +96,7 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 	}
 	a.Annotate(desired, map[string]string{DesiredHashAnnotation: hash})
 	written, err := a.Apply(ctx, desired)
+	observeWrite(a.Kind, err)
 	if err != nil {
 		return false, fmt.Errorf("applying %s %s/%s: %w", a.Kind, ns, name, err)
 	}

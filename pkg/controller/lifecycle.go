@@ -55,7 +55,8 @@ type Lifecycle[T Object, S any] struct {
 
 // Sync reconciles the object of key: reconcile receives the object and a copy of its status
 // with observedGeneration set, and fills in the rest; the status is written when it changed.
-// When reconcile fails, nothing is written and the key is retried.
+// When reconcile fails, only Synced=False with the failure's reason is written, a Warning
+// Event says why, and the key is retried with backoff.
 func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -82,8 +83,10 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	status := l.Status(next)
 	*l.Common(status).ObservedGeneration = obj.GetGeneration()
 	if err := reconcile(ctx, obj, status); err != nil {
+		l.ReportFailure(ctx, obj, err)
 		return err
 	}
+	l.SetSynced(obj, status)
 	_, err = l.writeStatus(ctx, obj, next)
 	return err
 }
@@ -115,11 +118,11 @@ func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
 	}
 }
 
-// Applied records what a reconcile wrote or why it failed.
+// Applied records what a reconcile wrote. Why it failed, Sync reports (ReportFailure), once
+// for every kind and every failure, including those before anything was applied.
 func (l Lifecycle[T, S]) Applied(obj T, wrote int, err error) {
 	switch {
 	case err != nil:
-		l.Recorder.Eventf(obj, "Warning", "ReconcileFailed", "%v", err)
 	case wrote == 1:
 		l.Recorder.Event(obj, "Normal", "Applied", "Applied 1 object to the host cluster")
 	case wrote > 1:

@@ -25,11 +25,11 @@ type Loop struct {
 	synced []cache.InformerSynced
 }
 
-// NewLoop returns a loop for kind with the default exponential per-item backoff.
+// NewLoop returns a loop for kind with exponential per-item backoff, capped at MaxBackoff.
 func NewLoop(kind string, sync func(ctx context.Context, key string) error) *Loop {
 	return &Loop{
 		Kind: kind,
-		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(newRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: kind}),
 		Sync: sync,
 	}

@@ -156,10 +156,7 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) error {
 	if err := s.adminClients(); err != nil {
 		return err
 	}
-	return poll(ctx, "kube-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		err := s.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-		return err == nil, err
-	})
+	return s.waitForKubeAPIServer(ctx, p)
 }
 
 func (s *Stack) startControllers(context.Context) error {

@@ -80,8 +80,11 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	logger := klog.FromContext(ctx).WithValues("lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", identity)
-	// Losing the lease stops the controllers; the loop then campaigns again.
+	// Losing the lease (a renewal that failed, as while kube-apiserver restarts) stops the
+	// controllers, not the process: this server also serves the API, so it campaigns again,
+	// where a built-in controller manager would exit and be restarted.
 	for ctx.Err() == nil {
+		term := newTerm()
 		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 			Lock:            lock,
 			Name:            le.ResourceName,
@@ -91,6 +94,8 @@ func Run(ctx context.Context, cfg Config) error {
 			ReleaseOnCancel: true,
 			Callbacks: leaderelection.LeaderCallbacks{
 				OnStartedLeading: func(ctx context.Context) {
+					defer term.end()
+					term.begin()
 					logger.Info("Leading: starting the controllers")
 					if err := runControllers(ctx, cfg, kube); err != nil {
 						logger.Error(err, "Controllers stopped")
@@ -99,6 +104,7 @@ func Run(ctx context.Context, cfg Config) error {
 				OnStoppedLeading: func() { logger.Info("Not leading: the controllers are stopped") },
 			},
 		})
+		term.wait()
 	}
 	return nil
 }

@@ -20,6 +20,11 @@ const (
 	KubeconfigPhaseFailed       KubeconfigPhase = "Failed"
 )
 
+// ConditionSynced is whether the last reconcile wrote what it had to the host cluster. It
+// is False, with a reason such as Forbidden or TooManyRequests, while the host cluster
+// refuses the writes, and turns True by itself once they go through again.
+const ConditionSynced = "Synced"
+
 // The condition types every setup reports.
 const (
 	ConditionAvailable         = "Available"

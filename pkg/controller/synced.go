@@ -1,0 +1,36 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// syncedMessage is the message of Synced=True.
+const syncedMessage = "the last reconcile wrote what it had to to the host cluster"
+
+// SetSynced sets Synced=True in status: the reconcile succeeded.
+func (l Lifecycle[T, S]) SetSynced(obj T, status *S) {
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonReconciled, syncedMessage)
+}
+
+// ReportFailure says why a reconcile of obj failed: a Warning Event, and Synced=False in its
+// status, both with the failure's stable reason (FailureReason). The rest of the status is
+// left as last observed: the reconcile that failed observed nothing. The status is written
+// only when it changed, so that a failure that repeats writes once, and its informer event
+// cannot defeat the queue's backoff.
+func (l Lifecycle[T, S]) ReportFailure(ctx context.Context, obj T, err error) {
+	reason, message := FailureReason(err), FailureMessage(err)
+	l.Recorder.Event(obj, corev1.EventTypeWarning, reason, message)
+	next := l.copy(obj)
+	l.SetCondition(obj, l.Status(next), operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, reason, message)
+	if _, werr := l.writeStatus(ctx, obj, next); werr != nil && !apierrors.IsConflict(werr) {
+		// The failure itself is logged and retried by the Loop; this is only its report.
+		klog.FromContext(ctx).V(2).Info("Could not report a failed reconcile in the status", "reason", reason, "err", werr)
+	}
+}

@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ownedResources are the host resources the controllers write, and whether another
+// controller writes their status too (so that their resourceVersion moves without us).
+var ownedResources = []struct {
+	gvr          schema.GroupVersionResource
+	statusByPeer bool
+}{
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, true},
+	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, true},
+	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, false},
+	{schema.GroupVersionResource{Version: "v1", Resource: "services"}, false},
+	{schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, false},
+}
+
+// owned is what tells that an object was written: its generation, the time of the
+// controllers' last apply to it, and its resourceVersion where nobody else writes it.
+type owned struct {
+	Generation      int64
+	AppliedAt       string
+	ResourceVersion string
+}
+
+// ownedObjects are the host objects in ns that selector selects, by resource/name.
+func ownedObjects(t *testing.T, ns, selector string) map[string]owned {
+	t.Helper()
+	out := map[string]owned{}
+	for _, r := range ownedResources {
+		list, err := stack.Dynamic.Resource(r.gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
+		require.NoError(t, err)
+		for _, o := range list.Items {
+			state := owned{Generation: o.GetGeneration()}
+			for _, f := range o.GetManagedFields() {
+				if f.Manager == "kcp-setups" && f.Operation == metav1.ManagedFieldsOperationApply && f.Time != nil {
+					state.AppliedAt = f.Time.UTC().Format(time.RFC3339)
+				}
+			}
+			if !r.statusByPeer {
+				state.ResourceVersion = o.GetResourceVersion()
+			}
+			out[r.gvr.Resource+"/"+o.GetName()] = state
+		}
+	}
+	return out
+}
+
+// leaseHolder is the identity that holds the stack's server's controller Lease.
+func leaseHolder(ctx context.Context) string {
+	lease, err := stack.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+// TestKubeAPIServerRestart restarts kube-apiserver under a realized setup. The APIService
+// comes back Available; the server's process survives and keeps or regains the Lease; the
+// controllers resume, realizing what changes afterwards; and nothing they had written is
+// written again.
+func TestKubeAPIServerRestart(t *testing.T) {
+	ctx := t.Context()
+	ns := namespace(t, "apiserver-restart")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "Available")
+	require.Equal(t, "Running", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.phase}"))
+
+	pid, holder := stack.ServerPID(), leaseHolder(ctx)
+	require.NotZero(t, pid)
+	require.NotEmpty(t, holder)
+	selector := "operator.kcp.io/rootshard=root"
+	before := ownedObjects(t, ns, selector)
+	for _, want := range []string{"deployments/root-kcp", "services/root-kcp", "certificates/root-server", "secrets/root-server"} {
+		require.Contains(t, before, want)
+	}
+	replicaSets := func() []string {
+		return nonEmptyLines(kubectl(t, "get", "replicasets", "-n", ns, "-l", selector, "-o", "name"))
+	}
+	rsBefore := replicaSets()
+	require.Len(t, rsBefore, 1)
+
+	require.NoError(t, stack.RestartKubeAPIServer(ctx))
+	require.NoError(t, stack.WaitForServer(ctx), "the APIService is Available again")
+	assert.Equal(t, pid, stack.ServerPID(), "the server's process survived: it was not restarted")
+
+	// The controllers resume: a Shard created now is realized.
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
+	waitFor(t, ns, "shard/shard-1", "Available")
+	assert.Eventually(t, func() bool { return leaseHolder(ctx) == holder }, time.Minute, time.Second,
+		"the same process holds the Lease, kept or regained")
+	log := stack.ServerLog()
+	t.Logf("the server lost the Lease during the restart: %v", strings.Contains(log, "Not leading: the controllers are stopped"))
+
+	// Nothing the controllers had written was written again.
+	after := ownedObjects(t, ns, selector)
+	assert.Equal(t, before, after, "the RootShard's objects were not applied again")
+	assert.Equal(t, rsBefore, replicaSets(), "the pods did not roll")
+	assert.Equal(t, "1", kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.metadata.generation}"))
+
+	// A change after the restart is realized, once.
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"extraArgs":["--v=3"]}}`)
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(ctx, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+		return strings.Contains(out, `"--v=3"`)
+	}, time.Minute, time.Second, "the Deployment follows spec.extraArgs")
+	waitFor(t, ns, "rootshard/root", "Available")
+	assert.Equal(t, "2", kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.metadata.generation}"), "applied once")
+	changed := ownedObjects(t, ns, selector)
+	for key, state := range before {
+		if key != "deployments/root-kcp" {
+			assert.Equal(t, state, changed[key], "%s is untouched by a change of the Deployment alone", key)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+)
+
+// RestartKubeAPIServer stops kube-apiserver with SIGTERM and starts it again on the same
+// port with the same arguments, as an upgrade of a control-plane node does, and returns once
+// it is ready. Every client of it, the kcp-setups server's included, sees it go and come back.
+func (s *Stack) RestartKubeAPIServer(ctx context.Context) error {
+	i := slices.IndexFunc(s.procs, func(p *process) bool { return p.name == "kube-apiserver" })
+	if i < 0 {
+		return errors.New("kube-apiserver is not part of the stack")
+	}
+	old := s.procs[i]
+	old.stop()
+	s.progress("stopped kube-apiserver")
+	p, err := startProcess(s.path("logs"), old.name, old.cmd.Path, old.cmd.Args[1:]...)
+	if err != nil {
+		return err
+	}
+	s.procs[i] = p
+	if err := s.waitForKubeAPIServer(ctx, p); err != nil {
+		return err
+	}
+	s.progress("kube-apiserver is ready again")
+	return nil
+}
+
+// waitForKubeAPIServer waits until kube-apiserver, run by p, answers /readyz.
+func (s *Stack) waitForKubeAPIServer(ctx context.Context, p *process) error {
+	return poll(ctx, "kube-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+		err := s.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+		return err == nil, err
+	})
+}
+
+// ServerPID is the process id of the stack's kcp-setups server, or 0 when it is not
+// running: a test tells from it that the server survived what it did.
+func (s *Stack) ServerPID() int {
+	if s.server == nil {
+		return 0
+	}
+	if done, _ := s.server.exited(); done {
+		return 0
+	}
+	return s.server.cmd.Process.Pid
+}
+
+// Running reports whether the process still runs.
+func (p *ServerProcess) Running() bool {
+	done, _ := p.proc.exited()
+	return !done
+}
