@@ -110,14 +110,6 @@ func (s *Stack) StopCertManager() {
 	}
 }
 
-// ServerPID is the process id of the kcp-setups server, to tell a restart apart.
-func (s *Stack) ServerPID() int {
-	if s.server == nil {
-		return 0
-	}
-	return s.server.cmd.Process.Pid
-}
-
 // ServerExited returns an error when the kcp-setups server has exited, and nil while it
 // runs.
 func (s *Stack) ServerExited() error {
