@@ -200,6 +200,7 @@ func (s *Stack) kubectlFlags(kubeconfig string) []string {
 func (s *Stack) Kubectl(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(s.AdminKubeconfig), args...)...)
 	out, err := cmd.CombinedOutput()
+	s.Recorder.kubectl(args, string(out))
 	return string(out), err
 }
 

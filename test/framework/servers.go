@@ -83,11 +83,11 @@ func (s *Stack) startServerProcess(ctx context.Context, name string, port int, a
 
 // Config is a client config of the process, as the admin.
 func (p *ServerProcess) Config() *rest.Config {
-	return &rest.Config{
+	return p.stack.Recorder.Wrap(&rest.Config{
 		Host: "https://127.0.0.1:" + strconv.Itoa(p.Port),
 		TLSClientConfig: rest.TLSClientConfig{ServerName: "localhost", CAData: p.stack.pki.server.CertPEM,
 			CertData: p.stack.pki.admin.CertPEM, KeyData: p.stack.pki.admin.KeyPEM},
-	}
+	})
 }
 
 // Log is the process's log so far.

@@ -31,6 +31,10 @@ type Options struct {
 	EmbeddedEtcd bool
 	// Progress receives a line per step; nil discards them.
 	Progress func(format string, args ...any)
+	// RecordForLeakScan records what ScanForLeaks reads: every response the framework's
+	// kubectl and client configs receive, and every Secret's keys, Event and status the host
+	// cluster holds while the stack runs. Benchmarks and `make run` leave it off.
+	RecordForLeakScan bool
 }
 
 // Stack is a running local control plane.
@@ -48,6 +52,13 @@ type Stack struct {
 	EtcdURL string
 	// ServerPort is the port of the kcp-setups server.
 	ServerPort int
+	// Recorder records the responses of the framework's kubectl and client configs, when
+	// Options.RecordForLeakScan is set; nil otherwise.
+	Recorder *Recorder
+
+	// unrecordedConfig is AdminConfig without the recorder, for the leak scan's own reads.
+	unrecordedConfig *rest.Config
+	witness          *witness
 
 	binDir    string
 	pki       *pki
@@ -78,6 +89,13 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.checkBinaries(); err != nil {
 		return nil, err
 	}
+	if opts.RecordForLeakScan {
+		// What a previous run of a kept directory recorded is not this run's.
+		_ = os.RemoveAll(s.path("recorded"))
+		if s.Recorder, err = newRecorder(s.path("recorded", "responses"), newKeySet()); err != nil {
+			return nil, err
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.DumpLogs(os.Stderr, 40)
@@ -96,6 +114,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		{"kwok and a fake node", s.startKwok},
 		{"cert-manager", s.startCertManager},
 		{"kcp-setups-apiserver", s.StartServer},
+		{"the leak scan's witness", s.startWitness},
 	} {
 		s.progress("starting %s", step.name)
 		start := time.Now()
@@ -113,6 +132,9 @@ func (s *Stack) Stop() {
 		start := time.Now()
 		p.stop()
 		s.progress("stopped %s (%s)", p.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	if s.witness != nil {
+		s.witness.stop()
 	}
 	if s.server != nil {
 		stop(s.server)
@@ -196,10 +218,22 @@ func (s *Stack) adminClients() error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	s.AdminConfig = cfg
+	s.unrecordedConfig = rest.CopyConfig(cfg)
+	s.AdminConfig = s.Recorder.Wrap(cfg)
 	if s.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
 	s.Dynamic, err = dynamic.NewForConfig(cfg)
+	return err
+}
+
+// startWitness starts watching the host cluster for the leak scan, when it is asked for.
+func (s *Stack) startWitness(ctx context.Context) (err error) {
+	if s.Recorder == nil {
+		return nil
+	}
+	// The witness outlives Start's context: it watches until Stop.
+	s.witness, err = startWitness(context.WithoutCancel(ctx), s.unrecordedConfig, s.Recorder.keys,
+		s.path("recorded", "events.log"), s.path("recorded", "statuses.log"))
 	return err
 }

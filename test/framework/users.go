@@ -33,11 +33,13 @@ func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...stri
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
+	s.Recorder.kubectl(args, out.String(), errOut.String())
 	return out.String(), errOut.String(), err
 }
 
 // KubectlCommand returns a kubectl command of the stack with the given kubeconfig, for a
-// test that must read its output as it streams.
+// test that must read its output as it streams. Its output is the caller's: the leak scan's
+// recorder does not see it.
 func (s *Stack) KubectlCommand(ctx context.Context, kubeconfig string, args ...string) *exec.Cmd {
 	return exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
 }
@@ -66,6 +68,7 @@ func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.Recorder.response(fmt.Sprintf("GET %s %d (the server directly)", path, resp.StatusCode), body)
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
 	}
@@ -76,9 +79,9 @@ func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
 // kube-apiserver, as the admin: for what must bypass the aggregation layer, such as a
 // benchmark of it.
 func (s *Stack) ServerConfig() *rest.Config {
-	return &rest.Config{
+	return s.Recorder.Wrap(&rest.Config{
 		Host: "https://127.0.0.1:" + strconv.Itoa(s.ServerPort),
 		TLSClientConfig: rest.TLSClientConfig{ServerName: "localhost", CAData: s.pki.server.CertPEM,
 			CertData: s.pki.admin.CertPEM, KeyData: s.pki.admin.KeyPEM},
-	}
+	})
 }
