@@ -16,6 +16,9 @@ cleanup() {
   rm -rf "${SCRATCH}"
 }
 trap cleanup EXIT
+# An interrupted run cleans up too: bash runs no EXIT trap when a signal kills it.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 export GOMODCACHE="${SCRATCH}/mod"
 GOFLAGS="$(go env GOFLAGS) -modcacherw"
