@@ -72,18 +72,10 @@ func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func
 // without a restart.
 func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
 	ctx := t.Context()
-	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
-	t.Cleanup(func() {
-		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
-	})
-	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=1h"))
-	saKubeconfig, err := stack.TokenKubeconfig("kcp-setups-sa-host-forbidden", token)
-	require.NoError(t, err)
-	port, err := stack.FreePort()
-	require.NoError(t, err)
+	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden")
 	// A storage prefix of its own: the stack's server neither sees nor realizes its setups,
 	// and it leads on the manifests' Lease, not the stack's.
-	args := append(localArgs(t, manifestArgs(t), port, saKubeconfig), "--etcd-prefix=/kcp-setups-host-forbidden")
+	args = append(args, "--etcd-prefix=/kcp-setups-host-forbidden")
 	lease := func() error {
 		err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(context.Background(), "kcp-setups-controllers", metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {

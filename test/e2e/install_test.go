@@ -73,21 +73,29 @@ func localArgs(t *testing.T, args []string, port int, kubeconfig string) []strin
 	return append(out, stack.DelegationArgs(kubeconfig)...)
 }
 
-// TestManifestRBACIsSufficientAndMinimal runs the server as the manifests' ServiceAccount,
-// with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
-// Then it takes single rules away, and each one's absence breaks a named behaviour.
-func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	ctx := t.Context()
+// asTheManifestsServiceAccount applies the install manifests' RBAC for the test's duration
+// and returns a free port and the arguments of a server that runs as their ServiceAccount,
+// with a kubeconfig of that name.
+func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
+	t.Helper()
 	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
 	t.Cleanup(func() {
 		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
 	})
 	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
-	saKubeconfig, err := stack.TokenKubeconfig("kcp-setups-sa", token)
+	kubeconfig, err := stack.TokenKubeconfig(name, token)
 	require.NoError(t, err)
 	port, err := stack.FreePort()
 	require.NoError(t, err)
-	args := localArgs(t, manifestArgs(t), port, saKubeconfig)
+	return port, localArgs(t, manifestArgs(t), port, kubeconfig)
+}
+
+// TestManifestRBACIsSufficientAndMinimal runs the server as the manifests' ServiceAccount,
+// with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
+// Then it takes single rules away, and each one's absence breaks a named behaviour.
+func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
+	ctx := t.Context()
+	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
 
 	// The stack's own server would reconcile too: it steps aside meanwhile.
 	stack.StopServer()
@@ -102,7 +110,7 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 	}
 	srv, ops := start("kcp-setups-manifest")
 	ns := namespace(t, "manifest-rbac")
-	_, err = ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
+	_, err := ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
 	require.NoError(t, err)

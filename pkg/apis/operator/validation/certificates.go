@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -81,12 +82,7 @@ func describeCertificates(certs *operator.Certificates) string {
 // certificate of the kind would be silently ignored, so it is rejected.
 func validateCertificateTemplates(templates operator.CertificateTemplateMap, roles []string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	keys := make([]string, 0, len(templates))
-	for key := range templates {
-		keys = append(keys, key)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(templates)) {
 		if !slices.Contains(roles, key) {
 			allErrs = append(allErrs, field.NotSupported(fldPath, key, roles))
 		}

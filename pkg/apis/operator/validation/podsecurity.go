@@ -1,8 +1,9 @@
 package validation
 
 import (
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -79,12 +80,7 @@ func validateTolerationScope(t corev1.Toleration, fldPath *field.Path) field.Err
 // validatePodAnnotations refuses annotations that change the pods' security profile.
 func validatePodAnnotations(annotations map[string]string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	keys := make([]string, 0, len(annotations))
-	for k := range annotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		for _, prefix := range forbiddenPodAnnotationPrefixes {
 			if strings.HasPrefix(k, prefix) {
 				allErrs = append(allErrs, field.Forbidden(fldPath.Key(k), "the pods' security profile is the restricted one the server sets"))
