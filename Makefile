@@ -53,7 +53,9 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 
 .PHONY: test-e2e
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
-	$(GO) test ./test/e2e/... -count=1 -timeout 40m
+	@# Run in the package's directory, so go test streams the suite's progress and the closing
+	@# leak scan's report instead of holding them back for a passing package.
+	cd test/e2e && $(GO) test -count=1 -timeout 40m
 
 IMAGE ?= ghcr.io/kcp-setups/apiserver:latest
 CONTAINER_TOOL ?= $(shell command -v docker || command -v podman)
