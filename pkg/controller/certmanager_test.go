@@ -178,9 +178,14 @@ func TestRequiringCertManager(t *testing.T) {
 	for i := range 2 {
 		status := rs.Status.DeepCopy()
 		require.NoError(t, reconcile(context.Background(), rs, status))
+		l.markSynced(rs, status)
 		assert.Equal(t, 0, reconciled)
 		assert.Equal(t, operatorv1alpha1.PhaseProvisioning, status.Phase)
 		assert.True(t, meta.IsStatusConditionPresentAndEqual(status.Conditions, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse))
+		synced := meta.FindStatusCondition(status.Conditions, operatorv1alpha1.ConditionSynced)
+		require.NotNil(t, synced, "nothing was written to the host: Synced must say so")
+		assert.Equal(t, metav1.ConditionFalse, synced.Status)
+		assert.Equal(t, ReasonCertManagerNotInstalled, synced.Reason)
 		if i == 0 {
 			require.Len(t, recorder.Events, 1)
 			assert.Equal(t, "Warning CertManagerNotInstalled cert-manager.io/v1 is not served by the host cluster; install cert-manager", <-recorder.Events)
@@ -192,6 +197,9 @@ func TestRequiringCertManager(t *testing.T) {
 
 	// Installed: reconcile runs.
 	missing.ready.Store(true)
-	require.NoError(t, reconcile(context.Background(), rs, rs.Status.DeepCopy()))
+	status := rs.Status.DeepCopy()
+	require.NoError(t, reconcile(context.Background(), rs, status))
+	l.markSynced(rs, status)
 	assert.Equal(t, 1, reconciled)
+	assert.True(t, meta.IsStatusConditionPresentAndEqual(status.Conditions, operatorv1alpha1.ConditionSynced, metav1.ConditionTrue))
 }

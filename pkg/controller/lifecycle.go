@@ -86,7 +86,7 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 		l.ReportFailure(ctx, obj, err)
 		return err
 	}
-	l.SetSynced(obj, status)
+	l.markSynced(obj, status)
 	_, err = l.writeStatus(ctx, obj, next)
 	return err
 }

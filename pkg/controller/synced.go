@@ -19,6 +19,17 @@ func (l Lifecycle[T, S]) SetSynced(obj T, status *S) {
 	l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonReconciled, syncedMessage)
 }
 
+// markSynced sets Synced after a reconcile that returned no error: True, unless
+// RequiringCertManager skipped it because cert-manager is missing, in which case nothing was
+// written to the host cluster either.
+func (l Lifecycle[T, S]) markSynced(obj T, status *S) {
+	if l.Host != nil && l.Host.CertManagerAPI != nil && !l.Host.CertManagerReady() {
+		l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
+		return
+	}
+	l.SetSynced(obj, status)
+}
+
 // ReportFailure says why a reconcile of obj failed: a Warning Event, and Synced=False in its
 // status, both with the failure's stable reason (FailureReason). The rest of the status is
 // left as last observed: the reconcile that failed observed nothing. The status is written
