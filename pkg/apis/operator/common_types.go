@@ -26,6 +26,15 @@ type RootShardConfig struct {
 type CacheConfig struct {
 	// Reference names a CacheServer in the same namespace.
 	Reference *corev1.LocalObjectReference
+	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
+	// embedded cache is used exactly when no ref is given. Accepted with a warning.
+	Embedded *EmbeddedCacheConfiguration
+}
+
+// EmbeddedCacheConfiguration is the deprecated embedded-cache switch of a RootShard.
+type EmbeddedCacheConfiguration struct {
+	// Enabled must not be false together with a missing ref: a RootShard always has a cache.
+	Enabled bool
 }
 
 // EtcdConfig configures the etcd cluster a component stores its data in.
@@ -116,6 +125,10 @@ type CertificateSpecTemplate struct {
 	PrivateKey *CertificatePrivateKeyTemplate
 	// SecretTemplate holds labels and annotations copied onto the certificate's Secret.
 	SecretTemplate *MetadataTemplate
+	// IssuerRef issues this one certificate from another cert-manager Issuer or ClusterIssuer,
+	// for example a public ACME issuer for the front proxy. With it, dnsNames and ipAddresses
+	// replace the generated subject alternative names instead of adding to them.
+	IssuerRef *ObjectReference
 }
 
 // X509Subject holds X.509 subject attributes other than the common name.
@@ -217,6 +230,10 @@ type AuthSpec struct {
 	OIDC *OIDCConfiguration
 	// ServiceAccount configures kcp service account authentication.
 	ServiceAccount *ServiceAccountAuthentication
+	// Webhook configures token authentication by a webhook.
+	Webhook *AuthWebhookSpec
+	// TokenAuthFile configures static token authentication from a Secret.
+	TokenAuthFile *TokenAuthFileSpec
 	// DropGroups are removed from requests before they reach the shards.
 	DropGroups []string
 	// PassOnGroups are the only groups passed on to the shards.
@@ -239,6 +256,27 @@ type OIDCConfiguration struct {
 	UsernamePrefix string
 	// CAFileRef names a key of a Secret with the CA bundle that verifies the issuer.
 	CAFileRef *LocalDataKeyReference
+	// ClientSecret is kcp-operator's OIDC client secret. Deprecated: kube's OIDC
+	// authentication needs no secret. Accepted with a warning and never passed to kcp.
+	ClientSecret string
+}
+
+// AuthWebhookSpec configures token authentication by a webhook.
+type AuthWebhookSpec struct {
+	// ConfigSecretName names a Secret whose key kubeconfig is the webhook's kubeconfig file.
+	ConfigSecretName string
+	// CacheAuthenticationTTL is how long webhook answers are cached.
+	CacheAuthenticationTTL *metav1.Duration
+	// Version is the TokenReview version the webhook speaks: v1 or v1beta1.
+	Version string
+}
+
+// TokenAuthFileSpec names a Secret key holding a static token file.
+type TokenAuthFileSpec struct {
+	// SecretName names the Secret.
+	SecretName string
+	// Key is the Secret's key that holds the token file. Defaults to token.csv.
+	Key string
 }
 
 // ServiceAccountAuthentication configures kcp service account authentication.
@@ -359,6 +397,9 @@ type CommonShardSpec struct {
 	CABundleSecretRef *corev1.LocalObjectReference
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *corev1.LocalObjectReference
+	// KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out
+	// of process. Refused until the VirtualWorkspace kind is served.
+	KcpVirtualWorkspace *corev1.LocalObjectReference
 }
 
 // ShardReference names a Shard.

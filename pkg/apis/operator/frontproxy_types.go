@@ -26,6 +26,9 @@ type FrontProxySpec struct {
 	RootShard RootShardConfig
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	External *FrontProxyExternalConfig
+	// ExternalHostname is the front proxy's external hostname. Deprecated: use
+	// external.hostname. Accepted with a warning; not together with external.hostname.
+	ExternalHostname string
 	// Auth configures authentication.
 	Auth *AuthSpec
 	// AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.
@@ -42,6 +45,11 @@ type FrontProxyExternalConfig struct {
 	Hostname string
 	// Port of the front proxy's Service. Defaults to the RootShard's external port.
 	Port int32
+	// PrivateHostname is the hostname under which components inside the cluster reach the
+	// front proxy instead of hostname. It is added to the serving certificate.
+	PrivateHostname string
+	// PrivatePort is the port that goes with privateHostname. Defaults to port.
+	PrivatePort *int32
 }
 
 // PathMappingEntry routes a path prefix to a backend, as kcp-front-proxy's mapping file does.

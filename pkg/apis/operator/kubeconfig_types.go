@@ -37,6 +37,23 @@ type KubeconfigSpec struct {
 	SecretRef corev1.LocalObjectReference
 	// CertificateTemplate customizes the client certificate.
 	CertificateTemplate *CertificateTemplate
+	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
+	// server talks to kcp.
+	Authorization *KubeconfigAuthorization
+}
+
+// KubeconfigAuthorization is what a Kubeconfig's identity is granted in kcp.
+type KubeconfigAuthorization struct {
+	// ClusterRoleBindings binds ClusterRoles in the target workspace.
+	ClusterRoleBindings KubeconfigClusterRoleBindings
+}
+
+// KubeconfigClusterRoleBindings lists the ClusterRoles bound to a Kubeconfig's identity.
+type KubeconfigClusterRoleBindings struct {
+	// Cluster is the workspace to bind in. Deprecated: use spec.targetWorkspace.
+	Cluster string
+	// ClusterRoles are the names of the ClusterRoles to bind.
+	ClusterRoles []string
 }
 
 // KubeconfigTarget names exactly one of a RootShard, a Shard or a FrontProxy.

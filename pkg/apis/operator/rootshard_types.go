@@ -28,6 +28,9 @@ type RootShardSpec struct {
 	Cache *CacheConfig
 	// Certificates configures where the root CA comes from. Immutable.
 	Certificates *Certificates
+	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
+	// its server reaches the root shard directly. Accepted with a warning and not realized.
+	Proxy *RootShardProxySpec
 }
 
 // RootShardStatus is the observed state of a RootShard.
@@ -49,4 +52,9 @@ type RootShardList struct {
 	metav1.TypeMeta
 	metav1.ListMeta
 	Items []RootShard
+}
+
+// RootShardProxySpec is kcp-operator's internal root-shard front proxy.
+type RootShardProxySpec struct {
+	ComponentSpec
 }

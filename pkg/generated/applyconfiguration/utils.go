@@ -44,6 +44,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.AuthorizationWebhookSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AuthSpec"):
 		return &operatorv1alpha1.AuthSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AuthWebhookSpec"):
+		return &operatorv1alpha1.AuthWebhookSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CacheConfig"):
 		return &operatorv1alpha1.CacheConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CacheServer"):
@@ -68,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.DeploymentSpecTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTemplate"):
 		return &operatorv1alpha1.DeploymentTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EmbeddedCacheConfiguration"):
+		return &operatorv1alpha1.EmbeddedCacheConfigurationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdConfig"):
 		return &operatorv1alpha1.EtcdConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdTLSConfig"):
@@ -86,6 +90,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.ImageSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Kubeconfig"):
 		return &operatorv1alpha1.KubeconfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("KubeconfigAuthorization"):
+		return &operatorv1alpha1.KubeconfigAuthorizationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("KubeconfigClusterRoleBindings"):
+		return &operatorv1alpha1.KubeconfigClusterRoleBindingsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("KubeconfigSpec"):
 		return &operatorv1alpha1.KubeconfigSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("KubeconfigStatus"):
@@ -112,6 +120,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.RootShardApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RootShardConfig"):
 		return &operatorv1alpha1.RootShardConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RootShardProxySpec"):
+		return &operatorv1alpha1.RootShardProxySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RootShardSpec"):
 		return &operatorv1alpha1.RootShardSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RootShardStatus"):
@@ -130,6 +140,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.ShardSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardStatus"):
 		return &operatorv1alpha1.ShardStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TokenAuthFileSpec"):
+		return &operatorv1alpha1.TokenAuthFileSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("X509Subject"):
 		return &operatorv1alpha1.X509SubjectApplyConfiguration{}
 

@@ -54,6 +54,25 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 				s.Group = operatorv1alpha1.DefaultIssuerGroup
 			}
 		},
+		func(s *[]string, c randfill.Continue) {
+			// JSON drops an empty list: it comes back as nil.
+			c.FillNoCustom(s)
+			if len(*s) == 0 {
+				*s = nil
+			}
+		},
+		func(s *operator.OIDCConfiguration, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.CAFileRef != nil && s.CAFileRef.Key == "" {
+				s.CAFileRef.Key = operatorv1alpha1.DefaultOIDCCAKey
+			}
+		},
+		func(s *operator.TokenAuthFileSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Key == "" {
+				s.Key = operatorv1alpha1.DefaultTokenAuthFileKey
+			}
+		},
 		func(s *operator.KubeconfigSpec, c randfill.Continue) {
 			c.FillNoCustom(s)
 			if s.TargetWorkspace == "" {

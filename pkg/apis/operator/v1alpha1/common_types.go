@@ -32,6 +32,15 @@ type CacheConfig struct {
 	// Reference names a CacheServer in the same namespace.
 	// +optional
 	Reference *corev1.LocalObjectReference `json:"ref,omitempty"`
+	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
+	// embedded cache is used exactly when no ref is given. Accepted with a warning.
+	Embedded *EmbeddedCacheConfiguration `json:"embedded,omitempty"`
+}
+
+// EmbeddedCacheConfiguration is the deprecated embedded-cache switch of a RootShard.
+type EmbeddedCacheConfiguration struct {
+	// Enabled must not be false together with a missing ref: a RootShard always has a cache.
+	Enabled bool `json:"enabled"`
 }
 
 // EtcdConfig configures the etcd cluster a component stores its data in.
@@ -145,6 +154,10 @@ type CertificateSpecTemplate struct {
 	// SecretTemplate holds labels and annotations copied onto the certificate's Secret.
 	// +optional
 	SecretTemplate *MetadataTemplate `json:"secretTemplate,omitempty"`
+	// IssuerRef issues this one certificate from another cert-manager Issuer or ClusterIssuer,
+	// for example a public ACME issuer for the front proxy. With it, dnsNames and ipAddresses
+	// replace the generated subject alternative names instead of adding to them.
+	IssuerRef *ObjectReference `json:"issuerRef,omitempty"`
 }
 
 // X509Subject holds X.509 subject attributes other than the common name.
@@ -270,7 +283,7 @@ type LocalDataKeyReference struct {
 	// Name of the Secret or ConfigMap.
 	Name string `json:"name"`
 	// Key in its data.
-	Key string `json:"key"`
+	Key string `json:"key,omitempty"`
 }
 
 // LoggingSpec configures a component's logging.
@@ -288,6 +301,10 @@ type AuthSpec struct {
 	// ServiceAccount configures kcp service account authentication.
 	// +optional
 	ServiceAccount *ServiceAccountAuthentication `json:"serviceAccount,omitempty"`
+	// Webhook configures token authentication by a webhook.
+	Webhook *AuthWebhookSpec `json:"webhook,omitempty"`
+	// TokenAuthFile configures static token authentication from a Secret.
+	TokenAuthFile *TokenAuthFileSpec `json:"tokenAuthFile,omitempty"`
 	// DropGroups are removed from requests before they reach the shards.
 	// +optional
 	// +listType=atomic
@@ -319,6 +336,27 @@ type OIDCConfiguration struct {
 	// CAFileRef names a key of a Secret with the CA bundle that verifies the issuer.
 	// +optional
 	CAFileRef *LocalDataKeyReference `json:"caFileRef,omitempty"`
+	// ClientSecret is kcp-operator's OIDC client secret. Deprecated: kube's OIDC
+	// authentication needs no secret. Accepted with a warning and never passed to kcp.
+	ClientSecret string `json:"clientSecret,omitempty"`
+}
+
+// AuthWebhookSpec configures token authentication by a webhook.
+type AuthWebhookSpec struct {
+	// ConfigSecretName names a Secret whose key kubeconfig is the webhook's kubeconfig file.
+	ConfigSecretName string `json:"configSecretName"`
+	// CacheAuthenticationTTL is how long webhook answers are cached.
+	CacheAuthenticationTTL *metav1.Duration `json:"cacheAuthenticationTTL,omitempty"`
+	// Version is the TokenReview version the webhook speaks: v1 or v1beta1.
+	Version string `json:"version,omitempty"`
+}
+
+// TokenAuthFileSpec names a Secret key holding a static token file.
+type TokenAuthFileSpec struct {
+	// SecretName names the Secret.
+	SecretName string `json:"secretName"`
+	// Key is the Secret's key that holds the token file. Defaults to token.csv.
+	Key string `json:"key,omitempty"`
 }
 
 // ServiceAccountAuthentication configures kcp service account authentication.
@@ -480,6 +518,9 @@ type CommonShardSpec struct {
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	// +optional
 	ClientCABundleRef *corev1.LocalObjectReference `json:"clientCABundleRef,omitempty"`
+	// KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out
+	// of process. Refused until the VirtualWorkspace kind is served.
+	KcpVirtualWorkspace *corev1.LocalObjectReference `json:"kcpVirtualWorkspace,omitempty"`
 }
 
 // ShardReference names a Shard.

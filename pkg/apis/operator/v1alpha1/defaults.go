@@ -9,7 +9,7 @@ import (
 // did not pin an image.
 const (
 	DefaultImageRepository = "ghcr.io/kcp-dev/kcp"
-	DefaultImageTag        = "v0.29.0"
+	DefaultImageTag        = "v0.32.3"
 )
 
 // Stored defaults.
@@ -20,6 +20,9 @@ const (
 	DefaultExpirationSeconds int64 = 3600
 	DefaultIssuerKind              = "Issuer"
 	DefaultIssuerGroup             = "cert-manager.io"
+	// DefaultOIDCCAKey and DefaultTokenAuthFileKey are kcp-operator's default Secret keys.
+	DefaultOIDCCAKey        = "ca.crt"
+	DefaultTokenAuthFileKey = "token.csv"
 	// DefaultReplicas is the replica count a shard or front-proxy Deployment starts with
 	// when spec.replicas is unset. It is not stored, so that an HPA may own the count.
 	DefaultReplicas int32 = 2
@@ -75,5 +78,19 @@ func SetDefaults_KubeconfigRequestSpec(obj *KubeconfigRequestSpec) {
 	}
 	if obj.Workspace == "" {
 		obj.Workspace = DefaultWorkspace
+	}
+}
+
+// SetDefaults_OIDCConfiguration defaults the key of the issuer's CA bundle, as kcp-operator does.
+func SetDefaults_OIDCConfiguration(obj *OIDCConfiguration) {
+	if obj.CAFileRef != nil && obj.CAFileRef.Key == "" {
+		obj.CAFileRef.Key = DefaultOIDCCAKey
+	}
+}
+
+// SetDefaults_TokenAuthFileSpec defaults the key of a static token file, as kcp-operator does.
+func SetDefaults_TokenAuthFileSpec(obj *TokenAuthFileSpec) {
+	if obj.Key == "" {
+		obj.Key = DefaultTokenAuthFileKey
 	}
 }

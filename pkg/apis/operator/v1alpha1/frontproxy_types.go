@@ -32,6 +32,9 @@ type FrontProxySpec struct {
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	// +optional
 	External *FrontProxyExternalConfig `json:"external,omitempty"`
+	// ExternalHostname is the front proxy's external hostname. Deprecated: use
+	// external.hostname. Accepted with a warning; not together with external.hostname.
+	ExternalHostname string `json:"externalHostname,omitempty"`
 	// Auth configures authentication.
 	// +optional
 	Auth *AuthSpec `json:"auth,omitempty"`
@@ -55,6 +58,11 @@ type FrontProxyExternalConfig struct {
 	// Port of the front proxy's Service. Defaults to the RootShard's external port.
 	// +optional
 	Port int32 `json:"port,omitempty"`
+	// PrivateHostname is the hostname under which components inside the cluster reach the
+	// front proxy instead of hostname. It is added to the serving certificate.
+	PrivateHostname string `json:"privateHostname,omitempty"`
+	// PrivatePort is the port that goes with privateHostname. Defaults to port.
+	PrivatePort *int32 `json:"privatePort,omitempty"`
 }
 
 // PathMappingEntry routes a path prefix to a backend, as kcp-front-proxy's mapping file does.

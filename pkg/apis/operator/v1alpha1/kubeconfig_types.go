@@ -45,6 +45,24 @@ type KubeconfigSpec struct {
 	// CertificateTemplate customizes the client certificate.
 	// +optional
 	CertificateTemplate *CertificateTemplate `json:"certificateTemplate,omitempty"`
+	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
+	// server talks to kcp.
+	Authorization *KubeconfigAuthorization `json:"authorization,omitempty"`
+}
+
+// KubeconfigAuthorization is what a Kubeconfig's identity is granted in kcp.
+type KubeconfigAuthorization struct {
+	// ClusterRoleBindings binds ClusterRoles in the target workspace.
+	ClusterRoleBindings KubeconfigClusterRoleBindings `json:"clusterRoleBindings"`
+}
+
+// KubeconfigClusterRoleBindings lists the ClusterRoles bound to a Kubeconfig's identity.
+type KubeconfigClusterRoleBindings struct {
+	// Cluster is the workspace to bind in. Deprecated: use spec.targetWorkspace.
+	Cluster string `json:"cluster,omitempty"`
+	// ClusterRoles are the names of the ClusterRoles to bind.
+	// +listType=atomic
+	ClusterRoles []string `json:"clusterRoles"`
 }
 
 // KubeconfigTarget names exactly one of a RootShard, a Shard or a FrontProxy.

@@ -35,6 +35,9 @@ type RootShardSpec struct {
 	// Certificates configures where the root CA comes from. Immutable.
 	// +optional
 	Certificates *Certificates `json:"certificates,omitempty"`
+	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
+	// its server reaches the root shard directly. Accepted with a warning and not realized.
+	Proxy *RootShardProxySpec `json:"proxy,omitempty"`
 }
 
 // RootShardStatus is the observed state of a RootShard.
@@ -65,4 +68,9 @@ type RootShardList struct {
 	// +optional
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []RootShard `json:"items"`
+}
+
+// RootShardProxySpec is kcp-operator's internal root-shard front proxy.
+type RootShardProxySpec struct {
+	ComponentSpec `json:",inline"`
 }

@@ -76,6 +76,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*AuthWebhookSpec)(nil), (*operator.AuthWebhookSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_AuthWebhookSpec_To_operator_AuthWebhookSpec(a.(*AuthWebhookSpec), b.(*operator.AuthWebhookSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.AuthWebhookSpec)(nil), (*AuthWebhookSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_AuthWebhookSpec_To_v1alpha1_AuthWebhookSpec(a.(*operator.AuthWebhookSpec), b.(*AuthWebhookSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*AuthorizationSpec)(nil), (*operator.AuthorizationSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_AuthorizationSpec_To_operator_AuthorizationSpec(a.(*AuthorizationSpec), b.(*operator.AuthorizationSpec), scope)
 	}); err != nil {
@@ -236,6 +246,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*EmbeddedCacheConfiguration)(nil), (*operator.EmbeddedCacheConfiguration)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EmbeddedCacheConfiguration_To_operator_EmbeddedCacheConfiguration(a.(*EmbeddedCacheConfiguration), b.(*operator.EmbeddedCacheConfiguration), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EmbeddedCacheConfiguration)(nil), (*EmbeddedCacheConfiguration)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration(a.(*operator.EmbeddedCacheConfiguration), b.(*EmbeddedCacheConfiguration), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*EtcdConfig)(nil), (*operator.EtcdConfig)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_EtcdConfig_To_operator_EtcdConfig(a.(*EtcdConfig), b.(*operator.EtcdConfig), scope)
 	}); err != nil {
@@ -333,6 +353,26 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*operator.Kubeconfig)(nil), (*Kubeconfig)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_operator_Kubeconfig_To_v1alpha1_Kubeconfig(a.(*operator.Kubeconfig), b.(*Kubeconfig), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*KubeconfigAuthorization)(nil), (*operator.KubeconfigAuthorization)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_KubeconfigAuthorization_To_operator_KubeconfigAuthorization(a.(*KubeconfigAuthorization), b.(*operator.KubeconfigAuthorization), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.KubeconfigAuthorization)(nil), (*KubeconfigAuthorization)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_KubeconfigAuthorization_To_v1alpha1_KubeconfigAuthorization(a.(*operator.KubeconfigAuthorization), b.(*KubeconfigAuthorization), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*KubeconfigClusterRoleBindings)(nil), (*operator.KubeconfigClusterRoleBindings)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_KubeconfigClusterRoleBindings_To_operator_KubeconfigClusterRoleBindings(a.(*KubeconfigClusterRoleBindings), b.(*operator.KubeconfigClusterRoleBindings), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.KubeconfigClusterRoleBindings)(nil), (*KubeconfigClusterRoleBindings)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_KubeconfigClusterRoleBindings_To_v1alpha1_KubeconfigClusterRoleBindings(a.(*operator.KubeconfigClusterRoleBindings), b.(*KubeconfigClusterRoleBindings), scope)
 	}); err != nil {
 		return err
 	}
@@ -516,6 +556,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*RootShardProxySpec)(nil), (*operator.RootShardProxySpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_RootShardProxySpec_To_operator_RootShardProxySpec(a.(*RootShardProxySpec), b.(*operator.RootShardProxySpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.RootShardProxySpec)(nil), (*RootShardProxySpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_RootShardProxySpec_To_v1alpha1_RootShardProxySpec(a.(*operator.RootShardProxySpec), b.(*RootShardProxySpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*RootShardSpec)(nil), (*operator.RootShardSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_RootShardSpec_To_operator_RootShardSpec(a.(*RootShardSpec), b.(*operator.RootShardSpec), scope)
 	}); err != nil {
@@ -616,6 +666,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*TokenAuthFileSpec)(nil), (*operator.TokenAuthFileSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_TokenAuthFileSpec_To_operator_TokenAuthFileSpec(a.(*TokenAuthFileSpec), b.(*operator.TokenAuthFileSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.TokenAuthFileSpec)(nil), (*TokenAuthFileSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_TokenAuthFileSpec_To_v1alpha1_TokenAuthFileSpec(a.(*operator.TokenAuthFileSpec), b.(*TokenAuthFileSpec), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*X509Subject)(nil), (*operator.X509Subject)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_X509Subject_To_operator_X509Subject(a.(*X509Subject), b.(*operator.X509Subject), scope)
 	}); err != nil {
@@ -707,6 +767,26 @@ func autoConvert_operator_AuthSpec_To_v1alpha1_AuthSpec(in *operator.AuthSpec, o
 // Convert_operator_AuthSpec_To_v1alpha1_AuthSpec is an autogenerated conversion function.
 func Convert_operator_AuthSpec_To_v1alpha1_AuthSpec(in *operator.AuthSpec, out *AuthSpec, s conversion.Scope) error {
 	return autoConvert_operator_AuthSpec_To_v1alpha1_AuthSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_AuthWebhookSpec_To_operator_AuthWebhookSpec(in *AuthWebhookSpec, out *operator.AuthWebhookSpec, s conversion.Scope) error {
+	*out = *(*operator.AuthWebhookSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_AuthWebhookSpec_To_operator_AuthWebhookSpec is an autogenerated conversion function.
+func Convert_v1alpha1_AuthWebhookSpec_To_operator_AuthWebhookSpec(in *AuthWebhookSpec, out *operator.AuthWebhookSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_AuthWebhookSpec_To_operator_AuthWebhookSpec(in, out, s)
+}
+
+func autoConvert_operator_AuthWebhookSpec_To_v1alpha1_AuthWebhookSpec(in *operator.AuthWebhookSpec, out *AuthWebhookSpec, s conversion.Scope) error {
+	*out = *(*AuthWebhookSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_AuthWebhookSpec_To_v1alpha1_AuthWebhookSpec is an autogenerated conversion function.
+func Convert_operator_AuthWebhookSpec_To_v1alpha1_AuthWebhookSpec(in *operator.AuthWebhookSpec, out *AuthWebhookSpec, s conversion.Scope) error {
+	return autoConvert_operator_AuthWebhookSpec_To_v1alpha1_AuthWebhookSpec(in, out, s)
 }
 
 func autoConvert_v1alpha1_AuthorizationSpec_To_operator_AuthorizationSpec(in *AuthorizationSpec, out *operator.AuthorizationSpec, s conversion.Scope) error {
@@ -1043,6 +1123,26 @@ func Convert_operator_DeploymentTemplate_To_v1alpha1_DeploymentTemplate(in *oper
 	return autoConvert_operator_DeploymentTemplate_To_v1alpha1_DeploymentTemplate(in, out, s)
 }
 
+func autoConvert_v1alpha1_EmbeddedCacheConfiguration_To_operator_EmbeddedCacheConfiguration(in *EmbeddedCacheConfiguration, out *operator.EmbeddedCacheConfiguration, s conversion.Scope) error {
+	*out = *(*operator.EmbeddedCacheConfiguration)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EmbeddedCacheConfiguration_To_operator_EmbeddedCacheConfiguration is an autogenerated conversion function.
+func Convert_v1alpha1_EmbeddedCacheConfiguration_To_operator_EmbeddedCacheConfiguration(in *EmbeddedCacheConfiguration, out *operator.EmbeddedCacheConfiguration, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EmbeddedCacheConfiguration_To_operator_EmbeddedCacheConfiguration(in, out, s)
+}
+
+func autoConvert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration(in *operator.EmbeddedCacheConfiguration, out *EmbeddedCacheConfiguration, s conversion.Scope) error {
+	*out = *(*EmbeddedCacheConfiguration)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration is an autogenerated conversion function.
+func Convert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration(in *operator.EmbeddedCacheConfiguration, out *EmbeddedCacheConfiguration, s conversion.Scope) error {
+	return autoConvert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration(in, out, s)
+}
+
 func autoConvert_v1alpha1_EtcdConfig_To_operator_EtcdConfig(in *EtcdConfig, out *operator.EtcdConfig, s conversion.Scope) error {
 	*out = *(*operator.EtcdConfig)(unsafe.Pointer(in))
 	return nil
@@ -1267,6 +1367,46 @@ func autoConvert_operator_Kubeconfig_To_v1alpha1_Kubeconfig(in *operator.Kubecon
 // Convert_operator_Kubeconfig_To_v1alpha1_Kubeconfig is an autogenerated conversion function.
 func Convert_operator_Kubeconfig_To_v1alpha1_Kubeconfig(in *operator.Kubeconfig, out *Kubeconfig, s conversion.Scope) error {
 	return autoConvert_operator_Kubeconfig_To_v1alpha1_Kubeconfig(in, out, s)
+}
+
+func autoConvert_v1alpha1_KubeconfigAuthorization_To_operator_KubeconfigAuthorization(in *KubeconfigAuthorization, out *operator.KubeconfigAuthorization, s conversion.Scope) error {
+	*out = *(*operator.KubeconfigAuthorization)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_KubeconfigAuthorization_To_operator_KubeconfigAuthorization is an autogenerated conversion function.
+func Convert_v1alpha1_KubeconfigAuthorization_To_operator_KubeconfigAuthorization(in *KubeconfigAuthorization, out *operator.KubeconfigAuthorization, s conversion.Scope) error {
+	return autoConvert_v1alpha1_KubeconfigAuthorization_To_operator_KubeconfigAuthorization(in, out, s)
+}
+
+func autoConvert_operator_KubeconfigAuthorization_To_v1alpha1_KubeconfigAuthorization(in *operator.KubeconfigAuthorization, out *KubeconfigAuthorization, s conversion.Scope) error {
+	*out = *(*KubeconfigAuthorization)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_KubeconfigAuthorization_To_v1alpha1_KubeconfigAuthorization is an autogenerated conversion function.
+func Convert_operator_KubeconfigAuthorization_To_v1alpha1_KubeconfigAuthorization(in *operator.KubeconfigAuthorization, out *KubeconfigAuthorization, s conversion.Scope) error {
+	return autoConvert_operator_KubeconfigAuthorization_To_v1alpha1_KubeconfigAuthorization(in, out, s)
+}
+
+func autoConvert_v1alpha1_KubeconfigClusterRoleBindings_To_operator_KubeconfigClusterRoleBindings(in *KubeconfigClusterRoleBindings, out *operator.KubeconfigClusterRoleBindings, s conversion.Scope) error {
+	*out = *(*operator.KubeconfigClusterRoleBindings)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_KubeconfigClusterRoleBindings_To_operator_KubeconfigClusterRoleBindings is an autogenerated conversion function.
+func Convert_v1alpha1_KubeconfigClusterRoleBindings_To_operator_KubeconfigClusterRoleBindings(in *KubeconfigClusterRoleBindings, out *operator.KubeconfigClusterRoleBindings, s conversion.Scope) error {
+	return autoConvert_v1alpha1_KubeconfigClusterRoleBindings_To_operator_KubeconfigClusterRoleBindings(in, out, s)
+}
+
+func autoConvert_operator_KubeconfigClusterRoleBindings_To_v1alpha1_KubeconfigClusterRoleBindings(in *operator.KubeconfigClusterRoleBindings, out *KubeconfigClusterRoleBindings, s conversion.Scope) error {
+	*out = *(*KubeconfigClusterRoleBindings)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_KubeconfigClusterRoleBindings_To_v1alpha1_KubeconfigClusterRoleBindings is an autogenerated conversion function.
+func Convert_operator_KubeconfigClusterRoleBindings_To_v1alpha1_KubeconfigClusterRoleBindings(in *operator.KubeconfigClusterRoleBindings, out *KubeconfigClusterRoleBindings, s conversion.Scope) error {
+	return autoConvert_operator_KubeconfigClusterRoleBindings_To_v1alpha1_KubeconfigClusterRoleBindings(in, out, s)
 }
 
 func autoConvert_v1alpha1_KubeconfigList_To_operator_KubeconfigList(in *KubeconfigList, out *operator.KubeconfigList, s conversion.Scope) error {
@@ -1657,6 +1797,26 @@ func Convert_operator_RootShardList_To_v1alpha1_RootShardList(in *operator.RootS
 	return autoConvert_operator_RootShardList_To_v1alpha1_RootShardList(in, out, s)
 }
 
+func autoConvert_v1alpha1_RootShardProxySpec_To_operator_RootShardProxySpec(in *RootShardProxySpec, out *operator.RootShardProxySpec, s conversion.Scope) error {
+	*out = *(*operator.RootShardProxySpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_RootShardProxySpec_To_operator_RootShardProxySpec is an autogenerated conversion function.
+func Convert_v1alpha1_RootShardProxySpec_To_operator_RootShardProxySpec(in *RootShardProxySpec, out *operator.RootShardProxySpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_RootShardProxySpec_To_operator_RootShardProxySpec(in, out, s)
+}
+
+func autoConvert_operator_RootShardProxySpec_To_v1alpha1_RootShardProxySpec(in *operator.RootShardProxySpec, out *RootShardProxySpec, s conversion.Scope) error {
+	*out = *(*RootShardProxySpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_RootShardProxySpec_To_v1alpha1_RootShardProxySpec is an autogenerated conversion function.
+func Convert_operator_RootShardProxySpec_To_v1alpha1_RootShardProxySpec(in *operator.RootShardProxySpec, out *RootShardProxySpec, s conversion.Scope) error {
+	return autoConvert_operator_RootShardProxySpec_To_v1alpha1_RootShardProxySpec(in, out, s)
+}
+
 func autoConvert_v1alpha1_RootShardSpec_To_operator_RootShardSpec(in *RootShardSpec, out *operator.RootShardSpec, s conversion.Scope) error {
 	*out = *(*operator.RootShardSpec)(unsafe.Pointer(in))
 	return nil
@@ -1869,6 +2029,26 @@ func autoConvert_operator_ShardStatus_To_v1alpha1_ShardStatus(in *operator.Shard
 // Convert_operator_ShardStatus_To_v1alpha1_ShardStatus is an autogenerated conversion function.
 func Convert_operator_ShardStatus_To_v1alpha1_ShardStatus(in *operator.ShardStatus, out *ShardStatus, s conversion.Scope) error {
 	return autoConvert_operator_ShardStatus_To_v1alpha1_ShardStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_TokenAuthFileSpec_To_operator_TokenAuthFileSpec(in *TokenAuthFileSpec, out *operator.TokenAuthFileSpec, s conversion.Scope) error {
+	*out = *(*operator.TokenAuthFileSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_TokenAuthFileSpec_To_operator_TokenAuthFileSpec is an autogenerated conversion function.
+func Convert_v1alpha1_TokenAuthFileSpec_To_operator_TokenAuthFileSpec(in *TokenAuthFileSpec, out *operator.TokenAuthFileSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_TokenAuthFileSpec_To_operator_TokenAuthFileSpec(in, out, s)
+}
+
+func autoConvert_operator_TokenAuthFileSpec_To_v1alpha1_TokenAuthFileSpec(in *operator.TokenAuthFileSpec, out *TokenAuthFileSpec, s conversion.Scope) error {
+	*out = *(*TokenAuthFileSpec)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_TokenAuthFileSpec_To_v1alpha1_TokenAuthFileSpec is an autogenerated conversion function.
+func Convert_operator_TokenAuthFileSpec_To_v1alpha1_TokenAuthFileSpec(in *operator.TokenAuthFileSpec, out *TokenAuthFileSpec, s conversion.Scope) error {
+	return autoConvert_operator_TokenAuthFileSpec_To_v1alpha1_TokenAuthFileSpec(in, out, s)
 }
 
 func autoConvert_v1alpha1_X509Subject_To_operator_X509Subject(in *X509Subject, out *operator.X509Subject, s conversion.Scope) error {

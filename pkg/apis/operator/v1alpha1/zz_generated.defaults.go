@@ -151,6 +151,14 @@ func SetObjectDefaults_FrontProxy(in *FrontProxy) {
 			}
 		}
 	}
+	if in.Spec.Auth != nil {
+		if in.Spec.Auth.OIDC != nil {
+			SetDefaults_OIDCConfiguration(in.Spec.Auth.OIDC)
+		}
+		if in.Spec.Auth.TokenAuthFile != nil {
+			SetDefaults_TokenAuthFileSpec(in.Spec.Auth.TokenAuthFile)
+		}
+	}
 }
 
 func SetObjectDefaults_FrontProxyList(in *FrontProxyList) {
@@ -162,6 +170,13 @@ func SetObjectDefaults_FrontProxyList(in *FrontProxyList) {
 
 func SetObjectDefaults_Kubeconfig(in *Kubeconfig) {
 	SetDefaults_KubeconfigSpec(&in.Spec)
+	if in.Spec.CertificateTemplate != nil {
+		if in.Spec.CertificateTemplate.Spec != nil {
+			if in.Spec.CertificateTemplate.Spec.IssuerRef != nil {
+				SetDefaults_ObjectReference(in.Spec.CertificateTemplate.Spec.IssuerRef)
+			}
+		}
+	}
 }
 
 func SetObjectDefaults_KubeconfigList(in *KubeconfigList) {
@@ -222,10 +237,65 @@ func SetObjectDefaults_RootShard(in *RootShard) {
 			}
 		}
 	}
+	if in.Spec.CommonShardSpec.Auth != nil {
+		if in.Spec.CommonShardSpec.Auth.OIDC != nil {
+			SetDefaults_OIDCConfiguration(in.Spec.CommonShardSpec.Auth.OIDC)
+		}
+		if in.Spec.CommonShardSpec.Auth.TokenAuthFile != nil {
+			SetDefaults_TokenAuthFileSpec(in.Spec.CommonShardSpec.Auth.TokenAuthFile)
+		}
+	}
 	SetDefaults_ExternalConfig(&in.Spec.External)
 	if in.Spec.Certificates != nil {
 		if in.Spec.Certificates.IssuerRef != nil {
 			SetDefaults_ObjectReference(in.Spec.Certificates.IssuerRef)
+		}
+	}
+	if in.Spec.Proxy != nil {
+		for i := range in.Spec.Proxy.ComponentSpec.ExtraVolumes {
+			a := &in.Spec.Proxy.ComponentSpec.ExtraVolumes[i]
+			if a.VolumeSource.ISCSI != nil {
+				if a.VolumeSource.ISCSI.ISCSIInterface == "" {
+					a.VolumeSource.ISCSI.ISCSIInterface = "default"
+				}
+			}
+			if a.VolumeSource.RBD != nil {
+				if a.VolumeSource.RBD.RBDPool == "" {
+					a.VolumeSource.RBD.RBDPool = "rbd"
+				}
+				if a.VolumeSource.RBD.RadosUser == "" {
+					a.VolumeSource.RBD.RadosUser = "admin"
+				}
+				if a.VolumeSource.RBD.Keyring == "" {
+					a.VolumeSource.RBD.Keyring = "/etc/ceph/keyring"
+				}
+			}
+			if a.VolumeSource.AzureDisk != nil {
+				if a.VolumeSource.AzureDisk.CachingMode == nil {
+					ptrVar1 := v1.AzureDataDiskCachingMode(v1.AzureDataDiskCachingReadWrite)
+					a.VolumeSource.AzureDisk.CachingMode = &ptrVar1
+				}
+				if a.VolumeSource.AzureDisk.FSType == nil {
+					var ptrVar1 string = "ext4"
+					a.VolumeSource.AzureDisk.FSType = &ptrVar1
+				}
+				if a.VolumeSource.AzureDisk.ReadOnly == nil {
+					var ptrVar1 bool = false
+					a.VolumeSource.AzureDisk.ReadOnly = &ptrVar1
+				}
+				if a.VolumeSource.AzureDisk.Kind == nil {
+					ptrVar1 := v1.AzureDataDiskKind(v1.AzureSharedBlobDisk)
+					a.VolumeSource.AzureDisk.Kind = &ptrVar1
+				}
+			}
+			if a.VolumeSource.ScaleIO != nil {
+				if a.VolumeSource.ScaleIO.StorageMode == "" {
+					a.VolumeSource.ScaleIO.StorageMode = "ThinProvisioned"
+				}
+				if a.VolumeSource.ScaleIO.FSType == "" {
+					a.VolumeSource.ScaleIO.FSType = "xfs"
+				}
+			}
 		}
 	}
 }
@@ -282,6 +352,14 @@ func SetObjectDefaults_Shard(in *Shard) {
 			if a.VolumeSource.ScaleIO.FSType == "" {
 				a.VolumeSource.ScaleIO.FSType = "xfs"
 			}
+		}
+	}
+	if in.Spec.CommonShardSpec.Auth != nil {
+		if in.Spec.CommonShardSpec.Auth.OIDC != nil {
+			SetDefaults_OIDCConfiguration(in.Spec.CommonShardSpec.Auth.OIDC)
+		}
+		if in.Spec.CommonShardSpec.Auth.TokenAuthFile != nil {
+			SetDefaults_TokenAuthFileSpec(in.Spec.CommonShardSpec.Auth.TokenAuthFile)
 		}
 	}
 }

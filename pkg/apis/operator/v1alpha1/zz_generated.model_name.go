@@ -42,6 +42,11 @@ func (in AuthSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in AuthWebhookSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.AuthWebhookSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in AuthorizationSpec) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.AuthorizationSpec"
 }
@@ -122,6 +127,11 @@ func (in DeploymentTemplate) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EmbeddedCacheConfiguration) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EmbeddedCacheConfiguration"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdConfig) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdConfig"
 }
@@ -169,6 +179,16 @@ func (in ImageSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Kubeconfig) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.Kubeconfig"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeconfigAuthorization) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.KubeconfigAuthorization"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeconfigClusterRoleBindings) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.KubeconfigClusterRoleBindings"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -262,6 +282,11 @@ func (in RootShardList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RootShardProxySpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.RootShardProxySpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in RootShardSpec) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.RootShardSpec"
 }
@@ -309,6 +334,11 @@ func (in ShardSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ShardStatus) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.ShardStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TokenAuthFileSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.TokenAuthFileSpec"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -28,7 +28,7 @@ func validateImage(image *operator.ImageSpec, fldPath *field.Path) field.ErrorLi
 	}
 	if image.Tag != "" && !imageTagRegexp.MatchString(image.Tag) {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("tag"), image.Tag,
-			validation.RegexError("must be a valid image tag", imageTagFmt, "v0.29.0", "latest")))
+			validation.RegexError("must be a valid image tag", imageTagFmt, "v0.32.3", "latest")))
 	}
 	allErrs = append(allErrs, validateLocalObjectReferences(image.ImagePullSecrets, fldPath.Child("imagePullSecrets"))...)
 	return allErrs

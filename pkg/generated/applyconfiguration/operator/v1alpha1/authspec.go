@@ -27,6 +27,10 @@ type AuthSpecApplyConfiguration struct {
 	OIDC *OIDCConfigurationApplyConfiguration `json:"oidc,omitempty"`
 	// ServiceAccount configures kcp service account authentication.
 	ServiceAccount *ServiceAccountAuthenticationApplyConfiguration `json:"serviceAccount,omitempty"`
+	// Webhook configures token authentication by a webhook.
+	Webhook *AuthWebhookSpecApplyConfiguration `json:"webhook,omitempty"`
+	// TokenAuthFile configures static token authentication from a Secret.
+	TokenAuthFile *TokenAuthFileSpecApplyConfiguration `json:"tokenAuthFile,omitempty"`
 	// DropGroups are removed from requests before they reach the shards.
 	DropGroups []string `json:"dropGroups,omitempty"`
 	// PassOnGroups are the only groups passed on to the shards.
@@ -52,6 +56,22 @@ func (b *AuthSpecApplyConfiguration) WithOIDC(value *OIDCConfigurationApplyConfi
 // If called multiple times, the ServiceAccount field is set to the value of the last call.
 func (b *AuthSpecApplyConfiguration) WithServiceAccount(value *ServiceAccountAuthenticationApplyConfiguration) *AuthSpecApplyConfiguration {
 	b.ServiceAccount = value
+	return b
+}
+
+// WithWebhook sets the Webhook field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Webhook field is set to the value of the last call.
+func (b *AuthSpecApplyConfiguration) WithWebhook(value *AuthWebhookSpecApplyConfiguration) *AuthSpecApplyConfiguration {
+	b.Webhook = value
+	return b
+}
+
+// WithTokenAuthFile sets the TokenAuthFile field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TokenAuthFile field is set to the value of the last call.
+func (b *AuthSpecApplyConfiguration) WithTokenAuthFile(value *TokenAuthFileSpecApplyConfiguration) *AuthSpecApplyConfiguration {
+	b.TokenAuthFile = value
 	return b
 }
 

@@ -29,6 +29,9 @@ import (
 type CacheConfigApplyConfiguration struct {
 	// Reference names a CacheServer in the same namespace.
 	Reference *v1.LocalObjectReferenceApplyConfiguration `json:"ref,omitempty"`
+	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
+	// embedded cache is used exactly when no ref is given. Accepted with a warning.
+	Embedded *EmbeddedCacheConfigurationApplyConfiguration `json:"embedded,omitempty"`
 }
 
 // CacheConfigApplyConfiguration constructs a declarative configuration of the CacheConfig type for use with
@@ -42,5 +45,13 @@ func CacheConfig() *CacheConfigApplyConfiguration {
 // If called multiple times, the Reference field is set to the value of the last call.
 func (b *CacheConfigApplyConfiguration) WithReference(value *v1.LocalObjectReferenceApplyConfiguration) *CacheConfigApplyConfiguration {
 	b.Reference = value
+	return b
+}
+
+// WithEmbedded sets the Embedded field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Embedded field is set to the value of the last call.
+func (b *CacheConfigApplyConfiguration) WithEmbedded(value *EmbeddedCacheConfigurationApplyConfiguration) *CacheConfigApplyConfiguration {
+	b.Embedded = value
 	return b
 }

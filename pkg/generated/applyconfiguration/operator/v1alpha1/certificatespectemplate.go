@@ -42,6 +42,10 @@ type CertificateSpecTemplateApplyConfiguration struct {
 	PrivateKey *CertificatePrivateKeyTemplateApplyConfiguration `json:"privateKey,omitempty"`
 	// SecretTemplate holds labels and annotations copied onto the certificate's Secret.
 	SecretTemplate *MetadataTemplateApplyConfiguration `json:"secretTemplate,omitempty"`
+	// IssuerRef issues this one certificate from another cert-manager Issuer or ClusterIssuer,
+	// for example a public ACME issuer for the front proxy. With it, dnsNames and ipAddresses
+	// replace the generated subject alternative names instead of adding to them.
+	IssuerRef *ObjectReferenceApplyConfiguration `json:"issuerRef,omitempty"`
 }
 
 // CertificateSpecTemplateApplyConfiguration constructs a declarative configuration of the CertificateSpecTemplate type for use with
@@ -107,5 +111,13 @@ func (b *CertificateSpecTemplateApplyConfiguration) WithPrivateKey(value *Certif
 // If called multiple times, the SecretTemplate field is set to the value of the last call.
 func (b *CertificateSpecTemplateApplyConfiguration) WithSecretTemplate(value *MetadataTemplateApplyConfiguration) *CertificateSpecTemplateApplyConfiguration {
 	b.SecretTemplate = value
+	return b
+}
+
+// WithIssuerRef sets the IssuerRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the IssuerRef field is set to the value of the last call.
+func (b *CertificateSpecTemplateApplyConfiguration) WithIssuerRef(value *ObjectReferenceApplyConfiguration) *CertificateSpecTemplateApplyConfiguration {
+	b.IssuerRef = value
 	return b
 }

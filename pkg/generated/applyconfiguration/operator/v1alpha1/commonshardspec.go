@@ -45,6 +45,9 @@ type CommonShardSpecApplyConfiguration struct {
 	CABundleSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *v1.LocalObjectReferenceApplyConfiguration `json:"clientCABundleRef,omitempty"`
+	// KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out
+	// of process. Refused until the VirtualWorkspace kind is served.
+	KcpVirtualWorkspace *v1.LocalObjectReferenceApplyConfiguration `json:"kcpVirtualWorkspace,omitempty"`
 }
 
 // CommonShardSpecApplyConfiguration constructs a declarative configuration of the CommonShardSpec type for use with
@@ -206,5 +209,13 @@ func (b *CommonShardSpecApplyConfiguration) WithCABundleSecretRef(value *v1.Loca
 // If called multiple times, the ClientCABundleRef field is set to the value of the last call.
 func (b *CommonShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjectReferenceApplyConfiguration) *CommonShardSpecApplyConfiguration {
 	b.ClientCABundleRef = value
+	return b
+}
+
+// WithKcpVirtualWorkspace sets the KcpVirtualWorkspace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KcpVirtualWorkspace field is set to the value of the last call.
+func (b *CommonShardSpecApplyConfiguration) WithKcpVirtualWorkspace(value *v1.LocalObjectReferenceApplyConfiguration) *CommonShardSpecApplyConfiguration {
+	b.KcpVirtualWorkspace = value
 	return b
 }

@@ -27,6 +27,11 @@ type FrontProxyExternalConfigApplyConfiguration struct {
 	Hostname *string `json:"hostname,omitempty"`
 	// Port of the front proxy's Service. Defaults to the RootShard's external port.
 	Port *int32 `json:"port,omitempty"`
+	// PrivateHostname is the hostname under which components inside the cluster reach the
+	// front proxy instead of hostname. It is added to the serving certificate.
+	PrivateHostname *string `json:"privateHostname,omitempty"`
+	// PrivatePort is the port that goes with privateHostname. Defaults to port.
+	PrivatePort *int32 `json:"privatePort,omitempty"`
 }
 
 // FrontProxyExternalConfigApplyConfiguration constructs a declarative configuration of the FrontProxyExternalConfig type for use with
@@ -48,5 +53,21 @@ func (b *FrontProxyExternalConfigApplyConfiguration) WithHostname(value string) 
 // If called multiple times, the Port field is set to the value of the last call.
 func (b *FrontProxyExternalConfigApplyConfiguration) WithPort(value int32) *FrontProxyExternalConfigApplyConfiguration {
 	b.Port = &value
+	return b
+}
+
+// WithPrivateHostname sets the PrivateHostname field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PrivateHostname field is set to the value of the last call.
+func (b *FrontProxyExternalConfigApplyConfiguration) WithPrivateHostname(value string) *FrontProxyExternalConfigApplyConfiguration {
+	b.PrivateHostname = &value
+	return b
+}
+
+// WithPrivatePort sets the PrivatePort field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PrivatePort field is set to the value of the last call.
+func (b *FrontProxyExternalConfigApplyConfiguration) WithPrivatePort(value int32) *FrontProxyExternalConfigApplyConfiguration {
+	b.PrivatePort = &value
 	return b
 }

@@ -33,6 +33,9 @@ type FrontProxySpecApplyConfiguration struct {
 	RootShard *RootShardConfigApplyConfiguration `json:"rootShard,omitempty"`
 	// External is the front proxy's own external address. Without it, the RootShard's is used.
 	External *FrontProxyExternalConfigApplyConfiguration `json:"external,omitempty"`
+	// ExternalHostname is the front proxy's external hostname. Deprecated: use
+	// external.hostname. Accepted with a warning; not together with external.hostname.
+	ExternalHostname *string `json:"externalHostname,omitempty"`
 	// Auth configures authentication.
 	Auth *AuthSpecApplyConfiguration `json:"auth,omitempty"`
 	// AdditionalPathMappings are routed after the built-in /clusters/ and /services/ mappings.
@@ -154,6 +157,14 @@ func (b *FrontProxySpecApplyConfiguration) WithRootShard(value *RootShardConfigA
 // If called multiple times, the External field is set to the value of the last call.
 func (b *FrontProxySpecApplyConfiguration) WithExternal(value *FrontProxyExternalConfigApplyConfiguration) *FrontProxySpecApplyConfiguration {
 	b.External = value
+	return b
+}
+
+// WithExternalHostname sets the ExternalHostname field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ExternalHostname field is set to the value of the last call.
+func (b *FrontProxySpecApplyConfiguration) WithExternalHostname(value string) *FrontProxySpecApplyConfiguration {
+	b.ExternalHostname = &value
 	return b
 }
 

@@ -45,6 +45,9 @@ type KubeconfigSpecApplyConfiguration struct {
 	SecretRef *corev1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
 	// CertificateTemplate customizes the client certificate.
 	CertificateTemplate *CertificateTemplateApplyConfiguration `json:"certificateTemplate,omitempty"`
+	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
+	// server talks to kcp.
+	Authorization *KubeconfigAuthorizationApplyConfiguration `json:"authorization,omitempty"`
 }
 
 // KubeconfigSpecApplyConfiguration constructs a declarative configuration of the KubeconfigSpec type for use with
@@ -108,5 +111,13 @@ func (b *KubeconfigSpecApplyConfiguration) WithSecretRef(value *corev1.LocalObje
 // If called multiple times, the CertificateTemplate field is set to the value of the last call.
 func (b *KubeconfigSpecApplyConfiguration) WithCertificateTemplate(value *CertificateTemplateApplyConfiguration) *KubeconfigSpecApplyConfiguration {
 	b.CertificateTemplate = value
+	return b
+}
+
+// WithAuthorization sets the Authorization field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Authorization field is set to the value of the last call.
+func (b *KubeconfigSpecApplyConfiguration) WithAuthorization(value *KubeconfigAuthorizationApplyConfiguration) *KubeconfigSpecApplyConfiguration {
+	b.Authorization = value
 	return b
 }

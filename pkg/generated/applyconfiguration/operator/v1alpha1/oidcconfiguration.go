@@ -37,6 +37,9 @@ type OIDCConfigurationApplyConfiguration struct {
 	UsernamePrefix *string `json:"usernamePrefix,omitempty"`
 	// CAFileRef names a key of a Secret with the CA bundle that verifies the issuer.
 	CAFileRef *LocalDataKeyReferenceApplyConfiguration `json:"caFileRef,omitempty"`
+	// ClientSecret is kcp-operator's OIDC client secret. Deprecated: kube's OIDC
+	// authentication needs no secret. Accepted with a warning and never passed to kcp.
+	ClientSecret *string `json:"clientSecret,omitempty"`
 }
 
 // OIDCConfigurationApplyConfiguration constructs a declarative configuration of the OIDCConfiguration type for use with
@@ -98,5 +101,13 @@ func (b *OIDCConfigurationApplyConfiguration) WithUsernamePrefix(value string) *
 // If called multiple times, the CAFileRef field is set to the value of the last call.
 func (b *OIDCConfigurationApplyConfiguration) WithCAFileRef(value *LocalDataKeyReferenceApplyConfiguration) *OIDCConfigurationApplyConfiguration {
 	b.CAFileRef = value
+	return b
+}
+
+// WithClientSecret sets the ClientSecret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ClientSecret field is set to the value of the last call.
+func (b *OIDCConfigurationApplyConfiguration) WithClientSecret(value string) *OIDCConfigurationApplyConfiguration {
+	b.ClientSecret = &value
 	return b
 }

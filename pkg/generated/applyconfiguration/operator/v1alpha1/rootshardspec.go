@@ -35,6 +35,9 @@ type RootShardSpecApplyConfiguration struct {
 	Cache *CacheConfigApplyConfiguration `json:"cache,omitempty"`
 	// Certificates configures where the root CA comes from. Immutable.
 	Certificates *CertificatesApplyConfiguration `json:"certificates,omitempty"`
+	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
+	// its server reaches the root shard directly. Accepted with a warning and not realized.
+	Proxy *RootShardProxySpecApplyConfiguration `json:"proxy,omitempty"`
 }
 
 // RootShardSpecApplyConfiguration constructs a declarative configuration of the RootShardSpec type for use with
@@ -199,6 +202,14 @@ func (b *RootShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalO
 	return b
 }
 
+// WithKcpVirtualWorkspace sets the KcpVirtualWorkspace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KcpVirtualWorkspace field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithKcpVirtualWorkspace(value *v1.LocalObjectReferenceApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.CommonShardSpecApplyConfiguration.KcpVirtualWorkspace = value
+	return b
+}
+
 // WithExternal sets the External field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the External field is set to the value of the last call.
@@ -220,5 +231,13 @@ func (b *RootShardSpecApplyConfiguration) WithCache(value *CacheConfigApplyConfi
 // If called multiple times, the Certificates field is set to the value of the last call.
 func (b *RootShardSpecApplyConfiguration) WithCertificates(value *CertificatesApplyConfiguration) *RootShardSpecApplyConfiguration {
 	b.Certificates = value
+	return b
+}
+
+// WithProxy sets the Proxy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Proxy field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithProxy(value *RootShardProxySpecApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.Proxy = value
 	return b
 }

@@ -197,6 +197,14 @@ func (b *ShardSpecApplyConfiguration) WithClientCABundleRef(value *v1.LocalObjec
 	return b
 }
 
+// WithKcpVirtualWorkspace sets the KcpVirtualWorkspace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KcpVirtualWorkspace field is set to the value of the last call.
+func (b *ShardSpecApplyConfiguration) WithKcpVirtualWorkspace(value *v1.LocalObjectReferenceApplyConfiguration) *ShardSpecApplyConfiguration {
+	b.CommonShardSpecApplyConfiguration.KcpVirtualWorkspace = value
+	return b
+}
+
 // WithRootShard sets the RootShard field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the RootShard field is set to the value of the last call.
