@@ -44,6 +44,11 @@ type Kind[T Object, Spec, Status any] struct {
 	// Admit, when set, is a check of its own, after validation, of the requester's rights.
 	Admit Admit[T]
 
+	// Warnings, when set, are the warnings a create or an update returns to the client with
+	// the object it stored, such as for a deprecated field that is accepted and mapped to its
+	// replacement.
+	Warnings func(T) []string
+
 	// SelectableFields are the kind's field selectors beyond metadata.name and
 	// metadata.namespace.
 	SelectableFields func(T) fields.Set

@@ -63,12 +63,19 @@ func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old ru
 	return s.kind.ValidateUpdate(obj.(T), old.(T))
 }
 
-func (strategy[T, Spec, Status]) WarningsOnCreate(context.Context, runtime.Object) []string {
-	return nil
+func (s strategy[T, Spec, Status]) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {
+	return s.warnings(obj)
 }
 
-func (strategy[T, Spec, Status]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
-	return nil
+func (s strategy[T, Spec, Status]) WarningsOnUpdate(_ context.Context, obj, _ runtime.Object) []string {
+	return s.warnings(obj)
+}
+
+func (s strategy[T, Spec, Status]) warnings(obj runtime.Object) []string {
+	if s.kind.Warnings == nil {
+		return nil
+	}
+	return s.kind.Warnings(obj.(T))
 }
 
 func (strategy[T, Spec, Status]) Canonicalize(runtime.Object) {}
