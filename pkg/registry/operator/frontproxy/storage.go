@@ -31,6 +31,7 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 	Validate:             validation.ValidateFrontProxy,
 	ValidateUpdate:       validation.ValidateFrontProxyUpdate,
 	ValidateStatusUpdate: validation.ValidateFrontProxyStatusUpdate,
+	Warnings:             validation.FrontProxyWarnings,
 
 	SelectableFields: func(o *operator.FrontProxy) fields.Set {
 		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}

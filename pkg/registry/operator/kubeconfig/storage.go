@@ -30,6 +30,7 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 	Validate:             validation.ValidateKubeconfig,
 	ValidateUpdate:       validation.ValidateKubeconfigUpdate,
 	ValidateStatusUpdate: validation.ValidateKubeconfigStatusUpdate,
+	Warnings:             validation.KubeconfigWarnings,
 
 	Table: store.Table[*operator.Kubeconfig]{
 		Columns: []store.Column[*operator.Kubeconfig]{

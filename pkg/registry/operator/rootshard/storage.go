@@ -33,6 +33,7 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,
 	ValidateStatusUpdate: validation.ValidateRootShardStatusUpdate,
+	Warnings:             validation.RootShardWarnings,
 
 	Table: store.Table[*operator.RootShard]{
 		Columns: []store.Column[*operator.RootShard]{

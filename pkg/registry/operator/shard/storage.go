@@ -31,6 +31,7 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 	Validate:             validation.ValidateShard,
 	ValidateUpdate:       validation.ValidateShardUpdate,
 	ValidateStatusUpdate: validation.ValidateShardStatusUpdate,
+	Warnings:             validation.ShardWarnings,
 
 	SelectableFields: func(o *operator.Shard) fields.Set {
 		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}
