@@ -77,6 +77,15 @@ func (l *Loop) HandlerFor(keys func(metav1.Object) []string) cache.ResourceEvent
 	}
 }
 
+// MembershipHandler enqueues the keys that keys returns for an object when it is added or
+// deleted, not when it changes: for what depends on which objects exist, such as the set of
+// a RootShard's shards, without a reconcile of every sibling on each status update.
+func (l *Loop) MembershipHandler(keys func(metav1.Object) []string) cache.ResourceEventHandler {
+	h := l.HandlerFor(keys).(cache.ResourceEventHandlerFuncs)
+	h.UpdateFunc = nil
+	return h
+}
+
 // Watch is an informer and what its events enqueue.
 type Watch struct {
 	Informer cache.SharedIndexInformer

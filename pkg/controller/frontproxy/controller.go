@@ -13,6 +13,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
@@ -20,6 +21,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // Finalizer keeps a FrontProxy until what the controller created for it is gone.
@@ -32,6 +34,7 @@ type Controller struct {
 	client       clientset.Interface
 	frontProxies listers.FrontProxyLister
 	rootShards   listers.RootShardLister
+	shards       listers.ShardLister
 	host         *controller.Host
 	recorder     record.EventRecorder
 }
@@ -44,6 +47,7 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		client:       client,
 		frontProxies: ours.Operator().V1alpha1().FrontProxies().Lister(),
 		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
+		shards:       ours.Operator().V1alpha1().Shards().Lister(),
 		host:         host,
 		recorder:     recorder,
 	}
@@ -52,6 +56,8 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	if err := c.loop.WatchAll(
 		controller.On(ops.FrontProxies().Informer(), c.loop.Handler()),
 		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })),
+		// A Shard joining or leaving changes the service-account keys the front proxy verifies.
+		controller.On(ops.Shards().Informer(), c.loop.MembershipHandler(c.ofShard)),
 		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().ConfigMaps().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
@@ -85,7 +91,22 @@ func (c *Controller) owners(m metav1.Object) []string {
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
 		return c.ofRootShard(m.GetNamespace(), rs)
 	}
+	// A Shard's service-account key is verified by its RootShard's front proxies.
+	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
+		if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+			return c.ofShard(s)
+		}
+	}
 	return nil
+}
+
+// ofShard are the keys of the FrontProxies of a Shard's RootShard.
+func (c *Controller) ofShard(m metav1.Object) []string {
+	s, ok := m.(*operatorv1alpha1.Shard)
+	if !ok || controller.ShardRootShard(s) == "" {
+		return nil
+	}
+	return c.ofRootShard(s.Namespace, controller.ShardRootShard(s))
 }
 
 // ofRootShard are the keys of the FrontProxies of a RootShard.

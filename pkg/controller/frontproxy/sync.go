@@ -2,9 +2,11 @@ package frontproxy
 
 import (
 	"context"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -56,7 +58,11 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 		return err
 	}
 
-	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs}
+	shards, err := c.shards.Shards(fp.Namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.host.ServiceAccountIssuers(rs, shards)}
 	wrote, err := c.realize(ctx, f)
 	l.Applied(fp, wrote, err)
 	if err != nil {
@@ -105,7 +111,7 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 	if err != nil {
 		return wrote, err
 	}
-	versions := c.host.MountedVersions(f.Namespace, append(f.MountedSecrets(), f.UsersSecrets()...))
+	versions := c.host.MountedVersions(f.Namespace, slices.Concat(f.MountedSecrets(), f.UsersSecrets(), f.ServiceAccountSecrets()))
 	for _, name := range f.MountedSecrets() {
 		if _, ok := versions[name]; !ok && current == nil {
 			return wrote, nil // created once everything it mounts exists

@@ -30,7 +30,7 @@ func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 		require.NoError(t, host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
 	}
 	c := &Controller{client: ours, frontProxies: listers.NewFrontProxyLister(fps), rootShards: listers.NewRootShardLister(rss),
-		host: host.Host, recorder: record.NewFakeRecorder(1000)}
+		shards: listers.NewShardLister(controllertest.NewCache()), host: host.Host, recorder: record.NewFakeRecorder(1000)}
 
 	sync := func() *operatorv1alpha1.FrontProxy {
 		require.NoError(t, c.sync(t.Context(), "team-a/edge"))

@@ -20,6 +20,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // Finalizer keeps a RootShard until what the controller created for it is gone.
@@ -56,7 +57,8 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	ops := ours.Operator().V1alpha1()
 	if err := c.loop.WatchAll(
 		controller.On(ops.RootShards().Informer(), c.loop.Handler()),
-		// A Shard joining or leaving changes status.shards.
+		// A Shard joining or leaving changes status.shards, and the service-account keys the
+		// root shard verifies.
 		controller.On(ops.Shards().Informer(), c.loop.HandlerFor(c.rootShardOfShard)),
 		// A CacheServer appearing heals a reference.
 		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)),
@@ -89,6 +91,13 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 func (c *Controller) owners(m metav1.Object) []string {
 	if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
 		return []string{m.GetNamespace() + "/" + name}
+	}
+	// A Shard's service-account key is verified by its root shard.
+	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
+		if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+			return c.rootShardOfShard(s)
+		}
+		return nil
 	}
 	// A CacheServer's kubeconfig is mounted by the RootShards that use it.
 	if certificates.IsBootstrap(m.GetLabels()) || m.GetLabels()[pki.OwnerLabel(cacheserver.Kind)] != "" {

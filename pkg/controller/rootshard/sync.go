@@ -95,7 +95,13 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 			}
 		}
 	}
-	w, err := c.host.RealizeShard(ctx, rootshard.Shard(rs))
+	k := rootshard.Shard(rs)
+	shards, err := c.shards.Shards(rs.Namespace).List(everything)
+	if err != nil {
+		return wrote, err
+	}
+	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, shards)
+	w, err := c.host.RealizeShard(ctx, k)
 	return wrote + w, err
 }
 

@@ -56,6 +56,8 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 	ops := ours.Operator().V1alpha1()
 	if err := c.loop.WatchAll(
 		controller.On(ops.Shards().Informer(), c.loop.Handler()),
+		// A Shard joining or leaving changes the service-account keys its siblings verify.
+		controller.On(ops.Shards().Informer(), c.loop.MembershipHandler(c.siblings)),
 		// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
 		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })),
 		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })),
@@ -86,7 +88,14 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // owners are the Shards a host object concerns: its owner, or every Shard of its RootShard.
 func (c *Controller) owners(m metav1.Object) []string {
 	if name := m.GetLabels()[pki.OwnerLabel(shard.Kind)]; name != "" {
-		return []string{m.GetNamespace() + "/" + name}
+		keys := []string{m.GetNamespace() + "/" + name}
+		// A Shard's service-account key is verified by its siblings too.
+		if controller.ShardServiceAccountSecret(m, shard.Kind) != "" {
+			if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+				keys = append(keys, c.siblings(s)...)
+			}
+		}
+		return keys
 	}
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
 		return c.shardsOf(m.GetNamespace(), rs)
@@ -113,12 +122,17 @@ func (c *Controller) shardsOf(namespace, rootShard string) []string {
 	return keys
 }
 
-func rootShardName(s *operatorv1alpha1.Shard) string {
-	if s.Spec.RootShard.Reference == nil {
-		return ""
+// siblings are the keys of the other Shards of a Shard's RootShard.
+func (c *Controller) siblings(m metav1.Object) []string {
+	s, ok := m.(*operatorv1alpha1.Shard)
+	if !ok || rootShardName(s) == "" {
+		return nil
 	}
-	return s.Spec.RootShard.Reference.Name
+	self := s.Namespace + "/" + s.Name
+	return slices.DeleteFunc(c.shardsOf(s.Namespace, rootShardName(s)), func(k string) bool { return k == self })
 }
+
+func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRootShard(s) }
 
 // mounting are the Shards of a namespace whose pods mount the Secret name.
 func (c *Controller) mounting(namespace, name string) []string {

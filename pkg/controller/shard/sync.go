@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -87,6 +88,12 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if w {
 		wrote++
 	}
-	n, err := c.host.RealizeShard(ctx, shard.Shard(s, rs))
+	k := shard.Shard(s, rs)
+	all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
+	if err != nil {
+		return wrote, err
+	}
+	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, all)
+	n, err := c.host.RealizeShard(ctx, k)
 	return wrote + n, err
 }

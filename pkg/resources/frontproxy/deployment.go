@@ -46,13 +46,34 @@ func (f FrontProxy) MountedSecrets() []string {
 	return names
 }
 
-// UsersSecrets are the Secrets the pods mount that the user provides: the OIDC issuer's CA. A
-// change to one rolls the Deployment too.
+// UsersSecrets are the Secrets the pods mount that the user provides: the OIDC issuer's CA,
+// the token webhook's kubeconfig and the static token file. A change to one rolls the
+// Deployment too.
 func (f FrontProxy) UsersSecrets() []string {
-	if a := f.Spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
-		return []string{a.OIDC.CAFileRef.Name}
+	var names []string
+	for _, m := range kcp.UsersAuthMounts(f.Spec.Auth) {
+		names = append(names, m.Secret)
 	}
-	return nil
+	return names
+}
+
+// serviceAccountIssuers are the shards whose tokens the front proxy verifies: every one of
+// its RootShard's with auth.serviceAccount enabled, none without.
+func (f FrontProxy) serviceAccountIssuers() []string {
+	if !kcp.ServiceAccountEnabled(f.Spec.Auth) {
+		return nil
+	}
+	return kcp.SortedIssuers(f.ServiceAccountIssuers)
+}
+
+// ServiceAccountSecrets are the service-account Secrets whose public keys the pods mount. They
+// exist (the controller only names those), and a change to one rolls the Deployment.
+func (f FrontProxy) ServiceAccountSecrets() []string {
+	var names []string
+	for _, name := range f.serviceAccountIssuers() {
+		names = append(names, kcp.ServiceAccountSecret(name))
+	}
+	return names
 }
 
 // Deployment builds the front proxy's Deployment. current is the Deployment as it is now (nil
@@ -72,9 +93,9 @@ func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *a
 	}
 	podSpec.WithVolumes(corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(f.ConfigMapName())))
 	container.WithVolumeMounts(corev1ac.VolumeMount().WithName("config").WithMountPath(configDir).WithReadOnly(true))
-	if a := spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
-		podSpec.WithVolumes(corev1ac.Volume().WithName("oidc-ca").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(a.OIDC.CAFileRef.Name)))
-		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("oidc-ca").WithMountPath(kcp.OIDCCADir).WithReadOnly(true))
+	for _, m := range append(kcp.UsersAuthMounts(spec.Auth), kcp.ServiceAccountKeyMounts(f.serviceAccountIssuers())...) {
+		podSpec.WithVolumes(m.Volume)
+		container.WithVolumeMounts(m.Mount)
 	}
 	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(),
 		&spec.ComponentSpec, container, podSpec, current, mountsHash)

@@ -41,6 +41,10 @@ const (
 type FrontProxy struct {
 	*operatorv1alpha1.FrontProxy
 	RootShard *operatorv1alpha1.RootShard
+	// ServiceAccountIssuers are the root shard and shards of RootShard whose service-account
+	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the front
+	// proxy verifies tokens with each one's public key; without it, it verifies none.
+	ServiceAccountIssuers []string
 }
 
 // Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
@@ -160,6 +164,13 @@ func (f FrontProxy) Args() []string {
 		}
 	}
 	args = append(args, kcp.OIDCArgs(f.Spec.Auth)...)
+	args = append(args, kcp.TokenAuthArgs(f.Spec.Auth)...)
+	if issuers := f.serviceAccountIssuers(); len(issuers) > 0 {
+		// The front proxy's ServiceAccount getter reads the root shard only: looking up a
+		// token's ServiceAccount would refuse every token of another shard's workspaces.
+		args = append(args, "--service-account-lookup=false")
+		args = append(args, kcp.ServiceAccountKeyArgs(issuers)...)
+	}
 	level := int32(0)
 	if f.Spec.Logging != nil {
 		level = f.Spec.Logging.Level

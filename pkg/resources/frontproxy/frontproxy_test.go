@@ -1,7 +1,9 @@
 package frontproxy
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,8 +37,13 @@ func loaded() FrontProxy {
 	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 8443}
 	f.Spec.Replicas = ptr.To[int32](3)
 	f.Spec.Auth = &operatorv1alpha1.AuthSpec{DropGroups: []string{"system:masters", "system:kcp:admin"}, PassOnGroups: []string{"team-a"},
-		OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp",
-			CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}}}
+		OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp", ClientSecret: "never-used",
+			CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}},
+		ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
+		Webhook: &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", CacheAuthenticationTTL: &metav1.Duration{Duration: 30 * time.Second}, Version: "v1"},
+		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}}
+	// Unsorted and with a duplicate, as a controller could hand them: the output is stable.
+	f.ServiceAccountIssuers = []string{"shard-b", "root", "shard-a", "root"}
 	f.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/extra/", Backend: "https://extra.team-a.svc:6443",
 		BackendServerCA: "/etc/extra/ca.crt"}}
 	f.Spec.ExtraArgs = []string{"--v=4"}
@@ -72,4 +79,69 @@ func TestServicePort(t *testing.T) {
 func TestGroupsArePlainCommaSeparated(t *testing.T) {
 	assert.Contains(t, loaded().Args(), "--authentication-drop-groups=system:masters,system:kcp:admin")
 	assert.Contains(t, loaded().Args(), "--authentication-pass-on-groups=team-a")
+}
+
+// TestServiceAccountAuthentication: with auth.serviceAccount enabled, the front proxy verifies
+// the tokens of the root shard and of every shard, with lookup off (its ServiceAccount getter
+// only reads the root shard); without it, it verifies none, as before.
+func TestServiceAccountAuthentication(t *testing.T) {
+	args := loaded().Args()
+	assert.Equal(t, []string{
+		"--service-account-lookup=false",
+		"--service-account-key-file=/etc/kcp/tls/service-account-keys/root/tls.crt",
+		"--service-account-key-file=/etc/kcp/tls/service-account-keys/shard-a/tls.crt",
+		"--service-account-key-file=/etc/kcp/tls/service-account-keys/shard-b/tls.crt",
+	}, withPrefix(args, "--service-account-"))
+	assert.Equal(t, []string{"root-service-account", "shard-a-service-account", "shard-b-service-account"}, loaded().ServiceAccountSecrets())
+
+	for name, f := range map[string]FrontProxy{"absent": minimal(), "false": loaded()} {
+		if name == "false" {
+			f.Spec.Auth.ServiceAccount.Enabled = false
+		}
+		f.ServiceAccountIssuers = []string{"root", "shard-a"}
+		assert.Empty(t, withPrefix(f.Args(), "--service-account-"), name)
+		assert.Empty(t, f.ServiceAccountSecrets(), name)
+		for _, v := range f.Deployment(nil, "h").Spec.Template.Spec.Volumes {
+			assert.False(t, strings.HasPrefix(*v.Name, "sa-"), "%s: %s", name, *v.Name)
+		}
+	}
+}
+
+// TestTokenAuthentication: the token webhook and the static token file become their flags,
+// read from their Secrets mounted with only the key they need; the OIDC client secret
+// appears nowhere.
+func TestTokenAuthentication(t *testing.T) {
+	f := loaded()
+	args := f.Args()
+	for _, want := range []string{
+		"--authentication-token-webhook-config-file=/etc/kcp/authentication/webhook/kubeconfig",
+		"--authentication-token-webhook-cache-ttl=30s",
+		"--authentication-token-webhook-version=v1",
+		"--token-auth-file=/etc/kcp/authentication/token/token.csv",
+	} {
+		assert.Contains(t, args, want)
+	}
+	assert.NotContains(t, strings.Join(args, " "), "never-used")
+	assert.ElementsMatch(t, []string{"dex-ca", "authn-hook", "tokens"}, f.UsersSecrets())
+	items := map[string][]string{}
+	for _, v := range f.Deployment(nil, "h").Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			for _, it := range v.Secret.Items {
+				items[*v.Secret.SecretName] = append(items[*v.Secret.SecretName], *it.Key)
+			}
+		}
+	}
+	assert.Equal(t, []string{"kubeconfig"}, items["authn-hook"])
+	assert.Equal(t, []string{"token.csv"}, items["tokens"])
+	assert.Equal(t, []string{"ca.crt"}, items["dex-ca"])
+}
+
+func withPrefix(args []string, prefix string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, prefix) {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -62,6 +62,9 @@ func (s Shard) Args() []string {
 	}
 	args = append(args, s.KindArgs...)
 	args = append(args, OIDCArgs(spec.Auth)...)
+	args = append(args, TokenAuthArgs(spec.Auth)...)
+	// The other shards' keys, its own being verified with the flag above.
+	args = append(args, ServiceAccountKeyArgs(s.serviceAccountPeers())...)
 	args = append(args, auditArgs(spec.Audit)...)
 	args = append(args, authorizationArgs(spec.Authorization)...)
 	return append(args, spec.ExtraArgs...)
@@ -98,9 +101,33 @@ func OIDCArgs(auth *operatorv1alpha1.AuthSpec) []string {
 		}
 	}
 	if o.CAFileRef != nil {
-		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, o.CAFileRef.Key))
+		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, oidcCAKey(o)))
 	}
 	return sortedTail(args, 2)
+}
+
+// TokenAuthArgs are the flags of the token webhook and of the static token file, read from
+// where UsersAuthMounts mounts them. Both flags exist on kcp start and kcp-front-proxy from
+// kcp v0.30.0 on (upstream BuiltInAuthenticationOptions: kcp's pkg/server/options/flags.go
+// allowedFlags, pkg/proxy/options/authentication.go WithWebHook and WithTokenFile).
+func TokenAuthArgs(auth *operatorv1alpha1.AuthSpec) []string {
+	if auth == nil {
+		return nil
+	}
+	var args []string
+	if w := auth.Webhook; w != nil {
+		args = append(args, "--authentication-token-webhook-config-file="+AuthWebhookDir+"/"+KubeconfigKey)
+		if w.CacheAuthenticationTTL != nil {
+			args = append(args, "--authentication-token-webhook-cache-ttl="+durationString(w.CacheAuthenticationTTL))
+		}
+		if w.Version != "" {
+			args = append(args, "--authentication-token-webhook-version="+w.Version)
+		}
+	}
+	if t := auth.TokenAuthFile; t != nil {
+		args = append(args, "--token-auth-file="+path.Join(TokenAuthFileDir, tokenAuthFileKey(t)))
+	}
+	return args
 }
 
 func auditArgs(audit *operatorv1alpha1.AuditSpec) []string {

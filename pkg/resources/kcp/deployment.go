@@ -7,7 +7,6 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -27,7 +26,7 @@ func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv
 		podSpec.WithVolumes(m.asVolume())
 		container.WithVolumeMounts(m.asVolumeMount())
 	}
-	for _, m := range optionalMounts(s.Spec) {
+	for _, m := range s.optionalMounts() {
 		podSpec.WithVolumes(m.volume)
 		container.WithVolumeMounts(m.mount)
 	}
@@ -41,9 +40,11 @@ type optionalMount struct {
 	mount  *corev1ac.VolumeMountApplyConfiguration
 }
 
-// optionalMounts mount the OIDC CA, the audit policy and webhook, and the authorization
-// webhook configuration, where the spec has them.
-func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
+// optionalMounts mount the Secrets of the authentication settings, the other shards'
+// service-account public keys, the audit policy and webhook, and the authorization webhook
+// configuration, where the spec has them.
+func (s Shard) optionalMounts() []optionalMount {
+	spec := s.Spec
 	var out []optionalMount
 	secret := func(volume, secretName, dir string) {
 		out = append(out, optionalMount{
@@ -51,8 +52,8 @@ func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
 			mount:  corev1ac.VolumeMount().WithName(volume).WithMountPath(dir).WithReadOnly(true),
 		})
 	}
-	if a := spec.Auth; a != nil && a.OIDC != nil && a.OIDC.CAFileRef != nil {
-		secret("oidc-ca", a.OIDC.CAFileRef.Name, OIDCCADir)
+	for _, m := range append(UsersAuthMounts(spec.Auth), ServiceAccountKeyMounts(s.serviceAccountPeers())...) {
+		out = append(out, optionalMount{volume: m.Volume, mount: m.Mount})
 	}
 	if a := spec.Audit; a != nil {
 		if a.Policy != nil && a.Policy.ConfigMap != nil {
@@ -72,9 +73,9 @@ func optionalMounts(spec *operatorv1alpha1.CommonShardSpec) []optionalMount {
 }
 
 // optionalSecrets are the names of the Secrets of optionalMounts.
-func optionalSecrets(spec *operatorv1alpha1.CommonShardSpec) []string {
+func (s Shard) optionalSecrets() []string {
 	var names []string
-	for _, m := range optionalMounts(spec) {
+	for _, m := range s.optionalMounts() {
 		if src := m.volume.Secret; src != nil && src.SecretName != nil {
 			names = append(names, *src.SecretName)
 		}

@@ -53,7 +53,7 @@ func (s Shard) mounts() []Mount {
 		{volume: "ca-requestheader-client", secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
 		{volume: "server", secret: name + "-server", dir: leafDir("server")},
 		{volume: "client", secret: name + "-client", dir: leafDir("client")},
-		{volume: "service-account", secret: name + "-service-account", dir: leafDir("service-account")},
+		{volume: "service-account", secret: ServiceAccountSecret(name), dir: leafDir("service-account")},
 		{volume: LogicalClusterAdmin, secret: name + "-" + LogicalClusterAdmin, dir: leafDir(LogicalClusterAdmin)},
 		{volume: ExternalLogicalClusterAdmin, secret: name + "-" + ExternalLogicalClusterAdmin, dir: leafDir(ExternalLogicalClusterAdmin)},
 		{volume: LogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(LogicalClusterAdmin), dir: KubeconfigDir(LogicalClusterAdmin)},
@@ -75,7 +75,7 @@ func (s Shard) MountedSecrets() []string {
 	for _, m := range s.mounts() {
 		names = append(names, m.secret)
 	}
-	names = append(names, optionalSecrets(s.Spec)...)
+	names = append(names, s.optionalSecrets()...)
 	sort.Strings(names)
 	return names
 }

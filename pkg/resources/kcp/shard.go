@@ -31,6 +31,10 @@ type Shard struct {
 	KindArgs []string
 	// KindMounts are the Secrets only this kind mounts.
 	KindMounts []Mount
+	// ServiceAccountIssuers are the root shard and shards of RootShard whose service-account
+	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the shard
+	// verifies tokens with each one's public key; its own is always verified.
+	ServiceAccountIssuers []string
 }
 
 // The admin identities a shard has kubeconfigs for.
@@ -70,7 +74,7 @@ func (s Shard) Leaves() []pki.Leaf {
 			DNSNames: s.serverDNSNames(), Usage: pki.ServerAuth},
 		{Name: name + "-client", Role: "client", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "shard-" + name,
 			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
-		{Name: name + "-service-account", Role: "service-account", Issuer: pki.CAName(rs, pki.ServiceAccountCA),
+		{Name: ServiceAccountSecret(name), Role: "service-account", Issuer: pki.CAName(rs, pki.ServiceAccountCA),
 			CommonName: name + "-service-account", Usage: pki.Signing},
 		{Name: name + "-" + LogicalClusterAdmin, Role: LogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
 			CommonName: LogicalClusterAdmin, Organization: []string{"system:kcp:logical-cluster-admin"}, Usage: pki.ClientAuth},

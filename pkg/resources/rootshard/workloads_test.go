@@ -30,7 +30,10 @@ func workloadsRootShard() *operatorv1alpha1.RootShard {
 	rs.Spec.Cache = &operatorv1alpha1.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "cache"}}
 	rs.Spec.Auth = &operatorv1alpha1.AuthSpec{OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp",
 		GroupsClaim: "groups", UsernameClaim: "email", GroupsPrefix: "oidc:", UsernamePrefix: "oidc:",
-		CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}}}
+		CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}},
+		ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
+		Webhook:        &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", CacheAuthenticationTTL: &metav1.Duration{Duration: 2 * time.Minute}},
+		TokenAuthFile:  &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}}
 	minute := metav1.Duration{Duration: time.Minute}
 	rs.Spec.Audit = &operatorv1alpha1.AuditSpec{
 		Policy:  &operatorv1alpha1.AuditPolicySpec{ConfigMap: &operatorv1alpha1.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
@@ -66,7 +69,10 @@ func TestWorkloads(t *testing.T) {
 			external, err := Shard(rs).AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 			require.NoError(t, err)
 			bundles := CABundles{ServerCA: []byte("SERVER-CA\n"), ClientCA: []byte("CLIENT-CA"), FrontProxyClientCA: []byte("FRONT-PROXY-CLIENT-CA"), ExtraClientCAs: []byte("EXTRA")}
-			golden.Assert(t, name, Shard(rs).Deployment(nil, "hash"), Shard(rs).Service(), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
+			k := Shard(rs)
+			// The shards of the RootShard, as the controller hands them.
+			k.ServiceAccountIssuers = []string{"shard-b", "root", "shard-a"}
+			golden.Assert(t, name, k.Deployment(nil, "hash"), Shard(rs).Service(), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,14 +47,25 @@ func loadedShard() *operatorv1alpha1.Shard {
 	s.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{
 		"server": {Spec: &operatorv1alpha1.CertificateSpecTemplate{DNSNames: []string{"shard-1.internal"}}},
 	}
+	s.Spec.Auth = &operatorv1alpha1.AuthSpec{
+		ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
+		Webhook:        &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", Version: "v1beta1"},
+		TokenAuthFile:  &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "tokens.csv"},
+		DropGroups:     []string{"system:masters"},
+	}
 	return s
 }
+
+// issuers are the shards of the RootShard whose service-account Secret exists, as the
+// controller hands them: the shard itself among them.
+var issuers = []string{"root", "shard-1", "shard-2"}
 
 func TestBuilders(t *testing.T) {
 	for name, s := range map[string]*operatorv1alpha1.Shard{"minimal": minimalShard(), "loaded": loadedShard()} {
 		t.Run(name, func(t *testing.T) {
 			rs := rootShard()
 			k := Shard(s, rs)
+			k.ServiceAccountIssuers = issuers
 			client, err := ClientKubeconfig(s, rs)
 			require.NoError(t, err)
 			admin, err := k.AdminKubeconfig(kcp.LogicalClusterAdmin)
@@ -85,4 +97,44 @@ func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {
 		assert.Contains(t, []string{"root-server-ca", "root-client-ca", "root-service-account-ca"}, *c.Spec.IssuerRef.Name, *c.Name)
 		assert.Equal(t, "shard-1", c.Labels["operator.kcp.io/shard"])
 	}
+}
+
+// TestServiceAccountAuthentication: with auth.serviceAccount enabled, a shard verifies the
+// tokens of its root shard and of the other shards with their public keys, mounted without
+// their private keys, and its own with its key pair as before; without it, only its own.
+func TestServiceAccountAuthentication(t *testing.T) {
+	k := Shard(loadedShard(), rootShard())
+	k.ServiceAccountIssuers = issuers
+	assert.Equal(t, []string{
+		"--service-account-key-file=/etc/kcp/tls/service-account/tls.crt",
+		"--service-account-key-file=/etc/kcp/tls/service-account-keys/root/tls.crt",
+		"--service-account-key-file=/etc/kcp/tls/service-account-keys/shard-2/tls.crt",
+	}, withPrefix(k.Args(), "--service-account-key-file="), "one per shard, its own once")
+	assert.Contains(t, k.MountedSecrets(), "root-service-account", "a new key rolls the pods")
+	assert.Contains(t, k.MountedSecrets(), "shard-2-service-account")
+	assert.NotContains(t, k.RealizedSecrets(), "shard-2-service-account", "another shard's key does not hold back the Deployment")
+
+	off := Shard(minimalShard(), rootShard())
+	off.ServiceAccountIssuers = issuers
+	assert.Equal(t, []string{"--service-account-key-file=/etc/kcp/tls/service-account/tls.crt"},
+		withPrefix(off.Args(), "--service-account-key-file="), "disabled: its own key only")
+	assert.NotContains(t, off.MountedSecrets(), "root-service-account")
+}
+
+func TestTokenAuthentication(t *testing.T) {
+	args := Shard(loadedShard(), rootShard()).Args()
+	assert.Contains(t, args, "--authentication-token-webhook-config-file=/etc/kcp/authentication/webhook/kubeconfig")
+	assert.Contains(t, args, "--authentication-token-webhook-version=v1beta1")
+	assert.Contains(t, args, "--token-auth-file=/etc/kcp/authentication/token/tokens.csv")
+	assert.Empty(t, withPrefix(args, "--authentication-drop-groups"), "groups are the front proxy's")
+}
+
+func withPrefix(args []string, prefix string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, prefix) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
