@@ -40,8 +40,8 @@ func loaded() FrontProxy {
 		OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp", ClientSecret: "never-used",
 			CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}},
 		ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
-		Webhook: &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", CacheAuthenticationTTL: &metav1.Duration{Duration: 30 * time.Second}, Version: "v1"},
-		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}}
+		Webhook:        &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", CacheAuthenticationTTL: &metav1.Duration{Duration: 30 * time.Second}, Version: "v1"},
+		TokenAuthFile:  &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}}
 	// Unsorted and with a duplicate, as a controller could hand them: the output is stable.
 	f.ServiceAccountIssuers = []string{"shard-b", "root", "shard-a", "root"}
 	f.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/extra/", Backend: "https://extra.team-a.svc:6443",
