@@ -2,7 +2,9 @@ package validation
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -43,7 +45,43 @@ func TestValidateAuth(t *testing.T) {
 		{
 			name: "CA file reference incomplete",
 			auth: oidc(func(o *operator.OIDCConfiguration) { o.CAFileRef = &operator.LocalDataKeyReference{Name: "Dex CA"} }),
-			want: []wantErr{invalid("spec.auth.oidc.caFileRef.name"), required("spec.auth.oidc.caFileRef.key")},
+			want: []wantErr{invalid("spec.auth.oidc.caFileRef.name")},
+		},
+		{
+			name: "CA file key left to its default",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.CAFileRef.Key = "" }),
+		},
+		{
+			name: "client secret, deprecated, is accepted",
+			auth: oidc(func(o *operator.OIDCConfiguration) { o.ClientSecret = "s3cr3t" }),
+		},
+		{
+			name: "token webhook",
+			auth: &operator.AuthSpec{Webhook: &operator.AuthWebhookSpec{ConfigSecretName: "authn-hook",
+				CacheAuthenticationTTL: &metav1.Duration{Duration: 2 * time.Minute}, Version: "v1beta1"}},
+		},
+		{name: "token webhook, TTL zero", auth: &operator.AuthSpec{Webhook: &operator.AuthWebhookSpec{ConfigSecretName: "h", CacheAuthenticationTTL: &metav1.Duration{}}}},
+		{
+			name: "token webhook, everything wrong",
+			auth: &operator.AuthSpec{Webhook: &operator.AuthWebhookSpec{ConfigSecretName: "Authn Hook",
+				CacheAuthenticationTTL: &metav1.Duration{Duration: -time.Second}, Version: "v2"}},
+			want: []wantErr{
+				invalid("spec.auth.webhook.configSecretName"),
+				invalid("spec.auth.webhook.cacheAuthenticationTTL"),
+				notSupported("spec.auth.webhook.version"),
+			},
+		},
+		{
+			name: "token webhook without its Secret",
+			auth: &operator.AuthSpec{Webhook: &operator.AuthWebhookSpec{}},
+			want: []wantErr{required("spec.auth.webhook.configSecretName")},
+		},
+		{name: "token file", auth: &operator.AuthSpec{TokenAuthFile: &operator.TokenAuthFileSpec{SecretName: "tokens", Key: "users.csv"}}},
+		{name: "token file, key left to its default", auth: &operator.AuthSpec{TokenAuthFile: &operator.TokenAuthFileSpec{SecretName: "tokens"}}},
+		{
+			name: "token file, invalid",
+			auth: &operator.AuthSpec{TokenAuthFile: &operator.TokenAuthFileSpec{Key: "a/b"}},
+			want: []wantErr{required("spec.auth.tokenAuthFile.secretName"), invalid("spec.auth.tokenAuthFile.key")},
 		},
 		{
 			name: "CA file key not a valid key",

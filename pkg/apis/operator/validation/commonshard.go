@@ -40,7 +40,6 @@ func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fld
 	allErrs = append(allErrs, validateAudit(spec.Audit, fldPath.Child("audit"))...)
 	allErrs = append(allErrs, validateAuthorization(spec.Authorization, fldPath.Child("authorization"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
-	allErrs = append(allErrs, forbidUnrealizedShardAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	return allErrs
 }
@@ -64,24 +63,4 @@ func validateRootShardConfig(rootShard *operator.RootShardConfig, fldPath *field
 func validateRootShardConfigUpdate(newConfig, oldConfig *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
 	newName := referenceName(newConfig.Reference)
 	return validateImmutable(newName, referenceName(oldConfig.Reference), newName, fldPath.Child("ref", "name"))
-}
-
-// forbidUnrealizedShardAuth rejects the authentication settings a shard does not act on yet:
-// a field the server accepts and ignores would be a lie. Groups are dropped and passed on
-// by the front proxy, which is where they belong.
-func forbidUnrealizedShardAuth(auth *operator.AuthSpec, fldPath *field.Path) field.ErrorList {
-	if auth == nil {
-		return nil
-	}
-	var allErrs field.ErrorList
-	if auth.ServiceAccount != nil {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("serviceAccount"), "is not supported yet on shards"))
-	}
-	if len(auth.DropGroups) > 0 {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("dropGroups"), "is not supported on shards: set it on the FrontProxy"))
-	}
-	if len(auth.PassOnGroups) > 0 {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("passOnGroups"), "is not supported on shards: set it on the FrontProxy"))
-	}
-	return allErrs
 }

@@ -135,17 +135,23 @@ func TestValidateCommonShardSpec(t *testing.T) {
 			want:   []wantErr{invalid("spec.logging.level")},
 		},
 		{
-			name: "authentication a shard does not act on",
+			// kcp-operator's shared AuthSpec: service accounts are realized on shards; the groups
+			// are accepted with a warning (they only act on a front proxy).
+			name: "kcp-operator's shared authentication settings",
 			mutate: func(s *operator.CommonShardSpec) {
 				s.Auth.ServiceAccount = &operator.ServiceAccountAuthentication{Enabled: true}
 				s.Auth.DropGroups = []string{"system:masters"}
 				s.Auth.PassOnGroups = []string{"team-a"}
+				s.Auth.Webhook = &operator.AuthWebhookSpec{ConfigSecretName: "authn-hook", Version: "v1"}
+				s.Auth.TokenAuthFile = &operator.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}
 			},
-			want: []wantErr{
-				forbidden("spec.auth.serviceAccount", "not supported yet"),
-				forbidden("spec.auth.dropGroups", "set it on the FrontProxy"),
-				forbidden("spec.auth.passOnGroups", "set it on the FrontProxy"),
+		},
+		{
+			name: "invalid groups are still refused on a shard",
+			mutate: func(s *operator.CommonShardSpec) {
+				s.Auth.DropGroups = []string{"a,b"}
 			},
+			want: []wantErr{invalid("spec.auth.dropGroups[0]", "may not contain a comma")},
 		},
 	}
 	for _, tc := range tests {

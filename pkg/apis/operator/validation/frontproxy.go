@@ -48,10 +48,6 @@ func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) 
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
-	if spec.Auth != nil && spec.Auth.ServiceAccount != nil {
-		// Accepted and ignored would be a lie.
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("auth", "serviceAccount"), "is not supported yet on front proxies"))
-	}
 	allErrs = append(allErrs, validatePathMappings(spec.AdditionalPathMappings, fldPath.Child("additionalPathMappings"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	return allErrs

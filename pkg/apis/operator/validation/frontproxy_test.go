@@ -46,11 +46,19 @@ func TestValidateFrontProxy(t *testing.T) {
 			},
 		},
 		{
-			name: "service account authentication is not realized",
+			name: "service account authentication, webhook and token file",
 			mutate: func(fp *operator.FrontProxy) {
 				fp.Spec.Auth.ServiceAccount = &operator.ServiceAccountAuthentication{Enabled: true}
+				fp.Spec.Auth.Webhook = &operator.AuthWebhookSpec{ConfigSecretName: "authn-hook"}
+				fp.Spec.Auth.TokenAuthFile = &operator.TokenAuthFileSpec{SecretName: "tokens"}
 			},
-			want: []wantErr{forbidden("spec.auth.serviceAccount", "not supported yet")},
+		},
+		{
+			name: "invalid token webhook",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.Auth.Webhook = &operator.AuthWebhookSpec{Version: "v2"}
+			},
+			want: []wantErr{required("spec.auth.webhook.configSecretName"), notSupported("spec.auth.webhook.version")},
 		},
 		{
 			name:   "name at the maximum length",

@@ -26,6 +26,7 @@ func ShardWarnings(s *operator.Shard) []string {
 // FrontProxyWarnings are the warnings of a FrontProxy.
 func FrontProxyWarnings(fp *operator.FrontProxy) []string {
 	var warnings []string
+	warnings = append(warnings, oidcClientSecretWarnings(fp.Spec.Auth, field.NewPath("spec", "auth"))...)
 	return warnings
 }
 
@@ -37,5 +38,6 @@ func KubeconfigWarnings(kc *operator.Kubeconfig) []string {
 
 func commonShardWarnings(spec *operator.CommonShardSpec, fldPath *field.Path) []string {
 	var warnings []string
+	warnings = append(warnings, shardAuthWarnings(spec.Auth, fldPath.Child("auth"))...)
 	return warnings
 }
