@@ -2,6 +2,7 @@
 package rootshard
 
 import (
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,7 +28,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	Permissions: func(o *operator.RootShard) []store.Permission {
 		spec := field.NewPath("spec")
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
-			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+			slices.Concat(store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates")),
+				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")))...)
 	},
 
 	Validate:             validation.ValidateRootShard,

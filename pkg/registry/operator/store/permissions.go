@@ -55,3 +55,27 @@ func CertificatesPermissions(certs *operator.Certificates, fldPath *field.Path) 
 	}
 	return perms
 }
+
+// AuthPermissions holds the Secrets an auth spec names, which the server mounts into the
+// component's pods, to reading them: the OIDC issuer's CA, the token webhook's kubeconfig
+// and the static token file. Otherwise an author could have a Secret they may not read
+// mounted, and served back through the component.
+func AuthPermissions(auth *operator.AuthSpec, fldPath *field.Path) []Permission {
+	if auth == nil {
+		return nil
+	}
+	var perms []Permission
+	secret := func(fld *field.Path, name string) {
+		perms = append(perms, Permission{Field: fld.String(), Value: "Secret/" + name, Verb: "get", Resource: "secrets", Name: name})
+	}
+	if o := auth.OIDC; o != nil && o.CAFileRef != nil {
+		secret(fldPath.Child("oidc", "caFileRef"), o.CAFileRef.Name)
+	}
+	if w := auth.Webhook; w != nil {
+		secret(fldPath.Child("webhook", "configSecretName"), w.ConfigSecretName)
+	}
+	if t := auth.TokenAuthFile; t != nil {
+		secret(fldPath.Child("tokenAuthFile", "secretName"), t.SecretName)
+	}
+	return perms
+}
