@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -25,7 +26,7 @@ const Kind = "frontproxy"
 
 // Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
 const (
-	baseDir          = "/etc/kcp-front-proxy"
+	baseDir          = mountpaths.FrontProxyDir
 	servingDir       = baseDir + "/tls"
 	kubeconfigDir    = baseDir + "/kubeconfig"
 	configDir        = baseDir + "/config"

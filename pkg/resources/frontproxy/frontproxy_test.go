@@ -73,3 +73,14 @@ func TestGroupsArePlainCommaSeparated(t *testing.T) {
 	assert.Contains(t, loaded().Args(), "--authentication-drop-groups=system:masters,system:kcp:admin")
 	assert.Contains(t, loaded().Args(), "--authentication-pass-on-groups=team-a")
 }
+
+// TestExtraArgsComeLastAsWritten: kcp-operator's users write a flag and its value as two
+// entries, which must reach kcp-front-proxy unchanged, in order and after the server's flags.
+func TestExtraArgsComeLastAsWritten(t *testing.T) {
+	f := loaded()
+	extra := []string{"--authentication-drop-groups", "system:masters", "--v=6"}
+	f.Spec.ExtraArgs = extra
+	args := f.Args()
+	require.Greater(t, len(args), len(extra))
+	assert.Equal(t, extra, args[len(args)-len(extra):])
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // ValidateFrontProxy validates a FrontProxy on creation.
@@ -44,7 +45,7 @@ func ValidateFrontProxyStatusUpdate(newObj, oldObj *operator.FrontProxy) field.E
 
 // validateFrontProxySpec checks a FrontProxy's spec.
 func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
