@@ -44,7 +44,18 @@ func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fld
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, forbidUnrealizedShardAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
+	allErrs = append(allErrs, forbidKcpVirtualWorkspace(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"))...)
 	return allErrs
+}
+
+// forbidKcpVirtualWorkspace refuses kcp-operator's out-of-process virtual workspaces: they
+// are a VirtualWorkspace object, a kind this server does not serve yet.
+func forbidKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
+	if ref == nil {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(fldPath,
+		"needs the VirtualWorkspace kind, which this server does not serve yet: remove it, and the shard serves kcp's virtual workspaces in its own process")}
 }
 
 // validateCacheConfig checks an optional reference to a CacheServer.

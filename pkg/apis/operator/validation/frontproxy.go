@@ -48,6 +48,7 @@ func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) 
 	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
+	allErrs = append(allErrs, validateDeprecatedExternalHostname(spec, fldPath.Child("externalHostname"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	if spec.Auth != nil && spec.Auth.ServiceAccount != nil {
 		// Accepted and ignored would be a lie.
@@ -91,4 +92,18 @@ func validateOptionalAbsoluteFilePath(value string, fldPath *field.Path) field.E
 		return nil
 	}
 	return field.ErrorList{field.Invalid(fldPath, value, "must be an absolute path")}
+}
+
+// validateDeprecatedExternalHostname checks kcp-operator's deprecated externalHostname like
+// external.hostname, which it stands for; kcp-operator refuses both together, and so does
+// this server, since one of them would be ignored.
+func validateDeprecatedExternalHostname(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
+	if spec.ExternalHostname == "" {
+		return nil
+	}
+	allErrs := validateOptionalDNS1123Subdomain(spec.ExternalHostname, fldPath)
+	if spec.External != nil && spec.External.Hostname != "" {
+		allErrs = append(allErrs, field.Forbidden(fldPath, "may not be set together with spec.external.hostname: use spec.external.hostname only"))
+	}
+	return allErrs
 }
