@@ -24,7 +24,9 @@ type Object interface {
 type Common struct {
 	// Phase is nil for a kind with phases of its own, which its reconcile sets: Lifecycle
 	// then leaves the phase alone, and shows deletion in the Available condition only.
-	Phase              *operatorv1alpha1.Phase
+	Phase *operatorv1alpha1.Phase
+	// OwnPhase, for such a kind, reads its phase for the objects metric.
+	OwnPhase           func() string
 	ObservedGeneration *int64
 	Conditions         *[]metav1.Condition
 }
@@ -64,6 +66,7 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	}
 	obj, err := l.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
+		observedObjects.forget(l.Kind, namespace, name)
 		return nil
 	}
 	if err != nil {
@@ -92,12 +95,37 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 }
 
 // writeStatus writes next's status when it differs from obj's, and returns the object as it
-// is now.
+// is now. Every status write goes through here, so the objects' metrics are updated here from
+// the status as it now stands.
 func (l Lifecycle[T, S]) writeStatus(ctx context.Context, obj, next T) (T, error) {
 	if apiequality.Semantic.DeepEqual(l.Status(obj), l.Status(next)) {
+		l.recordMetrics(obj)
 		return obj, nil
 	}
-	return l.UpdateStatus(ctx, next)
+	written, err := l.UpdateStatus(ctx, next)
+	if err != nil {
+		l.recordMetrics(obj)
+		return written, err
+	}
+	l.recordMetrics(written)
+	return written, nil
+}
+
+// recordMetrics sets the objects' gauges from obj's status.
+func (l Lifecycle[T, S]) recordMetrics(obj T) {
+	common := l.Common(l.Status(obj))
+	var phase string
+	switch {
+	case common.Phase != nil:
+		phase = string(*common.Phase)
+	case common.OwnPhase != nil:
+		phase = common.OwnPhase()
+	}
+	var conditions []metav1.Condition
+	if common.Conditions != nil {
+		conditions = *common.Conditions
+	}
+	observedObjects.record(l.Kind, obj.GetNamespace(), obj.GetName(), phase, conditions)
 }
 
 // SetCondition sets a condition of status at obj's generation.

@@ -30,7 +30,9 @@ var (
 
 // register registers the controllers' metrics once.
 func register() {
-	registerMetrics.Do(func() { legacyregistry.MustRegister(reconciles, reconcileDuration, hostWrites) })
+	registerMetrics.Do(func() {
+		legacyregistry.MustRegister(reconciles, reconcileDuration, hostWrites, objectsByPhase, objectConditions)
+	})
 }
 
 // observeWrite records one apply of an object of kind to the host cluster that ended with

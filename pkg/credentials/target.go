@@ -52,11 +52,12 @@ func ForShard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) Target 
 // ForFrontProxy is a front proxy of rs, at its external hostname (else the RootShard's) and
 // port.
 func ForFrontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) Target {
-	host := rs.Spec.External.Hostname
-	if e := fp.Spec.External; e != nil && e.Hostname != "" {
-		host = e.Hostname
+	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs}
+	host := f.ExternalHostname()
+	if host == "" {
+		host = rs.Spec.External.Hostname
 	}
-	port := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs}.ServicePort()
+	port := f.ServicePort()
 	return Target{Kind: "FrontProxy", Name: fp.Name, RootShard: rs, URL: "https://" + net.JoinHostPort(host, strconv.Itoa(int(port)))}
 }
 

@@ -44,7 +44,8 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconf
 		Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
 			// A Kubeconfig's phases (Provisioning, Ready, Failed) are not a setup's: reconcile
 			// sets them, and deletion shows as Available=False with reason Deleting.
-			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions,
+				OwnPhase: func() string { return string(s.Phase) }}
 		},
 		Host: c.host, Recorder: c.recorder,
 	}

@@ -110,3 +110,14 @@ func TestKubeconfigCarriesItsCredentials(t *testing.T) {
 	assert.Equal(t, []byte("KEY"), rest.KeyData)
 	assert.Equal(t, "cache-kubeconfig", *secret.Name)
 }
+
+// TestExtraArgsComeLastAsWritten: kcp-operator's users write a flag and its value as two
+// entries, which must reach the cache server unchanged, in order and after the server's flags.
+func TestExtraArgsComeLastAsWritten(t *testing.T) {
+	c := loaded()
+	extra := []string{"--synthetic-delay", "1s", "-v=6"}
+	c.Spec.ExtraArgs = extra
+	args := c.Args()
+	require.Greater(t, len(args), len(extra))
+	assert.Equal(t, extra, args[len(args)-len(extra):])
+}

@@ -10,15 +10,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // Where things are mounted in the cache-server container (WORKLOADS.md). Nothing is under
 // /etc/kcp, so that the paths never collide with a shard's.
 const (
-	servingDir      = "/etc/cache-server/tls/server"
-	clientCADir     = "/etc/cache-server/tls/ca"
-	EmbeddedEtcdDir = "/var/etcd"
+	servingDir  = mountpaths.CacheServerTLSDir + "/server"
+	clientCADir = mountpaths.CacheServerTLSDir + "/ca"
+	// EmbeddedEtcdDir is where the embedded etcd keeps its data.
+	EmbeddedEtcdDir = mountpaths.EmbeddedEtcdDir
 )
 
 // Args is the cache-server command line (WORKLOADS.md), in one place.

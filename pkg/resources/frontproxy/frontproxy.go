@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -25,7 +26,7 @@ const Kind = "frontproxy"
 
 // Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
 const (
-	baseDir          = "/etc/kcp-front-proxy"
+	baseDir          = mountpaths.FrontProxyDir
 	servingDir       = baseDir + "/tls"
 	kubeconfigDir    = baseDir + "/kubeconfig"
 	configDir        = baseDir + "/config"
@@ -55,6 +56,16 @@ func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-"
 // DynamicKubeconfigName is the Secret of the front proxy's kubeconfig toward the shards.
 func (f FrontProxy) DynamicKubeconfigName() string { return f.certName("dynamic-kubeconfig") }
 
+// ExternalHostname is the front proxy's own external hostname: external.hostname, else the
+// deprecated externalHostname that kcp-operator's manifests may still set (validation
+// refuses both together), else empty, where the RootShard's applies.
+func (f FrontProxy) ExternalHostname() string {
+	if e := f.Spec.External; e != nil && e.Hostname != "" {
+		return e.Hostname
+	}
+	return f.Spec.ExternalHostname
+}
+
 // ServicePort is the front proxy's external port, else its RootShard's, else 6443.
 func (f FrontProxy) ServicePort() int32 {
 	if e := f.Spec.External; e != nil && e.Port != 0 {
@@ -76,8 +87,8 @@ func (f FrontProxy) Leaves() []pki.Leaf {
 		domain = operatorv1alpha1.DefaultClusterDomain
 	}
 	dns := []string{svc, svc + "." + f.Namespace, svc + "." + f.Namespace + ".svc", svc + "." + f.Namespace + ".svc." + domain}
-	if e := f.Spec.External; e != nil && e.Hostname != "" {
-		dns = append(dns, e.Hostname)
+	if h := f.ExternalHostname(); h != "" {
+		dns = append(dns, h)
 	}
 	dns = append(dns, f.RootShard.Spec.External.Hostname)
 	return []pki.Leaf{

@@ -145,3 +145,26 @@ func withPrefix(args []string, prefix string) []string {
 	}
 	return out
 }
+
+// TestExtraArgsComeLastAsWritten: kcp-operator's users write a flag and its value as two
+// entries, which must reach kcp-front-proxy unchanged, in order and after the server's flags.
+func TestExtraArgsComeLastAsWritten(t *testing.T) {
+	f := loaded()
+	extra := []string{"--authentication-drop-groups", "system:masters", "--v=6"}
+	f.Spec.ExtraArgs = extra
+	args := f.Args()
+	require.Greater(t, len(args), len(extra))
+	assert.Equal(t, extra, args[len(args)-len(extra):])
+}
+
+// TestDeprecatedExternalHostname: kcp-operator's deprecated spec.externalHostname is read as
+// external.hostname, by the accessor and the serving certificate built from it.
+func TestDeprecatedExternalHostname(t *testing.T) {
+	f := minimal()
+	assert.Empty(t, f.ExternalHostname(), "none of its own: the RootShard's applies")
+	f.Spec.ExternalHostname = "old.example.com"
+	assert.Equal(t, "old.example.com", f.ExternalHostname())
+	assert.Contains(t, f.Leaves()[0].DNSNames, "old.example.com", "the serving certificate names it")
+	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "new.example.com"}
+	assert.Equal(t, "new.example.com", f.ExternalHostname(), "external.hostname wins (validation refuses both)")
+}

@@ -9,15 +9,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // Where the optional configuration files are mounted.
 const (
 	// OIDCCADir is where the OIDC issuer's CA Secret is mounted.
-	OIDCCADir            = "/etc/kcp/oidc-ca"
-	auditPolicyDir       = "/etc/kcp/audit/policy"
-	auditWebhookDir      = "/etc/kcp/audit/webhook"
-	authorizationHookDir = "/etc/kcp/authorization/webhook"
+	OIDCCADir            = mountpaths.KcpOIDCCADir
+	auditPolicyDir       = mountpaths.KcpAuditDir + "/policy"
+	auditWebhookDir      = mountpaths.KcpAuditDir + "/webhook"
+	authorizationHookDir = mountpaths.KcpAuthorizationDir + "/webhook"
 )
 
 // Args is the kcp command line of a shard (WORKLOADS.md), in one place so that a new kcp

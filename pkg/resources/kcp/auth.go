@@ -7,17 +7,18 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // Where the authentication configuration of kcp and kcp-front-proxy is mounted.
 const (
 	// AuthWebhookDir is where the token webhook's kubeconfig Secret is mounted.
-	AuthWebhookDir = "/etc/kcp/authentication/webhook"
+	AuthWebhookDir = mountpaths.KcpAuthenticationDir + "/webhook"
 	// TokenAuthFileDir is where the static token file's Secret is mounted.
-	TokenAuthFileDir = "/etc/kcp/authentication/token"
+	TokenAuthFileDir = mountpaths.KcpAuthenticationDir + "/token"
 	// ServiceAccountKeysDir holds one directory per shard whose service-account public key
 	// a component verifies tokens with.
-	ServiceAccountKeysDir = "/etc/kcp/tls/service-account-keys"
+	ServiceAccountKeysDir = mountpaths.ServiceAccountKeysDir
 )
 
 // ServiceAccountSecret is the Secret cert-manager writes a root shard's or a shard's

@@ -7,14 +7,15 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // Where things are mounted in the kcp container (WORKLOADS.md).
 const (
-	tlsDir = "/etc/kcp/tls"
+	tlsDir = mountpaths.KcpTLSDir
 	// EtcdTLSDir is where the etcd client TLS Secret is mounted.
-	EtcdTLSDir   = "/etc/etcd/tls"
-	cacheKubeDir = "/etc/cache-server/kubeconfig"
+	EtcdTLSDir   = mountpaths.EtcdTLSDir
+	cacheKubeDir = mountpaths.CacheKubeconfigDir
 	// KubeconfigKey is the key of a kubeconfig in its Secret.
 	KubeconfigKey = "kubeconfig"
 )
@@ -39,7 +40,7 @@ func leafDir(role string) string { return path.Join(tlsDir, role) }
 
 // KubeconfigDir is where the kubeconfig Secret of an identity is mounted.
 func KubeconfigDir(identity string) string {
-	return "/etc/kcp/" + identity + "-kubeconfig"
+	return mountpaths.KcpKubeconfigDir(identity)
 }
 
 // mounts are the Secrets the shard's pod mounts, in a stable order: its root shard's CAs,

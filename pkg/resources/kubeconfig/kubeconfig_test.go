@@ -115,6 +115,10 @@ func TestCertificate(t *testing.T) {
 
 func TestSecretLoadsWithClientcmd(t *testing.T) {
 	rs, s, fp := rootShard(), shard(), frontProxy()
+	// kcp-operator's deprecated spec.externalHostname is the front proxy's hostname too.
+	oldFP := frontProxy()
+	oldFP.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Port: 8443}
+	oldFP.Spec.ExternalHostname = "old.example.com"
 	for _, tc := range []struct {
 		name      string
 		target    credentials.Target
@@ -127,6 +131,11 @@ func TestSecretLoadsWithClientcmd(t *testing.T) {
 		{name: "shard", target: credentials.ForShard(s, rs), workspace: "root:team-a", server: "https://beta-shard-kcp.team-a.svc.cluster.local:6443",
 			contexts: []string{"base", "default", "shard-base"}},
 		{name: "front proxy", target: credentials.ForFrontProxy(fp, rs), server: "https://edge.example.com:8443",
+			contexts: []string{"base", "default"}},
+		{name: "front proxy with the deprecated externalHostname", target: credentials.ForFrontProxy(oldFP, rs), server: "https://old.example.com:8443",
+			contexts: []string{"base", "default"}},
+		// kcp serves a logical cluster by name at /clusters/<name>, as it serves a path.
+		{name: "logical cluster name", target: credentials.ForFrontProxy(fp, rs), workspace: "2x8k4qzl9j1mvh5c", server: "https://edge.example.com:8443",
 			contexts: []string{"base", "default"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

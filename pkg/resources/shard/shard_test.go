@@ -138,3 +138,14 @@ func withPrefix(args []string, prefix string) []string {
 	}
 	return out
 }
+
+// TestExtraArgsComeLastAsWritten: kcp-operator's users write a flag and its value as two
+// entries, which must reach kcp unchanged, in order and after the server's flags.
+func TestExtraArgsComeLastAsWritten(t *testing.T) {
+	s := loadedShard()
+	extra := []string{"--encryption-provider-config", "/etc/kcp/encryption/config.yaml", "-v", "6"}
+	s.Spec.ExtraArgs = extra
+	args := Shard(s, rootShard()).Args()
+	require.Greater(t, len(args), len(extra))
+	assert.Equal(t, extra, args[len(args)-len(extra):])
+}

@@ -141,13 +141,27 @@ func validateLogging(logging *operator.LoggingSpec, fldPath *field.Path) field.E
 	return invalidForEach(fldPath.Child("level"), logging.Level, validation.IsInRange(int(logging.Level), 0, maxLoggingLevel))
 }
 
-// validateExtraArgs checks the arguments appended to a command line. Each must be a flag,
-// so that a stray value cannot shift the meaning of the flags the server sets.
+// validateExtraArgs checks the arguments appended, as written and in order, to the end of a
+// command line. Each is a flag, or the value of the flag just before it, which kcp-operator's
+// users write as two entries (["--foo", "bar"]). A value anywhere else would be a positional
+// argument, and "--" would turn the flags after it into ones; the server's own flags all
+// carry their value after '=', so no entry can attach to one of them.
 func validateExtraArgs(args []string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
+	valueAllowed := false
 	for i, arg := range args {
-		if !strings.HasPrefix(arg, "-") {
-			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), arg, "must be a flag starting with '-'"))
+		switch {
+		case arg == "--" || arg == "-":
+			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), arg, "must be a flag with a name"))
+			valueAllowed = false
+		case strings.HasPrefix(arg, "-"):
+			// A flag without '=' may take its value from the next entry.
+			valueAllowed = !strings.Contains(arg, "=")
+		case valueAllowed:
+			valueAllowed = false
+		default:
+			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), arg,
+				"must be a flag starting with '-', or the value of a flag without '=' just before it"))
 		}
 	}
 	return allErrs

@@ -5,18 +5,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // validateComponentSpec checks what the spec of every component shares. roles are the
-// allowed certificate template keys of the kind.
-func validateComponentSpec(spec *operator.ComponentSpec, roles []string, fldPath *field.Path) field.ErrorList {
+// allowed certificate template keys of the kind; reservedMounts are the directories the
+// controllers mount into its container.
+func validateComponentSpec(spec *operator.ComponentSpec, roles, reservedMounts []string, fldPath *field.Path) field.ErrorList {
 	allErrs := validateImage(spec.Image, fldPath.Child("image"))
 	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
 	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateCertificateTemplates(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
 	allErrs = append(allErrs, validateServiceTemplate(spec.ServiceTemplate, fldPath.Child("serviceTemplate"))...)
 	allErrs = append(allErrs, validateDeploymentTemplate(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"))...)
-	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, fldPath)...)
+	allErrs = append(allErrs, validateExtras(spec.ExtraArgs, spec.ExtraVolumes, spec.ExtraVolumeMounts, reservedMounts, fldPath)...)
 	allErrs = append(allErrs, validateLogging(spec.Logging, fldPath.Child("logging"))...)
 	return allErrs
 }
@@ -31,7 +33,7 @@ func validateCABundleRefs(caBundle, clientCABundle *corev1.LocalObjectReference,
 // validateCommonShardSpec checks what a RootShard and a Shard share. roles are the allowed
 // certificate template keys of the kind.
 func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, mountpaths.Shard(), fldPath)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	if spec.ShardBaseURL != "" {
 		allErrs = append(allErrs, validateBaseURL(spec.ShardBaseURL, httpsSchemes, fldPath.Child("shardBaseURL"))...)
@@ -41,7 +43,18 @@ func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fld
 	allErrs = append(allErrs, validateAuthorization(spec.Authorization, fldPath.Child("authorization"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
+	allErrs = append(allErrs, forbidKcpVirtualWorkspace(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"))...)
 	return allErrs
+}
+
+// forbidKcpVirtualWorkspace refuses kcp-operator's out-of-process virtual workspaces: they
+// are a VirtualWorkspace object, a kind this server does not serve yet.
+func forbidKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
+	if ref == nil {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(fldPath,
+		"needs the VirtualWorkspace kind, which this server does not serve yet: remove it, and the shard serves kcp's virtual workspaces in its own process")}
 }
 
 // validateCacheConfig checks an optional reference to a CacheServer.

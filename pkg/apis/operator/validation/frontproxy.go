@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // ValidateFrontProxy validates a FrontProxy on creation.
@@ -44,9 +45,10 @@ func ValidateFrontProxyStatusUpdate(newObj, oldObj *operator.FrontProxy) field.E
 
 // validateFrontProxySpec checks a FrontProxy's spec.
 func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
+	allErrs = append(allErrs, validateDeprecatedExternalHostname(spec, fldPath.Child("externalHostname"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validatePathMappings(spec.AdditionalPathMappings, fldPath.Child("additionalPathMappings"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
@@ -86,4 +88,18 @@ func validateOptionalAbsoluteFilePath(value string, fldPath *field.Path) field.E
 		return nil
 	}
 	return field.ErrorList{field.Invalid(fldPath, value, "must be an absolute path")}
+}
+
+// validateDeprecatedExternalHostname checks kcp-operator's deprecated externalHostname like
+// external.hostname, which it stands for; kcp-operator refuses both together, and so does
+// this server, since one of them would be ignored.
+func validateDeprecatedExternalHostname(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
+	if spec.ExternalHostname == "" {
+		return nil
+	}
+	allErrs := validateOptionalDNS1123Subdomain(spec.ExternalHostname, fldPath)
+	if spec.External != nil && spec.External.Hostname != "" {
+		allErrs = append(allErrs, field.Forbidden(fldPath, "may not be set together with spec.external.hostname: use spec.external.hostname only"))
+	}
+	return allErrs
 }

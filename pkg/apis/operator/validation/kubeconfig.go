@@ -18,8 +18,10 @@ import (
 // refuses Certificates that live less than an hour.
 const minKubeconfigValidity = time.Hour
 
-// workspacePathFmt is a kcp workspace path: root, then any number of :<segment>.
-const workspacePathFmt = `root(:[a-z0-9]([-a-z0-9]*[a-z0-9])?)*`
+// workspacePathFmt is what kcp-operator's targetWorkspace pattern admits: a workspace path
+// such as root:team-a, or a logical cluster's name such as 2x8k4qzl9j1mvh5c, both served by
+// kcp at /clusters/<value>. Each ':'-separated segment is a DNS-1123 label.
+const workspacePathFmt = `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(:[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*`
 
 var workspacePathRegexp = regexp.MustCompile("^" + workspacePathFmt + "$")
 
@@ -76,6 +78,7 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 	}
 	allErrs = append(allErrs, validateDNS1123SubdomainName(spec.SecretRef.Name, fldPath.Child("secretRef", "name"))...)
 	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, spec.Validity, fldPath.Child("certificateTemplate"))...)
+	allErrs = append(allErrs, validateKubeconfigAuthorization(spec.Authorization, spec.TargetWorkspace, fldPath.Child("authorization"))...)
 	return allErrs
 }
 
@@ -122,14 +125,15 @@ func describeTarget(target *operator.KubeconfigTarget) string {
 	}
 }
 
-// validateWorkspacePath checks a kcp workspace path such as root:team-a.
+// validateWorkspacePath checks a kcp workspace path such as root:team-a, or a logical
+// cluster's name.
 func validateWorkspacePath(workspace string, fldPath *field.Path) field.ErrorList {
 	if workspacePathRegexp.MatchString(workspace) {
 		return nil
 	}
 	return field.ErrorList{field.Invalid(fldPath, workspace, validation.RegexError(
-		fmt.Sprintf("must be a workspace path: root, followed by any number of %q segments of lower case alphanumeric characters or '-'", ":<segment>"),
-		workspacePathFmt, "root", "root:team-a"))}
+		fmt.Sprintf("must be a workspace path or a logical cluster name: %q-separated segments of at most 63 lower case alphanumeric characters or '-', starting and ending with an alphanumeric character", ":"),
+		workspacePathFmt, "root", "root:team-a", "2x8k4qzl9j1mvh5c"))}
 }
 
 // validateKubeconfigCertificateTemplate checks a Kubeconfig's certificate template. The

@@ -93,9 +93,29 @@ func TestValidateKubeconfig(t *testing.T) {
 			want:   []wantErr{invalid("spec.target.shardRef.name")},
 		},
 		{
-			name:   "workspace not under root",
-			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "team-a" },
-			want:   []wantErr{invalid("spec.targetWorkspace", "must be a workspace path")},
+			// kcp-operator's pattern admits a logical cluster's name, which kcp serves at
+			// /clusters/<name> as it serves a path.
+			name:   "logical cluster name",
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "2x8k4qzl9j1mvh5c" },
+		},
+		{
+			name:   "path not under root",
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "team-a:dev" },
+		},
+		{
+			name:   "workspace with upper case",
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "root:Team" },
+			want:   []wantErr{invalid("spec.targetWorkspace", "must be a workspace path or a logical cluster name")},
+		},
+		{
+			name:   "workspace segment too long",
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "root:" + strings.Repeat("a", 64) },
+			want:   []wantErr{invalid("spec.targetWorkspace")},
+		},
+		{
+			name:   "workspace segment ending in '-'",
+			mutate: func(kc *operator.Kubeconfig) { kc.Spec.TargetWorkspace = "root:a-" },
+			want:   []wantErr{invalid("spec.targetWorkspace")},
 		},
 		{
 			name:   "workspace with an empty segment",

@@ -33,6 +33,11 @@ func TestValidateKubeconfigRequest(t *testing.T) {
 			want: []wantErr{invalid("spec.expirationSeconds", "spec.expirationSeconds: Invalid value: 599: may not specify a duration less than 10 minutes")},
 		},
 		{
+			// The same rule as a Kubeconfig's targetWorkspace.
+			name: "logical cluster name",
+			spec: operator.KubeconfigRequestSpec{ExpirationSeconds: ptr[int64](3600), Workspace: "2x8k4qzl9j1mvh5c"},
+		},
+		{
 			name: "bad workspace",
 			spec: operator.KubeconfigRequestSpec{ExpirationSeconds: ptr[int64](3600), Workspace: "root:Team"},
 			want: []wantErr{invalid("spec.workspace")},
@@ -49,7 +54,7 @@ func TestValidateKubeconfigRequest(t *testing.T) {
 		},
 		{
 			name: "every fault is reported",
-			spec: operator.KubeconfigRequestSpec{ExpirationSeconds: ptr[int64](1), Workspace: "x", Username: "a\t"},
+			spec: operator.KubeconfigRequestSpec{ExpirationSeconds: ptr[int64](1), Workspace: "-x", Username: "a\t"},
 			want: []wantErr{invalid("spec.expirationSeconds"), invalid("spec.workspace"), invalid("spec.username")},
 		},
 	}

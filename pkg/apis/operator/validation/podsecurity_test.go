@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
+
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
@@ -119,7 +121,7 @@ func TestPodSecurityOfComponents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := validComponentSpec("server")
 			tc.change(&spec)
-			assertErrors(t, tc.want, validateComponentSpec(&spec, []string{"server"}, field.NewPath("spec")))
+			assertErrors(t, tc.want, validateComponentSpec(&spec, []string{"server"}, mountpaths.Shard(), field.NewPath("spec")))
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
 // ValidateRootShard validates a RootShard on creation.
@@ -45,7 +46,37 @@ func ValidateRootShardStatusUpdate(newObj, oldObj *operator.RootShard) field.Err
 func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) field.ErrorList {
 	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, RootShardCertificateRoles, fldPath)
 	allErrs = append(allErrs, validateExternalConfig(&spec.External, fldPath.Child("external"))...)
-	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
+	allErrs = append(allErrs, validateRootShardCacheConfig(spec.Cache, fldPath.Child("cache"))...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
+	allErrs = append(allErrs, validateRootShardProxy(spec.Proxy, fldPath.Child("proxy"))...)
 	return allErrs
+}
+
+// validateRootShardCacheConfig checks a RootShard's cache: the CacheServer it references,
+// else its embedded cache. kcp-operator's deprecated embedded.enabled is accepted with a
+// warning, except true together with a ref, which asks for both caches at once.
+func validateRootShardCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
+	if cache == nil || cache.Embedded == nil {
+		return validateCacheConfig(cache, fldPath)
+	}
+	if cache.Reference == nil {
+		// The embedded cache, whatever enabled says (RootShardWarnings explains).
+		return nil
+	}
+	allErrs := validateDNS1035LabelName(cache.Reference.Name, fldPath.Child("ref", "name"))
+	if cache.Embedded.Enabled {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("embedded", "enabled"),
+			"may not be true together with spec.cache.ref: the root shard uses either its embedded cache or the referenced CacheServer; remove spec.cache.embedded"))
+	}
+	return allErrs
+}
+
+// validateRootShardProxy checks kcp-operator's internal root-shard front proxy like the spec
+// of a FrontProxy, so that bad input is refused even though kcp-setups runs no such proxy
+// (RootShardWarnings says so).
+func validateRootShardProxy(proxy *operator.RootShardProxySpec, fldPath *field.Path) field.ErrorList {
+	if proxy == nil {
+		return nil
+	}
+	return validateComponentSpec(&proxy.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
 }

@@ -43,5 +43,10 @@ func validateShardSpec(spec *operator.ShardSpec, fldPath *field.Path) field.Erro
 	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, ShardCertificateRoles, fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
+	if spec.Cache != nil && spec.Cache.Embedded != nil {
+		// kcp-operator's Shard has no such field: a shard uses its RootShard's cache.
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("cache", "embedded"),
+			"only a RootShard has an embedded cache: a Shard without spec.cache.ref uses its RootShard's"))
+	}
 	return allErrs
 }

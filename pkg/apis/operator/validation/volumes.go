@@ -2,24 +2,23 @@ package validation
 
 import (
 	"path"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 )
 
-// reservedMountPath is where the server mounts the certificates, kubeconfigs and
-// configuration it manages; an extra mount there would hide them.
-const reservedMountPath = "/etc/kcp"
-
-// validateExtras checks extraArgs, extraVolumes and extraVolumeMounts of a spec.
-func validateExtras(args []string, volumes []corev1.Volume, mounts []corev1.VolumeMount, specPath *field.Path) field.ErrorList {
+// validateExtras checks extraArgs, extraVolumes and extraVolumeMounts of a spec. reserved
+// are the directories the controllers mount into the component's container
+// (pkg/resources/mountpaths).
+func validateExtras(args []string, volumes []corev1.Volume, mounts []corev1.VolumeMount, reserved []string, specPath *field.Path) field.ErrorList {
 	allErrs := validateExtraArgs(args, specPath.Child("extraArgs"))
 	volumeErrs, volumeNames := validateExtraVolumes(volumes, specPath.Child("extraVolumes"))
 	allErrs = append(allErrs, volumeErrs...)
-	allErrs = append(allErrs, validateExtraVolumeMounts(mounts, volumeNames, specPath.Child("extraVolumeMounts"))...)
+	allErrs = append(allErrs, validateExtraVolumeMounts(mounts, volumeNames, reserved, specPath.Child("extraVolumeMounts"))...)
 	return allErrs
 }
 
@@ -46,8 +45,9 @@ func validateExtraVolumes(volumes []corev1.Volume, fldPath *field.Path) (field.E
 }
 
 // validateExtraVolumeMounts checks that every extra mount names an extra volume and mounts
-// it at its own absolute path outside the reserved directory.
-func validateExtraVolumeMounts(mounts []corev1.VolumeMount, volumeNames sets.Set[string], fldPath *field.Path) field.ErrorList {
+// it at its own absolute path, neither at, under nor above a reserved directory: either
+// would hide what the controllers mount there, or be hidden by it.
+func validateExtraVolumeMounts(mounts []corev1.VolumeMount, volumeNames sets.Set[string], reserved []string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	mountPaths := sets.New[string]()
 	for i, mount := range mounts {
@@ -70,11 +70,12 @@ func validateExtraVolumeMounts(mounts []corev1.VolumeMount, volumeNames sets.Set
 			continue
 		}
 		cleaned := path.Clean(mount.MountPath)
-		switch {
-		case cleaned == reservedMountPath || strings.HasPrefix(cleaned, reservedMountPath+"/"):
+		if dir, found := mountpaths.Overlaps(cleaned, reserved); found {
 			allErrs = append(allErrs, field.Invalid(mountPathPath, mount.MountPath,
-				"may not be "+reservedMountPath+" or below it: it is reserved for the mounts the server manages"))
-		case mountPaths.Has(cleaned):
+				"may not be at, under or above "+dir+": the server mounts what it manages there"))
+			continue
+		}
+		if mountPaths.Has(cleaned) {
 			// The host cluster rejects two mounts at one path in a container.
 			allErrs = append(allErrs, field.Duplicate(mountPathPath, mount.MountPath))
 		}

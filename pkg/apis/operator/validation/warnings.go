@@ -15,6 +15,8 @@ func RootShardWarnings(rs *operator.RootShard) []string {
 	spec := field.NewPath("spec")
 	var warnings []string
 	warnings = append(warnings, commonShardWarnings(&rs.Spec.CommonShardSpec, spec)...)
+	warnings = append(warnings, embeddedCacheWarnings(rs.Spec.Cache, spec.Child("cache", "embedded"))...)
+	warnings = append(warnings, rootShardProxyWarnings(rs.Spec.Proxy, spec.Child("proxy"))...)
 	return warnings
 }
 
@@ -27,12 +29,14 @@ func ShardWarnings(s *operator.Shard) []string {
 func FrontProxyWarnings(fp *operator.FrontProxy) []string {
 	var warnings []string
 	warnings = append(warnings, oidcClientSecretWarnings(fp.Spec.Auth, field.NewPath("spec", "auth"))...)
+	warnings = append(warnings, externalHostnameWarnings(&fp.Spec, field.NewPath("spec", "externalHostname"))...)
 	return warnings
 }
 
 // KubeconfigWarnings are the warnings of a Kubeconfig.
 func KubeconfigWarnings(kc *operator.Kubeconfig) []string {
 	var warnings []string
+	warnings = append(warnings, clusterRoleBindingsClusterWarnings(kc.Spec.Authorization, field.NewPath("spec", "authorization", "clusterRoleBindings", "cluster"))...)
 	return warnings
 }
 
@@ -40,4 +44,46 @@ func commonShardWarnings(spec *operator.CommonShardSpec, fldPath *field.Path) []
 	var warnings []string
 	warnings = append(warnings, shardAuthWarnings(spec.Auth, fldPath.Child("auth"))...)
 	return warnings
+}
+
+// embeddedCacheWarnings explain kcp-operator's deprecated cache.embedded, which says nothing
+// that cache.ref does not: the root shard uses its embedded cache exactly when no ref is set.
+// (true together with a ref is refused by validation.)
+func embeddedCacheWarnings(cache *operator.CacheConfig, fldPath *field.Path) []string {
+	if cache == nil || cache.Embedded == nil {
+		return nil
+	}
+	switch {
+	case cache.Reference != nil:
+		return []string{fldPath.String() + " is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove " + fldPath.String()}
+	case !cache.Embedded.Enabled:
+		return []string{fldPath.String() + ".enabled: false has no effect: without spec.cache.ref the root shard still uses its embedded cache, as in kcp-operator; to use a CacheServer, set spec.cache.ref and remove " + fldPath.String()}
+	default:
+		return []string{fldPath.String() + " is deprecated: the root shard uses its embedded cache whenever spec.cache.ref is not set; remove " + fldPath.String()}
+	}
+}
+
+// rootShardProxyWarnings say that kcp-operator's internal root-shard front proxy is not run.
+func rootShardProxyWarnings(proxy *operator.RootShardProxySpec, fldPath *field.Path) []string {
+	if proxy == nil {
+		return nil
+	}
+	return []string{fldPath.String() + " has no effect here: kcp-setups runs no internal root-shard front proxy, because its server reaches the root shard directly; clients reach kcp through a FrontProxy"}
+}
+
+// externalHostnameWarnings point kcp-operator's deprecated externalHostname to its successor.
+func externalHostnameWarnings(spec *operator.FrontProxySpec, fldPath *field.Path) []string {
+	if spec.ExternalHostname == "" {
+		return nil
+	}
+	return []string{fldPath.String() + " is deprecated: use spec.external.hostname, which it is read as"}
+}
+
+// clusterRoleBindingsClusterWarnings point kcp-operator's deprecated
+// clusterRoleBindings.cluster to its successor.
+func clusterRoleBindingsClusterWarnings(authz *operator.KubeconfigAuthorization, fldPath *field.Path) []string {
+	if authz == nil || authz.ClusterRoleBindings.Cluster == "" {
+		return nil
+	}
+	return []string{fldPath.String() + " is deprecated: use spec.targetWorkspace"}
 }

@@ -43,12 +43,7 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 			store.StringColumn("RootShard", "The RootShard this front proxy serves.",
 				func(o *operator.FrontProxy) string { return store.RootShardName(o.Spec.RootShard) }),
 			store.StringColumn("Hostname", "The front proxy's own external hostname, if it has one.",
-				func(o *operator.FrontProxy) string {
-					if o.Spec.External == nil {
-						return ""
-					}
-					return o.Spec.External.Hostname
-				}),
+				externalHostname),
 			store.PhaseColumn(func(o *operator.FrontProxy) string { return string(o.Status.Phase) }),
 		},
 	},
@@ -59,4 +54,14 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 // rights.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
 	return store.NewREST(scheme, optsGetter, &Kind, authz)
+}
+
+// externalHostname is the Hostname column: external.hostname, else the deprecated
+// externalHostname, as the builders read it (frontproxy.FrontProxy.ExternalHostname, which
+// works on the versioned type).
+func externalHostname(o *operator.FrontProxy) string {
+	if e := o.Spec.External; e != nil && e.Hostname != "" {
+		return e.Hostname
+	}
+	return o.Spec.ExternalHostname
 }

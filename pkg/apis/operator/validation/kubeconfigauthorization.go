@@ -1,0 +1,49 @@
+package validation
+
+import (
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// defaultTargetWorkspace is what defaulting sets an empty targetWorkspace to.
+const defaultTargetWorkspace = "root"
+
+// unrealizedKubeconfigAuthorization says why spec.authorization is refused.
+const unrealizedKubeconfigAuthorization = "is realized once the server provisions RBAC inside kcp, which it does not do yet: " +
+	"remove it and bind the ClusterRoles in kcp to the kubeconfig's username or groups yourself"
+
+// validateKubeconfigAuthorization checks kcp-operator's ClusterRoleBindings of a Kubeconfig's
+// identity, then refuses them: binding them means writing RBAC inside kcp, and a field the
+// server accepts and ignores would be a lie. The shape is checked first, so that what is
+// refused today for that reason alone is accepted as it is once the server binds them.
+func validateKubeconfigAuthorization(authz *operator.KubeconfigAuthorization, targetWorkspace string, fldPath *field.Path) field.ErrorList {
+	if authz == nil {
+		return nil
+	}
+	bindingsPath := fldPath.Child("clusterRoleBindings")
+	bindings := &authz.ClusterRoleBindings
+	var allErrs field.ErrorList
+	rolesPath := bindingsPath.Child("clusterRoles")
+	if len(bindings.ClusterRoles) == 0 {
+		allErrs = append(allErrs, field.Required(rolesPath, "at least one ClusterRole to bind"))
+	}
+	allErrs = append(allErrs, validateNonEmptyUniqueStrings(bindings.ClusterRoles, rolesPath)...)
+	for i, role := range bindings.ClusterRoles {
+		if role != "" {
+			// The names RBAC accepts for a ClusterRole.
+			allErrs = append(allErrs, invalidForEach(rolesPath.Index(i), role, path.ValidatePathSegmentName(role, false))...)
+		}
+	}
+	if bindings.Cluster != "" {
+		clusterPath := bindingsPath.Child("cluster")
+		allErrs = append(allErrs, validateWorkspacePath(bindings.Cluster, clusterPath)...)
+		// kcp-operator's rule; defaulting has set an omitted targetWorkspace to root.
+		if targetWorkspace != "" && targetWorkspace != defaultTargetWorkspace {
+			allErrs = append(allErrs, field.Forbidden(clusterPath,
+				"may not be set together with spec.targetWorkspace: use spec.targetWorkspace only"))
+		}
+	}
+	return append(allErrs, field.Forbidden(fldPath, unrealizedKubeconfigAuthorization))
+}

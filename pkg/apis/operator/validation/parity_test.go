@@ -1,0 +1,236 @@
+package validation
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// The tests of kcp-operator's remaining fields: what is accepted with a warning, what is
+// refused with a 422 and why.
+
+func TestRootShardCacheEmbedded(t *testing.T) {
+	ref := &corev1.LocalObjectReference{Name: "cache"}
+	tests := []struct {
+		name     string
+		cache    *operator.CacheConfig
+		want     []wantErr
+		warnings []string
+	}{
+		{name: "a ref alone", cache: &operator.CacheConfig{Reference: ref}},
+		{name: "no cache"},
+		{
+			name:     "embedded enabled without a ref",
+			cache:    &operator.CacheConfig{Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}},
+			warnings: []string{"spec.cache.embedded is deprecated: the root shard uses its embedded cache whenever spec.cache.ref is not set; remove spec.cache.embedded"},
+		},
+		{
+			name:  "embedded disabled without a ref is still embedded",
+			cache: &operator.CacheConfig{Embedded: &operator.EmbeddedCacheConfiguration{}},
+			warnings: []string{"spec.cache.embedded.enabled: false has no effect: without spec.cache.ref the root shard still uses its embedded cache, " +
+				"as in kcp-operator; to use a CacheServer, set spec.cache.ref and remove spec.cache.embedded"},
+		},
+		{
+			name:     "embedded disabled with a ref",
+			cache:    &operator.CacheConfig{Reference: ref, Embedded: &operator.EmbeddedCacheConfiguration{}},
+			warnings: []string{"spec.cache.embedded is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove spec.cache.embedded"},
+		},
+		{
+			name:     "embedded enabled with a ref contradicts itself",
+			cache:    &operator.CacheConfig{Reference: ref, Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}},
+			want:     []wantErr{forbidden("spec.cache.embedded.enabled", "may not be true together with spec.cache.ref")},
+			warnings: []string{"spec.cache.embedded is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove spec.cache.embedded"},
+		},
+		{
+			name:     "embedded with a bad ref",
+			cache:    &operator.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "Cache"}, Embedded: &operator.EmbeddedCacheConfiguration{}},
+			want:     []wantErr{invalid("spec.cache.ref.name")},
+			warnings: []string{"spec.cache.embedded is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove spec.cache.embedded"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := validRootShard()
+			rs.Spec.Cache = tc.cache
+			assertErrors(t, tc.want, ValidateRootShard(rs))
+			assert.Equal(t, tc.warnings, RootShardWarnings(rs))
+		})
+	}
+}
+
+func TestShardCacheEmbeddedIsRefused(t *testing.T) {
+	s := validShard()
+	s.Spec.Cache.Embedded = &operator.EmbeddedCacheConfiguration{Enabled: true}
+	assertErrors(t, []wantErr{forbidden("spec.cache.embedded", "only a RootShard has an embedded cache")}, ValidateShard(s))
+}
+
+func TestRootShardProxy(t *testing.T) {
+	const noEffect = "spec.proxy has no effect here: kcp-setups runs no internal root-shard front proxy, because its server reaches the root shard directly; clients reach kcp through a FrontProxy"
+	tests := []struct {
+		name   string
+		mutate func(*operator.RootShardProxySpec)
+		want   []wantErr
+	}{
+		{name: "empty", mutate: func(*operator.RootShardProxySpec) {}},
+		{
+			name: "a FrontProxy's spec",
+			mutate: func(p *operator.RootShardProxySpec) {
+				p.ComponentSpec = validComponentSpec("requestheader")
+				p.ExtraArgs = []string{"--authentication-drop-groups", "system:masters"}
+			},
+		},
+		{
+			name: "bad image, replicas, template key, args, volume and mount",
+			mutate: func(p *operator.RootShardProxySpec) {
+				p.ComponentSpec = validComponentSpec("client-ca")
+				p.Image.Tag = "not a tag"
+				p.Replicas = ptr[int32](-1)
+				p.ExtraArgs = []string{"value"}
+				p.ExtraVolumes = append(p.ExtraVolumes, corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+				p.ExtraVolumeMounts = append(p.ExtraVolumeMounts, corev1.VolumeMount{Name: "extra", MountPath: "/etc/kcp-front-proxy/tls"})
+				p.Logging.Level = 11
+			},
+			want: []wantErr{
+				invalid("spec.proxy.image.tag"), invalid("spec.proxy.replicas"), notSupported("spec.proxy.certificateTemplates", "client-ca"),
+				invalid("spec.proxy.extraArgs[0]"), forbidden("spec.proxy.extraVolumes[1].hostPath"),
+				invalid("spec.proxy.extraVolumeMounts[1].mountPath", "/etc/kcp-front-proxy"), invalid("spec.proxy.logging.level"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := validRootShard()
+			rs.Spec.Proxy = &operator.RootShardProxySpec{}
+			tc.mutate(rs.Spec.Proxy)
+			assertErrors(t, tc.want, ValidateRootShard(rs))
+			assert.Equal(t, []string{noEffect}, RootShardWarnings(rs))
+		})
+	}
+	assert.Empty(t, RootShardWarnings(validRootShard()), "no proxy, no warning")
+}
+
+func TestKcpVirtualWorkspaceIsRefused(t *testing.T) {
+	vw := &corev1.LocalObjectReference{Name: "vw"}
+	const why = "needs the VirtualWorkspace kind, which this server does not serve yet"
+	rs, s := validRootShard(), validShard()
+	rs.Spec.KcpVirtualWorkspace, s.Spec.KcpVirtualWorkspace = vw, vw
+	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateRootShard(rs))
+	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateShard(s))
+	old := validShard()
+	s.ObjectMeta, old.ObjectMeta = updatedObjectMeta("shard-1"), updatedObjectMeta("shard-1")
+	s.Name, old.Name = validShard().Name, validShard().Name
+	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateShardUpdate(s, old))
+}
+
+func TestFrontProxyExternalHostname(t *testing.T) {
+	const deprecated = "spec.externalHostname is deprecated: use spec.external.hostname, which it is read as"
+	tests := []struct {
+		name     string
+		mutate   func(*operator.FrontProxySpec)
+		want     []wantErr
+		warnings []string
+	}{
+		{name: "neither", mutate: func(s *operator.FrontProxySpec) { s.External = nil }},
+		{
+			name:     "the deprecated field alone",
+			mutate:   func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, "old.example.com" },
+			warnings: []string{deprecated},
+		},
+		{
+			name:     "the deprecated field with a port",
+			mutate:   func(s *operator.FrontProxySpec) { s.External.Hostname, s.ExternalHostname = "", "old.example.com" },
+			warnings: []string{deprecated},
+		},
+		{
+			name:     "both",
+			mutate:   func(s *operator.FrontProxySpec) { s.ExternalHostname = "old.example.com" },
+			want:     []wantErr{forbidden("spec.externalHostname", "may not be set together with spec.external.hostname")},
+			warnings: []string{deprecated},
+		},
+		{
+			name:     "not a DNS name",
+			mutate:   func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, "Old_Host" },
+			want:     []wantErr{invalid("spec.externalHostname")},
+			warnings: []string{deprecated},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := validFrontProxy()
+			tc.mutate(&fp.Spec)
+			assertErrors(t, tc.want, ValidateFrontProxy(fp))
+			assert.Equal(t, tc.warnings, FrontProxyWarnings(fp))
+		})
+	}
+}
+
+func TestKubeconfigAuthorization(t *testing.T) {
+	const unrealized = "is realized once the server provisions RBAC inside kcp, which it does not do yet"
+	const deprecated = "spec.authorization.clusterRoleBindings.cluster is deprecated: use spec.targetWorkspace"
+	tests := []struct {
+		name      string
+		workspace string
+		bindings  operator.KubeconfigClusterRoleBindings
+		want      []wantErr
+		warnings  []string
+	}{
+		{
+			name:     "well formed, refused for now",
+			bindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin", "system:kcp:workspace:access"}},
+			want:     []wantErr{forbidden("spec.authorization", unrealized)},
+		},
+		{
+			name:     "no ClusterRoles",
+			want:     []wantErr{required("spec.authorization.clusterRoleBindings.clusterRoles"), forbidden("spec.authorization", unrealized)},
+			bindings: operator.KubeconfigClusterRoleBindings{},
+		},
+		{
+			name:     "bad ClusterRole names",
+			bindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"", "a/b", "..", "view", "view"}},
+			want: []wantErr{
+				required("spec.authorization.clusterRoleBindings.clusterRoles[0]"),
+				invalid("spec.authorization.clusterRoleBindings.clusterRoles[1]"), invalid("spec.authorization.clusterRoleBindings.clusterRoles[2]"),
+				duplicate("spec.authorization.clusterRoleBindings.clusterRoles[4]"), forbidden("spec.authorization", unrealized),
+			},
+		},
+		{
+			name:      "the deprecated cluster with the default workspace",
+			workspace: "root",
+			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "root:team-a", ClusterRoles: []string{"view"}},
+			want:      []wantErr{forbidden("spec.authorization", unrealized)},
+			warnings:  []string{deprecated},
+		},
+		{
+			name:      "the deprecated cluster with a workspace of its own",
+			workspace: "root:team-b",
+			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "root:team-a", ClusterRoles: []string{"view"}},
+			want: []wantErr{
+				forbidden("spec.authorization.clusterRoleBindings.cluster", "may not be set together with spec.targetWorkspace: use spec.targetWorkspace only"),
+				forbidden("spec.authorization", unrealized),
+			},
+			warnings: []string{deprecated},
+		},
+		{
+			name:      "a bad cluster",
+			workspace: "root",
+			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "Root", ClusterRoles: []string{"view"}},
+			want:      []wantErr{invalid("spec.authorization.clusterRoleBindings.cluster"), forbidden("spec.authorization", unrealized)},
+			warnings:  []string{deprecated},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kc := validKubeconfig()
+			if tc.workspace != "" {
+				kc.Spec.TargetWorkspace = tc.workspace
+			}
+			kc.Spec.Authorization = &operator.KubeconfigAuthorization{ClusterRoleBindings: tc.bindings}
+			assertErrors(t, tc.want, ValidateKubeconfig(kc))
+			assert.Equal(t, tc.warnings, KubeconfigWarnings(kc))
+		})
+	}
+	assert.Empty(t, KubeconfigWarnings(validKubeconfig()))
+}

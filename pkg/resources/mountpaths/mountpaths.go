@@ -1,0 +1,86 @@
+// Package mountpaths holds the directories the controllers mount into the components'
+// containers. The builders mount there and validation reserves them against the user's
+// extraVolumeMounts, from this one list; it imports nothing so that validation can use it.
+package mountpaths
+
+// Directories in the kcp container of a RootShard or Shard (WORKLOADS.md).
+const (
+	// KcpTLSDir holds the shard's certificates and its CAs' certificates.
+	KcpTLSDir = "/etc/kcp/tls"
+	// KcpOIDCCADir holds the OIDC issuer's CA; the front proxy mounts it at the same path.
+	KcpOIDCCADir = "/etc/kcp/oidc-ca"
+	// KcpAuditDir holds the audit policy and the audit webhook's kubeconfig.
+	KcpAuditDir = "/etc/kcp/audit"
+	// KcpAuthorizationDir holds the authorization webhook's kubeconfig.
+	KcpAuthorizationDir = "/etc/kcp/authorization"
+	// KcpAuthenticationDir holds the token webhook's kubeconfig and the static token file;
+	// the front proxy mounts them at the same paths.
+	KcpAuthenticationDir = "/etc/kcp/authentication"
+	// ServiceAccountKeysDir holds one directory per shard whose service-account public key a
+	// component verifies tokens with; the front proxy mounts them at the same paths.
+	ServiceAccountKeysDir = KcpTLSDir + "/service-account-keys"
+	// EtcdTLSDir holds the etcd client TLS Secret, in a shard and a cache server.
+	EtcdTLSDir = "/etc/etcd/tls"
+	// CacheKubeconfigDir holds a shard's kubeconfig toward its CacheServer.
+	CacheKubeconfigDir = "/etc/cache-server/kubeconfig"
+)
+
+// KcpKubeconfigIdentities are the identities whose kubeconfig a shard mounts at
+// KcpKubeconfigDir(identity).
+var KcpKubeconfigIdentities = []string{"logical-cluster-admin", "external-logical-cluster-admin", "client"}
+
+// KcpKubeconfigDir is where the kubeconfig Secret of identity is mounted in the kcp container.
+func KcpKubeconfigDir(identity string) string {
+	return "/etc/kcp/" + identity + "-kubeconfig"
+}
+
+// FrontProxyDir holds everything the kcp-front-proxy container mounts, except what it shares
+// with kcp: the OIDC CA, the authentication Secrets and the service-account keys.
+const FrontProxyDir = "/etc/kcp-front-proxy"
+
+// Directories in the cache-server container.
+const (
+	// CacheServerTLSDir holds the cache server's serving certificate and client CA.
+	CacheServerTLSDir = "/etc/cache-server/tls"
+	// EmbeddedEtcdDir holds the data of the cache server's embedded etcd.
+	EmbeddedEtcdDir = "/var/etcd"
+)
+
+// Shard are the directories the controllers mount into a RootShard's or Shard's kcp
+// container: an extra mount at, under or above one of them would hide what kcp reads there.
+func Shard() []string {
+	dirs := []string{KcpTLSDir, KcpOIDCCADir, KcpAuditDir, KcpAuthorizationDir, KcpAuthenticationDir, EtcdTLSDir, CacheKubeconfigDir}
+	for _, identity := range KcpKubeconfigIdentities {
+		dirs = append(dirs, KcpKubeconfigDir(identity))
+	}
+	return dirs
+}
+
+// FrontProxy are the directories the controllers mount into the kcp-front-proxy container.
+func FrontProxy() []string {
+	return []string{FrontProxyDir, KcpOIDCCADir, KcpAuthenticationDir, ServiceAccountKeysDir}
+}
+
+// CacheServer are the directories the controllers mount into the cache-server container.
+func CacheServer() []string {
+	return []string{CacheServerTLSDir, EmbeddedEtcdDir, EtcdTLSDir}
+}
+
+// Overlaps reports the reserved directory that dir is at, under or above, if any: a mount
+// there would hide the reserved directory or be hidden by it. dir must be clean and absolute.
+func Overlaps(dir string, reserved []string) (string, bool) {
+	for _, r := range reserved {
+		if dir == r || within(dir, r) || within(r, dir) {
+			return r, true
+		}
+	}
+	return "", false
+}
+
+// within reports whether dir is strictly below parent.
+func within(dir, parent string) bool {
+	if parent == "/" {
+		return dir != "/"
+	}
+	return len(dir) > len(parent) && dir[:len(parent)] == parent && dir[len(parent)] == '/'
+}

@@ -1,0 +1,79 @@
+package mountpaths_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
+)
+
+// fixtureExtras are the user's extraVolumeMounts in the builders' loaded fixtures, by volume
+// name: the only mounts in the golden files that the controllers do not own.
+var fixtureExtras = map[string]bool{"extra": true}
+
+// TestEveryBuilderMountIsReserved reads every Deployment of the builders' golden files and
+// checks that each mount the controllers make is reserved for its container, so that
+// validation, which reserves these lists, refuses an extra mount there. A builder that
+// mounts a new directory fails here until the directory is added to its list.
+func TestEveryBuilderMountIsReserved(t *testing.T) {
+	reserved := map[string][]string{
+		"kcp":             mountpaths.Shard(),
+		"kcp-front-proxy": mountpaths.FrontProxy(),
+		"cache-server":    mountpaths.CacheServer(),
+	}
+	files, err := filepath.Glob("../*/testdata/*.yaml")
+	require.NoError(t, err)
+	seen := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+			var d appsv1.Deployment
+			if err := yaml.Unmarshal(doc, &d); err != nil || d.Kind != "Deployment" {
+				continue
+			}
+			for _, c := range d.Spec.Template.Spec.Containers {
+				dirs, ok := reserved[c.Name]
+				require.True(t, ok, "%s: container %q has no reserved list", file, c.Name)
+				for _, m := range c.VolumeMounts {
+					if fixtureExtras[m.Name] {
+						continue
+					}
+					seen++
+					_, found := mountpaths.Overlaps(filepath.Clean(m.MountPath), dirs)
+					assert.True(t, found, "%s: %s mounts %s, which is not reserved", file, c.Name, m.MountPath)
+				}
+			}
+		}
+	}
+	assert.Greater(t, seen, 40, "the golden files' mounts are checked")
+}
+
+func TestOverlaps(t *testing.T) {
+	reserved := []string{"/etc/kcp/tls", "/var/etcd"}
+	tests := []struct {
+		dir  string
+		want string
+	}{
+		{dir: "/etc/kcp/tls", want: "/etc/kcp/tls"},
+		{dir: "/etc/kcp/tls/server", want: "/etc/kcp/tls"},
+		{dir: "/etc/kcp", want: "/etc/kcp/tls"},
+		{dir: "/", want: "/etc/kcp/tls"},
+		{dir: "/var", want: "/var/etcd"},
+		{dir: "/etc/kcp/encryption"},
+		{dir: "/etc/kcp/tlsx"},
+		{dir: "/var/etcd-backup"},
+	}
+	for _, tc := range tests {
+		got, found := mountpaths.Overlaps(tc.dir, reserved)
+		assert.Equal(t, tc.want, got, tc.dir)
+		assert.Equal(t, tc.want != "", found, tc.dir)
+	}
+}
