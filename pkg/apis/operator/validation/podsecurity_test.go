@@ -119,7 +119,7 @@ func TestPodSecurityOfComponents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := validComponentSpec("server")
 			tc.change(&spec)
-			assertErrors(t, tc.want, validateComponentSpec(&spec, []string{"server"}, field.NewPath("spec")))
+			assertErrors(t, tc.want, validateComponentSpec(&spec, certificateRoles{roles: []string{"server"}}, field.NewPath("spec")))
 		})
 	}
 }

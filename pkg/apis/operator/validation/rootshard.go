@@ -43,7 +43,7 @@ func ValidateRootShardStatusUpdate(newObj, oldObj *operator.RootShard) field.Err
 
 // validateRootShardSpec checks the common shard pieces plus what only a RootShard has.
 func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, RootShardCertificateRoles, fldPath)
+	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, rootShardTemplates, fldPath)
 	allErrs = append(allErrs, validateExternalConfig(&spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
