@@ -25,7 +25,8 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 
 	Permissions: func(o *operator.FrontProxy) []store.Permission {
 		spec := field.NewPath("spec")
-		return store.ComponentPermissions(&o.Spec.ComponentSpec, spec)
+		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
+			store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec)...)
 	},
 
 	Validate:             validation.ValidateFrontProxy,

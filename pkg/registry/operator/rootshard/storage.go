@@ -26,8 +26,9 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 
 	Permissions: func(o *operator.RootShard) []store.Permission {
 		spec := field.NewPath("spec")
-		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
+		perms := append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+		return append(perms, store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec)...)
 	},
 
 	Validate:             validation.ValidateRootShard,
