@@ -231,7 +231,9 @@ func TestMintForAFrontProxyTrustsItsCABundle(t *testing.T) {
 			}
 			r.CAs = &CASource{Secrets: corev1listers.NewSecretLister(secrets)}
 			r.Resource = operator.Resource("frontproxies")
-			r.Resolve = func(context.Context, string, string) (credentials.Target, error) { return credentials.ForFrontProxy(fp, rootShard), nil }
+			r.Resolve = func(context.Context, string, string) (credentials.Target, error) {
+				return credentials.ForFrontProxy(fp, rootShard), nil
+			}
 
 			ctx, _ := request(t, "alice")
 			out, err := mint(t, r, ctx, operator.KubeconfigRequestSpec{})
