@@ -37,6 +37,9 @@ type Target struct {
 	URL string
 	// ShardBase adds the shard-base context, for a RootShard or Shard.
 	ShardBase bool
+	// CABundle, when set, is the Secret whose tls.crt verifies the target instead of the
+	// RootShard's merged CA bundle: a FrontProxy's own, with its caBundleSecretRef.
+	CABundle string
 }
 
 // ForRootShard is a root shard, at its shard base URL.
@@ -57,8 +60,13 @@ func ForFrontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootSha
 	if host == "" {
 		host = rs.Spec.External.Hostname
 	}
-	port := f.ServicePort()
-	return Target{Kind: "FrontProxy", Name: fp.Name, RootShard: rs, URL: "https://" + net.JoinHostPort(host, strconv.Itoa(int(port)))}
+	t := Target{Kind: "FrontProxy", Name: fp.Name, RootShard: rs, URL: "https://" + net.JoinHostPort(host, strconv.Itoa(int(f.ServicePort())))}
+	if fp.Spec.CABundleSecretRef != nil {
+		// Its serving certificate may come from another issuer (a certificate template's
+		// issuerRef), whose CA only caBundleSecretRef holds.
+		t.CABundle = f.MergedCABundleName()
+	}
+	return t
 }
 
 // Namespace is the target's namespace.
@@ -73,8 +81,13 @@ func (t Target) SignerSecret() string { return pki.CAName(t.RootShard.Name, pki.
 func (t Target) SignerIssuer() string { return pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA) }
 
 // CABundleSecret is the Secret whose tls.crt verifies the target's serving certificate: the
-// RootShard's server CA and caBundleSecretRef.
-func (t Target) CABundleSecret() string { return rootshard.MergedCABundleName(t.RootShard) }
+// RootShard's server CA and caBundleSecretRef, and a FrontProxy's caBundleSecretRef.
+func (t Target) CABundleSecret() string {
+	if t.CABundle != "" {
+		return t.CABundle
+	}
+	return rootshard.MergedCABundleName(t.RootShard)
+}
 
 // String is the target as the Kubeconfig kind's Target column shows it: FrontProxy/edge.
 func (t Target) String() string { return t.Kind + "/" + t.Name }

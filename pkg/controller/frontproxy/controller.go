@@ -132,7 +132,8 @@ func (c *Controller) mounting(namespace, name string) []string {
 	}
 	var keys []string
 	for _, fp := range all {
-		if slices.Contains(frontproxy.FrontProxy{FrontProxy: fp}.UsersSecrets(), name) {
+		f := frontproxy.FrontProxy{FrontProxy: fp}
+		if slices.Contains(f.UsersSecrets(), name) || slices.Contains(f.BundleSources(), name) {
 			keys = append(keys, fp.Namespace+"/"+fp.Name)
 		}
 	}

@@ -4,13 +4,17 @@ import (
 	"context"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -90,6 +94,11 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 	if err != nil {
 		return wrote, err
 	}
+	n, err := c.realizeBundles(ctx, f)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
 	for _, apply := range []func() (bool, error){
 		func() (bool, error) { return c.host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
 		func() (bool, error) { return c.host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
@@ -130,4 +139,34 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 		wrote++
 	}
 	return wrote, err
+}
+
+// realizeBundles writes the front proxy's own CA bundles, for its clientCABundleRef and
+// caBundleSecretRef, on top of its RootShard's merged ones. Until the RootShard wrote those,
+// there is nothing to add to: their events bring the FrontProxy back, and its Deployment
+// waits for its bundles.
+func (c *Controller) realizeBundles(ctx context.Context, f frontproxy.FrontProxy) (int, error) {
+	var bundles []*corev1ac.SecretApplyConfiguration
+	for _, b := range []struct {
+		ref       *corev1.LocalObjectReference
+		rootShard string
+		build     func(rootShard, extra []byte) *corev1ac.SecretApplyConfiguration
+	}{
+		{f.Spec.ClientCABundleRef, kcp.MergedClientCAName(f.RootShard), f.MergedClientCA},
+		{f.Spec.CABundleSecretRef, rootshard.MergedCABundleName(f.RootShard), f.MergedCABundle},
+	} {
+		if b.ref == nil {
+			continue
+		}
+		base, found, err := c.host.OwnCABundle(f.Namespace, b.rootShard)
+		if err != nil || !found {
+			return 0, err
+		}
+		extra, err := c.host.UsersCABundle(ctx, f.Namespace, b.ref)
+		if err != nil {
+			return 0, err
+		}
+		bundles = append(bundles, b.build(base, extra))
+	}
+	return c.host.ApplyBundles(ctx, bundles...)
 }

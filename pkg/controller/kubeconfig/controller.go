@@ -20,6 +20,7 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -93,6 +94,10 @@ func (c *Controller) owners(m metav1.Object) []string {
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" &&
 		m.GetName() == rootshard.MergedCABundleName(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: rs}}) {
 		return c.ofRootShard(m.GetNamespace(), rs)
+	}
+	// A FrontProxy's own CA bundle, which the Kubeconfigs toward it trust.
+	if fp := m.GetLabels()[pki.OwnerLabel(frontproxy.Kind)]; fp != "" && m.GetLabels()[pki.LabelComponent] == "merged-ca-bundle" {
+		return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, fp)
 	}
 	return nil
 }

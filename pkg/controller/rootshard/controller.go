@@ -136,7 +136,9 @@ func (c *Controller) mounting(namespace, name string) []string {
 	}
 	var keys []string
 	for _, rs := range all {
-		if slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) {
+		// A user's CA bundle Secret is not mounted, but the merged bundles are made of it.
+		if slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) ||
+			slices.Contains(controller.BundleSources(rs.Spec.CABundleSecretRef, rs.Spec.ClientCABundleRef), name) {
 			keys = append(keys, rs.Namespace+"/"+rs.Name)
 		}
 	}

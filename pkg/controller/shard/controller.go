@@ -143,7 +143,9 @@ func (c *Controller) mounting(namespace, name string) []string {
 	var keys []string
 	for _, s := range all {
 		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
-		if err == nil && slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) {
+		// A user's CA bundle Secret is not mounted, but the Shard's bundle is made of it.
+		if err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) ||
+			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name)) {
 			keys = append(keys, s.Namespace+"/"+s.Name)
 		}
 	}

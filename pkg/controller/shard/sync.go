@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
@@ -88,12 +92,47 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if w {
 		wrote++
 	}
+	n, err := c.realizeBundles(ctx, s, rs)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
 	k := shard.Shard(s, rs)
 	all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
 	if err != nil {
 		return wrote, err
 	}
 	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, all)
-	n, err := c.host.RealizeShard(ctx, k)
+	n, err = c.host.RealizeShard(ctx, k)
 	return wrote + n, err
+}
+
+// realizeBundles writes the Shard's own CA bundles, for its clientCABundleRef and
+// caBundleSecretRef, on top of its RootShard's merged ones. Until the RootShard wrote those,
+// there is nothing to add to: their events bring the Shard back, and its Deployment waits
+// for its bundles.
+func (c *Controller) realizeBundles(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (int, error) {
+	var bundles []*corev1ac.SecretApplyConfiguration
+	for _, b := range []struct {
+		ref       *corev1.LocalObjectReference
+		rootShard string
+		build     func(s *operatorv1alpha1.Shard, rootShard, extra []byte) *corev1ac.SecretApplyConfiguration
+	}{
+		{s.Spec.ClientCABundleRef, kcp.MergedClientCAName(rs), shard.MergedClientCA},
+		{s.Spec.CABundleSecretRef, rootshard.MergedCABundleName(rs), shard.MergedCABundle},
+	} {
+		if b.ref == nil {
+			continue
+		}
+		base, found, err := c.host.OwnCABundle(s.Namespace, b.rootShard)
+		if err != nil || !found {
+			return 0, err
+		}
+		extra, err := c.host.UsersCABundle(ctx, s.Namespace, b.ref)
+		if err != nil {
+			return 0, err
+		}
+		bundles = append(bundles, b.build(s, base, extra))
+	}
+	return c.host.ApplyBundles(ctx, bundles...)
 }

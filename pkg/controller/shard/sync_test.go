@@ -111,3 +111,41 @@ func TestResyncOfARealizedShardWritesNothing(t *testing.T) {
 	f.sync(t)
 	assert.Empty(t, f.host.Writes(f.ours.Actions()), "a resync of an unchanged, realized Shard must not write")
 }
+
+// TestShardClientCABundleRefIsMergedAndMounted checks that a Shard's clientCABundleRef gets
+// its own client CA bundle, on top of its RootShard's merged one, which its pods mount; and
+// that the Deployment waits for that bundle.
+func TestShardClientCABundleRefIsMergedAndMounted(t *testing.T) {
+	f := newFixture(t)
+	f.addRootShard(t)
+	s, err := f.c.shards.Shards("team-a").Get("shard-1")
+	require.NoError(t, err)
+	s = s.DeepCopy()
+	s.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	require.NoError(t, f.shards.Update(s))
+	_, err = f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": []byte("PARTNER-CA")}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	for range 3 {
+		f.sync(t)
+		f.host.CatchUp(t)
+	}
+	_, exists, err := f.host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
+	require.NoError(t, err)
+	assert.False(t, exists, "nothing to merge into before the RootShard's merged client CA has content")
+	assert.Empty(t, f.host.Caches["deployments"].List(), "the Deployment waits for the bundle it mounts")
+
+	require.NoError(t, f.host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-client-ca", ResourceVersion: "2"},
+		Data: map[string][]byte{"tls.crt": []byte("ROOT-CLIENT-CAS\n")}}))
+	for range 3 {
+		f.sync(t)
+		f.host.CatchUp(t)
+	}
+	obj, exists, err := f.host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
+	require.NoError(t, err)
+	require.True(t, exists)
+	assert.Equal(t, "ROOT-CLIENT-CAS\nPARTNER-CA\n", string(obj.(*corev1.Secret).Data["tls.crt"]))
+	require.Len(t, f.host.Caches["deployments"].List(), 1)
+	assert.Contains(t, f.c.mounting("team-a", "partner-ca"), "team-a/shard-1", "a change to the user's Secret rebuilds the bundle")
+}

@@ -23,9 +23,11 @@ import (
 // Kind is the owner label's kind of everything a CacheServer owns.
 const Kind = "cacheserver"
 
-// The certificateTemplates keys of a CacheServer's certificates.
+// The certificateTemplates keys of a CacheServer's certificates. RootCARole is
+// kcp-operator's key for the CA; validation refuses it together with CARole.
 const (
 	CARole     = "ca"
+	RootCARole = "root-ca"
 	ServerRole = "server"
 	ClientRole = "client"
 )
@@ -82,6 +84,14 @@ func (c CacheServer) template(role string) *operatorv1alpha1.CertificateTemplate
 	return nil
 }
 
+// caTemplate is the CA's template under either of its keys.
+func (c CacheServer) caTemplate() *operatorv1alpha1.CertificateTemplate {
+	if t := c.template(CARole); t != nil {
+		return t
+	}
+	return c.template(RootCARole)
+}
+
 // Leaves are the cache server's serving certificate and the client certificate the shards
 // use toward it.
 func (c CacheServer) Leaves() []pki.Leaf {
@@ -100,7 +110,7 @@ func (c CacheServer) Leaves() []pki.Leaf {
 // PKI is the cache server's cert-manager objects: its CA from spec.certificates or the
 // namespace bootstrap, and its leaves.
 func (c CacheServer) PKI() certificates.Objects {
-	out := certificates.RootCA(c.Namespace, c.CAName(), c.labels("ca"), c.Spec.Certificates, c.template(CARole))
+	out := certificates.RootCA(c.Namespace, c.CAName(), c.labels("ca"), c.Spec.Certificates, c.caTemplate())
 	for _, leaf := range c.Leaves() {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(c.Namespace, leaf, c.labels(leaf.Role), c.template(leaf.Role))))
 	}

@@ -121,3 +121,26 @@ func TestExtraArgsComeLastAsWritten(t *testing.T) {
 	require.Greater(t, len(args), len(extra))
 	assert.Equal(t, extra, args[len(args)-len(extra):])
 }
+
+// TestCATemplateUnderEitherKey checks that kcp-operator's key root-ca customizes the CA as
+// this server's key ca does.
+func TestCATemplateUnderEitherKey(t *testing.T) {
+	for _, key := range []string{CARole, RootCARole} {
+		t.Run(key, func(t *testing.T) {
+			c := minimal()
+			c.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{
+				key: {Metadata: &operatorv1alpha1.MetadataTemplate{Labels: map[string]string{"from": key}}},
+			}
+			var found bool
+			for _, cert := range c.Certificates() {
+				if *cert.Name == c.CAName() {
+					found = true
+					assert.Equal(t, key, cert.Labels["from"])
+				} else {
+					assert.NotContains(t, cert.Labels, "from", "only the CA takes the CA's template")
+				}
+			}
+			assert.True(t, found)
+		})
+	}
+}

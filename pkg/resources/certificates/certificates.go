@@ -55,7 +55,9 @@ func Leaf(namespace string, leaf pki.Leaf, labels map[string]string, tmpl *opera
 		Usages: leaf.Usage.KeyUsages(), Template: tmpl}
 }
 
-// Certificate builds the Certificate of spec; its Secret has the same name.
+// Certificate builds the Certificate of spec; its Secret has the same name. A template's
+// issuerRef replaces spec's issuer, and then its dnsNames and ipAddresses, when it has any,
+// replace the generated subject alternative names.
 func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	duration, renewBefore := pki.LeafDuration, &pki.LeafRenewBefore
 	if spec.IsCA {
@@ -64,6 +66,7 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	labels := maps.Clone(spec.Labels)
 	secretLabels := maps.Clone(spec.Labels)
 	annotations, secretAnnotations := map[string]string{}, map[string]string{}
+	issuer := spec.Issuer
 	dnsNames := slices.Clone(spec.DNSNames)
 	var ipAddresses []string
 	key := cmapply.CertificatePrivateKey().
@@ -84,8 +87,18 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 			if s.Subject != nil {
 				mergeSubject(subject, s.Subject)
 			}
-			dnsNames = append(dnsNames, s.DNSNames...)
-			ipAddresses = append(ipAddresses, s.IPAddresses...)
+			if s.IssuerRef != nil {
+				issuer = Issuer{Name: s.IssuerRef.Name, Kind: s.IssuerRef.Kind, Group: s.IssuerRef.Group}
+			}
+			if s.IssuerRef != nil && (len(s.DNSNames) > 0 || len(s.IPAddresses) > 0) {
+				// Another issuer may refuse names it cannot vouch for (a public ACME issuer
+				// refuses cluster-internal ones), so the user's names replace ours, as in
+				// kcp-operator. Without names of the user's, ours are all there is.
+				dnsNames, ipAddresses = slices.Clone(s.DNSNames), slices.Clone(s.IPAddresses)
+			} else {
+				dnsNames = append(dnsNames, s.DNSNames...)
+				ipAddresses = append(ipAddresses, s.IPAddresses...)
+			}
 			if s.Duration != nil {
 				duration = *s.Duration
 				// The default renewBefore is meant for the default duration and may exceed
@@ -108,7 +121,7 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	certSpec := cmapply.CertificateSpec().
 		WithSecretName(spec.Name).
 		WithCommonName(spec.CommonName).
-		WithIssuerRef(cmmetaapply.IssuerReference().WithName(spec.Issuer.Name).WithKind(spec.Issuer.Kind).WithGroup(spec.Issuer.Group)).
+		WithIssuerRef(cmmetaapply.IssuerReference().WithName(issuer.Name).WithKind(issuer.Kind).WithGroup(issuer.Group)).
 		WithDuration(duration).
 		WithUsages(spec.Usages...).
 		WithPrivateKey(key).

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -24,14 +25,15 @@ type secretMount struct {
 // secretMounts are the Secrets the front proxy's pods mount: all written by the controllers
 // or cert-manager, for the front proxy or its RootShard.
 func (f FrontProxy) secretMounts() []secretMount {
-	rs := f.RootShard.Name
 	return []secretMount{
 		{volume: "serving", secret: f.certName("server"), dir: servingDir},
 		{volume: "kubeconfig", secret: f.DynamicKubeconfigName(), dir: kubeconfigDir},
 		{volume: "kubeconfig-client", secret: f.certName("kubeconfig"), dir: kubeconfigClient},
 		{volume: "requestheader", secret: f.certName("requestheader"), dir: requestHeaderDir},
-		{volume: "client-ca", secret: kcp.MergedClientCAName(f.RootShard), dir: clientCADir, onlyCert: true},
-		{volume: "ca-server", secret: pki.CAName(rs, pki.ServerCA), dir: serverCADir, onlyCert: true},
+		{volume: "client-ca", secret: f.clientCA(), dir: clientCADir, onlyCert: true},
+		// With caBundleSecretRef, the path mappings' backend CA and the dynamic kubeconfig's
+		// CA, both files of this directory, are the merged bundle.
+		{volume: "ca-server", secret: f.serverCA(), dir: serverCADir, onlyCert: true},
 	}
 }
 
@@ -43,6 +45,18 @@ func (f FrontProxy) MountedSecrets() []string {
 		names = append(names, m.secret)
 	}
 	sort.Strings(names)
+	return names
+}
+
+// BundleSources are the user's Secrets the front proxy's own CA bundles are made of: a
+// change to one rebuilds them.
+func (f FrontProxy) BundleSources() []string {
+	var names []string
+	for _, ref := range []*corev1.LocalObjectReference{f.Spec.CABundleSecretRef, f.Spec.ClientCABundleRef} {
+		if ref != nil {
+			names = append(names, ref.Name)
+		}
+	}
 	return names
 }
 

@@ -53,6 +53,45 @@ func (f FrontProxy) ServiceName() string         { return f.Name + "-front-proxy
 func (f FrontProxy) ConfigMapName() string       { return f.Name + "-config" }
 func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-" + f.Name + "-" + role }
 
+// MergedClientCAName is the Secret of the client CAs a FrontProxy with clientCABundleRef
+// trusts.
+func (f FrontProxy) MergedClientCAName() string { return f.certName("merged-client-ca") }
+
+// MergedCABundleName is the Secret of the server CAs a FrontProxy with caBundleSecretRef
+// trusts toward its backends, and that kubeconfigs toward it trust.
+func (f FrontProxy) MergedCABundleName() string { return f.certName("merged-ca-bundle") }
+
+// clientCA is the Secret of the client CA bundle the front proxy verifies clients by.
+func (f FrontProxy) clientCA() string {
+	if f.Spec.ClientCABundleRef != nil {
+		return f.MergedClientCAName()
+	}
+	return kcp.MergedClientCAName(f.RootShard)
+}
+
+// serverCA is the Secret of the CAs the front proxy verifies the root shard by.
+func (f FrontProxy) serverCA() string {
+	if f.Spec.CABundleSecretRef != nil {
+		return f.MergedCABundleName()
+	}
+	return pki.CAName(f.RootShard.Name, pki.ServerCA)
+}
+
+// MergedClientCA builds the front proxy's own client CA bundle, when it has
+// clientCABundleRef: its RootShard's merged client CA, then its extra CAs.
+func (f FrontProxy) MergedClientCA(rootShardClientCA, extra []byte) *corev1ac.SecretApplyConfiguration {
+	return certificates.BundleSecret(f.Namespace, f.MergedClientCAName(), pki.Labels(Kind, f.Name, "merged-client-ca"), rootShardClientCA, extra)
+}
+
+// MergedCABundle builds the front proxy's own server CA bundle, when it has
+// caBundleSecretRef: its RootShard's merged CA bundle (the server CA and the RootShard's
+// caBundleSecretRef), then its extra CAs. The front proxy verifies the root shard by it, and
+// kubeconfigs toward the front proxy trust it: its serving certificate may come from an
+// issuer of a certificate template, whose CA the extra CAs hold.
+func (f FrontProxy) MergedCABundle(rootShardCABundle, extra []byte) *corev1ac.SecretApplyConfiguration {
+	return certificates.BundleSecret(f.Namespace, f.MergedCABundleName(), pki.Labels(Kind, f.Name, "merged-ca-bundle"), rootShardCABundle, extra)
+}
+
 // DynamicKubeconfigName is the Secret of the front proxy's kubeconfig toward the shards.
 func (f FrontProxy) DynamicKubeconfigName() string { return f.certName("dynamic-kubeconfig") }
 
@@ -91,6 +130,14 @@ func (f FrontProxy) Leaves() []pki.Leaf {
 		dns = append(dns, h)
 	}
 	dns = append(dns, f.RootShard.Spec.External.Hostname)
+	// Internal components reach the installation at the private addresses (kcp-operator adds
+	// the RootShard's; a FrontProxy's own is its hostname inside the cluster).
+	if h := f.RootShard.Spec.External.PrivateHostname; h != "" {
+		dns = append(dns, h)
+	}
+	if e := f.Spec.External; e != nil && e.PrivateHostname != "" {
+		dns = append(dns, e.PrivateHostname)
+	}
 	return []pki.Leaf{
 		{Name: f.certName("server"), Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: f.Name, DNSNames: dns, Usage: pki.ServerAuth},
 		{Name: f.certName("kubeconfig"), Role: "kubeconfig", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "kcp-front-proxy",

@@ -168,3 +168,72 @@ func TestDeprecatedExternalHostname(t *testing.T) {
 	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "new.example.com"}
 	assert.Equal(t, "new.example.com", f.ExternalHostname(), "external.hostname wins (validation refuses both)")
 }
+
+// bundled is a front proxy whose serving certificate comes from a public issuer, with CA
+// bundles of its own, under a RootShard with a private address.
+func bundled() FrontProxy {
+	f := minimal()
+	f.RootShard.Spec.External.PrivateHostname = "kcp.internal.example.com"
+	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.example.com", PrivateHostname: "edge.internal.example.com"}
+	f.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "public-ca"}
+	f.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	f.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"server": {Spec: &operatorv1alpha1.CertificateSpecTemplate{
+		IssuerRef: &operatorv1alpha1.ObjectReference{Name: "letsencrypt", Kind: "ClusterIssuer", Group: "cert-manager.io"},
+		DNSNames:  []string{"edge.example.com"},
+	}}}
+	return f
+}
+
+// TestBundlesGolden pins what caBundleSecretRef, clientCABundleRef, a public serving issuer
+// and the private addresses change.
+func TestBundlesGolden(t *testing.T) {
+	f := bundled()
+	config, err := f.ConfigMap()
+	require.NoError(t, err)
+	objects := []any{config, f.Deployment(nil, "hash"),
+		f.MergedClientCA([]byte("ROOT-MERGED-CLIENT-CA\n"), []byte("PARTNER-CA")),
+		f.MergedCABundle([]byte("ROOT-MERGED-CA-BUNDLE"), []byte("PUBLIC-CA\n"))}
+	for _, c := range f.Certificates() {
+		objects = append(objects, c)
+	}
+	golden.Assert(t, "bundles", objects...)
+}
+
+// TestCABundleRefsMounts checks which Secrets the front proxy trusts clients and the root
+// shard by, as kcp-operator's FrontProxy does.
+func TestCABundleRefsMounts(t *testing.T) {
+	ref := &corev1.LocalObjectReference{Name: "x"}
+	tests := []struct {
+		name                     string
+		caBundle, clientCABundle *corev1.LocalObjectReference
+		want, notWant            []string
+	}{
+		{name: "none", want: []string{"root-merged-client-ca", "root-server-ca"}, notWant: []string{"root-edge-merged-client-ca", "root-edge-merged-ca-bundle"}},
+		{name: "clientCABundleRef", clientCABundle: ref, want: []string{"root-edge-merged-client-ca", "root-server-ca"}, notWant: []string{"root-merged-client-ca"}},
+		{name: "caBundleSecretRef", caBundle: ref, want: []string{"root-merged-client-ca", "root-edge-merged-ca-bundle"}, notWant: []string{"root-server-ca"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := minimal()
+			f.Spec.CABundleSecretRef, f.Spec.ClientCABundleRef = tt.caBundle, tt.clientCABundle
+			for _, name := range tt.want {
+				assert.Contains(t, f.MountedSecrets(), name)
+			}
+			for _, name := range tt.notWant {
+				assert.NotContains(t, f.MountedSecrets(), name)
+			}
+			assert.Equal(t, f.BundleSources() != nil, tt.caBundle != nil || tt.clientCABundle != nil, "the user's Secret rebuilds the bundle")
+		})
+	}
+}
+
+// TestServerCertificateNamesPrivateHostnames checks that the serving certificate covers the
+// private addresses internal components use.
+func TestServerCertificateNamesPrivateHostnames(t *testing.T) {
+	f := minimal()
+	f.RootShard.Spec.External.PrivateHostname = "kcp.internal"
+	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{PrivateHostname: "edge.internal"}
+	server := f.Certificates()[0]
+	assert.Contains(t, server.Spec.DNSNames, "kcp.internal", "the RootShard's private hostname, as in kcp-operator")
+	assert.Contains(t, server.Spec.DNSNames, "edge.internal")
+}

@@ -22,12 +22,19 @@ func (s Shard) Service() *corev1ac.ServiceApplyConfiguration {
 
 // AdminKubeconfig builds the Secret of an admin identity's kubeconfig: the logical-cluster-
 // admin toward the shard itself, the external one toward the installation's external URL.
+// The external one uses the private address and trusts the server CA bundle when the setup
+// has them (Shard.ExternalAdminURL, Shard.ServerCABundle).
 func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfiguration, error) {
-	server := s.BaseURL()
-	if identity == ExternalLogicalClusterAdmin {
-		server = s.ExternalURL()
+	name := s.KubeconfigName(identity)
+	if identity != ExternalLogicalClusterAdmin {
+		return s.KubeconfigSecret(name, identity, s.BaseURL(), identity)
 	}
-	return s.KubeconfigSecret(s.KubeconfigName(identity), identity, server, identity)
+	caFile := caDir("server") + "/tls.crt"
+	if s.ServerCABundle != "" {
+		caFile = caDir("bundle") + "/tls.crt"
+	}
+	return KubeconfigFor(s.Namespace, name, pki.Labels(s.Kind, s.Name, identity+"-kubeconfig"), s.ExternalAdminURL(),
+		caFile, identity, leafDir(identity)+"/tls.crt", leafDir(identity)+"/tls.key")
 }
 
 // KubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root

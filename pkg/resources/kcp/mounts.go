@@ -49,9 +49,14 @@ func (s Shard) mounts() []Mount {
 	name, rs := s.Name, s.RootShard
 	ms := []Mount{
 		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true, external: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
-		{volume: "ca-client", secret: MergedClientCAName(rs), dir: caDir("client"), onlyCert: true},
+		{volume: "ca-client", secret: s.clientCA(), dir: caDir("client"), onlyCert: true},
 		{volume: "ca-server", secret: pki.CAName(rs.Name, pki.ServerCA), dir: caDir("server"), onlyCert: true},
 		{volume: "ca-requestheader-client", secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
+	}
+	if s.ServerCABundle != "" {
+		ms = append(ms, Mount{volume: "ca-bundle", secret: s.ServerCABundle, dir: caDir("bundle"), onlyCert: true})
+	}
+	ms = append(ms, []Mount{
 		{volume: "server", secret: name + "-server", dir: leafDir("server")},
 		{volume: "client", secret: name + "-client", dir: leafDir("client")},
 		{volume: "service-account", secret: ServiceAccountSecret(name), dir: leafDir("service-account")},
@@ -59,7 +64,7 @@ func (s Shard) mounts() []Mount {
 		{volume: ExternalLogicalClusterAdmin, secret: name + "-" + ExternalLogicalClusterAdmin, dir: leafDir(ExternalLogicalClusterAdmin)},
 		{volume: LogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(LogicalClusterAdmin), dir: KubeconfigDir(LogicalClusterAdmin)},
 		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
-	}
+	}...)
 	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
 		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
 	}
@@ -67,6 +72,14 @@ func (s Shard) mounts() []Mount {
 		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: CacheKubeconfigName(s.Cache.Name), dir: cacheKubeDir})
 	}
 	return append(ms, s.KindMounts...)
+}
+
+// clientCA is the Secret of the client CA bundle the shard trusts.
+func (s Shard) clientCA() string {
+	if s.ClientCA != "" {
+		return s.ClientCA
+	}
+	return MergedClientCAName(s.RootShard)
 }
 
 // MountedSecrets are the names of the Secrets the pod mounts, the optional configuration

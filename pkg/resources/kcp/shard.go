@@ -35,6 +35,14 @@ type Shard struct {
 	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the shard
 	// verifies tokens with each one's public key; its own is always verified.
 	ServiceAccountIssuers []string
+	// ClientCA, when set, is the Secret of the client CA bundle the shard trusts instead of
+	// its root shard's merged client CA: a Shard's own, with its clientCABundleRef.
+	ClientCA string
+	// ServerCABundle, when set, is the Secret of the CA bundle that verifies the
+	// installation's external address, which the external logical-cluster-admin kubeconfig
+	// trusts instead of the server CA alone: the front proxy there may serve a certificate
+	// of another issuer, whose CA caBundleSecretRef brings.
+	ServerCABundle string
 }
 
 // The admin identities a shard has kubeconfigs for.
@@ -64,6 +72,24 @@ func (s Shard) ExternalURL() string {
 		port = operatorv1alpha1.DefaultExternalPort
 	}
 	return fmt.Sprintf("https://%s:%d", s.RootShard.Spec.External.Hostname, port)
+}
+
+// ExternalAdminURL is where the external logical-cluster-admin reaches the installation:
+// the root shard's private address when it has one, as in kcp-operator, else its external
+// URL. The private port defaults to the external port.
+func (s Shard) ExternalAdminURL() string {
+	e := s.RootShard.Spec.External
+	if e.PrivateHostname == "" {
+		return s.ExternalURL()
+	}
+	port := e.Port
+	if e.PrivatePort != nil {
+		port = *e.PrivatePort
+	}
+	if port == 0 {
+		port = operatorv1alpha1.DefaultExternalPort
+	}
+	return fmt.Sprintf("https://%s:%d", e.PrivateHostname, port)
 }
 
 // Leaves are the shard's own certificates, signed by its root shard's CAs.

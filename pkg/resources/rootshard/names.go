@@ -18,6 +18,9 @@ func Shard(rs *operatorv1alpha1.RootShard) kcp.Shard {
 	if c := rs.Spec.Cache; c != nil && c.Reference != nil {
 		s.Cache = c.Reference
 	}
+	if rs.Spec.CABundleSecretRef != nil {
+		s.ServerCABundle = MergedCABundleName(rs)
+	}
 	return s
 }
 

@@ -1,13 +1,11 @@
 package rootshard
 
 import (
-	"bytes"
-
-	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
@@ -32,16 +30,5 @@ func MergedCABundle(rs *operatorv1alpha1.RootShard, b CABundles) *corev1ac.Secre
 }
 
 func bundleSecret(rs *operatorv1alpha1.RootShard, name, component string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
-	var bundle bytes.Buffer
-	for _, p := range pems {
-		if len(p) == 0 {
-			continue
-		}
-		bundle.Write(bytes.TrimSpace(p))
-		bundle.WriteByte('\n')
-	}
-	return corev1ac.Secret(name, rs.Namespace).
-		WithLabels(pki.Labels(Kind, rs.Name, component)).
-		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{"tls.crt": bundle.Bytes()})
+	return certificates.BundleSecret(rs.Namespace, name, pki.Labels(Kind, rs.Name, component), pems...)
 }

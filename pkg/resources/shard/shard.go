@@ -26,6 +26,28 @@ func ServiceName(s *operatorv1alpha1.Shard) string { return s.Name + "-shard-kcp
 // ClientKubeconfigName is the Secret of the shard's kubeconfig toward the root shard.
 func ClientKubeconfigName(s *operatorv1alpha1.Shard) string { return s.Name + "-client-kubeconfig" }
 
+// MergedClientCAName is the Secret with the client CAs a Shard with clientCABundleRef trusts.
+func MergedClientCAName(s *operatorv1alpha1.Shard) string { return s.Name + "-merged-client-ca" }
+
+// MergedCABundleName is the Secret with the CAs that verify the installation's external
+// address for a Shard with caBundleSecretRef.
+func MergedCABundleName(s *operatorv1alpha1.Shard) string { return s.Name + "-merged-ca-bundle" }
+
+// MergedClientCA builds the Secret of a Shard's own client CA bundle, when it has
+// clientCABundleRef: its RootShard's merged client CA (the components' and the users' CAs and
+// the RootShard's clientCABundleRef), then the Shard's extra CAs.
+func MergedClientCA(s *operatorv1alpha1.Shard, rootShardClientCA, extra []byte) *corev1ac.SecretApplyConfiguration {
+	return certificates.BundleSecret(s.Namespace, MergedClientCAName(s), pki.Labels(Kind, s.Name, "merged-client-ca"), rootShardClientCA, extra)
+}
+
+// MergedCABundle builds the Secret of a Shard's own server CA bundle, when it has
+// caBundleSecretRef: its RootShard's merged CA bundle (the server CA and the RootShard's
+// caBundleSecretRef), then the Shard's extra CAs. As in kcp-operator, only the external
+// logical-cluster-admin kubeconfig trusts it.
+func MergedCABundle(s *operatorv1alpha1.Shard, rootShardCABundle, extra []byte) *corev1ac.SecretApplyConfiguration {
+	return certificates.BundleSecret(s.Namespace, MergedCABundleName(s), pki.Labels(Kind, s.Name, "merged-ca-bundle"), rootShardCABundle, extra)
+}
+
 // Shard describes a Shard's kcp server to the kcp builders. Its cache is its own, else its
 // RootShard's; without either, it uses the root shard's embedded cache through its
 // kubeconfig toward the root shard.
@@ -44,6 +66,15 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 			"--root-shard-kubeconfig-file=" + toRoot,
 		},
 		KindMounts: []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+	}
+	if s.Spec.ClientCABundleRef != nil {
+		k.ClientCA = MergedClientCAName(s)
+	}
+	switch {
+	case s.Spec.CABundleSecretRef != nil:
+		k.ServerCABundle = MergedCABundleName(s)
+	case rs.Spec.CABundleSecretRef != nil:
+		k.ServerCABundle = rootshard.MergedCABundleName(rs)
 	}
 	switch {
 	case s.Spec.Cache != nil && s.Spec.Cache.Reference != nil:

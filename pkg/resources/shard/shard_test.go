@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -148,4 +149,99 @@ func TestExtraArgsComeLastAsWritten(t *testing.T) {
 	args := Shard(s, rootShard()).Args()
 	require.Greater(t, len(args), len(extra))
 	assert.Equal(t, extra, args[len(args)-len(extra):])
+}
+
+// bundledShard has CA bundles of its own, under a RootShard with a private address and one.
+func bundledShard() (*operatorv1alpha1.Shard, *operatorv1alpha1.RootShard) {
+	s := minimalShard()
+	s.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "shard-extra-ca"}
+	s.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "shard-extra-client-ca"}
+	rs := rootShard()
+	rs.Spec.External.PrivateHostname = "kcp.internal.example.com"
+	rs.Spec.External.PrivatePort = ptr.To[int32](6443)
+	rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "root-extra-ca"}
+	return s, rs
+}
+
+// TestBundlesGolden pins what a Shard's caBundleSecretRef and clientCABundleRef and its
+// RootShard's private address change: the mounts, the external kubeconfig and the bundles.
+func TestBundlesGolden(t *testing.T) {
+	s, rs := bundledShard()
+	k := Shard(s, rs)
+	external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
+	require.NoError(t, err)
+	golden.Assert(t, "bundles", k.Deployment(nil, "hash"), external,
+		MergedClientCA(s, []byte("ROOT-MERGED-CLIENT-CA\n"), []byte("SHARD-EXTRA-CLIENT-CA")),
+		MergedCABundle(s, []byte("ROOT-MERGED-CA-BUNDLE"), []byte("SHARD-EXTRA-CA\n")))
+}
+
+// TestCABundleRefs checks which client CA a shard trusts and which bundle its external
+// kubeconfig trusts, as kcp-operator's Shard does, plus the RootShard's caBundleSecretRef.
+func TestCABundleRefs(t *testing.T) {
+	ref := func(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+	tests := []struct {
+		name                       string
+		shardCA, shardClient, rsCA *corev1.LocalObjectReference
+		wantClientCA, wantBundle   string
+	}{
+		{name: "none: the RootShard's merged client CA, the server CA", wantClientCA: "root-merged-client-ca"},
+		{name: "shard clientCABundleRef", shardClient: ref("x"), wantClientCA: "shard-1-merged-client-ca"},
+		{name: "shard caBundleSecretRef", shardCA: ref("x"), wantClientCA: "root-merged-client-ca", wantBundle: "shard-1-merged-ca-bundle"},
+		{name: "RootShard caBundleSecretRef", rsCA: ref("x"), wantClientCA: "root-merged-client-ca", wantBundle: "root-merged-ca-bundle"},
+		{name: "both caBundleSecretRefs: the shard's, which holds the RootShard's", shardCA: ref("x"), rsCA: ref("y"),
+			wantClientCA: "root-merged-client-ca", wantBundle: "shard-1-merged-ca-bundle"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, rs := minimalShard(), rootShard()
+			s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef, rs.Spec.CABundleSecretRef = tt.shardCA, tt.shardClient, tt.rsCA
+			k := Shard(s, rs)
+			mounted := k.MountedSecrets()
+			assert.Contains(t, mounted, tt.wantClientCA)
+			if tt.wantClientCA != "root-merged-client-ca" {
+				assert.NotContains(t, mounted, "root-merged-client-ca", "the shard's bundle replaces the RootShard's")
+			}
+			assert.Contains(t, k.RealizedSecrets(), tt.wantClientCA, "the controller writes it: the Deployment waits for it")
+
+			external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
+			require.NoError(t, err)
+			cfg, err := clientcmd.Load(external.Data[kcp.KubeconfigKey])
+			require.NoError(t, err)
+			caFile := cfg.Clusters[kcp.ShardBaseContext].CertificateAuthority
+			if tt.wantBundle == "" {
+				assert.Equal(t, "/etc/kcp/tls/ca/server/tls.crt", caFile)
+				return
+			}
+			assert.Contains(t, mounted, tt.wantBundle)
+			assert.Equal(t, "/etc/kcp/tls/ca/bundle/tls.crt", caFile)
+		})
+	}
+}
+
+// TestExternalAdminURL checks that the external logical-cluster-admin reaches the
+// installation at the RootShard's private address, whose port defaults to the external one.
+func TestExternalAdminURL(t *testing.T) {
+	tests := []struct {
+		name string
+		host string
+		port *int32
+		want string
+	}{
+		{name: "no private address", want: "https://kcp.example.com:443"},
+		{name: "private hostname, external port", host: "kcp.internal", want: "https://kcp.internal:443"},
+		{name: "private hostname and port", host: "kcp.internal", port: ptr.To[int32](6443), want: "https://kcp.internal:6443"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := rootShard()
+			rs.Spec.External.PrivateHostname, rs.Spec.External.PrivatePort = tt.host, tt.port
+			k := Shard(minimalShard(), rs)
+			external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
+			require.NoError(t, err)
+			cfg, err := clientcmd.Load(external.Data[kcp.KubeconfigKey])
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.Clusters[kcp.ShardBaseContext].Server)
+			assert.Contains(t, k.Args(), "--shard-external-url=https://kcp.example.com:443", "kcp's external URL stays the public one")
+		})
+	}
 }

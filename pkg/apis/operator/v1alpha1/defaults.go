@@ -94,3 +94,14 @@ func SetDefaults_TokenAuthFileSpec(obj *TokenAuthFileSpec) {
 		obj.Key = DefaultTokenAuthFileKey
 	}
 }
+
+// SetDefaults_ComponentSpec defaults the issuer references of the certificate templates,
+// which the generated defaulters do not reach inside a map. The map's values share their
+// Spec and IssuerRef pointers with the object, so defaulting through a copy sticks.
+func SetDefaults_ComponentSpec(obj *ComponentSpec) {
+	for _, t := range obj.CertificateTemplates {
+		if t.Spec != nil && t.Spec.IssuerRef != nil {
+			SetDefaults_ObjectReference(t.Spec.IssuerRef)
+		}
+	}
+}

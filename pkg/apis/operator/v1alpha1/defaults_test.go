@@ -51,6 +51,26 @@ func TestDefaults(t *testing.T) {
 		fp := defaulted(t, &FrontProxy{Spec: FrontProxySpec{External: &FrontProxyExternalConfig{Hostname: "x"}}})
 		assert.Zero(t, fp.Spec.External.Port, "a front proxy inherits the RootShard's port")
 	})
+	t.Run("certificate template issuerRef, every kind", func(t *testing.T) {
+		templates := func() CertificateTemplateMap {
+			return CertificateTemplateMap{
+				"server": {Spec: &CertificateSpecTemplate{IssuerRef: &ObjectReference{Name: "acme"}}},
+				"client": {Spec: &CertificateSpecTemplate{IssuerRef: &ObjectReference{Name: "pca", Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}}},
+			}
+		}
+		for kind, got := range map[string]CertificateTemplateMap{
+			"RootShard":   defaulted(t, &RootShard{Spec: RootShardSpec{CommonShardSpec: CommonShardSpec{ComponentSpec: ComponentSpec{CertificateTemplates: templates()}}}}).Spec.CertificateTemplates,
+			"Shard":       defaulted(t, &Shard{Spec: ShardSpec{CommonShardSpec: CommonShardSpec{ComponentSpec: ComponentSpec{CertificateTemplates: templates()}}}}).Spec.CertificateTemplates,
+			"FrontProxy":  defaulted(t, &FrontProxy{Spec: FrontProxySpec{ComponentSpec: ComponentSpec{CertificateTemplates: templates()}}}).Spec.CertificateTemplates,
+			"CacheServer": defaulted(t, &CacheServer{Spec: CacheServerSpec{ComponentSpec: ComponentSpec{CertificateTemplates: templates()}}}).Spec.CertificateTemplates,
+		} {
+			assert.Equal(t, ObjectReference{Name: "acme", Kind: "Issuer", Group: "cert-manager.io"}, *got["server"].Spec.IssuerRef, kind)
+			assert.Equal(t, ObjectReference{Name: "pca", Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, *got["client"].Spec.IssuerRef, kind)
+		}
+		kc := defaulted(t, &Kubeconfig{Spec: KubeconfigSpec{CertificateTemplate: &CertificateTemplate{Spec: &CertificateSpecTemplate{IssuerRef: &ObjectReference{Name: "acme"}}}}})
+		assert.Equal(t, "Issuer", kc.Spec.CertificateTemplate.Spec.IssuerRef.Kind)
+		assert.Equal(t, "cert-manager.io", kc.Spec.CertificateTemplate.Spec.IssuerRef.Group)
+	})
 	t.Run("Kubeconfig", func(t *testing.T) {
 		assert.Equal(t, "root", defaulted(t, &Kubeconfig{}).Spec.TargetWorkspace)
 		assert.Equal(t, "root:team", defaulted(t, &Kubeconfig{Spec: KubeconfigSpec{TargetWorkspace: "root:team"}}).Spec.TargetWorkspace)

@@ -46,6 +46,7 @@ func RegisterDefaults(scheme *runtime.Scheme) error {
 
 func SetObjectDefaults_CacheServer(in *CacheServer) {
 	SetDefaults_CacheServerSpec(&in.Spec)
+	SetDefaults_ComponentSpec(&in.Spec.ComponentSpec)
 	for i := range in.Spec.ComponentSpec.ExtraVolumes {
 		a := &in.Spec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
@@ -106,6 +107,7 @@ func SetObjectDefaults_CacheServerList(in *CacheServerList) {
 }
 
 func SetObjectDefaults_FrontProxy(in *FrontProxy) {
+	SetDefaults_ComponentSpec(&in.Spec.ComponentSpec)
 	for i := range in.Spec.ComponentSpec.ExtraVolumes {
 		a := &in.Spec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
@@ -192,6 +194,7 @@ func SetObjectDefaults_KubeconfigRequest(in *KubeconfigRequest) {
 
 func SetObjectDefaults_RootShard(in *RootShard) {
 	SetDefaults_CommonShardSpec(&in.Spec.CommonShardSpec)
+	SetDefaults_ComponentSpec(&in.Spec.CommonShardSpec.ComponentSpec)
 	for i := range in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes {
 		a := &in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {
@@ -252,6 +255,7 @@ func SetObjectDefaults_RootShard(in *RootShard) {
 		}
 	}
 	if in.Spec.Proxy != nil {
+		SetDefaults_ComponentSpec(&in.Spec.Proxy.ComponentSpec)
 		for i := range in.Spec.Proxy.ComponentSpec.ExtraVolumes {
 			a := &in.Spec.Proxy.ComponentSpec.ExtraVolumes[i]
 			if a.VolumeSource.ISCSI != nil {
@@ -309,6 +313,7 @@ func SetObjectDefaults_RootShardList(in *RootShardList) {
 
 func SetObjectDefaults_Shard(in *Shard) {
 	SetDefaults_CommonShardSpec(&in.Spec.CommonShardSpec)
+	SetDefaults_ComponentSpec(&in.Spec.CommonShardSpec.ComponentSpec)
 	for i := range in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes {
 		a := &in.Spec.CommonShardSpec.ComponentSpec.ExtraVolumes[i]
 		if a.VolumeSource.ISCSI != nil {

@@ -41,7 +41,7 @@ func ValidateCacheServerStatusUpdate(newObj, oldObj *operator.CacheServer) field
 
 // validateCacheServerSpec checks a CacheServer's spec.
 func validateCacheServerSpec(spec *operator.CacheServerSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, CacheServerCertificateRoles, mountpaths.CacheServer(), fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, cacheServerTemplates, mountpaths.CacheServer(), fldPath)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	allErrs = append(allErrs, validateCacheServerReplicas(spec, fldPath.Child("replicas"))...)
 	allErrs = append(allErrs, validateEtcdConfig(spec.Etcd, fldPath.Child("etcd"))...)

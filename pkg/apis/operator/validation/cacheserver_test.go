@@ -79,7 +79,7 @@ func TestValidateCacheServer(t *testing.T) {
 			mutate: func(cs *operator.CacheServer) {
 				cs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{}
 			},
-			want: []wantErr{notSupported("spec.certificateTemplates", `supported values: "ca", "client", "server"`)},
+			want: []wantErr{notSupported("spec.certificateTemplates", `supported values: "ca", "client", "root-ca", "server"`)},
 		},
 	}
 	for _, tc := range tests {

@@ -17,17 +17,49 @@ var (
 	// RootShardCertificateRoles are the certificates of a RootShard, including the CAs of a setup.
 	RootShardCertificateRoles = []string{
 		"client", "client-ca", "external-logical-cluster-admin", "front-proxy-client-ca",
-		"logical-cluster-admin", "requestheader-client-ca", "root-ca", "server", "server-ca",
+		"logical-cluster-admin", "mounts-proxy", "requestheader-client-ca", "root-ca", "server", "server-ca",
 		"service-account", "service-account-ca",
 	}
 	// ShardCertificateRoles are the certificates of a Shard.
 	ShardCertificateRoles = []string{
-		"client", "external-logical-cluster-admin", "logical-cluster-admin", "server", "service-account",
+		"client", "external-logical-cluster-admin", "logical-cluster-admin", "mounts-proxy", "server", "service-account",
 	}
 	// FrontProxyCertificateRoles are the certificates of a FrontProxy.
 	FrontProxyCertificateRoles = []string{"kubeconfig", "requestheader", "server"}
-	// CacheServerCertificateRoles are the certificates of a CacheServer.
-	CacheServerCertificateRoles = []string{"ca", "client", "server"}
+	// CacheServerCertificateRoles are the certificates of a CacheServer. "root-ca" is
+	// kcp-operator's name for what this server calls "ca".
+	CacheServerCertificateRoles = []string{"ca", "client", "root-ca", "server"}
+)
+
+// Messages for kcp-operator's keys of certificates that kinds of later issues bring.
+const (
+	virtualWorkspacesRoleLater = "is the certificate of a standalone virtual-workspaces server, which comes with the VirtualWorkspace kind in a later issue; " +
+		"here kcp serves its virtual workspaces in process, with the server certificate"
+	kcpOperatorRoleLater = "is the operator's own identity toward kcp, which comes in a later issue, when this server talks to kcp; " +
+		"until then there is no such certificate"
+)
+
+// certificateRoles are what a kind's certificateTemplates may hold.
+type certificateRoles struct {
+	// roles are the keys of the kind's certificates.
+	roles []string
+	// later are kcp-operator's keys for certificates a later issue brings, with why.
+	later map[string]string
+	// rootCA are the keys of the kind's root CA, whose issuer spec.certificates names.
+	rootCA []string
+	// aliases are pairs of keys that name the same certificate: one or the other.
+	aliases [][2]string
+}
+
+// The certificateTemplates rules of each kind.
+var (
+	rootShardTemplates = certificateRoles{roles: RootShardCertificateRoles, rootCA: []string{"root-ca"},
+		later: map[string]string{"virtual-workspaces": virtualWorkspacesRoleLater, "kcp-operator": kcpOperatorRoleLater}}
+	shardTemplates = certificateRoles{roles: ShardCertificateRoles,
+		later: map[string]string{"virtual-workspaces": virtualWorkspacesRoleLater}}
+	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}
+	cacheServerTemplates = certificateRoles{roles: CacheServerCertificateRoles, rootCA: []string{"ca", "root-ca"},
+		aliases: [][2]string{{"ca", "root-ca"}}}
 )
 
 // issuerKinds are the cert-manager issuer kinds an issuerRef may name.
@@ -46,16 +78,22 @@ func validateCertificates(certs *operator.Certificates, fldPath *field.Path) fie
 	case certs.IssuerRef != nil && certs.CASecretRef != nil:
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("caSecretRef"), "may not be set together with issuerRef"))
 	}
-	if ref := certs.IssuerRef; ref != nil {
-		refPath := fldPath.Child("issuerRef")
-		allErrs = append(allErrs, validateDNS1123SubdomainName(ref.Name, refPath.Child("name"))...)
-		if !slices.Contains(issuerKinds, ref.Kind) {
-			allErrs = append(allErrs, field.NotSupported(refPath.Child("kind"), ref.Kind, issuerKinds))
-		}
-		allErrs = append(allErrs, validateDNS1123SubdomainName(ref.Group, refPath.Child("group"))...)
-	}
+	allErrs = append(allErrs, validateIssuerRef(certs.IssuerRef, fldPath.Child("issuerRef"))...)
 	allErrs = append(allErrs, validateSecretReference(certs.CASecretRef, fldPath.Child("caSecretRef"))...)
 	return allErrs
+}
+
+// validateIssuerRef checks a reference to a cert-manager issuer: an external issuer's group is
+// its API group, a DNS subdomain.
+func validateIssuerRef(ref *operator.ObjectReference, fldPath *field.Path) field.ErrorList {
+	if ref == nil {
+		return nil
+	}
+	allErrs := validateDNS1123SubdomainName(ref.Name, fldPath.Child("name"))
+	if !slices.Contains(issuerKinds, ref.Kind) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("kind"), ref.Kind, issuerKinds))
+	}
+	return append(allErrs, validateDNS1123SubdomainName(ref.Group, fldPath.Child("group"))...)
 }
 
 // validateCertificatesUpdate rejects a change of the root CA source: every certificate of the
@@ -79,15 +117,33 @@ func describeCertificates(certs *operator.Certificates) string {
 }
 
 // validateCertificateTemplates checks a kind's certificate templates. A key that names no
-// certificate of the kind would be silently ignored, so it is rejected.
-func validateCertificateTemplates(templates operator.CertificateTemplateMap, roles []string, fldPath *field.Path) field.ErrorList {
+// certificate of the kind would be silently ignored, so it is rejected; kcp-operator's keys
+// for certificates of later issues are rejected with what brings them.
+func validateCertificateTemplates(templates operator.CertificateTemplateMap, roles certificateRoles, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for _, key := range slices.Sorted(maps.Keys(templates)) {
-		if !slices.Contains(roles, key) {
-			allErrs = append(allErrs, field.NotSupported(fldPath, key, roles))
+		keyPath := fldPath.Key(key)
+		if why, ok := roles.later[key]; ok {
+			allErrs = append(allErrs, field.Forbidden(keyPath, fmt.Sprintf("%q %s", key, why)))
+		} else if !slices.Contains(roles.roles, key) {
+			allErrs = append(allErrs, field.NotSupported(fldPath, key, roles.roles))
 		}
 		tmpl := templates[key]
-		allErrs = append(allErrs, validateCertificateTemplate(&tmpl, fldPath.Key(key))...)
+		allErrs = append(allErrs, validateCertificateTemplate(&tmpl, keyPath)...)
+		if slices.Contains(roles.rootCA, key) && tmpl.Spec != nil && tmpl.Spec.IssuerRef != nil {
+			// The root CA's source is immutable (validateCertificatesUpdate): a template
+			// could change it behind that rule's back.
+			allErrs = append(allErrs, field.Forbidden(keyPath.Child("spec", "issuerRef"),
+				"the root CA is issued as spec.certificates says: set spec.certificates.issuerRef instead"))
+		}
+	}
+	for _, pair := range roles.aliases {
+		_, first := templates[pair[0]]
+		_, second := templates[pair[1]]
+		if first && second {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Key(pair[1]),
+				fmt.Sprintf("may not be set together with %q: both name the same certificate", pair[0])))
+		}
 	}
 	return allErrs
 }

@@ -70,27 +70,99 @@ func TestValidateCertificates(t *testing.T) {
 
 func TestValidateCertificateTemplates(t *testing.T) {
 	fldPath := field.NewPath("spec", "certificateTemplates")
+	issuer := func(name, kind, group string) operator.CertificateTemplate {
+		return operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{
+			IssuerRef: &operator.ObjectReference{Name: name, Kind: kind, Group: group}}}
+	}
+	acme := issuer("letsencrypt", "ClusterIssuer", "cert-manager.io")
 	tests := []struct {
 		name      string
 		templates operator.CertificateTemplateMap
-		roles     []string
+		roles     certificateRoles
 		want      []wantErr
 	}{
-		{name: "absent", roles: ShardCertificateRoles},
-		{name: "known roles", templates: operator.CertificateTemplateMap{"server": {}, "client": {}}, roles: ShardCertificateRoles},
+		{name: "absent", roles: shardTemplates},
+		{name: "known roles", templates: operator.CertificateTemplateMap{"server": {}, "client": {}}, roles: shardTemplates},
 		{
 			name:      "unknown role",
 			templates: operator.CertificateTemplateMap{"server": {}, "serving": {}},
-			roles:     CacheServerCertificateRoles,
-			want:      []wantErr{notSupported("spec.certificateTemplates", `Unsupported value: "serving": supported values: "ca", "client", "server"`)},
+			roles:     cacheServerTemplates,
+			want:      []wantErr{notSupported("spec.certificateTemplates", `Unsupported value: "serving": supported values: "ca", "client", "root-ca", "server"`)},
 		},
 		{
 			name: "template content is validated at its key",
 			templates: operator.CertificateTemplateMap{"server": {
 				Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}},
 			}},
-			roles: FrontProxyCertificateRoles,
+			roles: frontProxyTemplates,
 			want:  []wantErr{invalid("spec.certificateTemplates[server].spec.dnsNames[0]")},
+		},
+		// kcp-operator's keys.
+		{name: "mounts-proxy on a Shard", templates: operator.CertificateTemplateMap{"mounts-proxy": {}}, roles: shardTemplates},
+		{name: "mounts-proxy on a RootShard", templates: operator.CertificateTemplateMap{"mounts-proxy": {}}, roles: rootShardTemplates},
+		{name: "root-ca on a CacheServer", templates: operator.CertificateTemplateMap{"root-ca": {}}, roles: cacheServerTemplates},
+		{name: "ca on a CacheServer", templates: operator.CertificateTemplateMap{"ca": {}}, roles: cacheServerTemplates},
+		{
+			name:      "ca and root-ca together on a CacheServer",
+			templates: operator.CertificateTemplateMap{"ca": {}, "root-ca": {}},
+			roles:     cacheServerTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[root-ca]", `may not be set together with "ca"`)},
+		},
+		{
+			name:      "virtual-workspaces on a RootShard: the VirtualWorkspace kind brings it",
+			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
+			roles:     rootShardTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "comes with the VirtualWorkspace kind")},
+		},
+		{
+			name:      "virtual-workspaces on a Shard",
+			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
+			roles:     shardTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "VirtualWorkspace kind")},
+		},
+		{
+			name:      "kcp-operator on a RootShard: the operator's own identity toward kcp",
+			templates: operator.CertificateTemplateMap{"kcp-operator": {}},
+			roles:     rootShardTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[kcp-operator]", "the operator's own identity toward kcp")},
+		},
+		{
+			name:      "kcp-operator on a Shard is no key of kcp-operator's either",
+			templates: operator.CertificateTemplateMap{"kcp-operator": {}},
+			roles:     shardTemplates,
+			want:      []wantErr{notSupported("spec.certificateTemplates", `"kcp-operator"`)},
+		},
+		// Per-certificate issuers.
+		{name: "issuerRef on a leaf", templates: operator.CertificateTemplateMap{"server": acme}, roles: frontProxyTemplates},
+		{name: "issuerRef on an intermediate CA", templates: operator.CertificateTemplateMap{"server-ca": acme}, roles: rootShardTemplates},
+		{name: "issuerRef of an external issuer", templates: operator.CertificateTemplateMap{"server": issuer("pca", "ClusterIssuer", "awspca.cert-manager.io")}, roles: shardTemplates},
+		{
+			name:      "issuerRef on the RootShard's root CA",
+			templates: operator.CertificateTemplateMap{"root-ca": acme},
+			roles:     rootShardTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[root-ca].spec.issuerRef", "set spec.certificates.issuerRef instead")},
+		},
+		{
+			name:      "issuerRef on the CacheServer's CA, by either key",
+			templates: operator.CertificateTemplateMap{"ca": acme},
+			roles:     cacheServerTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[ca].spec.issuerRef", "spec.certificates.issuerRef")},
+		},
+		{
+			name:      "issuerRef on the CacheServer's root-ca",
+			templates: operator.CertificateTemplateMap{"root-ca": acme},
+			roles:     cacheServerTemplates,
+			want:      []wantErr{forbidden("spec.certificateTemplates[root-ca].spec.issuerRef", "spec.certificates.issuerRef")},
+		},
+		{
+			name:      "issuerRef with a bad name, kind and group",
+			templates: operator.CertificateTemplateMap{"server": issuer("Not An Issuer", "Vault", "not_a_group")},
+			roles:     frontProxyTemplates,
+			want: []wantErr{
+				invalid("spec.certificateTemplates[server].spec.issuerRef.name"),
+				notSupported("spec.certificateTemplates[server].spec.issuerRef.kind"),
+				invalid("spec.certificateTemplates[server].spec.issuerRef.group"),
+			},
 		},
 	}
 	for _, tc := range tests {

@@ -51,6 +51,7 @@ func validateCertificateTemplate(tmpl *operator.CertificateTemplate, fldPath *fi
 		allErrs = append(allErrs, validateRenewBefore(spec, specPath.Child("renewBefore"))...)
 		allErrs = append(allErrs, validatePrivateKey(spec.PrivateKey, specPath.Child("privateKey"))...)
 		allErrs = append(allErrs, validateMetadataTemplate(spec.SecretTemplate, specPath.Child("secretTemplate"))...)
+		allErrs = append(allErrs, validateIssuerRef(spec.IssuerRef, specPath.Child("issuerRef"))...)
 	}
 	return allErrs
 }

@@ -11,7 +11,7 @@ import (
 // validateComponentSpec checks what the spec of every component shares. roles are the
 // allowed certificate template keys of the kind; reservedMounts are the directories the
 // controllers mount into its container.
-func validateComponentSpec(spec *operator.ComponentSpec, roles, reservedMounts []string, fldPath *field.Path) field.ErrorList {
+func validateComponentSpec(spec *operator.ComponentSpec, roles certificateRoles, reservedMounts []string, fldPath *field.Path) field.ErrorList {
 	allErrs := validateImage(spec.Image, fldPath.Child("image"))
 	allErrs = append(allErrs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
 	allErrs = append(allErrs, validateResources(spec.Resources, fldPath.Child("resources"))...)
@@ -32,7 +32,7 @@ func validateCABundleRefs(caBundle, clientCABundle *corev1.LocalObjectReference,
 
 // validateCommonShardSpec checks what a RootShard and a Shard share. roles are the allowed
 // certificate template keys of the kind.
-func validateCommonShardSpec(spec *operator.CommonShardSpec, roles []string, fldPath *field.Path) field.ErrorList {
+func validateCommonShardSpec(spec *operator.CommonShardSpec, roles certificateRoles, fldPath *field.Path) field.ErrorList {
 	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, mountpaths.Shard(), fldPath)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	if spec.ShardBaseURL != "" {

@@ -158,7 +158,7 @@ func TestValidateCommonShardSpec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := validCommonShardSpec()
 			tc.mutate(&spec)
-			assertErrors(t, tc.want, validateCommonShardSpec(&spec, RootShardCertificateRoles, field.NewPath("spec")))
+			assertErrors(t, tc.want, validateCommonShardSpec(&spec, rootShardTemplates, field.NewPath("spec")))
 		})
 	}
 }

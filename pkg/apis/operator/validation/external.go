@@ -29,5 +29,9 @@ func validateFrontProxyExternalConfig(ext *operator.FrontProxyExternalConfig, fl
 	if ext.Port != 0 {
 		allErrs = append(allErrs, validatePort(ext.Port, fldPath.Child("port"))...)
 	}
+	allErrs = append(allErrs, validateOptionalDNS1123Subdomain(ext.PrivateHostname, fldPath.Child("privateHostname"))...)
+	if ext.PrivatePort != nil {
+		allErrs = append(allErrs, validatePort(*ext.PrivatePort, fldPath.Child("privatePort"))...)
+	}
 	return allErrs
 }

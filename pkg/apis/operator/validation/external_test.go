@@ -48,6 +48,9 @@ func TestValidateFrontProxyExternalConfig(t *testing.T) {
 		{name: "valid", ext: &operator.FrontProxyExternalConfig{Hostname: "edge.example.com", Port: 443}},
 		{name: "bad hostname", ext: &operator.FrontProxyExternalConfig{Hostname: "-edge"}, want: []wantErr{invalid("spec.external.hostname")}},
 		{name: "negative port", ext: &operator.FrontProxyExternalConfig{Port: -1}, want: []wantErr{invalid("spec.external.port")}},
+		{name: "private address", ext: &operator.FrontProxyExternalConfig{PrivateHostname: "edge.internal", PrivatePort: ptr[int32](8443)}},
+		{name: "bad private hostname", ext: &operator.FrontProxyExternalConfig{PrivateHostname: "edge_internal"}, want: []wantErr{invalid("spec.external.privateHostname")}},
+		{name: "zero private port", ext: &operator.FrontProxyExternalConfig{PrivatePort: ptr[int32](0)}, want: []wantErr{invalid("spec.external.privatePort")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

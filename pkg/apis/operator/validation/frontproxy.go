@@ -45,7 +45,7 @@ func ValidateFrontProxyStatusUpdate(newObj, oldObj *operator.FrontProxy) field.E
 
 // validateFrontProxySpec checks a FrontProxy's spec.
 func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, frontProxyTemplates, mountpaths.FrontProxy(), fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateDeprecatedExternalHostname(spec, fldPath.Child("externalHostname"))...)

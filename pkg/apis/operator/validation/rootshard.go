@@ -44,7 +44,7 @@ func ValidateRootShardStatusUpdate(newObj, oldObj *operator.RootShard) field.Err
 
 // validateRootShardSpec checks the common shard pieces plus what only a RootShard has.
 func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, RootShardCertificateRoles, fldPath)
+	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, rootShardTemplates, fldPath)
 	allErrs = append(allErrs, validateExternalConfig(&spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateRootShardCacheConfig(spec.Cache, fldPath.Child("cache"))...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
@@ -78,5 +78,5 @@ func validateRootShardProxy(proxy *operator.RootShardProxySpec, fldPath *field.P
 	if proxy == nil {
 		return nil
 	}
-	return validateComponentSpec(&proxy.ComponentSpec, FrontProxyCertificateRoles, mountpaths.FrontProxy(), fldPath)
+	return validateComponentSpec(&proxy.ComponentSpec, frontProxyTemplates, mountpaths.FrontProxy(), fldPath)
 }

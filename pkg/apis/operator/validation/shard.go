@@ -40,7 +40,7 @@ func ValidateShardStatusUpdate(newObj, oldObj *operator.Shard) field.ErrorList {
 
 // validateShardSpec checks the common shard pieces plus the Shard's references.
 func validateShardSpec(spec *operator.ShardSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, ShardCertificateRoles, fldPath)
+	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, shardTemplates, fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
 	if spec.Cache != nil && spec.Cache.Embedded != nil {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -26,6 +27,9 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 	Status:   func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
 
 	Admit: admitIdentity,
+	Permissions: func(o *operator.Kubeconfig) []store.Permission {
+		return store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate"))
+	},
 
 	Validate:             validation.ValidateKubeconfig,
 	ValidateUpdate:       validation.ValidateKubeconfigUpdate,

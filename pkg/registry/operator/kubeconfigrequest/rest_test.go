@@ -204,3 +204,46 @@ func TestNotIssuedYetIsAConflict(t *testing.T) {
 	_, err = r.Create(ctx, "missing", &operator.KubeconfigRequest{}, nil, &metav1.CreateOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "got %v", err)
 }
+
+// TestMintForAFrontProxyTrustsItsCABundle checks that a kubeconfig toward a FrontProxy with
+// caBundleSecretRef trusts the FrontProxy's own merged bundle, which holds the CA of a
+// public serving issuer, and one toward a FrontProxy without it the RootShard's.
+func TestMintForAFrontProxyTrustsItsCABundle(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		caBundle *corev1.LocalObjectReference
+		want     string
+	}{
+		{name: "caBundleSecretRef", caBundle: &corev1.LocalObjectReference{Name: "public-ca"}, want: "FRONT-PROXY-MERGED-CA-BUNDLE\n"},
+		{name: "none", want: "ROOT-MERGED-CA-BUNDLE\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fp := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a"},
+				Spec: operatorv1alpha1.FrontProxySpec{CABundleSecretRef: tc.caBundle}}
+			r := newREST(t, false)
+			secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			signer, err := r.CAs.Secrets.Secrets("team-a").Get("root-front-proxy-client-ca")
+			require.NoError(t, err)
+			require.NoError(t, secrets.Add(signer))
+			for name, data := range map[string]string{"root-merged-ca-bundle": "ROOT-MERGED-CA-BUNDLE\n", "root-edge-merged-ca-bundle": "FRONT-PROXY-MERGED-CA-BUNDLE\n"} {
+				require.NoError(t, secrets.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"},
+					Data: map[string][]byte{"tls.crt": []byte(data)}}))
+			}
+			r.CAs = &CASource{Secrets: corev1listers.NewSecretLister(secrets)}
+			r.Resource = operator.Resource("frontproxies")
+			r.Resolve = func(context.Context, string, string) (credentials.Target, error) {
+				return credentials.ForFrontProxy(fp, rootShard), nil
+			}
+
+			ctx, _ := request(t, "alice")
+			out, err := mint(t, r, ctx, operator.KubeconfigRequestSpec{})
+			require.NoError(t, err)
+			cfg, err := clientcmd.Load([]byte(out.Status.Kubeconfig))
+			require.NoError(t, err)
+			for name, cluster := range cfg.Clusters {
+				assert.Equal(t, tc.want, string(cluster.CertificateAuthorityData), name)
+			}
+			assert.Equal(t, "https://kcp.example.com:443", cfg.Clusters[cfg.Contexts["base"].Cluster].Server)
+		})
+	}
+}

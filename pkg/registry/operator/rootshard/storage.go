@@ -29,7 +29,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		spec := field.NewPath("spec")
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			slices.Concat(store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates")),
-				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")))...)
+				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
+				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec))...)
 	},
 
 	Validate:             validation.ValidateRootShard,

@@ -2,6 +2,8 @@
 package shard
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,7 +28,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 	Permissions: func(o *operator.Shard) []store.Permission {
 		spec := field.NewPath("spec")
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
-			store.AuthPermissions(o.Spec.Auth, spec.Child("auth"))...)
+			slices.Concat(store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
+				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec))...)
 	},
 
 	Validate:             validation.ValidateShard,

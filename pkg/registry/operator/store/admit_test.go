@@ -71,6 +71,14 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 		cs.Spec.ServiceTemplate = &operator.ServiceTemplate{Spec: &operator.ServiceSpecTemplate{Type: typ}}
 		return cs
 	}
+	withTemplateIssuer := func(name string) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		cs.Spec.CertificateTemplates = operator.CertificateTemplateMap{
+			"client": {},
+			"server": {Spec: &operator.CertificateSpecTemplate{IssuerRef: &operator.ObjectReference{Name: name, Kind: "ClusterIssuer", Group: "cert-manager.io"}}},
+		}
+		return cs
+	}
 	withImageAndIssuer := func() *operator.CacheServer {
 		cs := withIssuer("corp")
 		cs.Spec.Image = &operator.ImageSpec{Repository: "busybox"}
@@ -116,6 +124,13 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 			forbidden: []string{"spec.serviceTemplate.spec.type to NodePort without create on services in namespace"},
 		},
 		{name: "a LoadBalancer Service, granted", obj: withServiceType(corev1.ServiceTypeLoadBalancer), allow: []string{"create services. "}, asked: 1},
+		{
+			name: "a template's issuerRef, denied", obj: withTemplateIssuer("acme"), asked: 1,
+			forbidden: []string{`spec.certificateTemplates[server].spec.issuerRef to ClusterIssuer/acme without create on certificates.cert-manager.io`},
+		},
+		{name: "a template's issuerRef, granted", obj: withTemplateIssuer("acme"), allow: []string{createCerts}, asked: 1},
+		{name: "a template's issuerRef unchanged on update", obj: withTemplateIssuer("acme"), old: withTemplateIssuer("acme")},
+		{name: "a template's issuerRef changed on update", obj: withTemplateIssuer("other"), old: withTemplateIssuer("acme"), asked: 1, forbidden: []string{"ClusterIssuer/other"}},
 		{
 			name: "two fields, both denied", obj: withImageAndIssuer(), asked: 2,
 			forbidden: []string{"spec.image.repository to busybox", "; spec.certificates.issuerRef to Issuer/corp"},

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"maps"
+	"slices"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,7 +32,54 @@ func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []P
 			Verb: "create", Resource: "services",
 		})
 	}
+	return append(perms, CertificateTemplatesPermissions(spec.CertificateTemplates, fldPath.Child("certificateTemplates"))...)
+}
+
+// CertificateTemplatesPermissions holds a template's issuerRef to what the author could use
+// directly, as spec.certificates.issuerRef is: the server has that issuer sign on the
+// author's behalf.
+func CertificateTemplatesPermissions(templates operator.CertificateTemplateMap, fldPath *field.Path) []Permission {
+	var perms []Permission
+	for _, key := range slices.Sorted(maps.Keys(templates)) {
+		t := templates[key]
+		perms = append(perms, CertificateTemplatePermissions(&t, fldPath.Key(key))...)
+	}
 	return perms
+}
+
+// CertificateTemplatePermissions holds one template's issuerRef to creating
+// certificates.cert-manager.io.
+func CertificateTemplatePermissions(t *operator.CertificateTemplate, fldPath *field.Path) []Permission {
+	if t == nil || t.Spec == nil || t.Spec.IssuerRef == nil {
+		return nil
+	}
+	return []Permission{issuerPermission(t.Spec.IssuerRef, fldPath.Child("spec", "issuerRef"))}
+}
+
+// CABundlePermissions holds the Secrets whose CAs join a component's CA bundles to reading
+// them: the server copies their certificates into Secrets of its own and has the components
+// trust them.
+func CABundlePermissions(caBundle, clientCABundle *corev1.LocalObjectReference, fldPath *field.Path) []Permission {
+	var perms []Permission
+	for _, ref := range []struct {
+		ref   *corev1.LocalObjectReference
+		field string
+	}{{caBundle, "caBundleSecretRef"}, {clientCABundle, "clientCABundleRef"}} {
+		if ref.ref != nil {
+			perms = append(perms, Permission{
+				Field: fldPath.Child(ref.field).String(), Value: "Secret/" + ref.ref.Name,
+				Verb: "get", Resource: "secrets", Name: ref.ref.Name,
+			})
+		}
+	}
+	return perms
+}
+
+func issuerPermission(ref *operator.ObjectReference, fldPath *field.Path) Permission {
+	return Permission{
+		Field: fldPath.String(), Value: ref.Kind + "/" + ref.Name,
+		Verb: "create", Group: cmv1.SchemeGroupVersion.Group, Resource: "certificates",
+	}
 }
 
 // CertificatesPermissions holds where a setup's root CA comes from to what the author could
@@ -42,10 +92,7 @@ func CertificatesPermissions(certs *operator.Certificates, fldPath *field.Path) 
 	}
 	var perms []Permission
 	if ref := certs.IssuerRef; ref != nil {
-		perms = append(perms, Permission{
-			Field: fldPath.Child("issuerRef").String(), Value: ref.Kind + "/" + ref.Name,
-			Verb: "create", Group: cmv1.SchemeGroupVersion.Group, Resource: "certificates",
-		})
+		perms = append(perms, issuerPermission(ref, fldPath.Child("issuerRef")))
 	}
 	if ref := certs.CASecretRef; ref != nil {
 		perms = append(perms, Permission{

@@ -1,0 +1,62 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+)
+
+// BundleSources are the names of the users' Secrets named by caBundleSecretRef and
+// clientCABundleRef: a change to one rebuilds the bundles made of it.
+func BundleSources(refs ...*corev1.LocalObjectReference) []string {
+	var names []string
+	for _, ref := range refs {
+		if ref != nil {
+			names = append(names, ref.Name)
+		}
+	}
+	return names
+}
+
+// UsersCABundle reads the tls.crt of a user's CA bundle Secret. The users' Secrets are not
+// labelled as ours, so they are read, not cached; nil ref reads nothing.
+func (h *Host) UsersCABundle(ctx context.Context, namespace string, ref *corev1.LocalObjectReference) ([]byte, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
+	}
+	return s.Data["tls.crt"], nil
+}
+
+// OwnCABundle reads the tls.crt of a bundle Secret the controllers write, from the cache;
+// found is false until it is written with content, whose event brings the caller back.
+func (h *Host) OwnCABundle(namespace, name string) (data []byte, found bool, err error) {
+	s, err := h.Secrets.Secrets(namespace).Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return s.Data["tls.crt"], true, nil
+}
+
+// ApplyBundles applies the bundle Secrets and returns how many it wrote.
+func (h *Host) ApplyBundles(ctx context.Context, secrets ...*corev1ac.SecretApplyConfiguration) (int, error) {
+	wrote := 0
+	for _, s := range secrets {
+		w, err := h.SecretApplier.ApplyIfChanged(ctx, s)
+		if err != nil {
+			return wrote, err
+		}
+		wrote += Count(w)
+	}
+	return wrote, nil
+}
