@@ -25,7 +25,7 @@ type secretMount struct {
 // or cert-manager, for the front proxy or its RootShard.
 func (f FrontProxy) secretMounts() []secretMount {
 	rs := f.RootShard.Name
-	return []secretMount{
+	mounts := []secretMount{
 		{volume: "serving", secret: f.certName("server"), dir: servingDir},
 		{volume: "kubeconfig", secret: f.DynamicKubeconfigName(), dir: kubeconfigDir},
 		{volume: "kubeconfig-client", secret: f.certName("kubeconfig"), dir: kubeconfigClient},
@@ -33,6 +33,11 @@ func (f FrontProxy) secretMounts() []secretMount {
 		{volume: "client-ca", secret: kcp.MergedClientCAName(f.RootShard), dir: clientCADir, onlyCert: true},
 		{volume: "ca-server", secret: pki.CAName(rs, pki.ServerCA), dir: serverCADir, onlyCert: true},
 	}
+	if f.Version().MountProxy() {
+		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.CAName(rs, pki.RequestHeaderClientCA),
+			dir: requestHeaderCADir, onlyCert: true})
+	}
+	return mounts
 }
 
 // MountedSecrets are the names of the Secrets the pods mount, sorted: its Deployment is

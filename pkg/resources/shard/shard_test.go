@@ -82,7 +82,7 @@ func TestCacheFallsBackToTheRootShard(t *testing.T) {
 
 func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {
 	for _, c := range Certificates(minimalShard(), rootShard()) {
-		assert.Contains(t, []string{"root-server-ca", "root-client-ca", "root-service-account-ca"}, *c.Spec.IssuerRef.Name, *c.Name)
+		assert.Contains(t, []string{"root-server-ca", "root-client-ca", "root-service-account-ca", "root-requestheader-client-ca"}, *c.Spec.IssuerRef.Name, *c.Name)
 		assert.Equal(t, "shard-1", c.Labels["operator.kcp.io/shard"])
 	}
 }

@@ -14,6 +14,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 )
 
 // SecretsHashAnnotation is the pod template annotation that changes when a mounted Secret
@@ -36,6 +37,14 @@ func Image(spec *operatorv1alpha1.ImageSpec) string {
 		}
 	}
 	return repo + ":" + tag
+}
+
+// KcpVersion is the kcp release of a component's image (its tag, else the default).
+func KcpVersion(spec *operatorv1alpha1.ImageSpec) kcpversion.Version {
+	if spec == nil {
+		return kcpversion.FromTag("")
+	}
+	return kcpversion.FromTag(spec.Tag)
 }
 
 // Replicas is the replica count to apply: the spec's when given, else the count the
