@@ -73,3 +73,16 @@ func TestGroupsArePlainCommaSeparated(t *testing.T) {
 	assert.Contains(t, loaded().Args(), "--authentication-drop-groups=system:masters,system:kcp:admin")
 	assert.Contains(t, loaded().Args(), "--authentication-pass-on-groups=team-a")
 }
+
+// TestVersionGoldens renders the front proxy's Deployment at each kcp minor kcp-setups
+// supports, so that a review sees the version gates: the requestheader CA and flags that let
+// the shards' mount proxies through from v0.31.6 and v0.32.3.
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			f := minimal()
+			f.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			golden.Assert(t, "minimal-"+minor, f.Deployment(nil, "hash"))
+		})
+	}
+}

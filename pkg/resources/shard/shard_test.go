@@ -86,3 +86,20 @@ func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {
 		assert.Equal(t, "shard-1", c.Labels["operator.kcp.io/shard"])
 	}
 }
+
+// TestVersionGoldens renders a shard at each kcp minor kcp-setups supports, so that a
+// review sees the version gates: --external-hostname before v0.31, the mount proxy's
+// certificate, mount and flags on v0.31.6+ and v0.32.3+.
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			s, rs := minimalShard(), rootShard()
+			s.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			objects := []any{Shard(s, rs).Deployment(nil, "hash")}
+			for _, c := range Certificates(s, rs) {
+				objects = append(objects, c)
+			}
+			golden.Assert(t, "minimal-"+minor, objects...)
+		})
+	}
+}
