@@ -96,5 +96,5 @@ func (c CacheServer) Deployment(current *appsv1.Deployment, mountsHash string) *
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("etcd-tls").WithMountPath(kcp.EtcdTLSDir).WithReadOnly(true))
 	}
 	return workload.Deployment(c.DeploymentName(), c.Namespace, c.labels("cache-server"), c.SelectorLabels(),
-		&spec, container, podSpec, current, mountsHash)
+		&spec, container, podSpec, current, mountsHash, workload.CacheServer)
 }

@@ -82,5 +82,5 @@ func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *a
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("oidc-ca").WithMountPath(kcp.OIDCCADir).WithReadOnly(true))
 	}
 	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(),
-		&spec.ComponentSpec, container, podSpec, current, mountsHash)
+		&spec.ComponentSpec, container, podSpec, current, mountsHash, workload.FrontProxy)
 }
