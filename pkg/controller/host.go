@@ -9,9 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	policyv1listers "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -26,6 +28,8 @@ type Host struct {
 	Services     corev1listers.ServiceLister
 	Deployments  appsv1listers.DeploymentLister
 	ConfigMaps   corev1listers.ConfigMapLister
+	// DisruptionBudgets is set by WithDisruptionBudgets.
+	DisruptionBudgets policyv1listers.PodDisruptionBudgetLister
 	// SecretMetadata caches the metadata of every Secret, the users' too, so that a change
 	// to a Secret a user names rolls the pods that mount it; nil in unit tests.
 	SecretMetadata cache.SharedIndexInformer
@@ -39,6 +43,8 @@ type Host struct {
 	SecretApplier      Applied[*corev1ac.SecretApplyConfiguration]
 	ServiceApplier     Applied[*corev1ac.ServiceApplyConfiguration]
 	DeploymentApplier  Applied[*appsv1ac.DeploymentApplyConfiguration]
+	// DisruptionBudgetApplier is set by WithDisruptionBudgets.
+	DisruptionBudgetApplier Applied[*policyv1ac.PodDisruptionBudgetApplyConfiguration]
 }
 
 // NewHost returns the host with its appliers, over caches that hold only what the

@@ -40,7 +40,8 @@ func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerA
 	return wrote, nil
 }
 
-// RealizeShard applies a kcp shard's admin kubeconfigs, Service and Deployment, and returns
+// RealizeShard applies a kcp shard's admin kubeconfigs, Service, Deployment and its
+// PodDisruptionBudget, and returns
 // how many objects it wrote. The Deployment's pods roll when a Secret they mount changes.
 func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	wrote := 0
@@ -78,7 +79,13 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 			}
 		}
 	}
-	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, s.Deployment(current, workload.SecretsHash(versions)))
+	d := s.Deployment(current, workload.SecretsHash(versions))
+	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, d)
+	wrote += Count(w)
+	if err != nil {
+		return wrote, err
+	}
+	w, err = h.ApplyDisruptionBudget(ctx, d)
 	return wrote + Count(w), err
 }
 
@@ -119,13 +126,16 @@ func (h *Host) PendingCertificates(certs []*cmapply.CertificateApplyConfiguratio
 }
 
 // DeleteOwned deletes what the controllers own in namespace by label selector: Deployments
-// and Services, then the Certificates, so that cert-manager does not issue their Secrets
+// with their PodDisruptionBudgets and Services, then the Certificates, so that cert-manager does not issue their Secrets
 // again, then the Issuers, the Secrets and the ConfigMaps.
 func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) error {
 	opts := metav1.ListOptions{LabelSelector: selector}
 	background := metav1.DeletePropagationBackground
 	if err := h.Kube.AppsV1().Deployments(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
 		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
+	}
+	if err := h.Kube.PolicyV1().PodDisruptionBudgets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
+		return fmt.Errorf("deleting PodDisruptionBudgets %s: %w", selector, err)
 	}
 	// Services have no deletecollection.
 	services, err := h.Kube.CoreV1().Services(namespace).List(ctx, opts)

@@ -19,6 +19,7 @@ var ownedResources = []struct {
 	statusByPeer bool
 }{
 	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, true},
+	{schema.GroupVersionResource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"}, true},
 	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, true},
 	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, true},
 	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, false},

@@ -132,7 +132,7 @@ metadata:
 
 	// Deleting everything leaves nothing the controllers made.
 	kubectl(t, "delete", "frontproxies,shards,rootshards", "--all", "-n", ns, "--timeout=3m")
-	for _, kind := range []string{"deployments", "services", "configmaps", "certificates", "issuers", "secrets"} {
+	for _, kind := range []string{"deployments", "poddisruptionbudgets", "services", "configmaps", "certificates", "issuers", "secrets"} {
 		assert.Empty(t, strings.TrimSpace(kubectl(t, "get", kind, "-n", ns, "-l", "app.kubernetes.io/managed-by=kcp-setups", "-o", "name")),
 			"%s left behind", kind)
 	}

@@ -44,8 +44,11 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The components request what production needs (a shard 1 CPU and 1Gi per replica), and
+	// the suite runs many setups one after another whose pods may linger: the fake node has
+	// room for some hundred setups, it runs nothing.
 	resources := corev1.ResourceList{}
-	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: "64", corev1.ResourceMemory: "256Gi", corev1.ResourcePods: "500"} {
+	for name, q := range map[corev1.ResourceName]string{corev1.ResourceCPU: "1000", corev1.ResourceMemory: "4Ti", corev1.ResourcePods: "2000"} {
 		resources[name] = resource.MustParse(q)
 	}
 	node := corev1ac.Node(FakeNode).

@@ -16,12 +16,15 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
+	policyv1listers "k8s.io/client-go/listers/policy/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -45,13 +48,14 @@ func NewCache() cache.Indexer {
 // NewHost returns a fake host cluster whose appliers fill its caches.
 func NewHost(t *testing.T) *Host {
 	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
-	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps"} {
+	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets"} {
 		h.Caches[k] = NewCache()
 	}
 	h.Host = controller.NewHost(h.Kube, h.CM,
 		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
-		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"]))
+		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"])).
+		WithDisruptionBudgets(policyv1listers.NewPodDisruptionBudgetLister(h.Caches["poddisruptionbudgets"]))
 	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
 		obj := &corev1.ConfigMap{}
 		return obj, h.store(t, "configmaps", "ConfigMap "+*o.Name, o, obj)
@@ -75,6 +79,10 @@ func NewHost(t *testing.T) *Host {
 	h.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
 		obj := &appsv1.Deployment{}
 		return obj, h.store(t, "deployments", "Deployment "+*o.Name, o, obj)
+	}
+	h.DisruptionBudgetApplier.Apply = func(_ context.Context, o *policyv1ac.PodDisruptionBudgetApplyConfiguration) (metav1.Object, error) {
+		obj := &policyv1.PodDisruptionBudget{}
+		return obj, h.store(t, "poddisruptionbudgets", "PodDisruptionBudget "+*o.Name, o, obj)
 	}
 	return h
 }

@@ -62,6 +62,7 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		controller.On(kubeHosts.Core().V1().ConfigMaps().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
 		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
+		controller.On(kubeHosts.Policy().V1().PodDisruptionBudgets().Informer(), c.loop.HandlerFor(c.owners)),
 	); err != nil {
 		return nil, err
 	}

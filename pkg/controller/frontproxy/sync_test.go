@@ -26,7 +26,7 @@ func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 	require.NoError(t, fps.Add(fp))
 	require.NoError(t, rss.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}}))
-	for _, name := range []string{"root-merged-client-ca", "root-server-ca"} {
+	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		require.NoError(t, host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
 	}
 	c := &Controller{client: ours, frontProxies: listers.NewFrontProxyLister(fps), rootShards: listers.NewRootShardLister(rss),

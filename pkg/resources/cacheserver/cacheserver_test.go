@@ -144,3 +144,16 @@ func TestCATemplateUnderEitherKey(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionGoldens renders the cache server's Deployment at each kcp minor kcp-setups
+// supports, so that a review sees the version gates: no --client-ca-file before v0.30.2,
+// --logging-format and an external etcd from v0.31.0.
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			c := minimal()
+			c.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			golden.Assert(t, "minimal-"+minor, c.Deployment(nil, "hash"))
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
@@ -23,14 +24,19 @@ const (
 	EmbeddedEtcdDir = mountpaths.EmbeddedEtcdDir
 )
 
-// Args is the cache-server command line (WORKLOADS.md), in one place.
+// Args is the cache-server command line (WORKLOADS.md), in one place, with the flags the
+// image's kcp release defines. Validation refuses spec.etcd on a release without --etcd-*.
 func (c CacheServer) Args() []string {
+	version := c.Version()
 	args := []string{
 		"--tls-cert-file=" + servingDir + "/tls.crt",
 		"--tls-private-key-file=" + servingDir + "/tls.key",
-		"--client-ca-file=" + clientCADir + "/" + ClientCAKey,
-		"--root-directory=",
 	}
+	if version.CacheServerClientCA() {
+		// Before kcp v0.30.2 the cache server has no authentication flags at all.
+		args = append(args, "--client-ca-file="+clientCADir+"/"+ClientCAKey)
+	}
+	args = append(args, "--root-directory=")
 	if c.Spec.Etcd == nil {
 		args = append(args, "--embedded-etcd-directory="+EmbeddedEtcdDir)
 	} else {
@@ -40,9 +46,16 @@ func (c CacheServer) Args() []string {
 	if c.Spec.Logging != nil {
 		level = c.Spec.Logging.Level
 	}
+	if version.CacheServerEtcd() {
+		// JSON logs like the shards'; the cache server has the flag from kcp v0.31.0 on.
+		args = append(args, "--logging-format=json")
+	}
 	args = append(args, fmt.Sprintf("-v=%d", level))
 	return append(args, c.Spec.ExtraArgs...)
 }
+
+// Version is the kcp release of the cache server's image.
+func (c CacheServer) Version() kcpversion.Version { return workload.KcpVersion(c.Spec.Image) }
 
 // MountedSecrets are the names of the Secrets the pods mount that the controllers and
 // cert-manager write, sorted: the Deployment is created once they exist, and a change to any
@@ -85,5 +98,5 @@ func (c CacheServer) Deployment(current *appsv1.Deployment, mountsHash string) *
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("etcd-tls").WithMountPath(kcp.EtcdTLSDir).WithReadOnly(true))
 	}
 	return workload.Deployment(c.DeploymentName(), c.Namespace, c.labels("cache-server"), c.SelectorLabels(),
-		&spec, container, podSpec, current, mountsHash)
+		&spec, container, podSpec, current, mountsHash, workload.CacheServer)
 }

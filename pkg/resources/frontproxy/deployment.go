@@ -25,7 +25,8 @@ type secretMount struct {
 // secretMounts are the Secrets the front proxy's pods mount: all written by the controllers
 // or cert-manager, for the front proxy or its RootShard.
 func (f FrontProxy) secretMounts() []secretMount {
-	return []secretMount{
+	rs := f.RootShard.Name
+	mounts := []secretMount{
 		{volume: "serving", secret: f.certName("server"), dir: servingDir},
 		{volume: "kubeconfig", secret: f.DynamicKubeconfigName(), dir: kubeconfigDir},
 		{volume: "kubeconfig-client", secret: f.certName("kubeconfig"), dir: kubeconfigClient},
@@ -35,6 +36,11 @@ func (f FrontProxy) secretMounts() []secretMount {
 		// CA, both files of this directory, are the merged bundle.
 		{volume: "ca-server", secret: f.serverCA(), dir: serverCADir, onlyCert: true},
 	}
+	if f.Version().MountProxy() {
+		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.CAName(rs, pki.RequestHeaderClientCA),
+			dir: requestHeaderCADir, onlyCert: true})
+	}
+	return mounts
 }
 
 // MountedSecrets are the names of the Secrets the pods mount, sorted: its Deployment is
@@ -112,5 +118,5 @@ func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *a
 		container.WithVolumeMounts(m.Mount)
 	}
 	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(),
-		&spec.ComponentSpec, container, podSpec, current, mountsHash)
+		&spec.ComponentSpec, container, podSpec, current, mountsHash, workload.FrontProxy)
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -34,6 +35,9 @@ const (
 	serverCADir      = baseDir + "/ca/server"
 	kubeconfigClient = baseDir + "/kubeconfig-client"
 	requestHeaderDir = baseDir + "/requestheader"
+	// requestHeaderCADir holds the requestheader-client CA, which signs the shards' mount
+	// proxy identities.
+	requestHeaderCADir = baseDir + "/ca/requestheader-client"
 	// MappingKey is the key of the path mappings in the ConfigMap.
 	MappingKey = "path-mapping.yaml"
 )
@@ -212,6 +216,17 @@ func (f FrontProxy) Args() []string {
 		"--mapping-file=" + configDir + "/" + MappingKey,
 		"--client-ca-file=" + clientCADir + "/tls.crt",
 	}
+	if f.Version().MountProxy() {
+		// The shards' mount proxies come back through the front proxy with the user's
+		// identity in X-Remote-* headers; only the front proxy's own request-header identity
+		// and theirs may assert it.
+		args = append(args,
+			"--requestheader-client-ca-file="+requestHeaderCADir+"/tls.crt",
+			"--requestheader-allowed-names=kcp-front-proxy,"+kcp.MountsProxyCommonName,
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-")
+	}
 	if a := f.Spec.Auth; a != nil {
 		// Plain comma-separated values: kcp-front-proxy does not strip quotes.
 		if len(a.DropGroups) > 0 {
@@ -241,6 +256,9 @@ func (f FrontProxy) Args() []string {
 func (f FrontProxy) Service() *corev1ac.ServiceApplyConfiguration {
 	return workload.Service(f.Namespace, f.ServiceName(), pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
 }
+
+// Version is the kcp release of the front proxy's image.
+func (f FrontProxy) Version() kcpversion.Version { return workload.KcpVersion(f.Spec.Image) }
 
 // SelectorLabels select the front proxy's pods.
 func (f FrontProxy) SelectorLabels() map[string]string {

@@ -237,3 +237,16 @@ func TestServerCertificateNamesPrivateHostnames(t *testing.T) {
 	assert.Contains(t, server.Spec.DNSNames, "kcp.internal", "the RootShard's private hostname, as in kcp-operator")
 	assert.Contains(t, server.Spec.DNSNames, "edge.internal")
 }
+
+// TestVersionGoldens renders the front proxy's Deployment at each kcp minor kcp-setups
+// supports, so that a review sees the version gates: the requestheader CA and flags that let
+// the shards' mount proxies through from v0.31.6 and v0.32.3.
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			f := minimal()
+			f.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			golden.Assert(t, "minimal-"+minor, f.Deployment(nil, "hash"))
+		})
+	}
+}

@@ -23,8 +23,9 @@ const (
 
 // Args is the kcp command line of a shard (WORKLOADS.md), in one place so that a new kcp
 // release is one edit: CAs, request-header authentication, serving, service accounts, shard
-// URLs, admin kubeconfigs, fixed flags, etcd, cache, the kind's own flags, then
-// authentication, audit and authorization, then the user's extra arguments.
+// URLs, admin kubeconfigs, fixed flags, the mount proxy's identity where the image's kcp has
+// one, etcd, cache, the kind's own flags, then authentication, audit and authorization, then
+// the user's extra arguments.
 func (s Shard) Args() []string {
 	spec := s.Spec
 	level := int32(0)
@@ -56,6 +57,13 @@ func (s Shard) Args() []string {
 		"--enable-leader-election=true",
 		"--logging-format=json",
 		"-v=" + strconv.Itoa(int(level)),
+	}
+	if s.Version().MountProxy() {
+		// The shard forwards requests for mounted workspaces to the front proxy as this
+		// identity, which the front proxy lets assert the user's X-Remote-* headers.
+		args = append(args,
+			"--mount-proxy-client-cert-file="+leafDir(MountsProxy)+"/tls.crt",
+			"--mount-proxy-client-key-file="+leafDir(MountsProxy)+"/tls.key")
 	}
 	args = append(args, EtcdArgs(spec.Etcd)...)
 	if s.Cache != nil {

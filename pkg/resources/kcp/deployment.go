@@ -31,7 +31,7 @@ func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv
 		container.WithVolumeMounts(m.mount)
 	}
 	return workload.Deployment(s.DeploymentName(), s.Namespace, pki.Labels(s.Kind, s.Name, "kcp"), s.SelectorLabels(),
-		&s.Spec.ComponentSpec, container, podSpec, current, secretsHash)
+		&s.Spec.ComponentSpec, container, podSpec, current, secretsHash, workload.KcpServer)
 }
 
 // optionalMount is a volume for a configuration file that only some specs have.

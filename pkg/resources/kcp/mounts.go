@@ -65,6 +65,9 @@ func (s Shard) mounts() []Mount {
 		{volume: LogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(LogicalClusterAdmin), dir: KubeconfigDir(LogicalClusterAdmin)},
 		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
 	}...)
+	if s.Version().MountProxy() {
+		ms = append(ms, Mount{volume: MountsProxy, secret: name + "-" + MountsProxy, dir: leafDir(MountsProxy)})
+	}
 	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
 		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
 	}

@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // Shard is what the builders need to know of a root shard or a shard.
@@ -50,6 +52,17 @@ const (
 	LogicalClusterAdmin         = "logical-cluster-admin"
 	ExternalLogicalClusterAdmin = "external-logical-cluster-admin"
 )
+
+// MountsProxy is the role of the client certificate a shard forwards requests for mounted
+// workspaces to the front proxy with; MountsProxyCommonName is its user, which the front
+// proxy's --requestheader-allowed-names lets through.
+const (
+	MountsProxy           = "mounts-proxy"
+	MountsProxyCommonName = "kcp-mounts-proxy"
+)
+
+// Version is the kcp release of the shard's image.
+func (s Shard) Version() kcpversion.Version { return workload.KcpVersion(s.Spec.Image) }
 
 // DeploymentName is the name of the shard's Deployment, the same as its Service's.
 func (s Shard) DeploymentName() string { return s.ServiceName }
@@ -92,10 +105,12 @@ func (s Shard) ExternalAdminURL() string {
 	return fmt.Sprintf("https://%s:%d", e.PrivateHostname, port)
 }
 
-// Leaves are the shard's own certificates, signed by its root shard's CAs.
+// Leaves are the shard's own certificates, signed by its root shard's CAs, with the mount
+// proxy's identity where the image's kcp has a mount proxy. The root shard has one too: its
+// local proxy serves the mounted workspaces it holds like any shard's.
 func (s Shard) Leaves() []pki.Leaf {
 	rs, name := s.RootShard.Name, s.Name
-	return []pki.Leaf{
+	leaves := []pki.Leaf{
 		{Name: name + "-server", Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
 			DNSNames: s.serverDNSNames(), Usage: pki.ServerAuth},
 		{Name: name + "-client", Role: "client", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "shard-" + name,
@@ -107,6 +122,11 @@ func (s Shard) Leaves() []pki.Leaf {
 		{Name: name + "-" + ExternalLogicalClusterAdmin, Role: ExternalLogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
 			CommonName: ExternalLogicalClusterAdmin, Organization: []string{"system:kcp:external-logical-cluster-admin"}, Usage: pki.ClientAuth},
 	}
+	if s.Version().MountProxy() {
+		leaves = append(leaves, pki.Leaf{Name: name + "-" + MountsProxy, Role: MountsProxy,
+			Issuer: pki.CAName(rs, pki.RequestHeaderClientCA), CommonName: MountsProxyCommonName, Usage: pki.ClientAuth})
+	}
+	return leaves
 }
 
 // serverDNSNames are the names the shard is reached by: its Service in every form, the

@@ -102,3 +102,15 @@ func TestAdminKubeconfigParses(t *testing.T) {
 	assert.Equal(t, "https://root-kcp.team-a.svc.cluster.local:6443", cfg.Clusters[kcp.ShardBaseContext].Server)
 	assert.Equal(t, "/etc/kcp/tls/logical-cluster-admin/tls.key", cfg.AuthInfos[kcp.LogicalClusterAdmin].ClientKey)
 }
+
+// TestVersionGoldens renders the root shard's Deployment at each kcp minor kcp-setups
+// supports, so that a review sees the version gates (the mount proxy from v0.31.6, v0.32.3).
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			rs := minimalRootShard()
+			rs.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			golden.Assert(t, "workloads-minimal-"+minor, Shard(rs).Deployment(nil, "hash"))
+		})
+	}
+}

@@ -60,12 +60,8 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 		ServiceName: ServiceName(s),
 		Spec:        &s.Spec.CommonShardSpec,
 		RootShard:   rs,
-		KindArgs: []string{
-			"--shard-name=" + s.Name,
-			"--external-hostname=" + rs.Spec.External.Hostname,
-			"--root-shard-kubeconfig-file=" + toRoot,
-		},
-		KindMounts: []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+		KindArgs:    []string{"--shard-name=" + s.Name},
+		KindMounts:  []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
 	}
 	if s.Spec.ClientCABundleRef != nil {
 		k.ClientCA = MergedClientCAName(s)
@@ -76,6 +72,12 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 	case rs.Spec.CABundleSecretRef != nil:
 		k.ServerCABundle = rootshard.MergedCABundleName(rs)
 	}
+	if k.Version().ExternalHostname() {
+		// From kcp v0.31.0 on the flag is a hidden no-op: the external address comes from
+		// --shard-external-url.
+		k.KindArgs = append(k.KindArgs, "--external-hostname="+rs.Spec.External.Hostname)
+	}
+	k.KindArgs = append(k.KindArgs, "--root-shard-kubeconfig-file="+toRoot)
 	switch {
 	case s.Spec.Cache != nil && s.Spec.Cache.Reference != nil:
 		k.Cache = s.Spec.Cache.Reference

@@ -95,7 +95,7 @@ func TestCacheFallsBackToTheRootShard(t *testing.T) {
 
 func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {
 	for _, c := range Certificates(minimalShard(), rootShard()) {
-		assert.Contains(t, []string{"root-server-ca", "root-client-ca", "root-service-account-ca"}, *c.Spec.IssuerRef.Name, *c.Name)
+		assert.Contains(t, []string{"root-server-ca", "root-client-ca", "root-service-account-ca", "root-requestheader-client-ca"}, *c.Spec.IssuerRef.Name, *c.Name)
 		assert.Equal(t, "shard-1", c.Labels["operator.kcp.io/shard"])
 	}
 }
@@ -242,6 +242,23 @@ func TestExternalAdminURL(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, cfg.Clusters[kcp.ShardBaseContext].Server)
 			assert.Contains(t, k.Args(), "--shard-external-url=https://kcp.example.com:443", "kcp's external URL stays the public one")
+		})
+	}
+}
+
+// TestVersionGoldens renders a shard at each kcp minor kcp-setups supports, so that a
+// review sees the version gates: --external-hostname before v0.31, the mount proxy's
+// certificate, mount and flags on v0.31.6+ and v0.32.3+.
+func TestVersionGoldens(t *testing.T) {
+	for minor, tag := range map[string]string{"v0.30": "v0.30.0", "v0.31": "v0.31.6", "v0.32": "v0.32.3"} {
+		t.Run(minor, func(t *testing.T) {
+			s, rs := minimalShard(), rootShard()
+			s.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+			objects := []any{Shard(s, rs).Deployment(nil, "hash")}
+			for _, c := range Certificates(s, rs) {
+				objects = append(objects, c)
+			}
+			golden.Assert(t, "minimal-"+minor, objects...)
 		})
 	}
 }

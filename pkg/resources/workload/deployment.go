@@ -12,17 +12,17 @@ import (
 // Deployment assembles a component's Deployment around its container, whose name, command,
 // arguments and volume mounts the caller set, and its pod, whose volumes the caller set. It
 // adds what every component has: the image, the HTTPS port, the restricted security context,
-// the probes, no ServiceAccount token, the resources, the user's extra volumes, mounts and pull secrets, the replica
+// the probes and default resources of the component's profile, no ServiceAccount token, the resources, the user's extra volumes, mounts and pull secrets, the replica
 // count (kept from current when the spec sets none), the mounts' hash that rolls the pods,
 // and the user's template.
 func Deployment(name, namespace string, labels, selector map[string]string, spec *operatorv1alpha1.ComponentSpec,
 	container *corev1ac.ContainerApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration,
-	current *appsv1.Deployment, mountsHash string) *appsv1ac.DeploymentApplyConfiguration {
+	current *appsv1.Deployment, mountsHash string, profile Profile) *appsv1ac.DeploymentApplyConfiguration {
 	container.WithImage(Image(spec.Image)).
 		WithPorts(corev1ac.ContainerPort().WithName(PortName).WithContainerPort(6443).WithProtocol("TCP")).
 		WithSecurityContext(SecurityContext())
-	Probes(container)
-	Resources(container, spec.Resources)
+	Probes(container, profile)
+	Resources(container, spec.Resources, profile)
 	for i := range spec.ExtraVolumes {
 		podSpec.WithVolumes(Volume(&spec.ExtraVolumes[i]))
 	}

@@ -9,11 +9,13 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 )
 
 // SecretsHashAnnotation is the pod template annotation that changes when a mounted Secret
@@ -36,6 +38,14 @@ func Image(spec *operatorv1alpha1.ImageSpec) string {
 		}
 	}
 	return repo + ":" + tag
+}
+
+// KcpVersion is the kcp release of a component's image (its tag, else the default).
+func KcpVersion(spec *operatorv1alpha1.ImageSpec) kcpversion.Version {
+	if spec == nil {
+		return kcpversion.FromTag("")
+	}
+	return kcpversion.FromTag(spec.Tag)
 }
 
 // Replicas is the replica count to apply: the spec's when given, else the count the
@@ -75,22 +85,59 @@ func SecurityContext() *corev1ac.SecurityContextApplyConfiguration {
 		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
 }
 
-// Probes sets the HTTPS startup (60×5s on /readyz), readiness (/readyz) and liveness (/livez)
-// probes of a container.
-func Probes(c *corev1ac.ContainerApplyConfiguration) {
-	get := func(path string) *corev1ac.ProbeApplyConfiguration {
-		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().
-			WithPath(path).WithPort(intstr.FromString(PortName)).WithScheme(corev1.URISchemeHTTPS))
-	}
-	c.WithStartupProbe(get("/readyz").WithPeriodSeconds(5).WithFailureThreshold(60)).
-		WithReadinessProbe(get("/readyz").WithPeriodSeconds(5)).
-		WithLivenessProbe(get("/livez").WithPeriodSeconds(10).WithFailureThreshold(3))
+// Profile is what a kind of component needs from its pods by default: how long its probes
+// bear with it, and the resources it gets when its spec names none.
+type Profile struct {
+	// ReadinessFailures and LivenessFailures are the failure thresholds of the readiness
+	// and liveness probes, which run every 10 seconds.
+	ReadinessFailures, LivenessFailures int32
+	// Resources apply when the spec's resources are unset.
+	Resources corev1.ResourceRequirements
 }
 
-// Resources sets a container's resources from the spec.
-func Resources(c *corev1ac.ContainerApplyConfiguration, r *corev1.ResourceRequirements) {
+// resources is a ResourceRequirements of CPU and memory requests and limits.
+func resources(cpuRequest, memoryRequest, cpuLimit, memoryLimit string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuRequest), corev1.ResourceMemory: resource.MustParse(memoryRequest)},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLimit), corev1.ResourceMemory: resource.MustParse(memoryLimit)},
+	}
+}
+
+// The profiles of the components, as kcp-operator has learned them in production.
+var (
+	// KcpServer is a root shard's or a shard's: its /livez and /readyz check etcd, so a
+	// slow etcd must not get it restarted before a minute has passed.
+	KcpServer = Profile{ReadinessFailures: 6, LivenessFailures: 6, Resources: resources("1", "1Gi", "2", "2Gi")}
+	// CacheServer is a cache server's, which also checks its etcd.
+	CacheServer = Profile{ReadinessFailures: 6, LivenessFailures: 6, Resources: resources("500m", "1Gi", "1", "2Gi")}
+	// FrontProxy is a front proxy's: no etcd of its own, and a stateless proxy whose memory
+	// goes to its index of every logical cluster and the shard it lives on, so it starts
+	// smaller than a shard and may grow to 1 CPU and 1Gi.
+	FrontProxy = Profile{ReadinessFailures: 3, LivenessFailures: 3, Resources: resources("250m", "256Mi", "1", "1Gi")}
+)
+
+// ProbeTimeoutSeconds is how long every probe waits for an answer: a loaded kcp answers
+// /readyz in more than the default second, and a timeout counts as a failure.
+const ProbeTimeoutSeconds = 10
+
+// Probes sets the HTTPS startup (60×5s on /readyz), readiness (/readyz) and liveness (/livez)
+// probes of a container, with the profile's failure thresholds.
+func Probes(c *corev1ac.ContainerApplyConfiguration, p Profile) {
+	get := func(path string) *corev1ac.ProbeApplyConfiguration {
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().
+			WithPath(path).WithPort(intstr.FromString(PortName)).WithScheme(corev1.URISchemeHTTPS)).
+			WithTimeoutSeconds(ProbeTimeoutSeconds)
+	}
+	c.WithStartupProbe(get("/readyz").WithPeriodSeconds(5).WithFailureThreshold(60)).
+		WithReadinessProbe(get("/readyz").WithPeriodSeconds(10).WithFailureThreshold(p.ReadinessFailures)).
+		WithLivenessProbe(get("/livez").WithPeriodSeconds(10).WithFailureThreshold(p.LivenessFailures))
+}
+
+// Resources sets a container's resources from the spec, else the profile's defaults.
+func Resources(c *corev1ac.ContainerApplyConfiguration, r *corev1.ResourceRequirements, p Profile) {
 	if r == nil || (len(r.Requests) == 0 && len(r.Limits) == 0) {
-		return
+		// A copy: the apply configuration keeps the maps, which are the profile's own.
+		r = p.Resources.DeepCopy()
 	}
 	rr := corev1ac.ResourceRequirements()
 	if len(r.Requests) > 0 {

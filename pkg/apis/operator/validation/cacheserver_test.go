@@ -14,6 +14,8 @@ func validCacheServer() *operator.CacheServer {
 	etcd := validEtcd()
 	component := validComponentSpec("ca")
 	component.Replicas = ptr[int32](3)
+	// An external etcd needs kcp v0.31.0 or newer.
+	component.Image.Tag = "v0.32.3"
 	return &operator.CacheServer{
 		ObjectMeta: validObjectMeta("cache"),
 		Spec: operator.CacheServerSpec{
@@ -63,6 +65,29 @@ func TestValidateCacheServer(t *testing.T) {
 			name:   "negative replicas",
 			mutate: func(cs *operator.CacheServer) { cs.Spec.Replicas = ptr[int32](-1) },
 			want:   []wantErr{invalid("spec.replicas", "must be greater than or equal to 0")},
+		},
+		{
+			name:   "external etcd on kcp v0.31.0",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Image.Tag = "v0.31.0" },
+		},
+		{
+			name:   "external etcd on the default kcp",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Image = nil },
+		},
+		{
+			name:   "external etcd on a kcp built from main",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Image.Tag = "main" },
+		},
+		{
+			name:   "external etcd on kcp v0.30.3",
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Image.Tag = "v0.30.3" },
+			want:   []wantErr{forbidden("spec.etcd", "the cache server of kcp v0.30.3 has only its embedded etcd: an external etcd needs kcp v0.31.0 or newer (spec.image.tag)")},
+		},
+		{
+			name: "embedded etcd on kcp v0.30.0",
+			mutate: func(cs *operator.CacheServer) {
+				cs.Spec.Etcd, cs.Spec.Replicas, cs.Spec.Image.Tag = nil, nil, "v0.30.0"
+			},
 		},
 		{
 			name:   "etcd is validated when set",

@@ -1,0 +1,111 @@
+// Package kcpversion reads the kcp release a component runs from its image tag, and names
+// the command-line features that differ between releases, so that the builders emit only
+// the flags the image's kcp defines and validation refuses what it cannot run. It is pure:
+// no I/O.
+package kcpversion
+
+import (
+	"k8s.io/apimachinery/pkg/util/version"
+)
+
+// DefaultTag is the image tag of a component whose spec names none. It must equal
+// operatorv1alpha1.DefaultImageTag (a test checks); it lives here too because validation
+// works on the internal types and may not import the versioned package.
+const DefaultTag = "v0.32.3"
+
+// Version is the kcp release of an image. The zero value is the latest release.
+type Version struct {
+	// v is nil for a tag that is no release (main, a commit, a digest): such an image is
+	// built from kcp's main branch, so it is taken to have every feature, as kcp-operator
+	// does.
+	v *version.Version
+}
+
+// Latest is a Version newer than every release.
+var Latest = Version{}
+
+// FromTag is the kcp release of an image tag; an empty tag is DefaultTag, and a tag that is
+// not a semantic version ("main", a commit, a digest) is Latest.
+func FromTag(tag string) Version {
+	if tag == "" {
+		tag = DefaultTag
+	}
+	v, err := version.ParseSemantic(tag)
+	if err != nil {
+		return Latest
+	}
+	return Version{v: v}
+}
+
+// MustParse is the Version of a release such as "v0.31.6"; it panics on anything else, so
+// it is for constants and tests.
+func MustParse(release string) Version {
+	return Version{v: version.MustParseSemantic(release)}
+}
+
+// IsLatest reports whether the tag named no release.
+func (v Version) IsLatest() bool { return v.v == nil }
+
+// String is the release with its leading v, or "latest".
+func (v Version) String() string {
+	if v.v == nil {
+		return "latest"
+	}
+	return "v" + v.v.String()
+}
+
+// AtLeast reports whether v is release min or newer; Latest is newer than every release.
+// A pre-release of min is older than min.
+func (v Version) AtLeast(min Version) bool {
+	switch {
+	case v.v == nil:
+		return true
+	case min.v == nil:
+		return false
+	default:
+		return v.v.AtLeast(min.v)
+	}
+}
+
+// The first releases of the features that differ between the kcp releases kcp-setups runs
+// (docs/notes/issue-11-research.md §1.1).
+var (
+	// CacheServerClientCA is the first release whose cache server has --client-ca-file
+	// (pkg/cache/server/options/authentication.go, new in v0.30.2).
+	CacheServerClientCA = MustParse("v0.30.2")
+	// CacheServerEtcd is the first release whose cache server has the --etcd-* flags of an
+	// external etcd and --logging-format (pkg/cache/server/options/options.go@v0.31.0).
+	CacheServerEtcd = MustParse("v0.31.0")
+	// ExternalHostnameIgnored is the first release in which kcp start's --external-hostname
+	// is a hidden no-op (pkg/server/options/options.go@v0.31.0): kcp derives the external
+	// address from --shard-external-url instead.
+	ExternalHostnameIgnored = MustParse("v0.31.0")
+	// MountProxy031 and MountProxy032 are the first releases of their minors with the mount
+	// proxy (--mount-proxy-client-cert-file, pkg/server/options/options.go@v0.32.3, and the
+	// front proxy's requestheader CA on its serving side); v0.32.0 to v0.32.2 lack it.
+	MountProxy031 = MustParse("v0.31.6")
+	MountProxy032 = MustParse("v0.32.3")
+)
+
+// CacheServerClientCA reports whether the cache server takes --client-ca-file.
+func (v Version) CacheServerClientCA() bool { return v.AtLeast(CacheServerClientCA) }
+
+// CacheServerEtcd reports whether the cache server takes --etcd-* and --logging-format.
+func (v Version) CacheServerEtcd() bool { return v.AtLeast(CacheServerEtcd) }
+
+// ExternalHostname reports whether kcp start's --external-hostname still does something,
+// so that it is worth emitting.
+func (v Version) ExternalHostname() bool { return !v.AtLeast(ExternalHostnameIgnored) }
+
+// MountProxy reports whether shards forward requests for mounted workspaces to the front
+// proxy with a client certificate of their own (--mount-proxy-client-cert-file), and the
+// front proxy verifies it: kcp-operator's constraint "~0.31.6 || >=0.32.3".
+func (v Version) MountProxy() bool {
+	if v.v == nil {
+		return true
+	}
+	if v.v.Major() == 0 && v.v.Minor() == 31 {
+		return v.AtLeast(MountProxy031)
+	}
+	return v.AtLeast(MountProxy032)
+}

@@ -1,0 +1,60 @@
+package kcpversion
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+func TestDefaultTagIsTheAPIDefault(t *testing.T) {
+	assert.Equal(t, operatorv1alpha1.DefaultImageTag, DefaultTag)
+}
+
+func TestFromTag(t *testing.T) {
+	for tag, want := range map[string]string{
+		"":                     "v0.32.3",
+		"v0.30.0":              "v0.30.0",
+		"0.31.6":               "v0.31.6",
+		"v0.32.3-rc.1":         "v0.32.3-rc.1",
+		"main":                 "latest",
+		"latest":               "latest",
+		"e2b3c4d":              "latest",
+		"sha256:0123456789abc": "latest",
+		"v0.32":                "latest",
+	} {
+		assert.Equal(t, want, FromTag(tag).String(), "tag %q", tag)
+	}
+}
+
+func TestGates(t *testing.T) {
+	type gates struct{ clientCA, etcd, externalHostname, mountProxy bool }
+	for tag, want := range map[string]gates{
+		"v0.30.0":      {clientCA: false, etcd: false, externalHostname: true, mountProxy: false},
+		"v0.30.1":      {clientCA: false, etcd: false, externalHostname: true, mountProxy: false},
+		"v0.30.2":      {clientCA: true, etcd: false, externalHostname: true, mountProxy: false},
+		"v0.30.3":      {clientCA: true, etcd: false, externalHostname: true, mountProxy: false},
+		"v0.31.0":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: false},
+		"v0.31.4":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: false},
+		"v0.31.6":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+		"v0.31.7":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+		"v0.32.0":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: false},
+		"v0.32.2":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: false},
+		"v0.32.3-rc.1": {clientCA: true, etcd: true, externalHostname: false, mountProxy: false},
+		"v0.32.3":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+		"v0.33.0":      {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+		"v1.0.0":       {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+		"main":         {clientCA: true, etcd: true, externalHostname: false, mountProxy: true},
+	} {
+		v := FromTag(tag)
+		assert.Equal(t, want, gates{v.CacheServerClientCA(), v.CacheServerEtcd(), v.ExternalHostname(), v.MountProxy()}, tag)
+	}
+}
+
+func TestAtLeast(t *testing.T) {
+	assert.True(t, Latest.AtLeast(MustParse("v9.0.0")))
+	assert.False(t, MustParse("v9.0.0").AtLeast(Latest))
+	assert.True(t, MustParse("v0.31.0").AtLeast(MustParse("v0.31.0")))
+	assert.False(t, MustParse("v0.30.9").AtLeast(MustParse("v0.31.0")))
+}

@@ -1,0 +1,207 @@
+package flagtable
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
+	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+)
+
+// tags are the releases the builders are checked at: each gate's either side, and a tag
+// that names no release.
+var tags = []string{"v0.30.0", "v0.30.2", "v0.31.0", "v0.31.6", "v0.32.0", "v0.32.3", "main"}
+
+// rootShard sets every field that adds a flag to a shard, so that the table check sees them.
+func rootShard(tag string) *operatorv1alpha1.RootShard {
+	minute := metav1.Duration{Duration: time.Minute}
+	return &operatorv1alpha1.RootShard{
+		ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
+		Spec: operatorv1alpha1.RootShardSpec{
+			CommonShardSpec: operatorv1alpha1.CommonShardSpec{
+				ComponentSpec: operatorv1alpha1.ComponentSpec{Image: &operatorv1alpha1.ImageSpec{Tag: tag}},
+				Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}, Prefix: "/kcp",
+					TLSConfig: &operatorv1alpha1.EtcdTLSConfig{SecretRef: corev1.LocalObjectReference{Name: "etcd-client"}}},
+				Auth: &operatorv1alpha1.AuthSpec{OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp",
+					GroupsClaim: "groups", UsernameClaim: "email", GroupsPrefix: "oidc:", UsernamePrefix: "oidc:",
+					CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}}},
+				Audit: &operatorv1alpha1.AuditSpec{
+					Policy:  &operatorv1alpha1.AuditPolicySpec{ConfigMap: &operatorv1alpha1.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
+					Webhook: &operatorv1alpha1.AuditWebhookSpec{ConfigSecretName: "audit-hook", Mode: "batch", BatchMaxWait: &minute, BatchThrottleQPS: "10"},
+				},
+				Authorization: &operatorv1alpha1.AuthorizationSpec{Webhook: &operatorv1alpha1.AuthorizationWebhookSpec{ConfigSecretName: "authz",
+					AllowPaths: []string{"/healthz"}, CacheAuthorizedTTL: &minute, CacheUnauthorizedTTL: &minute, Version: "v1"}},
+			},
+			External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443},
+		},
+	}
+}
+
+func shardOf(tag string, cache bool) *operatorv1alpha1.Shard {
+	rs := rootShard(tag)
+	s := &operatorv1alpha1.Shard{
+		ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a"},
+		Spec: operatorv1alpha1.ShardSpec{CommonShardSpec: rs.Spec.CommonShardSpec,
+			RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}},
+	}
+	if cache {
+		s.Spec.Cache = &operatorv1alpha1.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "cache"}}
+	}
+	return s
+}
+
+func frontProxyOf(tag string) frontproxy.FrontProxy {
+	rs := rootShard(tag)
+	return frontproxy.FrontProxy{RootShard: rs, FrontProxy: &operatorv1alpha1.FrontProxy{
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a"},
+		Spec: operatorv1alpha1.FrontProxySpec{
+			ComponentSpec: operatorv1alpha1.ComponentSpec{Image: &operatorv1alpha1.ImageSpec{Tag: tag}},
+			RootShard:     operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+			Auth: &operatorv1alpha1.AuthSpec{DropGroups: []string{"system:masters"}, PassOnGroups: []string{"team-*"},
+				OIDC: rs.Spec.Auth.OIDC},
+		},
+	}}
+}
+
+func cacheServerOf(tag string, etcd bool) cacheserver.CacheServer {
+	c := cacheserver.CacheServer{CacheServer: &operatorv1alpha1.CacheServer{
+		ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a"},
+		Spec: operatorv1alpha1.CacheServerSpec{ComponentSpec: operatorv1alpha1.ComponentSpec{
+			Image: &operatorv1alpha1.ImageSpec{Tag: tag}}},
+	}}
+	if etcd {
+		c.Spec.Etcd = &operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}, Prefix: "/cache",
+			TLSConfig: &operatorv1alpha1.EtcdTLSConfig{SecretRef: corev1.LocalObjectReference{Name: "etcd-client"}}}
+	}
+	return c
+}
+
+// commandLine is a component's command line as its Deployment runs it.
+type commandLine struct {
+	name, component string
+	args            []string
+}
+
+// commandLines builds every kind at tag, each in the variants that emit different flags.
+func commandLines(tag string) []commandLine {
+	rs := rootShard(tag)
+	plain := rootShard(tag)
+	plain.Spec.Auth, plain.Spec.Audit, plain.Spec.Authorization, plain.Spec.Etcd.TLSConfig = nil, nil, nil, nil
+	out := []commandLine{
+		{"root shard", kcpStart, rootshard.Shard(rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"plain root shard", kcpStart, rootshard.Shard(plain).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"shard", kcpStart, shard.Shard(shardOf(tag, false), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"shard with a cache server", kcpStart, shard.Shard(shardOf(tag, true), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"cache server", cacheServer, cacheServerOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+	}
+	// Validation refuses an external etcd where the cache server has no --etcd-* flags.
+	if kcpversion.FromTag(tag).CacheServerEtcd() {
+		out = append(out, commandLine{"cache server with etcd", cacheServer, cacheServerOf(tag, true).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args})
+	}
+	return out
+}
+
+// flagName is a command-line argument's flag, without its value.
+func flagName(arg string) string {
+	name, _, _ := strings.Cut(arg, "=")
+	return name
+}
+
+func TestEveryEmittedFlagIsDefinedByTheImagesKcp(t *testing.T) {
+	for _, tag := range tags {
+		v := kcpversion.FromTag(tag)
+		for _, cl := range commandLines(tag) {
+			t.Run(tag+"/"+cl.name, func(t *testing.T) {
+				args := cl.args
+				if cl.component == kcpStart {
+					require.Equal(t, "start", args[0])
+					args = args[1:]
+				}
+				require.NotEmpty(t, args)
+				for _, arg := range args {
+					name := flagName(arg)
+					def, ok := flags[cl.component][name]
+					if !assert.True(t, ok, "%s emits %s, which the flag table lacks: add it with the kcp file that defines it", cl.component, name) {
+						continue
+					}
+					defined := false
+					for _, s := range def.spans {
+						defined = defined || s.has(v)
+					}
+					assert.True(t, defined, "%s of kcp %s has no %s (%s)", cl.component, v, name, def.source)
+				}
+			})
+		}
+	}
+}
+
+// TestTheTableIsExercised keeps the table honest: each of its flags is emitted at some
+// release, so that a flag the builders stopped emitting leaves it.
+func TestTheTableIsExercised(t *testing.T) {
+	seen := map[string]map[string]bool{}
+	for _, tag := range tags {
+		for _, cl := range commandLines(tag) {
+			if seen[cl.component] == nil {
+				seen[cl.component] = map[string]bool{}
+			}
+			for _, arg := range cl.args {
+				seen[cl.component][flagName(arg)] = true
+			}
+		}
+	}
+	for component, defs := range flags {
+		for name, def := range defs {
+			assert.True(t, seen[component][name], "%s %s is in the table but never emitted", component, name)
+			assert.NotEmpty(t, def.source, "%s %s cites no source", component, name)
+		}
+	}
+}
+
+// TestGatedFlags checks each gate from both sides, by what the builders emit.
+func TestGatedFlags(t *testing.T) {
+	has := func(args []string, flag string) bool {
+		for _, a := range args {
+			if flagName(a) == flag {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		tag                                               string
+		cacheClientCA, cacheLogging, hostname, mountProxy bool
+	}{
+		{"v0.30.0", false, false, true, false},
+		{"v0.30.2", true, false, true, false},
+		{"v0.31.0", true, true, false, false},
+		{"v0.31.6", true, true, false, true},
+		{"v0.32.0", true, true, false, false},
+		{"v0.32.3", true, true, false, true},
+		{"main", true, true, false, true},
+	} {
+		rs := rootShard(tc.tag)
+		cache := cacheServerOf(tc.tag, false).Args()
+		assert.Equal(t, tc.cacheClientCA, has(cache, "--client-ca-file"), "%s cache server --client-ca-file", tc.tag)
+		assert.Equal(t, tc.cacheLogging, has(cache, "--logging-format"), "%s cache server --logging-format", tc.tag)
+		shardArgs := shard.Shard(shardOf(tc.tag, false), rs).Args()
+		assert.Equal(t, tc.hostname, has(shardArgs, "--external-hostname"), "%s shard --external-hostname", tc.tag)
+		for name, args := range map[string][]string{"shard": shardArgs, "root shard": rootshard.Shard(rs).Args()} {
+			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-cert-file"), "%s %s --mount-proxy-client-cert-file", tc.tag, name)
+			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-key-file"), "%s %s --mount-proxy-client-key-file", tc.tag, name)
+		}
+		fp := frontProxyOf(tc.tag).Args()
+		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-client-ca-file"), "%s front proxy --requestheader-client-ca-file", tc.tag)
+		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-allowed-names"), "%s front proxy --requestheader-allowed-names", tc.tag)
+	}
+}

@@ -1,0 +1,154 @@
+package flagtable
+
+import "github.com/kcp-setups/apiserver/pkg/kcpversion"
+
+// The components whose command lines the builders write.
+const (
+	kcpStart    = "kcp start"
+	frontProxy  = "kcp-front-proxy"
+	cacheServer = "cache-server"
+)
+
+// span is a range of kcp releases: from since on, up to but not including until (none when
+// empty).
+type span struct{ since, until string }
+
+func (s span) has(v kcpversion.Version) bool {
+	if !v.AtLeast(kcpversion.MustParse(s.since)) {
+		return false
+	}
+	return s.until == "" || !v.AtLeast(kcpversion.MustParse(s.until))
+}
+
+// flagDef is where kcp defines a flag of a component, and in which releases.
+type flagDef struct {
+	// spans are the releases that define the flag; always is every release kcp-setups runs.
+	spans []span
+	// source is the kcp file that defines it, path@tag.
+	source string
+}
+
+var always = []span{{since: "v0.30.0"}}
+
+// Sources that many flags share.
+const (
+	// kcp start lets the upstream kube-apiserver flags in this allow list through.
+	kcpAllowed     = "pkg/server/options/flags.go@v0.30.0 (allowedFlags)"
+	kcpOptions     = "pkg/server/options/options.go@v0.30.0 (ExtraOptions.AddFlags)"
+	kcpAuthz       = "pkg/server/options/authorization.go@v0.30.0"
+	proxyOptions   = "pkg/proxy/options/options.go@v0.30.0 (SecureServing.AddFlags and the proxy flag set)"
+	proxyAuthn     = "pkg/proxy/options/authentication.go@v0.30.0 (BuiltInAuthenticationOptions WithClientCert, WithOIDC, WithRequestHeader)"
+	cacheOptions30 = "pkg/cache/server/options/options.go@v0.30.0 (SecureServing.AddFlags, EmbeddedEtcd.AddFlags)"
+	cacheOptions31 = "pkg/cache/server/options/options.go@v0.31.0 (Etcd.AddFlags, logsapiv1.AddFlags)"
+)
+
+// flags is every flag the builders emit, per component, with the releases that define it
+// (docs/notes/issue-11-research.md §1). A builder that starts emitting a flag adds it here,
+// with its source.
+var flags = map[string]map[string]flagDef{
+	kcpStart: {
+		// kube-controller-manager's service account controller options, added by
+		// Controllers.AddFlags (c.SAController.AddFlags).
+		"--root-ca-file":                     {always, "pkg/server/options/controllers.go@v0.30.0 (SAController.AddFlags)"},
+		"--service-account-private-key-file": {always, "pkg/server/options/controllers.go@v0.30.0 (SAController.AddFlags)"},
+		"--enable-leader-election":           {always, "pkg/server/options/controllers.go@v0.30.0"},
+
+		"--client-ca-file":                     {always, kcpAllowed},
+		"--requestheader-client-ca-file":       {always, kcpAllowed},
+		"--requestheader-allowed-names":        {always, kcpAllowed},
+		"--requestheader-username-headers":     {always, kcpAllowed},
+		"--requestheader-group-headers":        {always, kcpAllowed},
+		"--requestheader-extra-headers-prefix": {always, kcpAllowed},
+		"--tls-cert-file":                      {always, kcpAllowed},
+		"--tls-private-key-file":               {always, kcpAllowed},
+		"--service-account-key-file":           {always, kcpAllowed},
+		"--service-account-lookup":             {always, kcpAllowed},
+		"--logging-format":                     {always, kcpAllowed},
+		"-v":                                   {always, kcpAllowed},
+		"--etcd-servers":                       {always, kcpAllowed},
+		"--etcd-prefix":                        {always, kcpAllowed},
+		"--etcd-certfile":                      {always, kcpAllowed},
+		"--etcd-keyfile":                       {always, kcpAllowed},
+		"--etcd-cafile":                        {always, kcpAllowed},
+		"--oidc-issuer-url":                    {always, kcpAllowed},
+		"--oidc-client-id":                     {always, kcpAllowed},
+		"--oidc-groups-claim":                  {always, kcpAllowed},
+		"--oidc-username-claim":                {always, kcpAllowed},
+		"--oidc-groups-prefix":                 {always, kcpAllowed},
+		"--oidc-username-prefix":               {always, kcpAllowed},
+		"--oidc-ca-file":                       {always, kcpAllowed},
+		"--audit-policy-file":                  {always, kcpAllowed},
+		"--audit-webhook-config-file":          {always, kcpAllowed},
+		"--audit-webhook-mode":                 {always, kcpAllowed},
+		"--audit-webhook-batch-max-wait":       {always, kcpAllowed},
+		"--audit-webhook-batch-throttle-qps":   {always, kcpAllowed},
+		// Upstream in v0.30.x; from v0.31.0 a hidden no-op of kcp's own
+		// (pkg/server/options/options.go@v0.31.0), which the builders no longer emit.
+		"--external-hostname": {always, kcpAllowed},
+
+		"--shard-base-url":                            {always, kcpOptions},
+		"--shard-external-url":                        {always, kcpOptions},
+		"--shard-client-cert-file":                    {always, kcpOptions},
+		"--shard-client-key-file":                     {always, kcpOptions},
+		"--shard-name":                                {always, kcpOptions},
+		"--root-shard-kubeconfig-file":                {always, kcpOptions},
+		"--logical-cluster-admin-kubeconfig":          {always, kcpOptions},
+		"--external-logical-cluster-admin-kubeconfig": {always, kcpOptions},
+		"--batteries-included":                        {always, kcpOptions},
+		// Backported to v0.31.6; absent from v0.32.0 to v0.32.2.
+		"--mount-proxy-client-cert-file": {[]span{{"v0.31.6", "v0.32.0"}, {since: "v0.32.3"}}, "pkg/server/options/options.go@v0.32.3 (and @v0.31.6)"},
+		"--mount-proxy-client-key-file":  {[]span{{"v0.31.6", "v0.32.0"}, {since: "v0.32.3"}}, "pkg/server/options/options.go@v0.32.3 (and @v0.31.6)"},
+
+		"--root-directory":   {always, "cmd/kcp/options/generic.go@v0.30.0"},
+		"--cache-kubeconfig": {always, "pkg/cache/client/options/cache.go@v0.30.0"},
+
+		"--authorization-webhook-config-file":            {always, kcpAuthz},
+		"--authorization-always-allow-paths":             {always, kcpAuthz},
+		"--authorization-webhook-cache-authorized-ttl":   {always, kcpAuthz},
+		"--authorization-webhook-cache-unauthorized-ttl": {always, kcpAuthz},
+		"--authorization-webhook-version":                {always, kcpAuthz},
+	},
+	frontProxy: {
+		"--secure-port":          {always, proxyOptions},
+		"--tls-cert-file":        {always, proxyOptions},
+		"--tls-private-key-file": {always, proxyOptions},
+		"--root-kubeconfig":      {always, proxyOptions},
+		"--shards-kubeconfig":    {always, proxyOptions},
+		"--mapping-file":         {always, proxyOptions},
+
+		"--authentication-drop-groups":    {always, "pkg/proxy/options/authentication.go@v0.30.0 (Authentication.AddFlags)"},
+		"--authentication-pass-on-groups": {always, "pkg/proxy/options/authentication.go@v0.30.0 (Authentication.AddFlags)"},
+
+		"--client-ca-file":                     {always, proxyAuthn},
+		"--oidc-issuer-url":                    {always, proxyAuthn},
+		"--oidc-client-id":                     {always, proxyAuthn},
+		"--oidc-groups-claim":                  {always, proxyAuthn},
+		"--oidc-username-claim":                {always, proxyAuthn},
+		"--oidc-groups-prefix":                 {always, proxyAuthn},
+		"--oidc-username-prefix":               {always, proxyAuthn},
+		"--oidc-ca-file":                       {always, proxyAuthn},
+		"--requestheader-client-ca-file":       {always, proxyAuthn},
+		"--requestheader-allowed-names":        {always, proxyAuthn},
+		"--requestheader-username-headers":     {always, proxyAuthn},
+		"--requestheader-group-headers":        {always, proxyAuthn},
+		"--requestheader-extra-headers-prefix": {always, proxyAuthn},
+
+		"-v": {always, "cmd/kcp-front-proxy/main.go@v0.30.0 (component-base cli.Run)"},
+	},
+	cacheServer: {
+		"--tls-cert-file":           {always, cacheOptions30},
+		"--tls-private-key-file":    {always, cacheOptions30},
+		"--embedded-etcd-directory": {always, cacheOptions30},
+		"--root-directory":          {always, "cmd/cache-server/main.go@v0.30.0"},
+		"-v":                        {always, "cmd/cache-server/main.go@v0.30.0 (component-base cli.Run)"},
+
+		"--client-ca-file": {[]span{{since: "v0.30.2"}}, "pkg/cache/server/options/authentication.go@v0.30.2"},
+
+		"--etcd-servers":   {[]span{{since: "v0.31.0"}}, cacheOptions31},
+		"--etcd-prefix":    {[]span{{since: "v0.31.0"}}, cacheOptions31},
+		"--etcd-certfile":  {[]span{{since: "v0.31.0"}}, cacheOptions31},
+		"--etcd-keyfile":   {[]span{{since: "v0.31.0"}}, cacheOptions31},
+		"--etcd-cafile":    {[]span{{since: "v0.31.0"}}, cacheOptions31},
+		"--logging-format": {[]span{{since: "v0.31.0"}}, cacheOptions31},
+	},
+}
