@@ -34,7 +34,10 @@ func rootShard(tag string) *operatorv1alpha1.RootShard {
 					TLSConfig: &operatorv1alpha1.EtcdTLSConfig{SecretRef: corev1.LocalObjectReference{Name: "etcd-client"}}},
 				Auth: &operatorv1alpha1.AuthSpec{OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp",
 					GroupsClaim: "groups", UsernameClaim: "email", GroupsPrefix: "oidc:", UsernamePrefix: "oidc:",
-					CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}}},
+					CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "ca.crt"}},
+					ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
+					Webhook:        &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", CacheAuthenticationTTL: &minute, Version: "v1"},
+					TokenAuthFile:  &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: "token.csv"}},
 				Audit: &operatorv1alpha1.AuditSpec{
 					Policy:  &operatorv1alpha1.AuditPolicySpec{ConfigMap: &operatorv1alpha1.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
 					Webhook: &operatorv1alpha1.AuditWebhookSpec{ConfigSecretName: "audit-hook", Mode: "batch", BatchMaxWait: &minute, BatchThrottleQPS: "10"},
@@ -68,9 +71,10 @@ func frontProxyOf(tag string) frontproxy.FrontProxy {
 			ComponentSpec: operatorv1alpha1.ComponentSpec{Image: &operatorv1alpha1.ImageSpec{Tag: tag}},
 			RootShard:     operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
 			Auth: &operatorv1alpha1.AuthSpec{DropGroups: []string{"system:masters"}, PassOnGroups: []string{"team-*"},
-				OIDC: rs.Spec.Auth.OIDC},
+				OIDC: rs.Spec.Auth.OIDC, ServiceAccount: rs.Spec.Auth.ServiceAccount, Webhook: rs.Spec.Auth.Webhook,
+				TokenAuthFile: rs.Spec.Auth.TokenAuthFile},
 		},
-	}}
+	}, ServiceAccountIssuers: issuers}
 }
 
 func cacheServerOf(tag string, etcd bool) cacheserver.CacheServer {
@@ -85,6 +89,9 @@ func cacheServerOf(tag string, etcd bool) cacheserver.CacheServer {
 	}
 	return c
 }
+
+// issuers are the shards whose service-account keys a component verifies tokens with.
+var issuers = []string{"root", "shard-1"}
 
 // commandLine is a component's command line as its Deployment runs it.
 type commandLine struct {
