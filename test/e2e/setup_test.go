@@ -55,7 +55,7 @@ metadata:
 	want := []string{"kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca", "root-requestheader-client-ca",
 		"root-service-account-ca", "root-server", "root-client", "root-service-account", "root-logical-cluster-admin",
 		"root-external-logical-cluster-admin", "shard-1-server", "shard-1-client", "shard-1-service-account", "shard-1-logical-cluster-admin",
-		"shard-1-external-logical-cluster-admin", "root-edge-server", "root-edge-kubeconfig", "root-edge-requestheader",
+		"shard-1-external-logical-cluster-admin", "root-mounts-proxy", "shard-1-mounts-proxy", "root-edge-server", "root-edge-kubeconfig", "root-edge-requestheader",
 		"cache-ca", "cache-server", "cache-client-certificate"}
 	sort.Strings(want)
 	got := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o",

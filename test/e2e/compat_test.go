@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// compatDir holds the kcp-operator-shaped manifests (see its README.md).
+const compatDir = "testdata/kcp-operator"
+
+// TestKcpOperatorManifests applies a whole setup written the way kcp-operator's users write
+// it, unchanged, with kubectl's strict field validation, and follows each field to where it
+// must land in the realized objects: flags, mounts, subject alternative names, issuers and
+// bundles. Deprecated fields come back as kubectl warnings; the one field that needs the
+// server to talk to kcp is refused with a 422 that says so.
+func TestKcpOperatorManifests(t *testing.T) {
+	ns := namespace(t, "compat")
+	extraCA, extraClientCA := caPEM(t, "extra-ca"), caPEM(t, "extra-client-ca")
+	kubectl(t, "create", "secret", "generic", "extra-ca", "-n", ns, "--from-literal=tls.crt="+extraCA)
+	kubectl(t, "create", "secret", "generic", "extra-client-ca", "-n", ns, "--from-literal=tls.crt="+extraClientCA)
+	kubectl(t, "apply", "-n", ns, "-f", compatDir+"/prerequisites.yaml")
+
+	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/setup.yaml")
+	require.NoError(t, err, "kcp-operator's manifests apply unchanged:\n%s", out)
+	for _, warning := range []string{
+		"Warning: spec.auth.oidc.clientSecret",
+		"Warning: spec.cache.embedded",
+		"Warning: spec.proxy",
+		"Warning: spec.externalHostname is deprecated: use spec.external.hostname",
+	} {
+		assert.Contains(t, out, warning, "a deprecated or inert field says so")
+	}
+
+	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/kubeconfig-authorization.yaml")
+	require.Error(t, err, "authorization is refused until the server provisions RBAC in kcp")
+	assert.Contains(t, out, "spec.authorization")
+	assert.NotContains(t, out, "unknown field", "the field is known, only not realized yet")
+
+	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
+		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin"}
+	for _, o := range objects {
+		waitFor(t, ns, o, "Available")
+	}
+	get := func(object, path string) string {
+		return kubectl(t, "get", object, "-n", ns, "-o", "jsonpath="+path)
+	}
+	args := func(deployment string) []string {
+		return nonEmptyLines(get("deployment/"+deployment, `{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
+	}
+	certificate := func(name, path string) string { return get("certificate/"+name, path) }
+
+	t.Run("RootShard", func(t *testing.T) {
+		a := args("root-kcp")
+		assert.Equal(t, "selfsigned", certificate("root-ca", "{.spec.issuerRef.name}"), "certificates.issuerRef issues the root CA")
+		dns := certificate("root-server", "{.spec.dnsNames}")
+		assert.Contains(t, dns, "root.shard.example.com", "certificateTemplates.server.spec.dnsNames")
+		assert.Equal(t, "RSA", certificate("root-server", "{.spec.privateKey.algorithm}"))
+		assert.Equal(t, "platform", certificate("root-server", "{.metadata.labels.team}"))
+		assert.Equal(t, "LoadBalancer", get("service/root-kcp", "{.spec.type}"))
+		assert.Equal(t, "2", get("deployment/root-kcp", "{.spec.replicas}"))
+		assert.Equal(t, "500m", get("deployment/root-kcp", "{.spec.template.spec.containers[0].resources.requests.cpu}"))
+		assert.Equal(t, "ghcr.io/kcp-dev/kcp:v0.32.3", get("deployment/root-kcp", "{.spec.template.spec.containers[0].image}"))
+		assert.Equal(t, "platform", get("deployment/root-kcp", "{.spec.template.metadata.annotations.example\\.com/owner}"))
+		assert.Equal(t, "kcp.example.com", get("deployment/root-kcp", "{.spec.template.spec.hostAliases[0].hostnames[0]}"))
+		assert.Equal(t, "dedicated", get("deployment/root-kcp", "{.spec.template.spec.tolerations[0].key}"))
+		for _, want := range []string{
+			"--oidc-issuer-url=https://dex.example.com", "--oidc-client-id=kcp", "--oidc-groups-claim=groups",
+			"--oidc-username-claim=email", "--oidc-groups-prefix=oidc:", "--oidc-username-prefix=oidc:",
+			"--oidc-ca-file=/etc/kcp/oidc-ca/ca.crt",
+			"--authentication-token-webhook-config-file=/etc/kcp/authentication/webhook/kubeconfig",
+			"--authentication-token-webhook-cache-ttl=2m0s", "--authentication-token-webhook-version=v1",
+			"--token-auth-file=/etc/kcp/authentication/token/token.csv",
+			"--audit-policy-file=/etc/kcp/audit/policy/policy.yaml", "--audit-webhook-mode=batch", "--audit-webhook-batch-max-size=100",
+			"--authorization-always-allow-paths=/healthz", "--authorization-webhook-cache-authorized-ttl=5m0s", "--authorization-webhook-version=v1",
+			"--etcd-servers=https://etcd.kcp.svc.cluster.local:2379", "--etcd-prefix=/kcp", "-v=4",
+			"--mount-proxy-client-cert-file=/etc/kcp/tls/mounts-proxy/tls.crt",
+		} {
+			assert.Contains(t, a, want)
+		}
+		assert.Equal(t, []string{"--encryption-provider-config", "/etc/kcp/encryption/encryption-config.yaml"}, a[len(a)-2:],
+			"extraArgs come last, a flag and its value as two entries")
+		assert.NotContains(t, strings.Join(a, " "), "not-used-by-kube-oidc", "the deprecated OIDC client secret reaches no flag")
+		assert.NotContains(t, a, "--external-hostname=kcp.example.com", "kcp v0.32 ignores it")
+		assert.Equal(t, "/etc/kcp/encryption",
+			get("deployment/root-kcp", `{.spec.template.spec.containers[0].volumeMounts[?(@.name=="encryption")].mountPath}`))
+		assert.Equal(t, "10", get("deployment/root-kcp", "{.spec.template.spec.containers[0].livenessProbe.timeoutSeconds}"))
+		assert.Equal(t, "1", get("pdb/root-kcp", "{.spec.maxUnavailable}"), "two replicas: a PodDisruptionBudget")
+		assert.Contains(t, string(decodeSecret(t, ns, "root-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
+			"clientCABundleRef joins the client CA bundle")
+	})
+
+	t.Run("service-account keys of every shard", func(t *testing.T) {
+		for _, d := range []string{"root-kcp", "shard-1-shard-kcp", "shard-2-shard-kcp", "edge-front-proxy"} {
+			require.Eventually(t, func() bool {
+				return len(withPrefix(args(d), "--service-account-key-file=")) >= 3
+			}, 2*time.Minute, time.Second, "%s verifies the tokens of the root shard and both shards", d)
+		}
+		assert.Contains(t, args("edge-front-proxy"), "--service-account-lookup=false")
+	})
+
+	t.Run("Shard", func(t *testing.T) {
+		a := args("shard-1-shard-kcp")
+		assert.Contains(t, a, "-v=2")
+		assert.Contains(t, a, "--mount-proxy-client-cert-file=/etc/kcp/tls/mounts-proxy/tls.crt")
+		assert.Equal(t, "kcp-mounts-proxy", certificate("shard-1-mounts-proxy", "{.spec.commonName}"))
+		assert.Equal(t, "platform", certificate("shard-1-mounts-proxy", "{.metadata.labels.team}"), "certificateTemplates.mounts-proxy")
+		assert.Contains(t, certificate("shard-1-server", "{.spec.dnsNames}"), "shard-1.shards.example.com")
+		assert.Contains(t, string(decodeSecret(t, ns, "shard-1-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
+			"the shard's clientCABundleRef gets it a client CA bundle of its own")
+		assert.Equal(t, "shard-1-merged-client-ca",
+			get("deployment/shard-1-shard-kcp", `{.spec.template.spec.volumes[?(@.name=="ca-client")].secret.secretName}`))
+		assert.Contains(t, string(decodeSecret(t, ns, "shard-1-merged-ca-bundle", "tls.crt")), strings.TrimSpace(extraCA))
+		cfg, err := clientcmd.Load(decodeSecret(t, ns, "shard-1-external-logical-cluster-admin-kubeconfig", "kubeconfig"))
+		require.NoError(t, err)
+		for _, c := range cfg.Clusters {
+			assert.Equal(t, "https://kcp.internal.example.com:8443", c.Server, "the RootShard's private address")
+		}
+		assert.Contains(t, args("shard-2-shard-kcp"), "--cache-kubeconfig=/etc/cache-server/kubeconfig/kubeconfig", "cache.ref")
+		assert.Equal(t, "1", get("pdb/shard-1-shard-kcp", "{.spec.maxUnavailable}"))
+	})
+
+	t.Run("CacheServer", func(t *testing.T) {
+		assert.Equal(t, "selfsigned", certificate("cache-ca", "{.spec.issuerRef.name}"))
+		assert.Equal(t, "platform", certificate("cache-ca", "{.metadata.labels.team}"), "kcp-operator's root-ca template key")
+		assert.Contains(t, certificate("cache-server", "{.spec.dnsNames}"), "cache.example.com")
+		assert.Contains(t, args("cache-cache-server"), "-v=2")
+		assert.Empty(t, strings.TrimSpace(kubectl(t, "get", "pdb", "-n", ns, "-l", "operator.kcp.io/cacheserver=cache", "-o", "name")),
+			"one replica: no PodDisruptionBudget")
+	})
+
+	t.Run("FrontProxy", func(t *testing.T) {
+		assert.Equal(t, "letsencrypt", certificate("root-edge-server", "{.spec.issuerRef.name}"), "a per-certificate issuer")
+		assert.Equal(t, `["api.example.com"]`, certificate("root-edge-server", "{.spec.dnsNames}"),
+			"with an issuerRef, the template's names replace the generated ones")
+		a := args("edge-front-proxy")
+		for _, want := range []string{"--oidc-issuer-url=https://dex.example.com", "--oidc-ca-file=/etc/kcp/oidc-ca/ca.crt",
+			"--authentication-drop-groups=system:masters", "--requestheader-allowed-names=kcp-front-proxy,kcp-mounts-proxy"} {
+			assert.Contains(t, a, want)
+		}
+		assert.Equal(t, "LoadBalancer", get("service/edge-front-proxy", "{.spec.type}"))
+		assert.Equal(t, "443", get("service/edge-front-proxy", "{.spec.ports[0].port}"))
+		assert.Equal(t, "1", get("pdb/edge-front-proxy", "{.spec.maxUnavailable}"))
+		assert.Contains(t, get("configmap/edge-config", "{.data.path-mapping\\.yaml}"), "/services/custom/")
+		assert.Contains(t, string(decodeSecret(t, ns, "root-edge-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA))
+		assert.Contains(t, string(decodeSecret(t, ns, "root-edge-merged-ca-bundle", "tls.crt")), strings.TrimSpace(extraCA))
+
+		// The deprecated externalHostname is read as external.hostname.
+		assert.Contains(t, certificate("root-legacy-server", "{.spec.dnsNames}"), "legacy.example.com")
+		assert.Contains(t, kubectl(t, "get", "frontproxy", "legacy", "-n", ns), "legacy.example.com", "the Hostname column")
+	})
+
+	t.Run("Kubeconfigs", func(t *testing.T) {
+		admin, err := clientcmd.Load(decodeSecret(t, ns, "kcp-admin-kubeconfig", "kubeconfig"))
+		require.NoError(t, err)
+		for _, c := range admin.Clusters {
+			assert.Equal(t, "https://api.example.com:443/clusters/root", c.Server)
+			assert.Contains(t, string(c.CertificateAuthorityData), strings.TrimSpace(extraCA),
+				"a kubeconfig toward the front proxy trusts its caBundleSecretRef: its certificate comes from another issuer")
+		}
+		shardAdmin, err := clientcmd.Load(decodeSecret(t, ns, "shard-admin-kubeconfig", "kubeconfig"))
+		require.NoError(t, err)
+		var servers []string
+		for _, c := range shardAdmin.Clusters {
+			servers = append(servers, c.Server)
+		}
+		assert.True(t, slices.ContainsFunc(servers, func(s string) bool { return strings.HasSuffix(s, "/clusters/2x8k4qkz6h9r1vq0") }),
+			"a logical cluster name as targetWorkspace: %v", servers)
+		assert.Equal(t, "platform", get("certificate/root-admin", "{.metadata.labels.team}"))
+	})
+}
+
+// withPrefix are the arguments that start with prefix.
+func withPrefix(args []string, prefix string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, prefix) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// caPEM is a new self-signed CA certificate, as a user's extra CA bundle would hold.
+func caPEM(t *testing.T, cn string) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
