@@ -42,7 +42,8 @@ func TestShardBeforeItsRootShard(t *testing.T) {
 	assert.Equal(t, "shard-1", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}"))
 
 	args := nonEmptyLines(kubectl(t, "get", "deployment", "shard-1-shard-kcp", "-n", ns, "-o", `jsonpath={range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
-	for _, want := range []string{"--shard-name=shard-1", "--external-hostname=kcp.example.com",
+	assert.NotContains(t, args, "--external-hostname=kcp.example.com", "kcp v0.32 has no use for it")
+	for _, want := range []string{"--shard-name=shard-1",
 		"--root-shard-kubeconfig-file=/etc/kcp/client-kubeconfig/kubeconfig", "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig",
 		"--shard-base-url=https://shard-1-shard-kcp." + ns + ".svc.cluster.local:6443", "--etcd-servers=https://etcd-shard:2379"} {
 		assert.Contains(t, args, want)
