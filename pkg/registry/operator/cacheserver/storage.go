@@ -24,7 +24,8 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 	Permissions: func(o *operator.CacheServer) []store.Permission {
 		spec := field.NewPath("spec")
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
-			store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates"))...)
+			append(store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates")),
+				store.EtcdPermissions(o.Spec.Etcd, spec.Child("etcd"))...)...)
 	},
 
 	Validate:             validation.ValidateCacheServer,

@@ -30,7 +30,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			slices.Concat(store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates")),
 				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
-				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec))...)
+				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
+				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec))...)
 	},
 
 	Validate:             validation.ValidateRootShard,

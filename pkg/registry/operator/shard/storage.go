@@ -29,7 +29,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 		spec := field.NewPath("spec")
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			slices.Concat(store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
-				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec))...)
+				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
+				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec))...)
 	},
 
 	Validate:             validation.ValidateShard,

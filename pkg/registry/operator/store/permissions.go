@@ -32,7 +32,72 @@ func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []P
 			Verb: "create", Resource: "services",
 		})
 	}
+	perms = append(perms, VolumesPermissions(spec.ExtraVolumes, fldPath.Child("extraVolumes"))...)
 	return append(perms, CertificateTemplatesPermissions(spec.CertificateTemplates, fldPath.Child("certificateTemplates"))...)
+}
+
+// VolumesPermissions holds the Secrets and ConfigMaps that extra volumes name to reading
+// them: the server puts them into pods the author could otherwise not have read them into.
+func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permission {
+	var perms []Permission
+	for i, v := range volumes {
+		idx := fldPath.Index(i)
+		if v.Secret != nil {
+			perms = append(perms, readPermission(idx.Child("secret", "secretName"), "secrets", v.Secret.SecretName))
+		}
+		if v.ConfigMap != nil {
+			perms = append(perms, readPermission(idx.Child("configMap", "name"), "configmaps", v.ConfigMap.Name))
+		}
+		if v.Projected == nil {
+			continue
+		}
+		for j, src := range v.Projected.Sources {
+			srcPath := idx.Child("projected", "sources").Index(j)
+			if src.Secret != nil {
+				perms = append(perms, readPermission(srcPath.Child("secret", "name"), "secrets", src.Secret.Name))
+			}
+			if src.ConfigMap != nil {
+				perms = append(perms, readPermission(srcPath.Child("configMap", "name"), "configmaps", src.ConfigMap.Name))
+			}
+		}
+	}
+	return perms
+}
+
+// ShardConfigPermissions holds the Secrets and ConfigMaps a shard's etcd, audit and
+// authorization settings name to reading them: the server mounts them into the shard's pods.
+func ShardConfigPermissions(spec *operator.CommonShardSpec, fldPath *field.Path) []Permission {
+	perms := EtcdPermissions(&spec.Etcd, fldPath.Child("etcd"))
+	if a := spec.Audit; a != nil {
+		if a.Policy != nil && a.Policy.ConfigMap != nil {
+			perms = append(perms, readPermission(fldPath.Child("audit", "policy", "configMap"), "configmaps", a.Policy.ConfigMap.Name))
+		}
+		if a.Webhook != nil {
+			perms = append(perms, readPermission(fldPath.Child("audit", "webhook", "configSecretName"), "secrets", a.Webhook.ConfigSecretName))
+		}
+	}
+	if a := spec.Authorization; a != nil && a.Webhook != nil {
+		perms = append(perms, readPermission(fldPath.Child("authorization", "webhook", "configSecretName"), "secrets", a.Webhook.ConfigSecretName))
+	}
+	return perms
+}
+
+// EtcdPermissions holds the etcd client TLS Secret to reading it: the server mounts its key
+// into the component's pods.
+func EtcdPermissions(etcd *operator.EtcdConfig, fldPath *field.Path) []Permission {
+	if etcd == nil || etcd.TLSConfig == nil {
+		return nil
+	}
+	return []Permission{readPermission(fldPath.Child("tlsConfig", "secretRef"), "secrets", etcd.TLSConfig.SecretRef.Name)}
+}
+
+// readPermission is get on one named Secret or ConfigMap.
+func readPermission(fld *field.Path, resource, name string) Permission {
+	kind := "Secret"
+	if resource == "configmaps" {
+		kind = "ConfigMap"
+	}
+	return Permission{Field: fld.String(), Value: kind + "/" + name, Verb: "get", Resource: resource, Name: name}
 }
 
 // CertificateTemplatesPermissions holds a template's issuerRef to what the author could use
@@ -113,7 +178,7 @@ func AuthPermissions(auth *operator.AuthSpec, fldPath *field.Path) []Permission 
 	}
 	var perms []Permission
 	secret := func(fld *field.Path, name string) {
-		perms = append(perms, Permission{Field: fld.String(), Value: "Secret/" + name, Verb: "get", Resource: "secrets", Name: name})
+		perms = append(perms, readPermission(fld, "secrets", name))
 	}
 	if o := auth.OIDC; o != nil && o.CAFileRef != nil {
 		secret(fldPath.Child("oidc", "caFileRef"), o.CAFileRef.Name)

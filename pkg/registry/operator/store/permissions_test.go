@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
@@ -72,4 +73,49 @@ func TestKindsHoldCertificateFieldsToPermissions(t *testing.T) {
 		assert.Empty(t, shard.Kind.Permissions(&operator.Shard{}))
 		assert.Empty(t, frontproxy.Kind.Permissions(&operator.FrontProxy{}))
 	})
+}
+
+// TestKindsHoldMountedSecretsToPermissions checks that every Secret or ConfigMap a spec has
+// the server mount into pods needs get on it, at its path: extra volumes (projected sources
+// too), etcd client TLS, the audit policy and webhook, and the authorization webhook.
+func TestKindsHoldMountedSecretsToPermissions(t *testing.T) {
+	volumes := []corev1.Volume{
+		{Name: "a", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "encryption"}}},
+		{Name: "b", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}},
+		{Name: "c", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "d", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+			{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "projected-secret"}}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "projected-config"}}},
+		}}}},
+	}
+	volumesWant := []string{
+		"spec.extraVolumes[0].secret.secretName=Secret/encryption: get secrets. encryption",
+		"spec.extraVolumes[1].configMap.name=ConfigMap/settings: get configmaps. settings",
+		"spec.extraVolumes[3].projected.sources[0].secret.name=Secret/projected-secret: get secrets. projected-secret",
+		"spec.extraVolumes[3].projected.sources[1].configMap.name=ConfigMap/projected-config: get configmaps. projected-config",
+	}
+	etcd := operator.EtcdConfig{Endpoints: []string{"https://etcd:2379"},
+		TLSConfig: &operator.EtcdTLSConfig{SecretRef: corev1.LocalObjectReference{Name: "etcd-client"}}}
+	s := &operator.Shard{Spec: operator.ShardSpec{CommonShardSpec: operator.CommonShardSpec{
+		ComponentSpec: operator.ComponentSpec{ExtraVolumes: volumes},
+		Etcd:          etcd,
+		Audit: &operator.AuditSpec{Policy: &operator.AuditPolicySpec{ConfigMap: &operator.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
+			Webhook: &operator.AuditWebhookSpec{ConfigSecretName: "audit-hook"}},
+		Authorization: &operator.AuthorizationSpec{Webhook: &operator.AuthorizationWebhookSpec{ConfigSecretName: "authz-hook"}},
+	}}}
+	assert.Equal(t, append(volumesWant,
+		"spec.etcd.tlsConfig.secretRef=Secret/etcd-client: get secrets. etcd-client",
+		"spec.audit.policy.configMap=ConfigMap/audit: get configmaps. audit",
+		"spec.audit.webhook.configSecretName=Secret/audit-hook: get secrets. audit-hook",
+		"spec.authorization.webhook.configSecretName=Secret/authz-hook: get secrets. authz-hook",
+	), held(shard.Kind.Permissions(s)))
+
+	rs := &operator.RootShard{Spec: operator.RootShardSpec{CommonShardSpec: s.Spec.CommonShardSpec}}
+	assert.Equal(t, held(shard.Kind.Permissions(s)), held(rootshard.Kind.Permissions(rs)), "a RootShard is held as a Shard")
+
+	cs := &operator.CacheServer{Spec: operator.CacheServerSpec{ComponentSpec: operator.ComponentSpec{ExtraVolumes: volumes}, Etcd: &etcd}}
+	assert.Equal(t, append(volumesWant[:4:4], "spec.etcd.tlsConfig.secretRef=Secret/etcd-client: get secrets. etcd-client"),
+		held(cacheserver.Kind.Permissions(cs)))
+	fp := &operator.FrontProxy{Spec: operator.FrontProxySpec{ComponentSpec: operator.ComponentSpec{ExtraVolumes: volumes}}}
+	assert.Equal(t, volumesWant, held(frontproxy.Kind.Permissions(fp)))
 }
