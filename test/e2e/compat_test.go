@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,28 +53,29 @@ func TestKcpOperatorManifests(t *testing.T) {
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
-	get := func(object, path string) string {
+	// Each takes the running (sub)test's t, so that a failure ends that test alone.
+	get := func(t *testing.T, object, path string) string {
 		return kubectl(t, "get", object, "-n", ns, "-o", "jsonpath="+path)
 	}
-	args := func(deployment string) []string {
-		return nonEmptyLines(get("deployment/"+deployment, `{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
+	args := func(t *testing.T, deployment string) []string {
+		return nonEmptyLines(get(t, "deployment/"+deployment, `{range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
 	}
-	certificate := func(name, path string) string { return get("certificate/"+name, path) }
+	certificate := func(t *testing.T, name, path string) string { return get(t, "certificate/"+name, path) }
 
 	t.Run("RootShard", func(t *testing.T) {
-		a := args("root-kcp")
-		assert.Equal(t, "selfsigned", certificate("root-ca", "{.spec.issuerRef.name}"), "certificates.issuerRef issues the root CA")
-		dns := certificate("root-server", "{.spec.dnsNames}")
+		a := args(t, "root-kcp")
+		assert.Equal(t, "selfsigned", certificate(t, "root-ca", "{.spec.issuerRef.name}"), "certificates.issuerRef issues the root CA")
+		dns := certificate(t, "root-server", "{.spec.dnsNames}")
 		assert.Contains(t, dns, "root.shard.example.com", "certificateTemplates.server.spec.dnsNames")
-		assert.Equal(t, "RSA", certificate("root-server", "{.spec.privateKey.algorithm}"))
-		assert.Equal(t, "platform", certificate("root-server", "{.metadata.labels.team}"))
-		assert.Equal(t, "LoadBalancer", get("service/root-kcp", "{.spec.type}"))
-		assert.Equal(t, "2", get("deployment/root-kcp", "{.spec.replicas}"))
-		assert.Equal(t, "500m", get("deployment/root-kcp", "{.spec.template.spec.containers[0].resources.requests.cpu}"))
-		assert.Equal(t, "ghcr.io/kcp-dev/kcp:v0.32.3", get("deployment/root-kcp", "{.spec.template.spec.containers[0].image}"))
-		assert.Equal(t, "platform", get("deployment/root-kcp", "{.spec.template.metadata.annotations.example\\.com/owner}"))
-		assert.Equal(t, "kcp.example.com", get("deployment/root-kcp", "{.spec.template.spec.hostAliases[0].hostnames[0]}"))
-		assert.Equal(t, "dedicated", get("deployment/root-kcp", "{.spec.template.spec.tolerations[0].key}"))
+		assert.Equal(t, "RSA", certificate(t, "root-server", "{.spec.privateKey.algorithm}"))
+		assert.Equal(t, "platform", certificate(t, "root-server", "{.metadata.labels.team}"))
+		assert.Equal(t, "LoadBalancer", get(t, "service/root-kcp", "{.spec.type}"))
+		assert.Equal(t, "2", get(t, "deployment/root-kcp", "{.spec.replicas}"))
+		assert.Equal(t, "500m", get(t, "deployment/root-kcp", "{.spec.template.spec.containers[0].resources.requests.cpu}"))
+		assert.Equal(t, "ghcr.io/kcp-dev/kcp:v0.32.3", get(t, "deployment/root-kcp", "{.spec.template.spec.containers[0].image}"))
+		assert.Equal(t, "platform", get(t, "deployment/root-kcp", "{.spec.template.metadata.annotations.example\\.com/owner}"))
+		assert.Equal(t, "kcp.example.com", get(t, "deployment/root-kcp", "{.spec.template.spec.hostAliases[0].hostnames[0]}"))
+		assert.Equal(t, "dedicated", get(t, "deployment/root-kcp", "{.spec.template.spec.tolerations[0].key}"))
 		for _, want := range []string{
 			"--oidc-issuer-url=https://dex.example.com", "--oidc-client-id=kcp", "--oidc-groups-claim=groups",
 			"--oidc-username-claim=email", "--oidc-groups-prefix=oidc:", "--oidc-username-prefix=oidc:",
@@ -95,9 +95,9 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.NotContains(t, strings.Join(a, " "), "not-used-by-kube-oidc", "the deprecated OIDC client secret reaches no flag")
 		assert.NotContains(t, a, "--external-hostname=kcp.example.com", "kcp v0.32 ignores it")
 		assert.Equal(t, "/etc/kcp/encryption",
-			get("deployment/root-kcp", `{.spec.template.spec.containers[0].volumeMounts[?(@.name=="encryption")].mountPath}`))
-		assert.Equal(t, "10", get("deployment/root-kcp", "{.spec.template.spec.containers[0].livenessProbe.timeoutSeconds}"))
-		assert.Equal(t, "1", get("pdb/root-kcp", "{.spec.maxUnavailable}"), "two replicas: a PodDisruptionBudget")
+			get(t, "deployment/root-kcp", `{.spec.template.spec.containers[0].volumeMounts[?(@.name=="encryption")].mountPath}`))
+		assert.Equal(t, "10", get(t, "deployment/root-kcp", "{.spec.template.spec.containers[0].livenessProbe.timeoutSeconds}"))
+		assert.Equal(t, "1", get(t, "pdb/root-kcp", "{.spec.maxUnavailable}"), "two replicas: a PodDisruptionBudget")
 		assert.Contains(t, string(decodeSecret(t, ns, "root-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
 			"clientCABundleRef joins the client CA bundle")
 	})
@@ -105,60 +105,60 @@ func TestKcpOperatorManifests(t *testing.T) {
 	t.Run("service-account keys of every shard", func(t *testing.T) {
 		for _, d := range []string{"root-kcp", "shard-1-shard-kcp", "shard-2-shard-kcp", "edge-front-proxy"} {
 			require.Eventually(t, func() bool {
-				return len(withPrefix(args(d), "--service-account-key-file=")) >= 3
+				return len(withPrefix(args(t, d), "--service-account-key-file=")) >= 3
 			}, 2*time.Minute, time.Second, "%s verifies the tokens of the root shard and both shards", d)
 		}
-		assert.Contains(t, args("edge-front-proxy"), "--service-account-lookup=false")
+		assert.Contains(t, args(t, "edge-front-proxy"), "--service-account-lookup=false")
 	})
 
 	t.Run("Shard", func(t *testing.T) {
-		a := args("shard-1-shard-kcp")
+		a := args(t, "shard-1-shard-kcp")
 		assert.Contains(t, a, "-v=2")
 		assert.Contains(t, a, "--mount-proxy-client-cert-file=/etc/kcp/tls/mounts-proxy/tls.crt")
-		assert.Equal(t, "kcp-mounts-proxy", certificate("shard-1-mounts-proxy", "{.spec.commonName}"))
-		assert.Equal(t, "platform", certificate("shard-1-mounts-proxy", "{.metadata.labels.team}"), "certificateTemplates.mounts-proxy")
-		assert.Contains(t, certificate("shard-1-server", "{.spec.dnsNames}"), "shard-1.shards.example.com")
+		assert.Equal(t, "kcp-mounts-proxy", certificate(t, "shard-1-mounts-proxy", "{.spec.commonName}"))
+		assert.Equal(t, "platform", certificate(t, "shard-1-mounts-proxy", "{.metadata.labels.team}"), "certificateTemplates.mounts-proxy")
+		assert.Contains(t, certificate(t, "shard-1-server", "{.spec.dnsNames}"), "shard-1.shards.example.com")
 		assert.Contains(t, string(decodeSecret(t, ns, "shard-1-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
 			"the shard's clientCABundleRef gets it a client CA bundle of its own")
 		assert.Equal(t, "shard-1-merged-client-ca",
-			get("deployment/shard-1-shard-kcp", `{.spec.template.spec.volumes[?(@.name=="ca-client")].secret.secretName}`))
+			get(t, "deployment/shard-1-shard-kcp", `{.spec.template.spec.volumes[?(@.name=="ca-client")].secret.secretName}`))
 		assert.Contains(t, string(decodeSecret(t, ns, "shard-1-merged-ca-bundle", "tls.crt")), strings.TrimSpace(extraCA))
 		cfg, err := clientcmd.Load(decodeSecret(t, ns, "shard-1-external-logical-cluster-admin-kubeconfig", "kubeconfig"))
 		require.NoError(t, err)
 		for _, c := range cfg.Clusters {
 			assert.Equal(t, "https://kcp.internal.example.com:8443", c.Server, "the RootShard's private address")
 		}
-		assert.Contains(t, args("shard-2-shard-kcp"), "--cache-kubeconfig=/etc/cache-server/kubeconfig/kubeconfig", "cache.ref")
-		assert.Equal(t, "1", get("pdb/shard-1-shard-kcp", "{.spec.maxUnavailable}"))
+		assert.Contains(t, args(t, "shard-2-shard-kcp"), "--cache-kubeconfig=/etc/cache-server/kubeconfig/kubeconfig", "cache.ref")
+		assert.Equal(t, "1", get(t, "pdb/shard-1-shard-kcp", "{.spec.maxUnavailable}"))
 	})
 
 	t.Run("CacheServer", func(t *testing.T) {
-		assert.Equal(t, "selfsigned", certificate("cache-ca", "{.spec.issuerRef.name}"))
-		assert.Equal(t, "platform", certificate("cache-ca", "{.metadata.labels.team}"), "kcp-operator's root-ca template key")
-		assert.Contains(t, certificate("cache-server", "{.spec.dnsNames}"), "cache.example.com")
-		assert.Contains(t, args("cache-cache-server"), "-v=2")
+		assert.Equal(t, "selfsigned", certificate(t, "cache-ca", "{.spec.issuerRef.name}"))
+		assert.Equal(t, "platform", certificate(t, "cache-ca", "{.metadata.labels.team}"), "kcp-operator's root-ca template key")
+		assert.Contains(t, certificate(t, "cache-server", "{.spec.dnsNames}"), "cache.example.com")
+		assert.Contains(t, args(t, "cache-cache-server"), "-v=2")
 		assert.Empty(t, strings.TrimSpace(kubectl(t, "get", "pdb", "-n", ns, "-l", "operator.kcp.io/cacheserver=cache", "-o", "name")),
 			"one replica: no PodDisruptionBudget")
 	})
 
 	t.Run("FrontProxy", func(t *testing.T) {
-		assert.Equal(t, "letsencrypt", certificate("root-edge-server", "{.spec.issuerRef.name}"), "a per-certificate issuer")
-		assert.Equal(t, `["api.example.com"]`, certificate("root-edge-server", "{.spec.dnsNames}"),
+		assert.Equal(t, "letsencrypt", certificate(t, "root-edge-server", "{.spec.issuerRef.name}"), "a per-certificate issuer")
+		assert.Equal(t, `["api.example.com"]`, certificate(t, "root-edge-server", "{.spec.dnsNames}"),
 			"with an issuerRef, the template's names replace the generated ones")
-		a := args("edge-front-proxy")
+		a := args(t, "edge-front-proxy")
 		for _, want := range []string{"--oidc-issuer-url=https://dex.example.com", "--oidc-ca-file=/etc/kcp/oidc-ca/ca.crt",
 			"--authentication-drop-groups=system:masters", "--requestheader-allowed-names=kcp-front-proxy,kcp-mounts-proxy"} {
 			assert.Contains(t, a, want)
 		}
-		assert.Equal(t, "LoadBalancer", get("service/edge-front-proxy", "{.spec.type}"))
-		assert.Equal(t, "443", get("service/edge-front-proxy", "{.spec.ports[0].port}"))
-		assert.Equal(t, "1", get("pdb/edge-front-proxy", "{.spec.maxUnavailable}"))
-		assert.Contains(t, get("configmap/edge-config", "{.data.path-mapping\\.yaml}"), "/services/custom/")
+		assert.Equal(t, "LoadBalancer", get(t, "service/edge-front-proxy", "{.spec.type}"))
+		assert.Equal(t, "443", get(t, "service/edge-front-proxy", "{.spec.ports[0].port}"))
+		assert.Equal(t, "1", get(t, "pdb/edge-front-proxy", "{.spec.maxUnavailable}"))
+		assert.Contains(t, get(t, "configmap/edge-config", "{.data.path-mapping\\.yaml}"), "/services/custom/")
 		assert.Contains(t, string(decodeSecret(t, ns, "root-edge-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA))
 		assert.Contains(t, string(decodeSecret(t, ns, "root-edge-merged-ca-bundle", "tls.crt")), strings.TrimSpace(extraCA))
 
 		// The deprecated externalHostname is read as external.hostname.
-		assert.Contains(t, certificate("root-legacy-server", "{.spec.dnsNames}"), "legacy.example.com")
+		assert.Contains(t, certificate(t, "root-legacy-server", "{.spec.dnsNames}"), "legacy.example.com")
 		assert.Contains(t, kubectl(t, "get", "frontproxy", "legacy", "-n", ns), "legacy.example.com", "the Hostname column")
 	})
 
@@ -166,19 +166,17 @@ func TestKcpOperatorManifests(t *testing.T) {
 		admin, err := clientcmd.Load(decodeSecret(t, ns, "kcp-admin-kubeconfig", "kubeconfig"))
 		require.NoError(t, err)
 		for _, c := range admin.Clusters {
-			assert.Equal(t, "https://api.example.com:443/clusters/root", c.Server)
+			assert.True(t, strings.HasPrefix(c.Server, "https://api.example.com:443"), c.Server)
 			assert.Contains(t, string(c.CertificateAuthorityData), strings.TrimSpace(extraCA),
 				"a kubeconfig toward the front proxy trusts its caBundleSecretRef: its certificate comes from another issuer")
 		}
+		assert.Equal(t, "https://api.example.com:443/clusters/root", admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster].Server)
 		shardAdmin, err := clientcmd.Load(decodeSecret(t, ns, "shard-admin-kubeconfig", "kubeconfig"))
 		require.NoError(t, err)
-		var servers []string
-		for _, c := range shardAdmin.Clusters {
-			servers = append(servers, c.Server)
-		}
-		assert.True(t, slices.ContainsFunc(servers, func(s string) bool { return strings.HasSuffix(s, "/clusters/2x8k4qkz6h9r1vq0") }),
-			"a logical cluster name as targetWorkspace: %v", servers)
-		assert.Equal(t, "platform", get("certificate/root-admin", "{.metadata.labels.team}"))
+		assert.True(t, strings.HasSuffix(shardAdmin.Clusters[shardAdmin.Contexts[shardAdmin.CurrentContext].Cluster].Server, "/clusters/2x8k4qkz6h9r1vq0"),
+			"a logical cluster name as targetWorkspace")
+		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.metadata.labels.team}"), "certificateTemplate.metadata")
+		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.spec.subject.organizationalUnits[0]}"), "certificateTemplate.spec.subject")
 	})
 }
 
