@@ -108,7 +108,7 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		{"kubeconfig validity too short", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
 			o.Spec.Validity = metav1.Duration{Duration: 5 * time.Minute}
 		}), []string{"spec.validity"}},
-		{"kubeconfig workspace path", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.TargetWorkspace = "team:a" }),
+		{"kubeconfig workspace path", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.TargetWorkspace = "root:Team_A" }),
 			[]string{"spec.targetWorkspace"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
