@@ -160,6 +160,12 @@ func startWriters(ctx context.Context, t *testing.T, cfg *rest.Config, ns string
 	cfg.QPS = -1
 	cfg.Timeout = 30 * time.Second
 	ops := clientset.NewForConfigOrDie(cfg).OperatorV1alpha1()
+	// A server is ready before its delegated authentication has read kube-system's client CA;
+	// until then it sees every client as system:anonymous. The writers start once it knows them.
+	require.Eventually(t, func() bool {
+		_, err := ops.CacheServers(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil
+	}, time.Minute, 100*time.Millisecond, "the server authenticates the writers' client certificate")
 	ctx, cancel := context.WithCancel(ctx)
 	w := &createWriters{cancel: cancel, attempted: map[string]bool{}}
 	t.Cleanup(w.stop)
