@@ -11,7 +11,6 @@ import (
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -166,23 +165,4 @@ func (a *CertManagerAPI) set(ready bool) bool {
 		f()
 	}
 	return true
-}
-
-// WatchCertManager enqueues, on every event of cert-manager's informers, the keys keys
-// returns; and every object of own whenever cert-manager's API comes or goes, since nothing
-// else would bring them back. Unlike Watch, the loop does not wait for these caches, which
-// sync only once cert-manager is installed, but for the tracker's first answer.
-func (h *Host) WatchCertManager(loop *Loop, own cache.SharedIndexInformer, keys func(metav1.Object) []string, informers ...cache.SharedIndexInformer) error {
-	for _, informer := range informers {
-		if _, err := informer.AddEventHandler(loop.HandlerFor(keys)); err != nil {
-			return fmt.Errorf("%s: watching cert-manager: %w", loop.Kind, err)
-		}
-	}
-	loop.synced = append(loop.synced, h.CertManagerAPI.Known)
-	h.CertManagerAPI.OnChange(func() {
-		for _, obj := range own.GetStore().List() {
-			loop.Enqueue(obj)
-		}
-	})
-	return nil
 }

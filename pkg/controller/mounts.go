@@ -46,17 +46,3 @@ func (h *Host) MountedVersions(namespace string, names []string) map[string]stri
 func UsersSecret(m metav1.Object) bool {
 	return m.GetLabels()[pki.LabelManagedBy] != pki.ManagedBy
 }
-
-// WatchUsersSecrets calls enqueue with the keys mounting(namespace, name) returns whenever a
-// user's Secret changes, when the host caches every Secret's metadata.
-func (h *Host) WatchUsersSecrets(loop *Loop, mounting func(namespace, name string) []string) error {
-	if h.SecretMetadata == nil {
-		return nil
-	}
-	return loop.Watch(h.SecretMetadata, loop.HandlerFor(func(m metav1.Object) []string {
-		if !UsersSecret(m) {
-			return nil
-		}
-		return mounting(m.GetNamespace(), m.GetName())
-	}))
-}

@@ -90,21 +90,8 @@ func (l *Loop) MembershipHandler(keys func(metav1.Object) []string) cache.Resour
 type Watch struct {
 	Informer cache.SharedIndexInformer
 	Handler  cache.ResourceEventHandler
-}
-
-// On is the Watch of informer with handler.
-func On(informer cache.SharedIndexInformer, handler cache.ResourceEventHandler) Watch {
-	return Watch{Informer: informer, Handler: handler}
-}
-
-// WatchAll adds every watch; Run waits for their caches before it starts.
-func (l *Loop) WatchAll(watches ...Watch) error {
-	for _, w := range watches {
-		if err := l.Watch(w.Informer, w.Handler); err != nil {
-			return err
-		}
-	}
-	return nil
+	// certManager is set for cert-manager's informers, whose caches the loop does not wait for.
+	certManager bool
 }
 
 // Watch adds handler to informer; Run waits for the informer's cache before it starts.

@@ -7,16 +7,12 @@ import (
 	"context"
 	"slices"
 
-	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
@@ -39,43 +35,37 @@ type Controller struct {
 	recorder     record.EventRecorder
 }
 
-// New returns a FrontProxy controller reading our kinds from ours, and the host cluster's
-// objects through host, whose caches come from the informer factories kubeHosts and hosts.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
-	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+// New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
+// informers inf, and writing to the host cluster through host.
+func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
+	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
 		client:       client,
-		frontProxies: ours.Operator().V1alpha1().FrontProxies().Lister(),
-		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
-		shards:       ours.Operator().V1alpha1().Shards().Lister(),
+		frontProxies: ops.FrontProxies().Lister(),
+		rootShards:   ops.RootShards().Lister(),
+		shards:       ops.Shards().Lister(),
 		host:         host,
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(frontproxy.Kind, c.sync)
-	ops := ours.Operator().V1alpha1()
-	if err := c.loop.WatchAll(
-		controller.On(ops.FrontProxies().Informer(), c.loop.Handler()),
-		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })),
-		// A Shard joining or leaving changes the service-account keys the front proxy verifies.
-		controller.On(ops.Shards().Informer(), c.loop.MembershipHandler(c.ofShard)),
-		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Core().V1().ConfigMaps().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Policy().V1().PodDisruptionBudgets().Informer(), c.loop.HandlerFor(c.owners)),
-	); err != nil {
-		return nil, err
+	return c, c.watches(inf).Register(c.loop, host, inf)
+}
+
+// watches are what a FrontProxy's reconcile reads.
+func (c *Controller) watches(inf controller.Informers) controller.Watches {
+	ops := inf.Ours.Operator().V1alpha1()
+	return controller.Watches{
+		Own: ops.FrontProxies().Informer(),
+		Kinds: []controller.Reference{
+			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			// A Shard joining or leaving changes the service-account keys the front proxy verifies.
+			{Informer: ops.Shards().Informer(), Keys: c.ofShard, Membership: true},
+		},
+		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
+			controller.Deployments, controller.DisruptionBudgets, controller.Certificates},
+		Owners:   c.owners,
+		Mounting: c.mounting,
 	}
-	// cert-manager's objects, once its API is served; and every object again when it comes.
-	cm := hosts.Certmanager().V1()
-	if err := host.WatchCertManager(c.loop, ops.FrontProxies().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
-		return nil, err
-	}
-	// A Secret a user names, mounted by the pods, rolls them when it changes.
-	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
@@ -86,8 +76,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // owners are the FrontProxies a host object concerns: its owner, or every FrontProxy of its
 // RootShard.
 func (c *Controller) owners(m metav1.Object) []string {
-	if name := m.GetLabels()[pki.OwnerLabel(frontproxy.Kind)]; name != "" {
-		return []string{m.GetNamespace() + "/" + name}
+	if key := controller.OwnerKey(m, frontproxy.Kind); key != nil {
+		return key
 	}
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" {
 		return c.ofRootShard(m.GetNamespace(), rs)
@@ -112,31 +102,15 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 
 // ofRootShard are the keys of the FrontProxies of a RootShard.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	all, err := c.frontProxies.FrontProxies(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, fp := range all {
-		if fp.Spec.RootShard.Reference != nil && fp.Spec.RootShard.Reference.Name == rootShard {
-			keys = append(keys, fp.Namespace+"/"+fp.Name)
-		}
-	}
-	return keys
+	return controller.Select(c.frontProxies.FrontProxies(namespace), func(fp *operatorv1alpha1.FrontProxy) bool {
+		return controller.RefersTo(fp.Spec.RootShard, rootShard)
+	})
 }
 
 // mounting are the FrontProxies of a namespace whose pods mount the user's Secret name.
 func (c *Controller) mounting(namespace, name string) []string {
-	all, err := c.frontProxies.FrontProxies(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, fp := range all {
+	return controller.Select(c.frontProxies.FrontProxies(namespace), func(fp *operatorv1alpha1.FrontProxy) bool {
 		f := frontproxy.FrontProxy{FrontProxy: fp}
-		if slices.Contains(f.UsersSecrets(), name) || slices.Contains(f.BundleSources(), name) {
-			keys = append(keys, fp.Namespace+"/"+fp.Name)
-		}
-	}
-	return keys
+		return slices.Contains(f.UsersSecrets(), name) || slices.Contains(f.BundleSources(), name)
+	})
 }

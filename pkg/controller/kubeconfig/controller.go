@@ -8,16 +8,12 @@ package kubeconfig
 import (
 	"context"
 
-	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
@@ -41,11 +37,10 @@ type Controller struct {
 	recorder     record.EventRecorder
 }
 
-// New returns a Kubeconfig controller reading our kinds from ours, and the host cluster's
-// objects through host, whose caches come from the informer factories kubeHosts and hosts.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
-	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
-	ops := ours.Operator().V1alpha1()
+// New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the
+// informers inf, and writing to the host cluster through host.
+func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
+	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
 		client:       client,
 		kubeconfigs:  ops.Kubeconfigs().Lister(),
@@ -56,28 +51,29 @@ func New(client clientset.Interface, ours informers.SharedInformerFactory, host 
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(kubeconfig.Kind, c.sync)
-	if err := c.loop.WatchAll(
-		controller.On(ops.Kubeconfigs().Informer(), c.loop.Handler()),
-		// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
-		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) })),
-		controller.On(ops.Shards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
-			return c.targeting(m.GetNamespace(), kubeconfig.ShardTarget, m.GetName())
-		})),
-		controller.On(ops.FrontProxies().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string {
-			return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
-		})),
+	return c, c.watches(inf).Register(c.loop, host, inf)
+}
+
+// watches are what a Kubeconfig's reconcile reads.
+func (c *Controller) watches(inf controller.Informers) controller.Watches {
+	ops := inf.Ours.Operator().V1alpha1()
+	return controller.Watches{
+		Own: ops.Kubeconfigs().Informer(),
+		Kinds: []controller.Reference{
+			// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
+			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Informer: ops.Shards().Informer(), Keys: func(m metav1.Object) []string {
+				return c.targeting(m.GetNamespace(), kubeconfig.ShardTarget, m.GetName())
+			}},
+			{Informer: ops.FrontProxies().Informer(), Keys: func(m metav1.Object) []string {
+				return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
+			}},
+		},
 		// cert-manager's Secret, issued and renewed, and the kubeconfig Secret; and the
 		// RootShard's server CA bundle that every kubeconfig of it trusts.
-		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
-	); err != nil {
-		return nil, err
+		Host:   []controller.HostResource{controller.Secrets, controller.Certificates},
+		Owners: c.owners,
 	}
-	// cert-manager's objects, once its API is served; and every object again when it comes.
-	cm := hosts.Certmanager().V1()
-	if err := host.WatchCertManager(c.loop, ops.Kubeconfigs().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
@@ -88,8 +84,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // owners are the Kubeconfigs a host object concerns: its owner, or, for a RootShard's merged
 // CA bundle, every Kubeconfig toward that RootShard or its Shards and FrontProxies.
 func (c *Controller) owners(m metav1.Object) []string {
-	if name := m.GetLabels()[pki.OwnerLabel(kubeconfig.Kind)]; name != "" {
-		return []string{m.GetNamespace() + "/" + name}
+	if key := controller.OwnerKey(m, kubeconfig.Kind); key != nil {
+		return key
 	}
 	if rs := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; rs != "" &&
 		m.GetName() == rootshard.MergedCABundleName(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: rs}}) {
@@ -116,10 +112,10 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 			return name == rootShard
 		case kubeconfig.ShardTarget:
 			s, err := c.shards.Shards(namespace).Get(name)
-			return err == nil && refersTo(s.Spec.RootShard, rootShard)
+			return err == nil && controller.RefersTo(s.Spec.RootShard, rootShard)
 		case kubeconfig.FrontProxyTarget:
 			fp, err := c.frontProxies.FrontProxies(namespace).Get(name)
-			return err == nil && refersTo(fp.Spec.RootShard, rootShard)
+			return err == nil && controller.RefersTo(fp.Spec.RootShard, rootShard)
 		}
 		return false
 	})
@@ -127,20 +123,7 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 
 // matching are the keys of the Kubeconfigs of a namespace whose target matches.
 func (c *Controller) matching(namespace string, match func(kind, name string) bool) []string {
-	all, err := c.kubeconfigs.Kubeconfigs(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, kc := range all {
-		if match(kubeconfig.TargetRef(kc)) {
-			keys = append(keys, kc.Namespace+"/"+kc.Name)
-		}
-	}
-	return keys
-}
-
-// refersTo reports whether a Shard's or FrontProxy's rootShard names rootShard.
-func refersTo(ref operatorv1alpha1.RootShardConfig, rootShard string) bool {
-	return ref.Reference != nil && ref.Reference.Name == rootShard
+	return controller.Select(c.kubeconfigs.Kubeconfigs(namespace), func(kc *operatorv1alpha1.Kubeconfig) bool {
+		return match(kubeconfig.TargetRef(kc))
+	})
 }

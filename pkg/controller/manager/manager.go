@@ -153,23 +153,24 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return err
 	}
 	host.CertManagerAPI = controller.NewCertManagerAPI(discoveryClient, hostInformers)
-	rootShards, err := rootshard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers}
+	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
 	}
-	shards, err := shard.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	shards, err := shard.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the Shard controller: %w", err)
 	}
-	frontProxies, err := frontproxy.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	frontProxies, err := frontproxy.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the FrontProxy controller: %w", err)
 	}
-	cacheServers, err := cacheserver.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	cacheServers, err := cacheserver.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the CacheServer controller: %w", err)
 	}
-	kubeconfigs, err := kubeconfig.New(opClient, ourInformers, host, kubeInformers, hostInformers, recorder)
+	kubeconfigs, err := kubeconfig.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
 	}

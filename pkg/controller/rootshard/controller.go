@@ -6,15 +6,12 @@ import (
 	"context"
 	"slices"
 
-	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
@@ -40,46 +37,40 @@ type Controller struct {
 	recorder record.EventRecorder
 }
 
-// New returns a RootShard controller reading our kinds from ours, and the host cluster's
-// objects through host, whose caches come from the informer factories kubeHosts and hosts.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
-	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+// New returns a RootShard controller reading our kinds and the host cluster's objects from
+// the informers inf, and writing to the host cluster through host.
+func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
+	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
 		client:       client,
-		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
-		shards:       ours.Operator().V1alpha1().Shards().Lister(),
-		cacheServers: ours.Operator().V1alpha1().CacheServers().Lister(),
+		rootShards:   ops.RootShards().Lister(),
+		shards:       ops.Shards().Lister(),
+		cacheServers: ops.CacheServers().Lister(),
 		host:         host,
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
+	return c, c.watches(inf).Register(c.loop, host, inf)
+}
 
-	ops := ours.Operator().V1alpha1()
-	if err := c.loop.WatchAll(
-		controller.On(ops.RootShards().Informer(), c.loop.Handler()),
-		// A Shard joining or leaving changes status.shards, and the service-account keys the
-		// root shard verifies.
-		controller.On(ops.Shards().Informer(), c.loop.HandlerFor(c.rootShardOfShard)),
-		// A CacheServer appearing heals a reference.
-		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(c.inNamespace)),
+// watches are what a RootShard's reconcile reads.
+func (c *Controller) watches(inf controller.Informers) controller.Watches {
+	ops := inf.Ours.Operator().V1alpha1()
+	return controller.Watches{
+		Own: ops.RootShards().Informer(),
+		Kinds: []controller.Reference{
+			// A Shard joining or leaving changes status.shards, and the service-account keys
+			// the root shard verifies.
+			{Informer: ops.Shards().Informer(), Keys: c.rootShardOfShard},
+			// A CacheServer appearing heals a reference.
+			{Informer: ops.CacheServers().Informer(), Keys: c.inNamespace},
+		},
 		// What the controller owns: status follows it within seconds.
-		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Policy().V1().PodDisruptionBudgets().Informer(), c.loop.HandlerFor(c.owners)),
-	); err != nil {
-		return nil, err
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
+		Owners:   c.owners,
+		Mounting: c.mounting,
 	}
-	// cert-manager's objects, once its API is served; and every object again when it comes.
-	cm := hosts.Certmanager().V1()
-	if err := host.WatchCertManager(c.loop, ops.RootShards().Informer(), c.owners, cm.Certificates().Informer(), cm.Issuers().Informer()); err != nil {
-		return nil, err
-	}
-	// A Secret a user names, mounted by the pods, rolls them when it changes.
-	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
@@ -90,8 +81,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // owners are the RootShards a host object concerns: its owner by label, or every RootShard of
 // its namespace for an object of the shared bootstrap PKI.
 func (c *Controller) owners(m metav1.Object) []string {
-	if name := m.GetLabels()[pki.OwnerLabel(rootshard.Kind)]; name != "" {
-		return []string{m.GetNamespace() + "/" + name}
+	if key := controller.OwnerKey(m, rootshard.Kind); key != nil {
+		return key
 	}
 	// A Shard's service-account key is verified by its root shard.
 	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
@@ -118,30 +109,14 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 
 // inNamespace are every RootShard of an object's namespace.
 func (c *Controller) inNamespace(m metav1.Object) []string {
-	all, err := c.rootShards.RootShards(m.GetNamespace()).List(everything)
-	if err != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(all))
-	for _, rs := range all {
-		keys = append(keys, rs.Namespace+"/"+rs.Name)
-	}
-	return keys
+	return controller.Select(c.rootShards.RootShards(m.GetNamespace()), controller.Every)
 }
 
 // mounting are the RootShards of a namespace whose pods mount the Secret name.
 func (c *Controller) mounting(namespace, name string) []string {
-	all, err := c.rootShards.RootShards(namespace).List(everything)
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, rs := range all {
+	return controller.Select(c.rootShards.RootShards(namespace), func(rs *operatorv1alpha1.RootShard) bool {
 		// A user's CA bundle Secret is not mounted, but the merged bundles are made of it.
-		if slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) ||
-			slices.Contains(controller.BundleSources(rs.Spec.CABundleSecretRef, rs.Spec.ClientCABundleRef), name) {
-			keys = append(keys, rs.Namespace+"/"+rs.Name)
-		}
-	}
-	return keys
+		return slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) ||
+			slices.Contains(controller.BundleSources(rs.Spec.CABundleSecretRef, rs.Spec.ClientCABundleRef), name)
+	})
 }

@@ -7,16 +7,12 @@ import (
 	"context"
 	"slices"
 
-	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
@@ -39,46 +35,40 @@ type Controller struct {
 	recorder     record.EventRecorder
 }
 
-// New returns a Shard controller reading our kinds from ours, and the host cluster's objects
-// through host, whose caches come from the informer factories kubeHosts and hosts.
-func New(client clientset.Interface, ours informers.SharedInformerFactory, host *controller.Host,
-	kubeHosts kubeinformers.SharedInformerFactory, hosts cminformers.SharedInformerFactory, recorder record.EventRecorder) (*Controller, error) {
+// New returns a Shard controller reading our kinds and the host cluster's objects from the
+// informers inf, and writing to the host cluster through host.
+func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
+	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
 		client:       client,
-		shards:       ours.Operator().V1alpha1().Shards().Lister(),
-		rootShards:   ours.Operator().V1alpha1().RootShards().Lister(),
-		cacheServers: ours.Operator().V1alpha1().CacheServers().Lister(),
+		shards:       ops.Shards().Lister(),
+		rootShards:   ops.RootShards().Lister(),
+		cacheServers: ops.CacheServers().Lister(),
 		host:         host,
 		recorder:     recorder,
 	}
 	c.loop = controller.NewLoop(shard.Kind, c.sync)
+	return c, c.watches(inf).Register(c.loop, host, inf)
+}
 
-	ops := ours.Operator().V1alpha1()
-	if err := c.loop.WatchAll(
-		controller.On(ops.Shards().Informer(), c.loop.Handler()),
-		// A Shard joining or leaving changes the service-account keys its siblings verify.
-		controller.On(ops.Shards().Informer(), c.loop.MembershipHandler(c.siblings)),
-		// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
-		controller.On(ops.RootShards().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) })),
-		controller.On(ops.CacheServers().Informer(), c.loop.HandlerFor(func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") })),
+// watches are what a Shard's reconcile reads.
+func (c *Controller) watches(inf controller.Informers) controller.Watches {
+	ops := inf.Ours.Operator().V1alpha1()
+	return controller.Watches{
+		Own: ops.Shards().Informer(),
+		Kinds: []controller.Reference{
+			// A Shard joining or leaving changes the service-account keys its siblings verify.
+			{Informer: ops.Shards().Informer(), Keys: c.siblings, Membership: true},
+			// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
+			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
+			{Informer: ops.CacheServers().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") }},
+		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
-		controller.On(kubeHosts.Core().V1().Secrets().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Core().V1().Services().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Apps().V1().Deployments().Informer(), c.loop.HandlerFor(c.owners)),
-		controller.On(kubeHosts.Policy().V1().PodDisruptionBudgets().Informer(), c.loop.HandlerFor(c.owners)),
-	); err != nil {
-		return nil, err
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+			controller.DisruptionBudgets, controller.Certificates},
+		Owners:   c.owners,
+		Mounting: c.mounting,
 	}
-	// cert-manager's objects, once its API is served; and every object again when it comes.
-	cm := hosts.Certmanager().V1()
-	if err := host.WatchCertManager(c.loop, ops.Shards().Informer(), c.owners, cm.Certificates().Informer()); err != nil {
-		return nil, err
-	}
-	// A Secret a user names, mounted by the pods, rolls them when it changes.
-	if err := host.WatchUsersSecrets(c.loop, c.mounting); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // Run reconciles with workers until ctx is done.
@@ -110,17 +100,9 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // shardsOf are the keys of the Shards of a RootShard, or of every Shard when rootShard is "".
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
-	all, err := c.shards.Shards(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, s := range all {
-		if rootShard == "" || rootShardName(s) == rootShard {
-			keys = append(keys, s.Namespace+"/"+s.Name)
-		}
-	}
-	return keys
+	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
+		return rootShard == "" || rootShardName(s) == rootShard
+	})
 }
 
 // siblings are the keys of the other Shards of a Shard's RootShard.
@@ -137,18 +119,10 @@ func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRo
 
 // mounting are the Shards of a namespace whose pods mount the Secret name.
 func (c *Controller) mounting(namespace, name string) []string {
-	all, err := c.shards.Shards(namespace).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
-	var keys []string
-	for _, s := range all {
+	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
 		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
 		// A user's CA bundle Secret is not mounted, but the Shard's bundle is made of it.
-		if err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) ||
-			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name)) {
-			keys = append(keys, s.Namespace+"/"+s.Name)
-		}
-	}
-	return keys
+		return err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) ||
+			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name))
+	})
 }

@@ -1,0 +1,67 @@
+package rootshard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+)
+
+// TestWatchesEnqueueTheRootShardsConcerned: every event a RootShard's controller watches
+// enqueues exactly the RootShards it concerns.
+func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
+	root.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	shard1 := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1"},
+		Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root")}}
+	moved := shard1.DeepCopy()
+	moved.Spec.RootShard = ct.RootShardRef("other-root")
+	unattached := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "unattached"}}
+	cs := &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cache"}}
+	w.Add(t, root, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "other-root"}}, shard1, cs)
+	both := []string{"team-a/other-root", "team-a/root"}
+	owned := pki.Labels("rootshard", "root", "server")
+	userSecret := ct.HostObject("partner-ca", nil)
+	ourSecret := ct.HostObject("partner-ca", map[string]string{pki.LabelManagedBy: pki.ManagedBy})
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a RootShard added", Event: ct.Event{Source: "RootShard", Type: ct.Added, Obj: root}, Want: []string{"team-a/root"}},
+		{Name: "a RootShard updated", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: root}, Want: []string{"team-a/root"}},
+		{Name: "a RootShard deleted, seen late", Event: ct.Event{Source: "RootShard", Type: ct.DeletedUnknown, Obj: root}, Want: []string{"team-a/root"}},
+		{Name: "a Shard added", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: shard1}, Want: []string{"team-a/root"}},
+		{Name: "a Shard updated, even its status", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: shard1}, Want: []string{"team-a/root"}},
+		{Name: "a Shard moved to another RootShard", Event: ct.Event{Source: "Shard", Type: ct.Updated, Old: shard1, Obj: moved}, Want: both},
+		{Name: "a Shard deleted", Event: ct.Event{Source: "Shard", Type: ct.Deleted, Obj: shard1}, Want: []string{"team-a/root"}},
+		{Name: "a Shard without a RootShard", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: unattached}, Want: nil},
+		{Name: "a CacheServer", Event: ct.Event{Source: "CacheServer", Type: ct.Added, Obj: cs}, Want: both},
+		{Name: "its Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("root-server", owned)}, Want: []string{"team-a/root"}},
+		{Name: "its Service", Event: ct.Event{Source: "services", Type: ct.Deleted, Obj: ct.HostObject("root", owned)}, Want: []string{"team-a/root"}},
+		{Name: "its Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated, Obj: ct.HostObject("root", owned)}, Want: []string{"team-a/root"}},
+		{Name: "its PodDisruptionBudget", Event: ct.Event{Source: "poddisruptionbudgets", Type: ct.Added, Obj: ct.HostObject("root", owned)}, Want: []string{"team-a/root"}},
+		{Name: "its Certificate", Event: ct.Event{Source: "certificates", Type: ct.Updated, Obj: ct.HostObject("root-server", owned)}, Want: []string{"team-a/root"}},
+		{Name: "its Issuer", Event: ct.Event{Source: "issuers", Type: ct.Added, Obj: ct.HostObject("root-server-ca", owned)}, Want: []string{"team-a/root"}},
+		{Name: "a ConfigMap is not watched", Event: ct.Event{Source: "configmaps", Type: ct.Added, Obj: ct.HostObject("root", owned)}, Want: nil},
+		{Name: "a Shard's service-account Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated,
+			Obj: ct.HostObject("shard-1-service-account", pki.Labels("shard", "shard-1", "service-account"))}, Want: []string{"team-a/root"}},
+		{Name: "the service-account Secret of a Shard not cached", Event: ct.Event{Source: "secrets", Type: ct.Updated,
+			Obj: ct.HostObject("gone-service-account", pki.Labels("shard", "gone", "service-account"))}, Want: nil},
+		{Name: "a Shard's other Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("shard-1-server", pki.Labels("shard", "shard-1", "server"))}, Want: nil},
+		{Name: "the bootstrap PKI", Event: ct.Event{Source: "issuers", Type: ct.Added, Obj: ct.HostObject(pki.BootstrapCA, certificates.BootstrapLabels())}, Want: both},
+		{Name: "a CacheServer's Secret", Event: ct.Event{Source: "secrets", Type: ct.Added, Obj: ct.HostObject("cache-kubeconfig", pki.Labels("cacheserver", "cache", "kubeconfig"))}, Want: both},
+		{Name: "a FrontProxy's Secret", Event: ct.Event{Source: "secrets", Type: ct.Added, Obj: ct.HostObject("edge-server", pki.Labels("frontproxy", "edge", "server"))}, Want: nil},
+		{Name: "a user's Secret it is made of", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: userSecret}, Want: []string{"team-a/root"}},
+		{Name: "a Secret of ours, by metadata", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ourSecret}, Want: nil},
+		{Name: "a user's Secret nobody uses", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("unused", nil)}, Want: nil},
+	})
+}

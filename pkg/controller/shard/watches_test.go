@@ -1,0 +1,55 @@
+package shard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// TestWatchesEnqueueTheShardsConcerned: every event a Shard's controller watches enqueues
+// exactly the Shards it concerns.
+func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	shardOf := func(name, rs string) *operatorv1alpha1.Shard {
+		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef(rs)}}
+	}
+	s1, s2, elsewhere := shardOf("shard-1", "root"), shardOf("shard-2", "root"), shardOf("elsewhere", "other-root")
+	s1.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
+	w.Add(t, root, s1, s2, elsewhere)
+	all := []string{"team-a/elsewhere", "team-a/shard-1", "team-a/shard-2"}
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a Shard added, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: s1}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "a Shard updated: itself alone", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: s1}, Want: []string{"team-a/shard-1"}},
+		{Name: "a Shard deleted, seen late, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.DeletedUnknown, Obj: s2}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "a RootShard: its Shards", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: root}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "a CacheServer: every Shard", Event: ct.Event{Source: "CacheServer", Type: ct.Added,
+			Obj: &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cache"}}}, Want: all},
+		{Name: "its Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("shard-1-server", pki.Labels("shard", "shard-1", "server"))}, Want: []string{"team-a/shard-1"}},
+		{Name: "its service-account Secret, and its siblings", Event: ct.Event{Source: "secrets", Type: ct.Updated,
+			Obj: ct.HostObject("shard-1-service-account", pki.Labels("shard", "shard-1", "service-account"))}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "its Service", Event: ct.Event{Source: "services", Type: ct.Added, Obj: ct.HostObject("shard-1", pki.Labels("shard", "shard-1", "server"))}, Want: []string{"team-a/shard-1"}},
+		{Name: "its Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated, Obj: ct.HostObject("shard-1", pki.Labels("shard", "shard-1", "server"))}, Want: []string{"team-a/shard-1"}},
+		{Name: "its PodDisruptionBudget", Event: ct.Event{Source: "poddisruptionbudgets", Type: ct.Deleted, Obj: ct.HostObject("shard-1", pki.Labels("shard", "shard-1", "server"))}, Want: []string{"team-a/shard-1"}},
+		{Name: "its Certificate", Event: ct.Event{Source: "certificates", Type: ct.Updated, Obj: ct.HostObject("shard-1-server", pki.Labels("shard", "shard-1", "server"))}, Want: []string{"team-a/shard-1"}},
+		{Name: "an Issuer is not watched", Event: ct.Event{Source: "issuers", Type: ct.Added, Obj: ct.HostObject("shard-1", pki.Labels("shard", "shard-1", "server"))}, Want: nil},
+		{Name: "a ConfigMap is not watched", Event: ct.Event{Source: "configmaps", Type: ct.Added, Obj: ct.HostObject("shard-1", pki.Labels("shard", "shard-1", "server"))}, Want: nil},
+		{Name: "its RootShard's Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("root-ca", pki.Labels("rootshard", "root", "ca"))}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "a CacheServer's Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("cache-kubeconfig", pki.Labels("cacheserver", "cache", "kubeconfig"))}, Want: all},
+		{Name: "a FrontProxy's Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("edge-server", pki.Labels("frontproxy", "edge", "server"))}, Want: nil},
+		{Name: "a user's Secret its bundle is made of", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("partner-ca", nil)}, Want: []string{"team-a/shard-1"}},
+		{Name: "a user's Secret of a Shard without its RootShard", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("nobody", nil)}, Want: nil},
+	})
+}
