@@ -35,6 +35,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&FrontProxy{}, &FrontProxyList{},
 		&CacheServer{}, &CacheServerList{},
 		&Kubeconfig{}, &KubeconfigList{},
+		&VirtualWorkspace{}, &VirtualWorkspaceList{},
 		&KubeconfigRequest{},
 	)
 	return nil

@@ -98,6 +98,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ShardSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ShardSpec(ref),
 		v1alpha1.ShardStatus{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ShardStatus(ref),
 		v1alpha1.TokenAuthFileSpec{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_TokenAuthFileSpec(ref),
+		v1alpha1.VirtualWorkspace{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_VirtualWorkspace(ref),
+		v1alpha1.VirtualWorkspaceInitContainer{}.OpenAPIModelName(): schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceInitContainer(ref),
+		v1alpha1.VirtualWorkspaceList{}.OpenAPIModelName():          schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceList(ref),
+		v1alpha1.VirtualWorkspaceSpec{}.OpenAPIModelName():          schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceSpec(ref),
+		v1alpha1.VirtualWorkspaceStatus{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceStatus(ref),
+		v1alpha1.VirtualWorkspaceTarget{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceTarget(ref),
 		v1alpha1.X509Subject{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_X509Subject(ref),
 		v1.AWSElasticBlockStoreVolumeSource{}.OpenAPIModelName():    schema_k8sio_api_core_v1_AWSElasticBlockStoreVolumeSource(ref),
 		v1.Affinity{}.OpenAPIModelName():                            schema_k8sio_api_core_v1_Affinity(ref),
@@ -4031,6 +4037,502 @@ func schema_pkg_apis_operator_v1alpha1_TokenAuthFileSpec(ref common.ReferenceCal
 				Required: []string{"secretName"},
 			},
 		},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspace(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspace is a virtual workspace server running next to a RootShard or Shard: kcp's own virtual workspaces out of process, or a third-party virtual API server.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the desired virtual workspace server.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.VirtualWorkspaceSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is its observed state.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.VirtualWorkspaceStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.VirtualWorkspaceSpec{}.OpenAPIModelName(), v1alpha1.VirtualWorkspaceStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceInitContainer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspaceInitContainer is a container that runs before the server.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name of the container.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Image of the container. Defaults to the server's image.",
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
+						},
+					},
+					"command": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Command of the container.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"args": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Args of the container.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"kubeconfigSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KubeconfigSecretRef names a Secret with a kubeconfig (key kubeconfig) for the container.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources of the container.",
+							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"volumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Volumes are added to the pod for the container.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Volume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"volumeMounts": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeMounts of the container.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VolumeMount{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspaceList is a list of VirtualWorkspaces.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.VirtualWorkspace{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.VirtualWorkspace{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspaceSpec is the desired state of a VirtualWorkspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Image overrides the kcp image.",
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
+						},
+					},
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of pods. When unset, a new Deployment starts with 2 (a CacheServer without etcd with 1) and whoever scales it afterwards, for example an HPA, owns the count.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources of the component's container.",
+							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"certificateTemplates": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CertificateTemplates customize the component's certificates, keyed by role.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CertificateTemplate{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"serviceTemplate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ServiceTemplate customizes the component's Service.",
+							Ref:         ref(v1alpha1.ServiceTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"deploymentTemplate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DeploymentTemplate customizes the component's Deployment.",
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
+						},
+					},
+					"extraArgs": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraArgs are appended to the component's command line.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"extraVolumes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraVolumes are added to the pod: configMap, csi, downwardAPI, emptyDir, ephemeral, persistentVolumeClaim, projected or secret, the sources of Pod Security's restricted level.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.Volume{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"extraVolumeMounts": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExtraVolumeMounts are added to the component's container. Each names a volume of extraVolumes.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1.VolumeMount{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"logging": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Logging configures logging.",
+							Ref:         ref(v1alpha1.LoggingSpec{}.OpenAPIModelName()),
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the RootShard or Shard the server serves virtual workspaces for. Immutable.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.VirtualWorkspaceTarget{}.OpenAPIModelName()),
+						},
+					},
+					"external": {
+						SchemaProps: spec.SchemaProps{
+							Description: "External is the address under which the server is reached.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.ExternalConfig{}.OpenAPIModelName()),
+						},
+					},
+					"command": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Command replaces kcp's virtual-workspaces command, for a third-party server.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"initContainers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "InitContainers run before the server, each with its own kubeconfig.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.VirtualWorkspaceInitContainer{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"caBundleSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundleSecretRef names a Secret whose tls.crt is added to the CA bundle the server trusts.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clientCABundleRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"kubeconfigSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KubeconfigSecretRef names a Secret with the kubeconfig (key kubeconfig) the server uses toward its shard, a least-privilege identity instead of the generated admin one.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"clusterDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ClusterDomain is the cluster's DNS domain. Defaults to cluster.local.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"target", "external"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.ExternalConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1alpha1.VirtualWorkspaceInitContainer{}.OpenAPIModelName(), v1alpha1.VirtualWorkspaceTarget{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspaceStatus is the observed state of a VirtualWorkspace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Provisioning, Running or Deleting.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Available, CertificatesReady and ReferenceValid.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceTarget(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VirtualWorkspaceTarget names exactly one of a RootShard or a Shard.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"rootShardRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RootShardRef names a RootShard.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"shardRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ShardRef names a Shard.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 

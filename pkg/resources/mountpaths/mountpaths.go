@@ -46,6 +46,21 @@ const (
 	EmbeddedEtcdDir = "/var/etcd"
 )
 
+// Directories in the containers of a VirtualWorkspace's pod.
+const (
+	// VirtualWorkspaceDir holds everything the controllers mount into the virtual-workspaces
+	// container, and into each init container, which inherits the server's mounts: the
+	// serving and client certificates, the CAs, and the kubeconfigs toward the shard and
+	// the cache. One base directory, apart from /etc/kcp, keeps these paths from ever
+	// colliding with a shard's if both are read side by side.
+	VirtualWorkspaceDir = "/etc/kcp-virtual-workspaces"
+	// VirtualWorkspaceInitKubeconfigDir is where an init container's own kubeconfigSecretRef
+	// is mounted. It is kcp-operator's documented path, which init containers name in their
+	// args (--kubeconfig=/etc/kcp/init-kubeconfig/kubeconfig), so that its manifests keep
+	// working unchanged.
+	VirtualWorkspaceInitKubeconfigDir = "/etc/kcp/init-kubeconfig"
+)
+
 // Shard are the directories the controllers mount into a RootShard's or Shard's kcp
 // container: an extra mount at, under or above one of them would hide what kcp reads there.
 func Shard() []string {
@@ -64,6 +79,18 @@ func FrontProxy() []string {
 // CacheServer are the directories the controllers mount into the cache-server container.
 func CacheServer() []string {
 	return []string{CacheServerTLSDir, EmbeddedEtcdDir, EtcdTLSDir}
+}
+
+// VirtualWorkspace are the directories the controllers mount into a VirtualWorkspace's
+// virtual-workspaces container.
+func VirtualWorkspace() []string {
+	return []string{VirtualWorkspaceDir}
+}
+
+// VirtualWorkspaceInit are the directories the controllers mount into each init container
+// of a VirtualWorkspace: the server's, and the container's own kubeconfig.
+func VirtualWorkspaceInit() []string {
+	return []string{VirtualWorkspaceDir, VirtualWorkspaceInitKubeconfigDir}
 }
 
 // Overlaps reports the reserved directory that dir is at, under or above, if any: a mount

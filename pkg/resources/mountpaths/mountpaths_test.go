@@ -27,6 +27,9 @@ func TestEveryBuilderMountIsReserved(t *testing.T) {
 		"kcp":             mountpaths.Shard(),
 		"kcp-front-proxy": mountpaths.FrontProxy(),
 		"cache-server":    mountpaths.CacheServer(),
+		// No builder writes this container yet (issue 12); its future golden files are
+		// checked from the first one on.
+		"virtual-workspaces": mountpaths.VirtualWorkspace(),
 	}
 	files, err := filepath.Glob("../*/testdata/*.yaml")
 	require.NoError(t, err)
@@ -76,4 +79,14 @@ func TestOverlaps(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.dir)
 		assert.Equal(t, tc.want != "", found, tc.dir)
 	}
+}
+
+// TestVirtualWorkspaceInitReservesTheServers: an init container inherits the server
+// container's mounts, so every directory reserved in the server is reserved in it too.
+func TestVirtualWorkspaceInitReservesTheServers(t *testing.T) {
+	initDirs := mountpaths.VirtualWorkspaceInit()
+	for _, dir := range mountpaths.VirtualWorkspace() {
+		assert.Contains(t, initDirs, dir)
+	}
+	assert.Contains(t, initDirs, mountpaths.VirtualWorkspaceInitKubeconfigDir)
 }

@@ -39,6 +39,12 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 				s.ClusterDomain = operatorv1alpha1.DefaultClusterDomain
 			}
 		},
+		func(s *operator.VirtualWorkspaceSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.ClusterDomain == "" {
+				s.ClusterDomain = operatorv1alpha1.DefaultClusterDomain
+			}
+		},
 		func(s *operator.ExternalConfig, c randfill.Continue) {
 			c.FillNoCustom(s)
 			if s.Port == 0 {

@@ -105,3 +105,10 @@ func SetDefaults_ComponentSpec(obj *ComponentSpec) {
 		}
 	}
 }
+
+// SetDefaults_VirtualWorkspaceSpec defaults the cluster domain of a VirtualWorkspace.
+func SetDefaults_VirtualWorkspaceSpec(obj *VirtualWorkspaceSpec) {
+	if obj.ClusterDomain == "" {
+		obj.ClusterDomain = DefaultClusterDomain
+	}
+}

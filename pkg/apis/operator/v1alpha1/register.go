@@ -38,6 +38,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&FrontProxy{}, &FrontProxyList{},
 		&CacheServer{}, &CacheServerList{},
 		&Kubeconfig{}, &KubeconfigList{},
+		&VirtualWorkspace{}, &VirtualWorkspaceList{},
 		&KubeconfigRequest{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)

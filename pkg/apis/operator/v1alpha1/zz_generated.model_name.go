@@ -342,6 +342,36 @@ func (in TokenAuthFileSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspace) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspace"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspaceInitContainer) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspaceInitContainer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspaceList) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspaceList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspaceSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspaceSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspaceStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspaceStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VirtualWorkspaceTarget) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.VirtualWorkspaceTarget"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in X509Subject) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.X509Subject"
 }

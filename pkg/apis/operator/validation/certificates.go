@@ -29,6 +29,9 @@ var (
 	// CacheServerCertificateRoles are the certificates of a CacheServer. "root-ca" is
 	// kcp-operator's name for what this server calls "ca".
 	CacheServerCertificateRoles = []string{"ca", "client", "root-ca", "server"}
+	// VirtualWorkspaceCertificateRoles are the certificates of a VirtualWorkspace: its
+	// serving certificate and its client certificate toward its shard.
+	VirtualWorkspaceCertificateRoles = []string{"client", "server"}
 )
 
 // Messages for kcp-operator's keys of certificates that kinds of later issues bring.
@@ -60,6 +63,7 @@ var (
 	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}
 	cacheServerTemplates = certificateRoles{roles: CacheServerCertificateRoles, rootCA: []string{"ca", "root-ca"},
 		aliases: [][2]string{{"ca", "root-ca"}}}
+	virtualWorkspaceTemplates = certificateRoles{roles: VirtualWorkspaceCertificateRoles}
 )
 
 // issuerKinds are the cert-manager issuer kinds an issuerRef may name.

@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,7 +44,7 @@ func ValidateKubeconfigUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorLi
 	// The Secret holds credentials for one target; pointing it elsewhere would leave a
 	// kubeconfig whose server and certificate disagree until the next renewal.
 	newTarget := newObj.Spec.Target
-	allErrs = append(allErrs, validateImmutable(newTarget, oldObj.Spec.Target, describeTarget(&newTarget), specPath.Child("target"))...)
+	allErrs = append(allErrs, validateImmutable(newTarget, oldObj.Spec.Target, describeTarget(kubeconfigTargetRefs(&newTarget)), specPath.Child("target"))...)
 	return allErrs
 }
 
@@ -61,7 +60,7 @@ func ValidateKubeconfigStatusUpdate(newObj, oldObj *operator.Kubeconfig) field.E
 
 // validateKubeconfigSpec checks a Kubeconfig's spec.
 func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) field.ErrorList {
-	allErrs := validateKubeconfigTarget(&spec.Target, fldPath.Child("target"))
+	allErrs := validateOneTarget(kubeconfigTargetRefs(&spec.Target), fldPath.Child("target"))
 	allErrs = append(allErrs, validateWorkspacePath(spec.TargetWorkspace, fldPath.Child("targetWorkspace"))...)
 	if spec.Username == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("username"), ""))
@@ -80,49 +79,6 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, spec.Validity, fldPath.Child("certificateTemplate"))...)
 	allErrs = append(allErrs, validateKubeconfigAuthorization(spec.Authorization, spec.TargetWorkspace, fldPath.Child("authorization"))...)
 	return allErrs
-}
-
-// validateKubeconfigTarget checks that exactly one target is named. Every ref that is set has
-// its name checked, so that all faults show up at once.
-func validateKubeconfigTarget(target *operator.KubeconfigTarget, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	refs := []struct {
-		field string
-		ref   *corev1.LocalObjectReference
-	}{
-		{"rootShardRef", target.RootShardRef},
-		{"shardRef", target.ShardRef},
-		{"frontProxyRef", target.FrontProxyRef},
-	}
-	set := 0
-	for _, r := range refs {
-		if r.ref == nil {
-			continue
-		}
-		refPath := fldPath.Child(r.field)
-		if set++; set > 1 {
-			allErrs = append(allErrs, field.Forbidden(refPath, "only one of rootShardRef, shardRef or frontProxyRef may be set"))
-		}
-		allErrs = append(allErrs, validateDNS1035LabelName(r.ref.Name, refPath.Child("name"))...)
-	}
-	if set == 0 {
-		allErrs = append(allErrs, field.Required(fldPath, "one of rootShardRef, shardRef or frontProxyRef is required"))
-	}
-	return allErrs
-}
-
-// describeTarget renders a target as the Target printer column does, e.g. FrontProxy/edge.
-func describeTarget(target *operator.KubeconfigTarget) string {
-	switch {
-	case target.RootShardRef != nil:
-		return "RootShard/" + target.RootShardRef.Name
-	case target.ShardRef != nil:
-		return "Shard/" + target.ShardRef.Name
-	case target.FrontProxyRef != nil:
-		return "FrontProxy/" + target.FrontProxyRef.Name
-	default:
-		return ""
-	}
 }
 
 // validateWorkspacePath checks a kcp workspace path such as root:team-a, or a logical

@@ -14,21 +14,26 @@ const (
 	maxShardNameLength       = validation.DNS1035LabelMaxLength - len(shardServiceSuffix)
 	maxFrontProxyNameLength  = validation.DNS1035LabelMaxLength - len(frontProxyServiceSuffix)
 	maxCacheServerNameLength = validation.DNS1035LabelMaxLength - len(cacheServerServiceSuffix)
+	// maxVirtualWorkspaceNameLength: kcp-operator names a VirtualWorkspace's Service and
+	// Deployment <name>-virtual-workspace, and front proxies' mappings name the Service.
+	maxVirtualWorkspaceNameLength = validation.DNS1035LabelMaxLength - len(virtualWorkspaceServiceSuffix)
 )
 
 // The suffixes the controllers append to an object's name to name its Service.
 const (
-	rootShardServiceSuffix   = "-kcp"
-	shardServiceSuffix       = "-shard-kcp"
-	frontProxyServiceSuffix  = "-front-proxy"
-	cacheServerServiceSuffix = "-cache-server"
+	rootShardServiceSuffix        = "-kcp"
+	shardServiceSuffix            = "-shard-kcp"
+	frontProxyServiceSuffix       = "-front-proxy"
+	cacheServerServiceSuffix      = "-cache-server"
+	virtualWorkspaceServiceSuffix = "-virtual-workspace"
 )
 
 var (
-	rootShardNameFunc   = serviceOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix)
-	shardNameFunc       = serviceOwnerNameFunc(maxShardNameLength, shardServiceSuffix)
-	frontProxyNameFunc  = serviceOwnerNameFunc(maxFrontProxyNameLength, frontProxyServiceSuffix)
-	cacheServerNameFunc = serviceOwnerNameFunc(maxCacheServerNameLength, cacheServerServiceSuffix)
+	rootShardNameFunc        = serviceOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix)
+	shardNameFunc            = serviceOwnerNameFunc(maxShardNameLength, shardServiceSuffix)
+	frontProxyNameFunc       = serviceOwnerNameFunc(maxFrontProxyNameLength, frontProxyServiceSuffix)
+	cacheServerNameFunc      = serviceOwnerNameFunc(maxCacheServerNameLength, cacheServerServiceSuffix)
+	virtualWorkspaceNameFunc = serviceOwnerNameFunc(maxVirtualWorkspaceNameLength, virtualWorkspaceServiceSuffix)
 
 	// kubeconfigNameFunc: a Kubeconfig's name becomes a label value on its Secret and
 	// Certificate, so it must be a DNS-1123 label.

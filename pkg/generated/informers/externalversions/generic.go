@@ -63,6 +63,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().RootShards().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("shards"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().Shards().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("virtualworkspaces"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().VirtualWorkspaces().Informer()}, nil
 
 	}
 

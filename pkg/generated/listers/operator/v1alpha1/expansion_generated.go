@@ -57,3 +57,11 @@ type ShardListerExpansion interface{}
 // ShardNamespaceListerExpansion allows custom methods to be added to
 // ShardNamespaceLister.
 type ShardNamespaceListerExpansion interface{}
+
+// VirtualWorkspaceListerExpansion allows custom methods to be added to
+// VirtualWorkspaceLister.
+type VirtualWorkspaceListerExpansion interface{}
+
+// VirtualWorkspaceNamespaceListerExpansion allows custom methods to be added to
+// VirtualWorkspaceNamespaceLister.
+type VirtualWorkspaceNamespaceListerExpansion interface{}

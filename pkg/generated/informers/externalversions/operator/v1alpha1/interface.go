@@ -34,6 +34,8 @@ type Interface interface {
 	RootShards() TypedRootShardInformer
 	// Shards returns a ShardInformer.
 	Shards() TypedShardInformer
+	// VirtualWorkspaces returns a VirtualWorkspaceInformer.
+	VirtualWorkspaces() TypedVirtualWorkspaceInformer
 }
 
 type version struct {
@@ -70,4 +72,9 @@ func (v *version) RootShards() TypedRootShardInformer {
 // Shards returns a TypedShardInformer.
 func (v *version) Shards() TypedShardInformer {
 	return &shardInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// VirtualWorkspaces returns a TypedVirtualWorkspaceInformer.
+func (v *version) VirtualWorkspaces() TypedVirtualWorkspaceInformer {
+	return &virtualWorkspaceInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }

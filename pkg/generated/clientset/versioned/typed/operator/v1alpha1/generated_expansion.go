@@ -27,3 +27,5 @@ type KubeconfigExpansion interface{}
 type RootShardExpansion interface{}
 
 type ShardExpansion interface{}
+
+type VirtualWorkspaceExpansion interface{}

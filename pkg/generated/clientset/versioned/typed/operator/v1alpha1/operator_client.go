@@ -33,6 +33,7 @@ type OperatorV1alpha1Interface interface {
 	KubeconfigsGetter
 	RootShardsGetter
 	ShardsGetter
+	VirtualWorkspacesGetter
 }
 
 // OperatorV1alpha1Client is used to interact with features provided by the operator.kcp.io group.
@@ -58,6 +59,10 @@ func (c *OperatorV1alpha1Client) RootShards(namespace string) RootShardInterface
 
 func (c *OperatorV1alpha1Client) Shards(namespace string) ShardInterface {
 	return newShards(c, namespace)
+}
+
+func (c *OperatorV1alpha1Client) VirtualWorkspaces(namespace string) VirtualWorkspaceInterface {
+	return newVirtualWorkspaces(c, namespace)
 }
 
 // NewForConfig creates a new OperatorV1alpha1Client for the given config.

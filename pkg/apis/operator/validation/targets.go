@@ -1,0 +1,82 @@
+package validation
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+// targetRef is one of the references of a target of which exactly one is set, such as a
+// Kubeconfig's or a VirtualWorkspace's.
+type targetRef struct {
+	// field is the reference's JSON name, e.g. rootShardRef.
+	field string
+	// kind is what the reference names, e.g. RootShard.
+	kind string
+	ref  *corev1.LocalObjectReference
+}
+
+// kubeconfigTargetRefs are the references of a Kubeconfig's target, in field order.
+func kubeconfigTargetRefs(target *operator.KubeconfigTarget) []targetRef {
+	return []targetRef{
+		{"rootShardRef", "RootShard", target.RootShardRef},
+		{"shardRef", "Shard", target.ShardRef},
+		{"frontProxyRef", "FrontProxy", target.FrontProxyRef},
+	}
+}
+
+// virtualWorkspaceTargetRefs are the references of a VirtualWorkspace's target.
+func virtualWorkspaceTargetRefs(target *operator.VirtualWorkspaceTarget) []targetRef {
+	return []targetRef{
+		{"rootShardRef", "RootShard", target.RootShardRef},
+		{"shardRef", "Shard", target.ShardRef},
+	}
+}
+
+// validateOneTarget checks that exactly one of refs is set. Every ref that is set has its
+// name checked, so that all faults show up at once.
+func validateOneTarget(refs []targetRef, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	fields := make([]string, len(refs))
+	for i, r := range refs {
+		fields[i] = r.field
+	}
+	alternatives := joinOr(fields)
+	set := 0
+	for _, r := range refs {
+		if r.ref == nil {
+			continue
+		}
+		refPath := fldPath.Child(r.field)
+		if set++; set > 1 {
+			allErrs = append(allErrs, field.Forbidden(refPath, "only one of "+alternatives+" may be set"))
+		}
+		allErrs = append(allErrs, validateDNS1035LabelName(r.ref.Name, refPath.Child("name"))...)
+	}
+	if set == 0 {
+		allErrs = append(allErrs, field.Required(fldPath, "one of "+alternatives+" is required"))
+	}
+	return allErrs
+}
+
+// describeTarget renders a target as the Target printer column does, e.g. FrontProxy/edge.
+func describeTarget(refs []targetRef) string {
+	for _, r := range refs {
+		if r.ref != nil {
+			return r.kind + "/" + r.ref.Name
+		}
+	}
+	return ""
+}
+
+// joinOr lists alternatives as a sentence does: "a, b or c".
+func joinOr(alternatives []string) string {
+	if len(alternatives) < 2 {
+		return strings.Join(alternatives, "")
+	}
+	last := len(alternatives) - 1
+	return strings.Join(alternatives[:last], ", ") + " or " + alternatives[last]
+}
