@@ -16,6 +16,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/rest"
@@ -143,6 +144,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
+	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
@@ -188,4 +190,20 @@ func (o *Options) run(ctx context.Context) error {
 	}
 	klog.FromContext(ctx).Info("Serving operator.kcp.io", "port", o.RecommendedOptions.SecureServing.BindPort)
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// clientCA is the CA the server verifies client certificates by, if any.
+func clientCA(c *genericapiserver.RecommendedConfig) dynamiccertificates.CAContentProvider {
+	if c.SecureServing == nil {
+		return nil
+	}
+	return c.SecureServing.ClientCA
+}
+
+// requestHeaderCA is the CA the server verifies an authenticating proxy by, if any.
+func requestHeaderCA(c *genericapiserver.RecommendedConfig) dynamiccertificates.CAContentProvider {
+	if c.Authentication.RequestHeaderConfig == nil {
+		return nil
+	}
+	return c.Authentication.RequestHeaderConfig.CAContentProvider
 }
