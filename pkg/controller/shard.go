@@ -79,14 +79,8 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 			}
 		}
 	}
-	d := s.Deployment(current, workload.SecretsHash(versions))
-	w, err = h.DeploymentApplier.ApplyIfChanged(ctx, d)
-	wrote += Count(w)
-	if err != nil {
-		return wrote, err
-	}
-	w, err = h.ApplyDisruptionBudget(ctx, d)
-	return wrote + Count(w), err
+	n, err := h.ApplyWorkload(ctx, s.Deployment(current, workload.SecretsHash(versions)))
+	return wrote + n, err
 }
 
 // ShardAvailable is a shard's Available condition.

@@ -1,13 +1,6 @@
 package e2e
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 )
 
 // compatDir holds the kcp-operator-shaped manifests (see its README.md).
@@ -27,7 +22,9 @@ const compatDir = "testdata/kcp-operator"
 // server to talk to kcp is refused with a 422 that says so.
 func TestKcpOperatorManifests(t *testing.T) {
 	ns := namespace(t, "compat")
-	extraCA, extraClientCA := caPEM(t, "extra-ca"), caPEM(t, "extra-client-ca")
+	extraCABytes, _ := credentialstest.NewCA(t, "extra-ca")
+	extraClientCABytes, _ := credentialstest.NewCA(t, "extra-client-ca")
+	extraCA, extraClientCA := string(extraCABytes), string(extraClientCABytes)
 	kubectl(t, "create", "secret", "generic", "extra-ca", "-n", ns, "--from-literal=tls.crt="+extraCA)
 	kubectl(t, "create", "secret", "generic", "extra-client-ca", "-n", ns, "--from-literal=tls.crt="+extraClientCA)
 	kubectl(t, "apply", "-n", ns, "-f", compatDir+"/prerequisites.yaml")
@@ -189,17 +186,4 @@ func withPrefix(args []string, prefix string) []string {
 		}
 	}
 	return out
-}
-
-// caPEM is a new self-signed CA certificate, as a user's extra CA bundle would hold.
-func caPEM(t *testing.T, cn string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

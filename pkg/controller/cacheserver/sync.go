@@ -107,14 +107,8 @@ func (c *Controller) realize(ctx context.Context, cs cacheserver.CacheServer) (i
 			return wrote, nil // created once everything it mounts exists
 		}
 	}
-	d := cs.Deployment(current, workload.SecretsHash(versions))
-	w, err := c.host.DeploymentApplier.ApplyIfChanged(ctx, d)
-	wrote += controller.Count(w)
-	if err != nil {
-		return wrote, err
-	}
-	w, err = c.host.ApplyDisruptionBudget(ctx, d)
-	return wrote + controller.Count(w), err
+	n, err := c.host.ApplyWorkload(ctx, cs.Deployment(current, workload.SecretsHash(versions)))
+	return wrote + n, err
 }
 
 // secrets are the client CA and kubeconfig Secrets, as far as cert-manager has issued what

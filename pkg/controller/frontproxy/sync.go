@@ -134,14 +134,8 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 	} else {
 		versions["configmap/"+cm.Name] = cm.ResourceVersion
 	}
-	d := f.Deployment(current, workload.SecretsHash(versions))
-	w, err := c.host.DeploymentApplier.ApplyIfChanged(ctx, d)
-	wrote += controller.Count(w)
-	if err != nil {
-		return wrote, err
-	}
-	w, err = c.host.ApplyDisruptionBudget(ctx, d)
-	return wrote + controller.Count(w), err
+	n, err = c.host.ApplyWorkload(ctx, f.Deployment(current, workload.SecretsHash(versions)))
+	return wrote + n, err
 }
 
 // realizeBundles writes the front proxy's own CA bundles, for its clientCABundleRef and
