@@ -85,6 +85,17 @@ var (
 	// front proxy's requestheader CA on its serving side); v0.32.0 to v0.32.2 lack it.
 	MountProxy031 = MustParse("v0.31.6")
 	MountProxy032 = MustParse("v0.32.3")
+	// VirtualWorkspacesShardExternalURLIgnored is the first release whose virtual-workspaces
+	// command takes --shard-external-url as a hidden no-op; before it the flag is required
+	// (cmd/virtual-workspaces/options/options.go@v0.30.0 Validate, @v0.31.0 MarkHidden).
+	VirtualWorkspacesShardExternalURLIgnored = MustParse("v0.31.0")
+	// VirtualWorkspacesJSONLogs is the first release whose virtual-workspaces command
+	// registers the json logging format (cmd/virtual-workspaces/options/options.go@v0.31.0
+	// imports pkg/logging/json/register); before it --logging-format=json fails validation.
+	VirtualWorkspacesJSONLogs = MustParse("v0.31.0")
+	// VirtualWorkspaceExternalAdmin is the first release whose virtual-workspaces command has
+	// --external-logical-cluster-admin-kubeconfig (cmd/virtual-workspaces/options/options.go@v0.31.2).
+	VirtualWorkspaceExternalAdmin = MustParse("v0.31.2")
 )
 
 // CacheServerClientCA reports whether the cache server takes --client-ca-file.
@@ -108,4 +119,21 @@ func (v Version) MountProxy() bool {
 		return v.AtLeast(MountProxy031)
 	}
 	return v.AtLeast(MountProxy032)
+}
+
+// VirtualWorkspacesShardExternalURL reports whether kcp's standalone virtual-workspaces
+// server requires --shard-external-url, which it ignores from v0.31.0 on.
+func (v Version) VirtualWorkspacesShardExternalURL() bool {
+	return !v.AtLeast(VirtualWorkspacesShardExternalURLIgnored)
+}
+
+// VirtualWorkspacesJSONLogs reports whether kcp's standalone virtual-workspaces server
+// accepts --logging-format=json.
+func (v Version) VirtualWorkspacesJSONLogs() bool { return v.AtLeast(VirtualWorkspacesJSONLogs) }
+
+// VirtualWorkspaceExternalAdmin reports whether kcp's standalone virtual-workspaces server
+// takes --external-logical-cluster-admin-kubeconfig, the identity it checks access to
+// workspaces of other shards with.
+func (v Version) VirtualWorkspaceExternalAdmin() bool {
+	return v.AtLeast(VirtualWorkspaceExternalAdmin)
 }

@@ -58,3 +58,21 @@ func TestAtLeast(t *testing.T) {
 	assert.True(t, MustParse("v0.31.0").AtLeast(MustParse("v0.31.0")))
 	assert.False(t, MustParse("v0.30.9").AtLeast(MustParse("v0.31.0")))
 }
+
+func TestVirtualWorkspaceGates(t *testing.T) {
+	type gates struct{ shardExternalURL, jsonLogs, externalAdmin bool }
+	for tag, want := range map[string]gates{
+		"v0.30.0":      {shardExternalURL: true, jsonLogs: false, externalAdmin: false},
+		"v0.30.3":      {shardExternalURL: true, jsonLogs: false, externalAdmin: false},
+		"v0.31.0-rc.1": {shardExternalURL: true, jsonLogs: false, externalAdmin: false},
+		"v0.31.0":      {shardExternalURL: false, jsonLogs: true, externalAdmin: false},
+		"v0.31.1":      {shardExternalURL: false, jsonLogs: true, externalAdmin: false},
+		"v0.31.2":      {shardExternalURL: false, jsonLogs: true, externalAdmin: true},
+		"v0.32.0":      {shardExternalURL: false, jsonLogs: true, externalAdmin: true},
+		"v0.32.3":      {shardExternalURL: false, jsonLogs: true, externalAdmin: true},
+		"main":         {shardExternalURL: false, jsonLogs: true, externalAdmin: true},
+	} {
+		v := FromTag(tag)
+		assert.Equal(t, want, gates{v.VirtualWorkspacesShardExternalURL(), v.VirtualWorkspacesJSONLogs(), v.VirtualWorkspaceExternalAdmin()}, tag)
+	}
+}
