@@ -50,6 +50,10 @@ type FrontProxy struct {
 	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the front
 	// proxy verifies tokens with each one's public key; without it, it verifies none.
 	ServiceAccountIssuers []string
+	// ServicesBackend, when set, is where /services/ goes instead of the root shard: the
+	// ServiceURL() of the VirtualWorkspace that serves the root shard's virtual workspaces,
+	// as the controller resolved it from the RootShard's spec.kcpVirtualWorkspace.
+	ServicesBackend string
 }
 
 // Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
@@ -185,13 +189,19 @@ type pathMapping struct {
 	ProxyClientKey  string `json:"proxy_client_key,omitempty"`
 }
 
-// ConfigMap builds the path mappings: /clusters/ and /services/ go to the root shard, as
-// the request-header identity, then the user's additional mappings.
+// ConfigMap builds the path mappings: /clusters/ goes to the root shard and /services/ to
+// the root shard's virtual workspace server (ServicesBackend), else the root shard too, both
+// as the request-header identity and verified by the server CA, then the user's additional
+// mappings.
 func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
 	base := rootshard.Shard(f.RootShard).BaseURL()
+	services := base
+	if f.ServicesBackend != "" {
+		services = f.ServicesBackend
+	}
 	var mappings []pathMapping
-	for _, p := range []string{"/clusters/", "/services/"} {
-		mappings = append(mappings, pathMapping{Path: p, Backend: base, BackendServerCA: serverCADir + "/tls.crt",
+	for _, m := range []struct{ path, backend string }{{"/clusters/", base}, {"/services/", services}} {
+		mappings = append(mappings, pathMapping{Path: m.path, Backend: m.backend, BackendServerCA: serverCADir + "/tls.crt",
 			ProxyClientCert: requestHeaderDir + "/tls.crt", ProxyClientKey: requestHeaderDir + "/tls.key"})
 	}
 	for _, m := range f.Spec.AdditionalPathMappings {

@@ -250,3 +250,17 @@ func TestVersionGoldens(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualWorkspaceGolden renders the path mappings of a front proxy whose root shard's
+// virtual workspaces a VirtualWorkspace serves: /services/ goes to its Service, with the same
+// server CA and request-header identity as /clusters/, which still goes to the root shard.
+func TestVirtualWorkspaceGolden(t *testing.T) {
+	f := minimal()
+	f.ServicesBackend = "https://vw-virtual-workspace.team-a.svc.cluster.local:6443"
+	config, err := f.ConfigMap()
+	require.NoError(t, err)
+	mapping := config.Data[MappingKey]
+	assert.Contains(t, mapping, "backend: https://vw-virtual-workspace.team-a.svc.cluster.local:6443\n  backend_server_ca: /etc/kcp-front-proxy/ca/server/tls.crt\n  path: /services/")
+	assert.Contains(t, mapping, "backend: https://root-kcp.team-a.svc.cluster.local:6443\n  backend_server_ca: /etc/kcp-front-proxy/ca/server/tls.crt\n  path: /clusters/")
+	golden.Assert(t, "virtual-workspace", config)
+}

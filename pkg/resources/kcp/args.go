@@ -69,6 +69,7 @@ func (s Shard) Args() []string {
 	if s.Cache != nil {
 		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+KubeconfigKey)
 	}
+	args = append(args, s.VirtualWorkspaceArgs()...)
 	args = append(args, s.KindArgs...)
 	args = append(args, OIDCArgs(spec.Auth)...)
 	args = append(args, TokenAuthArgs(spec.Auth)...)
@@ -77,6 +78,28 @@ func (s Shard) Args() []string {
 	args = append(args, auditArgs(spec.Audit)...)
 	args = append(args, authorizationArgs(spec.Authorization)...)
 	return append(args, spec.ExtraArgs...)
+}
+
+// VirtualWorkspaceArgs hand the shard's virtual workspaces to its standalone server, when it
+// has one: kcp stops serving them, announces the server's URL, and calls it with its client
+// certificate (--shard-client-cert-file, which every shard passes), verifying it with the
+// server CA, or the CA bundle that holds it where the shard has one.
+func (s Shard) VirtualWorkspaceArgs() []string {
+	vw := s.VirtualWorkspace
+	if vw == nil {
+		return nil
+	}
+	ca := caDir("server")
+	if s.ServerCABundle != "" {
+		// The bundle holds the server CA and the CAs of caBundleSecretRef, which may have
+		// issued the server's certificate through a certificate template's issuerRef.
+		ca = caDir("bundle")
+	}
+	return []string{
+		"--run-virtual-workspaces=false",
+		"--shard-virtual-workspace-url=" + vw.URL,
+		"--shard-virtual-workspace-ca-file=" + ca + "/tls.crt",
+	}
 }
 
 // EtcdArgs are the flags of a shard's etcd, with client TLS when configured.

@@ -77,6 +77,10 @@ func (s Shard) mounts() []Mount {
 	return append(ms, s.KindMounts...)
 }
 
+// ClientCASecret is the Secret of the client CA bundle the shard trusts, which a virtual
+// workspace server next to it trusts too.
+func (s Shard) ClientCASecret() string { return s.clientCA() }
+
 // clientCA is the Secret of the client CA bundle the shard trusts.
 func (s Shard) clientCA() string {
 	if s.ClientCA != "" {

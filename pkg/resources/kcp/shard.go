@@ -45,6 +45,17 @@ type Shard struct {
 	// trusts instead of the server CA alone: the front proxy there may serve a certificate
 	// of another issuer, whose CA caBundleSecretRef brings.
 	ServerCABundle string
+	// VirtualWorkspace, when set, is the standalone virtual workspace server the shard
+	// leaves its virtual workspaces to (spec.kcpVirtualWorkspace, resolved by the
+	// controller); nil, kcp serves them in process.
+	VirtualWorkspace *VirtualWorkspaceEndpoint
+}
+
+// VirtualWorkspaceEndpoint is a standalone virtual workspace server as a shard sees it.
+type VirtualWorkspaceEndpoint struct {
+	// URL is where the shard reaches the server and what it announces as its virtual
+	// workspace URL: the VirtualWorkspace's URL().
+	URL string
 }
 
 // The admin identities a shard has kubeconfigs for.

@@ -114,3 +114,22 @@ func TestVersionGoldens(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualWorkspaceGolden renders a root shard whose virtual workspaces a VirtualWorkspace
+// serves, as the controller describes it: kcp runs none itself, announces the server's URL
+// and verifies it with the server CA.
+func TestVirtualWorkspaceGolden(t *testing.T) {
+	rs := minimalRootShard()
+	rs.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "vw"}
+	k := Shard(rs)
+	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw.example.com:6443"}
+	args := k.Args()
+	assert.Contains(t, args, "--run-virtual-workspaces=false")
+	assert.Contains(t, args, "--shard-virtual-workspace-url=https://vw.example.com:6443")
+	assert.Contains(t, args, "--shard-virtual-workspace-ca-file=/etc/kcp/tls/ca/server/tls.crt")
+	// kcp calls the server with its client certificate (pkg/server/controllers.go@v0.32.3).
+	assert.Contains(t, args, "--shard-client-cert-file=/etc/kcp/tls/client/tls.crt")
+	assert.Contains(t, args, "--shard-client-key-file=/etc/kcp/tls/client/tls.key")
+	assert.NotContains(t, Shard(rs).Args(), "--run-virtual-workspaces=false", "without the controller's endpoint, kcp serves them")
+	golden.Assert(t, "workloads-virtual-workspace", k.Deployment(nil, "hash"))
+}

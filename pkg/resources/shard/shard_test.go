@@ -262,3 +262,23 @@ func TestVersionGoldens(t *testing.T) {
 		})
 	}
 }
+
+// TestVirtualWorkspaceGolden renders a shard whose virtual workspaces a VirtualWorkspace
+// serves: with a CA bundle, kcp verifies the server by the bundle, which holds the server CA
+// and the CAs that may have issued the server's certificate through a template.
+func TestVirtualWorkspaceGolden(t *testing.T) {
+	s, rs := minimalShard(), rootShard()
+	s.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "vw"}
+	k := Shard(s, rs)
+	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw-shard-1.example.com:6443"}
+	assert.Equal(t, []string{"--run-virtual-workspaces=false", "--shard-virtual-workspace-url=https://vw-shard-1.example.com:6443",
+		"--shard-virtual-workspace-ca-file=/etc/kcp/tls/ca/server/tls.crt"}, k.VirtualWorkspaceArgs())
+	assert.Contains(t, k.Args(), "--shard-client-cert-file=/etc/kcp/tls/client/tls.crt")
+	golden.Assert(t, "virtual-workspace", k.Deployment(nil, "hash"))
+
+	s.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "public-ca"}
+	k = Shard(s, rs)
+	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw-shard-1.example.com:6443"}
+	assert.Contains(t, k.Args(), "--shard-virtual-workspace-ca-file=/etc/kcp/tls/ca/bundle/tls.crt")
+	assert.Contains(t, k.MountedSecrets(), "shard-1-merged-ca-bundle")
+}
