@@ -59,6 +59,11 @@ const (
 	// args (--kubeconfig=/etc/kcp/init-kubeconfig/kubeconfig), so that its manifests keep
 	// working unchanged.
 	VirtualWorkspaceInitKubeconfigDir = "/etc/kcp/init-kubeconfig"
+	// VirtualWorkspaceVolumePrefix begins the name of every volume the controllers add to a
+	// VirtualWorkspace's pod. Volume names are the pod's, shared by all its containers, so
+	// validation keeps the user's volumes off it: no extra volume may take the place of one
+	// of them, and no init container's mount may name one and reach a key not meant for it.
+	VirtualWorkspaceVolumePrefix = "kcp-"
 )
 
 // Shard are the directories the controllers mount into a RootShard's or Shard's kcp

@@ -15,9 +15,10 @@ func TestResourcesDefaultToTheProfile(t *testing.T) {
 		cpuRequest, memoryRequest string
 		cpuLimit, memoryLimit     string
 	}{
-		"kcp server":   {KcpServer, "1", "1Gi", "2", "2Gi"},
-		"cache server": {CacheServer, "500m", "1Gi", "1", "2Gi"},
-		"front proxy":  {FrontProxy, "250m", "256Mi", "1", "1Gi"},
+		"kcp server":        {KcpServer, "1", "1Gi", "2", "2Gi"},
+		"cache server":      {CacheServer, "500m", "1Gi", "1", "2Gi"},
+		"front proxy":       {FrontProxy, "250m", "256Mi", "1", "1Gi"},
+		"virtual workspace": {VirtualWorkspace, "1", "1Gi", "2", "2Gi"},
 	} {
 		for specName, spec := range map[string]*corev1.ResourceRequirements{"nil": nil, "empty": {}} {
 			c := corev1ac.Container()
@@ -48,9 +49,10 @@ func TestProbes(t *testing.T) {
 		profile                      Profile
 		readinessFailures, liveFails int32
 	}{
-		"kcp server":   {KcpServer, 6, 6},
-		"cache server": {CacheServer, 6, 6},
-		"front proxy":  {FrontProxy, 3, 3},
+		"kcp server":        {KcpServer, 6, 6},
+		"cache server":      {CacheServer, 6, 6},
+		"front proxy":       {FrontProxy, 3, 3},
+		"virtual workspace": {VirtualWorkspace, 6, 6},
 	} {
 		c := corev1ac.Container()
 		Probes(c, tc.profile)

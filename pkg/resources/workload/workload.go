@@ -114,6 +114,10 @@ var (
 	// goes to its index of every logical cluster and the shard it lives on, so it starts
 	// smaller than a shard and may grow to 1 CPU and 1Gi.
 	FrontProxy = Profile{ReadinessFailures: 3, LivenessFailures: 3, Resources: resources("250m", "256Mi", "1", "1Gi")}
+	// VirtualWorkspace is a virtual workspace server's, and its init containers': no etcd,
+	// but its health follows its informers on a shard that may be slow to answer, and it
+	// gets kcp-operator's resources for it, a shard's.
+	VirtualWorkspace = Profile{ReadinessFailures: 6, LivenessFailures: 6, Resources: resources("1", "1Gi", "2", "2Gi")}
 )
 
 // ProbeTimeoutSeconds is how long every probe waits for an answer: a loaded kcp answers

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -62,6 +63,7 @@ func validateVirtualWorkspaceSpec(spec *operator.VirtualWorkspaceSpec, fldPath *
 	allErrs = append(allErrs, validateExternalConfig(&spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateCommand(spec.Command, fldPath.Child("command"))...)
 	allErrs = append(allErrs, validateVirtualWorkspaceInitContainers(spec, fldPath)...)
+	allErrs = append(allErrs, validateVirtualWorkspaceVolumeNames(spec, fldPath)...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	allErrs = append(allErrs, validateSecretReference(spec.KubeconfigSecretRef, fldPath.Child("kubeconfigSecretRef"))...)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
@@ -161,6 +163,27 @@ func validateSharedPodVolumes(volumes []corev1.Volume, podVolumes map[string]dec
 			allErrs = append(allErrs, field.Invalid(fldPath.Index(i).Child("name"), v.Name,
 				fmt.Sprintf("is declared differently at %s: volume names are the pod's, so one name must be one volume", first.path)))
 		}
+	}
+	return allErrs
+}
+
+// validateVirtualWorkspaceVolumeNames keeps the user's volumes off the names of the volumes
+// the controllers add to the pod. Volume names are the pod's: a user's volume of such a name
+// would be dropped for the controllers' one, and an init container mounting it would get the
+// serving or admin key that is not meant for it.
+func validateVirtualWorkspaceVolumeNames(spec *operator.VirtualWorkspaceSpec, specPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	check := func(volumes []corev1.Volume, fldPath *field.Path) {
+		for i, v := range volumes {
+			if strings.HasPrefix(v.Name, mountpaths.VirtualWorkspaceVolumePrefix) {
+				allErrs = append(allErrs, field.Invalid(fldPath.Index(i).Child("name"), v.Name,
+					fmt.Sprintf("may not begin with %q: the names of the volumes the server manages do", mountpaths.VirtualWorkspaceVolumePrefix)))
+			}
+		}
+	}
+	check(spec.ExtraVolumes, specPath.Child("extraVolumes"))
+	for i := range spec.InitContainers {
+		check(spec.InitContainers[i].Volumes, specPath.Child("initContainers").Index(i).Child("volumes"))
 	}
 	return allErrs
 }

@@ -253,6 +253,27 @@ func TestValidateVirtualWorkspace(t *testing.T) {
 			want: []wantErr{invalid("spec.initContainers[0].resources.requests[memory]")},
 		},
 		{
+			name: "extra volume with a name the server's volumes take",
+			mutate: func(vw *operator.VirtualWorkspace) {
+				vw.Spec.ExtraVolumes[1].Name = "kcp-server"
+				vw.Spec.InitContainers[0].Volumes[0].Name = "kcp-server"
+				vw.Spec.InitContainers[0].VolumeMounts[1].Name = "kcp-server"
+			},
+			want: []wantErr{
+				invalid("spec.extraVolumes[1].name", `may not begin with "kcp-"`),
+				invalid("spec.initContainers[0].volumes[0].name", `may not begin with "kcp-"`),
+			},
+		},
+		{
+			name: "init container volume with a name the server's volumes take",
+			mutate: func(vw *operator.VirtualWorkspace) {
+				ic := &vw.Spec.InitContainers[0]
+				ic.Volumes[1].Name = "kcp-client"
+				ic.VolumeMounts[0].Name = "kcp-client"
+			},
+			want: []wantErr{invalid("spec.initContainers[0].volumes[1].name", `may not begin with "kcp-"`)},
+		},
+		{
 			name:   "init container volume on the node",
 			mutate: func(vw *operator.VirtualWorkspace) { vw.Spec.InitContainers[0].Volumes[1].VolumeSource = hostPath },
 			want:   []wantErr{forbidden("spec.initContainers[0].volumes[1].hostPath")},
