@@ -16,11 +16,12 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // tags are the releases the builders are checked at: each gate's either side, and a tag
 // that names no release.
-var tags = []string{"v0.30.0", "v0.30.2", "v0.31.0", "v0.31.6", "v0.32.0", "v0.32.3", "main"}
+var tags = []string{"v0.30.0", "v0.30.2", "v0.31.0", "v0.31.2", "v0.31.6", "v0.32.0", "v0.32.3", "main"}
 
 // rootShard sets every field that adds a flag to a shard, so that the table check sees them.
 func rootShard(tag string) *operatorv1alpha1.RootShard {
@@ -90,6 +91,31 @@ func cacheServerOf(tag string, etcd bool) cacheserver.CacheServer {
 	return c
 }
 
+// virtualWorkspaceOf is kcp's own virtual-workspaces server at tag, next to the root shard or,
+// with cache, next to a shard with a cache server.
+func virtualWorkspaceOf(tag string, cache bool) virtualworkspace.VirtualWorkspace {
+	vw := &operatorv1alpha1.VirtualWorkspace{
+		ObjectMeta: metav1.ObjectMeta{Name: "vw", Namespace: "team-a"},
+		Spec: operatorv1alpha1.VirtualWorkspaceSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "vw.example.com"},
+			ComponentSpec: operatorv1alpha1.ComponentSpec{Logging: &operatorv1alpha1.LoggingSpec{Level: 2}}},
+	}
+	rs := rootShard(tag)
+	if !cache {
+		vw.Spec.Target.RootShardRef = &corev1.LocalObjectReference{Name: rs.Name}
+		return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Shard(rs)}
+	}
+	s := shardOf(tag, true)
+	vw.Spec.Target.ShardRef = &corev1.LocalObjectReference{Name: s.Name}
+	return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: shard.Shard(s, rs)}
+}
+
+// thirdPartyOf is a third-party server next to the root shard of tag.
+func thirdPartyOf(tag string) virtualworkspace.VirtualWorkspace {
+	v := virtualWorkspaceOf(tag, false)
+	v.Spec.Command = []string{"/access-vw"}
+	return v
+}
+
 // issuers are the shards whose service-account keys a component verifies tokens with.
 var issuers = []string{"root", "shard-1"}
 
@@ -112,6 +138,13 @@ func commandLines(tag string) []commandLine {
 		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"cache server", cacheServer, cacheServerOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 	}
+	withVW := rootshard.Shard(rs)
+	withVW.VirtualWorkspace = virtualWorkspaceOf(tag, false).Endpoint()
+	out = append(out,
+		commandLine{"root shard with a virtual workspace", kcpStart, withVW.Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		commandLine{"virtual workspace", virtualWorkspaces, virtualWorkspaceOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		commandLine{"virtual workspace with a cache server", virtualWorkspaces, virtualWorkspaceOf(tag, true).Args()},
+		commandLine{"third-party virtual workspace", virtualWorkspaces, thirdPartyOf(tag).Args()})
 	// Validation refuses an external etcd where the cache server has no --etcd-* flags.
 	if kcpversion.FromTag(tag).CacheServerEtcd() {
 		out = append(out, commandLine{"cache server with etcd", cacheServer, cacheServerOf(tag, true).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args})
@@ -188,14 +221,17 @@ func TestGatedFlags(t *testing.T) {
 	for _, tc := range []struct {
 		tag                                               string
 		cacheClientCA, cacheLogging, hostname, mountProxy bool
+		// The virtual-workspaces server's --logging-format follows the cache server's.
+		vwShardExternalURL, vwExternalAdmin bool
 	}{
-		{"v0.30.0", false, false, true, false},
-		{"v0.30.2", true, false, true, false},
-		{"v0.31.0", true, true, false, false},
-		{"v0.31.6", true, true, false, true},
-		{"v0.32.0", true, true, false, false},
-		{"v0.32.3", true, true, false, true},
-		{"main", true, true, false, true},
+		{"v0.30.0", false, false, true, false, true, false},
+		{"v0.30.2", true, false, true, false, true, false},
+		{"v0.31.0", true, true, false, false, false, false},
+		{"v0.31.2", true, true, false, false, false, true},
+		{"v0.31.6", true, true, false, true, false, true},
+		{"v0.32.0", true, true, false, false, false, true},
+		{"v0.32.3", true, true, false, true, false, true},
+		{"main", true, true, false, true, false, true},
 	} {
 		rs := rootShard(tc.tag)
 		cache := cacheServerOf(tc.tag, false).Args()
@@ -207,6 +243,10 @@ func TestGatedFlags(t *testing.T) {
 			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-cert-file"), "%s %s --mount-proxy-client-cert-file", tc.tag, name)
 			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-key-file"), "%s %s --mount-proxy-client-key-file", tc.tag, name)
 		}
+		vw := virtualWorkspaceOf(tc.tag, false).Args()
+		assert.Equal(t, tc.vwShardExternalURL, has(vw, "--shard-external-url"), "%s virtual workspace --shard-external-url", tc.tag)
+		assert.Equal(t, tc.vwExternalAdmin, has(vw, "--external-logical-cluster-admin-kubeconfig"), "%s virtual workspace --external-logical-cluster-admin-kubeconfig", tc.tag)
+		assert.Equal(t, tc.cacheLogging, has(vw, "--logging-format"), "%s virtual workspace --logging-format", tc.tag)
 		fp := frontProxyOf(tc.tag).Args()
 		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-client-ca-file"), "%s front proxy --requestheader-client-ca-file", tc.tag)
 		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-allowed-names"), "%s front proxy --requestheader-allowed-names", tc.tag)

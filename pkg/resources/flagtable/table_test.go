@@ -7,6 +7,10 @@ const (
 	kcpStart    = "kcp start"
 	frontProxy  = "kcp-front-proxy"
 	cacheServer = "cache-server"
+	// virtualWorkspaces is kcp's standalone virtual-workspaces server; a third-party server's
+	// command line is checked against it too, since it only gets the flags every server of
+	// kcp's virtual-workspace framework shares.
+	virtualWorkspaces = "virtual-workspaces"
 )
 
 // span is a range of kcp releases: from since on, up to but not including until (none when
@@ -40,6 +44,10 @@ const (
 	proxyAuthn     = "pkg/proxy/options/authentication.go@v0.30.0 (BuiltInAuthenticationOptions WithClientCert, WithOIDC, WithServiceAccounts, WithTokenFile, WithRequestHeader, WithWebHook)"
 	cacheOptions30 = "pkg/cache/server/options/options.go@v0.30.0 (SecureServing.AddFlags, EmbeddedEtcd.AddFlags)"
 	cacheOptions31 = "pkg/cache/server/options/options.go@v0.31.0 (Etcd.AddFlags, logsapiv1.AddFlags)"
+	vwServing      = "cmd/virtual-workspaces/options/options.go@v0.30.0 (SecureServing.AddFlags)"
+	// The delegating authentication of k8s.io/apiserver's pkg/server/options/authentication.go:
+	// client certificates, request headers and --authentication-kubeconfig.
+	vwAuthn = "cmd/virtual-workspaces/options/options.go@v0.30.0 (Authentication.AddFlags, DelegatingAuthenticationOptions)"
 )
 
 // flags is every flag the builders emit, per component, with the releases that define it
@@ -99,6 +107,10 @@ var flags = map[string]map[string]flagDef{
 		"--logical-cluster-admin-kubeconfig":          {always, kcpOptions},
 		"--external-logical-cluster-admin-kubeconfig": {always, kcpOptions},
 		"--batteries-included":                        {always, kcpOptions},
+		// A shard whose virtual workspaces a VirtualWorkspace serves.
+		"--shard-virtual-workspace-url":     {always, kcpOptions},
+		"--shard-virtual-workspace-ca-file": {always, kcpOptions},
+		"--run-virtual-workspaces":          {always, "pkg/server/options/virtual.go@v0.30.0 (Virtual.AddFlags)"},
 		// Backported to v0.31.6; absent from v0.32.0 to v0.32.2.
 		"--mount-proxy-client-cert-file": {[]span{{"v0.31.6", "v0.32.0"}, {since: "v0.32.3"}}, "pkg/server/options/options.go@v0.32.3 (and @v0.31.6)"},
 		"--mount-proxy-client-key-file":  {[]span{{"v0.31.6", "v0.32.0"}, {since: "v0.32.3"}}, "pkg/server/options/options.go@v0.32.3 (and @v0.31.6)"},
@@ -160,5 +172,30 @@ var flags = map[string]map[string]flagDef{
 		"--etcd-keyfile":   {[]span{{since: "v0.31.0"}}, cacheOptions31},
 		"--etcd-cafile":    {[]span{{since: "v0.31.0"}}, cacheOptions31},
 		"--logging-format": {[]span{{since: "v0.31.0"}}, cacheOptions31},
+	},
+	virtualWorkspaces: {
+		"--secure-port":          {always, vwServing},
+		"--tls-cert-file":        {always, vwServing},
+		"--tls-private-key-file": {always, vwServing},
+
+		"--client-ca-file":                     {always, vwAuthn},
+		"--requestheader-client-ca-file":       {always, vwAuthn},
+		"--requestheader-allowed-names":        {always, vwAuthn},
+		"--requestheader-username-headers":     {always, vwAuthn},
+		"--requestheader-group-headers":        {always, vwAuthn},
+		"--requestheader-extra-headers-prefix": {always, vwAuthn},
+		"--authentication-kubeconfig":          {always, vwAuthn},
+
+		"--kubeconfig":       {always, "cmd/virtual-workspaces/options/options.go@v0.30.0"},
+		"--cache-kubeconfig": {always, "pkg/cache/client/options/cache.go@v0.30.0 (Cache.AddFlags of cmd/virtual-workspaces/options/options.go)"},
+		// Required before v0.31.0; from v0.31.0 a hidden no-op, which the builder no longer
+		// emits.
+		"--shard-external-url":                        {always, "cmd/virtual-workspaces/options/options.go@v0.30.0"},
+		"--external-logical-cluster-admin-kubeconfig": {[]span{{since: "v0.31.2"}}, "cmd/virtual-workspaces/options/options.go@v0.31.2"},
+		// The flag is logsapiv1.AddFlags' in every release, but its value json is registered
+		// only from v0.31.0 (the import of pkg/logging/json/register); before, it fails
+		// validation and the server exits.
+		"--logging-format": {[]span{{since: "v0.31.0"}}, "cmd/virtual-workspaces/options/options.go@v0.31.0 (logsapiv1.AddFlags, pkg/logging/json/register)"},
+		"-v":               {always, "cmd/virtual-workspaces/options/options.go@v0.30.0 (logsapiv1.AddFlags)"},
 	},
 }

@@ -24,7 +24,7 @@ func TestGoldenDeploymentsAreRestricted(t *testing.T) {
 	files, err := filepath.Glob("../*/testdata/*.yaml")
 	require.NoError(t, err)
 
-	seen := 0
+	seen, initContainers := 0, 0
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		require.NoError(t, err)
@@ -34,6 +34,7 @@ func TestGoldenDeploymentsAreRestricted(t *testing.T) {
 				continue
 			}
 			seen++
+			initContainers += len(d.Spec.Template.Spec.InitContainers)
 			t.Run(filepath.Base(filepath.Dir(filepath.Dir(file)))+"/"+filepath.Base(file)+"/"+d.Name, func(t *testing.T) {
 				results := evaluator.EvaluatePod(api.LevelVersion{Level: api.LevelRestricted, Version: api.LatestVersion()},
 					&d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec)
@@ -43,5 +44,6 @@ func TestGoldenDeploymentsAreRestricted(t *testing.T) {
 			})
 		}
 	}
-	assert.GreaterOrEqual(t, seen, 8, "every kind's minimal and loaded golden Deployment is checked")
+	assert.GreaterOrEqual(t, seen, 12, "every kind's minimal and loaded golden Deployment is checked, the VirtualWorkspace's four too")
+	assert.GreaterOrEqual(t, initContainers, 2, "a VirtualWorkspace's init containers are checked with its pod")
 }
