@@ -64,6 +64,8 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.Shards().Informer(), Keys: c.rootShardOfShard},
 			// A CacheServer appearing heals a reference.
 			{Informer: ops.CacheServers().Informer(), Keys: c.inNamespace},
+			// So does the VirtualWorkspace it names, whose address its flags carry.
+			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
 		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
@@ -105,6 +107,14 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 		return nil
 	}
 	return []string{s.Namespace + "/" + s.Spec.RootShard.Reference.Name}
+}
+
+// namingVirtualWorkspace are the RootShards that name a VirtualWorkspace in
+// spec.kcpVirtualWorkspace.
+func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
+	return controller.Select(c.rootShards.RootShards(m.GetNamespace()), func(rs *operatorv1alpha1.RootShard) bool {
+		return controller.NamesVirtualWorkspace(&rs.Spec.CommonShardSpec, m.GetName())
+	})
 }
 
 // inNamespace are every RootShard of an object's namespace.
