@@ -9,6 +9,8 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // The reasons of ReferenceValid about a VirtualWorkspace. They are part of the API: keep them
@@ -40,6 +42,15 @@ func ShardVirtualWorkspace(vws listers.VirtualWorkspaceLister, kind, namespace, 
 			fmt.Sprintf("VirtualWorkspace %q serves %s, not this %s", ref.Name, VirtualWorkspaceTarget(vw), kind), nil
 	}
 	return vw, "", "", nil
+}
+
+// VirtualWorkspaceEndpoint is a VirtualWorkspace as the shard it serves sees it; nil for
+// none.
+func VirtualWorkspaceEndpoint(vw *operatorv1alpha1.VirtualWorkspace) *kcp.VirtualWorkspaceEndpoint {
+	if vw == nil {
+		return nil
+	}
+	return &kcp.VirtualWorkspaceEndpoint{URL: virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.URL()}
 }
 
 // VirtualWorkspaceServes reports whether vw's target is the root shard or shard name; kind is

@@ -31,9 +31,11 @@ type Controller struct {
 	client       clientset.Interface
 	frontProxies listers.FrontProxyLister
 	rootShards   listers.RootShardLister
-	shards       listers.ShardLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// virtualWorkspaces serve the root shards' /services/.
+	virtualWorkspaces listers.VirtualWorkspaceLister
+	shards            listers.ShardLister
+	host              *controller.Host
+	recorder          record.EventRecorder
 }
 
 // New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
@@ -41,12 +43,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		frontProxies: ops.FrontProxies().Lister(),
-		rootShards:   ops.RootShards().Lister(),
-		shards:       ops.Shards().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		frontProxies:      ops.FrontProxies().Lister(),
+		rootShards:        ops.RootShards().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		shards:            ops.Shards().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(frontproxy.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)

@@ -31,6 +31,8 @@ type Controller struct {
 	rootShards   listers.RootShardLister
 	shards       listers.ShardLister
 	cacheServers listers.CacheServerLister
+	// virtualWorkspaces serve the RootShards that name one.
+	virtualWorkspaces listers.VirtualWorkspaceLister
 
 	host *controller.Host
 
@@ -42,12 +44,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		rootShards:   ops.RootShards().Lister(),
-		shards:       ops.Shards().Lister(),
-		cacheServers: ops.CacheServers().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		rootShards:        ops.RootShards().Lister(),
+		shards:            ops.Shards().Lister(),
+		cacheServers:      ops.CacheServers().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)

@@ -31,8 +31,10 @@ type Controller struct {
 	shards       listers.ShardLister
 	rootShards   listers.RootShardLister
 	cacheServers listers.CacheServerLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// virtualWorkspaces serve the Shards that name one.
+	virtualWorkspaces listers.VirtualWorkspaceLister
+	host              *controller.Host
+	recorder          record.EventRecorder
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
@@ -40,12 +42,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		shards:       ops.Shards().Lister(),
-		rootShards:   ops.RootShards().Lister(),
-		cacheServers: ops.CacheServers().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		shards:            ops.Shards().Lister(),
+		rootShards:        ops.RootShards().Lister(),
+		cacheServers:      ops.CacheServers().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(shard.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)
