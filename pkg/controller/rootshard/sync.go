@@ -70,7 +70,6 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	*status = c.observe(rs, desired)
 	if vwReason != "" {
 		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
-		status.Phase = controller.Phase(status.Conditions)
 	}
 	return nil
 }
