@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -136,13 +137,21 @@ func (l Lifecycle[T, S]) SetCondition(obj T, status *S, t string, s metav1.Condi
 // RootShardMissing sets the status of an object whose RootShard does not exist yet, and
 // says so in an Event the first time. The RootShard's informer event brings it back.
 func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
+	msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShard, obj.GetNamespace())
+	l.ReferenceMissing(obj, status, ReasonRootShardNotFound, msg, "RootShard")
+}
+
+// ReferenceMissing sets the status of an object that waits for the object it refers to,
+// named by what ("RootShard"), and says so in an Event the first time. The referenced
+// kind's informer event brings it back.
+func (l Lifecycle[T, S]) ReferenceMissing(obj T, status *S, reason, message, what string) {
 	common := l.Common(status)
-	msg := SetRootShardMissing(common.Conditions, obj.GetGeneration(), obj.GetNamespace(), rootShard)
+	SetReferenceMissing(common.Conditions, obj.GetGeneration(), reason, message, what)
 	if common.Phase != nil {
 		*common.Phase = operatorv1alpha1.PhaseProvisioning
 	}
 	if !apiequality.Semantic.DeepEqual(l.Status(obj), status) {
-		l.Recorder.Event(obj, "Warning", ReasonRootShardNotFound, msg)
+		l.Recorder.Event(obj, "Warning", reason, message)
 	}
 }
 

@@ -62,6 +62,12 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	}
 	wrote += Count(w)
 
+	if s.Spec.KcpVirtualWorkspace != nil && s.VirtualWorkspace == nil {
+		// Its VirtualWorkspace cannot serve it yet: the Deployment is rolled neither to
+		// in-process virtual workspaces nor to a server that is not there. The
+		// VirtualWorkspace's event brings the shard back.
+		return wrote, nil
+	}
 	current, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil

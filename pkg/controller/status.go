@@ -63,15 +63,12 @@ func summarize(items []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
 }
 
-// SetRootShardMissing sets the conditions of an object whose RootShard does not exist yet,
-// and returns the message that says so. The RootShard's informer event brings the object
-// back when it appears.
-func SetRootShardMissing(conditions *[]metav1.Condition, generation int64, namespace, rootShard string) string {
-	msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShard, namespace)
-	SetCondition(conditions, generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, ReasonRootShardNotFound, msg)
-	SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonRootShardNotFound, "waiting for the RootShard")
-	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, ReasonRootShardNotFound, "waiting for the RootShard's CAs")
-	return msg
+// SetReferenceMissing sets the conditions of an object that waits for the object it refers
+// to, named by what: nothing of it can be issued or run before that exists.
+func SetReferenceMissing(conditions *[]metav1.Condition, generation int64, reason, message, what string) {
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, message)
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, reason, "waiting for the "+what)
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason, "waiting for the "+what+"'s CAs")
 }
 
 // OwnedSelector selects what the controllers created for the object name of kind.

@@ -42,7 +42,7 @@ func NewWatching(t *testing.T) *Watching {
 const UsersSecrets controller.HostResource = "users-secrets"
 
 // Source is the informer of one of our kinds (RootShard, Shard, FrontProxy, CacheServer,
-// Kubeconfig) or of a host resource.
+// Kubeconfig, VirtualWorkspace) or of a host resource.
 func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer {
 	ops := w.Informers.Ours.Operator().V1alpha1()
 	switch source {
@@ -56,6 +56,8 @@ func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer
 		return ops.CacheServers().Informer()
 	case "Kubeconfig":
 		return ops.Kubeconfigs().Informer()
+	case "VirtualWorkspace":
+		return ops.VirtualWorkspaces().Informer()
 	case string(UsersSecrets):
 		return w.Host.SecretMetadata
 	}
@@ -79,6 +81,8 @@ func (w *Watching) Add(t *testing.T, objs ...controller.Object) {
 			source = "CacheServer"
 		case *operatorv1alpha1.Kubeconfig:
 			source = "Kubeconfig"
+		case *operatorv1alpha1.VirtualWorkspace:
+			source = "VirtualWorkspace"
 		}
 		require.NoError(t, w.Source(t, source).GetIndexer().Add(o))
 	}

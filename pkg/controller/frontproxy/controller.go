@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -30,9 +31,11 @@ type Controller struct {
 	client       clientset.Interface
 	frontProxies listers.FrontProxyLister
 	rootShards   listers.RootShardLister
-	shards       listers.ShardLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// virtualWorkspaces serve the root shards' /services/.
+	virtualWorkspaces listers.VirtualWorkspaceLister
+	shards            listers.ShardLister
+	host              *controller.Host
+	recorder          record.EventRecorder
 }
 
 // New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
@@ -40,12 +43,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		frontProxies: ops.FrontProxies().Lister(),
-		rootShards:   ops.RootShards().Lister(),
-		shards:       ops.Shards().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		frontProxies:      ops.FrontProxies().Lister(),
+		rootShards:        ops.RootShards().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		shards:            ops.Shards().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(frontproxy.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)
@@ -60,6 +64,8 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
 			// A Shard joining or leaving changes the service-account keys the front proxy verifies.
 			{Informer: ops.Shards().Informer(), Keys: c.ofShard, Membership: true},
+			// The root shard's VirtualWorkspace serves /services/.
+			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.ofVirtualWorkspace},
 		},
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
 			controller.Deployments, controller.DisruptionBudgets, controller.Certificates},
@@ -98,6 +104,22 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 		return nil
 	}
 	return c.ofRootShard(s.Namespace, controller.ShardRootShard(s))
+}
+
+// ofVirtualWorkspace are the keys of the FrontProxies of the RootShards that name a
+// VirtualWorkspace.
+func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
+	rootShards, err := c.rootShards.RootShards(m.GetNamespace()).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, rs := range rootShards {
+		if controller.NamesVirtualWorkspace(&rs.Spec.CommonShardSpec, m.GetName()) {
+			keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)
+		}
+	}
+	return keys
 }
 
 // ofRootShard are the keys of the FrontProxies of a RootShard.

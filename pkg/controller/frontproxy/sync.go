@@ -15,6 +15,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -67,6 +68,15 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 		return err
 	}
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.host.ServiceAccountIssuers(rs, shards)}
+	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
+	// until then the root shard reports why, and the path stays with the root shard.
+	vw, _, _, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	if err != nil {
+		return err
+	}
+	if vw != nil {
+		f.ServicesBackend = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
+	}
 	wrote, err := c.realize(ctx, f)
 	l.Applied(fp, wrote, err)
 	if err != nil {

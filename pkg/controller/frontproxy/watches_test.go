@@ -26,13 +26,19 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("other-root")}}
 	s1 := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root")}}
-	w.Add(t, edge, other, s1)
+	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"},
+		Spec: operatorv1alpha1.RootShardSpec{CommonShardSpec: operatorv1alpha1.CommonShardSpec{KcpVirtualWorkspace: &corev1.LocalObjectReference{Name: "root-vw"}}}}
+	w.Add(t, edge, other, s1, root)
 	owned := pki.Labels("frontproxy", "edge", "server")
 
 	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a FrontProxy updated", Event: ct.Event{Source: "FrontProxy", Type: ct.Updated, Obj: edge}, Want: []string{"team-a/edge"}},
 		{Name: "a RootShard: its FrontProxies", Event: ct.Event{Source: "RootShard", Type: ct.Updated,
 			Obj: &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}}, Want: []string{"team-a/edge"}},
+		{Name: "the VirtualWorkspace its RootShard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-vw"}}}, Want: []string{"team-a/edge"}},
+		{Name: "a VirtualWorkspace no RootShard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-vw"}}}, Want: nil},
 		{Name: "a Shard added: its RootShard's", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: s1}, Want: []string{"team-a/edge"}},
 		{Name: "a Shard updated: nothing", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: s1}, Want: nil},
 		{Name: "a Shard deleted", Event: ct.Event{Source: "Shard", Type: ct.Deleted, Obj: s1}, Want: []string{"team-a/edge"}},

@@ -36,6 +36,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
+	"github.com/kcp-setups/apiserver/pkg/controller/virtualworkspace"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -174,6 +175,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if err != nil {
 		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
 	}
+	virtualWorkspaces, err := virtualworkspace.New(opClient, inf, host, recorder)
+	if err != nil {
+		return fmt.Errorf("setting up the VirtualWorkspace controller: %w", err)
+	}
 	ourInformers.Start(ctx.Done())
 	go host.CertManagerAPI.Run(ctx)
 	kubeInformers.Start(ctx.Done())
@@ -187,7 +192,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
-	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run, kubeconfigs.Run}
+	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run, kubeconfigs.Run, virtualWorkspaces.Run}
 	errs := make(chan error, len(runs))
 	for _, run := range runs {
 		go func() { errs <- run(ctx, workers) }()

@@ -31,6 +31,8 @@ type Controller struct {
 	rootShards   listers.RootShardLister
 	shards       listers.ShardLister
 	cacheServers listers.CacheServerLister
+	// virtualWorkspaces serve the RootShards that name one.
+	virtualWorkspaces listers.VirtualWorkspaceLister
 
 	host *controller.Host
 
@@ -42,12 +44,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		rootShards:   ops.RootShards().Lister(),
-		shards:       ops.Shards().Lister(),
-		cacheServers: ops.CacheServers().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		rootShards:        ops.RootShards().Lister(),
+		shards:            ops.Shards().Lister(),
+		cacheServers:      ops.CacheServers().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)
@@ -64,6 +67,8 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.Shards().Informer(), Keys: c.rootShardOfShard},
 			// A CacheServer appearing heals a reference.
 			{Informer: ops.CacheServers().Informer(), Keys: c.inNamespace},
+			// So does the VirtualWorkspace it names, whose address its flags carry.
+			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
 		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
@@ -105,6 +110,14 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 		return nil
 	}
 	return []string{s.Namespace + "/" + s.Spec.RootShard.Reference.Name}
+}
+
+// namingVirtualWorkspace are the RootShards that name a VirtualWorkspace in
+// spec.kcpVirtualWorkspace.
+func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
+	return controller.Select(c.rootShards.RootShards(m.GetNamespace()), func(rs *operatorv1alpha1.RootShard) bool {
+		return controller.NamesVirtualWorkspace(&rs.Spec.CommonShardSpec, m.GetName())
+	})
 }
 
 // inNamespace are every RootShard of an object's namespace.

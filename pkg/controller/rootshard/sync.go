@@ -13,6 +13,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
@@ -56,12 +57,20 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.RootShar
 // reconcile realizes a RootShard and observes the result.
 func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
 	desired := rootshard.BuildPKI(rs)
-	wrote, err := c.realize(ctx, rs, desired)
-	c.lifecycle().Applied(rs, wrote, err)
+	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	if err != nil {
+		return err
+	}
+	l := c.lifecycle()
+	wrote, err := c.realize(ctx, rs, desired, controller.VirtualWorkspaceEndpoint(vw))
+	l.Applied(rs, wrote, err)
 	if err != nil {
 		return err
 	}
 	*status = c.observe(rs, desired)
+	if vwReason != "" {
+		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
+	}
 	return nil
 }
 
@@ -73,7 +82,7 @@ func (c *Controller) bootstrap() controller.Bootstrap {
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
 // bundles, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
 // objects it wrote.
-func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI) (int, error) {
+func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
 	wrote, err := c.host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
 	if err != nil {
 		return wrote, err
@@ -96,6 +105,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		}
 	}
 	k := rootshard.Shard(rs)
+	k.VirtualWorkspace = vw
 	shards, err := c.shards.Shards(rs.Namespace).List(everything)
 	if err != nil {
 		return wrote, err

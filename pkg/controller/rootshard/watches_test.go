@@ -23,6 +23,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 	require.NoError(t, err)
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
 	root.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	root.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "root-vw"}
 	shard1 := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root")}}
 	moved := shard1.DeepCopy()
@@ -39,6 +40,10 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 		{Name: "a RootShard added", Event: ct.Event{Source: "RootShard", Type: ct.Added, Obj: root}, Want: []string{"team-a/root"}},
 		{Name: "a RootShard updated", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: root}, Want: []string{"team-a/root"}},
 		{Name: "a RootShard deleted, seen late", Event: ct.Event{Source: "RootShard", Type: ct.DeletedUnknown, Obj: root}, Want: []string{"team-a/root"}},
+		{Name: "the VirtualWorkspace it names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Updated,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-vw"}}}, Want: []string{"team-a/root"}},
+		{Name: "a VirtualWorkspace no RootShard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-vw"}}}, Want: nil},
 		{Name: "a Shard added", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: shard1}, Want: []string{"team-a/root"}},
 		{Name: "a Shard updated, even its status", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: shard1}, Want: []string{"team-a/root"}},
 		{Name: "a Shard moved to another RootShard", Event: ct.Event{Source: "Shard", Type: ct.Updated, Old: shard1, Obj: moved}, Want: both},

@@ -31,8 +31,10 @@ type Controller struct {
 	shards       listers.ShardLister
 	rootShards   listers.RootShardLister
 	cacheServers listers.CacheServerLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// virtualWorkspaces serve the Shards that name one.
+	virtualWorkspaces listers.VirtualWorkspaceLister
+	host              *controller.Host
+	recorder          record.EventRecorder
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
@@ -40,12 +42,13 @@ type Controller struct {
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
 	c := &Controller{
-		client:       client,
-		shards:       ops.Shards().Lister(),
-		rootShards:   ops.RootShards().Lister(),
-		cacheServers: ops.CacheServers().Lister(),
-		host:         host,
-		recorder:     recorder,
+		client:            client,
+		shards:            ops.Shards().Lister(),
+		rootShards:        ops.RootShards().Lister(),
+		cacheServers:      ops.CacheServers().Lister(),
+		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
+		host:              host,
+		recorder:          recorder,
 	}
 	c.loop = controller.NewLoop(shard.Kind, c.sync)
 	return c, c.watches(inf).Register(c.loop, host, inf)
@@ -62,6 +65,8 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
 			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
 			{Informer: ops.CacheServers().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") }},
+			// The VirtualWorkspace it names appearing heals it; its address is in its flags.
+			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
 		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
@@ -102,6 +107,14 @@ func (c *Controller) owners(m metav1.Object) []string {
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
 	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
 		return rootShard == "" || rootShardName(s) == rootShard
+	})
+}
+
+// namingVirtualWorkspace are the Shards that name a VirtualWorkspace in
+// spec.kcpVirtualWorkspace.
+func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
+	return controller.Select(c.shards.Shards(m.GetNamespace()), func(s *operatorv1alpha1.Shard) bool {
+		return controller.NamesVirtualWorkspace(&s.Spec.CommonShardSpec, m.GetName())
 	})
 }
 

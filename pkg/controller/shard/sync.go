@@ -56,12 +56,19 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 		return err
 	}
 
-	wrote, err := c.realize(ctx, s, rs)
+	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	if err != nil {
+		return err
+	}
+	wrote, err := c.realize(ctx, s, rs, controller.VirtualWorkspaceEndpoint(vw))
 	l.Applied(s, wrote, err)
 	if err != nil {
 		return err
 	}
 	l.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	if vwReason != "" {
+		l.SetVirtualWorkspaceMissing(s, status, vwReason, vwMessage)
+	}
 	k := shard.Shard(s, rs)
 	if k.Cache != nil {
 		if _, err := c.cacheServers.CacheServers(s.Namespace).Get(k.Cache.Name); apierrors.IsNotFound(err) {
@@ -76,7 +83,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 
 // realize applies the Shard's certificates, its kubeconfig toward the root shard, and its
 // kcp server, and returns how many objects it wrote.
-func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (int, error) {
+func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
 	wrote, err := c.host.ApplyCertificates(ctx, nil, shard.Certificates(s, rs))
 	if err != nil {
 		return wrote, err
@@ -98,6 +105,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 		return wrote, err
 	}
 	k := shard.Shard(s, rs)
+	k.VirtualWorkspace = vw
 	all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
 	if err != nil {
 		return wrote, err

@@ -26,6 +26,7 @@ func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 	}
 	s1, s2, elsewhere := shardOf("shard-1", "root"), shardOf("shard-2", "root"), shardOf("elsewhere", "other-root")
 	s1.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	s2.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "shard-2-vw"}
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
 	w.Add(t, root, s1, s2, elsewhere)
 	all := []string{"team-a/elsewhere", "team-a/shard-1", "team-a/shard-2"}
@@ -34,6 +35,10 @@ func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 		{Name: "a Shard added, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: s1}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
 		{Name: "a Shard updated: itself alone", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: s1}, Want: []string{"team-a/shard-1"}},
 		{Name: "a Shard deleted, seen late, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.DeletedUnknown, Obj: s2}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "the VirtualWorkspace a Shard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-2-vw"}}}, Want: []string{"team-a/shard-2"}},
+		{Name: "a VirtualWorkspace no Shard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Deleted,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-vw"}}}, Want: nil},
 		{Name: "a RootShard: its Shards", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: root}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
 		{Name: "a CacheServer: every Shard", Event: ct.Event{Source: "CacheServer", Type: ct.Added,
 			Obj: &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cache"}}}, Want: all},

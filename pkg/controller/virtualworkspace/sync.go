@@ -1,0 +1,191 @@
+package virtualworkspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// sync brings the host cluster in line with one VirtualWorkspace and reports back in its
+// status.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	l := c.lifecycle()
+	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
+}
+
+// lifecycle is the VirtualWorkspace's finalizer, status and deletion.
+func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus] {
+	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
+	return controller.Lifecycle[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{
+		Kind: virtualworkspace.Kind, Noun: "virtual workspace", Finalizer: Finalizer,
+		Get: func(ns, name string) (*operatorv1alpha1.VirtualWorkspace, error) {
+			return c.virtualWorkspaces.VirtualWorkspaces(ns).Get(name)
+		},
+		Update: func(ctx context.Context, vw *operatorv1alpha1.VirtualWorkspace) (*operatorv1alpha1.VirtualWorkspace, error) {
+			return c.client.OperatorV1alpha1().VirtualWorkspaces(vw.Namespace).Update(ctx, vw, opts)
+		},
+		UpdateStatus: func(ctx context.Context, vw *operatorv1alpha1.VirtualWorkspace) (*operatorv1alpha1.VirtualWorkspace, error) {
+			return c.client.OperatorV1alpha1().VirtualWorkspaces(vw.Namespace).UpdateStatus(ctx, vw, opts)
+		},
+		Status: func(vw *operatorv1alpha1.VirtualWorkspace) *operatorv1alpha1.VirtualWorkspaceStatus {
+			return &vw.Status
+		},
+		Common: func(s *operatorv1alpha1.VirtualWorkspaceStatus) controller.Common {
+			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		},
+		Host: c.host, Recorder: c.recorder,
+	}
+}
+
+// missing is why a VirtualWorkspace's target cannot be resolved yet.
+type missing struct{ reason, message, what string }
+
+// target resolves the root shard or shard a VirtualWorkspace serves, as the kcp builders see
+// it, or says what is missing.
+func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *missing, error) {
+	ns := vw.Namespace
+	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
+		rs, err := c.rootShards.RootShards(ns).Get(name)
+		if apierrors.IsNotFound(err) {
+			return nil, &missing{controller.ReasonRootShardNotFound,
+				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
+		}
+		return rs, nil, err
+	}
+	switch t := vw.Spec.Target; {
+	case t.RootShardRef != nil:
+		rs, miss, err := rootShard(t.RootShardRef.Name)
+		if rs == nil {
+			return kcp.Shard{}, miss, err
+		}
+		return rootshard.Shard(rs), nil, nil
+	case t.ShardRef != nil:
+		s, err := c.shards.Shards(ns).Get(t.ShardRef.Name)
+		if apierrors.IsNotFound(err) {
+			return kcp.Shard{}, &missing{controller.ReasonShardNotFound,
+				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
+		}
+		if err != nil {
+			return kcp.Shard{}, nil, err
+		}
+		rs, miss, err := rootShard(controller.ShardRootShard(s))
+		if rs == nil {
+			return kcp.Shard{}, miss, err
+		}
+		return shard.Shard(s, rs), nil, nil
+	}
+	// Validation requires exactly one target; an object stored before it did waits.
+	return kcp.Shard{}, &missing{controller.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
+}
+
+// reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
+func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
+	l := c.lifecycle()
+	target, miss, err := c.target(obj)
+	if err != nil {
+		return err
+	}
+	if miss != nil {
+		// Kubernetes is eventually consistent: the target may come later.
+		l.ReferenceMissing(obj, status, miss.reason, miss.message, miss.what)
+		return nil
+	}
+	vw := virtualworkspace.VirtualWorkspace{VirtualWorkspace: obj, Target: target}
+	if obj.Spec.ClientCABundleRef != nil {
+		vw.ClientCA = vw.MergedClientCAName()
+	}
+	wrote, err := c.realize(ctx, vw)
+	l.Applied(obj, wrote, err)
+	if err != nil {
+		return err
+	}
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	if target.Cache != nil {
+		if _, err := c.cacheServers.CacheServers(obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
+			l.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
+				fmt.Sprintf("CacheServer %q does not exist in namespace %q", target.Cache.Name, obj.Namespace))
+		}
+	}
+	certs := vw.Certificates()
+	l.Observe(obj, status, len(certs), c.host.PendingCertificates(certs), vw.DeploymentName())
+	return nil
+}
+
+// realize applies the VirtualWorkspace's certificates, its client CA bundle, its kubeconfigs,
+// Service and Deployment, and returns how many objects it wrote. The Deployment is created
+// once what it mounts exists, and rolls when that changes.
+func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWorkspace) (int, error) {
+	wrote, err := c.host.ApplyCertificates(ctx, nil, vw.Certificates())
+	if err != nil {
+		return wrote, err
+	}
+	if ref := vw.Spec.ClientCABundleRef; ref != nil {
+		// On top of what the target trusts; until that is written there is nothing to add
+		// to, and its event brings the VirtualWorkspace back.
+		base, found, err := c.host.OwnCABundle(vw.Namespace, targetClientCA(vw.Target))
+		if err != nil {
+			return wrote, err
+		}
+		if found {
+			extra, err := c.host.UsersCABundle(ctx, vw.Namespace, ref)
+			if err != nil {
+				return wrote, err
+			}
+			n, err := c.host.ApplyBundles(ctx, vw.MergedClientCA(base, extra))
+			wrote += n
+			if err != nil {
+				return wrote, err
+			}
+		}
+	}
+	kubeconfigs, err := vw.Kubeconfigs()
+	if err != nil {
+		return wrote, err
+	}
+	n, err := c.host.ApplyBundles(ctx, kubeconfigs...)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
+	w, err := c.host.ServiceApplier.ApplyIfChanged(ctx, vw.Service())
+	if err != nil {
+		return wrote, err
+	}
+	wrote += controller.Count(w)
+
+	current, err := c.host.Deployments.Deployments(vw.Namespace).Get(vw.DeploymentName())
+	if apierrors.IsNotFound(err) {
+		current, err = nil, nil
+	}
+	if err != nil {
+		return wrote, err
+	}
+	versions := c.host.MountedVersions(vw.Namespace, slices.Concat(vw.MountedSecrets(), vw.UsersSecrets()))
+	for _, name := range vw.MountedSecrets() {
+		if _, ok := versions[name]; !ok && current == nil {
+			return wrote, nil // created once everything it mounts exists
+		}
+	}
+	n, err = c.host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
+	return wrote + n, err
+}
+
+// targetClientCA is the Secret of the client CA bundle the target trusts, which a
+// VirtualWorkspace's own bundle starts from.
+func targetClientCA(t kcp.Shard) string {
+	if t.ClientCA != "" {
+		return t.ClientCA
+	}
+	return kcp.MergedClientCAName(t.RootShard)
+}
