@@ -28,6 +28,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/virtualworkspace"
 )
 
 // Config is the configuration of the server: the generic server's, plus ours.
@@ -156,11 +157,12 @@ func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*k
 func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (map[string]rest.Storage, error) {
 	storage := map[string]rest.Storage{}
 	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter, authorizer.Authorizer) (*store.REST, *store.StatusREST, error){
-		"kubeconfigs":  kubeconfig.NewREST,
-		"rootshards":   rootshard.NewREST,
-		"shards":       shard.NewREST,
-		"frontproxies": frontproxy.NewREST,
-		"cacheservers": cacheserver.NewREST,
+		"kubeconfigs":       kubeconfig.NewREST,
+		"rootshards":        rootshard.NewREST,
+		"shards":            shard.NewREST,
+		"frontproxies":      frontproxy.NewREST,
+		"cacheservers":      cacheserver.NewREST,
+		"virtualworkspaces": virtualworkspace.NewREST,
 	} {
 		main, status, err := newREST(scheme, optsGetter, authz)
 		if err != nil {

@@ -14,13 +14,13 @@ import (
 // TestAPIResourcesAndCategory runs first (its file sorts first), on the empty cluster.
 func TestAPIResourcesAndCategory(t *testing.T) {
 	out := kubectl(t, "api-resources", "--api-group=operator.kcp.io", "-o", "wide")
-	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs"} {
+	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs", "virtualworkspaces"} {
 		line := lineWith(t, out, r+" ")
 		assert.Contains(t, line, "operator.kcp.io/v1alpha1", r)
 		assert.Contains(t, line, "true", "%s is namespaced", r)
 		assert.Regexp(t, `\bkcp\b`, line, "%s is in the kcp category", r)
 	}
-	assert.Len(t, nonEmptyLines(out), 6, "a header and five resources:\n%s", out)
+	assert.Len(t, nonEmptyLines(out), 7, "a header and six resources:\n%s", out)
 
 	out, err := stack.Kubectl(t.Context(), "get", "kcp", "-A")
 	require.NoError(t, err, out)
@@ -32,7 +32,7 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	examples, err := filepath.Abs("../../artifacts/examples")
 	require.NoError(t, err)
 	out := kubectl(t, "apply", "-n", ns, "-f", examples)
-	for _, kind := range []string{"rootshard", "shard", "frontproxy", "cacheserver", "kubeconfig"} {
+	for _, kind := range []string{"rootshard", "shard", "frontproxy", "cacheserver", "kubeconfig", "virtualworkspace"} {
 		assert.Regexp(t, kind+`\.operator\.kcp\.io/\S+ created`, out)
 	}
 
@@ -48,10 +48,13 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	assert.Regexp(t, `NAME\s+ROOTSHARD\s+HOSTNAME\s+PHASE\s+AGE\nfrontproxy\.operator\.kcp\.io/edge\s+root\s+kcp\.example\.com`, out)
 	assert.Regexp(t, `NAME\s+TARGET\s+SECRET\s+PHASE\s+AGE\nkubeconfig\.operator\.kcp\.io/alice\s+FrontProxy/edge\s+alice-kubeconfig`, out)
 
+	out = kubectl(t, "get", "virtualworkspaces", "-n", ns)
+	assert.Regexp(t, `^NAME\s+TARGET\s+URL\s+PHASE\s+AGE\nroot-vw\s+RootShard/root\s+https://vw\.kcp\.example\.com:6443\s`, out)
+
 	out = kubectl(t, "get", "kcp", "-n", ns, "-o", "name")
 	assert.ElementsMatch(t, []string{
 		"rootshard.operator.kcp.io/root", "shard.operator.kcp.io/shard-1", "frontproxy.operator.kcp.io/edge",
-		"cacheserver.operator.kcp.io/cache", "kubeconfig.operator.kcp.io/alice",
+		"cacheserver.operator.kcp.io/cache", "kubeconfig.operator.kcp.io/alice", "virtualworkspace.operator.kcp.io/root-vw",
 	}, nonEmptyLines(out))
 
 	out = kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "yaml")

@@ -12,8 +12,8 @@ import (
 // TestTheServerIsNoConfusedDeputy has a user who may only manage setups in one namespace (the
 // kcp-setups-edit role, without edit: no Deployments, no Certificates) try to get, through
 // the server's rights, what they may not have: a pod on the node's filesystem, on every node,
-// with a weaker security profile, running their image, reachable on every node, signed by an
-// issuer they may not use.
+// with a weaker security profile, running their image or their command, reachable on every
+// node, signed by an issuer they may not use.
 // Each is refused with the status it gets, and the issuer is accepted once RBAC allows it.
 func TestTheServerIsNoConfusedDeputy(t *testing.T) {
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
@@ -143,6 +143,21 @@ spec:
 	}
 	out = kubectl(t, "get", "rootshards", "-n", ns, "-o", "name")
 	assert.Empty(t, strings.TrimSpace(out), "nothing refused was stored")
+
+	// A VirtualWorkspace's command runs with the setup's identities mounted: only someone who
+	// could create the Deployment may choose it.
+	_, vwErr, err := as("create", "-v=6", "-n", ns, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: VirtualWorkspace
+metadata:
+  name: own-binary
+spec:
+  target: {rootShardRef: {name: issuer}}
+  external: {hostname: vw.example.com}
+  command: [/bin/sh, -c, "cat /etc/kcp-virtual-workspaces/*/tls.key"]
+`))
+	require.Error(t, err, "refused")
+	assert.Contains(t, vwErr, "403 Forbidden")
+	assert.Contains(t, vwErr, `spec.command to /bin/sh -c cat /etc/kcp-virtual-workspaces/*/tls.key without create on deployments.apps`)
 
 	kubectl(t, "create", "role", "issues-certificates", "-n", ns, "--verb=create", "--resource=certificates.cert-manager.io")
 	kubectl(t, "create", "rolebinding", "mallory-issues", "-n", ns, "--role=issues-certificates", "--user=mallory")

@@ -159,6 +159,18 @@ func TestCRUDEveryKind(t *testing.T) {
 		setStatus:  func(o *operatorv1alpha1.Kubeconfig, p string) { o.Status.Phase = operatorv1alpha1.KubeconfigPhase(p) },
 		phase:      func(o *operatorv1alpha1.Kubeconfig) string { return string(o.Status.Phase) },
 	}.run)
+
+	t.Run("VirtualWorkspace", crudCase[*operatorv1alpha1.VirtualWorkspace, *operatorv1alpha1.VirtualWorkspaceList]{
+		client: ops.VirtualWorkspaces(namespace),
+		obj:    newVirtualWorkspace("vw", "root"),
+		defaulted: func(t *testing.T, o *operatorv1alpha1.VirtualWorkspace) {
+			assert.Equal(t, "cluster.local", o.Spec.ClusterDomain)
+			assert.EqualValues(t, 6443, o.Spec.External.Port)
+		},
+		mutateSpec: func(o *operatorv1alpha1.VirtualWorkspace) { o.Spec.ExtraArgs = append(o.Spec.ExtraArgs, "--v=2") },
+		setStatus:  func(o *operatorv1alpha1.VirtualWorkspace, p string) { o.Status.Phase = operatorv1alpha1.Phase(p) },
+		phase:      func(o *operatorv1alpha1.VirtualWorkspace) string { return string(o.Status.Phase) },
+	}.run)
 }
 
 // expectEvent reads the next event of a watch and checks its type and object.

@@ -1,18 +1,23 @@
 package integration
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-// TestDiscovery checks what kubectl learns about the group: the five resources, their
-// singular names, the kcp category, the verbs and the status subresources, and no
-// kubeconfig subresource until it is served.
+// TestDiscovery checks what kubectl learns about the group: the six resources, their
+// singular names, the kcp category, the verbs, the status and kubeconfig subresources, and
+// that the self-service roles cover them.
 func TestDiscovery(t *testing.T) {
 	s := startServer(t, embedded(t.TempDir()))
 	defer s.stop()
@@ -34,13 +39,57 @@ func TestDiscovery(t *testing.T) {
 		if r.Name == "frontproxies" {
 			assert.Equal(t, "frontproxy", r.SingularName)
 		}
+		if r.Name == "virtualworkspaces" {
+			assert.Equal(t, "virtualworkspace", r.SingularName)
+			assert.Equal(t, "VirtualWorkspace", r.Kind)
+			assert.Equal(t, []string{"kcp"}, r.Categories)
+		}
 	}
 	for _, want := range []string{
 		"rootshards", "rootshards/status", "shards", "shards/status", "frontproxies", "frontproxies/status",
 		"cacheservers", "cacheservers/status", "kubeconfigs", "kubeconfigs/status",
+		"virtualworkspaces", "virtualworkspaces/status",
 		"rootshards/kubeconfig", "shards/kubeconfig", "frontproxies/kubeconfig",
 	} {
 		assert.True(t, got[want], "discovery lacks %s", want)
 	}
-	assert.Len(t, got, 13, "no other resource: %v", got)
+	assert.Len(t, got, 15, "no other resource: %v", got)
+
+	// The self-service roles cover every resource the server serves: viewers read each one
+	// and its status, editors manage each one, and the kubeconfig subresources are minted.
+	roles := selfServiceRoles(t)
+	for resource := range got {
+		base, sub, _ := strings.Cut(resource, "/")
+		switch sub {
+		case "":
+			assert.Contains(t, roles["kcp-setups-view"], resource, "viewers read %s", resource)
+			assert.Contains(t, roles["kcp-setups-edit"], resource, "editors manage %s", resource)
+		case "status":
+			assert.Contains(t, roles["kcp-setups-view"], resource, "viewers read the status of %s", base)
+		case "kubeconfig":
+			assert.Contains(t, roles["kcp-setups-kubeconfig"], resource, "editors mint through %s", resource)
+		default:
+			t.Errorf("no self-service rule for the subresource %s", resource)
+		}
+	}
+}
+
+// selfServiceRoles reads artifacts/deploy/roles.yaml: the resources of the operator.kcp.io
+// rules of each ClusterRole, by name.
+func selfServiceRoles(t *testing.T) map[string][]string {
+	t.Helper()
+	data, err := os.ReadFile("../../artifacts/deploy/roles.yaml")
+	require.NoError(t, err)
+	roles := map[string][]string{}
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		for _, rule := range role.Rules {
+			if slices.Contains(rule.APIGroups, operatorv1alpha1.GroupName) {
+				roles[role.Name] = append(roles[role.Name], rule.Resources...)
+			}
+		}
+	}
+	require.NotEmpty(t, roles["kcp-setups-view"], "roles.yaml has no kcp-setups-view")
+	return roles
 }

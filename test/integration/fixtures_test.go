@@ -65,3 +65,13 @@ func newKubeconfig(name, frontProxy string) *operatorv1alpha1.Kubeconfig {
 		},
 	}
 }
+
+func newVirtualWorkspace(name, rootShard string) *operatorv1alpha1.VirtualWorkspace {
+	return &operatorv1alpha1.VirtualWorkspace{
+		ObjectMeta: objectMeta(name),
+		Spec: operatorv1alpha1.VirtualWorkspaceSpec{
+			Target:   operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: &corev1.LocalObjectReference{Name: rootShard}},
+			External: operatorv1alpha1.ExternalConfig{Hostname: "vw.example.com"},
+		},
+	}
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,14 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			o := newRootShard("bad")
 			mutate(o)
 			_, err := c.OperatorV1alpha1().RootShards(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}
+	}
+	virtualWorkspace := func(mutate func(*operatorv1alpha1.VirtualWorkspace)) create {
+		return func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newVirtualWorkspace("bad", "root")
+			mutate(o)
+			_, err := c.OperatorV1alpha1().VirtualWorkspaces(namespace).Create(ctx, o, metav1.CreateOptions{})
 			return o.Name, err
 		}
 	}
@@ -110,6 +119,29 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		}), []string{"spec.validity"}},
 		{"kubeconfig workspace path", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.TargetWorkspace = "root:Team_A" }),
 			[]string{"spec.targetWorkspace"}},
+		{"kcpVirtualWorkspace no VirtualWorkspace's name", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: strings.Repeat("v", 46)}
+		}), []string{"spec.kcpVirtualWorkspace.name"}},
+		{"virtual-workspaces template on a root shard", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"virtual-workspaces": {}}
+		}), []string{"spec.certificateTemplates[virtual-workspaces]"}},
+		{"virtual workspace without target", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) {
+			o.Spec.Target = operatorv1alpha1.VirtualWorkspaceTarget{}
+		}), []string{"spec.target"}},
+		{"virtual workspace with two targets", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) {
+			o.Spec.Target.ShardRef = &corev1.LocalObjectReference{Name: "shard-1"}
+		}), []string{"spec.target.shardRef"}},
+		{"virtual workspace name too long for its Service", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) {
+			o.Name = strings.Repeat("v", 46)
+		}), []string{"metadata.name"}},
+		{"virtual workspace without hostname", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) { o.Spec.External.Hostname = "" }),
+			[]string{"spec.external.hostname"}},
+		{"virtual workspace init container faults", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) {
+			o.Spec.InitContainers = []operatorv1alpha1.VirtualWorkspaceInitContainer{
+				{Name: "virtual-workspaces", Command: []string{""}},
+				{Name: "init", VolumeMounts: []corev1.VolumeMount{{Name: "nowhere", MountPath: "/etc/kcp-virtual-workspaces/tls"}}},
+			}
+		}), []string{"spec.initContainers[0].name", "spec.initContainers[0].command[0]", "spec.initContainers[1].volumeMounts[0].mountPath"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name, err := tc.create(t.Context(), s.client)
@@ -139,5 +171,8 @@ func storedNames(t *testing.T, c clientset.Interface) []string {
 	kc, err := ops.Kubeconfigs(namespace).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, kc)...)
+	vw, err := ops.VirtualWorkspaces(namespace).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, vw)...)
 	return out
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,9 +10,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	acv1alpha1 "github.com/kcp-setups/apiserver/pkg/generated/applyconfiguration/operator/v1alpha1"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 )
 
 // TestAPISemantics covers what a client expects of a built-in resource beyond CRUD.
@@ -97,6 +100,11 @@ func TestAPISemantics(t *testing.T) {
 		ctx := t.Context()
 		_, err := ops.Kubeconfigs(namespace).Create(ctx, newKubeconfig("bob", "edge"), metav1.CreateOptions{})
 		require.NoError(t, err)
+		vw := newVirtualWorkspace("shard-vw", "root")
+		vw.Spec.Target = operatorv1alpha1.VirtualWorkspaceTarget{ShardRef: &corev1.LocalObjectReference{Name: "s-a1"}}
+		vw.Spec.External.Port = 8443
+		_, err = ops.VirtualWorkspaces(namespace).Create(ctx, vw, metav1.CreateOptions{})
+		require.NoError(t, err)
 		for _, tc := range []struct {
 			resource string
 			columns  []string
@@ -110,6 +118,8 @@ func TestAPISemantics(t *testing.T) {
 			{"cacheservers", []string{"Name", "Phase", "Age"}, nil},
 			{"kubeconfigs", []string{"Name", "Target", "Secret", "Phase", "Age"},
 				map[string]any{"Name": "bob", "Target": "FrontProxy/edge", "Secret": "bob-kubeconfig"}},
+			{"virtualworkspaces", []string{"Name", "Target", "URL", "Phase", "Age"},
+				map[string]any{"Name": "shard-vw", "Target": "Shard/s-a1", "URL": "https://vw.example.com:8443"}},
 		} {
 			raw, err := ops.RESTClient().Get().Namespace(namespace).Resource(tc.resource).
 				SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(ctx)
@@ -173,7 +183,7 @@ func TestAPISemantics(t *testing.T) {
 				}
 			}
 		}
-		for _, k := range []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig"} {
+		for _, k := range []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "VirtualWorkspace"} {
 			assert.True(t, kinds[k], "no schema with the GVK of %s", k)
 		}
 	})
@@ -192,11 +202,39 @@ func TestAPISemantics(t *testing.T) {
 		_, err = ops.Kubeconfigs(namespace).Update(ctx, kc, metav1.UpdateOptions{})
 		assertInvalid(t, err, "spec.target")
 
+		vw, err := ops.VirtualWorkspaces(namespace).Create(ctx, newVirtualWorkspace("pinned-vw", "rs-a"), metav1.CreateOptions{})
+		require.NoError(t, err)
+		vw.Spec.Target = operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: &corev1.LocalObjectReference{Name: "rs-b"}}
+		_, err = ops.VirtualWorkspaces(namespace).Update(ctx, vw, metav1.UpdateOptions{})
+		assertInvalid(t, err, "spec.target")
+
+		// Which VirtualWorkspace serves a shard's virtual workspaces may change: a rollout.
+		sh, err = ops.Shards(namespace).Get(ctx, "pinned", metav1.GetOptions{})
+		require.NoError(t, err)
+		sh.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "pinned-vw"}
+		_, err = ops.Shards(namespace).Update(ctx, sh, metav1.UpdateOptions{})
+		require.NoError(t, err)
+
 		rs, err := ops.RootShards(namespace).Get(ctx, "wet", metav1.GetOptions{})
 		require.NoError(t, err)
 		rs.Spec.Certificates = &operatorv1alpha1.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "my-ca"}}
 		_, err = ops.RootShards(namespace).Update(ctx, rs, metav1.UpdateOptions{})
 		assertInvalid(t, err, "spec.certificates")
+	})
+
+	t.Run("warnings reach the client", func(t *testing.T) {
+		ctx := t.Context()
+		cfg := rest.CopyConfig(s.config)
+		warnings := &warningRecorder{}
+		cfg.WarningHandler = warnings
+		c, err := clientset.NewForConfig(cfg)
+		require.NoError(t, err)
+		vw := newVirtualWorkspace("custom-vw", "rs-a")
+		vw.Spec.Command = []string{"/access-vw"}
+		_, err = c.OperatorV1alpha1().VirtualWorkspaces(namespace).Create(ctx, vw, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.Len(t, warnings.messages, 1)
+		assert.Contains(t, warnings.messages[0], "spec.command runs a server other than kcp's own, and without spec.kubeconfigSecretRef")
 	})
 
 	t.Run("watch sees events across kinds from a resource version", func(t *testing.T) {
@@ -210,4 +248,16 @@ func TestAPISemantics(t *testing.T) {
 		require.NoError(t, err)
 		expectEvent(t, w, "ADDED", "watched")
 	})
+}
+
+// warningRecorder keeps the Warning headers a client receives.
+type warningRecorder struct {
+	mu       sync.Mutex
+	messages []string
+}
+
+func (w *warningRecorder) HandleWarningHeader(_ int, _ string, message string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.messages = append(w.messages, message)
 }

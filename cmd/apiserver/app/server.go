@@ -20,8 +20,9 @@ func NewCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "kcp-setups-apiserver",
 		Short: "Serves kcp setups (operator.kcp.io) as a Kubernetes aggregated API",
-		Long: `kcp-setups-apiserver serves RootShards, Shards, FrontProxies, CacheServers and
-Kubeconfigs (operator.kcp.io/v1alpha1) behind kube-apiserver's aggregation layer.
+		Long: `kcp-setups-apiserver serves RootShards, Shards, FrontProxies, CacheServers,
+Kubeconfigs and VirtualWorkspaces (operator.kcp.io/v1alpha1) behind kube-apiserver's
+aggregation layer.
 Without --etcd-servers it stores them in an embedded etcd.`,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

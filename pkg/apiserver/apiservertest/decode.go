@@ -19,9 +19,9 @@ import (
 // MediaTypes are the body formats the server accepts for its kinds.
 var MediaTypes = []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML}
 
-// Kinds are the kinds a body may be posted as: the five stored kinds and the body of the
+// Kinds are the kinds a body may be posted as: the six stored kinds and the body of the
 // kubeconfig subresource.
-var Kinds = []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "KubeconfigRequest"}
+var Kinds = []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "VirtualWorkspace", "KubeconfigRequest"}
 
 type codecs struct {
 	scheme *runtime.Scheme

@@ -1462,7 +1462,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					},
 					"kcpVirtualWorkspace": {
 						SchemaProps: spec.SchemaProps{
-							Description: "KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out of process. Refused until the VirtualWorkspace kind is served.",
+							Description: "KcpVirtualWorkspace names a VirtualWorkspace in the same namespace that serves kcp's virtual workspaces out of process: the shard then announces its URL instead of serving them itself. It may change: the shard rolls out with the new URL.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
@@ -3464,7 +3464,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					},
 					"kcpVirtualWorkspace": {
 						SchemaProps: spec.SchemaProps{
-							Description: "KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out of process. Refused until the VirtualWorkspace kind is served.",
+							Description: "KcpVirtualWorkspace names a VirtualWorkspace in the same namespace that serves kcp's virtual workspaces out of process: the shard then announces its URL instead of serving them itself. It may change: the shard rolls out with the new URL.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
@@ -3935,7 +3935,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					},
 					"kcpVirtualWorkspace": {
 						SchemaProps: spec.SchemaProps{
-							Description: "KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out of process. Refused until the VirtualWorkspace kind is served.",
+							Description: "KcpVirtualWorkspace names a VirtualWorkspace in the same namespace that serves kcp's virtual workspaces out of process: the shard then announces its URL instead of serving them itself. It may change: the shard rolls out with the new URL.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},

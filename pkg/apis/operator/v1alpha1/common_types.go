@@ -518,8 +518,9 @@ type CommonShardSpec struct {
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	// +optional
 	ClientCABundleRef *corev1.LocalObjectReference `json:"clientCABundleRef,omitempty"`
-	// KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out
-	// of process. Refused until the VirtualWorkspace kind is served.
+	// KcpVirtualWorkspace names a VirtualWorkspace in the same namespace that serves kcp's
+	// virtual workspaces out of process: the shard then announces its URL instead of serving
+	// them itself. It may change: the shard rolls out with the new URL.
 	KcpVirtualWorkspace *corev1.LocalObjectReference `json:"kcpVirtualWorkspace,omitempty"`
 }
 

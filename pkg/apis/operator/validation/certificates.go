@@ -34,10 +34,11 @@ var (
 	VirtualWorkspaceCertificateRoles = []string{"client", "server"}
 )
 
-// Messages for kcp-operator's keys of certificates that kinds of later issues bring.
+// Messages for kcp-operator's keys that a kind refuses, with what to use instead.
 const (
-	virtualWorkspacesRoleLater = "is the certificate of a standalone virtual-workspaces server, which comes with the VirtualWorkspace kind in a later issue; " +
-		"here kcp serves its virtual workspaces in process, with the server certificate"
+	virtualWorkspacesRoleElsewhere = "templated kcp-operator's certificate for virtual workspaces; here a standalone virtual-workspaces server is " +
+		"a VirtualWorkspace object, whose certificates are templated in its own spec.certificateTemplates (keys \"server\" and \"client\"), " +
+		"and a shard without one serves its virtual workspaces in process, with its server certificate"
 	kcpOperatorRoleLater = "is the operator's own identity toward kcp, which comes in a later issue, when this server talks to kcp; " +
 		"until then there is no such certificate"
 )
@@ -46,8 +47,9 @@ const (
 type certificateRoles struct {
 	// roles are the keys of the kind's certificates.
 	roles []string
-	// later are kcp-operator's keys for certificates a later issue brings, with why.
-	later map[string]string
+	// refused are kcp-operator's keys the kind refuses, with why: certificates a later issue
+	// brings, or that another kind templates.
+	refused map[string]string
 	// rootCA are the keys of the kind's root CA, whose issuer spec.certificates names.
 	rootCA []string
 	// aliases are pairs of keys that name the same certificate: one or the other.
@@ -57,9 +59,9 @@ type certificateRoles struct {
 // The certificateTemplates rules of each kind.
 var (
 	rootShardTemplates = certificateRoles{roles: RootShardCertificateRoles, rootCA: []string{"root-ca"},
-		later: map[string]string{"virtual-workspaces": virtualWorkspacesRoleLater, "kcp-operator": kcpOperatorRoleLater}}
+		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere, "kcp-operator": kcpOperatorRoleLater}}
 	shardTemplates = certificateRoles{roles: ShardCertificateRoles,
-		later: map[string]string{"virtual-workspaces": virtualWorkspacesRoleLater}}
+		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
 	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}
 	cacheServerTemplates = certificateRoles{roles: CacheServerCertificateRoles, rootCA: []string{"ca", "root-ca"},
 		aliases: [][2]string{{"ca", "root-ca"}}}
@@ -122,12 +124,12 @@ func describeCertificates(certs *operator.Certificates) string {
 
 // validateCertificateTemplates checks a kind's certificate templates. A key that names no
 // certificate of the kind would be silently ignored, so it is rejected; kcp-operator's keys
-// for certificates of later issues are rejected with what brings them.
+// this server refuses are rejected with why, and what to use instead.
 func validateCertificateTemplates(templates operator.CertificateTemplateMap, roles certificateRoles, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for _, key := range slices.Sorted(maps.Keys(templates)) {
 		keyPath := fldPath.Key(key)
-		if why, ok := roles.later[key]; ok {
+		if why, ok := roles.refused[key]; ok {
 			allErrs = append(allErrs, field.Forbidden(keyPath, fmt.Sprintf("%q %s", key, why)))
 		} else if !slices.Contains(roles.roles, key) {
 			allErrs = append(allErrs, field.NotSupported(fldPath, key, roles.roles))

@@ -109,16 +109,16 @@ func TestValidateCertificateTemplates(t *testing.T) {
 			want:      []wantErr{forbidden("spec.certificateTemplates[root-ca]", `may not be set together with "ca"`)},
 		},
 		{
-			name:      "virtual-workspaces on a RootShard: the VirtualWorkspace kind brings it",
+			name:      "virtual-workspaces on a RootShard: the VirtualWorkspace templates its own",
 			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
 			roles:     rootShardTemplates,
-			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "comes with the VirtualWorkspace kind")},
+			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "templated in its own spec.certificateTemplates")},
 		},
 		{
 			name:      "virtual-workspaces on a Shard",
 			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
 			roles:     shardTemplates,
-			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "VirtualWorkspace kind")},
+			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "a VirtualWorkspace object")},
 		},
 		{
 			name:      "kcp-operator on a RootShard: the operator's own identity toward kcp",

@@ -43,18 +43,23 @@ func validateCommonShardSpec(spec *operator.CommonShardSpec, roles certificateRo
 	allErrs = append(allErrs, validateAuthorization(spec.Authorization, fldPath.Child("authorization"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
-	allErrs = append(allErrs, forbidKcpVirtualWorkspace(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"))...)
+	allErrs = append(allErrs, validateKcpVirtualWorkspace(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"))...)
 	return allErrs
 }
 
-// forbidKcpVirtualWorkspace refuses kcp-operator's out-of-process virtual workspaces: they
-// are a VirtualWorkspace object, a kind this server does not serve yet.
-func forbidKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
+// validateKcpVirtualWorkspace checks the reference to the VirtualWorkspace that serves kcp's
+// virtual workspaces out of the shard's process: its name must be one a VirtualWorkspace can
+// have. The reference may change on update: moving a shard to or from a standalone server is
+// a rollout of the shard's flags, and no data lives in either server.
+func validateKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
 	if ref == nil {
 		return nil
 	}
-	return field.ErrorList{field.Forbidden(fldPath,
-		"needs the VirtualWorkspace kind, which this server does not serve yet: remove it, and the shard serves kcp's virtual workspaces in its own process")}
+	namePath := fldPath.Child("name")
+	if ref.Name == "" {
+		return field.ErrorList{field.Required(namePath, "")}
+	}
+	return invalidForEach(namePath, ref.Name, virtualWorkspaceNameFunc(ref.Name, false))
 }
 
 // validateCacheConfig checks an optional reference to a CacheServer.

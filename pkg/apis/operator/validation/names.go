@@ -5,6 +5,8 @@ import (
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
 // The longest object names whose derived Service name still fits a DNS-1035 label
@@ -25,7 +27,7 @@ const (
 	shardServiceSuffix            = "-shard-kcp"
 	frontProxyServiceSuffix       = "-front-proxy"
 	cacheServerServiceSuffix      = "-cache-server"
-	virtualWorkspaceServiceSuffix = "-virtual-workspace"
+	virtualWorkspaceServiceSuffix = operator.VirtualWorkspaceServiceSuffix
 )
 
 var (

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,17 +113,44 @@ func TestRootShardProxy(t *testing.T) {
 	assert.Empty(t, RootShardWarnings(validRootShard()), "no proxy, no warning")
 }
 
-func TestKcpVirtualWorkspaceIsRefused(t *testing.T) {
-	vw := &corev1.LocalObjectReference{Name: "vw"}
-	const why = "needs the VirtualWorkspace kind, which this server does not serve yet"
-	rs, s := validRootShard(), validShard()
-	rs.Spec.KcpVirtualWorkspace, s.Spec.KcpVirtualWorkspace = vw, vw
-	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateRootShard(rs))
-	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateShard(s))
-	old := validShard()
-	s.ObjectMeta, old.ObjectMeta = updatedObjectMeta("shard-1"), updatedObjectMeta("shard-1")
-	s.Name, old.Name = validShard().Name, validShard().Name
-	assertErrors(t, []wantErr{forbidden("spec.kcpVirtualWorkspace", why)}, ValidateShardUpdate(s, old))
+// TestKcpVirtualWorkspace: a RootShard or Shard may name the VirtualWorkspace that serves its
+// virtual workspaces, by a name a VirtualWorkspace can have, and may change it on update.
+func TestKcpVirtualWorkspace(t *testing.T) {
+	tests := []struct {
+		name string
+		ref  *corev1.LocalObjectReference
+		want []wantErr
+	}{
+		{name: "none"},
+		{name: "a VirtualWorkspace", ref: &corev1.LocalObjectReference{Name: "root-vw"}},
+		{name: "the longest name a VirtualWorkspace has", ref: &corev1.LocalObjectReference{Name: strings.Repeat("v", 45)}},
+		{name: "no name", ref: &corev1.LocalObjectReference{}, want: []wantErr{required("spec.kcpVirtualWorkspace.name")}},
+		{name: "too long for a VirtualWorkspace", ref: &corev1.LocalObjectReference{Name: strings.Repeat("v", 46)},
+			want: []wantErr{invalid("spec.kcpVirtualWorkspace.name", "must be no more than 45 characters")}},
+		{name: "not a DNS-1035 label", ref: &corev1.LocalObjectReference{Name: "1vw"},
+			want: []wantErr{invalid("spec.kcpVirtualWorkspace.name", "a DNS-1035 label")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, s := validRootShard(), validShard()
+			rs.Spec.KcpVirtualWorkspace, s.Spec.KcpVirtualWorkspace = tc.ref, tc.ref
+			assertErrors(t, tc.want, ValidateRootShard(rs))
+			assertErrors(t, tc.want, ValidateShard(s))
+		})
+	}
+
+	// Moving a shard to, between and from standalone servers is a rollout, not data loss.
+	vw := func(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+	for _, change := range []struct{ from, to *corev1.LocalObjectReference }{{nil, vw("a")}, {vw("a"), vw("b")}, {vw("a"), nil}} {
+		old, s := validShard(), validShard()
+		s.ObjectMeta, old.ObjectMeta = updatedObjectMeta("shard-1"), updatedObjectMeta("shard-1")
+		old.Spec.KcpVirtualWorkspace, s.Spec.KcpVirtualWorkspace = change.from, change.to
+		assertErrors(t, nil, ValidateShardUpdate(s, old))
+		oldRS, rs := validRootShard(), validRootShard()
+		rs.ObjectMeta, oldRS.ObjectMeta = updatedObjectMeta("root"), updatedObjectMeta("root")
+		oldRS.Spec.KcpVirtualWorkspace, rs.Spec.KcpVirtualWorkspace = change.from, change.to
+		assertErrors(t, nil, ValidateRootShardUpdate(rs, oldRS))
+	}
 }
 
 func TestFrontProxyExternalHostname(t *testing.T) {

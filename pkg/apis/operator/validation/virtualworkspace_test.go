@@ -542,3 +542,33 @@ spec:
 	assert.Equal(t, "cluster.local", vw.Spec.ClusterDomain)
 	assert.Equal(t, "RootShard/shard-sample", describeTarget(virtualWorkspaceTargetRefs(&vw.Spec.Target)))
 }
+
+// TestVirtualWorkspaceWarnings: a server other than kcp's own (spec.command) without its own
+// kubeconfig runs with the generated admin identity, which deserves a warning; kcp's own
+// server, or one with a least-privilege kubeconfig, does not.
+func TestVirtualWorkspaceWarnings(t *testing.T) {
+	const want = "spec.command runs a server other than kcp's own, and without spec.kubeconfigSecretRef it talks to its shard with the generated admin identity"
+	tests := []struct {
+		name   string
+		mutate func(*operator.VirtualWorkspaceSpec)
+		warns  bool
+	}{
+		{name: "a custom server with its own kubeconfig", mutate: func(*operator.VirtualWorkspaceSpec) {}},
+		{name: "a custom server with the admin identity", mutate: func(s *operator.VirtualWorkspaceSpec) { s.KubeconfigSecretRef = nil }, warns: true},
+		{name: "kcp's own server with the admin identity", mutate: func(s *operator.VirtualWorkspaceSpec) { s.Command, s.KubeconfigSecretRef = nil, nil }},
+		{name: "kcp's own server with its own kubeconfig", mutate: func(s *operator.VirtualWorkspaceSpec) { s.Command = nil }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vw := validVirtualWorkspace()
+			tc.mutate(&vw.Spec)
+			warnings := VirtualWorkspaceWarnings(vw)
+			if !tc.warns {
+				assert.Empty(t, warnings)
+				return
+			}
+			require.Len(t, warnings, 1)
+			assert.Contains(t, warnings[0], want)
+		})
+	}
+}

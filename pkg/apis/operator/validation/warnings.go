@@ -40,6 +40,24 @@ func KubeconfigWarnings(kc *operator.Kubeconfig) []string {
 	return warnings
 }
 
+// VirtualWorkspaceWarnings are the warnings of a VirtualWorkspace.
+func VirtualWorkspaceWarnings(vw *operator.VirtualWorkspace) []string {
+	return customServerIdentityWarnings(&vw.Spec, field.NewPath("spec"))
+}
+
+// customServerIdentityWarnings point a server that is not kcp's own (spec.command set) to a
+// least-privilege identity: without spec.kubeconfigSecretRef it talks to its shard with the
+// admin identity the controllers generate, as kcp's own server needs to, which a third-party
+// binary rarely does. kcp-operator's sample gives it one.
+func customServerIdentityWarnings(spec *operator.VirtualWorkspaceSpec, fldPath *field.Path) []string {
+	if len(spec.Command) == 0 || spec.KubeconfigSecretRef != nil {
+		return nil
+	}
+	return []string{fldPath.Child("command").String() + " runs a server other than kcp's own, and without " +
+		fldPath.Child("kubeconfigSecretRef").String() + " it talks to its shard with the generated admin identity; " +
+		"give it a least-privilege one: a Secret written by a Kubeconfig object, named in " + fldPath.Child("kubeconfigSecretRef").String()}
+}
+
 func commonShardWarnings(spec *operator.CommonShardSpec, fldPath *field.Path) []string {
 	var warnings []string
 	warnings = append(warnings, shardAuthWarnings(spec.Auth, fldPath.Child("auth"))...)

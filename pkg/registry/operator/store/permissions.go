@@ -3,6 +3,7 @@ package store
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +20,7 @@ import (
 // LoadBalancer Service opens the setup beyond the cluster, which only an author who may
 // create Services may ask for.
 func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
-	var perms []Permission
-	if image := spec.Image; image != nil && image.Repository != "" && image.Repository != operatorv1alpha1.DefaultImageRepository {
-		perms = append(perms, Permission{
-			Field: fldPath.Child("image", "repository").String(), Value: image.Repository,
-			Verb: "create", Group: "apps", Resource: "deployments",
-		})
-	}
+	perms := ImagePermissions(spec.Image, fldPath.Child("image"))
 	if t := spec.ServiceTemplate; t != nil && t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
 		perms = append(perms, Permission{
 			Field: fldPath.Child("serviceTemplate", "spec", "type").String(), Value: string(t.Spec.Type),
@@ -34,6 +29,39 @@ func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []P
 	}
 	perms = append(perms, VolumesPermissions(spec.ExtraVolumes, fldPath.Child("extraVolumes"))...)
 	return append(perms, CertificateTemplatesPermissions(spec.CertificateTemplates, fldPath.Child("certificateTemplates"))...)
+}
+
+// ImagePermissions holds an image from another repository than kcp's to creating
+// Deployments: it runs code of the author's choice in the namespace (ComponentPermissions).
+func ImagePermissions(image *operator.ImageSpec, fldPath *field.Path) []Permission {
+	if image == nil || image.Repository == "" || image.Repository == operatorv1alpha1.DefaultImageRepository {
+		return nil
+	}
+	return []Permission{runPermission(fldPath.Child("repository"), image.Repository)}
+}
+
+// CommandPermissions holds a container's command to creating Deployments: whatever the image,
+// a command of the author's choice runs a binary of the author's choice with the identities
+// the server mounts into the container, which only a Deployment's author could otherwise do.
+func CommandPermissions(command []string, fldPath *field.Path) []Permission {
+	if len(command) == 0 {
+		return nil
+	}
+	return []Permission{runPermission(fldPath, strings.Join(command, " "))}
+}
+
+// runPermission is create on Deployments, for a field that chooses what a pod runs.
+func runPermission(fld *field.Path, value string) Permission {
+	return Permission{Field: fld.String(), Value: value, Verb: "create", Group: "apps", Resource: "deployments"}
+}
+
+// SecretPermissions holds a Secret a field names to reading it: the server mounts it into the
+// component's pods, where it could be read back through the component.
+func SecretPermissions(ref *corev1.LocalObjectReference, fldPath *field.Path) []Permission {
+	if ref == nil {
+		return nil
+	}
+	return []Permission{readPermission(fldPath, "secrets", ref.Name)}
 }
 
 // VolumesPermissions holds the Secrets and ConfigMaps that extra volumes name to reading

@@ -45,8 +45,9 @@ type CommonShardSpecApplyConfiguration struct {
 	CABundleSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"caBundleSecretRef,omitempty"`
 	// ClientCABundleRef names a Secret whose tls.crt is added to the client CA bundle.
 	ClientCABundleRef *v1.LocalObjectReferenceApplyConfiguration `json:"clientCABundleRef,omitempty"`
-	// KcpVirtualWorkspace names a VirtualWorkspace that serves kcp's virtual workspaces out
-	// of process. Refused until the VirtualWorkspace kind is served.
+	// KcpVirtualWorkspace names a VirtualWorkspace in the same namespace that serves kcp's
+	// virtual workspaces out of process: the shard then announces its URL instead of serving
+	// them itself. It may change: the shard rolls out with the new URL.
 	KcpVirtualWorkspace *v1.LocalObjectReferenceApplyConfiguration `json:"kcpVirtualWorkspace,omitempty"`
 }
 
