@@ -104,8 +104,12 @@ func (h *Host) CatchUp(t *testing.T) {
 		cert.Status.Conditions = []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: "True"}}
 		require.NoError(t, h.Caches["certificates"].Update(cert))
 		if _, exists, _ := h.Caches["secrets"].GetByKey(cert.Namespace + "/" + cert.Name); !exists {
+			var labels map[string]string
+			if st := cert.Spec.SecretTemplate; st != nil {
+				labels = st.Labels // as cert-manager labels the Secrets it issues
+			}
 			require.NoError(t, h.Caches["secrets"].Add(&corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Namespace: cert.Namespace, Name: cert.Name, ResourceVersion: "1"},
+				ObjectMeta: metav1.ObjectMeta{Namespace: cert.Namespace, Name: cert.Name, ResourceVersion: "1", Labels: labels},
 				Data: map[string][]byte{
 					"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(cert.Name)}),
 					"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte(cert.Name)}),

@@ -102,9 +102,6 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 		return nil
 	}
 	vw := virtualworkspace.VirtualWorkspace{VirtualWorkspace: obj, Target: target}
-	if obj.Spec.ClientCABundleRef != nil {
-		vw.ClientCA = vw.MergedClientCAName()
-	}
 	wrote, err := c.realize(ctx, vw)
 	l.Applied(obj, wrote, err)
 	if err != nil {
@@ -133,7 +130,7 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	if ref := vw.Spec.ClientCABundleRef; ref != nil {
 		// On top of what the target trusts; until that is written there is nothing to add
 		// to, and its event brings the VirtualWorkspace back.
-		base, found, err := c.host.OwnCABundle(vw.Namespace, targetClientCA(vw.Target))
+		base, found, err := c.host.OwnCABundle(vw.Namespace, vw.Target.ClientCASecret())
 		if err != nil {
 			return wrote, err
 		}
@@ -154,6 +151,20 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 		return wrote, err
 	}
 	n, err := c.host.ApplyBundles(ctx, kubeconfigs...)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
+	// An identity the spec stopped needing (kubeconfigSecretRef given, a release without the
+	// external admin) goes, key and all.
+	keep := []string{vw.MergedClientCAName()}
+	for _, cert := range vw.Certificates() {
+		keep = append(keep, *cert.Name)
+	}
+	for _, secret := range kubeconfigs {
+		keep = append(keep, *secret.Name)
+	}
+	n, err = c.host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
 	wrote += n
 	if err != nil {
 		return wrote, err
@@ -179,13 +190,4 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	}
 	n, err = c.host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + n, err
-}
-
-// targetClientCA is the Secret of the client CA bundle the target trusts, which a
-// VirtualWorkspace's own bundle starts from.
-func targetClientCA(t kcp.Shard) string {
-	if t.ClientCA != "" {
-		return t.ClientCA
-	}
-	return kcp.MergedClientCAName(t.RootShard)
 }

@@ -6,10 +6,9 @@
 package virtualworkspace
 
 import (
-	"fmt"
-
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -51,7 +50,9 @@ type VirtualWorkspace struct {
 
 // Names of what a VirtualWorkspace owns. They all carry "-virtual-workspace", so that they
 // never clash with a Shard of the same name, whose certificates are <name>-server and so on.
-func (v VirtualWorkspace) ServiceName() string             { return v.Name + "-virtual-workspace" }
+func (v VirtualWorkspace) ServiceName() string {
+	return v.Name + operator.VirtualWorkspaceServiceSuffix
+}
 func (v VirtualWorkspace) DeploymentName() string          { return v.ServiceName() }
 func (v VirtualWorkspace) certName(identity string) string { return v.ServiceName() + "-" + identity }
 
@@ -116,23 +117,16 @@ func (v VirtualWorkspace) clusterDomain() string {
 // ServiceURL is where the server is reached inside the cluster: the front proxy's /services/
 // backend when the server serves a root shard.
 func (v VirtualWorkspace) ServiceURL() string {
-	return fmt.Sprintf("https://%s.%s.svc.%s:6443", v.ServiceName(), v.Namespace, v.clusterDomain())
+	return operator.VirtualWorkspaceURL(v.Name, v.Namespace, v.Spec.ClusterDomain, "", 0)
 }
 
 // URL is the address the target shard announces for its virtual workspaces and calls the
 // server at (--shard-virtual-workspace-url): https://<external.hostname>:<external.port>, as
 // in kcp-operator, the port defaulting to 6443 like every external port; without a hostname,
-// ServiceURL.
+// ServiceURL. The registry's URL column is the same computation.
 func (v VirtualWorkspace) URL() string {
 	e := v.Spec.External
-	if e.Hostname == "" {
-		return v.ServiceURL()
-	}
-	port := e.Port
-	if port == 0 {
-		port = operatorv1alpha1.DefaultExternalPort
-	}
-	return fmt.Sprintf("https://%s:%d", e.Hostname, port)
+	return operator.VirtualWorkspaceURL(v.Name, v.Namespace, v.Spec.ClusterDomain, e.Hostname, e.Port)
 }
 
 // Endpoint is the server as the target shard's builders see it.
