@@ -46,6 +46,7 @@ metadata:
   name: shard-vw
 spec:
   target: {shardRef: {name: shard-1}}
+  external: {hostname: shard-vw.example.com}
 `
 
 // deploymentArgs are the arguments of a Deployment's first container, one per line.
@@ -84,7 +85,7 @@ func TestVirtualWorkspaces(t *testing.T) {
 		assert.Contains(t, lineWith(t, table, "NAME"), column)
 	}
 	assert.Contains(t, lineWith(t, table, "root-vw"), "https://vw.example.com:8443")
-	shardVWURL := "https://shard-vw-virtual-workspace." + ns + ".svc.cluster.local:6443"
+	shardVWURL := "https://shard-vw.example.com:6443"
 	assert.Contains(t, lineWith(t, table, "shard-vw"), shardVWURL)
 	assert.Contains(t, kubectl(t, "get", "kcp", "-n", ns, "-o", "name"), "virtualworkspace.operator.kcp.io/root-vw", "in the kcp category")
 
@@ -121,8 +122,13 @@ func TestVirtualWorkspaces(t *testing.T) {
 
 	// The front proxy sends /services/ to the root shard's virtual workspace server.
 	mapping := kubectl(t, "get", "configmap", "edge-config", "-n", ns, "-o", "jsonpath={.data.path-mapping\\.yaml}")
-	services := mapping[strings.Index(mapping, "path: /services/"):]
-	assert.Contains(t, strings.SplitN(services, "- ", 2)[0], "backend: https://root-vw-virtual-workspace."+ns+".svc.cluster.local:6443")
+	var services string
+	for _, entry := range strings.Split(mapping, "\n- ") {
+		if strings.Contains(entry, "path: /services/\n") {
+			services = entry
+		}
+	}
+	assert.Contains(t, services, "backend: https://root-vw-virtual-workspace."+ns+".svc.cluster.local:6443", "mappings:\n%s", mapping)
 
 	// Deleting the Shard's VirtualWorkspace takes everything of it, and the Shard says so.
 	kubectl(t, "delete", "virtualworkspace", "shard-vw", "-n", ns, "--timeout=2m")
