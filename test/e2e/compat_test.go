@@ -40,13 +40,16 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Contains(t, out, warning, "a deprecated or inert field says so")
 	}
 
+	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspaces.yaml")
+	require.NoError(t, err, "kcp-operator's VirtualWorkspaces apply unchanged:\n%s", out)
+
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/kubeconfig-authorization.yaml")
 	require.Error(t, err, "authorization is refused until the server provisions RBAC in kcp")
 	assert.Contains(t, out, "spec.authorization")
 	assert.NotContains(t, out, "unknown field", "the field is known, only not realized yet")
 
 	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
-		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin"}
+		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "virtualworkspace/shard-2", "virtualworkspace/access"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
@@ -157,6 +160,38 @@ func TestKcpOperatorManifests(t *testing.T) {
 		// The deprecated externalHostname is read as external.hostname.
 		assert.Contains(t, certificate(t, "root-legacy-server", "{.spec.dnsNames}"), "legacy.example.com")
 		assert.Contains(t, kubectl(t, "get", "frontproxy", "legacy", "-n", ns), "legacy.example.com", "the Hostname column")
+	})
+
+	t.Run("VirtualWorkspaces", func(t *testing.T) {
+		// kcp's own server, which shard-2 hands its virtual workspaces to.
+		assert.Contains(t, args(t, "shard-2-shard-kcp"), "--shard-virtual-workspace-url=https://vw-shard-2.example.com:6443", "kcpVirtualWorkspace")
+		assert.Contains(t, args(t, "shard-2-shard-kcp"), "--run-virtual-workspaces=false")
+		a := args(t, "shard-2-virtual-workspace")
+		assert.Equal(t, "/virtual-workspaces", get(t, "deployment/shard-2-virtual-workspace", "{.spec.template.spec.containers[0].command[0]}"))
+		for _, want := range []string{"--cache-kubeconfig=/etc/kcp-virtual-workspaces/cache-kubeconfig/kubeconfig", "-v=4", "--requestheader-allowed-names=kcp-front-proxy"} {
+			assert.Contains(t, a, want)
+		}
+		assert.Equal(t, "3", get(t, "deployment/shard-2-virtual-workspace", "{.spec.replicas}"))
+		assert.Equal(t, "RSA", certificate(t, "shard-2-virtual-workspace-server", "{.spec.privateKey.algorithm}"), "certificateTemplates.server")
+		assert.Contains(t, certificate(t, "shard-2-virtual-workspace-server", "{.spec.dnsNames}"), "vw-shard-2.example.com")
+		assert.Contains(t, string(decodeSecret(t, ns, "shard-2-virtual-workspace-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA), "clientCABundleRef")
+
+		// The custom server: its binary, only the flags every aggregated apiserver takes, the
+		// user's identities, and its init container.
+		const d = "deployment/access-virtual-workspace"
+		assert.Equal(t, "/access-vw", get(t, d, "{.spec.template.spec.containers[0].command[0]}"))
+		assert.Equal(t, "ghcr.io/kcp-dev/contrib-access-virtual-workspace:latest", get(t, d, "{.spec.template.spec.containers[0].image}"))
+		a = args(t, "access-virtual-workspace")
+		assert.Empty(t, withPrefix(a, "--cache-kubeconfig"), "kcp's own flags stay out of a custom server's command line")
+		assert.Empty(t, withPrefix(a, "--shard-external-url"))
+		assert.Equal(t, []string{"--apiexport-endpointslice=access.contrib.kcp.io", "--endpoint-base=https://api.example.com:443/clusters/"}, a[len(a)-2:], "extraArgs last")
+		assert.Equal(t, "/access-vw-init", get(t, d, "{.spec.template.spec.initContainers[0].command[0]}"))
+		assert.Equal(t, "--workspace-prefix=root:access", get(t, d, "{.spec.template.spec.initContainers[0].args[1]}"))
+		assert.Contains(t, get(t, d, "{.spec.template.spec.volumes[*].secret.secretName}"), "access-vw-bootstrap-kubeconfig")
+		assert.Equal(t, "api.example.com", get(t, d, "{.spec.template.spec.hostAliases[0].hostnames[0]}"))
+		assert.Equal(t, "512Mi", get(t, d, "{.spec.template.spec.containers[0].resources.limits.memory}"))
+		out, _ := stack.Kubectl(t.Context(), "get", "certificate", "access-virtual-workspace-client", "-n", ns)
+		assert.Contains(t, out, "NotFound", "with the user's identities, no admin identity is issued")
 	})
 
 	t.Run("Kubeconfigs", func(t *testing.T) {
