@@ -134,6 +134,6 @@ func (c *Controller) mounting(namespace, name string) []string {
 	return controller.Select(c.virtualWorkspaces.VirtualWorkspaces(namespace), func(vw *operatorv1alpha1.VirtualWorkspace) bool {
 		v := virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}
 		return slices.Contains(v.UsersSecrets(), name) ||
-			slices.Contains(controller.BundleSources(vw.Spec.CABundleSecretRef, vw.Spec.ClientCABundleRef), name)
+			slices.Contains(v.BundleSources(), name)
 	})
 }

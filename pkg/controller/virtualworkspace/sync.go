@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -127,37 +129,23 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	if err != nil {
 		return wrote, err
 	}
-	if ref := vw.Spec.ClientCABundleRef; ref != nil {
-		// On top of what the target trusts; until that is written there is nothing to add
-		// to, and its event brings the VirtualWorkspace back.
-		base, found, err := c.host.OwnCABundle(vw.Namespace, vw.Target.ClientCASecret())
-		if err != nil {
-			return wrote, err
-		}
-		if found {
-			extra, err := c.host.UsersCABundle(ctx, vw.Namespace, ref)
-			if err != nil {
-				return wrote, err
-			}
-			n, err := c.host.ApplyBundles(ctx, vw.MergedClientCA(base, extra))
-			wrote += n
-			if err != nil {
-				return wrote, err
-			}
-		}
+	n, err := c.realizeBundles(ctx, vw)
+	wrote += n
+	if err != nil {
+		return wrote, err
 	}
 	kubeconfigs, err := vw.Kubeconfigs()
 	if err != nil {
 		return wrote, err
 	}
-	n, err := c.host.ApplyBundles(ctx, kubeconfigs...)
+	n, err = c.host.ApplyBundles(ctx, kubeconfigs...)
 	wrote += n
 	if err != nil {
 		return wrote, err
 	}
 	// An identity the spec stopped needing (kubeconfigSecretRef given, a release without the
 	// external admin) goes, key and all.
-	keep := []string{vw.MergedClientCAName()}
+	keep := []string{vw.MergedClientCAName(), vw.MergedCABundleName()}
 	for _, cert := range vw.Certificates() {
 		keep = append(keep, *cert.Name)
 	}
@@ -190,4 +178,34 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	}
 	n, err = c.host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + n, err
+}
+
+// realizeBundles writes the VirtualWorkspace's own CA bundles, for its clientCABundleRef and
+// caBundleSecretRef, on top of what its target trusts. Until that is written there is nothing
+// to add to: its event brings the VirtualWorkspace back, and the Deployment waits for the
+// bundles it mounts.
+func (c *Controller) realizeBundles(ctx context.Context, vw virtualworkspace.VirtualWorkspace) (int, error) {
+	var bundles []*corev1ac.SecretApplyConfiguration
+	for _, b := range []struct {
+		ref   *corev1.LocalObjectReference
+		base  string
+		build func(base, extra []byte) *corev1ac.SecretApplyConfiguration
+	}{
+		{vw.Spec.ClientCABundleRef, vw.Target.ClientCASecret(), vw.MergedClientCA},
+		{vw.Spec.CABundleSecretRef, vw.TargetServerCABundle(), vw.MergedCABundle},
+	} {
+		if b.ref == nil {
+			continue
+		}
+		base, found, err := c.host.OwnCABundle(vw.Namespace, b.base)
+		if err != nil || !found {
+			return 0, err
+		}
+		extra, err := c.host.UsersCABundle(ctx, vw.Namespace, b.ref)
+		if err != nil {
+			return 0, err
+		}
+		bundles = append(bundles, b.build(base, extra))
+	}
+	return c.host.ApplyBundles(ctx, bundles...)
 }

@@ -83,9 +83,10 @@ func (v VirtualWorkspace) Kubeconfigs() ([]*corev1ac.SecretApplyConfiguration, e
 	out := []*corev1ac.SecretApplyConfiguration{client}
 	if v.HasExternalAdmin() {
 		// Like the shards' own external admin kubeconfig: the private address where the
-		// installation has one, and the CA bundle that verifies it where there is one.
+		// installation has one, and the CA bundle that verifies it where there is one (its
+		// own with caBundleSecretRef, else the target's).
 		caFile := serverCAFile
-		if v.Target.ServerCABundle != "" {
+		if v.externalAdminCABundle() != "" {
 			caFile = caBundleDir + "/tls.crt"
 		}
 		admin, err := kcp.KubeconfigFor(v.Namespace, v.ExternalAdminKubeconfigName(), v.labels(externalAdminIdentity+"-kubeconfig"),

@@ -111,6 +111,24 @@ func TestClientCA(t *testing.T) {
 	s.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "shard-extra"}
 	assert.Equal(t, "shard-1-merged-client-ca", onShard(object("vw"), s, rs).ClientCASecret(), "the Shard's own bundle")
 	assert.Equal(t, "loaded-virtual-workspace-merged-client-ca", loaded().ClientCASecret())
-	assert.Equal(t, []string{"extra-client-ca"}, loaded().BundleSources())
+	assert.Equal(t, []string{"extra-client-ca", "extra-ca"}, loaded().BundleSources())
 	assert.Nil(t, minimal().BundleSources())
+}
+
+// TestCABundle: caBundleSecretRef gives the external admin kubeconfig a bundle of its own, on
+// top of the target's (its CA bundle, else the server CA), as kcp-operator documents it.
+func TestCABundle(t *testing.T) {
+	v := minimal()
+	v.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "extra-ca"}
+	require.True(t, v.HasExternalAdmin())
+	assert.Equal(t, v.MergedCABundleName(), v.externalAdminCABundle())
+	assert.Contains(t, v.MountedSecrets(), v.MergedCABundleName(), "the Deployment waits for it")
+	admin := mustKubeconfigs(t, v)[1]
+	assert.Contains(t, string(admin.Data[kcp.KubeconfigKey]), caBundleDir+"/tls.crt", "the external admin trusts it")
+	assert.Equal(t, "root-server-ca", minimal().TargetServerCABundle())
+	assert.Empty(t, minimal().externalAdminCABundle(), "the server CA alone")
+	bundle := loaded().MergedCABundle([]byte("target\n"), []byte("extra\n"))
+	assert.Equal(t, "loaded-virtual-workspace-merged-ca-bundle", *bundle.Name)
+	assert.Contains(t, string(bundle.Data["tls.crt"]), "target")
+	assert.Contains(t, string(bundle.Data["tls.crt"]), "extra")
 }

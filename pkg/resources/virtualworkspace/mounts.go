@@ -53,7 +53,8 @@ func caMount(name, secret, dir string) mount {
 
 // caMounts are the CAs every container of the pod gets: the server CA, which the kubeconfigs
 // toward kcp trust; the client CA bundle and the request-header CA the server verifies its
-// clients by; and the target's server CA bundle where the external admin kubeconfig trusts it.
+// clients by; and the server CA bundle the external admin kubeconfig trusts, where it has
+// one.
 func (v VirtualWorkspace) caMounts() []mount {
 	rs := v.Target.RootShard.Name
 	ms := []mount{
@@ -61,8 +62,8 @@ func (v VirtualWorkspace) caMounts() []mount {
 		caMount("ca-client", v.ClientCASecret(), caClientDir),
 		caMount("ca-requestheader-client", pki.CAName(rs, pki.RequestHeaderClientCA), caRequestHeaderDir),
 	}
-	if v.HasExternalAdmin() && v.Target.ServerCABundle != "" {
-		ms = append(ms, caMount("ca-bundle", v.Target.ServerCABundle, caBundleDir))
+	if bundle := v.externalAdminCABundle(); v.HasExternalAdmin() && bundle != "" {
+		ms = append(ms, caMount("ca-bundle", bundle, caBundleDir))
 	}
 	return ms
 }

@@ -6,6 +6,7 @@
 package virtualworkspace
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -98,13 +99,47 @@ func (v VirtualWorkspace) MergedClientCA(targetClientCA, extra []byte) *corev1ac
 	return certificates.BundleSecret(v.Namespace, v.MergedClientCAName(), v.labels("merged-client-ca"), targetClientCA, extra)
 }
 
-// BundleSources are the user's Secrets the VirtualWorkspace's own CA bundle is made of: a
-// change to one rebuilds it.
-func (v VirtualWorkspace) BundleSources() []string {
-	if ref := v.Spec.ClientCABundleRef; ref != nil {
-		return []string{ref.Name}
+// MergedCABundleName is the Secret of the CA bundle the external admin kubeconfig trusts
+// when the VirtualWorkspace has caBundleSecretRef.
+func (v VirtualWorkspace) MergedCABundleName() string { return v.ServiceName() + "-merged-ca-bundle" }
+
+// MergedCABundle builds the VirtualWorkspace's own server CA bundle, when it has
+// caBundleSecretRef: what its target's external admin kubeconfig trusts (TargetServerCABundle),
+// then the extra CAs. As in kcp-operator, only the external logical-cluster-admin kubeconfig
+// trusts it: it verifies the installation's external address, which may serve a certificate
+// of another issuer.
+func (v VirtualWorkspace) MergedCABundle(targetCABundle, extra []byte) *corev1ac.SecretApplyConfiguration {
+	return certificates.BundleSecret(v.Namespace, v.MergedCABundleName(), v.labels("merged-ca-bundle"), targetCABundle, extra)
+}
+
+// TargetServerCABundle is the Secret whose tls.crt the VirtualWorkspace's own server CA bundle
+// starts from: the target's CA bundle where it has one, else the server CA.
+func (v VirtualWorkspace) TargetServerCABundle() string {
+	if v.Target.ServerCABundle != "" {
+		return v.Target.ServerCABundle
 	}
-	return nil
+	return pki.CAName(v.Target.RootShard.Name, pki.ServerCA)
+}
+
+// externalAdminCABundle is the Secret of the CA bundle the external admin kubeconfig trusts,
+// or "" for the server CA alone.
+func (v VirtualWorkspace) externalAdminCABundle() string {
+	if v.Spec.CABundleSecretRef != nil {
+		return v.MergedCABundleName()
+	}
+	return v.Target.ServerCABundle
+}
+
+// BundleSources are the user's Secrets the VirtualWorkspace's own CA bundles are made of: a
+// change to one rebuilds them.
+func (v VirtualWorkspace) BundleSources() []string {
+	var names []string
+	for _, ref := range []*corev1.LocalObjectReference{v.Spec.ClientCABundleRef, v.Spec.CABundleSecretRef} {
+		if ref != nil {
+			names = append(names, ref.Name)
+		}
+	}
+	return names
 }
 
 func (v VirtualWorkspace) clusterDomain() string {

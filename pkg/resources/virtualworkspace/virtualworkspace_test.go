@@ -241,7 +241,7 @@ func TestInitContainerKubeconfig(t *testing.T) {
 }
 
 func TestUsersSecrets(t *testing.T) {
-	assert.Equal(t, []string{"extra-client-ca", "extra-secret", "vw-kubeconfig"}, loaded().UsersSecrets(), "the projected Secret too")
+	assert.Equal(t, []string{"extra-ca", "extra-client-ca", "extra-secret", "vw-kubeconfig"}, loaded().UsersSecrets(), "the projected Secret too")
 	assert.Equal(t, []string{"bootstrap-kubeconfig", "seed"}, thirdParty().UsersSecrets())
 	assert.Empty(t, minimal().UsersSecrets())
 	for name, v := range fixtures() {
