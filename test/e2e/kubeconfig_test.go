@@ -145,12 +145,7 @@ subjects:
 
 	// The credential works: a kcp stand-in with the RootShard's serving certificate and
 	// client CAs says who it is.
-	standIn, err := stack.StartStandIn(t.Context(), framework.StandInOptions{
-		Name:        ns,
-		ServingCert: decodeSecret(t, ns, "root-server", "tls.crt"), ServingKey: decodeSecret(t, ns, "root-server", "tls.key"),
-		ClientCA: decodeSecret(t, ns, "root-merged-client-ca", "tls.crt"),
-		ServerCA: decodeSecret(t, ns, "root-merged-ca-bundle", "tls.crt"), ServerName: "localhost",
-	})
+	standIn, err := stack.StartStandIn(t.Context(), rootShardPKI(t, ns, "root"))
 	require.NoError(t, err)
 	t.Cleanup(standIn.Stop)
 	out, err := whoami(t, standIn, mintedPath)
@@ -205,6 +200,18 @@ subjects:
 	}
 	_, err = stack.Kubectl(t.Context(), "get", "secret", "bob-kubeconfig", "-n", ns)
 	assert.Error(t, err, "the Kubeconfig's Secret is deleted with it")
+}
+
+// rootShardPKI is the realized PKI of the RootShard name in ns, for a stand-in or a kcp
+// double named after ns.
+func rootShardPKI(t *testing.T, ns, name string) framework.StandInOptions {
+	t.Helper()
+	return framework.StandInOptions{
+		Name:        ns,
+		ServingCert: decodeSecret(t, ns, name+"-server", "tls.crt"), ServingKey: decodeSecret(t, ns, name+"-server", "tls.key"),
+		ClientCA: decodeSecret(t, ns, name+"-merged-client-ca", "tls.crt"),
+		ServerCA: decodeSecret(t, ns, name+"-merged-ca-bundle", "tls.crt"), ServerName: "localhost",
+	}
 }
 
 // kubeconfigManifest is a Kubeconfig for the RootShard root as username, in group team-b.

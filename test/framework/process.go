@@ -51,6 +51,12 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 	return p, nil
 }
 
+// rerun starts p's command again, with the same arguments and log file, as a restart of
+// the component; p must have ended.
+func (p *process) rerun() (*process, error) {
+	return startProcess(filepath.Dir(p.logFile), p.name, p.cmd.Path, p.cmd.Args[1:]...)
+}
+
 // exited reports whether the process has ended, with its error.
 func (p *process) exited() (bool, error) {
 	select {

@@ -18,7 +18,7 @@ func (s *Stack) RestartKubeAPIServer(ctx context.Context) error {
 	old := s.procs[i]
 	old.stop()
 	s.progress("stopped kube-apiserver")
-	p, err := startProcess(s.path("logs"), old.name, old.cmd.Path, old.cmd.Args[1:]...)
+	p, err := old.rerun()
 	if err != nil {
 		return err
 	}

@@ -13,24 +13,28 @@ import (
 // StandIn is a second kube-apiserver that stands in for a kcp shard, because kcp itself
 // cannot be built here: it serves with a shard's realized serving certificate and trusts the
 // realized client CA bundle, so that a credential minted for the shard can be tried for real
-// (`kubectl auth whoami`).
+// (`kubectl auth whoami`). KcpDouble puts kcp's workspace paths and Shard API in front of
+// the same kind of server.
 type StandIn struct {
 	// URL is where it serves, on loopback.
 	URL  string
 	proc *process
 }
 
-// StandInOptions are what a stand-in serves and trusts.
+// StandInOptions are what a stand-in serves and trusts: the realized PKI of a RootShard or
+// Shard.
 type StandInOptions struct {
 	// Name names its files, its log and its etcd prefix.
 	Name string
-	// ServingCert and ServingKey are the shard's serving certificate (with its chain) and key.
+	// ServingCert and ServingKey are the shard's serving certificate (with its chain) and key,
+	// such as the tls.crt and tls.key of the Secret <rootshard>-server.
 	ServingCert, ServingKey []byte
-	// ClientCA is the bundle of CAs whose client certificates it accepts.
+	// ClientCA is the bundle of CAs whose client certificates it accepts, such as the
+	// tls.crt of <rootshard>-merged-client-ca.
 	ClientCA []byte
-	// ServerCA verifies its serving certificate, to wait for it.
-	ServerCA []byte
-	// ServerName is a name of the serving certificate, to wait for it.
+	// ServerCA verifies ServingCert, such as the tls.crt of <rootshard>-merged-ca-bundle;
+	// ServerName is a DNS name of ServingCert ("localhost" for a RootShard's).
+	ServerCA   []byte
 	ServerName string
 }
 
@@ -46,39 +50,81 @@ func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, e
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(s.path("logs"), "standin-"+o.Name, s.bin("kube-apiserver"),
-		"--etcd-servers="+s.EtcdURL, "--etcd-prefix=/standin-"+o.Name,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
-		"--endpoint-reconciler-type=none",
-		"--tls-cert-file="+dir+"/tls.crt", "--tls-private-key-file="+dir+"/tls.key",
-		"--client-ca-file="+dir+"/client-ca.crt",
-		"--service-account-key-file="+s.pki.serviceAccountKey,
-		"--service-account-signing-key-file="+s.pki.serviceAccountKey,
-		"--service-account-issuer=https://standin.invalid",
-		"--service-cluster-ip-range=10.97.0.0/16",
-		"--authorization-mode=RBAC",
-	)
+	p, err := s.startShardAPIServer(ctx, shardAPIServer{
+		name: "standin-" + o.Name, port: port,
+		servingCert: dir + "/tls.crt", servingKey: dir + "/tls.key", clientCA: dir + "/client-ca.crt",
+		serverCA: o.ServerCA, serverName: o.ServerName,
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.procs = append(s.procs, p)
-	in := &StandIn{URL: "https://127.0.0.1:" + strconv.Itoa(port), proc: p}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(o.ServerCA) {
-		in.Stop()
-		return nil, errors.New("the stand-in's server CA has no certificate")
-	}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: o.ServerName, MinVersion: tls.VersionTLS12}}}
-	// /readyz is public: it answers anonymous requests once the stand-in is ready.
-	if err := poll(ctx, "the kcp stand-in to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, client, in.URL+"/readyz")
-	}); err != nil {
-		in.Stop()
-		return nil, err
-	}
-	return in, nil
+	return &StandIn{URL: "https://127.0.0.1:" + strconv.Itoa(port), proc: p}, nil
 }
 
 // Stop stops the stand-in.
 func (in *StandIn) Stop() { in.proc.stop() }
+
+// shardAPIServer is a kube-apiserver on the stack's etcd, under a prefix of its own, that
+// stands in for a kcp shard: how it serves, whom it trusts, and how to tell it is ready.
+type shardAPIServer struct {
+	// name names its log and its etcd prefix.
+	name string
+	port int
+	// servingCert, servingKey and clientCA are files.
+	servingCert, servingKey, clientCA string
+	// extraArgs are added to the flags every such server has.
+	extraArgs []string
+	// serverCA and serverName verify its serving certificate, to wait for /readyz.
+	serverCA   []byte
+	serverName string
+}
+
+// url is where the server serves.
+func (a shardAPIServer) url() string { return "https://127.0.0.1:" + strconv.Itoa(a.port) }
+
+// startShardAPIServer starts the server, remembers it for the stack's Stop, and returns
+// once it is ready.
+func (s *Stack) startShardAPIServer(ctx context.Context, a shardAPIServer) (*process, error) {
+	args := append([]string{
+		"--etcd-servers=" + s.EtcdURL, "--etcd-prefix=/" + a.name,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(a.port),
+		"--endpoint-reconciler-type=none",
+		"--tls-cert-file=" + a.servingCert, "--tls-private-key-file=" + a.servingKey,
+		"--client-ca-file=" + a.clientCA,
+		"--service-account-key-file=" + s.pki.serviceAccountKey,
+		"--service-account-signing-key-file=" + s.pki.serviceAccountKey,
+		"--service-account-issuer=https://standin.invalid",
+		"--service-cluster-ip-range=10.97.0.0/16",
+		"--authorization-mode=RBAC",
+	}, a.extraArgs...)
+	p, err := startProcess(s.path("logs"), a.name, s.bin("kube-apiserver"), args...)
+	if err != nil {
+		return nil, err
+	}
+	s.procs = append(s.procs, p)
+	if err := a.waitForReady(ctx, p); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// waitForReady waits until the server, run by p, answers /readyz.
+func (a shardAPIServer) waitForReady(ctx context.Context, p *process) error {
+	return waitForReadyz(ctx, a.name, a.url(), a.serverCA, a.serverName, []*process{p})
+}
+
+// waitForReadyz waits until what serves /readyz at url with a certificate that serverCA
+// verifies for serverName, failing as soon as a watched process exits.
+func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serverName string, watched []*process) error {
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(serverCA) {
+		return errors.New(what + ": the server CA has no certificate")
+	}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
+	// /readyz is public: it answers anonymous requests once the server is ready.
+	return poll(ctx, what+" to be ready", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, client, url+"/readyz")
+	})
+}

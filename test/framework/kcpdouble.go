@@ -1,0 +1,259 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// KcpDouble is the smallest honest stand-in for a kcp shard that this machine can run, since
+// kcp itself cannot be built here. A reverse proxy in the test process serves kcp's
+// addresses with the shard's realized serving certificate, authenticates callers by client
+// certificates of the realized client CA bundle, and forwards /clusters/<workspace>/<rest>
+// as /<rest> to a kube-apiserver of its own (on the stack's etcd, under a prefix of its
+// own), passing the verified identity (CN as user, O as groups) in X-Remote-* headers over
+// a request-header client certificate, as kcp's front proxy does with a shard. Paths
+// outside /clusters (/readyz, /livez, /version, /api…) go through unchanged, and a request
+// without a client certificate is anonymous. The backend enforces its real RBAC, so a
+// binding made through the double holds for the next request, and it serves kcp's Shard
+// API (shards.core.kcp.io/v1alpha1).
+//
+// What it does not model:
+//   - workspaces: every /clusters/<workspace> is the same single space, with one RBAC, one
+//     set of Shards and one set of namespaces; a workspace that does not exist answers
+//     like root, and there is no Workspace, LogicalCluster or APIExport API;
+//   - kcp's authorizers (workspace content access, bootstrap policy, maximal permission
+//     policy): only kube-apiserver's RBAC decides, and system:masters is admin as on a
+//     shard (kcp's front proxy would drop that group);
+//   - authentication other than client certificates: bearer tokens and Authorization
+//     headers are dropped, and there is no OIDC or ServiceAccount of kcp's;
+//   - a client certificate that kcp's client CAs did not sign is answered 401 whatever
+//     its issuer's name; kcp names its client CAs in the TLS handshake, so a Go client
+//     holding a certificate of a differently named CA would send none and be anonymous;
+//   - kcp's own controllers: nobody sets a Shard's status, and no virtual workspace,
+//     cache server or front-proxy routing stands behind the URLs it holds.
+type KcpDouble struct {
+	// URL is the proxy's address on loopback; a workspace is under URL/clusters/<workspace>.
+	// It stays the same across Stop and Start.
+	URL string
+	// ServerCA verifies the proxy's serving certificate for ServerName.
+	ServerCA   []byte
+	ServerName string
+	// AdminKubeconfig is a kubeconfig file that reaches the backend kube-apiserver directly
+	// as a cluster admin (system:masters), for kubectl.
+	AdminKubeconfig string
+
+	stack       *Stack
+	backend     shardAPIServer
+	proxy       *workspaceProxy
+	tlsConfig   *tls.Config
+	adminConfig *rest.Config
+
+	mu     sync.Mutex
+	proc   *process
+	server *http.Server
+}
+
+// KcpDoubleOptions are what a kcp double serves and trusts: the same as a stand-in's.
+type KcpDoubleOptions = StandInOptions
+
+// StartKcpDouble starts a kcp double and returns once it serves kcp's Shard API. Stop it with
+// Stop (t.Cleanup); the stack's Stop stops its backend too.
+func (s *Stack) StartKcpDouble(ctx context.Context, o KcpDoubleOptions) (*KcpDouble, error) {
+	name := "kcp-double-" + o.Name
+	dir := s.path(name, "pki")
+	backendCA, err := loadOrCreateCA(dir, "backend-ca")
+	if err != nil {
+		return nil, err
+	}
+	requestHeaderCA, err := loadOrCreateCA(dir, "requestheader-ca")
+	if err != nil {
+		return nil, err
+	}
+	serving, err := backendCA.issue(dir, "backend-serving", certSpec{commonName: name, dnsNames: []string{"localhost"},
+		ips: []net.IP{net.ParseIP("127.0.0.1")}, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	if err != nil {
+		return nil, err
+	}
+	// The backend believes the X-Remote-* headers of this certificate only.
+	const proxyName = "kcp-front-proxy"
+	proxyCert, err := requestHeaderCA.clientCert(dir, "front-proxy-client", proxyName)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := backendCA.clientCert(dir, "admin", name+"-admin", "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	d := &KcpDouble{
+		ServerCA: o.ServerCA, ServerName: o.ServerName, AdminKubeconfig: s.path(name, "admin.kubeconfig"), stack: s,
+		backend: shardAPIServer{
+			name: name, port: port,
+			servingCert: serving.CertFile, servingKey: serving.KeyFile, clientCA: backendCA.CertFile,
+			extraArgs: []string{
+				"--requestheader-client-ca-file=" + requestHeaderCA.CertFile,
+				"--requestheader-allowed-names=" + proxyName,
+				"--requestheader-username-headers=" + remoteUserHeader,
+				"--requestheader-group-headers=" + remoteGroupHeader,
+				"--requestheader-extra-headers-prefix=" + remoteExtraPrefix,
+			},
+			serverCA: backendCA.CertPEM, serverName: "localhost",
+		},
+	}
+	if err := writeKubeconfig(d.AdminKubeconfig, d.backend.url(), backendCA.CertPEM, admin); err != nil {
+		return nil, err
+	}
+	if d.adminConfig, err = clientcmd.BuildConfigFromFlags("", d.AdminKubeconfig); err != nil {
+		return nil, err
+	}
+	backendURL, err := url.Parse(d.backend.url())
+	if err != nil {
+		return nil, err
+	}
+	if d.proxy, err = newWorkspaceProxy(workspaceProxyConfig{clientCA: o.ClientCA, backend: backendURL,
+		backendCA: backendCA.CertPEM, proxyCert: proxyCert.CertPEM, proxyKey: proxyCert.KeyPEM}); err != nil {
+		return nil, err
+	}
+	servingPair, err := tls.X509KeyPair(o.ServingCert, o.ServingKey)
+	if err != nil {
+		return nil, fmt.Errorf("the double's serving certificate: %w", err)
+	}
+	// Request a client certificate without naming the CAs, so that every client sends the
+	// one it has; the proxy verifies it, and answers 401 for a stranger's.
+	d.tlsConfig = &tls.Config{Certificates: []tls.Certificate{servingPair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+
+	if d.proc, err = s.startShardAPIServer(ctx, d.backend); err != nil {
+		return nil, err
+	}
+	if err := d.serve(ctx, "127.0.0.1:0"); err != nil {
+		d.Stop()
+		return nil, err
+	}
+	d.URL = "https://" + d.server.Addr
+	return d, nil
+}
+
+// Stop stops the proxy and the backend: the URL then refuses connections. The data stays,
+// for Start.
+func (d *KcpDouble) Stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.server != nil {
+		_ = d.server.Close()
+	}
+	d.proc.stop()
+}
+
+// Start starts a stopped double again on the same address, with the data it had, and
+// returns once it serves; it does nothing while the double runs.
+func (d *KcpDouble) Start(ctx context.Context) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if done, _ := d.proc.exited(); !done {
+		return nil
+	}
+	p, err := d.proc.rerun()
+	if err != nil {
+		return err
+	}
+	d.stack.replaceProcess(d.proc, p)
+	d.proc = p
+	if err := d.backend.waitForReady(ctx, p); err != nil {
+		return err
+	}
+	return d.serve(ctx, d.server.Addr)
+}
+
+// Restart stops the double and starts it again, as an upgrade of kcp would.
+func (d *KcpDouble) Restart(ctx context.Context) error {
+	d.Stop()
+	return d.Start(ctx)
+}
+
+// serve installs the Shard API into the backend, then serves the proxy on addr (the same
+// one again after a Stop) and waits until it answers. The caller holds d.mu or owns d.
+func (d *KcpDouble) serve(ctx context.Context, addr string) error {
+	if err := d.applyShardCRD(ctx); err != nil {
+		return err
+	}
+	var l net.Listener
+	// Right after a Stop, the port may take a moment to be free again.
+	if err := poll(ctx, d.backend.name+" to listen on "+addr, 30*time.Second, []*process{d.proc}, func(context.Context) (bool, error) {
+		var err error
+		l, err = net.Listen("tcp", addr)
+		return err == nil, err
+	}); err != nil {
+		return err
+	}
+	d.server = &http.Server{Addr: l.Addr().String(), Handler: d.proxy, TLSConfig: d.tlsConfig, ReadHeaderTimeout: 30 * time.Second}
+	go func(srv *http.Server) { _ = srv.ServeTLS(l, "", "") }(d.server)
+	return waitForReadyz(ctx, d.backend.name+"'s proxy", "https://"+d.server.Addr, d.ServerCA, d.ServerName, []*process{d.proc})
+}
+
+// AdminConfig is a client config of the backend kube-apiserver, directly and as a cluster
+// admin (system:masters): to seed and inspect what the double holds, in any workspace.
+func (d *KcpDouble) AdminConfig() *rest.Config {
+	return d.stack.Recorder.Wrap(rest.CopyConfig(d.adminConfig))
+}
+
+// WorkspaceConfig is a client config of the workspace (such as root or root:team-a) through
+// the double's proxy, authenticating with a PEM client certificate and key; caPEM verifies
+// the serving certificate, and nil means ServerCA.
+func (d *KcpDouble) WorkspaceConfig(workspace string, certPEM, keyPEM, caPEM []byte) *rest.Config {
+	if caPEM == nil {
+		caPEM = d.ServerCA
+	}
+	return d.stack.Recorder.Wrap(&rest.Config{
+		Host:            d.URL + "/clusters/" + workspace,
+		TLSClientConfig: rest.TLSClientConfig{ServerName: d.ServerName, CAData: caPEM, CertData: certPEM, KeyData: keyPEM},
+	})
+}
+
+// WorkspaceConfigFor is WorkspaceConfig with the client certificate, key and CA of the
+// current context of a kubeconfig, such as one minted by the kubeconfig subresource or
+// written by a Kubeconfig object. An empty workspace means the one of the kubeconfig's server
+// URL (…/clusters/<workspace>).
+func (d *KcpDouble) WorkspaceConfigFor(workspace string, kubeconfig []byte) (*rest.Config, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	kctx := cfg.Contexts[cfg.CurrentContext]
+	if kctx == nil || cfg.Clusters[kctx.Cluster] == nil || cfg.AuthInfos[kctx.AuthInfo] == nil {
+		return nil, errors.New("the kubeconfig's current context is incomplete")
+	}
+	cluster, user := cfg.Clusters[kctx.Cluster], cfg.AuthInfos[kctx.AuthInfo]
+	if workspace == "" {
+		_, after, found := strings.Cut(cluster.Server, "/clusters/")
+		if !found {
+			return nil, fmt.Errorf("the kubeconfig's server %s names no workspace", cluster.Server)
+		}
+		workspace, _, _ = strings.Cut(after, "/")
+	}
+	return d.WorkspaceConfig(workspace, user.ClientCertificateData, user.ClientKeyData, cluster.CertificateAuthorityData), nil
+}
+
+// replaceProcess puts p in the place of old among the stack's processes, for its Stop.
+func (s *Stack) replaceProcess(old, p *process) {
+	if i := slices.Index(s.procs, old); i >= 0 {
+		s.procs[i] = p
+		return
+	}
+	s.procs = append(s.procs, p)
+}

@@ -1,0 +1,41 @@
+package framework
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+// ShardGVR is kcp's Shard API, which a KcpDouble serves in every workspace.
+var ShardGVR = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
+
+// shardCRD is the CustomResourceDefinition of kcp's Shard API.
+//
+//go:embed crds/core.kcp.io_shards.yaml
+var shardCRD []byte
+
+// applyShardCRD installs kcp's Shard API into the backend as its admin, with server-side
+// apply (a restart applies it again, unchanged), and waits until it is established.
+func (d *KcpDouble) applyShardCRD(ctx context.Context) error {
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(shardCRD, &crd.Object); err != nil {
+		return err
+	}
+	client, err := dynamic.NewForConfig(d.adminConfig)
+	if err != nil {
+		return err
+	}
+	if _, err := client.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, applyOptions); err != nil {
+		return err
+	}
+	return poll(ctx, "the Shard API to be established", time.Minute, []*process{d.proc}, func(ctx context.Context) (bool, error) {
+		got, err := client.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
+		return err == nil && unstructuredCondition(got, "Established"), err
+	})
+}
