@@ -119,6 +119,20 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		}), []string{"spec.validity"}},
 		{"kubeconfig workspace path", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) { o.Spec.TargetWorkspace = "root:Team_A" }),
 			[]string{"spec.targetWorkspace"}},
+		{"kubeconfig authorization without roles", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
+			o.Spec.Authorization = &operatorv1alpha1.KubeconfigAuthorization{}
+		}), []string{"spec.authorization.clusterRoleBindings.clusterRoles"}},
+		{"kubeconfig authorization role faults", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
+			o.Spec.Authorization = &operatorv1alpha1.KubeconfigAuthorization{ClusterRoleBindings: operatorv1alpha1.KubeconfigClusterRoleBindings{
+				ClusterRoles: []string{"a/b", "view", "view"},
+			}}
+		}), []string{"spec.authorization.clusterRoleBindings.clusterRoles[0]", "spec.authorization.clusterRoleBindings.clusterRoles[2]"}},
+		{"kubeconfig deprecated cluster beside targetWorkspace", kubeconfig(func(o *operatorv1alpha1.Kubeconfig) {
+			o.Spec.TargetWorkspace = "root:team-a"
+			o.Spec.Authorization = &operatorv1alpha1.KubeconfigAuthorization{ClusterRoleBindings: operatorv1alpha1.KubeconfigClusterRoleBindings{
+				Cluster: "root:team-b", ClusterRoles: []string{"view"},
+			}}
+		}), []string{"spec.authorization.clusterRoleBindings.cluster"}},
 		{"kcpVirtualWorkspace no VirtualWorkspace's name", rootShard(func(o *operatorv1alpha1.RootShard) {
 			o.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: strings.Repeat("v", 46)}
 		}), []string{"spec.kcpVirtualWorkspace.name"}},

@@ -237,6 +237,31 @@ func TestAPISemantics(t *testing.T) {
 		assert.Contains(t, warnings.messages[0], "spec.command runs a server other than kcp's own, and without spec.kubeconfigSecretRef")
 	})
 
+	t.Run("kubeconfig authorization is accepted, and its status says where it is bound", func(t *testing.T) {
+		ctx := t.Context()
+		cfg := rest.CopyConfig(s.config)
+		warnings := &warningRecorder{}
+		cfg.WarningHandler = warnings
+		c, err := clientset.NewForConfig(cfg)
+		require.NoError(t, err)
+		kc := newKubeconfig("bound", "edge")
+		kc.Spec.Authorization = &operatorv1alpha1.KubeconfigAuthorization{ClusterRoleBindings: operatorv1alpha1.KubeconfigClusterRoleBindings{
+			Cluster: "root:team-a", ClusterRoles: []string{"cluster-admin", "system:kcp:workspace:access"},
+		}}
+		kc, err = c.OperatorV1alpha1().Kubeconfigs(namespace).Create(ctx, kc, metav1.CreateOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"cluster-admin", "system:kcp:workspace:access"}, kc.Spec.Authorization.ClusterRoleBindings.ClusterRoles)
+		assert.Equal(t, []string{"spec.authorization.clusterRoleBindings.cluster is deprecated: use spec.targetWorkspace"}, warnings.messages)
+
+		kc.Status.Authorization = &operatorv1alpha1.KubeconfigAuthorizationStatus{ProvisionedCluster: "root:team-a"}
+		kc, err = ops.Kubeconfigs(namespace).UpdateStatus(ctx, kc, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, "root:team-a", kc.Status.Authorization.ProvisionedCluster)
+		kc.Status.Authorization.ProvisionedCluster = "root:Team_A"
+		_, err = ops.Kubeconfigs(namespace).UpdateStatus(ctx, kc, metav1.UpdateOptions{})
+		assertInvalid(t, err, "status.authorization.provisionedCluster")
+	})
+
 	t.Run("watch sees events across kinds from a resource version", func(t *testing.T) {
 		ctx := t.Context()
 		list, err := ops.CacheServers(namespace).List(ctx, metav1.ListOptions{})

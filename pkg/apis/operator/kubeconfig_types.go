@@ -37,8 +37,8 @@ type KubeconfigSpec struct {
 	SecretRef corev1.LocalObjectReference
 	// CertificateTemplate customizes the client certificate.
 	CertificateTemplate *CertificateTemplate
-	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
-	// server talks to kcp.
+	// Authorization binds ClusterRoles in kcp to the group kubeconfig:<name>, which the
+	// kubeconfig's certificate then carries. Setting or adding a role needs bind on it.
 	Authorization *KubeconfigAuthorization
 }
 
@@ -76,8 +76,18 @@ type KubeconfigStatus struct {
 	ExpirationTimestamp *metav1.Time
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration int64
+	// Authorization says where spec.authorization's ClusterRoleBindings were created.
+	Authorization *KubeconfigAuthorizationStatus
 	// Conditions are CertificatesReady and ReferenceValid.
 	Conditions []metav1.Condition
+}
+
+// KubeconfigAuthorizationStatus is where a Kubeconfig's ClusterRoleBindings are.
+type KubeconfigAuthorizationStatus struct {
+	// ProvisionedCluster is the workspace path or logical cluster the ClusterRoleBindings were
+	// created in, so that they are found and removed there when the spec moves them or the
+	// Kubeconfig is deleted.
+	ProvisionedCluster string
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -67,6 +67,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ImageSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ImageSpec(ref),
 		v1alpha1.Kubeconfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_Kubeconfig(ref),
 		v1alpha1.KubeconfigAuthorization{}.OpenAPIModelName():       schema_pkg_apis_operator_v1alpha1_KubeconfigAuthorization(ref),
+		v1alpha1.KubeconfigAuthorizationStatus{}.OpenAPIModelName(): schema_pkg_apis_operator_v1alpha1_KubeconfigAuthorizationStatus(ref),
 		v1alpha1.KubeconfigClusterRoleBindings{}.OpenAPIModelName(): schema_pkg_apis_operator_v1alpha1_KubeconfigClusterRoleBindings(ref),
 		v1alpha1.KubeconfigList{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_KubeconfigList(ref),
 		v1alpha1.KubeconfigRequest{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_KubeconfigRequest(ref),
@@ -2265,6 +2266,28 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigAuthorization(ref common.Refere
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_KubeconfigAuthorizationStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "KubeconfigAuthorizationStatus is where a Kubeconfig's ClusterRoleBindings are.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"provisionedCluster": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProvisionedCluster is the workspace path or logical cluster the ClusterRoleBindings were created in, so that they are found and removed there when the spec moves them or the Kubeconfig is deleted.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"provisionedCluster"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_KubeconfigClusterRoleBindings(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2558,7 +2581,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref common.ReferenceCallba
 					},
 					"authorization": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the server talks to kcp.",
+							Description: "Authorization binds ClusterRoles in kcp to the group kubeconfig:<name>, which the kubeconfig's certificate then carries. Setting or adding a role needs bind on it.",
 							Ref:         ref(v1alpha1.KubeconfigAuthorization{}.OpenAPIModelName()),
 						},
 					},
@@ -2605,6 +2628,12 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref common.ReferenceCall
 							Format:      "int64",
 						},
 					},
+					"authorization": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Authorization says where spec.authorization's ClusterRoleBindings were created.",
+							Ref:         ref(v1alpha1.KubeconfigAuthorizationStatus{}.OpenAPIModelName()),
+						},
+					},
 					"conditions": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -2630,7 +2659,7 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref common.ReferenceCall
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			v1alpha1.KubeconfigAuthorizationStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

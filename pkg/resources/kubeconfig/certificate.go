@@ -1,6 +1,8 @@
 package kubeconfig
 
 import (
+	"slices"
+
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -10,9 +12,10 @@ import (
 )
 
 // Certificate builds the Certificate of the Kubeconfig's identity (PKI.md, kubeconfig-<kc>):
-// CN spec.username and O spec.groups, for client auth, signed by the target RootShard's
-// front-proxy-client CA, lasting spec.validity, with spec.certificateTemplate merged in. Its
-// Secret has the same name and carries the owner label, so that deletion finds it.
+// CN spec.username and O spec.groups, plus Group when spec.authorization is set, for client
+// auth, signed by the target RootShard's front-proxy-client CA, lasting spec.validity, with
+// spec.certificateTemplate merged in. Its Secret has the same name and carries the owner
+// label, so that deletion finds it.
 func (k Kubeconfig) Certificate() *cmapply.CertificateApplyConfiguration {
 	return certificates.Certificate(certificates.Spec{
 		Namespace:    k.Namespace,
@@ -20,10 +23,20 @@ func (k Kubeconfig) Certificate() *cmapply.CertificateApplyConfiguration {
 		Labels:       k.labels(CertificateComponent),
 		Issuer:       certificates.LocalIssuer(k.Target.SignerIssuer()),
 		CommonName:   k.Spec.Username,
-		Organization: k.Spec.Groups,
+		Organization: k.groups(),
 		Usages:       pki.ClientAuth.KeyUsages(),
 		Template:     k.template(),
 	})
+}
+
+// groups are the certificate's organizations: spec.groups, and the group the Kubeconfig's
+// ClusterRoleBindings name when spec.authorization is set. Only then: a credential issued
+// while none were bound does not gain the roles bound later. (kcp-operator adds it always.)
+func (k Kubeconfig) groups() []string {
+	if k.Spec.Authorization == nil || slices.Contains(k.Spec.Groups, Group(k.Kubeconfig)) {
+		return k.Spec.Groups
+	}
+	return append(slices.Clone(k.Spec.Groups), Group(k.Kubeconfig))
 }
 
 // template is spec.certificateTemplate with spec.validity as its duration: validity is the

@@ -1,7 +1,8 @@
 // Package kubeconfig builds what a declared Kubeconfig needs in the host cluster from its
 // spec and its target: the cert-manager Certificate of its client identity, signed by the
 // RootShard's front-proxy-client CA, and the Secret that holds the kubeconfig file with that
-// certificate and key embedded. Every function is pure.
+// certificate and key embedded; and what it needs inside kcp: the ClusterRoleBindings of
+// spec.authorization (bindings.go). Every function is pure.
 package kubeconfig
 
 import (

@@ -49,8 +49,8 @@ func minimal(t *testing.T) Kubeconfig {
 	return Kubeconfig{Kubeconfig: kc, Target: target}
 }
 
-// loaded is a Kubeconfig for a front proxy with groups, a workspace and a certificate
-// template that tries to override what it may not.
+// loaded is a Kubeconfig for a front proxy with groups, a workspace, ClusterRoles to bind
+// and a certificate template that tries to override what it may not.
 func loaded(t *testing.T) Kubeconfig {
 	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Name: "ci", Namespace: "team-a"},
 		Spec: operatorv1alpha1.KubeconfigSpec{
@@ -60,6 +60,9 @@ func loaded(t *testing.T) Kubeconfig {
 			Groups:          []string{"team-a:developers", "ci"},
 			Validity:        metav1.Duration{Duration: 30 * 24 * time.Hour},
 			SecretRef:       corev1.LocalObjectReference{Name: "ci-kubeconfig"},
+			Authorization: &operatorv1alpha1.KubeconfigAuthorization{ClusterRoleBindings: operatorv1alpha1.KubeconfigClusterRoleBindings{
+				ClusterRoles: []string{"view", "system:kcp:workspace:access"},
+			}},
 			CertificateTemplate: &operatorv1alpha1.CertificateTemplate{
 				Metadata: &operatorv1alpha1.MetadataTemplate{
 					Labels:      map[string]string{"team": "a", pki.OwnerLabel(Kind): "someone-else"},
@@ -84,8 +87,12 @@ func TestBuilders(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			secret, err := k.Secret([]byte("CA BUNDLE"), []byte("CERT PEM"), []byte("KEY PEM"))
 			require.NoError(t, err)
-			// The kubeconfig file itself too, readable rather than base64.
-			golden.Assert(t, name, k.Certificate(), secret, string(secret.Data[kcp.KubeconfigKey]))
+			// The kubeconfig file itself too, readable rather than base64, and the bindings in kcp.
+			objects := []any{k.Certificate(), secret, string(secret.Data[kcp.KubeconfigKey])}
+			for _, b := range Bindings(k.Kubeconfig) {
+				objects = append(objects, b)
+			}
+			golden.Assert(t, name, objects...)
 		})
 	}
 }
@@ -104,7 +111,8 @@ func TestCertificate(t *testing.T) {
 	assert.Equal(t, pki.ClientAuth.KeyUsages(), m.Spec.Usages)
 
 	l := loaded(t).Certificate()
-	assert.Equal(t, []string{"team-a:developers", "ci"}, l.Spec.Subject.Organizations)
+	assert.Equal(t, []string{"team-a:developers", "ci", "kubeconfig:ci"}, l.Spec.Subject.Organizations,
+		"spec.authorization adds the group its bindings name")
 	assert.Equal(t, 30*24*time.Hour, l.Spec.Duration.Duration, "spec.validity wins over the template's duration")
 	assert.Equal(t, 48*time.Hour, l.Spec.RenewBefore.Duration, "the template's renewBefore is kept")
 	assert.Equal(t, "ci", l.Labels[pki.OwnerLabel(Kind)], "our labels win over the template's")

@@ -45,8 +45,8 @@ type KubeconfigSpec struct {
 	// CertificateTemplate customizes the client certificate.
 	// +optional
 	CertificateTemplate *CertificateTemplate `json:"certificateTemplate,omitempty"`
-	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
-	// server talks to kcp.
+	// Authorization binds ClusterRoles in kcp to the group kubeconfig:<name>, which the
+	// kubeconfig's certificate then carries. Setting or adding a role needs bind on it.
 	Authorization *KubeconfigAuthorization `json:"authorization,omitempty"`
 }
 
@@ -92,11 +92,22 @@ type KubeconfigStatus struct {
 	// ObservedGeneration is the generation the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Authorization says where spec.authorization's ClusterRoleBindings were created.
+	// +optional
+	Authorization *KubeconfigAuthorizationStatus `json:"authorization,omitempty"`
 	// Conditions are CertificatesReady and ReferenceValid.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// KubeconfigAuthorizationStatus is where a Kubeconfig's ClusterRoleBindings are.
+type KubeconfigAuthorizationStatus struct {
+	// ProvisionedCluster is the workspace path or logical cluster the ClusterRoleBindings were
+	// created in, so that they are found and removed there when the spec moves them or the
+	// Kubeconfig is deleted.
+	ProvisionedCluster string `json:"provisionedCluster"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

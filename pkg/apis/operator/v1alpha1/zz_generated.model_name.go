@@ -187,6 +187,11 @@ func (in KubeconfigAuthorization) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in KubeconfigAuthorizationStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.KubeconfigAuthorizationStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in KubeconfigClusterRoleBindings) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.KubeconfigClusterRoleBindings"
 }

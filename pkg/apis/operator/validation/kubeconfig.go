@@ -55,7 +55,9 @@ func ValidateKubeconfigStatusUpdate(newObj, oldObj *operator.Kubeconfig) field.E
 	}
 	status := &newObj.Status
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateStatus(status.Phase, kubeconfigPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
+	statusPath := field.NewPath("status")
+	allErrs = append(allErrs, validateStatus(status.Phase, kubeconfigPhases, status.ObservedGeneration, status.Conditions, statusPath)...)
+	return append(allErrs, validateKubeconfigAuthorizationStatus(status.Authorization, statusPath.Child("authorization"))...)
 }
 
 // validateKubeconfigSpec checks a Kubeconfig's spec.

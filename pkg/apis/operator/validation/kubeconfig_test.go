@@ -257,6 +257,24 @@ func TestValidateKubeconfigStatusUpdate(t *testing.T) {
 			}},
 			want: []wantErr{duplicate("status.conditions[1]")},
 		},
+		{
+			name:   "bindings provisioned in a workspace",
+			status: operator.KubeconfigStatus{Authorization: &operator.KubeconfigAuthorizationStatus{ProvisionedCluster: "root:team-a"}},
+		},
+		{
+			name:   "bindings provisioned in a logical cluster",
+			status: operator.KubeconfigStatus{Authorization: &operator.KubeconfigAuthorizationStatus{ProvisionedCluster: "2x8k4qzl9j1mvh5c"}},
+		},
+		{
+			// kcp-operator's controller clears it so once the bindings are gone.
+			name:   "bindings removed",
+			status: operator.KubeconfigStatus{Authorization: &operator.KubeconfigAuthorizationStatus{}},
+		},
+		{
+			name:   "bindings provisioned in no workspace",
+			status: operator.KubeconfigStatus{Authorization: &operator.KubeconfigAuthorizationStatus{ProvisionedCluster: "root:Team_A"}},
+			want:   []wantErr{invalid("status.authorization.provisionedCluster")},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

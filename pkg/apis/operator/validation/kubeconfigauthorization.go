@@ -10,14 +10,10 @@ import (
 // defaultTargetWorkspace is what defaulting sets an empty targetWorkspace to.
 const defaultTargetWorkspace = "root"
 
-// unrealizedKubeconfigAuthorization says why spec.authorization is refused.
-const unrealizedKubeconfigAuthorization = "is realized once the server provisions RBAC inside kcp, which it does not do yet: " +
-	"remove it and bind the ClusterRoles in kcp to the kubeconfig's username or groups yourself"
-
 // validateKubeconfigAuthorization checks kcp-operator's ClusterRoleBindings of a Kubeconfig's
-// identity, then refuses them: binding them means writing RBAC inside kcp, and a field the
-// server accepts and ignores would be a lie. The shape is checked first, so that what is
-// refused today for that reason alone is accepted as it is once the server binds them.
+// identity: at least one ClusterRole, each a name RBAC accepts, none twice (each is one
+// binding), and the deprecated cluster only where it does not contradict targetWorkspace.
+// Whether the author may bind them is the registry's check, not validation's.
 func validateKubeconfigAuthorization(authz *operator.KubeconfigAuthorization, targetWorkspace string, fldPath *field.Path) field.ErrorList {
 	if authz == nil {
 		return nil
@@ -45,5 +41,14 @@ func validateKubeconfigAuthorization(authz *operator.KubeconfigAuthorization, ta
 				"may not be set together with spec.targetWorkspace: use spec.targetWorkspace only"))
 		}
 	}
-	return append(allErrs, field.Forbidden(fldPath, unrealizedKubeconfigAuthorization))
+	return allErrs
+}
+
+// validateKubeconfigAuthorizationStatus checks where a Kubeconfig's bindings are said to be:
+// empty while none are, else a workspace path or logical cluster name, as the spec's are.
+func validateKubeconfigAuthorizationStatus(status *operator.KubeconfigAuthorizationStatus, fldPath *field.Path) field.ErrorList {
+	if status == nil || status.ProvisionedCluster == "" {
+		return nil
+	}
+	return validateWorkspacePath(status.ProvisionedCluster, fldPath.Child("provisionedCluster"))
 }

@@ -196,7 +196,6 @@ func TestFrontProxyExternalHostname(t *testing.T) {
 }
 
 func TestKubeconfigAuthorization(t *testing.T) {
-	const unrealized = "is realized once the server provisions RBAC inside kcp, which it does not do yet"
 	const deprecated = "spec.authorization.clusterRoleBindings.cluster is deprecated: use spec.targetWorkspace"
 	tests := []struct {
 		name      string
@@ -206,29 +205,27 @@ func TestKubeconfigAuthorization(t *testing.T) {
 		warnings  []string
 	}{
 		{
-			name:     "well formed, refused for now",
+			name:     "well formed",
 			bindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin", "system:kcp:workspace:access"}},
-			want:     []wantErr{forbidden("spec.authorization", unrealized)},
 		},
 		{
 			name:     "no ClusterRoles",
-			want:     []wantErr{required("spec.authorization.clusterRoleBindings.clusterRoles"), forbidden("spec.authorization", unrealized)},
+			want:     []wantErr{required("spec.authorization.clusterRoleBindings.clusterRoles")},
 			bindings: operator.KubeconfigClusterRoleBindings{},
 		},
 		{
 			name:     "bad ClusterRole names",
-			bindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"", "a/b", "..", "view", "view"}},
+			bindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"", "a/b", "..", "view", "view", "50%"}},
 			want: []wantErr{
 				required("spec.authorization.clusterRoleBindings.clusterRoles[0]"),
 				invalid("spec.authorization.clusterRoleBindings.clusterRoles[1]"), invalid("spec.authorization.clusterRoleBindings.clusterRoles[2]"),
-				duplicate("spec.authorization.clusterRoleBindings.clusterRoles[4]"), forbidden("spec.authorization", unrealized),
+				duplicate("spec.authorization.clusterRoleBindings.clusterRoles[4]"), invalid("spec.authorization.clusterRoleBindings.clusterRoles[5]"),
 			},
 		},
 		{
 			name:      "the deprecated cluster with the default workspace",
 			workspace: "root",
 			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "root:team-a", ClusterRoles: []string{"view"}},
-			want:      []wantErr{forbidden("spec.authorization", unrealized)},
 			warnings:  []string{deprecated},
 		},
 		{
@@ -237,7 +234,6 @@ func TestKubeconfigAuthorization(t *testing.T) {
 			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "root:team-a", ClusterRoles: []string{"view"}},
 			want: []wantErr{
 				forbidden("spec.authorization.clusterRoleBindings.cluster", "may not be set together with spec.targetWorkspace: use spec.targetWorkspace only"),
-				forbidden("spec.authorization", unrealized),
 			},
 			warnings: []string{deprecated},
 		},
@@ -245,7 +241,7 @@ func TestKubeconfigAuthorization(t *testing.T) {
 			name:      "a bad cluster",
 			workspace: "root",
 			bindings:  operator.KubeconfigClusterRoleBindings{Cluster: "Root", ClusterRoles: []string{"view"}},
-			want:      []wantErr{invalid("spec.authorization.clusterRoleBindings.cluster"), forbidden("spec.authorization", unrealized)},
+			want:      []wantErr{invalid("spec.authorization.clusterRoleBindings.cluster")},
 			warnings:  []string{deprecated},
 		},
 	}

@@ -28,7 +28,8 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 
 	Admit: admitIdentity,
 	Permissions: func(o *operator.Kubeconfig) []store.Permission {
-		return store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate"))
+		return append(store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate")),
+			bindPermissions(o)...)
 	},
 
 	Validate:             validation.ValidateKubeconfig,

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -47,12 +48,13 @@ func (p Permission) String() string {
 // requirePermissions asks the authorizer, for requester, every permission in need that had
 // does not hold (so that an unrelated edit of an object is not held to what its author was
 // granted), and refuses with a 403 naming each missing one. As kube-apiserver's impersonation
-// filter does, an authorizer error denies.
+// filter and RBAC's escalation check do, an authorizer error denies; the 403 then says that
+// the permission could not be checked, and why.
 func requirePermissions(ctx context.Context, authz authorizer.Authorizer, requester user.Info, namespace string,
 	need, had []Permission, qualifiedResource schema.GroupResource, name string) error {
 	var missing []string
 	for _, p := range need {
-		if slices.Contains(had, p) {
+		if heldBefore(p, had) {
 			continue
 		}
 		decision, reason, err := authorizer.DecisionDeny, "", error(nil)
@@ -65,11 +67,12 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 		if decision == authorizer.DecisionAllow {
 			continue
 		}
+		if err != nil {
+			missing = append(missing, fmt.Sprintf("%s to %s: %s in namespace %q could not be checked (%v)", p.Field, p.Value, p, namespace, err))
+			continue
+		}
 		what := fmt.Sprintf("%s to %s without %s in namespace %q", p.Field, p.Value, p, namespace)
-		switch {
-		case err != nil:
-			what += fmt.Sprintf(" (%v)", err)
-		case reason != "":
+		if reason != "" {
 			what += fmt.Sprintf(" (%s)", reason)
 		}
 		missing = append(missing, what)
@@ -79,6 +82,20 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 	}
 	return apierrors.NewForbidden(qualifiedResource, name,
 		fmt.Errorf("user %q may not set %s: the server would act with its own rights", requester.GetName(), strings.Join(missing, "; ")))
+}
+
+// listIndex is a list index in a field path, such as the [1] of clusterRoles[1].
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// heldBefore reports whether had, the stored object's permissions, holds p. Where a value
+// stands in a list does not matter: removing or reordering list items shifts the indices of
+// the rest, and what is asked for stays the same, so it is not asked again.
+func heldBefore(p Permission, had []Permission) bool {
+	p.Field = listIndex.ReplaceAllString(p.Field, "[]")
+	return slices.ContainsFunc(had, func(h Permission) bool {
+		h.Field = listIndex.ReplaceAllString(h.Field, "[]")
+		return h == p
+	})
 }
 
 // admitter wraps a request's validation with the kind's Admit, and with nothing when the kind

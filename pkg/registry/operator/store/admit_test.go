@@ -79,6 +79,14 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 		}
 		return cs
 	}
+	withVolumes := func(secrets ...string) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		for _, name := range secrets {
+			cs.Spec.ExtraVolumes = append(cs.Spec.ExtraVolumes, corev1.Volume{Name: name,
+				VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
+		}
+		return cs
+	}
 	withImageAndIssuer := func() *operator.CacheServer {
 		cs := withIssuer("corp")
 		cs.Spec.Image = &operator.ImageSpec{Repository: "busybox"}
@@ -102,7 +110,7 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 		},
 		{
 			name: "issuerRef, the authorizer fails", obj: withIssuer("corp"), allow: []string{createCerts}, authzErr: errors.New("webhook down"), asked: 1,
-			forbidden: []string{"spec.certificates.issuerRef", "webhook down"},
+			forbidden: []string{`spec.certificates.issuerRef to Issuer/corp: create on certificates.cert-manager.io in namespace "ns" could not be checked (webhook down)`},
 		},
 		{name: "issuerRef unchanged on update", obj: withIssuer("corp"), old: withIssuer("corp")},
 		{name: "issuerRef changed on update", obj: withIssuer("other"), old: withIssuer("corp"), asked: 1, forbidden: []string{"Issuer/other"}},
@@ -131,6 +139,11 @@ func TestAdmitHoldsFieldsToDelegatedPermissions(t *testing.T) {
 		{name: "a template's issuerRef, granted", obj: withTemplateIssuer("acme"), allow: []string{createCerts}, asked: 1},
 		{name: "a template's issuerRef unchanged on update", obj: withTemplateIssuer("acme"), old: withTemplateIssuer("acme")},
 		{name: "a template's issuerRef changed on update", obj: withTemplateIssuer("other"), old: withTemplateIssuer("acme"), asked: 1, forbidden: []string{"ClusterIssuer/other"}},
+		{name: "volumes removed and reordered on update", obj: withVolumes("b", "a"), old: withVolumes("a", "c", "b")},
+		{
+			name: "a volume added on update", obj: withVolumes("b", "d", "a"), old: withVolumes("a", "b"), asked: 1,
+			forbidden: []string{`spec.extraVolumes[1].secret.secretName to Secret/d without get on secrets "d"`},
+		},
 		{
 			name: "two fields, both denied", obj: withImageAndIssuer(), asked: 2,
 			forbidden: []string{"spec.image.repository to busybox", "; spec.certificates.issuerRef to Issuer/corp"},

@@ -45,8 +45,8 @@ type KubeconfigSpecApplyConfiguration struct {
 	SecretRef *corev1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
 	// CertificateTemplate customizes the client certificate.
 	CertificateTemplate *CertificateTemplateApplyConfiguration `json:"certificateTemplate,omitempty"`
-	// Authorization binds ClusterRoles in kcp to the kubeconfig's identity. Refused until the
-	// server talks to kcp.
+	// Authorization binds ClusterRoles in kcp to the group kubeconfig:<name>, which the
+	// kubeconfig's certificate then carries. Setting or adding a role needs bind on it.
 	Authorization *KubeconfigAuthorizationApplyConfiguration `json:"authorization,omitempty"`
 }
 

@@ -37,6 +37,8 @@ type KubeconfigStatusApplyConfiguration struct {
 	ExpirationTimestamp *v1.Time `json:"expirationTimestamp,omitempty"`
 	// ObservedGeneration is the generation the status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// Authorization says where spec.authorization's ClusterRoleBindings were created.
+	Authorization *KubeconfigAuthorizationStatusApplyConfiguration `json:"authorization,omitempty"`
 	// Conditions are CertificatesReady and ReferenceValid.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
@@ -76,6 +78,14 @@ func (b *KubeconfigStatusApplyConfiguration) WithExpirationTimestamp(value v1.Ti
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *KubeconfigStatusApplyConfiguration) WithObservedGeneration(value int64) *KubeconfigStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithAuthorization sets the Authorization field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Authorization field is set to the value of the last call.
+func (b *KubeconfigStatusApplyConfiguration) WithAuthorization(value *KubeconfigAuthorizationStatusApplyConfiguration) *KubeconfigStatusApplyConfiguration {
+	b.Authorization = value
 	return b
 }
 
