@@ -66,13 +66,14 @@ func VirtualWorkspaceServes(vw *operatorv1alpha1.VirtualWorkspace, kind, name st
 	return false
 }
 
-// VirtualWorkspaceTarget names vw's target as kind/name, for messages.
+// VirtualWorkspaceTarget names vw's target as Kind/name, for messages, as the registry's Target
+// column shows it.
 func VirtualWorkspaceTarget(vw *operatorv1alpha1.VirtualWorkspace) string {
 	switch t := vw.Spec.Target; {
 	case t.RootShardRef != nil:
-		return "rootshard/" + t.RootShardRef.Name
+		return "RootShard/" + t.RootShardRef.Name
 	case t.ShardRef != nil:
-		return "shard/" + t.ShardRef.Name
+		return "Shard/" + t.ShardRef.Name
 	}
 	return "no target"
 }
