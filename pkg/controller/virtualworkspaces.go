@@ -39,7 +39,7 @@ func ShardVirtualWorkspace(vws listers.VirtualWorkspaceLister, kind, namespace, 
 		return nil, ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q is being deleted", ref.Name), nil
 	case !VirtualWorkspaceServes(vw, kind, name):
 		return nil, ReasonVirtualWorkspaceTargetMismatch,
-			fmt.Sprintf("VirtualWorkspace %q serves %s, not this %s", ref.Name, VirtualWorkspaceTarget(vw), kind), nil
+			fmt.Sprintf("VirtualWorkspace %q serves %s, not %s", ref.Name, VirtualWorkspaceTarget(vw), kindNames[kind]+"/"+name), nil
 	}
 	return vw, "", "", nil
 }
@@ -52,6 +52,9 @@ func VirtualWorkspaceEndpoint(vw *operatorv1alpha1.VirtualWorkspace) *kcp.Virtua
 	}
 	return &kcp.VirtualWorkspaceEndpoint{URL: virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.URL()}
 }
+
+// kindNames are the kinds a VirtualWorkspace serves, by their owner label's kind.
+var kindNames = map[string]string{"rootshard": "RootShard", "shard": "Shard"}
 
 // VirtualWorkspaceServes reports whether vw's target is the root shard or shard name; kind is
 // "rootshard" or "shard".
