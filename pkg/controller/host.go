@@ -14,7 +14,10 @@ import (
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	policyv1listers "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // Host is the host cluster as the controllers see it: its clients, the caches of what the
@@ -45,6 +48,18 @@ type Host struct {
 	DeploymentApplier  Applied[*appsv1ac.DeploymentApplyConfiguration]
 	// DisruptionBudgetApplier is set by WithDisruptionBudgets.
 	DisruptionBudgetApplier Applied[*policyv1ac.PodDisruptionBudgetApplyConfiguration]
+
+	// Kcp reaches the kcp servers the setups run, as the server's own identity; nil when the
+	// controllers do not talk to kcp (unit tests of host-side work).
+	Kcp Kcp
+}
+
+// Kcp builds clients for the kcp servers of RootShards and Shards (kcpclient.Clients). A
+// config's host ends in /clusters/<workspace> when workspace is set; a
+// *kcpclient.NotReadyError says the server's credentials are not issued yet.
+type Kcp interface {
+	RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
+	Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
 }
 
 // NewHost returns the host with its appliers, over caches that hold only what the

@@ -86,8 +86,14 @@ func (s Shard) BaseURL() string {
 	if s.Spec.ShardBaseURL != "" {
 		return s.Spec.ShardBaseURL
 	}
-	return fmt.Sprintf("https://%s.%s.svc.%s:6443", s.ServiceName, s.Namespace, clusterDomain(s.Spec.ClusterDomain))
+	return fmt.Sprintf("https://%s.%s.svc.%s:%d", s.ServiceName, s.Namespace, s.ClusterDomain(), SecurePort)
 }
+
+// SecurePort is the port kcp serves on, in its pod and on its Service.
+const SecurePort = 6443
+
+// ClusterDomain is the host cluster's DNS domain the shard's Service names are in.
+func (s Shard) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
 
 // ExternalURL is the URL the kcp installation is reached at from outside: the root shard's.
 func (s Shard) ExternalURL() string {

@@ -17,7 +17,8 @@ type PKI = certificates.Objects
 
 // BuildPKI returns the Issuers and Certificates of a RootShard's PKI (PKI.md): its root CA,
 // from the namespace bootstrap, the user's issuer or the user's CA Secret; the five
-// intermediate CAs with their Issuers; and the root shard's own leaf certificates.
+// intermediate CAs with their Issuers; the root shard's own leaf certificates; and the
+// server's identity toward it.
 func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	ns, tmpl := rs.Namespace, templates(rs.Spec.CertificateTemplates)
 	labels := func(component string) map[string]string { return pki.Labels(Kind, rs.Name, component) }
@@ -30,10 +31,17 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 			certificates.Certificate(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey()))))
 		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
 	}
-	for _, leaf := range Shard(rs).Leaves() {
+	for _, leaf := range append(Shard(rs).Leaves(), OperatorLeaf(rs)) {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(ns, leaf, labels(leaf.Role), tmpl(leaf.Role))))
 	}
 	return out
+}
+
+// OperatorLeaf is the server's own client certificate toward rs's kcp (OperatorSecretName):
+// not one of the shard's leaves, so no pod mounts it.
+func OperatorLeaf(rs *operatorv1alpha1.RootShard) pki.Leaf {
+	return pki.Leaf{Name: OperatorSecretName(rs), Role: OperatorRole, Issuer: pki.CAName(rs.Name, pki.ClientCA),
+		CommonName: OperatorCommonName, Organization: []string{OperatorGroup}, Usage: pki.ClientAuth}
 }
 
 // templates returns a lookup of the user's template for a role.

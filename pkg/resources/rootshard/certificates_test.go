@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
 )
 
@@ -80,8 +81,9 @@ func TestBuildPKIShapes(t *testing.T) {
 	assert.True(t, minimal.Bootstrap)
 	// bootstrap self-signed + bootstrap CA + root CA + 5 intermediates
 	assert.Len(t, minimal.Issuers, 8)
-	// bootstrap CA + root CA + 5 intermediates + 6 leaves (the mount proxy's identity on kcp v0.32.3)
-	assert.Len(t, minimal.Certificates, 13)
+	// bootstrap CA + root CA + 5 intermediates + 6 leaves (the mount proxy's identity on kcp
+	// v0.32.3) + the server's own identity toward kcp
+	assert.Len(t, minimal.Certificates, 14)
 
 	loaded := BuildPKI(loadedRootShard())
 	assert.False(t, loaded.Bootstrap)
@@ -93,6 +95,26 @@ func TestBuildPKIShapes(t *testing.T) {
 		assert.Equal(t, "root", c.Labels["operator.kcp.io/rootshard"])
 		for _, k := range []string{"app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/component", "operator.kcp.io/rootshard"} {
 			assert.Equal(t, c.Labels[k], c.Spec.SecretTemplate.Labels[k], "the Secret of %s carries the owner label %s", *c.Name, k)
+		}
+	}
+}
+
+// The server's identity toward kcp is a cluster admin there: it is issued, but no pod of
+// the root shard mounts it, and it is not among the Secrets whose change rolls the pods.
+func TestOperatorIdentityIsNeverMounted(t *testing.T) {
+	rs := workloadsRootShard()
+	leaf := OperatorLeaf(rs)
+	assert.Equal(t, "root-kcp-operator", leaf.Name)
+	assert.Equal(t, "system:kcp-operator", leaf.CommonName)
+	assert.Equal(t, []string{"system:kcp:admin"}, leaf.Organization)
+	assert.Equal(t, pki.CAName(rs.Name, pki.ClientCA), leaf.Issuer)
+
+	s := Shard(rs)
+	assert.NotContains(t, s.MountedSecrets(), leaf.Name)
+	d := s.Deployment(nil, "hash")
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			assert.NotEqual(t, leaf.Name, *v.Secret.SecretName, "volume %s", *v.Name)
 		}
 	}
 }

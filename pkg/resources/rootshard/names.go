@@ -30,3 +30,17 @@ func ServiceName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-kcp
 
 // MergedCABundleName is the Secret with every CA that verifies the root shard's server.
 func MergedCABundleName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-merged-ca-bundle" }
+
+// The server's own identity toward a root shard's kcp, as kcp-operator names and issues it:
+// a client certificate of the root shard's client CA, in a Secret no pod mounts. kcp's
+// bootstrap policy binds the group system:kcp:admin to cluster-admin in every workspace
+// (pkg/authorization/bootstrap/policy.go, "system:kcp:admin:cluster-admin"), and kcp's
+// front proxy passes it on, where it drops system:masters.
+const (
+	OperatorRole       = "kcp-operator"
+	OperatorCommonName = "system:kcp-operator"
+	OperatorGroup      = "system:kcp:admin"
+)
+
+// OperatorSecretName is the Secret (and Certificate) of the server's identity toward rs.
+func OperatorSecretName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-" + OperatorRole }

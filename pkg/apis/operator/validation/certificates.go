@@ -16,7 +16,7 @@ import (
 var (
 	// RootShardCertificateRoles are the certificates of a RootShard, including the CAs of a setup.
 	RootShardCertificateRoles = []string{
-		"client", "client-ca", "external-logical-cluster-admin", "front-proxy-client-ca",
+		"client", "client-ca", "external-logical-cluster-admin", "front-proxy-client-ca", "kcp-operator",
 		"logical-cluster-admin", "mounts-proxy", "requestheader-client-ca", "root-ca", "server", "server-ca",
 		"service-account", "service-account-ca",
 	}
@@ -39,8 +39,6 @@ const (
 	virtualWorkspacesRoleElsewhere = "templated kcp-operator's certificate for virtual workspaces; here a standalone virtual-workspaces server is " +
 		"a VirtualWorkspace object, whose certificates are templated in its own spec.certificateTemplates (keys \"server\" and \"client\"), " +
 		"and a shard without one serves its virtual workspaces in process, with its server certificate"
-	kcpOperatorRoleLater = "is the operator's own identity toward kcp, which comes in a later issue, when this server talks to kcp; " +
-		"until then there is no such certificate"
 )
 
 // certificateRoles are what a kind's certificateTemplates may hold.
@@ -59,7 +57,7 @@ type certificateRoles struct {
 // The certificateTemplates rules of each kind.
 var (
 	rootShardTemplates = certificateRoles{roles: RootShardCertificateRoles, rootCA: []string{"root-ca"},
-		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere, "kcp-operator": kcpOperatorRoleLater}}
+		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
 	shardTemplates = certificateRoles{roles: ShardCertificateRoles,
 		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
 	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}

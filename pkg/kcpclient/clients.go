@@ -1,0 +1,147 @@
+package kcpclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+)
+
+// requestTimeout bounds one request to kcp: an unreachable or slow kcp fails the call, it
+// never holds a worker.
+const requestTimeout = 15 * time.Second
+
+// ShardEndpoint is where a root shard's or shard's kcp server is reached.
+func ShardEndpoint(s kcp.Shard) Endpoint {
+	return Endpoint{Namespace: s.Namespace, Service: s.ServiceName, Port: kcp.SecurePort,
+		Selector: s.SelectorLabels(), ClusterDomain: s.ClusterDomain()}
+}
+
+// NotReadyError says that the server cannot talk to a kcp yet: its identity or the CA that
+// verifies kcp is not issued. It is no failure of kcp's.
+type NotReadyError struct{ Reason string }
+
+func (e *NotReadyError) Error() string { return e.Reason }
+
+// Clients builds clients for the kcp servers of RootShards and Shards that authenticate as
+// the server's own identity (rootshard.OperatorSecretName) and verify kcp with the CA that
+// issued the serving certificate of the server they dial. Transports are kept per endpoint
+// and credentials, so that connections are reused and a rotated certificate takes a new
+// one.
+type Clients struct {
+	dialer  Dialer
+	secrets corev1listers.SecretLister
+
+	mu         sync.Mutex
+	transports map[string]http.RoundTripper
+}
+
+// NewClients returns clients that dial with dialer and read the credentials from secrets.
+func NewClients(dialer Dialer, secrets corev1listers.SecretLister) *Clients {
+	return &Clients{dialer: dialer, secrets: secrets, transports: map[string]http.RoundTripper{}}
+}
+
+// RootShard returns a client config for workspace (the server's base when empty) on rs's
+// kcp server.
+func (c *Clients) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
+	s := rootshard.Shard(rs)
+	return c.config(rs, ShardEndpoint(s), s.Name+"-server", workspace)
+}
+
+// Shard returns a client config for workspace (the server's base when empty) on the kcp
+// server of sh, a shard of rs.
+func (c *Clients) Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
+	s := shard.Shard(sh, rs)
+	return c.config(rs, ShardEndpoint(s), s.Name+"-server", workspace)
+}
+
+// config is a client config for workspace on ep as the server's identity toward rs, trusting
+// the CA in the ca.crt of serverSecret, the serving certificate's Secret of ep.
+func (c *Clients) config(rs *operatorv1alpha1.RootShard, ep Endpoint, serverSecret, workspace string) (*rest.Config, error) {
+	identity, err := c.secret(rs.Namespace, rootshard.OperatorSecretName(rs), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	if err != nil {
+		return nil, err
+	}
+	server, err := c.secret(ep.Namespace, serverSecret, corev1.ServiceAccountRootCAKey)
+	if err != nil {
+		return nil, err
+	}
+	tls := rest.TLSClientConfig{
+		ServerName: ep.ServerName(),
+		CertData:   identity.Data[corev1.TLSCertKey],
+		KeyData:    identity.Data[corev1.TLSPrivateKeyKey],
+		CAData:     server.Data[corev1.ServiceAccountRootCAKey],
+	}
+	rt, err := c.transport(ep, tls)
+	if err != nil {
+		return nil, err
+	}
+	host := ep.URL()
+	if workspace != "" {
+		host += "/clusters/" + workspace
+	}
+	return &rest.Config{Host: host, Transport: rt, Timeout: requestTimeout, UserAgent: "kcp-setups"}, nil
+}
+
+// secret returns a Secret of the server's that must hold keys.
+func (c *Clients) secret(namespace, name string, keys ...string) (*corev1.Secret, error) {
+	s, err := c.secrets.Secrets(namespace).Get(name)
+	if errors.IsNotFound(err) {
+		return nil, &NotReadyError{Reason: fmt.Sprintf("Secret %s/%s is not issued yet", namespace, name)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if len(s.Data[k]) == 0 {
+			return nil, &NotReadyError{Reason: fmt.Sprintf("Secret %s/%s has no %s yet", namespace, name, k)}
+		}
+	}
+	return s, nil
+}
+
+// transport is the cached transport of ep with tls; a new one replaces it when the
+// credentials change.
+func (c *Clients) transport(ep Endpoint, tls rest.TLSClientConfig) (http.RoundTripper, error) {
+	h := sha256.New()
+	for _, b := range [][]byte{tls.CertData, tls.KeyData, tls.CAData} {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	key, sum := ep.URL(), hex.EncodeToString(h.Sum(nil))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rt, ok := c.transports[key+"\x00"+sum]; ok {
+		return rt, nil
+	}
+	rt, err := rest.TransportFor(&rest.Config{Host: ep.URL(), TLSClientConfig: tls,
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) { return c.dialer.Dial(ctx, ep) }})
+	if err != nil {
+		return nil, err
+	}
+	// Only the current credentials' transport is kept per endpoint.
+	for k, old := range c.transports {
+		if len(k) > len(key) && k[:len(key)+1] == key+"\x00" {
+			if t, ok := old.(interface{ CloseIdleConnections() }); ok {
+				t.CloseIdleConnections()
+			}
+			delete(c.transports, k)
+		}
+	}
+	c.transports[key+"\x00"+sum] = rt
+	return rt, nil
+}
