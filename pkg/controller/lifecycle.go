@@ -51,6 +51,11 @@ type Lifecycle[T Object, S any] struct {
 	Common func(status *S) Common
 	// Cleanup, when set, runs once what the object owns is deleted: for what it shares.
 	Cleanup func(ctx context.Context, obj T) error
+	// Release, when set, runs first when the object is being deleted: it undoes what the
+	// object made outside the host cluster (in kcp), and may set conditions on status,
+	// which is written either way. While it fails, nothing of the host is deleted and the
+	// object is retried with backoff, so that what it released stays reachable until then.
+	Release func(ctx context.Context, obj T, status *S) error
 
 	Host     *Host
 	Recorder record.EventRecorder
@@ -192,9 +197,16 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 		*common.Phase = operatorv1alpha1.PhaseDeleting
 	}
 	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeleting, "the "+l.Noun+" is being deleted")
+	var released error
+	if l.Release != nil {
+		released = l.Release(ctx, obj, status)
+	}
 	obj, err := l.writeStatus(ctx, obj, next)
 	if err != nil {
 		return err
+	}
+	if released != nil {
+		return released
 	}
 	if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), OwnedSelector(l.Kind, obj.GetName())); err != nil {
 		return err

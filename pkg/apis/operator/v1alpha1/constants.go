@@ -31,3 +31,8 @@ const (
 	ConditionCertificatesReady = "CertificatesReady"
 	ConditionReferenceValid    = "ReferenceValid"
 )
+
+// AnnotationSkipKcpCleanup, set to "true" on a Shard or Kubeconfig that is being deleted,
+// lets it go without undoing what it made in kcp (its Shard object, its bindings): for an
+// admin whose kcp is gone for good. Without it, deletion waits until kcp answers.
+const AnnotationSkipKcpCleanup = "operator.kcp.io/skip-kcp-cleanup"
