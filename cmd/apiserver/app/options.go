@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,6 +33,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
 )
 
@@ -49,6 +52,11 @@ type Options struct {
 	// MaxKubeconfigExpiration bounds the lifetime of a credential the kubeconfig
 	// subresource mints.
 	MaxKubeconfigExpiration time.Duration
+	// KcpDialer is how the controllers reach the kcp servers they realize
+	// (kcpclient.Dialers).
+	KcpDialer string
+	// KcpHealthInterval is how often the controllers ask a ready kcp whether it still is.
+	KcpHealthInterval time.Duration
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -73,6 +81,8 @@ func NewOptions() *Options {
 		},
 		ControllerWorkers:       4,
 		MaxKubeconfigExpiration: kubeconfigrequest.DefaultMaxExpiration,
+		KcpDialer:               kcpclient.ServiceDNSDialer,
+		KcpHealthInterval:       manager.DefaultKcpHealthInterval,
 		scheme:                  scheme,
 		codecs:                  codecs,
 	}
@@ -96,6 +106,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The number of objects of one kind reconciled at the same time.")
 	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
 		"The longest lifetime of a credential minted by the kubeconfig subresource; longer requests are shortened to it, with a warning.")
+	fs.StringVar(&o.KcpDialer, "kcp-dialer", o.KcpDialer,
+		"How the controllers reach the kcp servers they realize: "+kcpclient.ServiceDNSDialer+" (the Services' cluster DNS names, for a server "+
+			"running in the host cluster) or "+kcpclient.PortForwardDialer+" (port-forward through the host's kube-apiserver to a ready pod, for "+
+			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces).")
+	fs.DurationVar(&o.KcpHealthInterval, "kcp-health-interval", o.KcpHealthInterval,
+		"How often the controllers ask each RootShard's and Shard's kcp for its readiness (the KcpReady condition).")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -116,6 +132,12 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxKubeconfigExpiration < 10*time.Minute {
 		errs = append(errs, fmt.Errorf("--max-kubeconfig-expiration must be at least 10m, the shortest lifetime a request may ask for, not %s", o.MaxKubeconfigExpiration))
+	}
+	if !slices.Contains(kcpclient.Dialers, o.KcpDialer) {
+		errs = append(errs, fmt.Errorf("--kcp-dialer must be one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.KcpDialer))
+	}
+	if o.KcpHealthInterval < time.Second {
+		errs = append(errs, fmt.Errorf("--kcp-health-interval must be at least 1s, not %s", o.KcpHealthInterval))
 	}
 	if o.embeddedEtcd() && o.EmbeddedEtcdDir == "" {
 		errs = append(errs, errors.New("--embedded-etcd-dir must be set when --etcd-servers is empty"))
@@ -154,6 +176,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			Host:           rest.CopyConfig(serverConfig.ClientConfig),
 			LeaderElection: o.LeaderElection,
 			Workers:        o.ControllerWorkers,
+			KcpDialer:      o.KcpDialer,
+			KcpHealth:      o.KcpHealthInterval,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil

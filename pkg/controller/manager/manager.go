@@ -39,6 +39,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/virtualworkspace"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -56,7 +57,16 @@ type Config struct {
 	LeaderElection componentbaseconfig.LeaderElectionConfiguration
 	// Workers is the number of concurrent reconciles per kind.
 	Workers int
+	// KcpDialer names how the controllers reach kcp (kcpclient.New); empty is the default.
+	KcpDialer string
+	// KcpHealth is how often a ready kcp is asked whether it still is; zero is
+	// DefaultKcpHealthInterval.
+	KcpHealth time.Duration
 }
+
+// DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
+// whether it still is.
+const DefaultKcpHealthInterval = 30 * time.Second
 
 // Run runs the controllers until ctx is done: while leading, or always when leader election
 // is off.
@@ -154,6 +164,11 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return err
 	}
 	host.CertManagerAPI = controller.NewCertManagerAPI(discoveryClient, hostInformers)
+	dialer, err := kcpclient.New(cfg.KcpDialer, cfg.Host)
+	if err != nil {
+		return err
+	}
+	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {
