@@ -72,3 +72,9 @@ for stage in node/fast/node-initialize node/heartbeat/node-heartbeat pod/general
   cp -f "${KWOK_DIR}/kustomize/stage/${stage}.yaml" "${STAGES}/"
 done
 chmod u+w "${STAGES}"/*.yaml
+
+# kwok's port-forward rules, which make the fake pods' ports reach a process on loopback.
+KWOK_CRDS="${OUTPUT}/kwok-crds"
+mkdir -p "${KWOK_CRDS}"
+cp -f "${KWOK_DIR}"/kustomize/crd/bases/kwok.x-k8s.io_clusterportforwards.yaml "${KWOK_CRDS}/"
+chmod u+w "${KWOK_CRDS}"/*.yaml

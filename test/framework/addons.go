@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,11 +36,29 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	if err != nil || len(stages) == 0 {
 		return fmt.Errorf("no kwok stages in _output/kwok-stages: run `make tools`")
 	}
+	// kwok's node serves what a kubelet would on loopback, so that kube-apiserver can
+	// port-forward to its pods; ClusterPortForward objects say where a port leads.
+	crds := filepath.Join(filepath.Dir(s.binDir), "kwok-crds", "kwok.x-k8s.io_clusterportforwards.yaml")
+	if out, err := s.Kubectl(ctx, "apply", "--server-side", "--field-manager=kcp-setups-local-stack", "-f", crds); err != nil {
+		return fmt.Errorf("applying kwok's CRDs (run `make tools`): %w: %s", err, out)
+	}
+	if err := poll(ctx, "kwok's CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+		crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, "clusterportforwards.kwok.x-k8s.io", metav1.GetOptions{})
+		return err == nil && unstructuredCondition(crd, "Established"), nil
+	}); err != nil {
+		return err
+	}
+	nodePort, err := freePort()
+	if err != nil {
+		return err
+	}
 	p, err := s.start("kwok",
 		"--kubeconfig="+s.AdminKubeconfig,
 		"--config="+strings.Join(stages, ","),
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		"--node-ip=10.0.0.1",
+		"--node-ip=127.0.0.1",
+		"--node-port="+strconv.Itoa(nodePort),
+		"--enable-crds=ClusterPortForward",
 	)
 	if err != nil {
 		return err

@@ -136,6 +136,9 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) error {
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
+		// kwok's node answers port-forwards on its InternalIP (loopback); its Hostname
+		// resolves nowhere.
+		"--kubelet-preferred-address-types=InternalIP",
 		// The aggregation layer: kube-apiserver proxies to kcp-setups as front-proxy-client
 		// and passes the user in X-Remote-* headers.
 		"--requestheader-client-ca-file="+s.pki.frontProxy.CertFile,

@@ -10,10 +10,15 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -35,8 +40,10 @@ import (
 //     set of Shards and one set of namespaces; a workspace that does not exist answers
 //     like root, and there is no Workspace, LogicalCluster or APIExport API;
 //   - kcp's authorizers (workspace content access, bootstrap policy, maximal permission
-//     policy): only kube-apiserver's RBAC decides, and system:masters is admin as on a
-//     shard (kcp's front proxy would drop that group);
+//     policy): only kube-apiserver's RBAC decides, system:masters is admin as on a shard
+//     (kcp's front proxy would drop that group), and system:kcp:admin is bound to
+//     cluster-admin as kcp's bootstrap policy binds it (kcp v0.32.3
+//     pkg/authorization/bootstrap/policy.go, "system:kcp:admin:cluster-admin");
 //   - authentication other than client certificates: bearer tokens and Authorization
 //     headers are dropped, and there is no OIDC or ServiceAccount of kcp's;
 //   - a client certificate that kcp's client CAs did not sign is answered 401 whatever
@@ -64,6 +71,36 @@ type KcpDouble struct {
 	mu     sync.Mutex
 	proc   *process
 	server *http.Server
+
+	servingMu sync.Mutex
+	// serving are the serving certificates, chosen by the name the client asks for.
+	serving []tls.Certificate
+}
+
+// ServeAs adds a serving certificate (with its chain) and key, such as a Shard's tls.crt and
+// tls.key: a client asking for one of its names gets it, so that one double serves a root
+// shard and its shards. The first certificate serves any other name.
+func (d *KcpDouble) ServeAs(certPEM, keyPEM []byte) error {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return err
+	}
+	d.servingMu.Lock()
+	defer d.servingMu.Unlock()
+	d.serving = append(d.serving, pair)
+	return nil
+}
+
+// certificateFor picks the serving certificate for the name a client asks for.
+func (d *KcpDouble) certificateFor(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	d.servingMu.Lock()
+	defer d.servingMu.Unlock()
+	for i := range d.serving {
+		if hello.ServerName != "" && hello.SupportsCertificate(&d.serving[i]) == nil {
+			return &d.serving[i], nil
+		}
+	}
+	return &d.serving[0], nil
 }
 
 // KcpDoubleOptions are what a kcp double serves and trusts: the same as a stand-in's.
@@ -136,7 +173,8 @@ func (s *Stack) StartKcpDouble(ctx context.Context, o KcpDoubleOptions) (*KcpDou
 	}
 	// Request a client certificate without naming the CAs, so that every client sends the
 	// one it has; the proxy verifies it, and answers 401 for a stranger's.
-	d.tlsConfig = &tls.Config{Certificates: []tls.Certificate{servingPair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
+	d.serving = []tls.Certificate{servingPair}
+	d.tlsConfig = &tls.Config{GetCertificate: d.certificateFor, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
 
 	if d.proc, err = s.startShardAPIServer(ctx, d.backend); err != nil {
 		return nil, err
@@ -256,4 +294,41 @@ func (s *Stack) replaceProcess(old, p *process) {
 		return
 	}
 	s.procs = append(s.procs, p)
+}
+
+var clusterPortForwardGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterportforwards"}
+
+// ForwardPods makes kcp's port (6443) of every pod in namespace lead to the double, as if
+// the double ran in them: a port-forward through kube-apiserver to such a pod (the server's
+// port-forward dialer) reaches the double, which answers with the serving certificate of
+// the name the client asks for (ServeAs). The returned function undoes it.
+func (d *KcpDouble) ForwardPods(ctx context.Context, namespace string) (func(context.Context) error, error) {
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(d.URL, "https://"))
+	if err != nil {
+		return nil, err
+	}
+	portNumber, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, err
+	}
+	name := d.backend.name + "-" + namespace
+	forward := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchNamespaces": []any{namespace}},
+			"forwards": []any{map[string]any{"ports": []any{int64(6443)}, "target": map[string]any{"address": host, "port": int64(portNumber)}}},
+		},
+	}}
+	client := d.stack.Dynamic.Resource(clusterPortForwardGVR)
+	if _, err := client.Apply(ctx, name, forward, applyOptions); err != nil {
+		return nil, fmt.Errorf("forwarding the pods of %s to %s: %w", namespace, d.backend.name, err)
+	}
+	return func(ctx context.Context) error {
+		err := client.Delete(ctx, name, metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}, nil
 }

@@ -34,6 +34,16 @@ func (d *KcpDouble) applyShardCRD(ctx context.Context) error {
 	if _, err := client.Resource(crdGVR).Apply(ctx, crd.GetName(), crd, applyOptions); err != nil {
 		return err
 	}
+	admins := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": "system:kcp:admin:cluster-admin"},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:kcp:admin"}},
+	}}
+	bindings := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
+	if _, err := client.Resource(bindings).Apply(ctx, admins.GetName(), admins, applyOptions); err != nil {
+		return err
+	}
 	return poll(ctx, "the Shard API to be established", time.Minute, []*process{d.proc}, func(ctx context.Context) (bool, error) {
 		got, err := client.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
 		return err == nil && unstructuredCondition(got, "Established"), err
