@@ -18,8 +18,8 @@ const compatDir = "testdata/kcp-operator"
 // TestKcpOperatorManifests applies a whole setup written the way kcp-operator's users write
 // it, unchanged, with kubectl's strict field validation, and follows each field to where it
 // must land in the realized objects: flags, mounts, subject alternative names, issuers and
-// bundles. Deprecated fields come back as kubectl warnings; the one field that needs the
-// server to talk to kcp is refused with a 422 that says so.
+// bundles. Deprecated fields come back as kubectl warnings. spec.authorization, which the
+// server realizes in kcp, applies too; its bindings are tested against the kcp double.
 func TestKcpOperatorManifests(t *testing.T) {
 	ns := namespace(t, "compat")
 	extraCABytes, _ := credentialstest.NewCA(t, "extra-ca")
@@ -44,12 +44,10 @@ func TestKcpOperatorManifests(t *testing.T) {
 	require.NoError(t, err, "kcp-operator's VirtualWorkspaces apply unchanged:\n%s", out)
 
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/kubeconfig-authorization.yaml")
-	require.Error(t, err, "authorization is refused until the server provisions RBAC in kcp")
-	assert.Contains(t, out, "spec.authorization")
-	assert.NotContains(t, out, "unknown field", "the field is known, only not realized yet")
+	require.NoError(t, err, "kcp-operator's Kubeconfig authorization applies unchanged:\n%s", out)
 
 	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
-		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "virtualworkspace/shard-2", "virtualworkspace/access"}
+		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
@@ -210,6 +208,8 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.metadata.labels.team}"), "certificateTemplate.metadata")
 		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.spec.subject.organizationalUnits[0]}"), "certificateTemplate.spec.subject")
 		assert.NotContains(t, get(t, "certificate/kubeconfig-root-admin", "{.spec.subject}"), "kubeconfig:", "no spec.authorization, no group")
+		assert.Contains(t, get(t, "certificate/kubeconfig-bound", "{.spec.subject.organizations}"), "kubeconfig:bound",
+			"spec.authorization: the group its bindings name; Available without kcp, which is the bindings' own condition")
 	})
 }
 

@@ -237,7 +237,7 @@ func TestAPISemantics(t *testing.T) {
 		assert.Contains(t, warnings.messages[0], "spec.command runs a server other than kcp's own, and without spec.kubeconfigSecretRef")
 	})
 
-	t.Run("kubeconfig authorization is refused until it is realized, and its status field is validated", func(t *testing.T) {
+	t.Run("kubeconfig authorization is accepted, its deprecated cluster warned about, and its status field is validated", func(t *testing.T) {
 		ctx := t.Context()
 		cfg := rest.CopyConfig(s.config)
 		warnings := &warningRecorder{}
@@ -248,12 +248,12 @@ func TestAPISemantics(t *testing.T) {
 		kc.Spec.Authorization = &operatorv1alpha1.KubeconfigAuthorization{ClusterRoleBindings: operatorv1alpha1.KubeconfigClusterRoleBindings{
 			Cluster: "root:team-a", ClusterRoles: []string{"cluster-admin", "system:kcp:workspace:access"},
 		}}
-		_, err = c.OperatorV1alpha1().Kubeconfigs(namespace).Create(ctx, kc, metav1.CreateOptions{})
-		assertInvalid(t, err, "spec.authorization")
-
-		kc.Spec.Authorization = nil
 		kc, err = c.OperatorV1alpha1().Kubeconfigs(namespace).Create(ctx, kc, metav1.CreateOptions{})
-		require.NoError(t, err)
+		require.NoError(t, err, "the controller binds the roles in kcp")
+		assert.Equal(t, []string{"cluster-admin", "system:kcp:workspace:access"}, kc.Spec.Authorization.ClusterRoleBindings.ClusterRoles)
+		require.Len(t, warnings.messages, 1)
+		assert.Contains(t, warnings.messages[0], "spec.authorization.clusterRoleBindings.cluster is deprecated")
+
 		kc.Status.Authorization = &operatorv1alpha1.KubeconfigAuthorizationStatus{ProvisionedCluster: "root:team-a"}
 		kc, err = ops.Kubeconfigs(namespace).UpdateStatus(ctx, kc, metav1.UpdateOptions{})
 		require.NoError(t, err)

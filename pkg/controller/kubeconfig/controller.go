@@ -1,8 +1,11 @@
 // Package kubeconfig realizes declared Kubeconfigs in the host cluster: a cert-manager
 // Certificate of the declared identity, signed by the target RootShard's front-proxy-client
 // CA, and, once it is issued, the Secret spec.secretRef.name with a kubeconfig file toward
-// the target. When cert-manager renews the certificate, the Secret is written again. It
-// reports back through status.
+// the target. When cert-manager renews the certificate, the Secret is written again. With
+// spec.authorization, it also binds the ClusterRoles in kcp (authorization.go), through the
+// target's RootShard as the server's own identity, and removes the bindings before the
+// Secret when the Kubeconfig goes. It watches nothing in kcp: a failure there is retried
+// with the queue's backoff. It reports back through status.
 package kubeconfig
 
 import (
@@ -35,6 +38,8 @@ type Controller struct {
 	frontProxies listers.FrontProxyLister
 	host         *controller.Host
 	recorder     record.EventRecorder
+	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
+	rbacFor RBACFor
 }
 
 // New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the

@@ -31,6 +31,7 @@ const (
 // yet.
 type resolved struct {
 	target          credentials.Target
+	rootShard       *operatorv1alpha1.RootShard
 	reason, message string
 }
 
@@ -82,7 +83,7 @@ func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) 
 	if err != nil {
 		return resolved{}, err
 	}
-	return resolved{target: target}, nil
+	return resolved{target: target, rootShard: rootShard}, nil
 }
 
 func notFound(kind, name, namespace string) string {
@@ -129,11 +130,16 @@ func (c *Controller) eventOnChange(kc *operatorv1alpha1.Kubeconfig, status *oper
 	}
 }
 
-// phase is Ready once the certificate is issued and the kubeconfig Secret written, else
-// Provisioning.
+// phase is Ready once the certificate is issued, the kubeconfig Secret written and, when the
+// Kubeconfig binds roles in kcp, its bindings are as the spec says; else Provisioning. Ready
+// means the credential does what the spec declares: whoever waits for it (kubectl wait) and
+// then uses it must not meet a 403 from bindings still missing, nor hold grants the spec
+// dropped but kcp still has.
 func phase(conditions []metav1.Condition) operatorv1alpha1.KubeconfigPhase {
+	authorization := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionAuthorizationProvisioned)
 	if meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionAvailable) &&
-		meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionCertificatesReady) {
+		meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionCertificatesReady) &&
+		(authorization == nil || authorization.Status == metav1.ConditionTrue) {
 		return operatorv1alpha1.KubeconfigPhaseReady
 	}
 	return operatorv1alpha1.KubeconfigPhaseProvisioning

@@ -19,14 +19,28 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
 
-// sync brings the host cluster in line with one Kubeconfig and reports back in its status.
+// sync brings the host cluster, and kcp where spec.authorization says, in line with one
+// Kubeconfig and reports back in its status. A failure in kcp fails nothing of the host's:
+// the status, with the condition that says why, is written as after a success, and then the
+// failure is returned so that the queue retries the key with backoff (an unreachable kcp
+// sends no event that would bring it back).
 func (c *Controller) sync(ctx context.Context, key string) error {
 	l := c.lifecycle()
-	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
+	var inKcp error
+	err := l.Sync(ctx, key, l.RequiringCertManager(func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+		var err error
+		inKcp, err = c.reconcile(ctx, kc, status)
+		return err
+	}))
+	if err != nil {
+		return err
+	}
+	return inKcp
 }
 
-// lifecycle is the Kubeconfig's finalizer, status and deletion. Deletion removes the
-// Certificate, cert-manager's Secret and the kubeconfig Secret: all carry the owner label.
+// lifecycle is the Kubeconfig's finalizer, status and deletion. Deletion first removes the
+// bindings of spec.authorization from kcp (release), then the Certificate, cert-manager's
+// Secret and the kubeconfig Secret: all carry the owner label.
 func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus] {
 	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
 	return controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
@@ -47,21 +61,24 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconf
 			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions,
 				OwnPhase: func() string { return string(s.Phase) }}
 		},
-		Host: c.host, Recorder: c.recorder,
+		Release: c.release,
+		Host:    c.host, Recorder: c.recorder,
 	}
 }
 
-// reconcile realizes a Kubeconfig once its target exists, and observes the result.
-func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+// reconcile realizes a Kubeconfig once its target exists, in the host cluster and then in
+// kcp, and observes the result. It returns the failure in kcp apart (inKcp): that one is
+// reported in the status and retried, and fails nothing of the host's.
+func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) (inKcp, err error) {
 	kind, name := kubeconfig.TargetRef(kc)
 	status.TargetName = kind + "/" + name
 	r, err := c.resolve(kc)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if r.reason != "" {
 		c.targetMissing(kc, status, r.reason, r.message)
-		return nil
+		return c.authorize(ctx, kc, status, nil), nil
 	}
 	k := kubeconfig.Kubeconfig{Kubeconfig: kc, Target: r.target}
 	status.TargetName = k.Target.String()
@@ -72,11 +89,12 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	wrote, out, err := c.realize(ctx, k, cert)
 	c.lifecycle().Applied(kc, wrote, err)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	inKcp = c.authorize(ctx, kc, status, r.rootShard)
 	if out.reason == ReasonSecretConflict {
 		c.failed(kc, status, out.reason, out.message)
-		return nil
+		return inKcp, nil
 	}
 	controller.SetCertificatesReady(&status.Conditions, kc.Generation, 1,
 		c.host.PendingCertificates([]*cmapply.CertificateApplyConfiguration{cert}))
@@ -89,7 +107,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 			out.reason, out.message)
 	}
 	status.Phase = phase(status.Conditions)
-	return nil
+	return inKcp, nil
 }
 
 // outcome is what realize got to: the kubeconfig Secret written, with the expiry of the

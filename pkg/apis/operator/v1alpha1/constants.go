@@ -36,3 +36,10 @@ const (
 // lets it go without undoing what it made in kcp (its Shard object, its bindings): for an
 // admin whose kcp is gone for good. Without it, deletion waits until kcp answers.
 const AnnotationSkipKcpCleanup = "operator.kcp.io/skip-kcp-cleanup"
+
+// ConditionAuthorizationProvisioned is whether the ClusterRoleBindings of a Kubeconfig's
+// spec.authorization are in place in kcp. It is present only while spec.authorization is
+// set or its bindings are being removed; its reasons are the Kubeconfig controller's
+// (ReasonProvisioned and the others in pkg/controller/kubeconfig). It says nothing about
+// the host cluster: Synced does.
+const ConditionAuthorizationProvisioned = "AuthorizationProvisioned"

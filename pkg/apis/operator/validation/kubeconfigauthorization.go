@@ -10,17 +10,11 @@ import (
 // defaultTargetWorkspace is what defaulting sets an empty targetWorkspace to.
 const defaultTargetWorkspace = "root"
 
-// unrealizedKubeconfigAuthorization says why spec.authorization is refused for now.
-const unrealizedKubeconfigAuthorization = "is realized once the server provisions RBAC inside kcp, which it does not do yet: " +
-	"remove it and bind the ClusterRoles in kcp to the kubeconfig's username or groups yourself"
-
 // validateKubeconfigAuthorization checks kcp-operator's ClusterRoleBindings of a Kubeconfig's
 // identity: at least one ClusterRole, each a name RBAC accepts, none twice (each is one
 // binding), and the deprecated cluster only where it does not contradict targetWorkspace.
-// Whether the author may bind them is the registry's check, not validation's. Then it refuses
-// them: the controller that writes the bindings into kcp does not exist yet, and a field the
-// server accepts and ignores would be a lie. The shape is checked first, so that what is
-// refused for that reason alone is accepted as it is once the server binds them.
+// Whether the author may bind them is the registry's check, not validation's; the Kubeconfig
+// controller writes the bindings into kcp.
 func validateKubeconfigAuthorization(authz *operator.KubeconfigAuthorization, targetWorkspace string, fldPath *field.Path) field.ErrorList {
 	if authz == nil {
 		return nil
@@ -48,7 +42,7 @@ func validateKubeconfigAuthorization(authz *operator.KubeconfigAuthorization, ta
 				"may not be set together with spec.targetWorkspace: use spec.targetWorkspace only"))
 		}
 	}
-	return append(allErrs, field.Forbidden(fldPath, unrealizedKubeconfigAuthorization))
+	return allErrs
 }
 
 // validateKubeconfigAuthorizationStatus checks where a Kubeconfig's bindings are said to be:
