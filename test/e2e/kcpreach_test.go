@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -15,6 +21,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestServerReachesKcpByPortForward proves the path the controllers take into kcp from a
@@ -75,4 +82,131 @@ func TestServerReachesKcpByPortForward(t *testing.T) {
 		return err != nil && !apierrors.IsForbidden(err)
 	}, time.Minute, time.Second)
 	t.Logf("with no forward: %v", err)
+}
+
+// startDoubleFor starts a kcp double serving the RootShard root of ns (and whatever else
+// ServeAs adds) and makes the namespace's kcp pods lead to it.
+func startDoubleFor(t *testing.T, ns string) (*framework.KcpDouble, *kubernetes.Clientset) {
+	t.Helper()
+	double, err := stack.StartKcpDouble(t.Context(), rootShardPKI(t, ns, "root"))
+	require.NoError(t, err)
+	t.Cleanup(double.Stop)
+	unforward, err := double.ForwardPods(t.Context(), ns)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unforward(context.Background()) })
+	admin, err := kubernetes.NewForConfig(double.AdminConfig())
+	require.NoError(t, err)
+	return double, admin
+}
+
+// kubeconfigClient is a client of the double as the credential in the Kubeconfig's Secret,
+// once that credential carries group (empty: any).
+func kubeconfigClient(t *testing.T, double *framework.KcpDouble, ns, secret, group string) *kubernetes.Clientset {
+	t.Helper()
+	var data []byte
+	require.Eventually(t, func() bool {
+		data = decodeSecret(t, ns, secret, "kubeconfig")
+		if group == "" {
+			return len(data) > 0
+		}
+		cfg, err := clientcmd.Load(data)
+		if err != nil {
+			return false
+		}
+		for _, user := range cfg.AuthInfos {
+			block, _ := pem.Decode(user.ClientCertificateData)
+			if block == nil {
+				return false
+			}
+			cert, err := x509.ParseCertificate(block.Bytes)
+			return err == nil && slices.Contains(cert.Subject.Organization, group)
+		}
+		return false
+	}, 2*time.Minute, time.Second, "the Kubeconfig's credential carries %q", group)
+	cfg, err := double.WorkspaceConfigFor("root", data)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	return client
+}
+
+// allowed waits until what try does is allowed (want) or forbidden (!want): kube-apiserver's
+// RBAC follows bindings through an informer.
+func allowed(t *testing.T, want bool, what string, try func() error) {
+	t.Helper()
+	var err error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		if err = try(); (want && err == nil) || (!want && apierrors.IsForbidden(err)) {
+			return
+		}
+	}
+	t.Fatalf("%s: want allowed=%v, last error %v", what, want, err)
+}
+
+// TestKubeconfigAuthorizationInKcp: a Kubeconfig's spec.authorization binds its ClusterRoles
+// in kcp (the double's real RBAC) to the group kubeconfig:<name> its certificate carries:
+// the credential can do what the roles grant and only that, a removed role is revoked, and
+// deleting the Kubeconfig removes the bindings.
+func TestKubeconfigAuthorizationInKcp(t *testing.T) {
+	ns := namespace(t, "kubeconfig-authz")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "Available")
+	double, admin := startDoubleFor(t, ns)
+	for name, rule := range map[string]rbacv1.PolicyRule{
+		"namespace-reader": {APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},
+		"shard-reader":     {APIGroups: []string{"core.kcp.io"}, Resources: []string{"shards"}, Verbs: []string{"get", "list"}},
+	} {
+		_, err := admin.RbacV1().ClusterRoles().Create(t.Context(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	listNamespaces := func(c *kubernetes.Clientset) func() error {
+		return func() error { _, err := c.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{}); return err }
+	}
+	listShards := func(c *kubernetes.Clientset) func() error {
+		return func() error {
+			return c.CoreV1().RESTClient().Get().AbsPath("/apis/core.kcp.io/v1alpha1/shards").Do(t.Context()).Error()
+		}
+	}
+	listConfigMaps := func(c *kubernetes.Clientset) func() error {
+		return func() error { _, err := c.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); return err }
+	}
+	bindings := func() []string {
+		list, err := admin.RbacV1().ClusterRoleBindings().List(t.Context(), metav1.ListOptions{LabelSelector: "operator.kcp.io/kubeconfig-namespace=" + ns})
+		require.NoError(t, err)
+		var names []string
+		for _, b := range list.Items {
+			names = append(names, b.RoleRef.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+
+	// Without authorization, kcp knows the identity and grants it nothing.
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, kubeconfigManifest("team-b", "bob")))
+	bob := kubeconfigClient(t, double, ns, "team-b-kubeconfig", "")
+	allowed(t, false, "listing namespaces before any binding", listNamespaces(bob))
+
+	withRoles := func(roles ...string) string {
+		return kubeconfigManifest("team-b", "bob") + "  authorization:\n    clusterRoleBindings:\n      clusterRoles: [" + strings.Join(roles, ", ") + "]\n"
+	}
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, withRoles("namespace-reader", "shard-reader")))
+	waitFor(t, ns, "kubeconfig/team-b", operatorv1alpha1.ConditionAuthorizationProvisioned)
+	assert.Equal(t, "root", kubectl(t, "get", "kubeconfig", "team-b", "-n", ns, "-o", "jsonpath={.status.authorization.provisionedCluster}"))
+	assert.Equal(t, []string{"namespace-reader", "shard-reader"}, bindings())
+	bob = kubeconfigClient(t, double, ns, "team-b-kubeconfig", "kubeconfig:team-b")
+	allowed(t, true, "listing namespaces (namespace-reader)", listNamespaces(bob))
+	allowed(t, true, "listing kcp's shards (shard-reader)", listShards(bob))
+	allowed(t, false, "listing configmaps, which no role grants", listConfigMaps(bob))
+
+	// Removing a role revokes what it granted, and only that.
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, withRoles("shard-reader")))
+	require.Eventually(t, func() bool { return slices.Equal(bindings(), []string{"shard-reader"}) }, time.Minute, time.Second)
+	allowed(t, false, "listing namespaces once namespace-reader is removed", listNamespaces(bob))
+	allowed(t, true, "listing kcp's shards (shard-reader)", listShards(bob))
+
+	// Deleting the Kubeconfig removes its bindings before it goes.
+	kubectl(t, "delete", "kubeconfig", "team-b", "-n", ns, "--timeout=2m")
+	assert.Empty(t, bindings())
+	allowed(t, false, "listing kcp's shards once the Kubeconfig is gone", listShards(bob))
 }

@@ -34,10 +34,10 @@ func (s *Stack) ServingArgs(port int) []string {
 // DelegationArgs make a server authenticate, authorize and reach the host cluster with
 // kubeconfig, as a pod does with its ServiceAccount, and reach the kcp it realizes as a
 // server outside the host cluster does: by port-forward through kube-apiserver (kwok
-// forwards the pods' ports, see ForwardPods), asking kcp for its readiness every 2 s.
+// forwards the pods' ports, see ForwardPods), asking kcp for its readiness every 5 s.
 func (s *Stack) DelegationArgs(kubeconfig string) []string {
 	return []string{"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--kubeconfig=" + kubeconfig,
-		"--kcp-dialer=port-forward", "--kcp-health-interval=2s"}
+		"--kcp-dialer=port-forward", "--kcp-health-interval=5s"}
 }
 
 // FreePort is an unused loopback port.
