@@ -52,6 +52,9 @@ type Host struct {
 	// Kcp reaches the kcp servers the setups run, as the server's own identity; nil when the
 	// controllers do not talk to kcp (unit tests of host-side work).
 	Kcp Kcp
+	// KcpHealth polls those kcp servers for the KcpReady condition; nil when they are not
+	// polled (no KcpReady condition).
+	KcpHealth *KcpHealth
 }
 
 // Kcp builds clients for the kcp servers of RootShards and Shards (kcpclient.Clients). A

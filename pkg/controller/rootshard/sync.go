@@ -6,9 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -71,6 +73,11 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	if vwReason != "" {
 		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
 	}
+	// After the host side, which kcp's answer never holds up.
+	l.ObserveKcp(ctx, rs, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
+		func(ctx context.Context) controller.KcpResult {
+			return controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, "") })
+		})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -35,7 +36,8 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Shard, o
 		UpdateStatus: func(ctx context.Context, s *operatorv1alpha1.Shard) (*operatorv1alpha1.Shard, error) {
 			return c.client.OperatorV1alpha1().Shards(s.Namespace).UpdateStatus(ctx, s, opts)
 		},
-		Status: func(s *operatorv1alpha1.Shard) *operatorv1alpha1.ShardStatus { return &s.Status },
+		Status:  func(s *operatorv1alpha1.Shard) *operatorv1alpha1.ShardStatus { return &s.Status },
+		Release: c.deregister,
 		Common: func(s *operatorv1alpha1.ShardStatus) controller.Common {
 			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
 		},
@@ -50,6 +52,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	if apierrors.IsNotFound(err) {
 		// Kubernetes is eventually consistent: the RootShard may come later.
 		l.RootShardMissing(s, status, rootShardName(s))
+		l.ObserveKcp(ctx, s, status, c.loop, false, nil)
 		return nil
 	}
 	if err != nil {
@@ -78,6 +81,9 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	}
 	certs := shard.Certificates(s, rs)
 	l.Observe(s, status, len(certs), c.host.PendingCertificates(certs), k.DeploymentName())
+	// After the host side, which kcp's answer never holds up.
+	l.ObserveKcp(ctx, s, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
+		c.kcpReady(s, rs))
 	return nil
 }
 

@@ -43,3 +43,39 @@ const AnnotationSkipKcpCleanup = "operator.kcp.io/skip-kcp-cleanup"
 // (ReasonProvisioned and the others in pkg/controller/kubeconfig). It says nothing about
 // the host cluster: Synced does.
 const ConditionAuthorizationProvisioned = "AuthorizationProvisioned"
+
+// ConditionKcpReady is whether the component's kcp itself answers ready: its /readyz
+// answers 200 and, for a Shard, kcp's Shard object of the same name exists in the root
+// workspace. It is polled while the Deployment is Available; Available stays the
+// Deployment's.
+const ConditionKcpReady = "KcpReady"
+
+// ConditionDeregistered, on a Shard being deleted, is whether kcp's Shard object of the same
+// name is gone from the root workspace. While it is False the Shard stays in Deleting and
+// its workloads stay up.
+const ConditionDeregistered = "Deregistered"
+
+// The reasons of the KcpReady and Deregistered conditions. They are part of the API: keep
+// them stable.
+const (
+	// ReasonKcpReady is KcpReady=True: /readyz answered 200 (and the Shard is registered).
+	ReasonKcpReady = "Ready"
+	// ReasonKcpNotReady: /readyz answered another status; the message has its failing checks.
+	ReasonKcpNotReady = "NotReady"
+	// ReasonKcpUnreachable: kcp did not answer (no connection, a timeout) or answered 5xx.
+	ReasonKcpUnreachable = "KcpUnreachable"
+	// ReasonKcpRefused: kcp refused the server's identity (401 or 403).
+	ReasonKcpRefused = "KcpRefused"
+	// ReasonWaitingForCredentials: the server's own identity toward kcp, or the CA that
+	// verifies kcp, is not issued yet.
+	ReasonWaitingForCredentials = "WaitingForCredentials"
+	// ReasonShardNotRegistered: kcp's root workspace has no Shard object of the Shard's name,
+	// or one that routes elsewhere.
+	ReasonShardNotRegistered = "ShardNotRegistered"
+	// ReasonWaitingForDeployment: kcp is not asked while the Deployment is not Available.
+	ReasonWaitingForDeployment = "WaitingForDeployment"
+	// ReasonKcpChecking: the Deployment is Available and kcp is being asked for the first time.
+	ReasonKcpChecking = "Checking"
+	// ReasonDeregistered is Deregistered=True: kcp's Shard object is deleted, or was not there.
+	ReasonDeregistered = "Deregistered"
+)

@@ -1,0 +1,185 @@
+package controller
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
+)
+
+// KcpShards is kcp's Shard API, served in its root workspace: one cluster-scoped object per
+// shard, named as the shard (--shard-name), which front proxies route by.
+var KcpShards = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
+
+// KcpRootWorkspace is the workspace kcp's Shard objects live in.
+const KcpRootWorkspace = "root"
+
+// KcpResult is what kcp answered to a check: the KcpReady condition it makes.
+type KcpResult struct {
+	Status  metav1.ConditionStatus
+	Reason  string
+	Message string
+}
+
+// maxKcpMessage bounds a condition's message made of what kcp answered.
+const maxKcpMessage = 512
+
+// KcpConfig returns a client config for a kcp server, or the error that keeps the server
+// from building one (a *kcpclient.NotReadyError while its credentials are not issued).
+type KcpConfig func() (*rest.Config, error)
+
+// KcpFailure is the reason and message of a failed request to kcp, what is the request in
+// words ("asking kcp's /readyz").
+func KcpFailure(what string, err error) KcpResult {
+	var notReady *kcpclient.NotReadyError
+	switch {
+	case errors.As(err, &notReady):
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForCredentials,
+			truncate(fmt.Sprintf("%s: waiting for the server's credentials toward kcp: %v", what, err))}
+	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
+			truncate(fmt.Sprintf("%s: kcp refused the server's identity: %v", what, err))}
+	}
+	// Everything else, a dial error, a timeout, a 5xx or a throttled request, passes with time.
+	return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpUnreachable,
+		truncate(fmt.Sprintf("%s: kcp cannot be reached: %v", what, err))}
+}
+
+// KcpReadyz asks a kcp server's /readyz: Ready on 200, NotReady with its failing checks on
+// any other status, or why it could not be asked.
+func KcpReadyz(ctx context.Context, config KcpConfig) KcpResult {
+	const what = "asking kcp's /readyz"
+	cfg, err := config()
+	if err != nil {
+		return KcpFailure(what, err)
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return KcpFailure(what, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/readyz", nil)
+	if err != nil {
+		return KcpFailure(what, err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return KcpFailure(what, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return KcpResult{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady, "kcp's /readyz answers 200"}
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
+			fmt.Sprintf("%s: kcp refused the server's identity (%d)", what, resp.StatusCode)}
+	}
+	return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpNotReady,
+		truncate(fmt.Sprintf("kcp's /readyz answered %d: %s", resp.StatusCode, readyzSummary(resp.Body)))}
+}
+
+// readyzSummary is what a failing /readyz says: its failing checks ("[-]etcd failed: …"),
+// which are what an admin needs, else its first lines.
+func readyzSummary(body io.Reader) string {
+	var failing, first []string
+	scanner := bufio.NewScanner(io.LimitReader(body, 16<<10))
+	for scanner.Scan() {
+		line := strings.TrimSpace(scanner.Text())
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "[-]") {
+			failing = append(failing, line)
+		}
+		if len(first) < 5 {
+			first = append(first, line)
+		}
+	}
+	lines := first
+	if len(failing) > 0 {
+		lines = failing
+	}
+	if len(lines) == 0 {
+		return "(no body)"
+	}
+	return strings.Join(lines, "; ")
+}
+
+// KcpShardRegistered checks kcp's Shard object name in the root workspace: it must exist,
+// not be being deleted, and route to baseURL, the address the shard registers itself with
+// (--shard-base-url), else front proxies send its workspaces elsewhere.
+func KcpShardRegistered(ctx context.Context, root KcpConfig, name, baseURL string) KcpResult {
+	what := fmt.Sprintf("reading kcp's Shard %q in the root workspace", name)
+	shards, err := kcpShards(root)
+	if err != nil {
+		return KcpFailure(what, err)
+	}
+	got, err := shards.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+			fmt.Sprintf("kcp's root workspace has no Shard %q: the shard has not registered itself", name)}
+	case err != nil:
+		return KcpFailure(what, err)
+	case got.GetDeletionTimestamp() != nil:
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+			fmt.Sprintf("kcp's Shard %q in the root workspace is being deleted", name)}
+	}
+	if url, _, _ := unstructured.NestedString(got.Object, "spec", "baseURL"); url != baseURL {
+		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+			truncate(fmt.Sprintf("kcp's Shard %q in the root workspace routes to %q, not to this shard's %q", name, url, baseURL))}
+	}
+	return KcpResult{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady,
+		fmt.Sprintf("kcp's /readyz answers 200 and its Shard %q is registered in the root workspace", name)}
+}
+
+// DeleteKcpShard deletes kcp's Shard object name from the root workspace; that it was not
+// there is no error.
+func DeleteKcpShard(ctx context.Context, root KcpConfig, name string) error {
+	shards, err := kcpShards(root)
+	if err != nil {
+		return err
+	}
+	if err := shards.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// kcpShards is a client of kcp's Shard API in the workspace root points at.
+func kcpShards(root KcpConfig) (dynamic.ResourceInterface, error) {
+	cfg, err := root()
+	if err != nil {
+		return nil, err
+	}
+	client, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return client.Resource(KcpShards), nil
+}
+
+// truncate bounds a message made of what kcp answered, on a character boundary.
+func truncate(msg string) string {
+	if len(msg) <= maxKcpMessage {
+		return msg
+	}
+	cut := maxKcpMessage - 3
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + "..."
+}
