@@ -1,0 +1,180 @@
+package shard
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+)
+
+const kcpShardPath = "/rootshards/root/clusters/root/apis/core.kcp.io/v1alpha1/shards/shard-1"
+
+// deleteShard marks shard-1 as being deleted, and changes it first.
+func (k *kcpFixture) deleteShard(t *testing.T, change func(s *operatorv1alpha1.Shard)) {
+	s, err := k.c.shards.Shards("team-a").Get("shard-1")
+	require.NoError(t, err)
+	s = s.DeepCopy()
+	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	if change != nil {
+		change(s)
+	}
+	require.NoError(t, k.shards.Update(s))
+}
+
+// hostDeletes are the deletions made in the host cluster so far.
+func (k *kcpFixture) hostDeletes() []string {
+	return slices.DeleteFunc(k.host.Writes(), func(w string) bool { return !strings.HasPrefix(w, "delete") })
+}
+
+// finalizerRemoved says whether the last write to the Shard let it go.
+func (k *kcpFixture) finalizerRemoved(t *testing.T) bool {
+	s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	return !slices.Contains(s.Finalizers, Finalizer)
+}
+
+// TestDeletedShardIsDeregisteredBeforeItsWorkloads: kcp's Shard object goes first, while the
+// shard's workloads are all still there; then they go, then the Shard.
+func TestDeletedShardIsDeregisteredBeforeItsWorkloads(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	var deletedAtDeregistration []string
+	k.kcp.Set(func(kcp *controllertest.Kcp) {
+		kcp.OnRequest = func(r *http.Request) {
+			if r.Method == http.MethodDelete {
+				deletedAtDeregistration = k.hostDeletes()
+			}
+		}
+	})
+	k.deleteShard(t, nil)
+
+	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	assert.Equal(t, []string{"DELETE " + kcpShardPath}, k.kcp.Requests())
+	assert.NotContains(t, k.kcp.Shards, "shard-1")
+	assert.Empty(t, deletedAtDeregistration, "nothing of the host is deleted before kcp's Shard")
+	assert.Contains(t, k.hostDeletes(), "delete-collection deployments/", "then the workloads go")
+	assert.True(t, k.finalizerRemoved(t))
+	assert.Contains(t, k.drainEvents(), `Normal Deregistered kcp's Shard "shard-1" is not in the root workspace any more`)
+}
+
+// TestDeletedShardNotInKcpIsLetGo: a Shard kcp has no object of (it never registered, or an
+// earlier attempt deleted it) is deregistered already.
+func TestDeletedShardNotInKcpIsLetGo(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	delete(k.kcp.Shards, "shard-1")
+	k.deleteShard(t, nil)
+
+	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	assert.Equal(t, []string{"DELETE " + kcpShardPath}, k.kcp.Requests())
+	assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
+	assert.True(t, k.finalizerRemoved(t))
+}
+
+// TestDeletedShardWaitsForKcp: while kcp cannot take the deletion, the Shard stays in
+// Deleting with Deregistered=False and the reason, an Event says so, nothing of the host is
+// deleted, and the key is retried (an error, for the queue's backoff); once kcp is back, the
+// Shard is deregistered and let go.
+func TestDeletedShardWaitsForKcp(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		kcp    func(k *controllertest.Kcp)
+		reason string
+		says   string
+	}{
+		{"unreachable", func(k *controllertest.Kcp) { k.Down = true }, "KcpUnreachable", "kcp cannot be reached"},
+		{"unavailable", func(k *controllertest.Kcp) { k.Status = http.StatusServiceUnavailable }, "KcpUnreachable", "kcp answers Service Unavailable"},
+		{"refused", func(k *controllertest.Kcp) { k.Status = http.StatusForbidden }, "KcpRefused", "kcp refused the server's identity"},
+		{"credentials not issued", func(k *controllertest.Kcp) { k.NoCredentials = true }, "WaitingForCredentials", "root-kcp-operator is not issued yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKcpFixture(t, time.Hour)
+			k.kcp.Set(tc.kcp)
+			k.deleteShard(t, nil)
+
+			for range 2 {
+				require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"), "retried with backoff")
+				s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+				require.NoError(t, err)
+				require.NoError(t, k.shards.Update(s))
+				assert.Equal(t, operatorv1alpha1.PhaseDeleting, s.Status.Phase)
+				c := condition(s, operatorv1alpha1.ConditionDeregistered)
+				assert.Equal(t, metav1.ConditionFalse, c.Status)
+				assert.Equal(t, tc.reason, c.Reason)
+				assert.Contains(t, c.Message, tc.says)
+				assert.Contains(t, c.Message, operatorv1alpha1.AnnotationSkipKcpCleanup, "says how to let it go")
+				assert.Empty(t, k.hostDeletes(), "nothing of the host is deleted while kcp's Shard may remain")
+				assert.False(t, k.finalizerRemoved(t))
+			}
+			events := k.drainEvents()
+			require.Len(t, events, 1, "one Event, not one per retry: %v", events)
+			assert.True(t, strings.HasPrefix(events[0], "Warning DeregistrationFailed"), events[0])
+
+			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.Status, kcp.NoCredentials = false, 0, false })
+			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			assert.NotContains(t, k.kcp.Shards, "shard-1")
+			assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
+			assert.True(t, k.finalizerRemoved(t))
+		})
+	}
+}
+
+// TestDeletedShardLetGoWithoutKcp: the annotation, a RootShard that does not exist, and a
+// RootShard being deleted whose kcp is gone let the Shard go without kcp, each with an
+// Event that says which Shard object may remain.
+func TestDeletedShardLetGoWithoutKcp(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, k *kcpFixture)
+		event string
+	}{
+		{"annotation", func(t *testing.T, k *kcpFixture) {
+			k.deleteShard(t, func(s *operatorv1alpha1.Shard) {
+				s.Annotations = map[string]string{operatorv1alpha1.AnnotationSkipKcpCleanup: "true"}
+			})
+		}, "the Shard has the annotation " + operatorv1alpha1.AnnotationSkipKcpCleanup},
+		{"RootShard missing", func(t *testing.T, k *kcpFixture) {
+			require.NoError(t, k.rootShards.Delete(k.rootShard(t)))
+			k.deleteShard(t, nil)
+		}, `the RootShard "root" does not exist`},
+		{"RootShard being deleted, its kcp gone", func(t *testing.T, k *kcpFixture) {
+			rs := k.rootShard(t).DeepCopy()
+			rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+			require.NoError(t, k.rootShards.Update(rs))
+			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
+			k.deleteShard(t, nil)
+		}, `the RootShard "root" is being deleted, and deleting kcp's Shard "shard-1" from the root workspace: kcp cannot be reached`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKcpFixture(t, time.Hour)
+			tc.setup(t, k)
+			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
+			assert.True(t, k.finalizerRemoved(t))
+			assert.Contains(t, k.kcp.Shards, "shard-1", "left in kcp")
+			events := k.drainEvents()
+			assert.True(t, slices.ContainsFunc(events, func(e string) bool {
+				return strings.HasPrefix(e, "Warning DeregistrationSkipped") && strings.Contains(e, tc.event)
+			}), "events: %v", events)
+		})
+	}
+}
+
+// TestDeletedShardOfADeletingRootShardIsDeregisteredWhileItsKcpAnswers: a RootShard being
+// deleted whose kcp still answers takes the deletion.
+func TestDeletedShardOfADeletingRootShardIsDeregisteredWhileItsKcpAnswers(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	rs := k.rootShard(t).DeepCopy()
+	rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	require.NoError(t, k.rootShards.Update(rs))
+	k.deleteShard(t, nil)
+	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	assert.NotContains(t, k.kcp.Shards, "shard-1")
+	assert.True(t, k.finalizerRemoved(t))
+}
