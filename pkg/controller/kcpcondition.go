@@ -54,12 +54,15 @@ func (l Lifecycle[T, S]) ObserveKcp(ctx context.Context, obj T, status *S, loop 
 
 // setKcpReady sets KcpReady to r, and says so in an Event when kcp's answer changed it.
 func (l Lifecycle[T, S]) setKcpReady(obj T, status *S, r KcpResult) {
-	l.SetCondition(obj, status, operatorv1alpha1.ConditionKcpReady, r.Status, r.Reason, r.Message)
-	if r.Reason == operatorv1alpha1.ReasonWaitingForDeployment || r.Reason == operatorv1alpha1.ReasonKcpChecking {
-		return
-	}
 	before := meta.FindStatusCondition(*l.Common(l.Status(obj)).Conditions, operatorv1alpha1.ConditionKcpReady)
-	if before != nil && before.Status == r.Status && before.Reason == r.Reason {
+	same := before != nil && before.Status == r.Status && before.Reason == r.Reason
+	if same && r.Reason == operatorv1alpha1.ReasonKcpUnreachable {
+		// A transport error's text varies from one attempt to the next (a timeout's wording,
+		// a local port): the first one stands until kcp answers, lest each poll write.
+		r.Message = before.Message
+	}
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionKcpReady, r.Status, r.Reason, r.Message)
+	if same || r.Reason == operatorv1alpha1.ReasonWaitingForDeployment || r.Reason == operatorv1alpha1.ReasonKcpChecking {
 		return
 	}
 	if r.Status == metav1.ConditionTrue {

@@ -165,9 +165,23 @@ func TestShardKcpReadyFollowsKcp(t *testing.T) {
 	k.kcp.Set(func(k *controllertest.Kcp) { k.Down = true })
 	time.Sleep(60 * time.Millisecond)
 	s = k.check(t)
-	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, condition(s, operatorv1alpha1.ConditionKcpReady).Reason)
+	unreachable := condition(s, operatorv1alpha1.ConditionKcpReady)
+	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, unreachable.Reason)
 
-	k.kcp.Set(func(k *controllertest.Kcp) { k.Down = false })
+	// Still unreachable, another way (a timeout instead of a closed connection): the
+	// condition stands as it was, with no write.
+	k.health.Timeout = 20 * time.Millisecond
+	release := make(chan struct{})
+	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.OnRequest = false, func(*http.Request) { <-release } })
+	k.host.Reset()
+	k.ours.ClearActions()
+	time.Sleep(60 * time.Millisecond)
+	s = k.check(t)
+	close(release)
+	assert.Equal(t, unreachable, condition(s, operatorv1alpha1.ConditionKcpReady))
+	assert.Empty(t, k.host.Writes(k.ours.Actions()), "no status write while kcp stays unreachable")
+
+	k.kcp.Set(func(k *controllertest.Kcp) { k.OnRequest = nil })
 	time.Sleep(60 * time.Millisecond)
 	s = k.check(t)
 	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionKcpReady).Status)
