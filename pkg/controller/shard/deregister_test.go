@@ -98,8 +98,12 @@ func TestDeletedShardWaitsForKcp(t *testing.T) {
 			k.kcp.Set(tc.kcp)
 			k.deleteShard(t, nil)
 
-			for range 2 {
+			for i := range 2 {
+				k.ours.ClearActions()
 				require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"), "retried with backoff")
+				if i > 0 {
+					assert.Empty(t, k.host.Writes(k.ours.Actions()), "the same failure again writes nothing, which would requeue past the backoff")
+				}
 				s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 				require.NoError(t, err)
 				require.NoError(t, k.shards.Update(s))
@@ -177,4 +181,26 @@ func TestDeletedShardOfADeletingRootShardIsDeregisteredWhileItsKcpAnswers(t *tes
 	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
 	assert.NotContains(t, k.kcp.Shards, "shard-1")
 	assert.True(t, k.finalizerRemoved(t))
+}
+
+// TestDeregistrationFailingAnotherWayWritesNothing: kcp unreachable one way, then another
+// (no answer, then a 503): the condition keeps its first message, so that no status write
+// requeues the Shard past the queue's backoff.
+func TestDeregistrationFailingAnotherWayWritesNothing(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
+	k.deleteShard(t, nil)
+	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, k.shards.Update(s))
+	first := condition(s, operatorv1alpha1.ConditionDeregistered)
+
+	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.Status = false, http.StatusServiceUnavailable })
+	k.ours.ClearActions()
+	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	assert.Empty(t, k.host.Writes(k.ours.Actions()))
+	s, err = k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, first, condition(s, operatorv1alpha1.ConditionDeregistered))
 }

@@ -85,11 +85,15 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 
 // setDeregistered sets the Deregistered condition, and says so in an Event when it changed.
 func (c *Controller) setDeregistered(s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus, r controller.KcpResult) {
-	controller.SetCondition(&status.Conditions, s.Generation, operatorv1alpha1.ConditionDeregistered, r.Status, r.Reason, r.Message)
 	before := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionDeregistered)
-	if before != nil && before.Status == r.Status && before.Reason == r.Reason && before.Message == r.Message {
+	if before != nil && before.Status == r.Status && before.Reason == r.Reason {
+		// The same failure again: its first message stands, since a transport error's text
+		// varies between attempts and a status write would requeue the Shard at once, past
+		// the queue's backoff.
+		controller.SetCondition(&status.Conditions, s.Generation, operatorv1alpha1.ConditionDeregistered, r.Status, r.Reason, before.Message)
 		return
 	}
+	controller.SetCondition(&status.Conditions, s.Generation, operatorv1alpha1.ConditionDeregistered, r.Status, r.Reason, r.Message)
 	if r.Status == metav1.ConditionTrue {
 		c.recorder.Event(s, corev1.EventTypeNormal, "Deregistered", r.Message)
 		return
