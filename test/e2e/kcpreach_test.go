@@ -169,7 +169,10 @@ func TestKubeconfigAuthorizationInKcp(t *testing.T) {
 		}
 	}
 	listConfigMaps := func(c *kubernetes.Clientset) func() error {
-		return func() error { _, err := c.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); return err }
+		return func() error {
+			_, err := c.CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+			return err
+		}
 	}
 	bindings := func() []string {
 		list, err := admin.RbacV1().ClusterRoleBindings().List(t.Context(), metav1.ListOptions{LabelSelector: "operator.kcp.io/kubeconfig-namespace=" + ns})

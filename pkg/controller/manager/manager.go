@@ -66,7 +66,7 @@ type Config struct {
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
 // whether it still is.
-const DefaultKcpHealthInterval = 30 * time.Second
+const DefaultKcpHealthInterval = controller.DefaultKcpHealthInterval
 
 // Run runs the controllers until ctx is done: while leading, or always when leader election
 // is off.
@@ -169,6 +169,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return err
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
+	host.KcpHealth = controller.NewKcpHealth(cfg.KcpHealth)
 	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {
