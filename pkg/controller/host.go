@@ -33,6 +33,8 @@ type Host struct {
 	ConfigMaps   corev1listers.ConfigMapLister
 	// DisruptionBudgets is set by WithDisruptionBudgets.
 	DisruptionBudgets policyv1listers.PodDisruptionBudgetLister
+	// StatefulSets is set by WithStatefulSets.
+	StatefulSets appsv1listers.StatefulSetLister
 	// SecretMetadata caches the metadata of every Secret, the users' too, so that a change
 	// to a Secret a user names rolls the pods that mount it; nil in unit tests.
 	SecretMetadata cache.SharedIndexInformer
@@ -48,6 +50,8 @@ type Host struct {
 	DeploymentApplier  Applied[*appsv1ac.DeploymentApplyConfiguration]
 	// DisruptionBudgetApplier is set by WithDisruptionBudgets.
 	DisruptionBudgetApplier Applied[*policyv1ac.PodDisruptionBudgetApplyConfiguration]
+	// StatefulSetApplier is set by WithStatefulSets.
+	StatefulSetApplier Applied[*appsv1ac.StatefulSetApplyConfiguration]
 
 	// Kcp reaches the kcp servers the setups run, as the server's own identity; nil when the
 	// controllers do not talk to kcp (unit tests of host-side work).

@@ -134,6 +134,11 @@ func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) erro
 	if err := h.Kube.AppsV1().Deployments(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
 		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
 	}
+	// A managed etcd's pods go with its StatefulSet; its PersistentVolumeClaims stay (see
+	// DeleteVolumeClaims).
+	if err := h.Kube.AppsV1().StatefulSets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
+		return fmt.Errorf("deleting StatefulSets %s: %w", selector, err)
+	}
 	if err := h.Kube.PolicyV1().PodDisruptionBudgets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, opts); err != nil {
 		return fmt.Errorf("deleting PodDisruptionBudgets %s: %w", selector, err)
 	}

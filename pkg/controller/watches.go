@@ -29,6 +29,7 @@ const (
 	Services          HostResource = "services"
 	Deployments       HostResource = "deployments"
 	DisruptionBudgets HostResource = "poddisruptionbudgets"
+	StatefulSets      HostResource = "statefulsets"
 	// Certificates and Issuers are cert-manager's, watched once its API is served.
 	Certificates HostResource = "certificates"
 	Issuers      HostResource = "issuers"
@@ -47,6 +48,8 @@ func (i Informers) Informer(r HostResource) (informer cache.SharedIndexInformer,
 		return i.Kube.Apps().V1().Deployments().Informer(), false
 	case DisruptionBudgets:
 		return i.Kube.Policy().V1().PodDisruptionBudgets().Informer(), false
+	case StatefulSets:
+		return i.Kube.Apps().V1().StatefulSets().Informer(), false
 	case Certificates:
 		return i.CertManager.Certmanager().V1().Certificates().Informer(), true
 	case Issuers:

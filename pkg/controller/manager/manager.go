@@ -156,7 +156,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
 		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
 		kubeInformers.Core().V1().ConfigMaps().Lister()).
-		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister())
+		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
+		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
 	// cert-manager's informers start once its API is served, which it may never be.
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Host)
