@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,24 +11,67 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
+// healthCondition is a condition that Host.KcpHealth polls for: KcpReady from kcp, EtcdReady
+// from a managed etcd.
+type healthCondition struct {
+	// Type is the condition's type; the poller's keys are prefixed with it.
+	Type string
+	// Waiting is the condition while the component is not asked (its workload is not ready).
+	Waiting KcpResult
+	// NotAskedReasons are the other reasons the condition has while the component is not
+	// asked: a status with one of them is no answer to keep while the first check runs.
+	NotAskedReasons []string
+	// Checking is the condition while the first answer is awaited.
+	Checking KcpResult
+	// Unreachable is the reason whose message varies from one attempt to the next (a
+	// timeout's wording, a local port): the first one stands until the component answers,
+	// lest each poll write.
+	Unreachable string
+	// EventReason names an Event of a failure whose reason alone would not say of what.
+	EventReason func(reason string) string
+}
+
+var kcpReadyCondition = healthCondition{
+	Type: operatorv1alpha1.ConditionKcpReady,
+	Waiting: KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonWaitingForDeployment,
+		"kcp is asked once its Deployment is available"},
+	Checking:    KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonKcpChecking, "asking kcp whether it is ready"},
+	Unreachable: operatorv1alpha1.ReasonKcpUnreachable,
+	EventReason: func(reason string) string {
+		if reason == operatorv1alpha1.ReasonKcpNotReady {
+			return "KcpNotReady" // "NotReady" alone would not say of what, in a list of Events
+		}
+		return reason
+	},
+}
+
 // ObserveKcp sets obj's KcpReady condition from Host.KcpHealth, after the host-side
 // reconcile: kcp is asked only while the Deployment is available, at most once an interval,
 // in the background, and loop gets the key back when the next check is due or a check ended.
 // Nothing here fails the reconcile: what kcp answers is a condition, never an error, since
 // Synced is about the host's writes. An Event says when KcpReady changes.
 func (l Lifecycle[T, S]) ObserveKcp(ctx context.Context, obj T, status *S, loop *Loop, deploymentAvailable bool, probe func(context.Context) KcpResult) {
+	l.observeHealth(ctx, obj, status, loop, kcpReadyCondition, nil, deploymentAvailable, probe)
+}
+
+// observeHealth sets obj's condition c from Host.KcpHealth. Without asking, while ask is
+// false, it is notAsked, or c.Waiting when that is nil.
+func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, loop *Loop, c healthCondition, notAsked *KcpResult, ask bool, probe func(context.Context) KcpResult) {
 	h := l.Host.KcpHealth
 	if l.Host.Kcp == nil || h == nil {
 		return
 	}
 	queueKey := obj.GetNamespace() + "/" + obj.GetName()
-	key := l.Kind + "/" + queueKey
-	if !deploymentAvailable {
-		// The Deployment's events bring the key back once it is available; a result from
-		// before then would be stale.
+	key := c.Type + "/" + l.Kind + "/" + queueKey
+	if !ask {
+		// The workload's events bring the key back once it is ready; a result from before
+		// then would be stale.
 		h.Forget(key)
-		l.setKcpReady(obj, status, KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonWaitingForDeployment,
-			"kcp is asked once its Deployment is available"})
+		r := c.Waiting
+		if notAsked != nil {
+			r = *notAsked
+		}
+		l.setHealth(obj, status, c, r)
 		return
 	}
 	result, after := h.Observe(ctx, key, probe, func() {
@@ -39,39 +83,37 @@ func (l Lifecycle[T, S]) ObserveKcp(ctx context.Context, obj T, status *S, loop 
 		loop.Queue.AddAfter(queueKey, after)
 	}
 	if result != nil {
-		l.setKcpReady(obj, status, *result)
+		l.setHealth(obj, status, c, *result)
 		return
 	}
 	// The first check is running: what the status says stays until it ends, lest the
 	// condition flap through Checking on every restart of the server.
-	if current := meta.FindStatusCondition(*l.Common(status).Conditions, operatorv1alpha1.ConditionKcpReady); current != nil &&
-		current.Reason != operatorv1alpha1.ReasonWaitingForDeployment {
-		l.setKcpReady(obj, status, KcpResult{current.Status, current.Reason, current.Message})
+	if current := meta.FindStatusCondition(*l.Common(status).Conditions, c.Type); current != nil &&
+		current.Reason != c.Waiting.Reason && !slices.Contains(c.NotAskedReasons, current.Reason) {
+		l.setHealth(obj, status, c, KcpResult{current.Status, current.Reason, current.Message})
 		return
 	}
-	l.setKcpReady(obj, status, KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonKcpChecking, "asking kcp whether it is ready"})
+	l.setHealth(obj, status, c, c.Checking)
 }
 
-// setKcpReady sets KcpReady to r, and says so in an Event when kcp's answer changed it.
-func (l Lifecycle[T, S]) setKcpReady(obj T, status *S, r KcpResult) {
-	before := meta.FindStatusCondition(*l.Common(l.Status(obj)).Conditions, operatorv1alpha1.ConditionKcpReady)
+// setHealth sets condition c to r, and says so in an Event when an answer changed it.
+func (l Lifecycle[T, S]) setHealth(obj T, status *S, c healthCondition, r KcpResult) {
+	before := meta.FindStatusCondition(*l.Common(l.Status(obj)).Conditions, c.Type)
 	same := before != nil && before.Status == r.Status && before.Reason == r.Reason
-	if same && r.Reason == operatorv1alpha1.ReasonKcpUnreachable {
-		// A transport error's text varies from one attempt to the next (a timeout's wording,
-		// a local port): the first one stands until kcp answers, lest each poll write.
+	if same && r.Reason == c.Unreachable {
 		r.Message = before.Message
 	}
-	l.SetCondition(obj, status, operatorv1alpha1.ConditionKcpReady, r.Status, r.Reason, r.Message)
-	if same || r.Reason == operatorv1alpha1.ReasonWaitingForDeployment || r.Reason == operatorv1alpha1.ReasonKcpChecking {
+	l.SetCondition(obj, status, c.Type, r.Status, r.Reason, r.Message)
+	if same || r.Status == metav1.ConditionUnknown {
 		return
 	}
 	if r.Status == metav1.ConditionTrue {
-		l.Recorder.Event(obj, corev1.EventTypeNormal, "KcpReady", r.Message)
+		l.Recorder.Event(obj, corev1.EventTypeNormal, c.Type, r.Message)
 		return
 	}
 	reason := r.Reason
-	if reason == operatorv1alpha1.ReasonKcpNotReady {
-		reason = "KcpNotReady" // "NotReady" alone would not say of what, in a list of Events
+	if c.EventReason != nil {
+		reason = c.EventReason(reason)
 	}
 	l.Recorder.Event(obj, corev1.EventTypeWarning, reason, r.Message)
 }
