@@ -1,9 +1,12 @@
 package framework
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,4 +118,48 @@ func EtcdHealth(ctx context.Context, clientURL string, cfg *tls.Config) (string,
 		return string(body), errors.New("GET /health: " + resp.Status)
 	}
 	return string(body), nil
+}
+
+// EtcdGatewayGet reads key through etcd's gRPC gateway (POST /v3/kv/range, JSON with base64
+// keys) on a member's client URL: the gateway reaches the member's gRPC with the member's
+// own server certificate as its client certificate, so this fails when that certificate
+// cannot authenticate a client (no clientAuth usage, or no SAN for the loopback address the
+// gateway dials from).
+func EtcdGatewayGet(ctx context.Context, clientURL string, cfg *tls.Config, key string) (string, error) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	body, err := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(clientURL, "/")+"/v3/kv/range", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("POST /v3/kv/range: %s: %s", resp.Status, data)
+	}
+	var out struct {
+		Kvs []struct {
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return "", err
+	}
+	if len(out.Kvs) != 1 {
+		return "", fmt.Errorf("POST /v3/kv/range %s: %d values", key, len(out.Kvs))
+	}
+	value, err := base64.StdEncoding.DecodeString(out.Kvs[0].Value)
+	return string(value), err
 }
