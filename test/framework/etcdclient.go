@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,25 +98,8 @@ func EtcdMemberNames(ctx context.Context, endpoints []string, cfg *tls.Config) (
 // EtcdHealth asks a member's client URL for /health, etcd's own health endpoint, over
 // HTTPS with cfg, and returns its body when it answers 200.
 func EtcdHealth(ctx context.Context, clientURL string, cfg *tls.Config) (string, error) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(clientURL, "/")+"/health", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return string(body), errors.New("GET /health: " + resp.Status)
-	}
-	return string(body), nil
+	body, err := etcdHTTP(ctx, cfg, http.MethodGet, clientURL, "/health", nil)
+	return string(body), err
 }
 
 // EtcdGatewayGet reads key through etcd's gRPC gateway (POST /v3/kv/range, JSON with base64
@@ -126,28 +108,13 @@ func EtcdHealth(ctx context.Context, clientURL string, cfg *tls.Config) (string,
 // cannot authenticate a client (no clientAuth usage, or no SAN for the loopback address the
 // gateway dials from).
 func EtcdGatewayGet(ctx context.Context, clientURL string, cfg *tls.Config, key string) (string, error) {
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
-	defer client.CloseIdleConnections()
-	body, err := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
+	request, err := json.Marshal(map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))})
 	if err != nil {
 		return "", err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(clientURL, "/")+"/v3/kv/range", bytes.NewReader(body))
+	data, err := etcdHTTP(ctx, cfg, http.MethodPost, clientURL, "/v3/kv/range", request)
 	if err != nil {
 		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("POST /v3/kv/range: %s: %s", resp.Status, data)
 	}
 	var out struct {
 		Kvs []struct {
@@ -162,4 +129,31 @@ func EtcdGatewayGet(ctx context.Context, clientURL string, cfg *tls.Config, key 
 	}
 	value, err := base64.StdEncoding.DecodeString(out.Kvs[0].Value)
 	return string(value), err
+}
+
+// etcdHTTP sends a request to a member's client URL over HTTPS with cfg (JSON when it has a
+// body), and returns the body of the answer, with an error unless it is 200.
+func etcdHTTP(ctx context.Context, cfg *tls.Config, method, clientURL, path string, body []byte) ([]byte, error) {
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(clientURL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return data, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, data)
+	}
+	return data, nil
 }
