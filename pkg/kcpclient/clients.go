@@ -145,3 +145,25 @@ func (c *Clients) transport(ep Endpoint, tls rest.TLSClientConfig) (http.RoundTr
 	c.transports[key+"\x00"+sum] = rt
 	return rt, nil
 }
+
+// Etcd returns a client config for a managed etcd's client endpoint ep, authenticating with
+// the client certificate in clientSecret (kcp's own, issued by the etcd client CA) and
+// verifying etcd with its ca.crt: that CA issued the members' serving certificate too. Only
+// the controllers use it, to ask etcd's /health; the key never leaves the server.
+func (c *Clients) Etcd(ep Endpoint, clientSecret string) (*rest.Config, error) {
+	s, err := c.secret(ep.Namespace, clientSecret, corev1.TLSCertKey, corev1.TLSPrivateKeyKey, corev1.ServiceAccountRootCAKey)
+	if err != nil {
+		return nil, err
+	}
+	tls := rest.TLSClientConfig{
+		ServerName: ep.ServerName(),
+		CertData:   s.Data[corev1.TLSCertKey],
+		KeyData:    s.Data[corev1.TLSPrivateKeyKey],
+		CAData:     s.Data[corev1.ServiceAccountRootCAKey],
+	}
+	rt, err := c.transport(ep, tls)
+	if err != nil {
+		return nil, err
+	}
+	return &rest.Config{Host: ep.URL(), Transport: rt, Timeout: requestTimeout, UserAgent: "kcp-setups"}, nil
+}
