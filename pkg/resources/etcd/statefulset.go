@@ -143,8 +143,9 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 			WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
 }
 
-// volumeClaimTemplate is each member's data volume, labelled like the cluster so that the
-// owner label finds it.
+// volumeClaimTemplate is each member's data volume. The StatefulSet controller puts its
+// labels, with the owner label among them, on every claim, so that the owner's deletion
+// finds them.
 func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	size := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 	var class *string
@@ -160,7 +161,10 @@ func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConf
 	if class != nil {
 		spec.WithStorageClassName(*class)
 	}
-	return corev1ac.PersistentVolumeClaim(dataVolume, "").WithLabels(c.SelectorLabels()).WithSpec(spec)
+	// Not corev1ac.PersistentVolumeClaim, which sets a kind, an apiVersion and a namespace that
+	// a claim template has no use for.
+	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
+	return claim.WithName(dataVolume).WithLabels(c.Labels()).WithSpec(spec)
 }
 
 // probes check a member on its plain-HTTP metrics port, which serves etcd's /readyz and
