@@ -28,10 +28,15 @@ const (
 	FrontProxyClientCA    CA = "front-proxy-client"
 	RequestHeaderClientCA CA = "requestheader-client"
 	ServiceAccountCA      CA = "service-account"
+	// EtcdClientCA issues a managed etcd's server certificate and its clients' certificates:
+	// etcd checks its clients against the CA that it presents itself.
+	EtcdClientCA CA = "etcd-client"
+	// EtcdPeerCA issues the certificates a managed etcd's members present to one another.
+	EtcdPeerCA CA = "etcd-peer"
 )
 
 // IntermediateCAs are the CAs every RootShard has below its root CA, in a stable order.
-var IntermediateCAs = []CA{ServerCA, ClientCA, FrontProxyClientCA, RequestHeaderClientCA, ServiceAccountCA}
+var IntermediateCAs = []CA{ServerCA, ClientCA, FrontProxyClientCA, RequestHeaderClientCA, ServiceAccountCA, EtcdClientCA, EtcdPeerCA}
 
 // RootCATemplateKey is the certificateTemplates key of a RootShard's root CA.
 const RootCATemplateKey = "root-ca"
@@ -52,7 +57,9 @@ type Usage string
 const (
 	ServerAuth Usage = "server"
 	ClientAuth Usage = "client"
-	Signing    Usage = "signing"
+	// PeerAuth is both: an etcd member serves its peers and dials them with one certificate.
+	PeerAuth Usage = "peer"
+	Signing  Usage = "signing"
 )
 
 // KeyUsages are the X.509 key usages cert-manager puts into a certificate of the usage.
@@ -62,6 +69,8 @@ func (u Usage) KeyUsages() []cmv1.KeyUsage {
 		return []cmv1.KeyUsage{cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment, cmv1.UsageServerAuth}
 	case ClientAuth:
 		return []cmv1.KeyUsage{cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment, cmv1.UsageClientAuth}
+	case PeerAuth:
+		return []cmv1.KeyUsage{cmv1.UsageDigitalSignature, cmv1.UsageKeyEncipherment, cmv1.UsageServerAuth, cmv1.UsageClientAuth}
 	default:
 		return []cmv1.KeyUsage{cmv1.UsageDigitalSignature}
 	}
@@ -93,5 +102,6 @@ type Leaf struct {
 	CommonName   string
 	Organization []string
 	DNSNames     []string
+	IPAddresses  []string
 	Usage        Usage
 }

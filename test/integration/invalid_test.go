@@ -80,8 +80,11 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			o.Spec.ShardBaseURL = "http://insecure.example.com"
 			o.Spec.Replicas = ptr.To[int32](-1)
 		}), []string{"spec.etcd.endpoints[0]", "spec.shardBaseURL", "spec.replicas"}},
-		{"no etcd endpoints", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.Etcd.Endpoints = nil }),
-			[]string{"spec.etcd.endpoints"}},
+		{"etcd endpoints and managed", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.Etcd.Managed = &operatorv1alpha1.ManagedEtcd{} }),
+			[]string{"spec.etcd.managed"}},
+		{"managed etcd of two members", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.Etcd = operatorv1alpha1.EtcdConfig{Managed: &operatorv1alpha1.ManagedEtcd{Replicas: ptr.To[int32](2)}}
+		}), []string{"spec.etcd.managed.replicas"}},
 		{"both certificate sources", rootShard(func(o *operatorv1alpha1.RootShard) {
 			o.Spec.Certificates = &operatorv1alpha1.Certificates{
 				IssuerRef:   &operatorv1alpha1.ObjectReference{Name: "ca"},

@@ -2,6 +2,7 @@ package operator
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -39,12 +40,37 @@ type EmbeddedCacheConfiguration struct {
 
 // EtcdConfig configures the etcd cluster a component stores its data in.
 type EtcdConfig struct {
-	// Endpoints are the etcd client URLs, for example https://etcd-0.etcd:2379.
+	// Endpoints are the etcd client URLs of an etcd cluster run elsewhere. Exactly one of
+	// Endpoints and Managed is set.
 	Endpoints []string
-	// TLSConfig configures client TLS toward etcd.
+	// TLSConfig configures client TLS toward an etcd given by Endpoints.
 	TLSConfig *EtcdTLSConfig
 	// Prefix is the key prefix under which objects are stored. It must start with a slash.
 	Prefix string
+	// Managed runs an etcd cluster for the shard as a StatefulSet next to it.
+	Managed *ManagedEtcd
+}
+
+// ManagedEtcd is an etcd cluster the server runs for a shard.
+type ManagedEtcd struct {
+	// Replicas is the number of etcd members: 1, 3 or 5. Immutable for now.
+	Replicas *int32
+	// Storage is each member's persistent volume. Immutable.
+	Storage *EtcdStorage
+	// Image selects the etcd image.
+	Image *ImageSpec
+	// Resources are the etcd container's compute resources.
+	Resources *corev1.ResourceRequirements
+	// Template customizes the etcd StatefulSet and its pods.
+	Template *DeploymentTemplate
+}
+
+// EtcdStorage is the persistent volume of each etcd member.
+type EtcdStorage struct {
+	// Size is the requested size of each member's volume.
+	Size *resource.Quantity
+	// StorageClassName is the StorageClass of the volumes; the cluster's default when nil.
+	StorageClassName *string
 }
 
 // EtcdTLSConfig names the Secret with the client certificate for etcd.

@@ -74,6 +74,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.EmbeddedCacheConfigurationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdConfig"):
 		return &operatorv1alpha1.EtcdConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdStorage"):
+		return &operatorv1alpha1.EtcdStorageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdTLSConfig"):
 		return &operatorv1alpha1.EtcdTLSConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExternalConfig"):
@@ -106,6 +108,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.LocalDataKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoggingSpec"):
 		return &operatorv1alpha1.LoggingSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ManagedEtcd"):
+		return &operatorv1alpha1.ManagedEtcdApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MetadataTemplate"):
 		return &operatorv1alpha1.MetadataTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ObjectReference"):

@@ -57,6 +57,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
 		v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName():    schema_pkg_apis_operator_v1alpha1_EmbeddedCacheConfiguration(ref),
 		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
+		v1alpha1.EtcdStorage{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref),
 		v1alpha1.EtcdTLSConfig{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_EtcdTLSConfig(ref),
 		v1alpha1.ExternalConfig{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ExternalConfig(ref),
 		v1alpha1.FrontProxy{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_FrontProxy(ref),
@@ -78,6 +79,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.KubeconfigTarget{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref),
 		v1alpha1.LocalDataKeyReference{}.OpenAPIModelName():         schema_pkg_apis_operator_v1alpha1_LocalDataKeyReference(ref),
 		v1alpha1.LoggingSpec{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref),
+		v1alpha1.ManagedEtcd{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref),
 		v1alpha1.MetadataTemplate{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref),
 		v1alpha1.OIDCConfiguration{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref),
 		v1alpha1.ObjectReference{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ObjectReference(ref),
@@ -1426,7 +1428,7 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 					},
 					"etcd": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Description: "Etcd is the etcd cluster the shard stores its data in. Defaults to a managed etcd.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
@@ -1468,7 +1470,6 @@ func schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref common.ReferenceCallb
 						},
 					},
 				},
-				Required: []string{"etcd"},
 			},
 		},
 		Dependencies: []string{
@@ -1681,7 +1682,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "Endpoints are the etcd client URLs, for example https://etcd-0.etcd:2379.",
+							Description: "Endpoints are the etcd client URLs of an etcd cluster run elsewhere, for example https://etcd-0.etcd:2379. Exactly one of endpoints and managed is set.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -1695,7 +1696,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 					},
 					"tlsConfig": {
 						SchemaProps: spec.SchemaProps{
-							Description: "TLSConfig configures client TLS toward etcd.",
+							Description: "TLSConfig configures client TLS toward an etcd given by endpoints.",
 							Ref:         ref(v1alpha1.EtcdTLSConfig{}.OpenAPIModelName()),
 						},
 					},
@@ -1706,12 +1707,45 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 							Format:      "",
 						},
 					},
+					"managed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Managed runs an etcd cluster for the shard as a StatefulSet next to it, with certificates from the RootShard's etcd CAs. It is the default when endpoints is empty.",
+							Ref:         ref(v1alpha1.ManagedEtcd{}.OpenAPIModelName()),
+						},
+					},
 				},
-				Required: []string{"endpoints"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.EtcdTLSConfig{}.OpenAPIModelName()},
+			v1alpha1.EtcdTLSConfig{}.OpenAPIModelName(), v1alpha1.ManagedEtcd{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdStorage is the persistent volume of each etcd member.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Size is the requested size of each member's volume. Defaults to 8Gi.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"storageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageClassName is the StorageClass of the volumes; the cluster's default when unset.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -2745,6 +2779,52 @@ func schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref common.ReferenceCallback)
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ManagedEtcd is an etcd cluster the server runs for a shard.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"replicas": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Replicas is the number of etcd members: 1, 3 or 5. Defaults to 3. Immutable for now.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"storage": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Storage is each member's persistent volume. Immutable.",
+							Ref:         ref(v1alpha1.EtcdStorage{}.OpenAPIModelName()),
+						},
+					},
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Image selects the etcd image. Defaults to the etcd release this server was built for.",
+							Ref:         ref(v1alpha1.ImageSpec{}.OpenAPIModelName()),
+						},
+					},
+					"resources": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Resources are the etcd container's compute resources.",
+							Ref:         ref(v1.ResourceRequirements{}.OpenAPIModelName()),
+						},
+					},
+					"template": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Template customizes the etcd StatefulSet and its pods.",
+							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdStorage{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3456,7 +3536,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					},
 					"etcd": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Description: "Etcd is the etcd cluster the shard stores its data in. Defaults to a managed etcd.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
@@ -3523,7 +3603,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 						},
 					},
 				},
-				Required: []string{"etcd", "external"},
+				Required: []string{"external"},
 			},
 		},
 		Dependencies: []string{
@@ -3927,7 +4007,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 					},
 					"etcd": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Etcd is the etcd cluster the shard stores its data in.",
+							Description: "Etcd is the etcd cluster the shard stores its data in. Defaults to a managed etcd.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.EtcdConfig{}.OpenAPIModelName()),
 						},
@@ -3982,7 +4062,7 @@ func schema_pkg_apis_operator_v1alpha1_ShardSpec(ref common.ReferenceCallback) c
 						},
 					},
 				},
-				Required: []string{"etcd", "rootShard"},
+				Required: []string{"rootShard"},
 			},
 		},
 		Dependencies: []string{

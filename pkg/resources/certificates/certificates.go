@@ -37,6 +37,7 @@ type Spec struct {
 	CommonName   string
 	Organization []string
 	DNSNames     []string
+	IPAddresses  []string
 	Usages       []cmv1.KeyUsage
 	// Template is the user's template for the certificate's role, if any.
 	Template *operatorv1alpha1.CertificateTemplate
@@ -51,7 +52,7 @@ func CA(namespace, name string, labels map[string]string, issuer Issuer, tmpl *o
 // Leaf is the Spec of a leaf certificate of the PKI.
 func Leaf(namespace string, leaf pki.Leaf, labels map[string]string, tmpl *operatorv1alpha1.CertificateTemplate) Spec {
 	return Spec{Namespace: namespace, Name: leaf.Name, Labels: labels, Issuer: LocalIssuer(leaf.Issuer),
-		CommonName: leaf.CommonName, Organization: leaf.Organization, DNSNames: leaf.DNSNames,
+		CommonName: leaf.CommonName, Organization: leaf.Organization, DNSNames: leaf.DNSNames, IPAddresses: leaf.IPAddresses,
 		Usages: leaf.Usage.KeyUsages(), Template: tmpl}
 }
 
@@ -68,7 +69,7 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	annotations, secretAnnotations := map[string]string{}, map[string]string{}
 	issuer := spec.Issuer
 	dnsNames := slices.Clone(spec.DNSNames)
-	var ipAddresses []string
+	ipAddresses := slices.Clone(spec.IPAddresses)
 	key := cmapply.CertificatePrivateKey().
 		WithAlgorithm(pki.DefaultAlgorithm).WithSize(pki.DefaultKeySize).
 		WithEncoding(pki.DefaultKeyEncoded).WithRotationPolicy(pki.DefaultRotation)

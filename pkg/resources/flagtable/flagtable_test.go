@@ -138,6 +138,11 @@ func commandLines(tag string) []commandLine {
 		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"cache server", cacheServer, cacheServerOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 	}
+	managed := shardOf(tag, false)
+	managed.Spec.Etcd = operatorv1alpha1.EtcdConfig{Prefix: "/kcp", Managed: &operatorv1alpha1.ManagedEtcd{}}
+	out = append(out,
+		commandLine{"shard with a managed etcd", kcpStart, shard.Shard(managed, rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		commandLine{"managed etcd member", etcdMember, shard.Etcd(managed, rs).StatefulSet("h").Spec.Template.Spec.Containers[0].Args})
 	withVW := rootshard.Shard(rs)
 	withVW.VirtualWorkspace = virtualWorkspaceOf(tag, false).Endpoint()
 	out = append(out,

@@ -11,6 +11,9 @@ const (
 	// command line is checked against it too, since it only gets the flags every server of
 	// kcp's virtual-workspace framework shares.
 	virtualWorkspaces = "virtual-workspaces"
+	// etcdMember is a managed etcd's member. Its image is etcd's, not kcp's, so its flags are
+	// those of the etcd release the builders default to, at every kcp release.
+	etcdMember = "etcd"
 )
 
 // span is a range of kcp releases: from since on, up to but not including until (none when
@@ -48,6 +51,8 @@ const (
 	// The delegating authentication of k8s.io/apiserver's pkg/server/options/authentication.go:
 	// client certificates, request headers and --authentication-kubeconfig.
 	vwAuthn = "cmd/virtual-workspaces/options/options.go@v0.30.0 (Authentication.AddFlags, DelegatingAuthenticationOptions)"
+	// etcdFlags is etcd's, not kcp's: go.etcd.io/etcd/server/v3@v3.7.0.
+	etcdFlags = "etcd server/embed/config.go@v3.7.0 (Config.AddFlags)"
 )
 
 // flags is every flag the builders emit, per component, with the releases that define it
@@ -197,5 +202,27 @@ var flags = map[string]map[string]flagDef{
 		// validation and the server exits.
 		"--logging-format": {[]span{{since: "v0.31.0"}}, "cmd/virtual-workspaces/options/options.go@v0.31.0 (logsapiv1.AddFlags, pkg/logging/json/register)"},
 		"-v":               {always, "cmd/virtual-workspaces/options/options.go@v0.30.0 (logsapiv1.AddFlags)"},
+	},
+	etcdMember: {
+		"--name":                        {always, etcdFlags},
+		"--data-dir":                    {always, etcdFlags},
+		"--listen-peer-urls":            {always, etcdFlags},
+		"--listen-client-urls":          {always, etcdFlags},
+		"--listen-metrics-urls":         {always, etcdFlags},
+		"--advertise-client-urls":       {always, etcdFlags},
+		"--initial-advertise-peer-urls": {always, etcdFlags},
+		"--initial-cluster":             {always, etcdFlags},
+		"--initial-cluster-state":       {always, etcdFlags},
+		"--initial-cluster-token":       {always, etcdFlags},
+		"--client-cert-auth":            {always, etcdFlags},
+		"--trusted-ca-file":             {always, etcdFlags},
+		"--cert-file":                   {always, etcdFlags},
+		"--key-file":                    {always, etcdFlags},
+		"--peer-client-cert-auth":       {always, etcdFlags},
+		"--peer-trusted-ca-file":        {always, etcdFlags},
+		"--peer-cert-file":              {always, etcdFlags},
+		"--peer-key-file":               {always, etcdFlags},
+		"--auto-compaction-mode":        {always, etcdFlags},
+		"--auto-compaction-retention":   {always, etcdFlags},
 	},
 }

@@ -65,7 +65,7 @@ func (s Shard) Args() []string {
 			"--mount-proxy-client-cert-file="+leafDir(MountsProxy)+"/tls.crt",
 			"--mount-proxy-client-key-file="+leafDir(MountsProxy)+"/tls.key")
 	}
-	args = append(args, EtcdArgs(spec.Etcd)...)
+	args = append(args, s.etcdArgs()...)
 	if s.Cache != nil {
 		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+KubeconfigKey)
 	}
@@ -102,13 +102,27 @@ func (s Shard) VirtualWorkspaceArgs() []string {
 	}
 }
 
-// EtcdArgs are the flags of a shard's etcd, with client TLS when configured.
+// EtcdArgs are the flags of an external etcd, with client TLS when configured.
 func EtcdArgs(etcd operatorv1alpha1.EtcdConfig) []string {
-	args := []string{"--etcd-servers=" + strings.Join(etcd.Endpoints, ",")}
-	if etcd.Prefix != "" {
-		args = append(args, "--etcd-prefix="+etcd.Prefix)
+	return etcdArgs(etcd.Endpoints, etcd.Prefix, etcd.TLSConfig != nil)
+}
+
+// etcdArgs are the shard's etcd flags: its managed etcd's members, with the client
+// certificate the server issues for it, else the spec's external etcd.
+func (s Shard) etcdArgs() []string {
+	if s.Etcd == nil {
+		return EtcdArgs(s.Spec.Etcd)
 	}
-	if etcd.TLSConfig != nil {
+	return etcdArgs(s.Etcd.ClientURLs(), s.Spec.Etcd.Prefix, true)
+}
+
+// etcdArgs are kcp's etcd flags, with the client certificate mounted at EtcdTLSDir when tls.
+func etcdArgs(servers []string, prefix string, tls bool) []string {
+	args := []string{"--etcd-servers=" + strings.Join(servers, ",")}
+	if prefix != "" {
+		args = append(args, "--etcd-prefix="+prefix)
+	}
+	if tls {
 		args = append(args,
 			"--etcd-certfile="+EtcdTLSDir+"/tls.crt",
 			"--etcd-keyfile="+EtcdTLSDir+"/tls.key",

@@ -68,7 +68,10 @@ func (s Shard) mounts() []Mount {
 	if s.Version().MountProxy() {
 		ms = append(ms, Mount{volume: MountsProxy, secret: name + "-" + MountsProxy, dir: leafDir(MountsProxy)})
 	}
-	if tls := s.Spec.Etcd.TLSConfig; tls != nil {
+	switch tls := s.Spec.Etcd.TLSConfig; {
+	case s.Etcd != nil:
+		ms = append(ms, Mount{volume: "etcd-tls", secret: s.Etcd.ClientSecret(), dir: EtcdTLSDir})
+	case tls != nil:
 		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
 	}
 	if s.Cache != nil {

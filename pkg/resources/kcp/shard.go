@@ -12,6 +12,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -49,6 +50,9 @@ type Shard struct {
 	// leaves its virtual workspaces to (spec.kcpVirtualWorkspace, resolved by the
 	// controller); nil, kcp serves them in process.
 	VirtualWorkspace *VirtualWorkspaceEndpoint
+	// Etcd is the shard's managed etcd (spec.etcd.managed); nil, the shard uses the etcd of
+	// spec.etcd.endpoints.
+	Etcd *etcd.Cluster
 }
 
 // VirtualWorkspaceEndpoint is a standalone virtual workspace server as a shard sees it.

@@ -17,8 +17,8 @@ type PKI = certificates.Objects
 
 // BuildPKI returns the Issuers and Certificates of a RootShard's PKI (PKI.md): its root CA,
 // from the namespace bootstrap, the user's issuer or the user's CA Secret; the five
-// intermediate CAs with their Issuers; the root shard's own leaf certificates; and the
-// server's identity toward it.
+// intermediate CAs with their Issuers; the root shard's own leaf certificates; the server's
+// identity toward it; and its managed etcd's certificates, when it has one.
 func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	ns, tmpl := rs.Namespace, templates(rs.Spec.CertificateTemplates)
 	labels := func(component string) map[string]string { return pki.Labels(Kind, rs.Name, component) }
@@ -31,7 +31,11 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 			certificates.Certificate(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey()))))
 		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
 	}
-	for _, leaf := range append(Shard(rs).Leaves(), OperatorLeaf(rs)) {
+	leaves := append(Shard(rs).Leaves(), OperatorLeaf(rs))
+	if e := Etcd(rs); e != nil {
+		leaves = append(leaves, e.Leaves()...)
+	}
+	for _, leaf := range leaves {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(ns, leaf, labels(leaf.Role), tmpl(leaf.Role))))
 	}
 	return out

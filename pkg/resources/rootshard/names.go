@@ -2,6 +2,7 @@ package rootshard
 
 import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
@@ -14,6 +15,7 @@ func Shard(rs *operatorv1alpha1.RootShard) kcp.Shard {
 		ServiceName: ServiceName(rs),
 		Spec:        &rs.Spec.CommonShardSpec,
 		RootShard:   rs,
+		Etcd:        Etcd(rs),
 	}
 	if c := rs.Spec.Cache; c != nil && c.Reference != nil {
 		s.Cache = c.Reference
@@ -22,6 +24,12 @@ func Shard(rs *operatorv1alpha1.RootShard) kcp.Shard {
 		s.ServerCABundle = MergedCABundleName(rs)
 	}
 	return s
+}
+
+// Etcd describes the RootShard's managed etcd, or is nil when it uses an external one. Its
+// names start with the RootShard's name.
+func Etcd(rs *operatorv1alpha1.RootShard) *etcd.Cluster {
+	return etcd.New(Kind, &rs.ObjectMeta, &rs.Spec.CommonShardSpec, rs.Name, rs.Name)
 }
 
 // ServiceName is the name of the root shard's Service and Deployment, and the base of its

@@ -10,6 +10,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -62,6 +63,7 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 		RootShard:   rs,
 		KindArgs:    []string{"--shard-name=" + s.Name},
 		KindMounts:  []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+		Etcd:        Etcd(s, rs),
 	}
 	if s.Spec.ClientCABundleRef != nil {
 		k.ClientCA = MergedClientCAName(s)
@@ -89,11 +91,21 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 	return k
 }
 
+// Etcd describes the Shard's managed etcd, or is nil when it uses an external one. Its names
+// start with "<shard>-shard"; its certificates are signed by the RootShard's etcd CAs.
+func Etcd(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) *etcd.Cluster {
+	return etcd.New(Kind, &s.ObjectMeta, &s.Spec.CommonShardSpec, s.Name+"-shard", rs.Name)
+}
+
 // Certificates are the shard's own certificates, signed by its RootShard's CAs, with the
-// shard's certificate templates merged in.
+// shard's certificate templates merged in, and its managed etcd's, when it has one.
 func Certificates(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) []*cmapply.CertificateApplyConfiguration {
 	var out []*cmapply.CertificateApplyConfiguration
-	for _, leaf := range Shard(s, rs).Leaves() {
+	leaves := Shard(s, rs).Leaves()
+	if e := Etcd(s, rs); e != nil {
+		leaves = append(leaves, e.Leaves()...)
+	}
+	for _, leaf := range leaves {
 		var tmpl *operatorv1alpha1.CertificateTemplate
 		if t, ok := s.Spec.CertificateTemplates[leaf.Role]; ok {
 			tmpl = &t

@@ -28,7 +28,11 @@ const PortName = "https"
 
 // Image is the image reference of a component.
 func Image(spec *operatorv1alpha1.ImageSpec) string {
-	repo, tag := operatorv1alpha1.DefaultImageRepository, operatorv1alpha1.DefaultImageTag
+	return ImageOr(spec, operatorv1alpha1.DefaultImageRepository, operatorv1alpha1.DefaultImageTag)
+}
+
+// ImageOr is the image reference of spec, with repo and tag where spec names none.
+func ImageOr(spec *operatorv1alpha1.ImageSpec, repo, tag string) string {
 	if spec != nil {
 		if spec.Repository != "" {
 			repo = spec.Repository
@@ -114,6 +118,9 @@ var (
 	// goes to its index of every logical cluster and the shard it lives on, so it starts
 	// smaller than a shard and may grow to 1 CPU and 1Gi.
 	FrontProxy = Profile{ReadinessFailures: 3, LivenessFailures: 3, Resources: resources("250m", "256Mi", "1", "1Gi")}
+	// Etcd is a managed etcd member's: a small cluster's working set, with room to grow
+	// toward etcd's default 2GiB quota of data in memory.
+	Etcd = Profile{ReadinessFailures: 3, LivenessFailures: 8, Resources: resources("250m", "512Mi", "2", "2Gi")}
 	// VirtualWorkspace is a virtual workspace server's, and its init containers': no etcd,
 	// but its health follows its informers on a shard that may be slow to answer, and it
 	// gets kcp-operator's resources for it, a shard's.
@@ -156,13 +163,24 @@ func Resources(c *corev1ac.ContainerApplyConfiguration, r *corev1.ResourceRequir
 // ApplyDeploymentTemplate merges the user's template into a Deployment and its pod template.
 // Selector labels are set before and win.
 func ApplyDeploymentTemplate(d *appsv1ac.DeploymentApplyConfiguration, pod *corev1ac.PodTemplateSpecApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration, t *operatorv1alpha1.DeploymentTemplate) {
-	if t == nil {
-		return
+	if t != nil && t.Metadata != nil {
+		d.WithLabels(without(t.Metadata.Labels, d.Labels)).WithAnnotations(t.Metadata.Annotations)
 	}
-	if m := t.Metadata; m != nil {
-		d.WithLabels(without(m.Labels, d.Labels)).WithAnnotations(m.Annotations)
+	applyPodTemplate(pod, podSpec, t)
+}
+
+// ApplyStatefulSetTemplate merges the user's template into a StatefulSet and its pod
+// template, as ApplyDeploymentTemplate does into a Deployment.
+func ApplyStatefulSetTemplate(ss *appsv1ac.StatefulSetApplyConfiguration, pod *corev1ac.PodTemplateSpecApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration, t *operatorv1alpha1.DeploymentTemplate) {
+	if t != nil && t.Metadata != nil {
+		ss.WithLabels(without(t.Metadata.Labels, ss.Labels)).WithAnnotations(t.Metadata.Annotations)
 	}
-	if t.Spec == nil || t.Spec.Template == nil {
+	applyPodTemplate(pod, podSpec, t)
+}
+
+// applyPodTemplate merges the pod part of the user's template into a pod template.
+func applyPodTemplate(pod *corev1ac.PodTemplateSpecApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration, t *operatorv1alpha1.DeploymentTemplate) {
+	if t == nil || t.Spec == nil || t.Spec.Template == nil {
 		return
 	}
 	if m := t.Spec.Template.Metadata; m != nil {

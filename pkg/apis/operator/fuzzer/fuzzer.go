@@ -32,6 +32,24 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 			if s.ClusterDomain == "" {
 				s.ClusterDomain = operatorv1alpha1.DefaultClusterDomain
 			}
+			if len(s.Etcd.Endpoints) == 0 && s.Etcd.Managed == nil {
+				s.Etcd.Managed = &operator.ManagedEtcd{}
+				c.Fill(s.Etcd.Managed)
+			}
+		},
+		func(s *operator.ManagedEtcd, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Replicas == nil {
+				v := operatorv1alpha1.DefaultEtcdReplicas
+				s.Replicas = &v
+			}
+			if s.Storage == nil {
+				s.Storage = &operator.EtcdStorage{}
+			}
+			if s.Storage.Size == nil {
+				q := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
+				s.Storage.Size = &q
+			}
 		},
 		func(s *operator.CacheServerSpec, c randfill.Continue) {
 			c.FillNoCustom(s)

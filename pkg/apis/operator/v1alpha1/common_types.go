@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -45,15 +46,50 @@ type EmbeddedCacheConfiguration struct {
 
 // EtcdConfig configures the etcd cluster a component stores its data in.
 type EtcdConfig struct {
-	// Endpoints are the etcd client URLs, for example https://etcd-0.etcd:2379.
+	// Endpoints are the etcd client URLs of an etcd cluster run elsewhere, for example
+	// https://etcd-0.etcd:2379. Exactly one of endpoints and managed is set.
+	// +optional
 	// +listType=atomic
-	Endpoints []string `json:"endpoints"`
-	// TLSConfig configures client TLS toward etcd.
+	Endpoints []string `json:"endpoints,omitempty"`
+	// TLSConfig configures client TLS toward an etcd given by endpoints.
 	// +optional
 	TLSConfig *EtcdTLSConfig `json:"tlsConfig,omitempty"`
 	// Prefix is the key prefix under which objects are stored. It must start with a slash.
 	// +optional
 	Prefix string `json:"prefix,omitempty"`
+	// Managed runs an etcd cluster for the shard as a StatefulSet next to it, with
+	// certificates from the RootShard's etcd CAs. It is the default when endpoints is empty.
+	// +optional
+	Managed *ManagedEtcd `json:"managed,omitempty"`
+}
+
+// ManagedEtcd is an etcd cluster the server runs for a shard.
+type ManagedEtcd struct {
+	// Replicas is the number of etcd members: 1, 3 or 5. Defaults to 3. Immutable for now.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Storage is each member's persistent volume. Immutable.
+	// +optional
+	Storage *EtcdStorage `json:"storage,omitempty"`
+	// Image selects the etcd image. Defaults to the etcd release this server was built for.
+	// +optional
+	Image *ImageSpec `json:"image,omitempty"`
+	// Resources are the etcd container's compute resources.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Template customizes the etcd StatefulSet and its pods.
+	// +optional
+	Template *DeploymentTemplate `json:"template,omitempty"`
+}
+
+// EtcdStorage is the persistent volume of each etcd member.
+type EtcdStorage struct {
+	// Size is the requested size of each member's volume. Defaults to 8Gi.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+	// StorageClassName is the StorageClass of the volumes; the cluster's default when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
 }
 
 // EtcdTLSConfig names the Secret with the client certificate for etcd.
@@ -501,8 +537,9 @@ type CommonShardSpec struct {
 	// ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.
 	// +optional
 	ShardBaseURL string `json:"shardBaseURL,omitempty"`
-	// Etcd is the etcd cluster the shard stores its data in.
-	Etcd EtcdConfig `json:"etcd"`
+	// Etcd is the etcd cluster the shard stores its data in. Defaults to a managed etcd.
+	// +optional
+	Etcd EtcdConfig `json:"etcd,omitempty"`
 	// Audit configures auditing.
 	// +optional
 	Audit *AuditSpec `json:"audit,omitempty"`

@@ -37,6 +37,11 @@ const (
 // admin whose kcp is gone for good. Without it, deletion waits until kcp answers.
 const AnnotationSkipKcpCleanup = "operator.kcp.io/skip-kcp-cleanup"
 
+// AnnotationDeleteEtcdVolumes, set to "true" on a RootShard or Shard with a managed etcd,
+// deletes the etcd members' PersistentVolumeClaims with it. Without it they are kept, so
+// that deleting a setup by mistake does not lose its data.
+const AnnotationDeleteEtcdVolumes = "operator.kcp.io/delete-etcd-volumes"
+
 // ConditionAuthorizationProvisioned is whether the ClusterRoleBindings of a Kubeconfig's
 // spec.authorization are in place in kcp. It is present only while spec.authorization is
 // set or its bindings are being removed; its reasons are the Kubeconfig controller's

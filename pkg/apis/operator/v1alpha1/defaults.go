@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -10,6 +11,13 @@ import (
 const (
 	DefaultImageRepository = "ghcr.io/kcp-dev/kcp"
 	DefaultImageTag        = "v0.32.3"
+)
+
+// The image a managed etcd runs unless spec.etcd.managed.image says otherwise, applied by the
+// builders like DefaultImageRepository.
+const (
+	DefaultEtcdImageRepository = "quay.io/coreos/etcd"
+	DefaultEtcdImageTag        = "v3.7.0"
 )
 
 // Stored defaults.
@@ -26,6 +34,11 @@ const (
 	// DefaultReplicas is the replica count a shard or front-proxy Deployment starts with
 	// when spec.replicas is unset. It is not stored, so that an HPA may own the count.
 	DefaultReplicas int32 = 2
+	// DefaultEtcdReplicas is the member count of a managed etcd. It is stored: the count is
+	// immutable, and a later change of this default must not resize running clusters.
+	DefaultEtcdReplicas int32 = 3
+	// DefaultEtcdStorageSize is the volume size of each managed etcd member, stored.
+	DefaultEtcdStorageSize = "8Gi"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -36,6 +49,24 @@ func addDefaultingFuncs(scheme *runtime.Scheme) error {
 func SetDefaults_CommonShardSpec(obj *CommonShardSpec) {
 	if obj.ClusterDomain == "" {
 		obj.ClusterDomain = DefaultClusterDomain
+	}
+	if len(obj.Etcd.Endpoints) == 0 && obj.Etcd.Managed == nil {
+		obj.Etcd.Managed = &ManagedEtcd{}
+	}
+}
+
+// SetDefaults_ManagedEtcd defaults the member count and the volume size of a managed etcd.
+func SetDefaults_ManagedEtcd(obj *ManagedEtcd) {
+	if obj.Replicas == nil {
+		v := DefaultEtcdReplicas
+		obj.Replicas = &v
+	}
+	if obj.Storage == nil {
+		obj.Storage = &EtcdStorage{}
+	}
+	if obj.Storage.Size == nil {
+		q := resource.MustParse(DefaultEtcdStorageSize)
+		obj.Storage.Size = &q
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
@@ -41,6 +42,40 @@ func TestDefaults(t *testing.T) {
 	})
 	t.Run("Shard", func(t *testing.T) {
 		assert.Equal(t, "cluster.local", defaulted(t, &Shard{}).Spec.ClusterDomain)
+	})
+	t.Run("etcd without endpoints is managed, with 3 members of 8Gi", func(t *testing.T) {
+		for kind, etcd := range map[string]EtcdConfig{
+			"RootShard": defaulted(t, &RootShard{}).Spec.Etcd,
+			"Shard":     defaulted(t, &Shard{Spec: ShardSpec{CommonShardSpec: CommonShardSpec{Etcd: EtcdConfig{Prefix: "/p"}}}}).Spec.Etcd,
+		} {
+			if assert.NotNil(t, etcd.Managed, kind) {
+				assert.Equal(t, ptr.To[int32](3), etcd.Managed.Replicas, kind)
+				if assert.NotNil(t, etcd.Managed.Storage, kind) {
+					assert.Equal(t, "8Gi", etcd.Managed.Storage.Size.String(), kind)
+					assert.Nil(t, etcd.Managed.Storage.StorageClassName, kind)
+				}
+				assert.Nil(t, etcd.Managed.Image, "%s: the etcd image is applied at realization, not stored", kind)
+			}
+		}
+	})
+	t.Run("managed etcd keeps given values", func(t *testing.T) {
+		size := resource.MustParse("20Gi")
+		etcd := defaulted(t, &Shard{Spec: ShardSpec{CommonShardSpec: CommonShardSpec{Etcd: EtcdConfig{Managed: &ManagedEtcd{
+			Replicas: ptr.To[int32](1),
+			Storage:  &EtcdStorage{Size: &size, StorageClassName: ptr.To("fast")},
+		}}}}}).Spec.Etcd
+		assert.Equal(t, ptr.To[int32](1), etcd.Managed.Replicas)
+		assert.Equal(t, "20Gi", etcd.Managed.Storage.Size.String())
+		assert.Equal(t, ptr.To("fast"), etcd.Managed.Storage.StorageClassName)
+	})
+	t.Run("etcd with endpoints stays external", func(t *testing.T) {
+		etcd := defaulted(t, &RootShard{Spec: RootShardSpec{CommonShardSpec: CommonShardSpec{Etcd: EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}).Spec.Etcd
+		assert.Nil(t, etcd.Managed)
+	})
+	t.Run("CacheServer etcd is not made managed", func(t *testing.T) {
+		assert.Nil(t, defaulted(t, &CacheServer{}).Spec.Etcd)
+		cs := defaulted(t, &CacheServer{Spec: CacheServerSpec{Etcd: &EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}})
+		assert.Nil(t, cs.Spec.Etcd.Managed)
 	})
 	t.Run("CacheServer", func(t *testing.T) {
 		cs := defaulted(t, &CacheServer{})

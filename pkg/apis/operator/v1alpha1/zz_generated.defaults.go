@@ -94,6 +94,11 @@ func SetObjectDefaults_CacheServer(in *CacheServer) {
 			}
 		}
 	}
+	if in.Spec.Etcd != nil {
+		if in.Spec.Etcd.Managed != nil {
+			SetDefaults_ManagedEtcd(in.Spec.Etcd.Managed)
+		}
+	}
 	if in.Spec.Certificates != nil {
 		if in.Spec.Certificates.IssuerRef != nil {
 			SetDefaults_ObjectReference(in.Spec.Certificates.IssuerRef)
@@ -242,6 +247,9 @@ func SetObjectDefaults_RootShard(in *RootShard) {
 			}
 		}
 	}
+	if in.Spec.CommonShardSpec.Etcd.Managed != nil {
+		SetDefaults_ManagedEtcd(in.Spec.CommonShardSpec.Etcd.Managed)
+	}
 	if in.Spec.CommonShardSpec.Auth != nil {
 		if in.Spec.CommonShardSpec.Auth.OIDC != nil {
 			SetDefaults_OIDCConfiguration(in.Spec.CommonShardSpec.Auth.OIDC)
@@ -360,6 +368,9 @@ func SetObjectDefaults_Shard(in *Shard) {
 				a.VolumeSource.ScaleIO.FSType = "xfs"
 			}
 		}
+	}
+	if in.Spec.CommonShardSpec.Etcd.Managed != nil {
+		SetDefaults_ManagedEtcd(in.Spec.CommonShardSpec.Etcd.Managed)
 	}
 	if in.Spec.CommonShardSpec.Auth != nil {
 		if in.Spec.CommonShardSpec.Auth.OIDC != nil {

@@ -137,6 +137,11 @@ func (in EtcdConfig) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdStorage) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdStorage"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdTLSConfig) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdTLSConfig"
 }
@@ -239,6 +244,11 @@ func (in LocalDataKeyReference) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LoggingSpec) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.LoggingSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ManagedEtcd) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.ManagedEtcd"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -44,7 +44,7 @@ func validateCacheServerSpec(spec *operator.CacheServerSpec, fldPath *field.Path
 	allErrs := validateComponentSpec(&spec.ComponentSpec, cacheServerTemplates, mountpaths.CacheServer(), fldPath)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	allErrs = append(allErrs, validateCacheServerReplicas(spec, fldPath.Child("replicas"))...)
-	allErrs = append(allErrs, validateEtcdConfig(spec.Etcd, fldPath.Child("etcd"))...)
+	allErrs = append(allErrs, validateCacheServerEtcdConfig(spec.Etcd, fldPath.Child("etcd"))...)
 	allErrs = append(allErrs, validateCacheServerVersion(spec, fldPath)...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
 	return allErrs

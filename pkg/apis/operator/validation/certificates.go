@@ -16,13 +16,15 @@ import (
 var (
 	// RootShardCertificateRoles are the certificates of a RootShard, including the CAs of a setup.
 	RootShardCertificateRoles = []string{
-		"client", "client-ca", "external-logical-cluster-admin", "front-proxy-client-ca", "kcp-operator",
+		"client", "client-ca", "etcd-client", "etcd-client-ca", "etcd-peer", "etcd-peer-ca", "etcd-server",
+		"external-logical-cluster-admin", "front-proxy-client-ca", "kcp-operator",
 		"logical-cluster-admin", "mounts-proxy", "requestheader-client-ca", "root-ca", "server", "server-ca",
 		"service-account", "service-account-ca",
 	}
 	// ShardCertificateRoles are the certificates of a Shard.
 	ShardCertificateRoles = []string{
-		"client", "external-logical-cluster-admin", "logical-cluster-admin", "mounts-proxy", "server", "service-account",
+		"client", "etcd-client", "etcd-peer", "etcd-server", "external-logical-cluster-admin", "logical-cluster-admin",
+		"mounts-proxy", "server", "service-account",
 	}
 	// FrontProxyCertificateRoles are the certificates of a FrontProxy.
 	FrontProxyCertificateRoles = []string{"kubeconfig", "requestheader", "server"}

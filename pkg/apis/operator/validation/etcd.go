@@ -1,28 +1,73 @@
 package validation
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
-// validateEtcdConfig checks the etcd cluster a shard or cache server stores its data in.
+// managedEtcdReplicas are the member counts a managed etcd may have: odd, so that a quorum
+// survives a member's loss, and small, because every write goes through every member.
+var managedEtcdReplicas = []string{"1", "3", "5"}
+
+// validateEtcdConfig checks the etcd cluster a shard stores its data in: exactly one of
+// endpoints (an etcd run elsewhere) and managed (one the server runs).
 func validateEtcdConfig(etcd *operator.EtcdConfig, fldPath *field.Path) field.ErrorList {
 	if etcd == nil {
 		return nil
 	}
 	var allErrs field.ErrorList
-
-	endpointsPath := fldPath.Child("endpoints")
-	if len(etcd.Endpoints) == 0 {
-		allErrs = append(allErrs, field.Required(endpointsPath, "at least one etcd endpoint is required"))
+	switch {
+	case etcd.Managed != nil && len(etcd.Endpoints) > 0:
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("managed"), "endpoints and managed are mutually exclusive"))
+	case etcd.Managed != nil:
+		allErrs = append(allErrs, validateManagedEtcd(etcd.Managed, fldPath.Child("managed"))...)
+		if etcd.TLSConfig != nil {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child("tlsConfig"),
+				"may not be set with managed: the managed etcd's client certificate is issued by the server"))
+		}
+	default:
+		allErrs = append(allErrs, validateEtcdEndpoints(etcd.Endpoints, fldPath.Child("endpoints"))...)
 	}
+
+	if etcd.TLSConfig != nil {
+		allErrs = append(allErrs, validateDNS1123SubdomainName(etcd.TLSConfig.SecretRef.Name,
+			fldPath.Child("tlsConfig", "secretRef", "name"))...)
+	}
+
+	// kcp joins the prefix and its own keys; without a leading slash the keys would not be
+	// below the prefix.
+	if etcd.Prefix != "" && !strings.HasPrefix(etcd.Prefix, "/") {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("prefix"), etcd.Prefix, "must start with '/'"))
+	}
+	return allErrs
+}
+
+// validateCacheServerEtcdConfig checks a CacheServer's etcd: only an external one, since a
+// cache server without one runs its embedded etcd.
+func validateCacheServerEtcdConfig(etcd *operator.EtcdConfig, fldPath *field.Path) field.ErrorList {
+	if etcd != nil && etcd.Managed != nil {
+		return field.ErrorList{field.Forbidden(fldPath.Child("managed"),
+			"a CacheServer has no managed etcd: without spec.etcd it runs an embedded one")}
+	}
+	return validateEtcdConfig(etcd, fldPath)
+}
+
+// validateEtcdEndpoints checks the client URLs of an external etcd.
+func validateEtcdEndpoints(endpoints []string, fldPath *field.Path) field.ErrorList {
+	if len(endpoints) == 0 {
+		return field.ErrorList{field.Required(fldPath, "at least one etcd endpoint is required, or managed")}
+	}
+	var allErrs field.ErrorList
 	seen := sets.New[string]()
-	for i, endpoint := range etcd.Endpoints {
-		idxPath := endpointsPath.Index(i)
+	for i, endpoint := range endpoints {
+		idxPath := fldPath.Index(i)
 		if endpoint == "" {
 			allErrs = append(allErrs, field.Required(idxPath, ""))
 			continue
@@ -35,16 +80,53 @@ func validateEtcdConfig(etcd *operator.EtcdConfig, fldPath *field.Path) field.Er
 		}
 		seen.Insert(key)
 	}
+	return allErrs
+}
 
-	if etcd.TLSConfig != nil {
-		allErrs = append(allErrs, validateDNS1123SubdomainName(etcd.TLSConfig.SecretRef.Name,
-			fldPath.Child("tlsConfig", "secretRef", "name"))...)
+// validateManagedEtcd checks the etcd cluster the server runs for a shard. Its image,
+// resources and template are checked like a component's.
+func validateManagedEtcd(managed *operator.ManagedEtcd, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if managed.Replicas != nil && !slices.Contains(managedEtcdReplicas, strconv.Itoa(int(*managed.Replicas))) {
+		allErrs = append(allErrs, field.NotSupported(fldPath.Child("replicas"), *managed.Replicas, managedEtcdReplicas))
 	}
+	if managed.Storage != nil {
+		storagePath := fldPath.Child("storage")
+		if size := managed.Storage.Size; size != nil && size.Sign() <= 0 {
+			allErrs = append(allErrs, field.Invalid(storagePath.Child("size"), size.String(), "must be greater than zero"))
+		}
+		if class := managed.Storage.StorageClassName; class != nil {
+			allErrs = append(allErrs, validateDNS1123SubdomainName(*class, storagePath.Child("storageClassName"))...)
+		}
+	}
+	allErrs = append(allErrs, validateImage(managed.Image, fldPath.Child("image"))...)
+	allErrs = append(allErrs, validateResources(managed.Resources, fldPath.Child("resources"))...)
+	allErrs = append(allErrs, validateDeploymentTemplate(managed.Template, fldPath.Child("template"))...)
+	return allErrs
+}
 
-	// kcp joins the prefix and its own keys; without a leading slash the keys would not be
-	// below the prefix.
-	if etcd.Prefix != "" && !strings.HasPrefix(etcd.Prefix, "/") {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("prefix"), etcd.Prefix, "must start with '/'"))
+// validateEtcdConfigUpdate refuses the changes a running etcd cannot follow.
+func validateEtcdConfigUpdate(newEtcd, oldEtcd *operator.EtcdConfig, fldPath *field.Path) field.ErrorList {
+	managedPath := fldPath.Child("managed")
+	switch {
+	case newEtcd.Managed == nil && oldEtcd.Managed == nil:
+		return nil
+	case newEtcd.Managed == nil:
+		return field.ErrorList{field.Forbidden(managedPath,
+			"may not be removed: the data would not follow from the managed etcd to the endpoints")}
+	case oldEtcd.Managed == nil:
+		return field.ErrorList{field.Forbidden(managedPath,
+			"may not be set on a shard with endpoints: the data would not follow from the external etcd to the managed one")}
+	}
+	var allErrs field.ErrorList
+	newReplicas, oldReplicas := newEtcd.Managed.Replicas, oldEtcd.Managed.Replicas
+	if !apiequality.Semantic.DeepEqual(newReplicas, oldReplicas) {
+		allErrs = append(allErrs, field.Forbidden(managedPath.Child("replicas"),
+			"is immutable for now: growing or shrinking a running etcd cluster needs member changes one at a time"))
+	}
+	if !apiequality.Semantic.DeepEqual(newEtcd.Managed.Storage, oldEtcd.Managed.Storage) {
+		allErrs = append(allErrs, field.Forbidden(managedPath.Child("storage"),
+			"is immutable: a StatefulSet's volume claim templates cannot change"))
 	}
 	return allErrs
 }

@@ -26,6 +26,7 @@ func ValidateRootShardUpdate(newObj, oldObj *operator.RootShard) field.ErrorList
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateRootShardSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, validateCertificatesUpdate(newObj.Spec.Certificates, oldObj.Spec.Certificates, specPath.Child("certificates"))...)
+	allErrs = append(allErrs, validateEtcdConfigUpdate(&newObj.Spec.Etcd, &oldObj.Spec.Etcd, specPath.Child("etcd"))...)
 	return allErrs
 }
 

@@ -25,6 +25,7 @@ func ValidateShardUpdate(newObj, oldObj *operator.Shard) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateShardSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, validateRootShardConfigUpdate(&newObj.Spec.RootShard, &oldObj.Spec.RootShard, specPath.Child("rootShard"))...)
+	allErrs = append(allErrs, validateEtcdConfigUpdate(&newObj.Spec.Etcd, &oldObj.Spec.Etcd, specPath.Child("etcd"))...)
 	return allErrs
 }
 

@@ -33,7 +33,7 @@ type CommonShardSpecApplyConfiguration struct {
 	ClusterDomain *string `json:"clusterDomain,omitempty"`
 	// ShardBaseURL is an https URL that overrides the shard's in-cluster base URL.
 	ShardBaseURL *string `json:"shardBaseURL,omitempty"`
-	// Etcd is the etcd cluster the shard stores its data in.
+	// Etcd is the etcd cluster the shard stores its data in. Defaults to a managed etcd.
 	Etcd *EtcdConfigApplyConfiguration `json:"etcd,omitempty"`
 	// Audit configures auditing.
 	Audit *AuditSpecApplyConfiguration `json:"audit,omitempty"`

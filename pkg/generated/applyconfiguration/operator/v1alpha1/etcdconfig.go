@@ -23,12 +23,16 @@ package v1alpha1
 //
 // EtcdConfig configures the etcd cluster a component stores its data in.
 type EtcdConfigApplyConfiguration struct {
-	// Endpoints are the etcd client URLs, for example https://etcd-0.etcd:2379.
+	// Endpoints are the etcd client URLs of an etcd cluster run elsewhere, for example
+	// https://etcd-0.etcd:2379. Exactly one of endpoints and managed is set.
 	Endpoints []string `json:"endpoints,omitempty"`
-	// TLSConfig configures client TLS toward etcd.
+	// TLSConfig configures client TLS toward an etcd given by endpoints.
 	TLSConfig *EtcdTLSConfigApplyConfiguration `json:"tlsConfig,omitempty"`
 	// Prefix is the key prefix under which objects are stored. It must start with a slash.
 	Prefix *string `json:"prefix,omitempty"`
+	// Managed runs an etcd cluster for the shard as a StatefulSet next to it, with
+	// certificates from the RootShard's etcd CAs. It is the default when endpoints is empty.
+	Managed *ManagedEtcdApplyConfiguration `json:"managed,omitempty"`
 }
 
 // EtcdConfigApplyConfiguration constructs a declarative configuration of the EtcdConfig type for use with
@@ -60,5 +64,13 @@ func (b *EtcdConfigApplyConfiguration) WithTLSConfig(value *EtcdTLSConfigApplyCo
 // If called multiple times, the Prefix field is set to the value of the last call.
 func (b *EtcdConfigApplyConfiguration) WithPrefix(value string) *EtcdConfigApplyConfiguration {
 	b.Prefix = &value
+	return b
+}
+
+// WithManaged sets the Managed field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Managed field is set to the value of the last call.
+func (b *EtcdConfigApplyConfiguration) WithManaged(value *ManagedEtcdApplyConfiguration) *EtcdConfigApplyConfiguration {
+	b.Managed = value
 	return b
 }

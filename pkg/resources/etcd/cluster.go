@@ -1,0 +1,118 @@
+// Package etcd builds the etcd cluster the server runs for a root shard or a shard with
+// spec.etcd.managed: its certificates, signed by the RootShard's etcd CAs, its StatefulSet,
+// its Services and its PodDisruptionBudget. The rootshard and shard packages describe their
+// kind to it as a Cluster. Every function is pure.
+package etcd
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// The ports of a member.
+const (
+	ClientPort  = 2379
+	PeerPort    = 2380
+	MetricsPort = 2381
+)
+
+// Component is the component label of everything the etcd cluster is made of.
+const Component = "etcd"
+
+// Cluster is what the builders need to know of a managed etcd.
+type Cluster struct {
+	// Kind is the owner label's kind: rootshard or shard.
+	Kind string
+	// OwnerName is the name of the RootShard or Shard that owns the cluster.
+	OwnerName string
+	// Base is the prefix of every name: the RootShard's name, or "<shard>-shard".
+	Base          string
+	Namespace     string
+	ClusterDomain string
+	// RootShard is the RootShard whose etcd CAs sign the certificates.
+	RootShard string
+	Spec      *operatorv1alpha1.ManagedEtcd
+	// DeleteVolumes deletes the members' volumes with the StatefulSet: the owner's
+	// AnnotationDeleteEtcdVolumes.
+	DeleteVolumes bool
+}
+
+// New describes the managed etcd of a RootShard or Shard (owner, its metadata, and spec),
+// or returns nil when the spec names an external etcd. base prefixes every name; rootShard
+// names the RootShard whose etcd CAs sign its certificates.
+func New(kind string, owner *metav1.ObjectMeta, spec *operatorv1alpha1.CommonShardSpec, base, rootShard string) *Cluster {
+	if spec.Etcd.Managed == nil {
+		return nil
+	}
+	domain := spec.ClusterDomain
+	if domain == "" {
+		domain = operatorv1alpha1.DefaultClusterDomain
+	}
+	return &Cluster{
+		Kind: kind, OwnerName: owner.Name, Base: base, Namespace: owner.Namespace, ClusterDomain: domain,
+		RootShard: rootShard, Spec: spec.Etcd.Managed,
+		DeleteVolumes: owner.Annotations[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true",
+	}
+}
+
+// The certificate roles of a managed etcd, its certificateTemplates keys.
+const (
+	ServerRole = "etcd-server"
+	PeerRole   = "etcd-peer"
+	ClientRole = "etcd-client"
+)
+
+// Name is the name of the StatefulSet, the client Service and the PodDisruptionBudget.
+func (c *Cluster) Name() string { return c.Base + "-etcd" }
+
+// PeerServiceName is the name of the headless Service that gives each member its DNS name.
+func (c *Cluster) PeerServiceName() string { return c.Base + "-etcd-peers" }
+
+// ServerSecret is the Secret (and Certificate) of the members' serving certificate.
+func (c *Cluster) ServerSecret() string { return c.Base + "-" + ServerRole }
+
+// PeerSecret is the Secret (and Certificate) the members present to one another.
+func (c *Cluster) PeerSecret() string { return c.Base + "-" + PeerRole }
+
+// ClientSecret is the Secret (and Certificate) of kcp's client certificate toward the
+// cluster: tls.crt, tls.key and ca.crt, the etcd client CA that also issued the server's.
+func (c *Cluster) ClientSecret() string { return c.Base + "-" + ClientRole }
+
+// Replicas is the member count; defaulting stores 3 when the spec says nothing.
+func (c *Cluster) Replicas() int32 {
+	if c.Spec.Replicas == nil {
+		return operatorv1alpha1.DefaultEtcdReplicas
+	}
+	return *c.Spec.Replicas
+}
+
+// MemberName is the pod name of member i.
+func (c *Cluster) MemberName(i int32) string { return fmt.Sprintf("%s-%d", c.Name(), i) }
+
+// memberHost is the fully qualified DNS name of the member whose pod is named pod.
+func (c *Cluster) memberHost(pod string) string {
+	return pod + "." + c.PeerServiceName() + "." + c.Namespace + ".svc." + c.ClusterDomain
+}
+
+// ClientURLs are every member's client URL, which kcp's --etcd-servers lists.
+func (c *Cluster) ClientURLs() []string {
+	urls := make([]string, 0, c.Replicas())
+	for i := range c.Replicas() {
+		urls = append(urls, fmt.Sprintf("https://%s:%d", c.memberHost(c.MemberName(i)), ClientPort))
+	}
+	return urls
+}
+
+// Labels are the labels of everything the cluster is made of; the owner label among them
+// lets the controllers find and delete it.
+func (c *Cluster) Labels() map[string]string { return pki.Labels(c.Kind, c.OwnerName, Component) }
+
+// SelectorLabels select the members' pods, and the StatefulSet controller puts them on the
+// members' volume claims.
+func (c *Cluster) SelectorLabels() map[string]string {
+	return map[string]string{pki.LabelInstance: c.OwnerName, pki.LabelComponent: Component, pki.OwnerLabel(c.Kind): c.OwnerName}
+}

@@ -1,0 +1,210 @@
+package etcd
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// Where things are in a member's container.
+const (
+	dataVolume    = "data"
+	dataMountPath = "/var/lib/etcd"
+	// dataDir is below the volume's root, so that etcd creates it with the mode it wants.
+	dataDir       = dataMountPath + "/data"
+	serverTLSDir  = "/etc/etcd/tls/server"
+	peerTLSDir    = "/etc/etcd/tls/peer"
+	containerName = "etcd"
+)
+
+// nonRootID is the user, group and fsGroup the members run as: the distroless images'
+// "nonroot", so that the volume is writable without running as root.
+const nonRootID int64 = 65532
+
+// Port names of a member.
+const (
+	clientPortName  = "client"
+	peerPortName    = "peer"
+	metricsPortName = "metrics"
+)
+
+// MountedSecrets are the Secrets the members mount, sorted: their resource versions make the
+// secrets hash, whose change rolls the members.
+func (c *Cluster) MountedSecrets() []string { return []string{c.PeerSecret(), c.ServerSecret()} }
+
+// Args are a member's etcd flags. kubelet expands $(POD_NAME).
+func (c *Cluster) Args() []string {
+	self := c.memberHost("$(POD_NAME)")
+	members := make([]string, 0, c.Replicas())
+	for i := range c.Replicas() {
+		members = append(members, fmt.Sprintf("%s=https://%s:%d", c.MemberName(i), c.memberHost(c.MemberName(i)), PeerPort))
+	}
+	return []string{
+		"--name=$(POD_NAME)",
+		"--data-dir=" + dataDir,
+		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", PeerPort),
+		fmt.Sprintf("--listen-client-urls=https://0.0.0.0:%d", ClientPort),
+		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", MetricsPort),
+		fmt.Sprintf("--advertise-client-urls=https://%s:%d", self, ClientPort),
+		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, PeerPort),
+		"--initial-cluster=" + strings.Join(members, ","),
+		// Only read when the data directory is empty: a restarted member rejoins from its data.
+		"--initial-cluster-state=new",
+		"--initial-cluster-token=" + c.Namespace + "." + c.Name(),
+		"--client-cert-auth=true",
+		"--trusted-ca-file=" + serverTLSDir + "/ca.crt",
+		"--cert-file=" + serverTLSDir + "/tls.crt",
+		"--key-file=" + serverTLSDir + "/tls.key",
+		"--peer-client-cert-auth=true",
+		"--peer-trusted-ca-file=" + peerTLSDir + "/ca.crt",
+		"--peer-cert-file=" + peerTLSDir + "/tls.crt",
+		"--peer-key-file=" + peerTLSDir + "/tls.key",
+		"--auto-compaction-mode=periodic",
+		"--auto-compaction-retention=5m",
+	}
+}
+
+// StatefulSet builds the members' StatefulSet. secretsHash is workload.SecretsHash of the
+// MountedSecrets' versions.
+func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConfiguration {
+	spec := c.Spec
+	container := corev1ac.Container().WithName(containerName).
+		WithImage(workload.ImageOr(spec.Image, operatorv1alpha1.DefaultEtcdImageRepository, operatorv1alpha1.DefaultEtcdImageTag)).
+		WithCommand("etcd").WithArgs(c.Args()...).
+		WithEnv(corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(corev1ac.EnvVarSource().
+			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name")))).
+		WithPorts(
+			corev1ac.ContainerPort().WithName(clientPortName).WithContainerPort(ClientPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName(peerPortName).WithContainerPort(PeerPort).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName(metricsPortName).WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP)).
+		WithVolumeMounts(
+			corev1ac.VolumeMount().WithName("server-tls").WithMountPath(serverTLSDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("peer-tls").WithMountPath(peerTLSDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath)).
+		WithSecurityContext(workload.SecurityContext())
+	probes(container)
+	workload.Resources(container, spec.Resources, workload.Etcd)
+
+	podSpec := corev1ac.PodSpec().
+		WithContainers(container).
+		WithVolumes(
+			corev1ac.Volume().WithName("server-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.ServerSecret())),
+			corev1ac.Volume().WithName("peer-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.PeerSecret()))).
+		// etcd does not talk to the host cluster's API.
+		WithAutomountServiceAccountToken(false).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).WithRunAsUser(nonRootID).WithRunAsGroup(nonRootID).WithFSGroup(nonRootID).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		// Members spread over nodes where they can; required would leave members pending on a
+		// cluster of fewer nodes. A template's affinity replaces this one.
+		WithAffinity(corev1ac.Affinity().WithPodAntiAffinity(corev1ac.PodAntiAffinity().
+			WithPreferredDuringSchedulingIgnoredDuringExecution(corev1ac.WeightedPodAffinityTerm().WithWeight(100).
+				WithPodAffinityTerm(corev1ac.PodAffinityTerm().WithTopologyKey(corev1.LabelHostname).
+					WithLabelSelector(metav1ac.LabelSelector().WithMatchLabels(c.SelectorLabels()))))))
+	if spec.Image != nil {
+		for _, ref := range spec.Image.ImagePullSecrets {
+			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
+		}
+	}
+
+	pod := corev1ac.PodTemplateSpec().
+		WithLabels(c.SelectorLabels()).
+		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: secretsHash})
+	ss := appsv1ac.StatefulSet(c.Name(), c.Namespace).WithLabels(c.Labels())
+	workload.ApplyStatefulSetTemplate(ss, pod, podSpec, spec.Template)
+
+	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
+	if c.DeleteVolumes {
+		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
+	}
+	return ss.WithSpec(appsv1ac.StatefulSetSpec().
+		WithReplicas(c.Replicas()).
+		WithServiceName(c.PeerServiceName()).
+		// The members of a new cluster wait for one another: started one by one, the first
+		// would never become ready.
+		WithPodManagementPolicy(appsv1.ParallelPodManagement).
+		WithUpdateStrategy(appsv1ac.StatefulSetUpdateStrategy().WithType(appsv1.RollingUpdateStatefulSetStrategyType)).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(c.SelectorLabels())).
+		WithTemplate(pod.WithSpec(podSpec)).
+		WithVolumeClaimTemplates(c.volumeClaimTemplate()).
+		WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
+			WithWhenDeleted(whenDeleted).
+			WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
+}
+
+// volumeClaimTemplate is each member's data volume. The StatefulSet controller puts its
+// labels, with the owner label among them, on every claim, so that the owner's deletion
+// finds them.
+func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	size := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
+	var class *string
+	if st := c.Spec.Storage; st != nil {
+		if st.Size != nil {
+			size = *st.Size
+		}
+		class = st.StorageClassName
+	}
+	spec := corev1ac.PersistentVolumeClaimSpec().
+		WithAccessModes(corev1.ReadWriteOnce).
+		WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: size}))
+	if class != nil {
+		spec.WithStorageClassName(*class)
+	}
+	// Not corev1ac.PersistentVolumeClaim, which sets a kind, an apiVersion and a namespace that
+	// a claim template has no use for.
+	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
+	return claim.WithName(dataVolume).WithLabels(c.Labels()).WithSpec(spec)
+}
+
+// probes check a member on its plain-HTTP metrics port, which serves etcd's /readyz and
+// /livez without a client certificate. /livez fails only when the member is stuck, so it
+// bears with it longer than /readyz, which fails without a quorum.
+func probes(c *corev1ac.ContainerApplyConfiguration) {
+	get := func(path string) *corev1ac.ProbeApplyConfiguration {
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().
+			WithPath(path).WithPort(intstr.FromString(metricsPortName)).WithScheme(corev1.URISchemeHTTP)).
+			WithTimeoutSeconds(workload.ProbeTimeoutSeconds)
+	}
+	p := workload.Etcd
+	c.WithStartupProbe(get("/readyz").WithPeriodSeconds(5).WithFailureThreshold(60)).
+		WithReadinessProbe(get("/readyz").WithPeriodSeconds(10).WithFailureThreshold(p.ReadinessFailures)).
+		WithLivenessProbe(get("/livez").WithPeriodSeconds(10).WithFailureThreshold(p.LivenessFailures))
+}
+
+// Service is the client Service kcp may reach the cluster through.
+func (c *Cluster) Service() *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(c.Name(), c.Namespace).WithLabels(c.Labels()).
+		WithSpec(corev1ac.ServiceSpec().WithType(corev1.ServiceTypeClusterIP).WithSelector(c.SelectorLabels()).
+			WithPorts(servicePort(clientPortName, ClientPort)))
+}
+
+// PeerService is the headless Service that gives each member its DNS name. It publishes
+// members before they are ready: a new cluster's members must find one another to become
+// ready at all.
+func (c *Cluster) PeerService() *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(c.PeerServiceName(), c.Namespace).WithLabels(c.Labels()).
+		WithSpec(corev1ac.ServiceSpec().WithClusterIP(corev1.ClusterIPNone).WithSelector(c.SelectorLabels()).
+			WithPublishNotReadyAddresses(true).
+			WithPorts(servicePort(peerPortName, PeerPort), servicePort(clientPortName, ClientPort)))
+}
+
+func servicePort(name string, port int32) *corev1ac.ServicePortApplyConfiguration {
+	return corev1ac.ServicePort().WithName(name).WithProtocol(corev1.ProtocolTCP).WithPort(port).WithTargetPort(intstr.FromString(name))
+}
+
+// DisruptionBudget lets a drain take one member at a time, which keeps the quorum of three
+// or five; a single member has none (nil).
+func (c *Cluster) DisruptionBudget() *policyv1ac.PodDisruptionBudgetApplyConfiguration {
+	return workload.StatefulSetDisruptionBudget(c.StatefulSet(""))
+}
