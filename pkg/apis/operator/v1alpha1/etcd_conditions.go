@@ -23,8 +23,3 @@ const (
 	// ReasonEtcdChecking: every member is ready and etcd is being asked for the first time.
 	ReasonEtcdChecking = "Checking"
 )
-
-// AnnotationDeleteEtcdVolumes, set to "true" on a RootShard or Shard with a managed etcd,
-// deletes the etcd members' PersistentVolumeClaims with it. Without it they stay, so that
-// deleting a setup by mistake loses no data.
-const AnnotationDeleteEtcdVolumes = "operator.kcp.io/delete-etcd-volumes"
