@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
 var etcdReadyCondition = healthCondition{
@@ -51,6 +52,21 @@ func (l Lifecycle[T, S]) ObserveEtcd(ctx context.Context, obj T, status *S, loop
 		return
 	}
 	l.observeHealth(ctx, obj, status, loop, etcdReadyCondition, nil, true, probe)
+}
+
+// ObserveManagedEtcd sets obj's EtcdReady condition from its managed etcd e (nothing when e is
+// nil: an external etcd is not the server's to watch).
+func (l Lifecycle[T, S]) ObserveManagedEtcd(ctx context.Context, obj T, status *S, loop *Loop, e *etcd.Cluster) {
+	if e == nil {
+		return
+	}
+	sts, err := l.Host.StatefulSets.StatefulSets(e.Namespace).Get(e.Name())
+	if err != nil {
+		sts = nil
+	}
+	l.ObserveEtcd(ctx, obj, status, loop, sts, func(ctx context.Context) KcpResult {
+		return EtcdHealth(ctx, func() (*rest.Config, error) { return l.Host.Kcp.Etcd(EtcdEndpoint(e), e.ClientSecret()) })
+	})
 }
 
 func (l Lifecycle[T, S]) observeEtcdMembers(ctx context.Context, obj T, status *S, loop *Loop, r KcpResult) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
 
 // Host is the host cluster as the controllers see it: its clients, the caches of what the
@@ -67,6 +68,8 @@ type Host struct {
 type Kcp interface {
 	RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
 	Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
+	// Etcd is a managed etcd's client endpoint, with kcp's client certificate in clientSecret.
+	Etcd(ep kcpclient.Endpoint, clientSecret string) (*rest.Config, error)
 }
 
 // NewHost returns the host with its appliers, over caches that hold only what the

@@ -8,11 +8,14 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
 // Object is one of our kinds, as a pointer.
@@ -210,6 +213,14 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), OwnedSelector(l.Kind, obj.GetName())); err != nil {
 		return err
+	}
+	// A managed etcd's data stays unless its owner says otherwise: a setup deleted by
+	// mistake loses no data.
+	if obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
+		selector := labels.SelectorFromSet(pki.Labels(l.Kind, obj.GetName(), etcd.Component)).String()
+		if err := l.Host.DeleteVolumeClaims(ctx, obj.GetNamespace(), selector); err != nil {
+			return err
+		}
 	}
 	if l.Cleanup != nil {
 		if err := l.Cleanup(ctx, obj); err != nil {

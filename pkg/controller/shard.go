@@ -68,6 +68,18 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 		// VirtualWorkspace's event brings the shard back.
 		return wrote, nil
 	}
+	etcdReady := true
+	if s.Etcd != nil {
+		n, sts, err := h.RealizeEtcd(ctx, s.Etcd)
+		wrote += n
+		if err != nil {
+			return wrote, err
+		}
+		etcdReady = sts != nil
+		if etcdReady {
+			etcdReady, _, _ = StatefulSetReady(sts)
+		}
+	}
 	current, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil
@@ -78,7 +90,12 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	versions := h.MountedVersions(s.Namespace, s.MountedSecrets())
 	if current == nil {
 		// Created before its Secrets, the Deployment would roll once per Secret issued;
-		// their events bring the shard back when they exist.
+		// their events bring the shard back when they exist. Created before its managed
+		// etcd has every member ready, kcp would crash-loop until it has; the
+		// StatefulSet's events bring the shard back.
+		if !etcdReady {
+			return wrote, nil
+		}
 		for _, name := range s.RealizedSecrets() {
 			if _, ok := versions[name]; !ok {
 				return wrote, nil

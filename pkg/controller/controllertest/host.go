@@ -48,14 +48,15 @@ func NewCache() cache.Indexer {
 // NewHost returns a fake host cluster whose appliers fill its caches.
 func NewHost(t *testing.T) *Host {
 	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
-	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets"} {
+	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets", "statefulsets"} {
 		h.Caches[k] = NewCache()
 	}
 	h.Host = controller.NewHost(h.Kube, h.CM,
 		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
 		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"])).
-		WithDisruptionBudgets(policyv1listers.NewPodDisruptionBudgetLister(h.Caches["poddisruptionbudgets"]))
+		WithDisruptionBudgets(policyv1listers.NewPodDisruptionBudgetLister(h.Caches["poddisruptionbudgets"])).
+		WithStatefulSets(appsv1listers.NewStatefulSetLister(h.Caches["statefulsets"]))
 	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
 		obj := &corev1.ConfigMap{}
 		return obj, h.store(t, "configmaps", "ConfigMap "+*o.Name, o, obj)

@@ -78,6 +78,11 @@ func (k *Kcp) Shard(sh *operatorv1alpha1.Shard, _ *operatorv1alpha1.RootShard, w
 	return k.config("/shards/"+sh.Name, workspace)
 }
 
+// Etcd is the stand-in's /etcd/<service> as if it were the managed etcd of ep.
+func (k *Kcp) Etcd(ep kcpclient.Endpoint, _ string) (*rest.Config, error) {
+	return k.config("/etcd/"+ep.Service, "")
+}
+
 func (k *Kcp) config(base, workspace string) (*rest.Config, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

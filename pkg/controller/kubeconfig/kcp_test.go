@@ -59,6 +59,11 @@ func (k *fakeKcp) Shard(*operatorv1alpha1.Shard, *operatorv1alpha1.RootShard, st
 	return nil, nil
 }
 
+func (k *fakeKcp) Etcd(kcpclient.Endpoint, string) (*rest.Config, error) {
+	k.t.Fatal("a Kubeconfig's controller never asks etcd")
+	return nil, nil
+}
+
 func (k *fakeKcp) rbacFor(cfg *rest.Config) (rbacv1client.RbacV1Interface, error) {
 	_, ws, ok := strings.Cut(cfg.Host, "/clusters/")
 	require.True(k.t, ok, "the config names a workspace: %s", cfg.Host)

@@ -71,7 +71,7 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
 		},
 		// What the controller owns: status follows it within seconds.
-		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
 		Owners:   c.owners,
 		Mounting: c.mounting,

@@ -78,6 +78,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 		func(ctx context.Context) controller.KcpResult {
 			return controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, "") })
 		})
+	l.ObserveManagedEtcd(ctx, rs, status, c.loop, rootshard.Etcd(rs))
 	return nil
 }
 

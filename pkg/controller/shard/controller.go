@@ -69,7 +69,7 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
 		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
-		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates},
 		Owners:   c.owners,
 		Mounting: c.mounting,

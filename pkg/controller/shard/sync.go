@@ -84,6 +84,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	// After the host side, which kcp's answer never holds up.
 	l.ObserveKcp(ctx, s, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
 		c.kcpReady(s, rs))
+	l.ObserveManagedEtcd(ctx, s, status, c.loop, k.Etcd)
 	return nil
 }
 
