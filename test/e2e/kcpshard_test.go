@@ -63,13 +63,18 @@ func TestShardDeregistrationAndKcpReady(t *testing.T) {
 	assert.Error(t, err, "the Shard's Deployment is deleted")
 }
 
-// waitForReason waits until object's condition has status and reason.
-func waitForReason(t *testing.T, ns, object, condition, status, reason string) {
+// waitForReason waits until object's condition has status and reason, or one of reasons.
+func waitForReason(t *testing.T, ns, object, condition, status, reason string, reasons ...string) {
 	t.Helper()
 	var out string
 	require.Eventually(t, func() bool {
 		out, _ = stack.Kubectl(t.Context(), "get", object, "-n", ns, "-o",
 			`jsonpath={.status.conditions[?(@.type=="`+condition+`")].status}/{.status.conditions[?(@.type=="`+condition+`")].reason}`)
-		return out == status+"/"+reason
-	}, 2*time.Minute, 500*time.Millisecond, "%s %s=%s (%s), last %q", object, condition, status, reason, out)
+		for _, r := range append(reasons, reason) {
+			if out == status+"/"+r {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, 500*time.Millisecond, "%s %s=%s (%s), last %q", object, condition, status, append(reasons, reason), out)
 }
