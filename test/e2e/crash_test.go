@@ -33,7 +33,7 @@ func TestSetupsConvergeAfterACrash(t *testing.T) {
 	// Every object is there once: a certificate per name, a Deployment per setup, and one
 	// ReplicaSet per Deployment revision.
 	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
-	assert.Len(t, certs, 1+5*(1+5+6+6), "bootstrap CA, and per setup the root CA, 5 intermediates, 6 root shard and 6 shard leaves (the mount proxy's included)")
+	assert.Len(t, certs, 1+5*(1+7+7+6), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 root shard leaves (the mount proxy's and the server's own identity included) and 6 shard leaves")
 	assert.Equal(t, certs, dedupe(certs))
 	deployments := nonEmptyLines(kubectl(t, "get", "deployments", "-n", ns, "-o", "name"))
 	assert.Len(t, deployments, 10)

@@ -389,7 +389,7 @@ func TestHighAvailability(t *testing.T) {
 		}, 3*time.Minute, time.Second, "root-%d becomes Running", i)
 	}
 	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
-	assert.Len(t, certs, 1+5*(1+5+6), "bootstrap CA, and per setup the root CA, 5 intermediates and 6 leaves (the mount proxy's included)")
+	assert.Len(t, certs, 1+5*(1+7+7), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included) and 7 leaves (the mount proxy's and the server's own identity included)")
 	deployments, err := stack.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, deployments.Items, 5)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"slices"
 	"strings"
@@ -105,7 +106,14 @@ func kubeconfigClient(t *testing.T, double *framework.KcpDouble, ns, secret, gro
 	t.Helper()
 	var data []byte
 	require.Eventually(t, func() bool {
-		data = decodeSecret(t, ns, secret, "kubeconfig")
+		// The Secret may not be written yet: that is what this waits for.
+		b64, err := stack.Kubectl(t.Context(), "get", "secret", secret, "-n", ns, "-o", "jsonpath={.data.kubeconfig}")
+		if err != nil {
+			return false
+		}
+		if data, err = base64.StdEncoding.DecodeString(b64); err != nil {
+			return false
+		}
 		if group == "" {
 			return len(data) > 0
 		}

@@ -53,7 +53,7 @@ metadata:
 
 	// Every Certificate of PKI.md, and no other, is issued.
 	want := []string{"kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca", "root-requestheader-client-ca",
-		"root-service-account-ca", "root-server", "root-client", "root-service-account", "root-logical-cluster-admin",
+		"root-service-account-ca", "root-etcd-client-ca", "root-etcd-peer-ca", "root-kcp-operator", "root-server", "root-client", "root-service-account", "root-logical-cluster-admin",
 		"root-external-logical-cluster-admin", "shard-1-server", "shard-1-client", "shard-1-service-account", "shard-1-logical-cluster-admin",
 		"shard-1-external-logical-cluster-admin", "root-mounts-proxy", "shard-1-mounts-proxy", "root-edge-server", "root-edge-kubeconfig", "root-edge-requestheader",
 		"cache-ca", "cache-server", "cache-client-certificate"}

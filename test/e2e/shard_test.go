@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 const shardManifest = `apiVersion: operator.kcp.io/v1alpha1
@@ -56,6 +58,9 @@ func TestShardBeforeItsRootShard(t *testing.T) {
 	assert.Equal(t, "shard-shard-1", client.Subject.CommonName)
 	assert.Equal(t, []string{"system:masters"}, client.Subject.Organization)
 
+	// No kcp runs here, so there is no kcp Shard object to deregister: the annotation an admin
+	// would use lets the Shard go without it.
+	kubectl(t, "annotate", "shard", "shard-1", "-n", ns, operatorv1alpha1.AnnotationSkipKcpCleanup+"=true")
 	kubectl(t, "delete", "shard", "shard-1", "-n", ns, "--timeout=2m")
 	for _, kind := range []string{"deployments", "services", "certificates", "secrets"} {
 		out := kubectl(t, "get", kind, "-n", ns, "-l", "operator.kcp.io/shard=shard-1", "-o", "name")
