@@ -6,12 +6,13 @@ import (
 
 // Leaves are the cluster's certificates: the members' serving certificate and kcp's client
 // certificate, both of the RootShard's etcd client CA (etcd trusts clients of the CA it
-// presents), and the members' peer certificate, of the etcd peer CA, for serving and dialing
+// presents; the serving certificate is a client one too, since etcd's HTTP gateway dials
+// the member's own gRPC port with it), and the members' peer certificate, of the etcd peer CA, for serving and dialing
 // one another. The owner's certificate templates customize them by their roles.
 func (c *Cluster) Leaves() []pki.Leaf {
 	return []pki.Leaf{
 		{Name: c.ServerSecret(), Role: ServerRole, Issuer: pki.CAName(c.RootShard, pki.EtcdClientCA), CommonName: c.Name(),
-			DNSNames: c.serverDNSNames(), IPAddresses: []string{"127.0.0.1"}, Usage: pki.ServerAuth},
+			DNSNames: c.serverDNSNames(), IPAddresses: []string{"127.0.0.1"}, Usage: pki.PeerAuth},
 		{Name: c.PeerSecret(), Role: PeerRole, Issuer: pki.CAName(c.RootShard, pki.EtcdPeerCA), CommonName: c.Name() + "-peer",
 			DNSNames: append(c.memberDNSNames(), "localhost"), Usage: pki.PeerAuth},
 		{Name: c.ClientSecret(), Role: ClientRole, Issuer: pki.CAName(c.RootShard, pki.EtcdClientCA), CommonName: c.Base + "-kcp",
