@@ -112,6 +112,11 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 			}
 		}
 	}
+	n, err := c.applyEtcdTrust(ctx, rs)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
 	k := rootshard.Shard(rs)
 	k.VirtualWorkspace = vw
 	shards, err := c.shards.Shards(rs.Namespace).List(everything)
@@ -119,8 +124,8 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		return wrote, err
 	}
 	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, shards)
-	w, err := c.host.RealizeShard(ctx, k)
-	return wrote + w, err
+	n, err = c.host.RealizeShard(ctx, k)
+	return wrote + n, err
 }
 
 // caBundles reads the CA certificates the merged bundles are made of. issued is false until
@@ -153,4 +158,32 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		*dst = s.Data["tls.crt"]
 	}
 	return b, true, nil
+}
+
+// applyEtcdTrust writes the Secrets of the RootShard's etcd CAs alone, which its and its
+// shards' managed etcd clusters trust, once cert-manager issued the CAs; the CA Secrets'
+// events bring the RootShard back, and a renewed CA rewrites them.
+func (c *Controller) applyEtcdTrust(ctx context.Context, rs *operatorv1alpha1.RootShard) (int, error) {
+	var cas [2][]byte
+	for i, ca := range []pki.CA{pki.EtcdClientCA, pki.EtcdPeerCA} {
+		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		if cas[i], err = pki.FirstCertificate(s.Data["tls.crt"]); err != nil {
+			return 0, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
+		}
+	}
+	wrote := 0
+	for _, secret := range rootshard.EtcdTrust(rs, cas[0], cas[1]) {
+		w, err := c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+		if err != nil {
+			return wrote, err
+		}
+		wrote += controller.Count(w)
+	}
+	return wrote, nil
 }

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,6 +26,11 @@ const (
 	dataDir       = dataMountPath + "/data"
 	serverTLSDir  = "/etc/etcd/tls/server"
 	peerTLSDir    = "/etc/etcd/tls/peer"
+	// The CAs the members trust, each alone: the ca.crt cert-manager writes next to a leaf is
+	// the root of its chain, which may be the namespace's bootstrap CA, shared by every
+	// RootShard of the namespace, and would let in another RootShard's certificates.
+	clientTrustDir = "/etc/etcd/tls/client-trust"
+	peerTrustDir   = "/etc/etcd/tls/peer-trust"
 	containerName = "etcd"
 )
 
@@ -41,7 +47,18 @@ const (
 
 // MountedSecrets are the Secrets the members mount, sorted: their resource versions make the
 // secrets hash, whose change rolls the members.
-func (c *Cluster) MountedSecrets() []string { return []string{c.PeerSecret(), c.ServerSecret()} }
+func (c *Cluster) MountedSecrets() []string {
+	names := []string{ClientTrustSecret(c.RootShard), c.PeerSecret(), PeerTrustSecret(c.RootShard), c.ServerSecret()}
+	slices.Sort(names)
+	return names
+}
+
+// ClientTrustSecret is the Secret whose tls.crt is a RootShard's etcd client CA alone, which
+// its managed etcd clusters trust clients by; PeerTrustSecret is the etcd peer CA's.
+func ClientTrustSecret(rootShard string) string { return rootShard + "-etcd-client-trust" }
+
+// PeerTrustSecret is the Secret whose tls.crt is a RootShard's etcd peer CA alone.
+func PeerTrustSecret(rootShard string) string { return rootShard + "-etcd-peer-trust" }
 
 // Args are a member's etcd flags. kubelet expands $(POD_NAME).
 func (c *Cluster) Args() []string {
@@ -63,11 +80,11 @@ func (c *Cluster) Args() []string {
 		"--initial-cluster-state=new",
 		"--initial-cluster-token=" + c.Namespace + "." + c.Name(),
 		"--client-cert-auth=true",
-		"--trusted-ca-file=" + serverTLSDir + "/ca.crt",
+		"--trusted-ca-file=" + clientTrustDir + "/tls.crt",
 		"--cert-file=" + serverTLSDir + "/tls.crt",
 		"--key-file=" + serverTLSDir + "/tls.key",
 		"--peer-client-cert-auth=true",
-		"--peer-trusted-ca-file=" + peerTLSDir + "/ca.crt",
+		"--peer-trusted-ca-file=" + peerTrustDir + "/tls.crt",
 		"--peer-cert-file=" + peerTLSDir + "/tls.crt",
 		"--peer-key-file=" + peerTLSDir + "/tls.key",
 		"--auto-compaction-mode=periodic",
@@ -91,6 +108,8 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("server-tls").WithMountPath(serverTLSDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("peer-tls").WithMountPath(peerTLSDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("client-trust").WithMountPath(clientTrustDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("peer-trust").WithMountPath(peerTrustDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath)).
 		WithSecurityContext(workload.SecurityContext())
 	probes(container)
@@ -100,7 +119,9 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 		WithContainers(container).
 		WithVolumes(
 			corev1ac.Volume().WithName("server-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.ServerSecret())),
-			corev1ac.Volume().WithName("peer-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.PeerSecret()))).
+			corev1ac.Volume().WithName("peer-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.PeerSecret())),
+			corev1ac.Volume().WithName("client-trust").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ClientTrustSecret(c.RootShard))),
+			corev1ac.Volume().WithName("peer-trust").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(PeerTrustSecret(c.RootShard)))).
 		// etcd does not talk to the host cluster's API.
 		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(corev1ac.PodSecurityContext().

@@ -6,6 +6,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
@@ -31,4 +32,14 @@ func MergedCABundle(rs *operatorv1alpha1.RootShard, b CABundles) *corev1ac.Secre
 
 func bundleSecret(rs *operatorv1alpha1.RootShard, name, component string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
 	return certificates.BundleSecret(rs.Namespace, name, pki.Labels(Kind, rs.Name, component), pems...)
+}
+
+// EtcdTrust builds the Secrets whose tls.crt is one of the RootShard's etcd CAs alone
+// (etcd.ClientTrustSecret, etcd.PeerTrustSecret), from the first certificate of the CA's
+// Secret: the managed etcd clusters trust clients and peers by them, and by nothing above.
+func EtcdTrust(rs *operatorv1alpha1.RootShard, clientCA, peerCA []byte) []*corev1ac.SecretApplyConfiguration {
+	return []*corev1ac.SecretApplyConfiguration{
+		bundleSecret(rs, etcd.ClientTrustSecret(rs.Name), "etcd-client-trust", clientCA),
+		bundleSecret(rs, etcd.PeerTrustSecret(rs.Name), "etcd-peer-trust", peerCA),
+	}
 }
