@@ -18,30 +18,21 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
-// secret is a Secret of the fake host's cache.
-func (f *fixture) secret(t *testing.T, name string) *corev1.Secret {
-	t.Helper()
-	obj, exists, err := f.host.Caches["secrets"].GetByKey("team-a/" + name)
-	require.NoError(t, err)
-	require.True(t, exists, "no Secret %s", name)
-	return obj.(*corev1.Secret)
-}
-
 func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	f.converge(t)
 
 	for _, r := range reference.RootShardReferences {
-		s := f.secret(t, r.Name("root"))
+		s := f.host.Secret(t, "team-a", r.Name("root"))
 		assert.Equal(t, r.Type(), s.Type)
 		assert.Equal(t, string(r), s.Labels[reference.Label])
 		assert.Equal(t, "root", s.Labels[pki.OwnerLabel("rootshard")], "DeleteOwned removes it with the RootShard")
 		for _, ca := range r.KeyPairs() {
-			assert.Equal(t, f.secret(t, pki.CAName("root", ca)).Data["tls.crt"], s.Data[reference.CertKey(ca)], "%s: %s", r, ca)
-			assert.Equal(t, f.secret(t, pki.CAName("root", ca)).Data["tls.key"], s.Data[reference.KeyKey(ca)], "%s: %s", r, ca)
+			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.crt"], s.Data[reference.CertKey(ca)], "%s: %s", r, ca)
+			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.key"], s.Data[reference.KeyKey(ca)], "%s: %s", r, ca)
 		}
 	}
-	assert.Equal(t, f.secret(t, "root-ca").Data["tls.crt"], f.secret(t, "root-shard-join").Data[reference.RootCAKey])
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.RootCAKey])
 
 	// cert-manager rotates the etcd peer CA: only the shard-join Secret holds it.
 	rotate(t, f, pki.EtcdPeerCA)
@@ -50,7 +41,7 @@ func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 	assert.Contains(t, writes, "Secret root-shard-join")
 	assert.NotContains(t, writes, "Secret root-front-proxy-join")
 	assert.NotContains(t, writes, "Secret root-kubeconfig-issuer")
-	assert.Equal(t, f.secret(t, "root-etcd-peer-ca").Data["tls.key"], f.secret(t, "root-shard-join").Data["etcd-peer-ca.key"])
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-etcd-peer-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-shard-join").Data["etcd-peer-ca.key"])
 	f.hostCatchesUp(t)
 	f.reset()
 
@@ -62,14 +53,14 @@ func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 	for _, r := range reference.RootShardReferences {
 		assert.Contains(t, writes, "Secret "+r.Name("root"))
 	}
-	assert.Equal(t, f.secret(t, "root-front-proxy-client-ca").Data["tls.key"], f.secret(t, "root-kubeconfig-issuer").Data["front-proxy-client-ca.key"])
-	assert.Equal(t, f.secret(t, "root-merged-client-ca").Data["tls.crt"], f.secret(t, "root-shard-join").Data[reference.ClientCABundleKey])
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-front-proxy-client-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-kubeconfig-issuer").Data["front-proxy-client-ca.key"])
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-merged-client-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.ClientCABundleKey])
 }
 
 // rotate plays cert-manager renewing a CA with a new key.
 func rotate(t *testing.T, f *fixture, ca pki.CA) {
 	t.Helper()
-	s := f.secret(t, pki.CAName("root", ca)).DeepCopy()
+	s := f.host.Secret(t, "team-a", pki.CAName("root", ca)).DeepCopy()
 	s.ResourceVersion = "2"
 	s.Data = map[string][]byte{
 		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("rotated " + s.Name)}),
@@ -93,7 +84,7 @@ func TestNoReferenceSecretBeforeTheCAsAreIssued(t *testing.T) {
 
 	// Every CA but one is issued: still none.
 	f.host.CatchUp(t)
-	require.NoError(t, f.host.Caches["secrets"].Delete(f.secret(t, "root-etcd-client-ca")))
+	require.NoError(t, f.host.Caches["secrets"].Delete(f.host.Secret(t, "team-a", "root-etcd-client-ca")))
 	f.reset()
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 	assert.NotContains(t, f.writes(), "Secret root-shard-join")
@@ -112,7 +103,7 @@ func TestReferenceSecretsOfAUsersRootCA(t *testing.T) {
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	f.converge(t)
-	shardJoin := f.secret(t, "root-shard-join")
+	shardJoin := f.host.Secret(t, "team-a", "root-shard-join")
 	assert.Equal(t, users, shardJoin.Data[reference.RootCAKey])
 	for k, v := range shardJoin.Data {
 		assert.NotContains(t, string(v), "the user's root key", k)
