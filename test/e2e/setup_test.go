@@ -117,6 +117,33 @@ metadata:
 			deployment(d, `{.spec.template.spec.containers[0].volumeMounts[?(@.name=="cache-kubeconfig")].mountPath}`))
 	}
 
+	// The reference Secrets, selected by their label, of their type, owned by what they
+	// refer to; their CA certificates are the CA Secrets' as cert-manager wrote them.
+	for _, r := range []struct{ name, reference, owner string }{
+		{"root-shard-join", "shard-join", "rootshard=root"}, {"root-front-proxy-join", "front-proxy-join", "rootshard=root"},
+		{"root-kubeconfig-issuer", "kubeconfig-issuer", "rootshard=root"}, {"cache-cache-client", "cache-client", "cacheserver=cache"},
+	} {
+		assert.Equal(t, r.name+" operator.kcp.io/"+r.reference, kubectl(t, "get", "secrets", "-n", ns,
+			"-l", "operator.kcp.io/reference="+r.reference+",operator.kcp.io/"+r.owner+",app.kubernetes.io/managed-by=kcp-setups",
+			"-o", "jsonpath={range .items[*]}{.metadata.name} {.type}{end}"))
+	}
+	for ref, cas := range map[string][]string{
+		"root-shard-join":        {"root-ca", "server-ca", "client-ca", "requestheader-client-ca", "service-account-ca", "etcd-client-ca", "etcd-peer-ca"},
+		"root-front-proxy-join":  {"server-ca", "client-ca", "requestheader-client-ca"},
+		"root-kubeconfig-issuer": {"front-proxy-client-ca"},
+	} {
+		for _, ca := range cas {
+			caSecret := "root-" + ca
+			if ca == "root-ca" {
+				caSecret = ca
+			}
+			assert.Equal(t, decodeSecret(t, ns, caSecret, "tls.crt"), decodeSecret(t, ns, ref, ca+".crt"), "%s: %s", ref, ca)
+		}
+	}
+	assert.True(t, parseCert(t, decodeSecret(t, ns, "cache-cache-client", "ca.crt")).Equal(cacheCA), "the cache server's CA")
+	assert.Equal(t, 1, strings.Count(string(decodeSecret(t, ns, "cache-cache-client", "ca.crt")), "BEGIN CERTIFICATE"), "alone")
+	assert.Equal(t, decodeSecret(t, ns, "cache-client-certificate", "tls.crt"), decodeSecret(t, ns, "cache-cache-client", "tls.crt"))
+
 	// Deleting the CacheServer removes what it had; the RootShard still uses the bootstrap.
 	kubectl(t, "delete", "cacheserver", "cache", "-n", ns, "--timeout=2m")
 	for _, kind := range []string{"deployments", "services", "certificates", "issuers", "secrets"} {

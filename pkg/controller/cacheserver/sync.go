@@ -12,6 +12,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -111,7 +112,7 @@ func (c *Controller) realize(ctx context.Context, cs cacheserver.CacheServer) (i
 	return wrote + n, err
 }
 
-// secrets are the client CA and kubeconfig Secrets, as far as cert-manager has issued what
+// secrets are the client CA, kubeconfig and reference Secrets, as far as cert-manager has issued what
 // they are made of; their events bring the CacheServer back when it has.
 func (c *Controller) secrets(ctx context.Context, cs cacheserver.CacheServer) ([]*corev1ac.SecretApplyConfiguration, error) {
 	caCert, err := c.caCertificate(ctx, cs)
@@ -130,7 +131,8 @@ func (c *Controller) secrets(ctx context.Context, cs cacheserver.CacheServer) ([
 	if err != nil {
 		return nil, err
 	}
-	return append(out, kubeconfig), nil
+	// Its reference Secret: the same credentials, for a root shard or shard elsewhere.
+	return append(out, kubeconfig, reference.ForCacheServer(cs, caCert, reference.FromSecret(client))), nil
 }
 
 // caCertificate is the cache server's CA certificate alone, or nil before it is issued.

@@ -146,3 +146,12 @@ func (h *Host) Reset() {
 	h.Kube.ClearActions()
 	h.CM.ClearActions()
 }
+
+// Secret is a Secret of the host's cache; the test fails when there is none.
+func (h *Host) Secret(t *testing.T, namespace, name string) *corev1.Secret {
+	t.Helper()
+	obj, exists, err := h.Caches["secrets"].GetByKey(namespace + "/" + name)
+	require.NoError(t, err)
+	require.True(t, exists, "no Secret %s/%s", namespace, name)
+	return obj.(*corev1.Secret)
+}

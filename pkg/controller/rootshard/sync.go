@@ -88,7 +88,7 @@ func (c *Controller) bootstrap() controller.Bootstrap {
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
-// bundles, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
+// bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
 // objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
 	wrote, err := c.host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
@@ -102,14 +102,14 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	// Until cert-manager issued the CAs, the bundles would be empty; the CA Secrets' events
 	// bring the RootShard back.
 	if issued {
-		for _, secret := range []*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)} {
-			w, err := c.host.SecretApplier.ApplyIfChanged(ctx, secret)
-			if err != nil {
-				return wrote, err
-			}
-			if w {
-				wrote++
-			}
+		refs, err := c.references(ctx, rs, bundles)
+		if err != nil {
+			return wrote, err
+		}
+		w, err := c.host.ApplyBundles(ctx, append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...)...)
+		wrote += w
+		if err != nil {
+			return wrote, err
 		}
 	}
 	n, err := c.applyEtcdTrust(ctx, rs)

@@ -104,7 +104,10 @@ func TestChangedSpecReappliesOnlyWhatChanged(t *testing.T) {
 		"Certificate root-server",                               // its DNS names
 		"Secret root-external-logical-cluster-admin-kubeconfig", // its server URL
 		"Deployment root-kcp",                                   // --shard-external-url
-		"update rootshards/status",                              // observedGeneration
+		"Secret root-shard-join",                                // their external-url
+		"Secret root-front-proxy-join",
+		"Secret root-kubeconfig-issuer",
+		"update rootshards/status", // observedGeneration
 	}, f.writes())
 }
 

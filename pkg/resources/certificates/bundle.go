@@ -14,6 +14,15 @@ const BundleKey = "tls.crt"
 // BundleSecret builds a Secret whose tls.crt concatenates the PEM blocks pems, in order,
 // skipping empty ones: a CA bundle that components trust.
 func BundleSecret(namespace, name string, labels map[string]string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(name, namespace).
+		WithLabels(labels).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{BundleKey: Bundle(pems...)})
+}
+
+// Bundle concatenates the PEM blocks pems, in order, each ending in a newline, skipping
+// empty ones. A bundle of bundles is the same bundle.
+func Bundle(pems ...[]byte) []byte {
 	var bundle bytes.Buffer
 	for _, p := range pems {
 		if len(bytes.TrimSpace(p)) == 0 {
@@ -22,8 +31,5 @@ func BundleSecret(namespace, name string, labels map[string]string, pems ...[]by
 		bundle.Write(bytes.TrimSpace(p))
 		bundle.WriteByte('\n')
 	}
-	return corev1ac.Secret(name, namespace).
-		WithLabels(labels).
-		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{BundleKey: bundle.Bytes()})
+	return bundle.Bytes()
 }

@@ -21,14 +21,23 @@ type CABundles struct {
 // MergedClientCA builds the Secret every shard and front proxy trusts client certificates
 // by: the components' client CA, the users' front-proxy-client CA, and the extra CAs.
 func MergedClientCA(rs *operatorv1alpha1.RootShard, b CABundles) *corev1ac.SecretApplyConfiguration {
-	return bundleSecret(rs, kcp.MergedClientCAName(rs), "merged-client-ca", b.ClientCA, b.FrontProxyClientCA, b.ExtraClientCAs)
+	return bundleSecret(rs, kcp.MergedClientCAName(rs), "merged-client-ca", b.Client())
 }
 
 // MergedCABundle builds the Secret that verifies the root shard's server: the server CA and
 // the extra CAs.
 func MergedCABundle(rs *operatorv1alpha1.RootShard, b CABundles) *corev1ac.SecretApplyConfiguration {
-	return bundleSecret(rs, MergedCABundleName(rs), "merged-ca-bundle", b.ServerCA, b.ExtraServerCAs)
+	return bundleSecret(rs, MergedCABundleName(rs), "merged-ca-bundle", b.Server())
 }
+
+// Client is the client CA bundle: the components' client CA, the users' front-proxy-client
+// CA, then the extra client CAs.
+func (b CABundles) Client() []byte {
+	return certificates.Bundle(b.ClientCA, b.FrontProxyClientCA, b.ExtraClientCAs)
+}
+
+// Server is the server CA bundle: the server CA, then the extra server CAs.
+func (b CABundles) Server() []byte { return certificates.Bundle(b.ServerCA, b.ExtraServerCAs) }
 
 func bundleSecret(rs *operatorv1alpha1.RootShard, name, component string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
 	return certificates.BundleSecret(rs.Namespace, name, pki.Labels(Kind, rs.Name, component), pems...)

@@ -1,0 +1,52 @@
+package rootshard
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+)
+
+// references are the RootShard's reference Secrets, or none until cert-manager has issued
+// every CA they are made of. The CA Secrets' events bring the RootShard back, when they are
+// issued and whenever a CA rotates, so that the reference Secrets follow.
+func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles) ([]*corev1ac.SecretApplyConfiguration, error) {
+	cas := reference.RootShardCAs{KeyPairs: map[pki.CA]reference.KeyPair{}, Bundles: bundles}
+	for _, ca := range pki.IntermediateCAs {
+		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		cas.KeyPairs[ca] = reference.FromSecret(s)
+	}
+	if ref := rs.Spec.Certificates; ref != nil && ref.CASecretRef != nil {
+		// The user's root CA Secret is not labelled as ours, so it is read, not cached.
+		root, err := c.host.UsersCABundle(ctx, rs.Namespace, ref.CASecretRef)
+		if err != nil {
+			return nil, err
+		}
+		cas.RootCA = root
+	} else {
+		root, err := c.host.Secrets.Secrets(rs.Namespace).Get(kcp.RootCASecret(rs))
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		cas.RootCA = reference.FromSecret(root).Cert
+	}
+	if cas.Missing(rs) != "" {
+		return nil, nil
+	}
+	return reference.ForRootShard(rs, cas)
+}

@@ -1,0 +1,136 @@
+package rootshard
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+)
+
+func TestReferenceSecretsFollowTheCAs(t *testing.T) {
+	f := newFixture(t, testRootShard())
+	f.converge(t)
+
+	for _, r := range reference.RootShardReferences {
+		s := f.host.Secret(t, "team-a", r.Name("root"))
+		assert.Equal(t, r.Type(), s.Type)
+		assert.Equal(t, string(r), s.Labels[reference.Label])
+		assert.Equal(t, "root", s.Labels[pki.OwnerLabel("rootshard")], "DeleteOwned removes it with the RootShard")
+		for _, ca := range r.KeyPairs() {
+			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.crt"], s.Data[reference.CertKey(ca)], "%s: %s", r, ca)
+			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.key"], s.Data[reference.KeyKey(ca)], "%s: %s", r, ca)
+		}
+	}
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.RootCAKey])
+
+	// cert-manager rotates the etcd peer CA: only the shard-join Secret holds it.
+	rotate(t, f, pki.EtcdPeerCA)
+	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	writes := f.writes()
+	assert.Contains(t, writes, "Secret root-shard-join")
+	assert.NotContains(t, writes, "Secret root-front-proxy-join")
+	assert.NotContains(t, writes, "Secret root-kubeconfig-issuer")
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-etcd-peer-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-shard-join").Data["etcd-peer-ca.key"])
+	f.hostCatchesUp(t)
+	f.reset()
+
+	// And the front-proxy-client CA: the kubeconfig issuer's key pair, and the client CA
+	// bundle the joining shards and front proxies trust.
+	rotate(t, f, pki.FrontProxyClientCA)
+	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	writes = f.writes()
+	for _, r := range reference.RootShardReferences {
+		assert.Contains(t, writes, "Secret "+r.Name("root"))
+	}
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-front-proxy-client-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-kubeconfig-issuer").Data["front-proxy-client-ca.key"])
+	assert.Equal(t, f.host.Secret(t, "team-a", "root-merged-client-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.ClientCABundleKey])
+}
+
+// rotate plays cert-manager renewing a CA with a new key.
+func rotate(t *testing.T, f *fixture, ca pki.CA) {
+	t.Helper()
+	s := f.host.Secret(t, "team-a", pki.CAName("root", ca)).DeepCopy()
+	s.ResourceVersion = "2"
+	s.Data = map[string][]byte{
+		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("rotated " + s.Name)}),
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("rotated " + s.Name)}),
+	}
+	require.NoError(t, f.host.Caches["secrets"].Update(s))
+}
+
+func TestNoReferenceSecretBeforeTheCAsAreIssued(t *testing.T) {
+	f := newFixture(t, testRootShard())
+	for range 3 {
+		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.NoError(t, f.rootShards.Update(rs)) // the finalizer, without cert-manager
+	}
+	require.Contains(t, f.writes(), "Certificate root-etcd-client-ca", "the RootShard was realized as far as it could be")
+	for _, w := range f.writes() {
+		assert.NotContains(t, []string{"Secret root-shard-join", "Secret root-front-proxy-join", "Secret root-kubeconfig-issuer"}, w)
+	}
+
+	// Every CA but one is issued: still none.
+	f.host.CatchUp(t)
+	require.NoError(t, f.host.Caches["secrets"].Delete(f.host.Secret(t, "team-a", "root-etcd-client-ca")))
+	f.reset()
+	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	assert.NotContains(t, f.writes(), "Secret root-shard-join")
+}
+
+// A RootShard whose root CA is the user's (caSecretRef) hands on that CA's certificate, and
+// nothing of the user's Secret but it.
+func TestReferenceSecretsOfAUsersRootCA(t *testing.T) {
+	rs := testRootShard()
+	rs.Spec.Certificates = &operatorv1alpha1.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "corp-ca"}}
+	f := newFixture(t, rs)
+	users := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("corp-ca")})
+	_, err := f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "corp-ca", Namespace: "team-a"},
+		Data:       map[string][]byte{"tls.crt": users, "tls.key": []byte("the user's root key")},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	f.converge(t)
+	shardJoin := f.host.Secret(t, "team-a", "root-shard-join")
+	assert.Equal(t, users, shardJoin.Data[reference.RootCAKey])
+	for k, v := range shardJoin.Data {
+		assert.NotContains(t, string(v), "the user's root key", k)
+	}
+}
+
+// The reference Secrets' contents never reach the RootShard's status or its Events.
+func TestReferenceSecretsStayOutOfStatusAndEvents(t *testing.T) {
+	f := newFixture(t, testRootShard())
+	events := record.NewFakeRecorder(1000)
+	f.c.recorder = events
+	f.converge(t)
+	rotate(t, f, pki.ServerCA)
+	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+
+	rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+	require.NoError(t, err)
+	status, err := json.Marshal(rs.Status)
+	require.NoError(t, err)
+	var said []string
+	for len(events.Events) > 0 {
+		said = append(said, <-events.Events)
+	}
+	for _, text := range append(said, string(status)) {
+		assert.NotContains(t, text, "PRIVATE KEY")
+		assert.NotContains(t, text, "BEGIN")
+	}
+	require.True(t, slices.ContainsFunc(f.writes(), func(w string) bool { return strings.HasPrefix(w, "Secret root-shard-join") }),
+		"the rotation was applied, so the check above looked at a write")
+}
