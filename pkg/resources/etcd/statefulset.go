@@ -23,15 +23,15 @@ const (
 	dataVolume    = "data"
 	dataMountPath = "/var/lib/etcd"
 	// dataDir is below the volume's root, so that etcd creates it with the mode it wants.
-	dataDir       = dataMountPath + "/data"
-	serverTLSDir  = "/etc/etcd/tls/server"
-	peerTLSDir    = "/etc/etcd/tls/peer"
+	dataDir      = dataMountPath + "/data"
+	serverTLSDir = "/etc/etcd/tls/server"
+	peerTLSDir   = "/etc/etcd/tls/peer"
 	// The CAs the members trust, each alone: the ca.crt cert-manager writes next to a leaf is
 	// the root of its chain, which may be the namespace's bootstrap CA, shared by every
 	// RootShard of the namespace, and would let in another RootShard's certificates.
 	clientTrustDir = "/etc/etcd/tls/client-trust"
 	peerTrustDir   = "/etc/etcd/tls/peer-trust"
-	containerName = "etcd"
+	containerName  = "etcd"
 )
 
 // nonRootID is the user, group and fsGroup the members run as: the distroless images'
