@@ -103,8 +103,8 @@ func TestManagedEtcd(t *testing.T) {
 		}
 	})
 
-	rootMembers := runRealizedEtcd(t, ns, "root-etcd", "root-etcd-server", "root-etcd-peer")
-	eastMembers := runRealizedEtcd(t, ns, "east-shard-etcd", "east-shard-etcd-server", "east-shard-etcd-peer")
+	rootMembers := runRealizedEtcd(t, ns, "root-etcd")
+	eastMembers := runRealizedEtcd(t, ns, "east-shard-etcd")
 
 	// EtcdReady is etcd's own answer, through the port-forward dialer to the pods, which kwok
 	// leads to the members.
@@ -192,8 +192,8 @@ func createVolumeFor(t *testing.T, namespace, claim string) {
 }
 
 // runRealizedEtcd runs the members of the StatefulSet name as the server realized it, with
-// the Secrets it mounts as cert-manager issued them, and leads its pods' ports to them.
-func runRealizedEtcd(t *testing.T, ns, name string, secrets ...string) *framework.EtcdMembers {
+// the Secrets it mounts as they are in the host cluster, and leads its pods' ports to them.
+func runRealizedEtcd(t *testing.T, ns, name string) *framework.EtcdMembers {
 	t.Helper()
 	var sts *appsv1.StatefulSet
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -201,10 +201,13 @@ func runRealizedEtcd(t *testing.T, ns, name string, secrets ...string) *framewor
 		sts, err = stack.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), name, metav1.GetOptions{})
 		require.NoError(c, err)
 	}, 3*time.Minute, time.Second, "the StatefulSet %s is created once its certificates are issued", name)
+	// Every Secret the pods mount, as cert-manager and the server wrote them.
 	mounted := map[string]*corev1.Secret{}
-	for _, s := range secrets {
-		secret := hostSecret(t, ns, s)
-		mounted[s] = &secret
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			secret := hostSecret(t, ns, v.Secret.SecretName)
+			mounted[v.Secret.SecretName] = &secret
+		}
 	}
 	members, err := stack.RunEtcdMembers(t.Context(), sts, mounted)
 	require.NoError(t, err)
