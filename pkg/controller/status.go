@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // The reasons of the CertificatesReady and ReferenceValid conditions. They are part of the
@@ -24,6 +25,12 @@ const (
 	ReasonFrontProxyNotFound  = "FrontProxyNotFound"
 	ReasonCacheServerNotFound = "CacheServerNotFound"
 	ReasonDeleting            = "Deleting"
+
+	// ReasonReferenceSecretNotFound and ReasonReferenceSecretInvalid are a secretRef's: the
+	// Secret is not there, or is not a well-formed reference Secret of the expected kind (the
+	// message, from reference.Resolve, names the key at fault).
+	ReasonReferenceSecretNotFound = reference.ReasonSecretNotFound
+	ReasonReferenceSecretInvalid  = reference.ReasonSecretInvalid
 )
 
 // SetCondition sets a condition, keeping its transition time when its status is unchanged.

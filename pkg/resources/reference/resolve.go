@@ -1,0 +1,191 @@
+package reference
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/url"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/keyutil"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// Certificates are PEM certificates as a reference Secret holds them, and parsed.
+type Certificates struct {
+	// PEM is the key's content as received, to be written into local Secrets.
+	PEM []byte
+	// Certs are its certificates, in order.
+	Certs []*x509.Certificate
+}
+
+// CheckedKeyPair is a key pair as a reference Secret holds it, checked: its key is the
+// private key of the first certificate of its chain.
+type CheckedKeyPair struct {
+	// KeyPair is the PEM as received: tls.crt and tls.key of a local copy.
+	KeyPair
+	// Cert is the first certificate of KeyPair.Cert: the CA's own, or the client's.
+	Cert *x509.Certificate
+}
+
+// Resolved is a reference Secret read and checked. Only the fields of its Reference's keys
+// are set (Reference.Keys); the others are zero.
+type Resolved struct {
+	Reference Reference
+
+	// RootShardURL, ExternalURL and ExternalAdminURL are https URLs.
+	RootShardURL, ExternalURL, ExternalAdminURL *url.URL
+	// RootCA is the root CA (a CA), with the chain above it if any.
+	RootCA Certificates
+	// ClientCABundle and ServerCABundle are the merged CA bundles.
+	ClientCABundle, ServerCABundle Certificates
+	// CAs are the CA key pairs, by role (Reference.KeyPairs): each a CA.
+	CAs map[pki.CA]CheckedKeyPair
+
+	// CacheURL is the CacheServer's https URL.
+	CacheURL *url.URL
+	// CACert is the CacheServer's CA certificate (a CA).
+	CACert Certificates
+	// Client is the client certificate toward the CacheServer and its key.
+	Client CheckedKeyPair
+}
+
+// Resolve reads s, a copy of a reference Secret of the kind r (as a user or a sync tool put it
+// into another namespace or cluster), and checks it: its type is r's, every key of r is there
+// and non-empty, every URL is an https URL, every PEM block of a certificate key is a
+// certificate that parses, every private key parses and belongs to its certificate, and a
+// CA's certificate is a CA. The first problem, in the order of r.Keys(), is an *Error: its
+// message names the Secret and the key, never their content.
+//
+// Keys that r does not list are ignored: sync tools and GitOps add their own annotations,
+// labels and sometimes keys to what they copy, and an extra key grants the consumer nothing
+// since it reads r's keys alone.
+func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
+	if s == nil {
+		return nil, &Error{Reason: ReasonSecretNotFound, Message: "no reference Secret", cause: ErrNotFound}
+	}
+	keys := r.Keys()
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("unknown reference %q", r)
+	}
+	if s.Type != r.Type() {
+		return nil, invalid(s, ErrWrongType, "is of type %q, not %q", s.Type, r.Type())
+	}
+	for _, k := range keys {
+		if v, ok := s.Data[k]; !ok {
+			return nil, invalid(s, ErrMissingKey, "has no key %q", k)
+		} else if len(v) == 0 {
+			return nil, invalid(s, ErrMissingKey, "has an empty key %q", k)
+		}
+	}
+
+	res := &Resolved{Reference: r}
+	urls := map[string]**url.URL{
+		RootShardURLKey: &res.RootShardURL, ExternalURLKey: &res.ExternalURL, ExternalAdminURLKey: &res.ExternalAdminURL, CacheURLKey: &res.CacheURL,
+	}
+	certs := map[string]*Certificates{RootCAKey: &res.RootCA, ClientCABundleKey: &res.ClientCABundle, ServerCABundleKey: &res.ServerCABundle, CACertKey: &res.CACert}
+	isCA := map[string]bool{RootCAKey: true, CACertKey: true}
+	for _, k := range keys {
+		if dst, ok := urls[k]; ok {
+			u, err := httpsURL(s, k)
+			if err != nil {
+				return nil, err
+			}
+			*dst = u
+		}
+		if dst, ok := certs[k]; ok {
+			parsed, err := certificates(s, k, isCA[k])
+			if err != nil {
+				return nil, err
+			}
+			*dst = Certificates{PEM: s.Data[k], Certs: parsed}
+		}
+	}
+	if pairs := r.KeyPairs(); len(pairs) > 0 {
+		res.CAs = make(map[pki.CA]CheckedKeyPair, len(pairs))
+		for _, ca := range pairs {
+			kp, err := keyPair(s, CertKey(ca), KeyKey(ca), true)
+			if err != nil {
+				return nil, err
+			}
+			res.CAs[ca] = kp
+		}
+	}
+	if r == CacheClient {
+		kp, err := keyPair(s, ClientCertKey, ClientKeyKey, false)
+		if err != nil {
+			return nil, err
+		}
+		res.Client = kp
+	}
+	return res, nil
+}
+
+// httpsURL is the URL under key k. url.Parse's error quotes its input; it is not passed on,
+// so that a key pasted under the wrong key never reaches a message.
+func httpsURL(s *corev1.Secret, k string) (*url.URL, error) {
+	u, err := url.Parse(string(s.Data[k]))
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return nil, invalid(s, ErrMalformed, "key %q holds no https URL", k)
+	}
+	return u, nil
+}
+
+// certificates parses every PEM block under key k; each must be a certificate, and the first
+// a CA when ca is set. Any other block refuses the key: a private key in a bundle would end
+// up in a file every pod mounts.
+func certificates(s *corev1.Secret, k string, ca bool) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	rest := s.Data[k]
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, invalid(s, ErrMalformed, "key %q holds a PEM block of type %q where only certificates belong", k, block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			// x509's errors describe the structure only; they are left out all the same.
+			return nil, invalid(s, ErrMalformed, "key %q: its certificate #%d does not parse", k, len(out)+1)
+		}
+		out = append(out, cert)
+	}
+	if len(out) == 0 {
+		return nil, invalid(s, ErrMalformed, "key %q holds no PEM certificate", k)
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, invalid(s, ErrMalformed, "key %q holds text after its PEM certificates", k)
+	}
+	if ca && !(out[0].BasicConstraintsValid && out[0].IsCA) {
+		return nil, invalid(s, ErrNotCA, "key %q holds a certificate that is not a CA", k)
+	}
+	return out, nil
+}
+
+// keyPair checks the certificate chain under certKey (its first certificate a CA when ca is
+// set) and that the private key under keyKey is that certificate's.
+func keyPair(s *corev1.Secret, certKey, keyKey string, ca bool) (CheckedKeyPair, error) {
+	chain, err := certificates(s, certKey, ca)
+	if err != nil {
+		return CheckedKeyPair{}, err
+	}
+	key, err := keyutil.ParsePrivateKeyPEM(s.Data[keyKey])
+	if err != nil {
+		return CheckedKeyPair{}, invalid(s, ErrMalformed, "key %q holds no private key that parses", keyKey)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return CheckedKeyPair{}, invalid(s, ErrMalformed, "key %q holds no private key that can sign", keyKey)
+	}
+	public, ok := signer.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok || !public.Equal(chain[0].PublicKey) {
+		return CheckedKeyPair{}, invalid(s, ErrKeyMismatch, "key %q is not the private key of the certificate in %q", keyKey, certKey)
+	}
+	return CheckedKeyPair{KeyPair: KeyPair{Cert: s.Data[certKey], Key: s.Data[keyKey]}, Cert: chain[0]}, nil
+}

@@ -1,0 +1,60 @@
+package reference
+
+import (
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The reasons of a ReferenceValid=False condition about a reference Secret. They are part of
+// the API (pkg/controller lists them with the others): keep them stable.
+const (
+	// ReasonSecretNotFound: the Secret a secretRef names is not there (yet).
+	ReasonSecretNotFound = "ReferenceSecretNotFound"
+	// ReasonSecretInvalid: the Secret is there but is not a well-formed reference Secret of
+	// the expected kind.
+	ReasonSecretInvalid = "ReferenceSecretInvalid"
+)
+
+// What is wrong with a reference Secret, for errors.Is.
+var (
+	// ErrNotFound: there is no Secret.
+	ErrNotFound = errors.New("reference Secret not found")
+	// ErrWrongType: the Secret's type is not the expected reference's. Such a Secret is
+	// refused whatever its content: it was not written as this kind of reference.
+	ErrWrongType = errors.New("reference Secret of another type")
+	// ErrMissingKey: a key of the reference is absent or empty.
+	ErrMissingKey = errors.New("reference Secret key missing")
+	// ErrMalformed: a key holds no https URL, no PEM certificate or no private key.
+	ErrMalformed = errors.New("reference Secret key malformed")
+	// ErrKeyMismatch: a private key is not the key of the certificate it comes with.
+	ErrKeyMismatch = errors.New("reference Secret key pair mismatch")
+	// ErrNotCA: a certificate that must be a CA's is not.
+	ErrNotCA = errors.New("reference Secret certificate not a CA")
+)
+
+// Error is why a reference Secret cannot be used, shaped for a status condition: Reason is
+// ReasonSecretNotFound or ReasonSecretInvalid, and the message names the Secret and the key
+// at fault. It never quotes a key's content, so it may go to status, Events and logs.
+type Error struct {
+	Reason  string
+	Message string
+	// cause is one of the Err* sentinels.
+	cause error
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the sentinel (ErrMissingKey, ErrWrongType, ...) saying what is wrong.
+func (e *Error) Unwrap() error { return e.cause }
+
+// NotFound is the error of a consumer whose referenced Secret namespace/name is not there.
+func NotFound(namespace, name string) *Error {
+	return &Error{Reason: ReasonSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name), cause: ErrNotFound}
+}
+
+// invalid is a ReasonSecretInvalid error about the Secret s.
+func invalid(s *corev1.Secret, cause error, format string, args ...any) *Error {
+	return &Error{Reason: ReasonSecretInvalid, Message: fmt.Sprintf("Secret %s/%s ", s.Namespace, s.Name) + fmt.Sprintf(format, args...), cause: cause}
+}
