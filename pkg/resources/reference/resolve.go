@@ -25,9 +25,9 @@ type Certificates struct {
 // CheckedKeyPair is a key pair as a reference Secret holds it, checked: its key is the
 // private key of the first certificate of its chain.
 type CheckedKeyPair struct {
-	// KeyPair is the PEM as received: tls.crt and tls.key of a local copy.
-	KeyPair
-	// Cert is the first certificate of KeyPair.Cert: the CA's own, or the client's.
+	// PEM is the key pair as received: tls.crt and tls.key of a local copy.
+	PEM KeyPair
+	// Cert is the first certificate of PEM.Cert: the CA's own, or the client's.
 	Cert *x509.Certificate
 }
 
@@ -187,5 +187,5 @@ func keyPair(s *corev1.Secret, certKey, keyKey string, ca bool) (CheckedKeyPair,
 	if !ok || !public.Equal(chain[0].PublicKey) {
 		return CheckedKeyPair{}, invalid(s, ErrKeyMismatch, "key %q is not the private key of the certificate in %q", keyKey, certKey)
 	}
-	return CheckedKeyPair{KeyPair: KeyPair{Cert: s.Data[certKey], Key: s.Data[keyKey]}, Cert: chain[0]}, nil
+	return CheckedKeyPair{PEM: KeyPair{Cert: s.Data[certKey], Key: s.Data[keyKey]}, Cert: chain[0]}, nil
 }
