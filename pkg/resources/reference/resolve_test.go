@@ -141,20 +141,11 @@ func requireInvalid(t *testing.T, err error, s *corev1.Secret, cause error, want
 	}
 }
 
-func certKeys(r Reference) []string {
+// keysEndingIn are r's keys with the suffix: ".crt" for certificates, ".key" for private keys.
+func keysEndingIn(r Reference, suffix string) []string {
 	var out []string
 	for _, k := range r.Keys() {
-		if strings.HasSuffix(k, ".crt") {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-func privateKeyKeys(r Reference) []string {
-	var out []string
-	for _, k := range r.Keys() {
-		if strings.HasSuffix(k, ".key") {
+		if strings.HasSuffix(k, suffix) {
 			out = append(out, k)
 		}
 	}
@@ -185,7 +176,7 @@ func TestResolveRefuses(t *testing.T) {
 			add(r, failure{"no " + k, func(s *corev1.Secret) { delete(s.Data, k) }, ErrMissingKey, `has no key "` + k + `"`})
 			add(r, failure{"empty " + k, func(s *corev1.Secret) { s.Data[k] = nil }, ErrMissingKey, `has an empty key "` + k + `"`})
 		}
-		for _, k := range certKeys(r) {
+		for _, k := range keysEndingIn(r, ".crt") {
 			add(r, failure{"no PEM in " + k, func(s *corev1.Secret) { s.Data[k] = []byte("just text, long enough to be seen") }, ErrMalformed, `key "` + k + `" holds no PEM certificate`})
 			add(r, failure{"bad DER in " + k, func(s *corev1.Secret) { s.Data[k] = pemOf("CERTIFICATE", "not DER, long enough to be seen") }, ErrMalformed,
 				`key "` + k + `": its certificate #1 does not parse`})
@@ -196,7 +187,7 @@ func TestResolveRefuses(t *testing.T) {
 			add(r, failure{"text after " + k, func(s *corev1.Secret) { s.Data[k] = append(s.Data[k], "trailing text, long enough"...) }, ErrMalformed,
 				`key "` + k + `" holds text after its PEM certificates`})
 		}
-		for _, k := range privateKeyKeys(r) {
+		for _, k := range keysEndingIn(r, ".key") {
 			certKey := strings.TrimSuffix(k, ".key") + ".crt"
 			if k == ClientKeyKey {
 				certKey = ClientCertKey
