@@ -57,8 +57,9 @@ type Resolved struct {
 // into another namespace or cluster), and checks it: its type is r's, every key of r is there
 // and non-empty, every URL is an https URL, every PEM block of a certificate key is a
 // certificate that parses, every private key parses and belongs to its certificate, and a
-// CA's certificate is a CA. The first problem, in the order of r.Keys(), is an *Error: its
-// message names the Secret and the key, never their content.
+// CA's certificate is a CA. The first problem (a missing key before any malformed one, each
+// in the order of r.Keys(), the key pairs last) is an *Error: its message names the Secret and
+// the key, never their content.
 //
 // Keys that r does not list are ignored: sync tools and GitOps add their own annotations,
 // labels and sometimes keys to what they copy, and an extra key grants the consumer nothing
