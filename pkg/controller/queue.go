@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,16 +23,19 @@ type Loop struct {
 	Queue workqueue.TypedRateLimitingInterface[string]
 	Sync  func(ctx context.Context, key string) error
 
-	synced []cache.InformerSynced
+	limiter workqueue.TypedRateLimiter[string]
+	synced  []cache.InformerSynced
 }
 
 // NewLoop returns a loop for kind with exponential per-item backoff, capped at MaxBackoff.
 func NewLoop(kind string, sync func(ctx context.Context, key string) error) *Loop {
+	limiter := newRateLimiter()
 	return &Loop{
 		Kind: kind,
-		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(newRateLimiter(),
+		Queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: kind}),
-		Sync: sync,
+		Sync:    sync,
+		limiter: limiter,
 	}
 }
 
@@ -135,9 +139,39 @@ func (l *Loop) next(ctx context.Context) bool {
 	observe(l.Kind, start, err)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Reconcile failed, retrying with backoff", "controller", l.Kind, "key", key)
+		var later *RetryLater
+		if errors.As(err, &later) {
+			// The key's backoff grows as for any failure, but never starts below the floor.
+			l.Queue.AddAfter(key, max(l.limiter.When(key), later.After))
+			return true
+		}
 		l.Queue.AddRateLimited(key)
 		return true
 	}
 	l.Queue.Forget(key)
 	return true
+}
+
+// KcpRetryFloor is the shortest wait before a reconcile that failed to reach a kcp or etcd
+// the server realized is tried again: a server that did not answer within its timeout is not
+// cured by retrying after milliseconds, which would only fill the log and the metrics.
+const KcpRetryFloor = 5 * time.Second
+
+// RetryLater is a failure whose retry waits at least After, with the key's backoff growing
+// above that as for any failure.
+type RetryLater struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryLater) Error() string { return e.Err.Error() }
+func (e *RetryLater) Unwrap() error { return e.Err }
+
+// RetryKcpLater marks err, a failure to reach or write a kcp, to be retried no sooner than
+// KcpRetryFloor.
+func RetryKcpLater(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RetryLater{Err: err, After: KcpRetryFloor}
 }

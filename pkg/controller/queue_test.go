@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"github.com/stretchr/testify/require"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,4 +29,28 @@ func TestMembershipHandlerIgnoresUpdates(t *testing.T) {
 	l.Queue.Done(key)
 	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: obj})
 	assert.Equal(t, 1, l.Queue.Len(), "a deletion, even seen late")
+}
+
+// TestRetryLaterKeepsItsFloor: a failure marked RetryLater comes back no sooner than its
+// floor, where any other failure comes back after the backoff's first few milliseconds.
+func TestRetryLaterKeepsItsFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		err      error
+		backSoon bool
+	}{
+		{"plain failure", errors.New("host refused"), true},
+		{"kcp failure", RetryKcpLater(errors.New("kcp cannot be reached")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLoop("test", func(context.Context, string) error { return tc.err })
+			defer l.Queue.ShutDown()
+			l.Queue.Add("ns/name")
+			require.True(t, l.next(t.Context()))
+			assert.Equal(t, 1, l.Queue.NumRequeues("ns/name"), "the backoff grows either way")
+			// Far more than the first backoff step (5 ms), far less than the floor (5 s).
+			time.Sleep(200 * time.Millisecond)
+			assert.Equal(t, tc.backSoon, l.Queue.Len() == 1)
+		})
+	}
 }

@@ -158,6 +158,14 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 			workspace, operatorv1alpha1.AnnotationSkipKcpCleanup)
 		return done()
 	}
+	if terminating, err := c.host.NamespaceTerminating(ctx, kc.Namespace); err != nil {
+		return err
+	} else if terminating {
+		c.recorder.Eventf(kc, corev1.EventTypeNormal, EventKcpGone,
+			"namespace %s is being deleted, and its RootShards and their kcp with it: the ClusterRoleBindings in workspace %s go with them",
+			kc.Namespace, workspace)
+		return done()
+	}
 	rs, gone, err := c.rootShardOf(kc)
 	if err != nil {
 		return err
@@ -243,7 +251,7 @@ func (c *Controller) setAuthorization(kc *operatorv1alpha1.Kubeconfig, status *o
 // doing something, and returns the error to retry with.
 func (c *Controller) kcpFailed(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, err error, doing string) error {
 	c.setAuthorization(kc, status, metav1.ConditionFalse, kcpFailureReason(err), doing+": "+controller.FailureMessage(err))
-	return fmt.Errorf("%s in kcp: %w", doing, err)
+	return controller.RetryKcpLater(fmt.Errorf("%s in kcp: %w", doing, err))
 }
 
 // kcpFailureReason is the stable reason of a failure to reach or write kcp.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -147,6 +148,13 @@ func TestDeletedShardLetGoWithoutKcp(t *testing.T) {
 			require.NoError(t, k.rootShards.Delete(k.rootShard(t)))
 			k.deleteShard(t, nil)
 		}, `the RootShard "root" does not exist`},
+		{"namespace being deleted, kcp down", func(t *testing.T, k *kcpFixture) {
+			_, err := k.host.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
+				ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
+			k.deleteShard(t, nil)
+		}, "namespace team-a is being deleted, and its RootShard and kcp with it"},
 		{"RootShard being deleted, its kcp gone", func(t *testing.T, k *kcpFixture) {
 			rs := k.rootShard(t).DeepCopy()
 			rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}

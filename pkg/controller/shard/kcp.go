@@ -49,6 +49,13 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 			"kcp's Shard %q was not deleted from the root workspace: the Shard has the annotation %s", s.Name, operatorv1alpha1.AnnotationSkipKcpCleanup)
 		return nil
 	}
+	if terminating, err := c.host.NamespaceTerminating(ctx, s.Namespace); err != nil {
+		return err
+	} else if terminating {
+		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+			"kcp's Shard %q was not deleted: namespace %s is being deleted, and its RootShard and kcp with it", s.Name, s.Namespace)
+		return nil
+	}
 	rs, err := c.rootShards.RootShards(s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
 		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
@@ -80,7 +87,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	failure.Message += fmt.Sprintf(" (retried with backoff; the annotation %s=true lets the Shard go without it)",
 		operatorv1alpha1.AnnotationSkipKcpCleanup)
 	c.setDeregistered(s, status, failure)
-	return fmt.Errorf("deleting kcp's Shard %q from the root workspace: %w", s.Name, err)
+	return controller.RetryKcpLater(fmt.Errorf("deleting kcp's Shard %q from the root workspace: %w", s.Name, err))
 }
 
 // setDeregistered sets the Deregistered condition, and says so in an Event when it changed.
