@@ -198,13 +198,42 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 					}
 				}
 				created := false
-				waitForLog(t, srv, func() {
+				exercise := func() {
 					if !created {
 						_, err := ops.OperatorV1alpha1().CacheServers(work).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
 						created = err == nil
 					}
-				}, wants...)
+				}
+				if slices.Contains(rule.Resources, "persistentvolumeclaims") {
+					// Only the deletion of a managed etcd's owner that asks for its volumes to
+					// go uses them: create one, and delete it once the controllers hold it.
+					exercise = deleteWithItsEtcdVolumes(t, ops, work)
+				}
+				waitForLog(t, srv, exercise, wants...)
 			})
+		}
+	}
+}
+
+// deleteWithItsEtcdVolumes returns a step that, called again and again, creates a RootShard
+// with a managed etcd and operator.kcp.io/delete-etcd-volumes in namespace, then deletes it
+// once the controllers put their finalizer on it.
+func deleteWithItsEtcdVolumes(t *testing.T, ops clientset.Interface, namespace string) func() {
+	created, deleted := false, false
+	return func() {
+		rootShards := ops.OperatorV1alpha1().RootShards(namespace)
+		switch {
+		case !created:
+			_, err := rootShards.Create(t.Context(), &operatorv1alpha1.RootShard{
+				ObjectMeta: metav1.ObjectMeta{Name: "root", Annotations: map[string]string{operatorv1alpha1.AnnotationDeleteEtcdVolumes: "true"}},
+				Spec:       operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"}},
+			}, metav1.CreateOptions{})
+			created = err == nil
+		case !deleted:
+			rs, err := rootShards.Get(t.Context(), "root", metav1.GetOptions{})
+			if err == nil && len(rs.Finalizers) > 0 {
+				deleted = rootShards.Delete(t.Context(), "root", metav1.DeleteOptions{}) == nil
+			}
 		}
 	}
 }
