@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
@@ -63,10 +62,4 @@ func (h *Host) RealizeEtcd(ctx context.Context, e *etcd.Cluster) (int, *appsv1.S
 func EtcdEndpoint(e *etcd.Cluster) kcpclient.Endpoint {
 	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.Name(), Port: etcd.ClientPort,
 		Selector: e.SelectorLabels(), ClusterDomain: e.ClusterDomain}
-}
-
-// EtcdVolumeClaimsSelector selects a managed etcd's PersistentVolumeClaims, which carry the
-// claim template's labels.
-func EtcdVolumeClaimsSelector(e *etcd.Cluster) string {
-	return labels.SelectorFromSet(e.Labels()).String()
 }
