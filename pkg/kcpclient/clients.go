@@ -80,19 +80,24 @@ func (c *Clients) config(rs *operatorv1alpha1.RootShard, ep Endpoint, serverSecr
 	if err != nil {
 		return nil, err
 	}
-	tls := rest.TLSClientConfig{
-		ServerName: ep.ServerName(),
-		CertData:   identity.Data[corev1.TLSCertKey],
-		KeyData:    identity.Data[corev1.TLSPrivateKeyKey],
-		CAData:     server.Data[corev1.ServiceAccountRootCAKey],
-	}
-	rt, err := c.transport(ep, tls)
-	if err != nil {
-		return nil, err
-	}
 	host := ep.URL()
 	if workspace != "" {
 		host += "/clusters/" + workspace
+	}
+	return c.restConfig(ep, host, identity, server)
+}
+
+// restConfig is a client config for host on ep, presenting the client certificate of
+// identity and verifying the server with the ca.crt of trust.
+func (c *Clients) restConfig(ep Endpoint, host string, identity, trust *corev1.Secret) (*rest.Config, error) {
+	rt, err := c.transport(ep, rest.TLSClientConfig{
+		ServerName: ep.ServerName(),
+		CertData:   identity.Data[corev1.TLSCertKey],
+		KeyData:    identity.Data[corev1.TLSPrivateKeyKey],
+		CAData:     trust.Data[corev1.ServiceAccountRootCAKey],
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &rest.Config{Host: host, Transport: rt, Timeout: requestTimeout, UserAgent: "kcp-setups"}, nil
 }
@@ -148,22 +153,13 @@ func (c *Clients) transport(ep Endpoint, tls rest.TLSClientConfig) (http.RoundTr
 
 // Etcd returns a client config for a managed etcd's client endpoint ep, authenticating with
 // the client certificate in clientSecret (kcp's own, issued by the etcd client CA) and
-// verifying etcd with its ca.crt: that CA issued the members' serving certificate too. Only
-// the controllers use it, to ask etcd's /health; the key never leaves the server.
+// verifying etcd with its ca.crt, the root of that certificate's chain, to which the members'
+// serving certificate chains too. Only the controllers use it, to ask etcd's /health; the
+// key never leaves the server.
 func (c *Clients) Etcd(ep Endpoint, clientSecret string) (*rest.Config, error) {
 	s, err := c.secret(ep.Namespace, clientSecret, corev1.TLSCertKey, corev1.TLSPrivateKeyKey, corev1.ServiceAccountRootCAKey)
 	if err != nil {
 		return nil, err
 	}
-	tls := rest.TLSClientConfig{
-		ServerName: ep.ServerName(),
-		CertData:   s.Data[corev1.TLSCertKey],
-		KeyData:    s.Data[corev1.TLSPrivateKeyKey],
-		CAData:     s.Data[corev1.ServiceAccountRootCAKey],
-	}
-	rt, err := c.transport(ep, tls)
-	if err != nil {
-		return nil, err
-	}
-	return &rest.Config{Host: ep.URL(), Transport: rt, Timeout: requestTimeout, UserAgent: "kcp-setups"}, nil
+	return c.restConfig(ep, ep.URL(), s, s)
 }

@@ -79,7 +79,8 @@ func (c *Cluster) ServerSecret() string { return c.Base + "-" + ServerRole }
 func (c *Cluster) PeerSecret() string { return c.Base + "-" + PeerRole }
 
 // ClientSecret is the Secret (and Certificate) of kcp's client certificate toward the
-// cluster: tls.crt, tls.key and ca.crt, the etcd client CA that also issued the server's.
+// cluster: tls.crt (with its chain), tls.key and ca.crt, the root of that chain, to which
+// the members' serving certificate chains too.
 func (c *Cluster) ClientSecret() string { return c.Base + "-" + ClientRole }
 
 // Replicas is the member count; defaulting stores 3 when the spec says nothing.
