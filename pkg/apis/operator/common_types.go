@@ -21,12 +21,21 @@ type ImageSpec struct {
 type RootShardConfig struct {
 	// Reference names a RootShard in the same namespace.
 	Reference *corev1.LocalObjectReference
+	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
+	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
+	// RootShard may live in another namespace or cluster. Exactly one of Reference and
+	// SecretRef is set.
+	SecretRef *corev1.LocalObjectReference
 }
 
 // CacheConfig points at the CacheServer a shard uses.
 type CacheConfig struct {
 	// Reference names a CacheServer in the same namespace.
 	Reference *corev1.LocalObjectReference
+	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
+	// in the same namespace: the CacheServer may live in another namespace or cluster. At
+	// most one of Reference and SecretRef is set.
+	SecretRef *corev1.LocalObjectReference
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfiguration

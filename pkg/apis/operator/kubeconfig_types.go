@@ -64,6 +64,10 @@ type KubeconfigTarget struct {
 	ShardRef *corev1.LocalObjectReference
 	// FrontProxyRef names a FrontProxy.
 	FrontProxyRef *corev1.LocalObjectReference
+	// RootShardSecretRef names a copy of a RootShard's generated <rootshard>-kubeconfig-issuer
+	// Secret in the same namespace: the kubeconfig targets that RootShard, which may live in
+	// another namespace or cluster, at its root shard URL.
+	RootShardSecretRef *corev1.LocalObjectReference
 }
 
 // KubeconfigStatus is the observed state of a Kubeconfig.

@@ -776,6 +776,12 @@ func schema_pkg_apis_operator_v1alpha1_CacheConfig(ref common.ReferenceCallback)
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret in the same namespace: the CacheServer may live in another namespace or cluster. At most one of ref and secretRef is set.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
 					"embedded": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the embedded cache is used exactly when no ref is given. Accepted with a warning.",
@@ -2722,6 +2728,12 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref common.ReferenceCall
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
+					"rootShardSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RootShardSecretRef names a copy of a RootShard's generated <rootshard>-kubeconfig-issuer Secret in the same namespace: the kubeconfig targets that RootShard, which may live in another namespace or cluster, at its root shard URL.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
@@ -3227,6 +3239,12 @@ func schema_pkg_apis_operator_v1alpha1_RootShardConfig(ref common.ReferenceCallb
 					"ref": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Reference names a RootShard in the same namespace.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the RootShard may live in another namespace or cluster. Exactly one of ref and secretRef is set.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},

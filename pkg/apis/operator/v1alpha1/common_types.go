@@ -26,6 +26,12 @@ type RootShardConfig struct {
 	// Reference names a RootShard in the same namespace.
 	// +optional
 	Reference *corev1.LocalObjectReference `json:"ref,omitempty"`
+	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
+	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
+	// RootShard may live in another namespace or cluster. Exactly one of ref and secretRef
+	// is set.
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 }
 
 // CacheConfig points at the CacheServer a shard uses.
@@ -33,6 +39,11 @@ type CacheConfig struct {
 	// Reference names a CacheServer in the same namespace.
 	// +optional
 	Reference *corev1.LocalObjectReference `json:"ref,omitempty"`
+	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
+	// in the same namespace: the CacheServer may live in another namespace or cluster. At
+	// most one of ref and secretRef is set.
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfiguration `json:"embedded,omitempty"`

@@ -76,6 +76,11 @@ type KubeconfigTarget struct {
 	// FrontProxyRef names a FrontProxy.
 	// +optional
 	FrontProxyRef *corev1.LocalObjectReference `json:"frontProxyRef,omitempty"`
+	// RootShardSecretRef names a copy of a RootShard's generated <rootshard>-kubeconfig-issuer
+	// Secret in the same namespace: the kubeconfig targets that RootShard, which may live in
+	// another namespace or cluster, at its root shard URL.
+	// +optional
+	RootShardSecretRef *corev1.LocalObjectReference `json:"rootShardSecretRef,omitempty"`
 }
 
 // KubeconfigStatus is the observed state of a Kubeconfig.

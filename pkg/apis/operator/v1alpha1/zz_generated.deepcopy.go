@@ -227,6 +227,11 @@ func (in *CacheConfig) DeepCopyInto(out *CacheConfig) {
 		*out = new(corev1.LocalObjectReference)
 		**out = **in
 	}
+	if in.SecretRef != nil {
+		in, out := &in.SecretRef, &out.SecretRef
+		*out = new(corev1.LocalObjectReference)
+		**out = **in
+	}
 	if in.Embedded != nil {
 		in, out := &in.Embedded, &out.Embedded
 		*out = new(EmbeddedCacheConfiguration)
@@ -1240,6 +1245,11 @@ func (in *KubeconfigTarget) DeepCopyInto(out *KubeconfigTarget) {
 		*out = new(corev1.LocalObjectReference)
 		**out = **in
 	}
+	if in.RootShardSecretRef != nil {
+		in, out := &in.RootShardSecretRef, &out.RootShardSecretRef
+		*out = new(corev1.LocalObjectReference)
+		**out = **in
+	}
 	return
 }
 
@@ -1522,6 +1532,11 @@ func (in *RootShardConfig) DeepCopyInto(out *RootShardConfig) {
 	*out = *in
 	if in.Reference != nil {
 		in, out := &in.Reference, &out.Reference
+		*out = new(corev1.LocalObjectReference)
+		**out = **in
+	}
+	if in.SecretRef != nil {
+		in, out := &in.SecretRef, &out.SecretRef
 		*out = new(corev1.LocalObjectReference)
 		**out = **in
 	}

@@ -62,23 +62,33 @@ func validateKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *fiel
 	return invalidForEach(namePath, ref.Name, virtualWorkspaceNameFunc(ref.Name, false))
 }
 
-// validateCacheConfig checks an optional reference to a CacheServer.
+// validateCacheConfig checks an optional reference to a CacheServer: the object, or a copy
+// of its cache-client Secret. A cache that is given names exactly one.
 func validateCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
 	if cache == nil {
 		return nil
 	}
-	return validateDNS1035LabelName(referenceName(cache.Reference), fldPath.Child("ref", "name"))
+	return validateOneTarget(cacheConfigRefs(cache), fldPath)
 }
 
 // validateRootShardConfig checks the required reference of a Shard or FrontProxy to its
-// RootShard.
+// RootShard: the object, or a copy of its join Secret.
 func validateRootShardConfig(rootShard *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
-	return validateDNS1035LabelName(referenceName(rootShard.Reference), fldPath.Child("ref", "name"))
+	return validateOneTarget(rootShardConfigRefs(rootShard), fldPath)
 }
 
-// validateRootShardConfigUpdate rejects moving a Shard or FrontProxy to another RootShard:
-// its certificates are signed by the old one's CAs.
+// validateRootShardConfigUpdate rejects moving a Shard or FrontProxy to another RootShard, or
+// to another join Secret: its certificates are signed by the old one's CAs.
+// A change of the name is reported at the name, a switch between ref and secretRef at
+// spec.rootShard; a reference removed is reported by validateRootShardConfig alone.
 func validateRootShardConfigUpdate(newConfig, oldConfig *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
-	newName := referenceName(newConfig.Reference)
-	return validateImmutable(newName, referenceName(oldConfig.Reference), newName, fldPath.Child("ref", "name"))
+	switch {
+	case newConfig.Reference != nil && oldConfig.Reference != nil:
+		return validateImmutable(newConfig.Reference.Name, oldConfig.Reference.Name, newConfig.Reference.Name, fldPath.Child("ref", "name"))
+	case newConfig.SecretRef != nil && oldConfig.SecretRef != nil:
+		return validateImmutable(newConfig.SecretRef.Name, oldConfig.SecretRef.Name, newConfig.SecretRef.Name, fldPath.Child("secretRef", "name"))
+	case newConfig.Reference == nil && newConfig.SecretRef == nil:
+		return nil
+	}
+	return validateImmutable(*newConfig, *oldConfig, describeTarget(rootShardConfigRefs(newConfig)), fldPath)
 }

@@ -72,7 +72,18 @@ func TestValidateFrontProxy(t *testing.T) {
 		{
 			name:   "rootShard without ref",
 			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard.ref.name")},
+			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+		},
+		{
+			name: "rootShard by a copy of its join Secret",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("root-front-proxy-join")}
+			},
+		},
+		{
+			name:   "rootShard by ref and secretRef",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.SecretRef = ref("root-front-proxy-join") },
+			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref or secretRef may be set")},
 		},
 		{
 			name:   "negative replicas",

@@ -169,3 +169,6 @@ func validComponentSpec(role string) operator.ComponentSpec {
 }
 
 func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }
+
+// ref is a reference to the object named name.
+func ref(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }

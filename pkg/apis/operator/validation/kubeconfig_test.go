@@ -32,7 +32,6 @@ func validKubeconfig() *operator.Kubeconfig {
 }
 
 func TestValidateKubeconfig(t *testing.T) {
-	ref := func(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
 	tests := []struct {
 		name   string
 		mutate func(*operator.Kubeconfig)
@@ -62,7 +61,7 @@ func TestValidateKubeconfig(t *testing.T) {
 		{
 			name:   "no target",
 			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Target = operator.KubeconfigTarget{} },
-			want:   []wantErr{required("spec.target", "one of rootShardRef, shardRef or frontProxyRef is required")},
+			want:   []wantErr{required("spec.target", "one of rootShardRef, shardRef, frontProxyRef or rootShardSecretRef is required")},
 		},
 		{
 			name:   "rootShard target",
@@ -73,7 +72,27 @@ func TestValidateKubeconfig(t *testing.T) {
 			mutate: func(kc *operator.Kubeconfig) {
 				kc.Spec.Target = operator.KubeconfigTarget{RootShardRef: ref("root"), ShardRef: ref("shard-a")}
 			},
-			want: []wantErr{forbidden("spec.target.shardRef", "only one of rootShardRef, shardRef or frontProxyRef may be set")},
+			want: []wantErr{forbidden("spec.target.shardRef", "only one of rootShardRef, shardRef, frontProxyRef or rootShardSecretRef may be set")},
+		},
+		{
+			name: "rootShard by a copy of its kubeconfig-issuer Secret",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardSecretRef: ref("root.kubeconfig-issuer")}
+			},
+		},
+		{
+			name: "a RootShard and a kubeconfig-issuer Secret",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardRef: ref("root"), RootShardSecretRef: ref("root-kubeconfig-issuer")}
+			},
+			want: []wantErr{forbidden("spec.target.rootShardSecretRef")},
+		},
+		{
+			name: "rootShardSecretRef not a Secret name",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardSecretRef: ref("-issuer")}
+			},
+			want: []wantErr{invalid("spec.target.rootShardSecretRef.name")},
 		},
 		{
 			name: "three targets",

@@ -60,14 +60,14 @@ func validateRootShardCacheConfig(cache *operator.CacheConfig, fldPath *field.Pa
 	if cache == nil || cache.Embedded == nil {
 		return validateCacheConfig(cache, fldPath)
 	}
-	if cache.Reference == nil {
+	if cache.Reference == nil && cache.SecretRef == nil {
 		// The embedded cache, whatever enabled says (RootShardWarnings explains).
 		return nil
 	}
-	allErrs := validateDNS1035LabelName(cache.Reference.Name, fldPath.Child("ref", "name"))
+	allErrs := validateCacheConfig(cache, fldPath)
 	if cache.Embedded.Enabled {
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("embedded", "enabled"),
-			"may not be true together with spec.cache.ref: the root shard uses either its embedded cache or the referenced CacheServer; remove spec.cache.embedded"))
+			"may not be true together with spec.cache.ref or spec.cache.secretRef: the root shard uses either its embedded cache or the referenced CacheServer; remove spec.cache.embedded"))
 	}
 	return allErrs
 }

@@ -69,7 +69,20 @@ func TestValidateRootShard(t *testing.T) {
 		{
 			name:   "cache without ref",
 			mutate: func(rs *operator.RootShard) { rs.Spec.Cache.Reference = nil },
-			want:   []wantErr{required("spec.cache.ref.name")},
+			want:   []wantErr{required("spec.cache", "one of ref or secretRef is required")},
+		},
+		{
+			name: "cache by a copy of its cache-client Secret",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Cache = &operator.CacheConfig{SecretRef: ref("cache-cache-client")}
+			},
+		},
+		{
+			name: "cache secretRef with the embedded cache enabled",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Cache = &operator.CacheConfig{SecretRef: ref("cache-cache-client"), Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}}
+			},
+			want: []wantErr{forbidden("spec.cache.embedded.enabled")},
 		},
 		{
 			name:   "cache ref not a DNS-1035 label",

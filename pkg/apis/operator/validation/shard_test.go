@@ -56,7 +56,48 @@ func TestValidateShard(t *testing.T) {
 		{
 			name:   "rootShard without ref",
 			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard.ref.name")},
+			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+		},
+		{
+			name: "rootShard by a copy of its join Secret",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("root.shard-join")}
+			},
+		},
+		{
+			name:   "rootShard by ref and secretRef",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.SecretRef = ref("root-shard-join") },
+			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref or secretRef may be set")},
+		},
+		{
+			name: "rootShard secretRef not a Secret name",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("Root_Join")}
+			},
+			want: []wantErr{invalid("spec.rootShard.secretRef.name")},
+		},
+		{
+			name: "rootShard secretRef without a name",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("")}
+			},
+			want: []wantErr{required("spec.rootShard.secretRef.name")},
+		},
+		{
+			name:   "cache by a copy of its cache-client Secret",
+			mutate: func(s *operator.Shard) { s.Spec.Cache = &operator.CacheConfig{SecretRef: ref("cache-cache-client")} },
+		},
+		{
+			name: "cache by ref and secretRef",
+			mutate: func(s *operator.Shard) {
+				s.Spec.Cache = &operator.CacheConfig{Reference: ref("cache"), SecretRef: ref("cache-cache-client")}
+			},
+			want: []wantErr{forbidden("spec.cache.secretRef", "only one of ref or secretRef may be set")},
+		},
+		{
+			name:   "cache naming nothing",
+			mutate: func(s *operator.Shard) { s.Spec.Cache = &operator.CacheConfig{} },
+			want:   []wantErr{required("spec.cache", "one of ref or secretRef is required")},
 		},
 		{
 			name:   "rootShard ref with an empty name",
@@ -107,7 +148,14 @@ func TestValidateShardUpdate(t *testing.T) {
 		{
 			name:   "rootShard removed",
 			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard.ref.name"), invalid("spec.rootShard.ref.name", "field is immutable")},
+			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+		},
+		{
+			name: "rootShard switched to a join Secret",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("root-shard-join")}
+			},
+			want: []wantErr{invalid("spec.rootShard", "field is immutable")},
 		},
 		{
 			name:   "missing resourceVersion",

@@ -19,13 +19,33 @@ type targetRef struct {
 	ref  *corev1.LocalObjectReference
 }
 
+// names validates the name of what a reference names: a Secret's is a DNS subdomain, our
+// kinds' a DNS-1035 label.
+func (r targetRef) validateName(fldPath *field.Path) field.ErrorList {
+	if r.kind == "Secret" {
+		return validateDNS1123SubdomainName(r.ref.Name, fldPath)
+	}
+	return validateDNS1035LabelName(r.ref.Name, fldPath)
+}
+
 // kubeconfigTargetRefs are the references of a Kubeconfig's target, in field order.
 func kubeconfigTargetRefs(target *operator.KubeconfigTarget) []targetRef {
 	return []targetRef{
 		{"rootShardRef", "RootShard", target.RootShardRef},
 		{"shardRef", "Shard", target.ShardRef},
 		{"frontProxyRef", "FrontProxy", target.FrontProxyRef},
+		{"rootShardSecretRef", "Secret", target.RootShardSecretRef},
 	}
+}
+
+// rootShardConfigRefs are the references of a Shard's or FrontProxy's spec.rootShard.
+func rootShardConfigRefs(config *operator.RootShardConfig) []targetRef {
+	return []targetRef{{"ref", "RootShard", config.Reference}, {"secretRef", "Secret", config.SecretRef}}
+}
+
+// cacheConfigRefs are the references of a spec.cache.
+func cacheConfigRefs(config *operator.CacheConfig) []targetRef {
+	return []targetRef{{"ref", "CacheServer", config.Reference}, {"secretRef", "Secret", config.SecretRef}}
 }
 
 // virtualWorkspaceTargetRefs are the references of a VirtualWorkspace's target.
@@ -39,6 +59,11 @@ func virtualWorkspaceTargetRefs(target *operator.VirtualWorkspaceTarget) []targe
 // validateOneTarget checks that exactly one of refs is set. Every ref that is set has its
 // name checked, so that all faults show up at once.
 func validateOneTarget(refs []targetRef, fldPath *field.Path) field.ErrorList {
+	return validateRefs(refs, true, fldPath)
+}
+
+// validateRefs checks that at most one of refs is set, and one when required.
+func validateRefs(refs []targetRef, required bool, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	fields := make([]string, len(refs))
 	for i, r := range refs {
@@ -54,9 +79,9 @@ func validateOneTarget(refs []targetRef, fldPath *field.Path) field.ErrorList {
 		if set++; set > 1 {
 			allErrs = append(allErrs, field.Forbidden(refPath, "only one of "+alternatives+" may be set"))
 		}
-		allErrs = append(allErrs, validateDNS1035LabelName(r.ref.Name, refPath.Child("name"))...)
+		allErrs = append(allErrs, r.validateName(refPath.Child("name"))...)
 	}
-	if set == 0 {
+	if set == 0 && required {
 		allErrs = append(allErrs, field.Required(fldPath, "one of "+alternatives+" is required"))
 	}
 	return allErrs

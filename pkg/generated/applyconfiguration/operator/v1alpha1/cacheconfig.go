@@ -29,6 +29,10 @@ import (
 type CacheConfigApplyConfiguration struct {
 	// Reference names a CacheServer in the same namespace.
 	Reference *v1.LocalObjectReferenceApplyConfiguration `json:"ref,omitempty"`
+	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
+	// in the same namespace: the CacheServer may live in another namespace or cluster. At
+	// most one of ref and secretRef is set.
+	SecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfigurationApplyConfiguration `json:"embedded,omitempty"`
@@ -45,6 +49,14 @@ func CacheConfig() *CacheConfigApplyConfiguration {
 // If called multiple times, the Reference field is set to the value of the last call.
 func (b *CacheConfigApplyConfiguration) WithReference(value *v1.LocalObjectReferenceApplyConfiguration) *CacheConfigApplyConfiguration {
 	b.Reference = value
+	return b
+}
+
+// WithSecretRef sets the SecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecretRef field is set to the value of the last call.
+func (b *CacheConfigApplyConfiguration) WithSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *CacheConfigApplyConfiguration {
+	b.SecretRef = value
 	return b
 }
 

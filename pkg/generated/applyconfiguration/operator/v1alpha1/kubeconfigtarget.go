@@ -33,6 +33,10 @@ type KubeconfigTargetApplyConfiguration struct {
 	ShardRef *v1.LocalObjectReferenceApplyConfiguration `json:"shardRef,omitempty"`
 	// FrontProxyRef names a FrontProxy.
 	FrontProxyRef *v1.LocalObjectReferenceApplyConfiguration `json:"frontProxyRef,omitempty"`
+	// RootShardSecretRef names a copy of a RootShard's generated <rootshard>-kubeconfig-issuer
+	// Secret in the same namespace: the kubeconfig targets that RootShard, which may live in
+	// another namespace or cluster, at its root shard URL.
+	RootShardSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"rootShardSecretRef,omitempty"`
 }
 
 // KubeconfigTargetApplyConfiguration constructs a declarative configuration of the KubeconfigTarget type for use with
@@ -62,5 +66,13 @@ func (b *KubeconfigTargetApplyConfiguration) WithShardRef(value *v1.LocalObjectR
 // If called multiple times, the FrontProxyRef field is set to the value of the last call.
 func (b *KubeconfigTargetApplyConfiguration) WithFrontProxyRef(value *v1.LocalObjectReferenceApplyConfiguration) *KubeconfigTargetApplyConfiguration {
 	b.FrontProxyRef = value
+	return b
+}
+
+// WithRootShardSecretRef sets the RootShardSecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RootShardSecretRef field is set to the value of the last call.
+func (b *KubeconfigTargetApplyConfiguration) WithRootShardSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *KubeconfigTargetApplyConfiguration {
+	b.RootShardSecretRef = value
 	return b
 }

@@ -29,6 +29,11 @@ import (
 type RootShardConfigApplyConfiguration struct {
 	// Reference names a RootShard in the same namespace.
 	Reference *v1.LocalObjectReferenceApplyConfiguration `json:"ref,omitempty"`
+	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
+	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
+	// RootShard may live in another namespace or cluster. Exactly one of ref and secretRef
+	// is set.
+	SecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
 }
 
 // RootShardConfigApplyConfiguration constructs a declarative configuration of the RootShardConfig type for use with
@@ -42,5 +47,13 @@ func RootShardConfig() *RootShardConfigApplyConfiguration {
 // If called multiple times, the Reference field is set to the value of the last call.
 func (b *RootShardConfigApplyConfiguration) WithReference(value *v1.LocalObjectReferenceApplyConfiguration) *RootShardConfigApplyConfiguration {
 	b.Reference = value
+	return b
+}
+
+// WithSecretRef sets the SecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SecretRef field is set to the value of the last call.
+func (b *RootShardConfigApplyConfiguration) WithSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *RootShardConfigApplyConfiguration {
+	b.SecretRef = value
 	return b
 }
