@@ -85,12 +85,15 @@ func KeyKey(ca pki.CA) string { return ca.TemplateKey() + ".key" }
 func (r Reference) KeyPairs() []pki.CA {
 	switch r {
 	case ShardJoin:
-		// server, client, service-account, mounts-proxy and managed etcd certificates; never
-		// the front-proxy-client CA, which signs user credentials.
-		return []pki.CA{pki.ServerCA, pki.ClientCA, pki.RequestHeaderClientCA, pki.ServiceAccountCA, pki.EtcdClientCA, pki.EtcdPeerCA}
+		// server, client, service-account, mounts-proxy and managed etcd certificates, and
+		// the front-proxy-client CA, which signs the credentials the shard's kubeconfig
+		// subresource mints: no power beyond the client CA's, whose identities are
+		// system:masters on every shard.
+		return []pki.CA{pki.ServerCA, pki.ClientCA, pki.FrontProxyClientCA, pki.RequestHeaderClientCA, pki.ServiceAccountCA, pki.EtcdClientCA, pki.EtcdPeerCA}
 	case FrontProxyJoin:
-		// serving, the kubeconfig toward the shards, and the request-header identity.
-		return []pki.CA{pki.ServerCA, pki.ClientCA, pki.RequestHeaderClientCA}
+		// serving, the kubeconfig toward the shards, the request-header identity, and the
+		// credentials its kubeconfig subresource mints (as for a shard).
+		return []pki.CA{pki.ServerCA, pki.ClientCA, pki.FrontProxyClientCA, pki.RequestHeaderClientCA}
 	case KubeconfigIssuer:
 		return []pki.CA{pki.FrontProxyClientCA}
 	}

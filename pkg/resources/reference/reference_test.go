@@ -115,8 +115,9 @@ func TestEachSecretHoldsOnlyItsKeys(t *testing.T) {
 		r   Reference
 		not []string
 	}{
-		{ShardJoin, []string{KeyKey(pki.FrontProxyClientCA), CertKey(pki.FrontProxyClientCA)}},
-		{FrontProxyJoin, []string{KeyKey(pki.FrontProxyClientCA), KeyKey(pki.ServiceAccountCA), KeyKey(pki.EtcdClientCA), KeyKey(pki.EtcdPeerCA), RootCAKey}},
+		// The root CA's key, and the server's own identity toward kcp, are in none of them.
+		{ShardJoin, []string{"root-ca.key", "kcp-operator.crt", "kcp-operator.key"}},
+		{FrontProxyJoin, []string{"root-ca.key", KeyKey(pki.ServiceAccountCA), KeyKey(pki.EtcdClientCA), KeyKey(pki.EtcdPeerCA), RootCAKey}},
 		{KubeconfigIssuer, []string{KeyKey(pki.ServerCA), KeyKey(pki.ClientCA), KeyKey(pki.RequestHeaderClientCA), KeyKey(pki.ServiceAccountCA),
 			KeyKey(pki.EtcdClientCA), KeyKey(pki.EtcdPeerCA), ClientCABundleKey}},
 	} {

@@ -1,0 +1,108 @@
+package reference
+
+import (
+	"net"
+	"strconv"
+
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	certs "github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+)
+
+// Joined is what a consumer of a reference Secret realizes from it: the RootShard it joins,
+// as the builders of the shard, front-proxy and kubeconfig packages read one, and the local
+// copies of the RootShard's CAs it issues from.
+//
+// The RootShard exists only in memory: it is named after the consumer (JoinedName), lives
+// in the consumer's namespace, has the URLs of the Secret, and its CAs are local Secrets
+// written from the Secret's key pairs, each behind a local CA Issuer of the same name, as a
+// RootShard's are. So the builders name, sign and mount everything as they do for a
+// RootShard in the same namespace, and each chain ends in the real RootShard's root CA.
+type Joined struct {
+	RootShard *operatorv1alpha1.RootShard
+	// Secrets are the local CA Secrets (kubernetes.io/tls, each key pair received: an
+	// Issuer's, mounted by no pod), the root CA's certificate, and the merged client CA and
+	// server CA bundles, all owned by the consumer.
+	Secrets []*corev1ac.SecretApplyConfiguration
+	// Issuers are the local CA Issuers, one per key pair received.
+	Issuers []*cmapply.IssuerApplyConfiguration
+}
+
+// JoinedName is the name of the in-memory RootShard of a consumer of kind (shard,
+// frontproxy, kubeconfig) named owner: the prefix of its local CA Secrets and Issuers, such
+// as <shard>-shard-root-server-ca.
+func JoinedName(kind, owner string) string {
+	switch kind {
+	case "frontproxy":
+		return owner + "-front-proxy-root"
+	default:
+		return owner + "-" + kind + "-root"
+	}
+}
+
+// Join builds what the consumer owner of kind, in namespace, realizes from r, a resolved
+// shard-join, front-proxy-join or kubeconfig-issuer Secret.
+func Join(kind, namespace, owner string, r *Resolved) Joined {
+	name := JoinedName(kind, owner)
+	rs := &operatorv1alpha1.RootShard{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+	}
+	rs.Spec.ShardBaseURL = r.RootShardURL.String()
+	rs.Spec.External = externalConfig(r)
+	// The server CA bundle, not the server CA alone, verifies the installation: the
+	// RootShard's caBundleSecretRef may have added a CA to it.
+	rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: rootshard.MergedCABundleName(rs)}
+
+	j := Joined{RootShard: rs}
+	labels := func(component string) map[string]string { return pki.Labels(kind, owner, component) }
+	for _, ca := range r.Reference.KeyPairs() {
+		pair := r.CAs[ca]
+		secretName := pki.CAName(name, ca)
+		j.Secrets = append(j.Secrets, corev1ac.Secret(secretName, namespace).
+			WithLabels(labels(ca.TemplateKey())).
+			WithType(corev1.SecretTypeTLS).
+			WithData(map[string][]byte{corev1.TLSCertKey: pair.PEM.Cert, corev1.TLSPrivateKeyKey: pair.PEM.Key}))
+		j.Issuers = append(j.Issuers, certs.CAIssuer(namespace, secretName, secretName, labels(ca.TemplateKey())))
+	}
+	if len(r.RootCA.PEM) > 0 {
+		j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, kcp.RootCASecret(rs), labels("ca"), r.RootCA.PEM))
+	}
+	if len(r.ClientCABundle.PEM) > 0 {
+		j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, kcp.MergedClientCAName(rs), labels("merged-client-ca"), r.ClientCABundle.PEM))
+	}
+	j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, rootshard.MergedCABundleName(rs), labels("merged-ca-bundle"), r.ServerCABundle.PEM))
+	return j
+}
+
+// externalConfig is the RootShard's external address from the Secret's external URLs: the
+// external-admin-url is the private address when it differs from the external one.
+func externalConfig(r *Resolved) operatorv1alpha1.ExternalConfig {
+	host, port := hostPort(r.ExternalURL.Host)
+	e := operatorv1alpha1.ExternalConfig{Hostname: host, Port: port}
+	if r.ExternalAdminURL != nil && r.ExternalAdminURL.Host != r.ExternalURL.Host {
+		h, p := hostPort(r.ExternalAdminURL.Host)
+		e.PrivateHostname = h
+		e.PrivatePort = &p
+	}
+	return e
+}
+
+// hostPort splits an https URL's host; without a port, it is https' 443.
+func hostPort(hostport string) (string, int32) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return hostport, 443
+	}
+	p, err := strconv.ParseInt(port, 10, 32)
+	if err != nil {
+		return host, 443
+	}
+	return host, int32(p)
+}
