@@ -17,6 +17,10 @@ type Informers struct {
 	Ours        informers.SharedInformerFactory
 	Kube        kubeinformers.SharedInformerFactory
 	CertManager cminformers.SharedInformerFactory
+	// References caches the copies of reference Secrets (label operator.kcp.io/reference)
+	// that Shards, FrontProxies, RootShards and Kubeconfigs name in a secretRef; nil, no
+	// controller watches them.
+	References kubeinformers.SharedInformerFactory
 }
 
 // HostResource is a resource of the host cluster the controllers own objects of.

@@ -14,6 +14,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
@@ -50,6 +51,9 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.FrontPro
 // reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
 func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
 	l := c.lifecycle()
+	if fp.Spec.RootShard.SecretRef != nil {
+		return c.reconcileJoined(ctx, fp, status)
+	}
 	rsName := ""
 	if fp.Spec.RootShard.Reference != nil {
 		rsName = fp.Spec.RootShard.Reference.Name
@@ -77,14 +81,42 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	if vw != nil {
 		f.ServicesBackend = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
 	}
-	wrote, err := c.realize(ctx, f)
-	l.Applied(fp, wrote, err)
+	return c.realizeAndObserve(ctx, f, status, nil)
+}
+
+// reconcileJoined realizes a FrontProxy whose spec.rootShard.secretRef names a copy of a
+// front-proxy-join Secret: from the RootShard the copy describes, with local copies of its
+// CAs; /services/ goes to that root shard. Until the copy is there and well-formed,
+// ReferenceValid says why, and nothing is realized or removed.
+func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
+	joined, err := c.host.Join(frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	if err != nil {
+		return c.lifecycle().ReferenceInvalid(fp, status, err)
+	}
+	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
+}
+
+// realizeAndObserve realizes the front proxy f (with the local CAs of a copy, when joined)
+// and observes the host side.
+func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontProxy, status *operatorv1alpha1.FrontProxyStatus, joined *reference.Joined) error {
+	l := c.lifecycle()
+	wrote := 0
+	var err error
+	if joined != nil {
+		wrote, err = c.host.ApplyJoined(ctx, joined)
+	}
+	if err == nil {
+		var n int
+		n, err = c.realize(ctx, f)
+		wrote += n
+	}
+	l.Applied(f.FrontProxy, wrote, err)
 	if err != nil {
 		return err
 	}
-	l.SetCondition(fp, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	l.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
 	certs := f.Certificates()
-	l.Observe(fp, status, len(certs), c.host.PendingCertificates(certs), f.DeploymentName())
+	l.Observe(f.FrontProxy, status, len(certs), c.host.PendingCertificates(certs), f.DeploymentName())
 	return nil
 }
 

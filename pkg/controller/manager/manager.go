@@ -41,6 +41,7 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // resync is how often the informers replay every object, so that drift nobody told us about
@@ -171,7 +172,12 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.KcpHealth = controller.NewKcpHealth(cfg.KcpHealth)
-	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers}
+	// The copies of reference Secrets carry the reference label alone of ours: the copy step
+	// strips the rest.
+	copies := func(o *metav1.ListOptions) { o.LabelSelector = reference.Label }
+	refInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(copies))
+	host.References = refInformers.Core().V1().Secrets().Lister()
+	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: refInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
@@ -200,10 +206,12 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	go host.CertManagerAPI.Run(ctx)
 	kubeInformers.Start(ctx.Done())
 	metadataInformers.Start(ctx.Done())
+	refInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()
 	defer hostInformers.Shutdown()
 	defer kubeInformers.Shutdown()
 	defer metadataInformers.Shutdown()
+	defer refInformers.Shutdown()
 
 	workers := cfg.Workers
 	if workers < 1 {

@@ -9,6 +9,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
@@ -21,13 +22,17 @@ const (
 
 // observe computes the status of a RootShard from the host cluster's state, as the
 // informers see it.
-func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.PKI) operatorv1alpha1.RootShardStatus {
+// cacheErr, when set, is why the copy of a cache-client Secret that spec.cache.secretRef
+// names cannot be used.
+func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.PKI, cacheErr *reference.Error) operatorv1alpha1.RootShardStatus {
 	status := *rs.Status.DeepCopy()
 	status.ObservedGeneration = rs.Generation
 
 	controller.SetCertificatesReady(&status.Conditions, rs.Generation, len(desired.Certificates), c.host.PendingCertificates(desired.Certificates))
 
-	if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
+	if cacheErr != nil {
+		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, cacheErr.Reason, cacheErr.Message)
+	} else if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
 		if _, err := c.cacheServers.CacheServers(rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
 			setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", ref.Reference.Name, rs.Namespace))

@@ -2,6 +2,7 @@ package rootshard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
@@ -64,12 +66,19 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 		return err
 	}
 	l := c.lifecycle()
-	wrote, err := c.realize(ctx, rs, desired, controller.VirtualWorkspaceEndpoint(vw))
+	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
+	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
+	cache, cacheErr := c.host.CacheKubeconfig(rootshard.Shard(rs))
+	var refErr *reference.Error
+	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
+		return cacheErr
+	}
+	wrote, err := c.realize(ctx, rs, desired, cache, controller.VirtualWorkspaceEndpoint(vw))
 	l.Applied(rs, wrote, err)
 	if err != nil {
 		return err
 	}
-	*status = c.observe(rs, desired)
+	*status = c.observe(rs, desired, refErr)
 	if vwReason != "" {
 		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
 	}
@@ -90,10 +99,18 @@ func (c *Controller) bootstrap() controller.Bootstrap {
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
 // bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
 // objects it wrote.
-func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
+func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI,
+	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
 	wrote, err := c.host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
 	if err != nil {
 		return wrote, err
+	}
+	if cache != nil {
+		w, err := c.host.SecretApplier.ApplyIfChanged(ctx, cache)
+		wrote += controller.Count(w)
+		if err != nil {
+			return wrote, err
+		}
 	}
 	bundles, issued, err := c.caBundles(ctx, rs)
 	if err != nil {

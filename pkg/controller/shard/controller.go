@@ -16,6 +16,7 @@ import (
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -67,6 +68,10 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.CacheServers().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") }},
 			// The VirtualWorkspace it names appearing heals it; its address is in its flags.
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
+			// A copy of a shard-join or cache-client Secret appearing or changing (a CA
+			// rotated and copied again) re-realizes the Shards that name it.
+			{Informer: inf.References.Core().V1().Secrets().Informer(), Keys: controller.NamingSecret(
+				func(ns string) controller.Lister[*operatorv1alpha1.Shard] { return c.shards.Shards(ns) }, secretRefs)},
 		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
@@ -130,10 +135,26 @@ func (c *Controller) siblings(m metav1.Object) []string {
 
 func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRootShard(s) }
 
+// secretRefs are the copies of reference Secrets a Shard names.
+func secretRefs(s *operatorv1alpha1.Shard) []string {
+	var names []string
+	if r := s.Spec.RootShard.SecretRef; r != nil {
+		names = append(names, r.Name)
+	}
+	if c := s.Spec.Cache; c != nil && c.SecretRef != nil {
+		names = append(names, c.SecretRef.Name)
+	}
+	return names
+}
+
 // mounting are the Shards of a namespace whose pods mount the Secret name.
 func (c *Controller) mounting(namespace, name string) []string {
 	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
 		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
+		if s.Spec.RootShard.SecretRef != nil {
+			// Names alone: what the pods mount does not depend on the copy's content.
+			rs, err = reference.JoinedRootShard(shard.Kind, namespace, s.Name), nil
+		}
 		// A user's CA bundle Secret is not mounted, but the Shard's bundle is made of it.
 		return err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) ||
 			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name))

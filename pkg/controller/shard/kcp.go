@@ -44,6 +44,12 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	if c.host.Kcp == nil {
 		return nil
 	}
+	if s.Spec.RootShard.SecretRef != nil {
+		// Joined by a copy: the server has no identity toward that root shard's kcp.
+		c.recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
+			"kcp's Shard %q was not deleted from the root workspace: the Shard joined by a copy of a shard-join Secret, and the server has no identity toward that kcp; delete it there", s.Name)
+		return nil
+	}
 	if s.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {
 		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: the Shard has the annotation %s", s.Name, operatorv1alpha1.AnnotationSkipKcpCleanup)

@@ -14,6 +14,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -48,6 +49,9 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Shard, o
 // reconcile realizes a Shard once its RootShard exists, and observes the result.
 func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	l := c.lifecycle()
+	if s.Spec.RootShard.SecretRef != nil {
+		return c.reconcileJoined(ctx, s, status)
+	}
 	rs, err := c.rootShards.RootShards(s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
 		// Kubernetes is eventually consistent: the RootShard may come later.
@@ -59,20 +63,61 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 		return err
 	}
 
-	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
-	if err != nil {
+	k, ok, err := c.realizeAndObserve(ctx, s, status, rs, nil)
+	if err != nil || !ok {
 		return err
 	}
-	wrote, err := c.realize(ctx, s, rs, controller.VirtualWorkspaceEndpoint(vw))
+	// After the host side, which kcp's answer never holds up.
+	l.ObserveKcp(ctx, s, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
+		c.kcpReady(s, rs))
+	l.ObserveManagedEtcd(ctx, s, status, c.loop, k.Etcd)
+	return nil
+}
+
+// reconcileJoined realizes a Shard whose spec.rootShard.secretRef names a copy of a
+// shard-join Secret: from the RootShard the copy describes, with local copies of its CAs.
+// Until the copy is there and well-formed, ReferenceValid says why, and nothing is
+// realized or removed. The server has no identity toward that root shard's kcp, so KcpReady
+// is not observed.
+func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
+	l := c.lifecycle()
+	joined, err := c.host.Join(shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
+	if err != nil {
+		return l.ReferenceInvalid(s, status, err)
+	}
+	k, ok, err := c.realizeAndObserve(ctx, s, status, joined.RootShard, joined)
+	if err != nil || !ok {
+		return err
+	}
+	meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionKcpReady)
+	l.ObserveManagedEtcd(ctx, s, status, c.loop, k.Etcd)
+	return nil
+}
+
+// realizeAndObserve realizes the Shard of rs (joined, when rs is the RootShard of a copy)
+// and observes the host side. It returns false when the Shard's own cache reference is not
+// usable yet: ReferenceValid says why.
+func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus,
+	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Shard, bool, error) {
+	l := c.lifecycle()
+	k := shard.Shard(s, rs)
+	cache, err := c.host.CacheKubeconfig(k)
+	if err != nil {
+		return k, false, l.ReferenceInvalid(s, status, err)
+	}
+	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	if err != nil {
+		return k, false, err
+	}
+	wrote, err := c.realize(ctx, s, rs, joined, cache, controller.VirtualWorkspaceEndpoint(vw))
 	l.Applied(s, wrote, err)
 	if err != nil {
-		return err
+		return k, false, err
 	}
 	l.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
 	if vwReason != "" {
 		l.SetVirtualWorkspaceMissing(s, status, vwReason, vwMessage)
 	}
-	k := shard.Shard(s, rs)
 	if k.Cache != nil {
 		if _, err := c.cacheServers.CacheServers(s.Namespace).Get(k.Cache.Name); apierrors.IsNotFound(err) {
 			l.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
@@ -81,17 +126,30 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	}
 	certs := shard.Certificates(s, rs)
 	l.Observe(s, status, len(certs), c.host.PendingCertificates(certs), k.DeploymentName())
-	// After the host side, which kcp's answer never holds up.
-	l.ObserveKcp(ctx, s, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
-		c.kcpReady(s, rs))
-	l.ObserveManagedEtcd(ctx, s, status, c.loop, k.Etcd)
-	return nil
+	return k, true, nil
 }
 
 // realize applies the Shard's certificates, its kubeconfig toward the root shard, and its
 // kcp server, and returns how many objects it wrote.
-func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
-	wrote, err := c.host.ApplyCertificates(ctx, nil, shard.Certificates(s, rs))
+func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, joined *reference.Joined,
+	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
+	wrote := 0
+	if joined != nil {
+		n, err := c.host.ApplyJoined(ctx, joined)
+		wrote += n
+		if err != nil {
+			return wrote, err
+		}
+	}
+	if cache != nil {
+		w, err := c.host.SecretApplier.ApplyIfChanged(ctx, cache)
+		wrote += controller.Count(w)
+		if err != nil {
+			return wrote, err
+		}
+	}
+	n, err := c.host.ApplyCertificates(ctx, nil, shard.Certificates(s, rs))
+	wrote += n
 	if err != nil {
 		return wrote, err
 	}
@@ -106,18 +164,22 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if w {
 		wrote++
 	}
-	n, err := c.realizeBundles(ctx, s, rs)
+	n, err = c.realizeBundles(ctx, s, rs)
 	wrote += n
 	if err != nil {
 		return wrote, err
 	}
 	k := shard.Shard(s, rs)
 	k.VirtualWorkspace = vw
-	all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
-	if err != nil {
-		return wrote, err
+	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
+	// issued itself.
+	if joined == nil {
+		all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
+		if err != nil {
+			return wrote, err
+		}
+		k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, all)
 	}
-	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, all)
 	n, err = c.host.RealizeShard(ctx, k)
 	return wrote + n, err
 }

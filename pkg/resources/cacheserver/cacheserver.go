@@ -138,17 +138,24 @@ func (c CacheServer) ClientCA(caCert []byte) *corev1ac.SecretApplyConfiguration 
 // and the client certificate and key as data, because the pods of other objects mount it
 // alone; so a renewed client certificate renders it again and rolls them.
 func (c CacheServer) Kubeconfig(caCert, clientCert, clientKey []byte) (*corev1ac.SecretApplyConfiguration, error) {
-	const name = "cache"
+	return KubeconfigSecret(c.Namespace, c.KubeconfigName(), c.labels("kubeconfig"), c.URL(), caCert, clientCert, clientKey)
+}
+
+// KubeconfigSecret builds a Secret with a kubeconfig toward the cache server at url: its
+// CA certificate and a client certificate and key. A copy of a CacheServer's cache-client
+// Secret renders the same kubeconfig in the namespace of the shard that names it.
+func KubeconfigSecret(namespace, name string, labels map[string]string, url string, caCert, clientCert, clientKey []byte) (*corev1ac.SecretApplyConfiguration, error) {
+	const context = "cache"
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: c.URL(), CertificateAuthorityData: caCert}
-	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: clientCert, ClientKeyData: clientKey}
-	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
-	cfg.CurrentContext = name
+	cfg.Clusters[context] = &clientcmdapi.Cluster{Server: url, CertificateAuthorityData: caCert}
+	cfg.AuthInfos[context] = &clientcmdapi.AuthInfo{ClientCertificateData: clientCert, ClientKeyData: clientKey}
+	cfg.Contexts[context] = &clientcmdapi.Context{Cluster: context, AuthInfo: context}
+	cfg.CurrentContext = context
 	data, err := clientcmd.Write(*cfg)
 	if err != nil {
-		return nil, fmt.Errorf("writing the kubeconfig of cache server %s: %w", c.Name, err)
+		return nil, fmt.Errorf("writing the kubeconfig %s toward the cache server: %w", name, err)
 	}
-	return corev1ac.Secret(c.KubeconfigName(), c.Namespace).WithLabels(c.labels("kubeconfig")).WithType(corev1.SecretTypeOpaque).
+	return corev1ac.Secret(name, namespace).WithLabels(labels).WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{kcp.KubeconfigKey: data}), nil
 }
 

@@ -66,7 +66,7 @@ func (s Shard) Args() []string {
 			"--mount-proxy-client-key-file="+leafDir(MountsProxy)+"/tls.key")
 	}
 	args = append(args, s.etcdArgs()...)
-	if s.Cache != nil {
+	if s.UsesCacheServer() {
 		args = append(args, "--cache-kubeconfig="+cacheKubeDir+"/"+KubeconfigKey)
 	}
 	args = append(args, s.VirtualWorkspaceArgs()...)

@@ -74,8 +74,8 @@ func (s Shard) mounts() []Mount {
 	case tls != nil:
 		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
 	}
-	if s.Cache != nil {
-		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: CacheKubeconfigName(s.Cache.Name), dir: cacheKubeDir})
+	if s.UsesCacheServer() {
+		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.CacheKubeconfig(), dir: cacheKubeDir})
 	}
 	return append(ms, s.KindMounts...)
 }

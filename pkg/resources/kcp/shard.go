@@ -30,6 +30,9 @@ type Shard struct {
 	RootShard *operatorv1alpha1.RootShard
 	// Cache is the CacheServer the shard uses, if any.
 	Cache *corev1.LocalObjectReference
+	// CacheSecretRef, when set instead, is the copy of a CacheServer's cache-client Secret
+	// the shard uses: the controller writes CacheKubeconfig from it.
+	CacheSecretRef *corev1.LocalObjectReference
 	// KindArgs come after the common flags: what only this kind passes to kcp.
 	KindArgs []string
 	// KindMounts are the Secrets only this kind mounts.
@@ -91,6 +94,19 @@ func (s Shard) BaseURL() string {
 		return s.Spec.ShardBaseURL
 	}
 	return fmt.Sprintf("https://%s.%s.svc.%s:%d", s.ServiceName, s.Namespace, s.ClusterDomain(), SecurePort)
+}
+
+// UsesCacheServer reports whether the shard uses a CacheServer rather than the root shard's
+// embedded cache.
+func (s Shard) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
+
+// CacheKubeconfig is the Secret of the shard's kubeconfig toward its CacheServer: the
+// CacheServer's own, or, for a copy of its cache-client Secret, one the shard owns.
+func (s Shard) CacheKubeconfig() string {
+	if s.Cache != nil {
+		return CacheKubeconfigName(s.Cache.Name)
+	}
+	return s.ServiceName + "-cache-kubeconfig"
 }
 
 // SecurePort is the port kcp serves on, in its pod and on its Service.

@@ -47,18 +47,23 @@ func JoinedName(kind, owner string) string {
 	}
 }
 
-// Join builds what the consumer owner of kind, in namespace, realizes from r, a resolved
-// shard-join, front-proxy-join or kubeconfig-issuer Secret.
-func Join(kind, namespace, owner string, r *Resolved) Joined {
-	name := JoinedName(kind, owner)
-	rs := &operatorv1alpha1.RootShard{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-	}
-	rs.Spec.ShardBaseURL = r.RootShardURL.String()
-	rs.Spec.External = externalConfig(r)
+// JoinedRootShard is the RootShard of a consumer's copy without what the copy holds: enough
+// for the names of what the consumer writes and mounts.
+func JoinedRootShard(kind, namespace, owner string) *operatorv1alpha1.RootShard {
+	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: JoinedName(kind, owner), Namespace: namespace}}
 	// The server CA bundle, not the server CA alone, verifies the installation: the
 	// RootShard's caBundleSecretRef may have added a CA to it.
 	rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: rootshard.MergedCABundleName(rs)}
+	return rs
+}
+
+// Join builds what the consumer owner of kind, in namespace, realizes from r, a resolved
+// shard-join, front-proxy-join or kubeconfig-issuer Secret.
+func Join(kind, namespace, owner string, r *Resolved) Joined {
+	rs := JoinedRootShard(kind, namespace, owner)
+	name := rs.Name
+	rs.Spec.ShardBaseURL = r.RootShardURL.String()
+	rs.Spec.External = externalConfig(r)
 
 	j := Joined{RootShard: rs}
 	labels := func(component string) map[string]string { return pki.Labels(kind, owner, component) }

@@ -17,8 +17,8 @@ func Shard(rs *operatorv1alpha1.RootShard) kcp.Shard {
 		RootShard:   rs,
 		Etcd:        Etcd(rs),
 	}
-	if c := rs.Spec.Cache; c != nil && c.Reference != nil {
-		s.Cache = c.Reference
+	if c := rs.Spec.Cache; c != nil {
+		s.Cache, s.CacheSecretRef = c.Reference, c.SecretRef
 	}
 	if rs.Spec.CABundleSecretRef != nil {
 		s.ServerCABundle = MergedCABundleName(rs)

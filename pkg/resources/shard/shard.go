@@ -81,10 +81,12 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 	}
 	k.KindArgs = append(k.KindArgs, "--root-shard-kubeconfig-file="+toRoot)
 	switch {
-	case s.Spec.Cache != nil && s.Spec.Cache.Reference != nil:
-		k.Cache = s.Spec.Cache.Reference
-	case rs.Spec.Cache != nil && rs.Spec.Cache.Reference != nil:
-		k.Cache = rs.Spec.Cache.Reference
+	case s.Spec.Cache != nil:
+		k.Cache, k.CacheSecretRef = s.Spec.Cache.Reference, s.Spec.Cache.SecretRef
+	case rs.Spec.Cache != nil && (rs.Spec.Cache.Reference != nil || rs.Spec.Cache.SecretRef != nil):
+		// The RootShard's CacheServer, or its copy of the cache-client Secret, which is in
+		// the Shard's namespace too.
+		k.Cache, k.CacheSecretRef = rs.Spec.Cache.Reference, rs.Spec.Cache.SecretRef
 	default:
 		k.KindArgs = append(k.KindArgs, "--cache-kubeconfig="+toRoot)
 	}
