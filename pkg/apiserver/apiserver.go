@@ -15,7 +15,9 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	restclient "k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -89,11 +91,11 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cas, err := c.caSource(genericServer)
+	cas, refs, err := c.hostCaches(genericServer)
 	if err != nil {
 		return nil, err
 	}
-	resolvers := kubeconfigrequest.Resolvers{Scheme: scheme,
+	resolvers := kubeconfigrequest.Resolvers{Scheme: scheme, References: refs,
 		RootShards: storage["rootshards"].(rest.Getter), Shards: storage["shards"].(rest.Getter), FrontProxies: storage["frontproxies"].(rest.Getter)}
 	for resource, resolve := range map[string]kubeconfigrequest.Resolver{
 		"rootshards":   resolvers.RootShard,
@@ -126,23 +128,33 @@ func (c completedConfig) New() (*Server, error) {
 	return &Server{GenericAPIServer: genericServer}, nil
 }
 
-// caSource returns the cache of the host cluster's CA Secrets that the kubeconfig
-// subresource signs with, started once the server runs. Every replica keeps one, leader or
-// not, because every replica serves the subresource.
-func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*kubeconfigrequest.CASource, error) {
+// hostCaches return the caches of the host cluster's Secrets that the kubeconfig
+// subresource reads, started once the server runs: the CA Secrets it signs with, and the
+// join Secrets a Shard or FrontProxy names in spec.rootShard.secretRef. Every replica keeps
+// them, leader or not, because every replica serves the subresource.
+func (c completedConfig) hostCaches(server *genericapiserver.GenericAPIServer) (*kubeconfigrequest.CASource, *kubeconfigrequest.ReferenceSource, error) {
 	if c.ExtraConfig.Host == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	kube, err := kubernetes.NewForConfig(c.ExtraConfig.Host)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	selector := kubeconfigrequest.CASecretsSelector().String()
+	cas, casSynced := secretCache(server, kube, "start-kcp-setups-ca-informer", kubeconfigrequest.CASecretsSelector().String())
+	refs, refsSynced := secretCache(server, kube, "start-kcp-setups-reference-informer", kubeconfigrequest.ReferenceSecretsSelector().String())
+	return &kubeconfigrequest.CASource{Secrets: cas, Synced: casSynced},
+		&kubeconfigrequest.ReferenceSource{Secrets: refs, Synced: refsSynced}, nil
+}
+
+// secretCache is an informer of the host cluster's Secrets that selector selects, started by
+// the post-start hook name. Each cache has its own selector, so that no other Secret is kept.
+func secretCache(server *genericapiserver.GenericAPIServer, kube kubernetes.Interface, name, selector string) (corev1listers.SecretLister, cache.InformerSynced) {
 	factory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
 		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	// Asked for before Start, which starts only the informers asked for.
 	secrets := factory.Core().V1().Secrets()
-	cas := &kubeconfigrequest.CASource{Secrets: secrets.Lister(), Synced: secrets.Informer().HasSynced}
-	server.AddPostStartHookOrDie("start-kcp-setups-ca-informer", func(hookCtx genericapiserver.PostStartHookContext) error {
+	lister, synced := secrets.Lister(), secrets.Informer().HasSynced
+	server.AddPostStartHookOrDie(name, func(hookCtx genericapiserver.PostStartHookContext) error {
 		factory.Start(hookCtx.Done())
 		go func() {
 			<-hookCtx.Done()
@@ -150,7 +162,7 @@ func (c completedConfig) caSource(server *genericapiserver.GenericAPIServer) (*k
 		}()
 		return nil
 	})
-	return cas, nil
+	return lister, synced
 }
 
 // newStorage returns the endpoints of every kind, keyed by resource path.

@@ -55,14 +55,14 @@ func (s *CASource) For(target credentials.Target) (*credentials.CA, []byte, erro
 	ns := target.Namespace()
 	secret, err := s.Secrets.Secrets(ns).Get(target.SignerSecret())
 	if apierrors.IsNotFound(err) || (err == nil && (len(secret.Data["tls.crt"]) == 0 || len(secret.Data["tls.key"]) == 0)) {
-		return nil, nil, fmt.Errorf("the front-proxy-client CA %s of RootShard %s is not issued yet", target.SignerSecret(), target.RootShard.Name)
+		return nil, nil, fmt.Errorf("the front-proxy-client CA %s of %s is not issued yet", target.SignerSecret(), target)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	bundle, err := s.Secrets.Secrets(ns).Get(target.CABundleSecret())
 	if apierrors.IsNotFound(err) || (err == nil && len(bundle.Data["tls.crt"]) == 0) {
-		return nil, nil, fmt.Errorf("the server CA bundle %s of RootShard %s is not written yet", target.CABundleSecret(), target.RootShard.Name)
+		return nil, nil, fmt.Errorf("the server CA bundle %s of %s is not written yet", target.CABundleSecret(), target)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -76,7 +76,7 @@ func (s *CASource) For(target credentials.Target) (*credentials.CA, []byte, erro
 	}
 	ca, err := credentials.ParseCA(secret.Data["tls.crt"], secret.Data["tls.key"])
 	if err != nil {
-		return nil, nil, fmt.Errorf("the front-proxy-client CA %s of RootShard %s: %w", secret.Name, target.RootShard.Name, err)
+		return nil, nil, fmt.Errorf("the front-proxy-client CA %s of %s: %w", secret.Name, target, err)
 	}
 	if s.parsed == nil {
 		s.parsed = map[string]parsedCA{}

@@ -12,12 +12,18 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Resolvers find targets in this server's own storage, in the request's namespace.
+// Resolvers find targets in this server's own storage, in the request's namespace, and the
+// RootShard a Shard or FrontProxy joins through a Secret in the host cluster's reference
+// Secrets.
 type Resolvers struct {
 	Scheme                           *runtime.Scheme
 	RootShards, Shards, FrontProxies rest.Getter
+	References                       *ReferenceSource
 }
 
 // RootShard resolves a root shard.
@@ -35,7 +41,7 @@ func (r Resolvers) Shard(ctx context.Context, _, name string) (credentials.Targe
 	if err := r.get(ctx, r.Shards, name, s); err != nil {
 		return credentials.Target{}, err
 	}
-	rs, err := r.parent(ctx, "Shard", name, s.Spec.RootShard)
+	rs, err := r.parent(ctx, "Shard", shard.Kind, reference.ShardJoin, &s.ObjectMeta, s.Spec.RootShard)
 	if err != nil {
 		return credentials.Target{}, err
 	}
@@ -48,7 +54,7 @@ func (r Resolvers) FrontProxy(ctx context.Context, _, name string) (credentials.
 	if err := r.get(ctx, r.FrontProxies, name, fp); err != nil {
 		return credentials.Target{}, err
 	}
-	rs, err := r.parent(ctx, "FrontProxy", name, fp.Spec.RootShard)
+	rs, err := r.parent(ctx, "FrontProxy", frontproxy.Kind, reference.FrontProxyJoin, &fp.ObjectMeta, fp.Spec.RootShard)
 	if err != nil {
 		return credentials.Target{}, err
 	}
@@ -56,8 +62,16 @@ func (r Resolvers) FrontProxy(ctx context.Context, _, name string) (credentials.
 }
 
 // parent is the RootShard of a Shard or FrontProxy; until it exists there is nothing to
-// sign with, which is a conflict with the object's state, not a missing object.
-func (r Resolvers) parent(ctx context.Context, kind, name string, ref operatorv1alpha1.RootShardConfig) (*operatorv1alpha1.RootShard, error) {
+// sign with, which is a conflict with the object's state, not a missing object. An object
+// that joins through a Secret (secretRef, a copy of the RootShard's join Secret of kind
+// join) has the in-memory RootShard its controller realizes from that Secret: its CAs are
+// the local copies the controller writes in the object's namespace, under the names of
+// consumer (the object's kind in those names).
+func (r Resolvers) parent(ctx context.Context, kind, consumer string, join reference.Reference, obj *metav1.ObjectMeta, ref operatorv1alpha1.RootShardConfig) (*operatorv1alpha1.RootShard, error) {
+	name := obj.Name
+	if ref.SecretRef != nil {
+		return r.References.RootShard(kind, consumer, obj.Namespace, name, ref.SecretRef.Name, join)
+	}
 	if ref.Reference == nil {
 		return nil, apierrors.NewConflict(operator.Resource("rootshards"), "", fmt.Errorf("%s %q names no RootShard", kind, name))
 	}
