@@ -142,3 +142,7 @@ func kubeconfigFor(name string, target operatorv1alpha1.KubeconfigTarget) *opera
 func toFrontProxy(name string) operatorv1alpha1.KubeconfigTarget {
 	return operatorv1alpha1.KubeconfigTarget{FrontProxyRef: &corev1.LocalObjectReference{Name: name}}
 }
+
+func toSecret(name string) operatorv1alpha1.KubeconfigTarget {
+	return operatorv1alpha1.KubeconfigTarget{RootShardSecretRef: &corev1.LocalObjectReference{Name: name}}
+}
