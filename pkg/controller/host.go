@@ -39,9 +39,10 @@ type Host struct {
 	// SecretMetadata caches the metadata of every Secret, the users' too, so that a change
 	// to a Secret a user names rolls the pods that mount it; nil in unit tests.
 	SecretMetadata cache.SharedIndexInformer
-	// References are the copies of reference Secrets (label operator.kcp.io/reference), in
-	// every namespace, that the consumers' secretRefs name; nil, no copy is found.
-	References corev1listers.SecretLister
+	// ReferenceSecrets caches the Secrets labelled operator.kcp.io/reference in every
+	// namespace (ReferenceSecretSelector): the copies that secretRefs name, which are the
+	// users' and so not in Secrets. Read them with ResolveReference.
+	ReferenceSecrets corev1listers.SecretLister
 	// CertManagerAPI tells whether cert-manager's API is served and cached; nil in unit
 	// tests, where it always is.
 	CertManagerAPI *CertManagerAPI

@@ -17,9 +17,8 @@ type Informers struct {
 	Ours        informers.SharedInformerFactory
 	Kube        kubeinformers.SharedInformerFactory
 	CertManager cminformers.SharedInformerFactory
-	// References caches the copies of reference Secrets (label operator.kcp.io/reference)
-	// that Shards, FrontProxies, RootShards and Kubeconfigs name in a secretRef; nil, no
-	// controller watches them.
+	// References caches the reference Secrets and their copies (ReferenceSecretSelector),
+	// whoever wrote them; ReferenceSecrets is its Secret informer.
 	References kubeinformers.SharedInformerFactory
 }
 
@@ -37,6 +36,9 @@ const (
 	// Certificates and Issuers are cert-manager's, watched once its API is served.
 	Certificates HostResource = "certificates"
 	Issuers      HostResource = "issuers"
+	// ReferenceSecrets are the Secrets labelled operator.kcp.io/reference, the users' copies
+	// included (Informers.References).
+	ReferenceSecrets HostResource = "reference-secrets"
 )
 
 // Informer is the informer of a host resource, and whether it is cert-manager's.
@@ -58,6 +60,8 @@ func (i Informers) Informer(r HostResource) (informer cache.SharedIndexInformer,
 		return i.CertManager.Certmanager().V1().Certificates().Informer(), true
 	case Issuers:
 		return i.CertManager.Certmanager().V1().Issuers().Informer(), true
+	case ReferenceSecrets:
+		return i.References.Core().V1().Secrets().Informer(), false
 	}
 	return nil, false
 }
@@ -88,6 +92,10 @@ type Watches struct {
 	// or whose bundles are made of it, so that its change rolls them; nil for a kind that
 	// uses none. It is watched when the host caches every Secret's metadata.
 	Mounting func(namespace, name string) []string
+	// Referencing are the keys of the objects of a namespace whose secretRef names the
+	// reference Secret name, so that its copy appearing, changing or going brings them back;
+	// nil for a kind that names none.
+	Referencing func(namespace, name string) []string
 }
 
 // Handlers are the informers the watches add handlers to, with the handlers of loop.
@@ -103,6 +111,12 @@ func (w Watches) Handlers(loop *Loop, host *Host, inf Informers) []Watch {
 	for _, r := range w.Host {
 		informer, certManager := inf.Informer(r)
 		watches = append(watches, Watch{Informer: informer, Handler: loop.HandlerFor(w.Owners), certManager: certManager})
+	}
+	if w.Referencing != nil {
+		informer, _ := inf.Informer(ReferenceSecrets)
+		watches = append(watches, Watch{Informer: informer, Handler: loop.HandlerFor(func(m metav1.Object) []string {
+			return w.Referencing(m.GetNamespace(), m.GetName())
+		})})
 	}
 	if w.Mounting != nil && host.SecretMetadata != nil {
 		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.HandlerFor(func(m metav1.Object) []string {

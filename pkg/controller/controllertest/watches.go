@@ -33,7 +33,7 @@ func NewWatching(t *testing.T) *Watching {
 		Ours:        informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
 		Kube:        kubeinformers.NewSharedInformerFactory(w.Host.Kube, 0),
 		CertManager: cminformers.NewSharedInformerFactory(w.Host.CM, 0),
-		References:  kubeinformers.NewSharedInformerFactory(w.Host.Kube, 0),
+		References:  kubeinformers.NewSharedInformerFactoryWithOptions(w.Host.Kube, 0, kubeinformers.WithTweakListOptions(controller.ReferenceSecretSelector)),
 	}
 	w.Host.SecretMetadata = cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	return w

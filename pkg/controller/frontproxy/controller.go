@@ -66,17 +66,19 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.Shards().Informer(), Keys: c.ofShard, Membership: true},
 			// The root shard's VirtualWorkspace serves /services/.
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.ofVirtualWorkspace},
-			// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and
-			// copied again) re-realizes the FrontProxies that name it.
-			{Informer: inf.References.Core().V1().Secrets().Informer(), Keys: controller.NamingSecret(
-				func(ns string) controller.Lister[*operatorv1alpha1.FrontProxy] { return c.frontProxies.FrontProxies(ns) },
-				func(fp *operatorv1alpha1.FrontProxy) []string {
-					if r := fp.Spec.RootShard.SecretRef; r != nil {
-						return []string{r.Name}
-					}
-					return nil
-				})},
 		},
+		// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and copied
+		// again) re-realizes the FrontProxies that name it.
+		Referencing: controller.Naming(
+			func(ns string) controller.Lister[*operatorv1alpha1.FrontProxy] {
+				return c.frontProxies.FrontProxies(ns)
+			},
+			func(fp *operatorv1alpha1.FrontProxy) []string {
+				if r := fp.Spec.RootShard.SecretRef; r != nil {
+					return []string{r.Name}
+				}
+				return nil
+			}),
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
 			controller.Deployments, controller.DisruptionBudgets, controller.Certificates},
 		Owners:   c.owners,

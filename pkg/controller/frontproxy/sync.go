@@ -103,7 +103,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontPr
 	wrote := 0
 	var err error
 	if joined != nil {
-		wrote, err = c.host.ApplyJoined(ctx, joined)
+		wrote, err = c.host.ApplyJoined(ctx, *joined)
 	}
 	if err == nil {
 		var n int

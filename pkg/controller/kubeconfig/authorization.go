@@ -39,6 +39,10 @@ const (
 	// ReasonKcpRefused: kcp answered with a 4xx: the workspace does not exist, or the server's
 	// identity may not manage ClusterRoleBindings there.
 	ReasonKcpRefused = "KcpRefused"
+	// ReasonNoKcpIdentity: the target is a RootShard named by a reference Secret, toward
+	// whose kcp the server has no identity to bind with. Validation refuses such a spec; this
+	// is for one stored before it did.
+	ReasonNoKcpIdentity = "NoKcpIdentity"
 	// ReasonRootShardUnknown: the Kubeconfig is being deleted, its target Shard or FrontProxy
 	// is gone, and RootShards remain: which kcp holds the bindings cannot be told.
 	ReasonRootShardUnknown = "RootShardUnknown"
@@ -78,6 +82,14 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		// Nothing about kcp: the condition is only for Kubeconfigs that bind.
 		status.Authorization = nil
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned)
+		return nil
+	}
+	if kind, name := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget {
+		// Nothing was ever bound (have is recorded only with a RootShard of ours), so
+		// nothing is to be removed, on deletion either.
+		c.setAuthorization(kc, status, metav1.ConditionFalse, ReasonNoKcpIdentity, fmt.Sprintf(
+			"the server has no identity toward the kcp of the RootShard of the Secret %s to bind roles with: "+
+				"remove spec.authorization and bind them in kcp yourself", name))
 		return nil
 	}
 	if rs == nil {
@@ -151,6 +163,10 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		status.Authorization = nil
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned)
 		return nil
+	}
+	if kind, _ := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget {
+		// Never bound (authorize), and no kcp the server could reach to unbind.
+		return done()
 	}
 	if kc.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {
 		c.recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,

@@ -1,8 +1,11 @@
 // Package kubeconfig realizes declared Kubeconfigs in the host cluster: a cert-manager
 // Certificate of the declared identity, signed by the target RootShard's front-proxy-client
 // CA, and, once it is issued, the Secret spec.secretRef.name with a kubeconfig file toward
-// the target. When cert-manager renews the certificate, the Secret is written again. With
-// spec.authorization, it also binds the ClusterRoles in kcp (authorization.go), through the
+// the target. A target named by a copy of a RootShard's kubeconfig-issuer Secret
+// (rootShardSecretRef) is that RootShard joined from the copy (reference.Join): the
+// Kubeconfig writes the local copy of its front-proxy-client CA, behind an Issuer, and its
+// server CA bundle, and its certificate is signed by them. When cert-manager renews the
+// certificate, the Secret is written again. With spec.authorization, it also binds the ClusterRoles in kcp (authorization.go), through the
 // target's RootShard as the server's own identity, and removes the bindings before the
 // Secret when the Kubeconfig goes. It watches nothing in kcp: a failure there is retried
 // with the queue's backoff. It reports back through status.
@@ -75,9 +78,14 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			}},
 		},
 		// cert-manager's Secret, issued and renewed, and the kubeconfig Secret; and the
-		// RootShard's server CA bundle that every kubeconfig of it trusts.
-		Host:   []controller.HostResource{controller.Secrets, controller.Certificates},
+		// RootShard's server CA bundle that every kubeconfig of it trusts. For a RootShard
+		// of a reference Secret, the local CA Secrets and Issuer it signs with.
+		Host:   []controller.HostResource{controller.Secrets, controller.Certificates, controller.Issuers},
 		Owners: c.owners,
+		// The copy of a kubeconfig-issuer Secret appearing, fixed or renewed.
+		Referencing: func(namespace, name string) []string {
+			return c.targeting(namespace, kubeconfig.RootShardSecretTarget, name)
+		},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
@@ -19,6 +20,7 @@ import (
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 type fixture struct {
@@ -30,7 +32,8 @@ type fixture struct {
 }
 
 // newFixture returns a controller over caches holding objs: Kubeconfigs (also in our fake
-// clientset), RootShards, Shards and FrontProxies, and host Secrets.
+// clientset), RootShards, Shards and FrontProxies, host Secrets, and the copies of
+// reference Secrets (labelled operator.kcp.io/reference).
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{ours: opfake.NewSimpleClientset(), host: controllertest.NewHost(t), recorder: record.NewFakeRecorder(1000),
 		caches: map[string]cache.Indexer{}}
@@ -49,7 +52,11 @@ func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 		case *operatorv1alpha1.FrontProxy:
 			require.NoError(t, f.caches["frontproxies"].Add(o))
 		case *corev1.Secret:
-			require.NoError(t, f.host.Caches["secrets"].Add(o))
+			cache := "secrets"
+			if _, ok := o.Labels[reference.Label]; ok {
+				cache = string(controller.ReferenceSecrets) // a copy of a reference Secret
+			}
+			require.NoError(t, f.host.Caches[cache].Add(o))
 		}
 	}
 	f.c = &Controller{client: f.ours,
@@ -141,4 +148,8 @@ func kubeconfigFor(name string, target operatorv1alpha1.KubeconfigTarget) *opera
 
 func toFrontProxy(name string) operatorv1alpha1.KubeconfigTarget {
 	return operatorv1alpha1.KubeconfigTarget{FrontProxyRef: &corev1.LocalObjectReference{Name: name}}
+}
+
+func toSecret(name string) operatorv1alpha1.KubeconfigTarget {
+	return operatorv1alpha1.KubeconfigTarget{RootShardSecretRef: &corev1.LocalObjectReference{Name: name}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // The reasons of a Kubeconfig's Available condition, and of its CertificatesReady condition
@@ -30,8 +31,13 @@ const (
 // resolved is a Kubeconfig's target, or the reason and message of why it cannot be resolved
 // yet.
 type resolved struct {
-	target          credentials.Target
-	rootShard       *operatorv1alpha1.RootShard
+	target credentials.Target
+	// rootShard is the RootShard whose kcp the server reaches as its own identity; nil for
+	// one joined from a reference Secret, toward whose kcp the server has no identity.
+	rootShard *operatorv1alpha1.RootShard
+	// joined, for a target of a reference Secret, is what the Kubeconfig realizes from it:
+	// the local copy of the front-proxy-client CA that signs, and the server CA bundle.
+	joined          *reference.Joined
 	reason, message string
 }
 
@@ -52,6 +58,8 @@ func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) 
 		return resolved{}, fmt.Errorf("the Kubeconfig %s/%s names no target", ns, kc.Name)
 	case kubeconfig.RootShardTarget:
 		rs = name
+	case kubeconfig.RootShardSecretTarget:
+		return c.resolveSecret(kc, name)
 	case kubeconfig.ShardTarget:
 		s, err = c.shards.Shards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
@@ -86,6 +94,25 @@ func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) 
 	return resolved{target: target, rootShard: rootShard}, nil
 }
 
+// resolveSecret resolves the target of a Kubeconfig whose rootShardSecretRef names the
+// reference Secret name: the RootShard joined from it. A Secret missing or invalid is a
+// reason to wait, whose message names the key at fault and never its content.
+func (c *Controller) resolveSecret(kc *operatorv1alpha1.Kubeconfig, name string) (resolved, error) {
+	r, err := c.host.ResolveReference(kc.Namespace, name, reference.KubeconfigIssuer)
+	if problem, ok := controller.ReferenceProblem(err); ok {
+		return resolved{reason: problem.Reason, message: problem.Message}, nil
+	}
+	if err != nil {
+		return resolved{}, err
+	}
+	joined := reference.Join(kubeconfig.Kind, kc.Namespace, kc.Name, r)
+	target, err := kubeconfig.TargetOf(kc, joined.RootShard, nil, nil)
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolved{target: target, joined: &joined}, nil
+}
+
 func notFound(kind, name, namespace string) string {
 	return fmt.Sprintf("%s %q does not exist in namespace %q", kind, name, namespace)
 }
@@ -98,8 +125,10 @@ func rootShardName(ref operatorv1alpha1.RootShardConfig) string {
 }
 
 // targetMissing sets the status of a Kubeconfig whose target, or the target's RootShard,
-// does not exist yet, and says so in an Event the first time. That object's informer event
-// brings the Kubeconfig back when it appears.
+// does not exist yet, or whose reference Secret is missing or invalid, and says so in an
+// Event the first time. That object's informer event brings the Kubeconfig back when it
+// appears or is fixed. Nothing realized is deleted meanwhile: the kubeconfig Secret keeps
+// working until its certificate expires.
 func (c *Controller) targetMissing(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, reason, message string) {
 	gen := kc.Generation
 	controller.SetCondition(&status.Conditions, gen, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, message)

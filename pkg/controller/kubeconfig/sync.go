@@ -17,6 +17,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // sync brings the host cluster, and kcp where spec.authorization says, in line with one
@@ -86,7 +87,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		controller.ReasonReferencesFound, "every referenced object exists")
 
 	cert := k.Certificate()
-	wrote, out, err := c.realize(ctx, k, cert)
+	wrote, out, err := c.realize(ctx, k, cert, r.joined)
 	c.lifecycle().Applied(kc, wrote, err)
 	if err != nil {
 		return nil, err
@@ -119,13 +120,22 @@ type outcome struct {
 
 // realize applies the Kubeconfig's Certificate and, once cert-manager issued it and the
 // RootShard's CA bundle is written, the kubeconfig Secret; their events bring the Kubeconfig
-// back until then, and whenever cert-manager renews the certificate. It returns how many
-// objects it wrote.
-func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert *cmapply.CertificateApplyConfiguration) (int, outcome, error) {
+// back until then, and whenever cert-manager renews the certificate. For a RootShard joined
+// from a reference Secret, the local CA Secrets and Issuer that sign and the CA bundle come
+// first (joined). It returns how many objects it wrote.
+func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert *cmapply.CertificateApplyConfiguration,
+	joined *reference.Joined) (int, outcome, error) {
 	if out, err := c.secretConflict(ctx, k); out.reason != "" || err != nil {
 		return 0, out, err
 	}
 	wrote := 0
+	if joined != nil {
+		n, err := c.host.ApplyJoined(ctx, *joined)
+		wrote += n
+		if err != nil {
+			return wrote, outcome{}, err
+		}
+	}
 	w, err := c.host.CertificateApplier.ApplyIfChanged(ctx, cert)
 	if err != nil {
 		return wrote, outcome{}, err

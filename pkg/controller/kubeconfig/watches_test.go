@@ -8,9 +8,11 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // TestWatchesEnqueueTheKubeconfigsConcerned: every event a Kubeconfig's controller watches
@@ -23,6 +25,7 @@ func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 	w.Add(t, toRoot,
 		kubeconfigFor("to-shard", operatorv1alpha1.KubeconfigTarget{ShardRef: &corev1.LocalObjectReference{Name: "beta"}}),
 		kubeconfigFor("to-edge", toFrontProxy("edge")), kubeconfigFor("elsewhere", toFrontProxy("other-edge")),
+		kubeconfigFor("joined", toSecret("root-kubeconfig-issuer")),
 		shard("beta", "root"), frontProxy("edge", "root"), frontProxy("other-edge", "other"))
 	ofRoot := []string{"team-a/to-edge", "team-a/to-root", "team-a/to-shard"}
 	owned := map[string]string{"operator.kcp.io/kubeconfig": "to-edge"}
@@ -37,7 +40,13 @@ func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 		{Name: "a CacheServer is not watched", Event: ct.Event{Source: "CacheServer", Type: ct.Added, Obj: &operatorv1alpha1.CacheServer{}}, Want: nil},
 		{Name: "its Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("kubeconfig-to-edge", owned)}, Want: []string{"team-a/to-edge"}},
 		{Name: "its Certificate", Event: ct.Event{Source: "certificates", Type: ct.Updated, Obj: ct.HostObject("kubeconfig-to-edge", owned)}, Want: []string{"team-a/to-edge"}},
-		{Name: "an Issuer is not watched", Event: ct.Event{Source: "issuers", Type: ct.Added, Obj: ct.HostObject("x", owned)}, Want: nil},
+		{Name: "its Issuer (a local CA's)", Event: ct.Event{Source: "issuers", Type: ct.Deleted, Obj: ct.HostObject("x", owned)}, Want: []string{"team-a/to-edge"}},
+		{Name: "the copy of a kubeconfig-issuer Secret: those toward it", Event: ct.Event{Source: string(controller.ReferenceSecrets), Type: ct.Added,
+			Obj: ct.HostObject("root-kubeconfig-issuer", map[string]string{reference.Label: string(reference.KubeconfigIssuer)})}, Want: []string{"team-a/joined"}},
+		{Name: "a reference Secret nobody names", Event: ct.Event{Source: string(controller.ReferenceSecrets), Type: ct.Updated,
+			Obj: ct.HostObject("root-shard-join", map[string]string{reference.Label: string(reference.ShardJoin)})}, Want: nil},
+		{Name: "the copy deleted", Event: ct.Event{Source: string(controller.ReferenceSecrets), Type: ct.Deleted,
+			Obj: ct.HostObject("root-kubeconfig-issuer", nil)}, Want: []string{"team-a/joined"}},
 		{Name: "a Deployment is not watched", Event: ct.Event{Source: "deployments", Type: ct.Added, Obj: ct.HostObject("x", owned)}, Want: nil},
 		{Name: "a RootShard's merged CA bundle", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: caBundle("root")}, Want: ofRoot},
 		{Name: "another of the RootShard's Secrets", Event: ct.Event{Source: "secrets", Type: ct.Updated,

@@ -41,7 +41,6 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // resync is how often the informers replay every object, so that drift nobody told us about
@@ -136,6 +135,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	ours := func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }
 	hostInformers := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(ours))
 	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(ours))
+	// The reference Secrets' copies that secretRefs name are the users': they are cached by
+	// their label alone, apart from what the controllers own.
+	referenceInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync,
+		kubeinformers.WithTweakListOptions(controller.ReferenceSecretSelector))
 
 	scheme := runtime.NewScheme()
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
@@ -160,6 +163,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
 		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+	host.ReferenceSecrets = referenceInformers.Core().V1().Secrets().Lister()
 	// cert-manager's informers start once its API is served, which it may never be.
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Host)
 	if err != nil {
@@ -172,12 +176,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.KcpHealth = controller.NewKcpHealth(cfg.KcpHealth)
-	// The copies of reference Secrets carry the reference label alone of ours: the copy step
-	// strips the rest.
-	copies := func(o *metav1.ListOptions) { o.LabelSelector = reference.Label }
-	refInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(copies))
-	host.References = refInformers.Core().V1().Secrets().Lister()
-	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: refInformers}
+	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: referenceInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
@@ -206,12 +205,12 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	go host.CertManagerAPI.Run(ctx)
 	kubeInformers.Start(ctx.Done())
 	metadataInformers.Start(ctx.Done())
-	refInformers.Start(ctx.Done())
+	referenceInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()
 	defer hostInformers.Shutdown()
 	defer kubeInformers.Shutdown()
 	defer metadataInformers.Shutdown()
-	defer refInformers.Shutdown()
+	defer referenceInformers.Shutdown()
 
 	workers := cfg.Workers
 	if workers < 1 {

@@ -69,17 +69,17 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.CacheServers().Informer(), Keys: c.inNamespace},
 			// So does the VirtualWorkspace it names, whose address its flags carry.
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
-			// A copy of a cache-client Secret appearing or changing heals or renews the
-			// kubeconfig of the RootShards that name it.
-			{Informer: inf.References.Core().V1().Secrets().Informer(), Keys: controller.NamingSecret(
-				func(ns string) controller.Lister[*operatorv1alpha1.RootShard] { return c.rootShards.RootShards(ns) },
-				func(rs *operatorv1alpha1.RootShard) []string {
-					if cache := rs.Spec.Cache; cache != nil && cache.SecretRef != nil {
-						return []string{cache.SecretRef.Name}
-					}
-					return nil
-				})},
 		},
+		// A copy of a cache-client Secret appearing or changing heals or renews the
+		// kubeconfig of the RootShards that name it.
+		Referencing: controller.Naming(
+			func(ns string) controller.Lister[*operatorv1alpha1.RootShard] { return c.rootShards.RootShards(ns) },
+			func(rs *operatorv1alpha1.RootShard) []string {
+				if cache := rs.Spec.Cache; cache != nil && cache.SecretRef != nil {
+					return []string{cache.SecretRef.Name}
+				}
+				return nil
+			}),
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},

@@ -68,11 +68,10 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			{Informer: ops.CacheServers().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") }},
 			// The VirtualWorkspace it names appearing heals it; its address is in its flags.
 			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
-			// A copy of a shard-join or cache-client Secret appearing or changing (a CA
-			// rotated and copied again) re-realizes the Shards that name it.
-			{Informer: inf.References.Core().V1().Secrets().Informer(), Keys: controller.NamingSecret(
-				func(ns string) controller.Lister[*operatorv1alpha1.Shard] { return c.shards.Shards(ns) }, secretRefs)},
 		},
+		// A copy of a shard-join or cache-client Secret appearing or changing (a CA rotated
+		// and copied again) re-realizes the Shards that name it.
+		Referencing: controller.Naming(func(ns string) controller.Lister[*operatorv1alpha1.Shard] { return c.shards.Shards(ns) }, secretRefs),
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates},

@@ -135,7 +135,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
 	wrote := 0
 	if joined != nil {
-		n, err := c.host.ApplyJoined(ctx, joined)
+		n, err := c.host.ApplyJoined(ctx, *joined)
 		wrote += n
 		if err != nil {
 			return wrote, err

@@ -33,6 +33,9 @@ const (
 	RootShardTarget  = "RootShard"
 	ShardTarget      = "Shard"
 	FrontProxyTarget = "FrontProxy"
+	// RootShardSecretTarget is a RootShard named by a copy of its kubeconfig-issuer Secret
+	// (spec.target.rootShardSecretRef): the target shows as Secret/<name>.
+	RootShardSecretTarget = "Secret"
 )
 
 // Kubeconfig is a Kubeconfig with its resolved target: everything its objects depend on.
@@ -51,8 +54,9 @@ func (k Kubeconfig) CertificateName() string { return CertificateName(k.Name) }
 // SecretName is the Secret the kubeconfig file is written to.
 func (k Kubeconfig) SecretName() string { return k.Spec.SecretRef.Name }
 
-// TargetRef is the kind (RootShardTarget, ShardTarget or FrontProxyTarget) and name of what
-// a Kubeconfig points at; both are empty when its target names nothing.
+// TargetRef is the kind (RootShardTarget, ShardTarget, FrontProxyTarget or
+// RootShardSecretTarget) and name of what a Kubeconfig points at; both are empty when its
+// target names nothing.
 func TargetRef(kc *operatorv1alpha1.Kubeconfig) (kind, name string) {
 	t := kc.Spec.Target
 	switch {
@@ -62,14 +66,16 @@ func TargetRef(kc *operatorv1alpha1.Kubeconfig) (kind, name string) {
 		return ShardTarget, t.ShardRef.Name
 	case t.FrontProxyRef != nil:
 		return FrontProxyTarget, t.FrontProxyRef.Name
+	case t.RootShardSecretRef != nil:
+		return RootShardSecretTarget, t.RootShardSecretRef.Name
 	}
 	return "", ""
 }
 
 // TargetOf is the credentials.Target of a Kubeconfig, given the objects its target names:
-// rs is the RootShard that signs the credential (the target itself, or the RootShard of the
-// Shard or FrontProxy), s or fp the Shard or FrontProxy when that is the target. The others
-// may be nil.
+// rs is the RootShard that signs the credential (the target itself, the RootShard of the
+// Shard or FrontProxy, or the RootShard joined from the reference Secret, reference.Join),
+// s or fp the Shard or FrontProxy when that is the target. The others may be nil.
 func TargetOf(kc *operatorv1alpha1.Kubeconfig, rs *operatorv1alpha1.RootShard, s *operatorv1alpha1.Shard,
 	fp *operatorv1alpha1.FrontProxy) (credentials.Target, error) {
 	kind, name := TargetRef(kc)
@@ -90,6 +96,11 @@ func TargetOf(kc *operatorv1alpha1.Kubeconfig, rs *operatorv1alpha1.RootShard, s
 			return credentials.Target{}, fmt.Errorf("the Kubeconfig %s/%s: the FrontProxy %s is missing", kc.Namespace, kc.Name, name)
 		}
 		return credentials.ForFrontProxy(fp, rs), nil
+	case RootShardSecretTarget:
+		// The joined RootShard's, under the Secret's name: it is what the user named.
+		t := credentials.ForRootShard(rs)
+		t.Kind, t.Name = kind, name
+		return t, nil
 	default:
 		return credentials.ForRootShard(rs), nil
 	}

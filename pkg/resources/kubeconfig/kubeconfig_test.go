@@ -201,6 +201,8 @@ func TestTargetOf(t *testing.T) {
 		{name: "root shard", kc: kc(operatorv1alpha1.KubeconfigTarget{RootShardRef: ref}), rs: rs, want: "RootShard/root"},
 		{name: "shard", kc: kc(operatorv1alpha1.KubeconfigTarget{ShardRef: ref}), rs: rs, s: s, want: "Shard/beta"},
 		{name: "front proxy", kc: kc(operatorv1alpha1.KubeconfigTarget{FrontProxyRef: ref}), rs: rs, fp: fp, want: "FrontProxy/edge"},
+		// The RootShard joined from the Secret signs; the target is named after the Secret.
+		{name: "kubeconfig-issuer Secret", kc: kc(operatorv1alpha1.KubeconfigTarget{RootShardSecretRef: ref}), rs: rs, want: "Secret/x"},
 		{name: "no target", kc: kc(operatorv1alpha1.KubeconfigTarget{}), rs: rs, errors: true},
 		{name: "no root shard", kc: kc(operatorv1alpha1.KubeconfigTarget{RootShardRef: ref}), errors: true},
 		{name: "no shard", kc: kc(operatorv1alpha1.KubeconfigTarget{ShardRef: ref}), rs: rs, fp: fp, errors: true},

@@ -80,6 +80,12 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 	allErrs = append(allErrs, validateDNS1123SubdomainName(spec.SecretRef.Name, fldPath.Child("secretRef", "name"))...)
 	allErrs = append(allErrs, validateKubeconfigCertificateTemplate(spec.CertificateTemplate, spec.Validity, fldPath.Child("certificateTemplate"))...)
 	allErrs = append(allErrs, validateKubeconfigAuthorization(spec.Authorization, spec.TargetWorkspace, fldPath.Child("authorization"))...)
+	if spec.Authorization != nil && spec.Target.RootShardSecretRef != nil {
+		// The server binds roles as its own identity toward a RootShard it runs; toward one
+		// known by a copy of its Secret it has none, and the Secret grants none.
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("authorization"),
+			"the server cannot bind roles in the kcp of a RootShard named by spec.target.rootShardSecretRef; bind them in kcp yourself"))
+	}
 	return allErrs
 }
 

@@ -88,6 +88,24 @@ func TestValidateKubeconfig(t *testing.T) {
 			want: []wantErr{forbidden("spec.target.rootShardSecretRef")},
 		},
 		{
+			// The server has no identity toward that RootShard's kcp to bind roles with.
+			name: "authorization toward a RootShard of a kubeconfig-issuer Secret",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardSecretRef: ref("root-kubeconfig-issuer")}
+				kc.Spec.Authorization = &operator.KubeconfigAuthorization{
+					ClusterRoleBindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin"}}}
+			},
+			want: []wantErr{forbidden("spec.authorization", "bind them in kcp yourself")},
+		},
+		{
+			name: "authorization toward a RootShard",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardRef: ref("root")}
+				kc.Spec.Authorization = &operator.KubeconfigAuthorization{
+					ClusterRoleBindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin"}}}
+			},
+		},
+		{
 			name: "rootShardSecretRef not a Secret name",
 			mutate: func(kc *operator.Kubeconfig) {
 				kc.Spec.Target = operator.KubeconfigTarget{RootShardSecretRef: ref("-issuer")}

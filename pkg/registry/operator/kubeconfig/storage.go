@@ -57,6 +57,8 @@ func target(o *operator.Kubeconfig) string {
 		return "Shard/" + t.ShardRef.Name
 	case t.FrontProxyRef != nil:
 		return "FrontProxy/" + t.FrontProxyRef.Name
+	case t.RootShardSecretRef != nil:
+		return "Secret/" + t.RootShardSecretRef.Name
 	}
 	return ""
 }
