@@ -74,6 +74,29 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
+// The self-service roles grant our group alone: never a Secret, so that a team bound to them
+// in its namespace reads no reference Secret, nor a copy of one, of any namespace (issue 15:
+// holding a shard-join Secret is holding the power to add a shard). Kubernetes' own roles
+// decide who reads Secrets.
+func TestSelfServiceRolesGrantNoSecret(t *testing.T) {
+	data, err := os.ReadFile("../../artifacts/deploy/roles.yaml")
+	require.NoError(t, err)
+	rules := 0
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		assert.Nil(t, role.AggregationRule, "%s aggregates other roles", role.Name)
+		for _, rule := range role.Rules {
+			rules++
+			assert.Equal(t, []string{operatorv1alpha1.GroupName}, rule.APIGroups, "%s grants outside %s", role.Name, operatorv1alpha1.GroupName)
+			assert.NotContains(t, rule.Resources, "*", "%s grants every resource", role.Name)
+			assert.NotContains(t, rule.Resources, "secrets", role.Name)
+			assert.Empty(t, rule.NonResourceURLs, role.Name)
+		}
+	}
+	require.NotZero(t, rules)
+}
+
 // selfServiceRoles reads artifacts/deploy/roles.yaml: the resources of the operator.kcp.io
 // rules of each ClusterRole, by name.
 func selfServiceRoles(t *testing.T) map[string][]string {
