@@ -1,6 +1,8 @@
 package reference
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"net"
 	"strconv"
 
@@ -12,6 +14,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	certs "github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -83,6 +86,19 @@ func Join(kind, namespace, owner string, r *Resolved) Joined {
 		j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, kcp.MergedClientCAName(rs), labels("merged-client-ca"), r.ClientCABundle.PEM))
 	}
 	j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, rootshard.MergedCABundleName(rs), labels("merged-ca-bundle"), r.ServerCABundle.PEM))
+	if client, peer := r.CAs[pki.EtcdClientCA], r.CAs[pki.EtcdPeerCA]; client.Cert != nil && peer.Cert != nil {
+		// A managed etcd trusts each of its CAs alone, as the RootShard's own do.
+		for _, t := range []struct {
+			name, component string
+			ca              *x509.Certificate
+		}{
+			{etcd.ClientTrustSecret(name), "etcd-client-trust", client.Cert},
+			{etcd.PeerTrustSecret(name), "etcd-peer-trust", peer.Cert},
+		} {
+			pemCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: t.ca.Raw})
+			j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, t.name, labels(t.component), pemCA))
+		}
+	}
 	return j
 }
 
