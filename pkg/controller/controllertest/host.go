@@ -48,7 +48,7 @@ func NewCache() cache.Indexer {
 // NewHost returns a fake host cluster whose appliers fill its caches.
 func NewHost(t *testing.T) *Host {
 	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
-	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets", "statefulsets"} {
+	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets", "statefulsets", "references"} {
 		h.Caches[k] = NewCache()
 	}
 	h.Host = controller.NewHost(h.Kube, h.CM,
@@ -57,6 +57,8 @@ func NewHost(t *testing.T) *Host {
 		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"])).
 		WithDisruptionBudgets(policyv1listers.NewPodDisruptionBudgetLister(h.Caches["poddisruptionbudgets"])).
 		WithStatefulSets(appsv1listers.NewStatefulSetLister(h.Caches["statefulsets"]))
+	// The copies of reference Secrets, which PutReference fills.
+	h.References = corev1listers.NewSecretLister(h.Caches["references"])
 	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
 		obj := &corev1.ConfigMap{}
 		return obj, h.store(t, "configmaps", "ConfigMap "+*o.Name, o, obj)
