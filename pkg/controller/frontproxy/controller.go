@@ -69,7 +69,9 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and
 			// copied again) re-realizes the FrontProxies that name it.
 			{Informer: inf.References.Core().V1().Secrets().Informer(), Keys: controller.NamingSecret(
-				func(ns string) controller.Lister[*operatorv1alpha1.FrontProxy] { return c.frontProxies.FrontProxies(ns) },
+				func(ns string) controller.Lister[*operatorv1alpha1.FrontProxy] {
+					return c.frontProxies.FrontProxies(ns)
+				},
 				func(fp *operatorv1alpha1.FrontProxy) []string {
 					if r := fp.Spec.RootShard.SecretRef; r != nil {
 						return []string{r.Name}
