@@ -2,14 +2,21 @@ package controllertest
 
 import (
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
@@ -99,4 +106,139 @@ func (h *Host) PutReference(t *testing.T, s *corev1.Secret) {
 		return
 	}
 	require.NoError(t, h.Caches["references"].Update(s.DeepCopy()))
+}
+
+// LocalCAs are the local CA Secrets, each behind an Issuer of the same name, that the
+// consumer owner of kind writes from its copy of r.
+func LocalCAs(kind, owner string, r reference.Reference) []string {
+	var names []string
+	for _, ca := range r.KeyPairs() {
+		names = append(names, pki.CAName(reference.JoinedName(kind, owner), ca))
+	}
+	return names
+}
+
+// AssertJoined checks what the consumer owner of kind wrote from its copy of r: each local
+// CA Secret (kubernetes.io/tls, the copy's key pair) behind a CA Issuer of its name, and the
+// CA bundles, all owned by the consumer; and that every Certificate of the host is issued by
+// a local CA.
+func (in *Installation) AssertJoined(t *testing.T, h *Host, kind, owner string, r reference.Reference) {
+	t.Helper()
+	copyData := in.Copies[r].Data
+	owned := func(labels map[string]string, what string) {
+		assert.Equal(t, owner, labels[pki.OwnerLabel(kind)], "%s is owned by %s %s", what, kind, owner)
+	}
+	for _, ca := range r.KeyPairs() {
+		name := pki.CAName(reference.JoinedName(kind, owner), ca)
+		secret := h.Secret(t, "team-a", name)
+		assert.Equal(t, corev1.SecretTypeTLS, secret.Type, name)
+		owned(secret.Labels, name)
+		assert.Equal(t, copyData[reference.CertKey(ca)], secret.Data[corev1.TLSCertKey], name)
+		assert.Equal(t, copyData[reference.KeyKey(ca)], secret.Data[corev1.TLSPrivateKeyKey], name)
+
+		obj, exists, err := h.Caches["issuers"].GetByKey("team-a/" + name)
+		require.NoError(t, err)
+		require.True(t, exists, "no Issuer %s", name)
+		issuer := obj.(*cmv1.Issuer)
+		require.NotNil(t, issuer.Spec.CA, name)
+		assert.Equal(t, name, issuer.Spec.CA.SecretName)
+		owned(issuer.Labels, "Issuer "+name)
+	}
+	prefix := reference.JoinedName(kind, owner)
+	bundles := map[string]string{"-merged-client-ca": reference.ClientCABundleKey, "-merged-ca-bundle": reference.ServerCABundleKey}
+	if r == reference.ShardJoin {
+		bundles["-ca"] = reference.RootCAKey
+	}
+	for suffix, key := range bundles {
+		secret := h.Secret(t, "team-a", prefix+suffix)
+		assert.Equal(t, copyData[key], secret.Data[corev1.TLSCertKey], prefix+suffix)
+		assert.NotContains(t, secret.Data, corev1.TLSPrivateKeyKey, "%s: certificates alone", prefix+suffix)
+		owned(secret.Labels, prefix+suffix)
+	}
+
+	certs := h.Caches["certificates"].List()
+	require.NotEmpty(t, certs)
+	for _, o := range certs {
+		c := o.(*cmv1.Certificate)
+		assert.Equal(t, "Issuer", c.Spec.IssuerRef.Kind, c.Name)
+		assert.Contains(t, LocalCAs(kind, owner, r), c.Spec.IssuerRef.Name, "Certificate %s is issued by a local CA", c.Name)
+	}
+}
+
+// AssertOnlyCertsMounted checks that every volume of d that mounts one of the Secrets cas
+// projects its tls.crt alone, so that no CA key enters a pod, and that at least one does.
+func AssertOnlyCertsMounted(t *testing.T, d *appsv1.Deployment, cas []string) {
+	t.Helper()
+	mounted := 0
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		var names []string
+		var items [][]corev1.KeyToPath
+		if v.Secret != nil {
+			names, items = append(names, v.Secret.SecretName), append(items, v.Secret.Items)
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					names, items = append(names, src.Secret.Name), append(items, src.Secret.Items)
+				}
+			}
+		}
+		for i, name := range names {
+			if !slices.Contains(cas, name) {
+				continue
+			}
+			mounted++
+			assert.Equal(t, []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}}, items[i],
+				"volume %s mounts the CA Secret %s: tls.crt alone", v.Name, name)
+		}
+	}
+	assert.NotZero(t, mounted, "the pods trust the local CAs' certificates")
+}
+
+// keyMaterial are the installation's private keys: as PEM, as base64 of the PEM, and each
+// line of their base64 body, and the PEM header's words.
+func (in *Installation) keyMaterial() []string {
+	var keys [][]byte
+	for _, kp := range in.CAs.KeyPairs {
+		keys = append(keys, kp.Key)
+	}
+	keys = append(keys, in.CacheClient.Key)
+	out := []string{"PRIVATE KEY"}
+	for _, k := range keys {
+		out = append(out, string(k), base64.StdEncoding.EncodeToString(k))
+		for _, line := range strings.Split(string(k), "\n") {
+			if len(line) > 16 && !strings.HasPrefix(line, "-----") {
+				out = append(out, line)
+			}
+		}
+	}
+	return out
+}
+
+// AssertNoKeyMaterial checks that no private key of the installation is in the conditions'
+// messages or in the Events.
+func (in *Installation) AssertNoKeyMaterial(t *testing.T, conditions []metav1.Condition, events []string) {
+	t.Helper()
+	said := slices.Clone(events)
+	for _, c := range conditions {
+		said = append(said, c.Message)
+	}
+	for _, key := range in.keyMaterial() {
+		for _, s := range said {
+			assert.NotContains(t, s, key)
+		}
+	}
+}
+
+// Events drains the Events recorded so far.
+func Events(r *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
 }

@@ -1,13 +1,11 @@
 package shard
 
 import (
-	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,9 +22,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
-
-// joinedRoot is the prefix of the local CAs shard-1 writes from its copy.
-const joinedRoot = "shard-1-shard-root"
 
 // joinedFixture is shard-1 joined by spec.rootShard.secretRef to a copy of kcp-system/root's
 // shard-join Secret, named root-shard-join in team-a; no RootShard exists in team-a.
@@ -60,26 +55,7 @@ func (j *joinedFixture) converge(t *testing.T) *operatorv1alpha1.Shard {
 	return j.sync(t)
 }
 
-func (j *joinedFixture) drainEvents() []string {
-	var out []string
-	for {
-		select {
-		case e := <-j.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
-
-// localCAs are the local CA Secrets (and Issuers) shard-1 writes from a shard-join copy.
-func localCAs() []string {
-	var names []string
-	for _, ca := range reference.ShardJoin.KeyPairs() {
-		names = append(names, pki.CAName(joinedRoot, ca))
-	}
-	return names
-}
+func (j *joinedFixture) drainEvents() []string { return controllertest.Events(j.events) }
 
 // TestJoinedShardIsRealizedFromItsCopy: a Shard joined by a copy of shard-join writes local
 // copies of the RootShard's CAs behind local Issuers, issues its certificates from them,
@@ -105,43 +81,11 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 	assert.Empty(t, condition(s, operatorv1alpha1.ConditionKcpReady).Type, "no KcpReady for a joined Shard")
 	assert.Empty(t, k.Requests(), "kcp is not asked about a joined Shard")
 
-	copyData := j.in.Copies[reference.ShardJoin].Data
-	for _, ca := range reference.ShardJoin.KeyPairs() {
-		name := pki.CAName(joinedRoot, ca)
-		secret := j.host.Secret(t, "team-a", name)
-		assert.Equal(t, corev1.SecretTypeTLS, secret.Type, name)
-		assert.Equal(t, "shard-1", secret.Labels[pki.OwnerLabel(shard.Kind)], "%s is owned by the Shard", name)
-		assert.Equal(t, copyData[reference.CertKey(ca)], secret.Data[corev1.TLSCertKey], name)
-		assert.Equal(t, copyData[reference.KeyKey(ca)], secret.Data[corev1.TLSPrivateKeyKey], name)
-
-		obj, exists, err := j.host.Caches["issuers"].GetByKey("team-a/" + name)
-		require.NoError(t, err)
-		require.True(t, exists, "no Issuer %s", name)
-		issuer := obj.(*cmv1.Issuer)
-		require.NotNil(t, issuer.Spec.CA, name)
-		assert.Equal(t, name, issuer.Spec.CA.SecretName)
-		assert.Equal(t, "shard-1", issuer.Labels[pki.OwnerLabel(shard.Kind)])
-	}
-	rootCA := j.host.Secret(t, "team-a", joinedRoot+"-ca")
-	assert.Equal(t, copyData[reference.RootCAKey], rootCA.Data[corev1.TLSCertKey])
-	assert.NotContains(t, rootCA.Data, corev1.TLSPrivateKeyKey, "the root CA's certificate alone")
-	assert.Equal(t, copyData[reference.ClientCABundleKey], j.host.Secret(t, "team-a", joinedRoot+"-merged-client-ca").Data[corev1.TLSCertKey])
-	assert.Equal(t, copyData[reference.ServerCABundleKey], j.host.Secret(t, "team-a", joinedRoot+"-merged-ca-bundle").Data[corev1.TLSCertKey])
-	for _, name := range []string{"-ca", "-merged-client-ca", "-merged-ca-bundle"} {
-		assert.Equal(t, "shard-1", j.host.Secret(t, "team-a", joinedRoot+name).Labels[pki.OwnerLabel(shard.Kind)], name)
-	}
+	j.in.AssertJoined(t, j.host, shard.Kind, "shard-1", reference.ShardJoin)
 	for _, name := range []string{"root-ca", "root-merged-client-ca", "root-merged-ca-bundle"} {
 		_, exists, err := j.host.Caches["secrets"].GetByKey("team-a/" + name)
 		require.NoError(t, err)
 		assert.False(t, exists, "nothing is written under the real RootShard's names: %s", name)
-	}
-
-	certs := j.host.Caches["certificates"].List()
-	require.NotEmpty(t, certs)
-	for _, o := range certs {
-		c := o.(*cmv1.Certificate)
-		assert.Equal(t, "Issuer", c.Spec.IssuerRef.Kind, c.Name)
-		assert.Contains(t, localCAs(), c.Spec.IssuerRef.Name, "Certificate %s is issued by a local CA", c.Name)
 	}
 
 	cfg, err := clientcmd.Load(j.host.Secret(t, "team-a", shard.ClientKubeconfigName(s)).Data[kcp.KubeconfigKey])
@@ -153,37 +97,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 
 	deployments := j.host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
-	assertNoCAKeyMounted(t, deployments[0].(*appsv1.Deployment), localCAs())
-}
-
-// assertNoCAKeyMounted checks that every volume of d that mounts one of the local CA
-// Secrets projects its tls.crt alone, and that at least one does.
-func assertNoCAKeyMounted(t *testing.T, d *appsv1.Deployment, cas []string) {
-	t.Helper()
-	mounted := 0
-	for _, v := range d.Spec.Template.Spec.Volumes {
-		var names []string
-		var items [][]corev1.KeyToPath
-		if v.Secret != nil {
-			names, items = append(names, v.Secret.SecretName), append(items, v.Secret.Items)
-		}
-		if v.Projected != nil {
-			for _, src := range v.Projected.Sources {
-				if src.Secret != nil {
-					names, items = append(names, src.Secret.Name), append(items, src.Secret.Items)
-				}
-			}
-		}
-		for i, name := range names {
-			if !slices.Contains(cas, name) {
-				continue
-			}
-			mounted++
-			assert.Equal(t, []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}}, items[i],
-				"volume %s mounts the CA Secret %s: tls.crt alone", v.Name, name)
-		}
-	}
-	assert.NotZero(t, mounted, "the pods trust the local CAs' certificates")
+	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(shard.Kind, "shard-1", reference.ShardJoin))
 }
 
 // TestJoinedShardWithoutItsCopySaysSoAndHeals: until the copy is there, the Shard says which
@@ -216,41 +130,6 @@ func TestJoinedShardWithoutTheLabelOnItsCopyWaits(t *testing.T) {
 	assert.Equal(t, reference.ReasonSecretNotFound, condition(s, operatorv1alpha1.ConditionReferenceValid).Reason)
 }
 
-// keyMaterial are the private keys of the installation, as PEM, as base64 of the PEM, and
-// as their base64 body lines: none may appear in a condition or an Event.
-func keyMaterial(in *controllertest.Installation) []string {
-	var keys [][]byte
-	for _, kp := range in.CAs.KeyPairs {
-		keys = append(keys, kp.Key)
-	}
-	keys = append(keys, in.CacheClient.Key)
-	out := []string{"PRIVATE KEY"}
-	for _, k := range keys {
-		out = append(out, string(k), base64.StdEncoding.EncodeToString(k))
-		for _, line := range strings.Split(string(k), "\n") {
-			if len(line) > 16 && !strings.HasPrefix(line, "-----") {
-				out = append(out, line)
-			}
-		}
-	}
-	return out
-}
-
-// assertNoKeyMaterial checks that no key material is in the status or in the Events.
-func assertNoKeyMaterial(t *testing.T, in *controllertest.Installation, conditions []metav1.Condition, events []string) {
-	t.Helper()
-	var said []string
-	for _, c := range conditions {
-		said = append(said, c.Message)
-	}
-	said = append(said, events...)
-	for _, key := range keyMaterial(in) {
-		for _, s := range said {
-			assert.NotContains(t, s, key)
-		}
-	}
-}
-
 // TestJoinedShardWithACopyOfAnotherKindSaysSo: a copy of another reference Secret under the
 // name is refused with a message naming the Secret, no content, and nothing is written.
 func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
@@ -270,7 +149,7 @@ func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-shard-join")
 	}), "events: %v", events)
-	assertNoKeyMaterial(t, j.in, s.Status.Conditions, events)
+	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, events)
 }
 
 // TestJoinedShardKeepsWhatItRealizedWhenItsCopyBreaks: a copy that becomes unusable (a key
@@ -292,9 +171,9 @@ func TestJoinedShardKeepsWhatItRealizedWhenItsCopyBreaks(t *testing.T) {
 	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
 	assert.Contains(t, ref.Message, reference.KeyKey(pki.ServerCA), "names the key at fault")
 	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()))
-	j.host.Secret(t, "team-a", pki.CAName(joinedRoot, pki.ServerCA))
+	j.host.Secret(t, "team-a", pki.CAName("shard-1-shard-root", pki.ServerCA))
 	assert.Len(t, j.host.Caches["deployments"].List(), 1)
-	assertNoKeyMaterial(t, j.in, s.Status.Conditions, j.drainEvents())
+	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, j.drainEvents())
 }
 
 // TestDeletedJoinedShardIsNotDeregistered: the server has no identity toward a joined root
