@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -241,4 +242,34 @@ func Events(r *record.FakeRecorder) []string {
 			return out
 		}
 	}
+}
+
+// AssertCacheKubeconfig checks that the root shard or shard owner of kind wrote name, a
+// kubeconfig toward the cache server of the installation's cache-client copy (its URL, CA
+// and client certificate), and that its Deployment mounts it and passes --cache-kubeconfig.
+func (in *Installation) AssertCacheKubeconfig(t *testing.T, h *Host, kind, owner, name string) {
+	t.Helper()
+	secret := h.Secret(t, "team-a", name)
+	assert.Equal(t, owner, secret.Labels[pki.OwnerLabel(kind)], "%s is owned by %s %s", name, kind, owner)
+	cfg, err := clientcmd.Load(secret.Data["kubeconfig"])
+	require.NoError(t, err)
+	cluster, user := cfg.Clusters[cfg.Contexts[cfg.CurrentContext].Cluster], cfg.AuthInfos[cfg.Contexts[cfg.CurrentContext].AuthInfo]
+	require.NotNil(t, cluster)
+	require.NotNil(t, user)
+	copyData := in.Copies[reference.CacheClient].Data
+	assert.Equal(t, string(copyData[reference.CacheURLKey]), cluster.Server)
+	assert.Equal(t, in.CacheCA, cluster.CertificateAuthorityData)
+	assert.Equal(t, in.CacheClient.Cert, user.ClientCertificateData)
+	assert.Equal(t, in.CacheClient.Key, user.ClientKeyData)
+
+	deployments := h.Caches["deployments"].List()
+	require.Len(t, deployments, 1)
+	pod := deployments[0].(*appsv1.Deployment).Spec.Template.Spec
+	assert.True(t, slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == name }),
+		"the pods mount %s", name)
+	var args []string
+	for _, c := range pod.Containers {
+		args = append(args, c.Args...)
+	}
+	assert.True(t, slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cache-kubeconfig=") }), "args: %v", args)
 }
