@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -272,4 +273,34 @@ func (in *Installation) AssertCacheKubeconfig(t *testing.T, h *Host, kind, owner
 		args = append(args, c.Args...)
 	}
 	assert.True(t, slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--cache-kubeconfig=") }), "args: %v", args)
+}
+
+// CopyAs is the installation's copy of r under another name, such as a copy of another kind
+// of reference Secret under the name a consumer expects.
+func (in *Installation) CopyAs(r reference.Reference, name string) *corev1.Secret {
+	s := in.Copies[r].DeepCopy()
+	s.Name = name
+	return s
+}
+
+// AssertReferenceInvalid checks that conditions say ReferenceValid=False for reason, naming
+// the Secret team-a/secret.
+func AssertReferenceInvalid(t *testing.T, conditions []metav1.Condition, reason, secret string) {
+	t.Helper()
+	ref := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionReferenceValid)
+	require.NotNil(t, ref, "conditions: %+v", conditions)
+	assert.Equal(t, metav1.ConditionFalse, ref.Status)
+	assert.Equal(t, reason, ref.Reason)
+	assert.Contains(t, ref.Message, "team-a/"+secret)
+}
+
+// AssertKubeconfigServer checks that every cluster of the kubeconfig in secret is at url.
+func AssertKubeconfigServer(t *testing.T, secret *corev1.Secret, url string) {
+	t.Helper()
+	cfg, err := clientcmd.Load(secret.Data["kubeconfig"])
+	require.NoError(t, err)
+	require.NotEmpty(t, cfg.Clusters)
+	for _, cluster := range cfg.Clusters {
+		assert.Equal(t, url, cluster.Server, secret.Name)
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -22,7 +21,6 @@ import (
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
@@ -92,12 +90,8 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 	assert.Equal(t, "edge-front-proxy-root-server-ca", serving.Spec.IssuerRef.Name)
 
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: reference.JoinedRootShard(frontproxy.Kind, "team-a", "edge")}
-	cfg, err := clientcmd.Load(j.host.Secret(t, "team-a", f.DynamicKubeconfigName()).Data[kcp.KubeconfigKey])
-	require.NoError(t, err)
-	require.NotEmpty(t, cfg.Clusters)
-	for _, cluster := range cfg.Clusters {
-		assert.Equal(t, controllertest.InstallationRootShardURL, cluster.Server, "the root shard at the copy's root-shard-url")
-	}
+	// The root shard at the copy's root-shard-url.
+	controllertest.AssertKubeconfigServer(t, j.host.Secret(t, "team-a", f.DynamicKubeconfigName()), controllertest.InstallationRootShardURL)
 
 	deployments := j.host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
@@ -115,23 +109,14 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
 	j := newJoinedFixture(t)
 	fp := j.sync(t)
-	ref := meta.FindStatusCondition(fp.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
-	require.NotNil(t, ref)
-	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, reference.ReasonSecretNotFound, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/root-front-proxy-join")
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretNotFound, "root-front-proxy-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
 	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()))
 
 	j.ours.ClearActions()
-	wrong := j.in.Copies[reference.ShardJoin].DeepCopy()
-	wrong.Name = "root-front-proxy-join"
-	j.host.PutReference(t, wrong)
+	j.host.PutReference(t, j.in.CopyAs(reference.ShardJoin, "root-front-proxy-join"))
 	fp = j.sync(t)
-	ref = meta.FindStatusCondition(fp.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
-	require.NotNil(t, ref)
-	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/root-front-proxy-join")
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretInvalid, "root-front-proxy-join")
 	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy that cannot be used")
 	events := controllertest.Events(j.events)
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -51,9 +50,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	events := record.NewFakeRecorder(1000)
 	f.c.recorder = events
 	in := controllertest.NewInstallation(t)
-	wrong := in.Copies[reference.KubeconfigIssuer].DeepCopy()
-	wrong.Name = "cache-cache-client"
-	f.host.PutReference(t, wrong)
+	f.host.PutReference(t, in.CopyAs(reference.KubeconfigIssuer, "cache-cache-client"))
 	for range 4 {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
@@ -61,11 +58,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 
 	got, err := f.c.rootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
-	ref := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
-	require.NotNil(t, ref, "conditions: %+v", got.Status.Conditions)
-	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/cache-cache-client")
+	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
 	assert.NotEqual(t, operatorv1alpha1.PhaseRunning, got.Status.Phase)
 
 	for _, ca := range append([]string{pki.RootCAName("root")}, pki.CAName("root", pki.ServerCA), pki.CAName("root", pki.ClientCA)) {

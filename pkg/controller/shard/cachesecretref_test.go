@@ -67,15 +67,10 @@ func TestShardWithAnUnusableCacheCopySaysSo(t *testing.T) {
 	f.addRootShard(t)
 	f.withCacheCopy(t)
 	in := controllertest.NewInstallation(t)
-	wrong := in.Copies[reference.FrontProxyJoin].DeepCopy()
-	wrong.Name = "cache-cache-client"
-	f.host.PutReference(t, wrong)
+	f.host.PutReference(t, in.CopyAs(reference.FrontProxyJoin, "cache-cache-client"))
 
 	s := f.sync(t)
-	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
-	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/cache-cache-client")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
 	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()))
 	in.AssertNoKeyMaterial(t, s.Status.Conditions, nil)
 }

@@ -11,14 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -88,12 +86,8 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 		assert.False(t, exists, "nothing is written under the real RootShard's names: %s", name)
 	}
 
-	cfg, err := clientcmd.Load(j.host.Secret(t, "team-a", shard.ClientKubeconfigName(s)).Data[kcp.KubeconfigKey])
-	require.NoError(t, err)
-	require.NotEmpty(t, cfg.Clusters)
-	for _, cluster := range cfg.Clusters {
-		assert.Equal(t, controllertest.InstallationRootShardURL, cluster.Server, "the root shard at the copy's root-shard-url")
-	}
+	// The root shard at the copy's root-shard-url.
+	controllertest.AssertKubeconfigServer(t, j.host.Secret(t, "team-a", shard.ClientKubeconfigName(s)), controllertest.InstallationRootShardURL)
 
 	deployments := j.host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
@@ -105,10 +99,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 	j := newJoinedFixture(t)
 	s := j.sync(t)
-	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
-	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, reference.ReasonSecretNotFound, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/root-shard-join")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized without the copy")
 
@@ -134,15 +125,10 @@ func TestJoinedShardWithoutTheLabelOnItsCopyWaits(t *testing.T) {
 // name is refused with a message naming the Secret, no content, and nothing is written.
 func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
 	j := newJoinedFixture(t)
-	wrong := j.in.Copies[reference.KubeconfigIssuer].DeepCopy()
-	wrong.Name = "root-shard-join"
-	j.host.PutReference(t, wrong)
+	j.host.PutReference(t, j.in.CopyAs(reference.KubeconfigIssuer, "root-shard-join"))
 
 	s := j.sync(t)
-	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
-	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
-	assert.Contains(t, ref.Message, "team-a/root-shard-join")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy that cannot be used")
 	events := j.drainEvents()
