@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // Watching is what a kind's watches are declared over, for a table test of which keys each
@@ -42,6 +43,17 @@ func NewWatching(t *testing.T) *Watching {
 // UsersSecrets is the informer of every Secret's metadata, for Source.
 const UsersSecrets controller.HostResource = "users-secrets"
 
+// ReferenceCopies is the informer of the copies of reference Secrets (Informers.References),
+// for Source.
+const ReferenceCopies controller.HostResource = "reference-copies"
+
+// ReferenceCopy is a copy of a reference Secret of kind r named name in namespace, as the
+// informer of copies sees it.
+func ReferenceCopy(namespace, name string, r reference.Reference) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: map[string]string{reference.Label: string(r)}},
+		Type: r.Type()}
+}
+
 // Source is the informer of one of our kinds (RootShard, Shard, FrontProxy, CacheServer,
 // Kubeconfig, VirtualWorkspace) or of a host resource.
 func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer {
@@ -61,6 +73,8 @@ func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer
 		return ops.VirtualWorkspaces().Informer()
 	case string(UsersSecrets):
 		return w.Host.SecretMetadata
+	case string(ReferenceCopies):
+		return w.Informers.References.Core().V1().Secrets().Informer()
 	}
 	informer, _ := w.Informers.Informer(controller.HostResource(source))
 	require.NotNil(t, informer, "no informer for %s", source)

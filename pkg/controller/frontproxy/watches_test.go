@@ -12,6 +12,7 @@ import (
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // TestWatchesEnqueueTheFrontProxiesConcerned: every event a FrontProxy's controller watches
@@ -55,5 +56,32 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 		{Name: "a Shard's other Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("shard-1-server", pki.Labels("shard", "shard-1", "server"))}, Want: nil},
 		{Name: "a user's Secret its bundle is made of", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("partner-ca", nil)}, Want: []string{"team-a/edge"}},
 		{Name: "a user's Secret nobody uses", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("unused", nil)}, Want: nil},
+	})
+}
+
+// TestCopiesEnqueueTheFrontProxiesNamingThem: an event on a copy of a reference Secret
+// enqueues exactly the FrontProxies whose spec.rootShard.secretRef names it, in its namespace.
+func TestCopiesEnqueueTheFrontProxiesNamingThem(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	joinedBy := func(namespace, name, secret string) *operatorv1alpha1.FrontProxy {
+		return &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: secret}}}}
+	}
+	plain := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain"},
+		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("root")}}
+	w.Add(t, joinedBy("team-a", "edge", "root-front-proxy-join"), joinedBy("team-a", "edge-2", "root-front-proxy-join"),
+		joinedBy("team-a", "other", "other-front-proxy-join"), joinedBy("team-b", "elsewhere", "root-front-proxy-join"), plain)
+	copyOf := func(typ, namespace, name string, r reference.Reference) ct.Event {
+		return ct.Event{Source: string(ct.ReferenceCopies), Type: typ, Obj: ct.ReferenceCopy(namespace, name, r)}
+	}
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a copy added", Event: copyOf(ct.Added, "team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/edge", "team-a/edge-2"}},
+		{Name: "a copy updated", Event: copyOf(ct.Updated, "team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/edge", "team-a/edge-2"}},
+		{Name: "a copy deleted", Event: copyOf(ct.Deleted, "team-a", "other-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/other"}},
+		{Name: "a copy of another namespace", Event: copyOf(ct.Added, "team-b", "root-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-b/elsewhere"}},
+		{Name: "a copy no FrontProxy names", Event: copyOf(ct.Added, "team-a", "root-shard-join", reference.ShardJoin), Want: nil},
 	})
 }

@@ -13,6 +13,7 @@ import (
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // TestWatchesEnqueueTheRootShardsConcerned: every event a RootShard's controller watches
@@ -68,5 +69,33 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 		{Name: "a user's Secret it is made of", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: userSecret}, Want: []string{"team-a/root"}},
 		{Name: "a Secret of ours, by metadata", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ourSecret}, Want: nil},
 		{Name: "a user's Secret nobody uses", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("unused", nil)}, Want: nil},
+	})
+}
+
+// TestCopiesEnqueueTheRootShardsNamingThem: an event on a copy of a reference Secret enqueues
+// exactly the RootShards whose spec.cache.secretRef names it, in its namespace.
+func TestCopiesEnqueueTheRootShardsNamingThem(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	naming := func(namespace, name, secret string) *operatorv1alpha1.RootShard {
+		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		rs.Spec.Cache = &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: secret}}
+		return rs
+	}
+	byRef := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "by-ref"}}
+	byRef.Spec.Cache = &operatorv1alpha1.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "cache-cache-client"}}
+	w.Add(t, naming("team-a", "root", "cache-cache-client"), naming("team-a", "other", "other-cache-client"),
+		naming("team-b", "elsewhere", "cache-cache-client"), byRef, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain"}})
+	copyOf := func(typ, namespace, name string) ct.Event {
+		return ct.Event{Source: string(ct.ReferenceCopies), Type: typ, Obj: ct.ReferenceCopy(namespace, name, reference.CacheClient)}
+	}
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a copy added", Event: copyOf(ct.Added, "team-a", "cache-cache-client"), Want: []string{"team-a/root"}},
+		{Name: "a copy updated", Event: copyOf(ct.Updated, "team-a", "other-cache-client"), Want: []string{"team-a/other"}},
+		{Name: "a copy deleted, seen late", Event: copyOf(ct.DeletedUnknown, "team-a", "cache-cache-client"), Want: []string{"team-a/root"}},
+		{Name: "a copy of another namespace", Event: copyOf(ct.Added, "team-b", "cache-cache-client"), Want: []string{"team-b/elsewhere"}},
+		{Name: "a copy no RootShard names", Event: copyOf(ct.Added, "team-a", "unused-cache-client"), Want: nil},
 	})
 }

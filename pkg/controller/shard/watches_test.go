@@ -12,6 +12,7 @@ import (
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 // TestWatchesEnqueueTheShardsConcerned: every event a Shard's controller watches enqueues
@@ -56,5 +57,44 @@ func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 		{Name: "a FrontProxy's Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("edge-server", pki.Labels("frontproxy", "edge", "server"))}, Want: nil},
 		{Name: "a user's Secret its bundle is made of", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("partner-ca", nil)}, Want: []string{"team-a/shard-1"}},
 		{Name: "a user's Secret of a Shard without its RootShard", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("nobody", nil)}, Want: nil},
+	})
+}
+
+// TestCopiesEnqueueTheShardsNamingThem: an event on a copy of a reference Secret enqueues
+// exactly the Shards whose spec.rootShard.secretRef or spec.cache.secretRef names it, in its
+// namespace.
+func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	joinedBy := func(namespace, name, secret string) *operatorv1alpha1.Shard {
+		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: secret}}}}
+	}
+	joined, joinedToo, other := joinedBy("team-a", "joined", "root-shard-join"), joinedBy("team-a", "joined-too", "root-shard-join"), joinedBy("team-a", "other", "other-shard-join")
+	elsewhere := joinedBy("team-b", "elsewhere", "root-shard-join")
+	cached := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cached"},
+		Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root"),
+			Cache: &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: "cache-cache-client"}}}}
+	both := joinedBy("team-a", "both", "other-shard-join")
+	both.Spec.Cache = &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: "cache-cache-client"}}
+	plain := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain"}, Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root")}}
+	w.Add(t, joined, joinedToo, other, elsewhere, cached, both, plain)
+	copyOf := func(namespace, name string, r reference.Reference) ct.Event {
+		return ct.Event{Source: string(ct.ReferenceCopies), Type: ct.Added, Obj: ct.ReferenceCopy(namespace, name, r)}
+	}
+	updated := copyOf("team-a", "root-shard-join", reference.ShardJoin)
+	updated.Type = ct.Updated
+	deleted := copyOf("team-a", "cache-cache-client", reference.CacheClient)
+	deleted.Type = ct.DeletedUnknown
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a shard-join copy added", Event: copyOf("team-a", "root-shard-join", reference.ShardJoin), Want: []string{"team-a/joined", "team-a/joined-too"}},
+		{Name: "a shard-join copy updated", Event: updated, Want: []string{"team-a/joined", "team-a/joined-too"}},
+		{Name: "another shard-join copy", Event: copyOf("team-a", "other-shard-join", reference.ShardJoin), Want: []string{"team-a/both", "team-a/other"}},
+		{Name: "a copy of another namespace", Event: copyOf("team-b", "root-shard-join", reference.ShardJoin), Want: []string{"team-b/elsewhere"}},
+		{Name: "a cache-client copy", Event: copyOf("team-a", "cache-cache-client", reference.CacheClient), Want: []string{"team-a/both", "team-a/cached"}},
+		{Name: "a cache-client copy deleted, seen late", Event: deleted, Want: []string{"team-a/both", "team-a/cached"}},
+		{Name: "a copy no Shard names", Event: copyOf("team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: nil},
 	})
 }

@@ -1,0 +1,133 @@
+package frontproxy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+)
+
+// joinedFixture is the FrontProxy edge, with its own external hostname, joined by
+// spec.rootShard.secretRef to a copy of kcp-system/root's front-proxy-join Secret named
+// root-front-proxy-join in team-a; no RootShard exists in team-a.
+type joinedFixture struct {
+	c      *Controller
+	ours   *opfake.Clientset
+	host   *controllertest.Host
+	fps    cache.Indexer
+	in     *controllertest.Installation
+	events *record.FakeRecorder
+}
+
+func newJoinedFixture(t *testing.T) *joinedFixture {
+	fp := &operatorv1alpha1.FrontProxy{
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		Spec: operatorv1alpha1.FrontProxySpec{
+			RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-front-proxy-join"}},
+			External:  &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.team-a.example.com"},
+		},
+	}
+	j := &joinedFixture{ours: opfake.NewSimpleClientset(fp.DeepCopy()), host: controllertest.NewHost(t), fps: controllertest.NewCache(),
+		in: controllertest.NewInstallation(t), events: record.NewFakeRecorder(1000)}
+	require.NoError(t, j.fps.Add(fp))
+	j.c = &Controller{client: j.ours, frontProxies: listers.NewFrontProxyLister(j.fps), rootShards: listers.NewRootShardLister(controllertest.NewCache()),
+		shards: listers.NewShardLister(controllertest.NewCache()), host: j.host.Host, recorder: j.events}
+	return j
+}
+
+// sync syncs edge and lets its cache hold what the controller wrote to it.
+func (j *joinedFixture) sync(t *testing.T) *operatorv1alpha1.FrontProxy {
+	require.NoError(t, j.c.sync(t.Context(), "team-a/edge"))
+	got, err := j.ours.OperatorV1alpha1().FrontProxies("team-a").Get(t.Context(), "edge", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, j.fps.Update(got))
+	return got
+}
+
+// TestJoinedFrontProxyIsRealizedFromItsCopy: a FrontProxy joined by a copy of
+// front-proxy-join writes local copies of the RootShard's CAs behind local Issuers, issues
+// its certificates from them (its serving certificate for its own and the installation's
+// hostnames), reaches the root shard at the copy's URL, and never mounts a CA key.
+func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
+	j := newJoinedFixture(t)
+	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	var fp *operatorv1alpha1.FrontProxy
+	for range 5 {
+		fp = j.sync(t)
+		j.host.CatchUp(t)
+	}
+
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
+	ref := meta.FindStatusCondition(fp.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
+	require.NotNil(t, ref)
+	assert.Equal(t, metav1.ConditionTrue, ref.Status)
+	assert.Equal(t, controller.ReasonReferencesFound, ref.Reason)
+
+	j.in.AssertJoined(t, j.host, frontproxy.Kind, "edge", reference.FrontProxyJoin)
+	obj, exists, err := j.host.Caches["certificates"].GetByKey("team-a/edge-front-proxy-root-edge-server")
+	require.NoError(t, err)
+	require.True(t, exists, "the serving certificate")
+	serving := obj.(*cmv1.Certificate)
+	assert.Contains(t, serving.Spec.DNSNames, controllertest.InstallationExternalHost, "the copy's external hostname")
+	assert.Contains(t, serving.Spec.DNSNames, "edge.team-a.example.com", "its own")
+	assert.Equal(t, "edge-front-proxy-root-server-ca", serving.Spec.IssuerRef.Name)
+
+	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: reference.JoinedRootShard(frontproxy.Kind, "team-a", "edge")}
+	// The root shard at the copy's root-shard-url.
+	controllertest.AssertKubeconfigServer(t, j.host.Secret(t, "team-a", f.DynamicKubeconfigName()), controllertest.InstallationRootShardURL)
+
+	deployments := j.host.Caches["deployments"].List()
+	require.Len(t, deployments, 1)
+	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(frontproxy.Kind, "edge", reference.FrontProxyJoin))
+
+	j.host.Reset()
+	j.ours.ClearActions()
+	j.sync(t)
+	assert.Empty(t, j.host.Writes(j.ours.Actions()), "a resync of an unchanged, realized joined FrontProxy must not write")
+}
+
+// TestJoinedFrontProxyWaitsForAUsableCopy: a missing copy, then a copy of another reference
+// Secret under the name, are reported (the Secret named, no key material) and realize
+// nothing; a good copy heals it.
+func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
+	j := newJoinedFixture(t)
+	fp := j.sync(t)
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretNotFound, "root-front-proxy-join")
+	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
+	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()))
+
+	j.ours.ClearActions()
+	j.host.PutReference(t, j.in.CopyAs(reference.ShardJoin, "root-front-proxy-join"))
+	fp = j.sync(t)
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretInvalid, "root-front-proxy-join")
+	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy that cannot be used")
+	events := controllertest.Events(j.events)
+	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-front-proxy-join")
+	}), "events: %v", events)
+	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)
+
+	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	for range 5 {
+		fp = j.sync(t)
+		j.host.CatchUp(t)
+	}
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
+}
