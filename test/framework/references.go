@@ -76,7 +76,7 @@ func readmeCopyLine() (string, error) {
 		get, apply, ok := strings.Cut(line, readmePipeline)
 		if !ok || strings.Contains(apply, readmePipeline) || strings.Count(get, readmeSecret) != 1 ||
 			strings.Count(apply, readmeTo) != 1 || !strings.HasPrefix(apply, "apply ") {
-			return "", fmt.Errorf("README.md's copy one-liner is not `%s... | kubectl apply%s-f -` any more: %s", readmeGet, readmeTo, line)
+			return "", fmt.Errorf("README.md's copy one-liner is not `%s... | kubectl apply ...%s-f -` any more: %s", readmeGet, readmeTo, line)
 		}
 		return line, nil
 	}

@@ -14,7 +14,7 @@ func TestReadmeCopyLine(t *testing.T) {
 	line, err := readmeCopyLine()
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(line, "kubectl get secret root-shard-join -n a -o go-template='"), line)
-	assert.True(t, strings.HasSuffix(line, "' | kubectl apply -n b -f -"), line)
+	assert.True(t, strings.HasSuffix(line, "' | kubectl apply --server-side -n b -f -"), line, "a client-side apply keeps the data in an annotation")
 	for _, kept := range []string{"{{.type}}", "{{.metadata.name}}", `{{index .metadata.labels "operator.kcp.io/reference"}}`, "{{range $k, $v := .data}}"} {
 		assert.Contains(t, line, kept)
 	}
