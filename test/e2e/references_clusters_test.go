@@ -13,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kcp-setups/apiserver/test/framework"
 )
@@ -41,11 +40,7 @@ func TestReferencesAcrossClusters(t *testing.T) {
 	waitForOn(t, second, remote, "shard/shard-1", "ReferenceValid")
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
-	toRoot, err := clientcmd.Load(decodeSecretOn(t, second, remote, "shard-1-client-kubeconfig", "kubeconfig"))
-	require.NoError(t, err)
-	for _, c := range toRoot.Clusters {
-		assert.Equal(t, rootShardBaseURL, c.Server, "the Shard reaches the root shard at the address the RootShard gives")
-	}
+	assertReachesRootShard(t, second, remote, "shard-1", rootShardBaseURL)
 	assertCertificatesChainTo(t, second, remote, secretCert(t, ns, "root-ca"))
 
 	// The RootShard's kcp accepts the Shard's client certificate from the other cluster.

@@ -70,6 +70,14 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 		assert.Equal(t, "Running", kubectl(t, "get", o, "-n", b, "-o", "jsonpath={.status.phase}"), o)
 	}
 	assert.Empty(t, strings.TrimSpace(kubectl(t, "get", "rootshards", "-n", b, "-o", "name")), "the joined RootShard exists only in memory")
+	assert.Empty(t, kubectl(t, "get", "rootshard", "root", "-n", a, "-o", "jsonpath={.status.shards[*].name}"),
+		"the RootShard lists the shards of its own namespace only")
+
+	// Both reach the root shard in a, at the URL of the copy.
+	rootURL := "https://root-kcp." + a + ".svc.cluster.local:6443"
+	assertReachesRootShard(t, stack, b, "shard-1", rootURL)
+	assert.Contains(t, kubectl(t, "get", "configmap", "edge-config", "-n", b, "-o", "jsonpath={.data.path-mapping\\.yaml}"), "backend: "+rootURL,
+		"the FrontProxy's path mappings")
 
 	// Every certificate in b chains to the RootShard's root CA in a.
 	root := secretCert(t, a, "root-ca")
@@ -199,6 +207,18 @@ func certsIn(data []byte) []*x509.Certificate {
 		certs = append(certs, c)
 	}
 	return certs
+}
+
+// assertReachesRootShard checks that the Shard name in ns of the stack s reaches its root
+// shard at url: the server of its kubeconfig toward the root shard.
+func assertReachesRootShard(t *testing.T, s *framework.Stack, ns, name, url string) {
+	t.Helper()
+	cfg, err := clientcmd.Load(decodeSecretOn(t, s, ns, name+"-client-kubeconfig", "kubeconfig"))
+	require.NoError(t, err)
+	require.NotEmpty(t, cfg.Clusters)
+	for _, c := range cfg.Clusters {
+		assert.Equal(t, url, c.Server, "%s's kubeconfig toward the root shard", name)
+	}
 }
 
 // conditionMessage is the message of object's condition on the stack s.
