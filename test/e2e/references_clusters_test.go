@@ -53,7 +53,7 @@ func TestReferencesAcrossClusters(t *testing.T) {
 	assert.Equal(t, `shard-shard-1 ["system:masters","system:authenticated"]`, out)
 
 	// A credential minted from the Shard in cluster 2 works in cluster 1.
-	before := mintCarol(t, second, remote)
+	before := mintCarol(t, second, remote, "shards", "shard-1")
 	out, err = whoami(t, standIn, before.path)
 	require.NoError(t, err, out)
 	assert.Equal(t, carolWhoami, out)
@@ -80,13 +80,13 @@ func TestReferencesAcrossClusters(t *testing.T) {
 	}, 3*time.Minute, time.Second, "the shard-join Secret and the merged client CA carry the new CA, and not the old one")
 
 	// The copy does not follow by itself: cluster 2 still mints with the old CA.
-	stale := mintCarol(t, second, remote)
+	stale := mintCarol(t, second, remote, "shards", "shard-1")
 	assert.NoError(t, stale.cert.CheckSignatureFrom(oldCA), "until it is copied again, cluster 2 signs with the CA it received")
 
 	copyReference(t, stack, ns, "root-shard-join", second, remote)
 	var after mintedCredential
 	require.Eventually(t, func() bool {
-		after = mintCarol(t, second, remote)
+		after = mintCarol(t, second, remote, "shards", "shard-1")
 		return after.cert.CheckSignatureFrom(newCA) == nil
 	}, 3*time.Minute, time.Second, "a credential minted after the copy is signed by the new CA")
 
@@ -104,28 +104,6 @@ func TestReferencesAcrossClusters(t *testing.T) {
 		assert.Contains(t, out, "Unauthorized", what)
 	}
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
-}
-
-// mintedCredential is a minted kubeconfig: its client certificate, and the file it is in.
-type mintedCredential struct {
-	cert *x509.Certificate
-	path string
-}
-
-// mintCarol mints a credential for carol from the kubeconfig subresource of the Shard
-// shard-1 in ns of the stack s, as its admin.
-func mintCarol(t *testing.T, s *framework.Stack, ns string) mintedCredential {
-	t.Helper()
-	var minted kubeconfigResponse
-	var stderr string
-	var err error
-	require.Eventually(t, func() bool {
-		minted, stderr, err = mintOn(t, s, s.AdminKubeconfig, ns, "shards", "shard-1", carolRequest)
-		return err == nil
-	}, 2*time.Minute, time.Second, "the Shard's kubeconfig subresource mints: %s", stderr)
-	cert, path := clientCertOf(t, []byte(minted.Status.Kubeconfig))
-	require.Equal(t, "carol", cert.Subject.CommonName)
-	return mintedCredential{cert: cert, path: path}
 }
 
 // readSecret is one key of a Secret on the stack s, or nil while it cannot be read: for the

@@ -93,20 +93,12 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 
 	// A credential minted from the FrontProxy in b is signed by the RootShard's
 	// front-proxy-client CA, and the RootShard's kcp (its stand-in) knows who it is.
-	var minted kubeconfigResponse
-	var stderr string
-	var err error
-	require.Eventually(t, func() bool {
-		minted, stderr, err = mintOn(t, stack, stack.AdminKubeconfig, b, "frontproxies", "edge", carolRequest)
-		return err == nil
-	}, 2*time.Minute, time.Second, "the FrontProxy's kubeconfig subresource mints: %s", stderr)
-	cert, mintedPath := clientCertOf(t, []byte(minted.Status.Kubeconfig))
-	assert.Equal(t, "carol", cert.Subject.CommonName)
-	assert.NoError(t, cert.CheckSignatureFrom(secretCert(t, a, "root-front-proxy-client-ca")), "signed by the RootShard's front-proxy-client CA")
+	minted := mintCarol(t, stack, b, "frontproxies", "edge")
+	assert.NoError(t, minted.cert.CheckSignatureFrom(secretCert(t, a, "root-front-proxy-client-ca")), "signed by the RootShard's front-proxy-client CA")
 	standIn, err := stack.StartStandIn(t.Context(), rootShardPKI(t, a, "root"))
 	require.NoError(t, err)
 	t.Cleanup(standIn.Stop)
-	out, err := whoami(t, standIn, mintedPath)
+	out, err := whoami(t, standIn, minted.path)
 	require.NoError(t, err, out)
 	assert.Equal(t, carolWhoami, out)
 
@@ -118,6 +110,28 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 	assert.Contains(t, conditionMessage(t, stack, b, "shard/wrong", "ReferenceValid"), "root-kubeconfig-issuer", "the condition names the Secret")
 	assert.Empty(t, strings.TrimSpace(kubectl(t, "get", "deployments,certificates,issuers", "-n", b, "-l", "operator.kcp.io/shard=wrong", "-o", "name")),
 		"nothing is realized from a refused Secret")
+}
+
+// mintedCredential is a minted kubeconfig: its client certificate, and the file it is in.
+type mintedCredential struct {
+	cert *x509.Certificate
+	path string
+}
+
+// mintCarol mints a credential for carol from the kubeconfig subresource of resource/name
+// (shards or frontproxies) in ns of the stack s, as its admin, once it answers.
+func mintCarol(t *testing.T, s *framework.Stack, ns, resource, name string) mintedCredential {
+	t.Helper()
+	var minted kubeconfigResponse
+	var stderr string
+	var err error
+	require.Eventually(t, func() bool {
+		minted, stderr, err = mintOn(t, s, s.AdminKubeconfig, ns, resource, name, carolRequest)
+		return err == nil
+	}, 2*time.Minute, time.Second, "%s/%s's kubeconfig subresource mints: %s", resource, name, stderr)
+	cert, path := clientCertOf(t, []byte(minted.Status.Kubeconfig))
+	require.Equal(t, "carol", cert.Subject.CommonName)
+	return mintedCredential{cert: cert, path: path}
 }
 
 // copyReference copies the reference Secret name from fromNS of src into toNS of dst with
