@@ -66,9 +66,15 @@ func TestShardDeregistrationAndKcpReady(t *testing.T) {
 // waitForReason waits until object's condition has status and reason, or one of reasons.
 func waitForReason(t *testing.T, ns, object, condition, status, reason string, reasons ...string) {
 	t.Helper()
+	waitForReasonOn(t, stack, ns, object, condition, status, reason, reasons...)
+}
+
+// waitForReasonOn is waitForReason on the stack s.
+func waitForReasonOn(t *testing.T, s *framework.Stack, ns, object, condition, status, reason string, reasons ...string) {
+	t.Helper()
 	var out string
 	require.Eventually(t, func() bool {
-		out, _ = stack.Kubectl(t.Context(), "get", object, "-n", ns, "-o",
+		out, _ = s.Kubectl(t.Context(), "get", object, "-n", ns, "-o",
 			`jsonpath={.status.conditions[?(@.type=="`+condition+`")].status}/{.status.conditions[?(@.type=="`+condition+`")].reason}`)
 		for _, r := range append(reasons, reason) {
 			if out == status+"/"+r {

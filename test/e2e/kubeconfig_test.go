@@ -37,8 +37,16 @@ type kubeconfigResponse struct {
 // as the user of kubeconfig, with body.
 func mintAs(t *testing.T, kubeconfig, ns, name, body string) (resp kubeconfigResponse, stderr string, err error) {
 	t.Helper()
-	path := "/apis/operator.kcp.io/v1alpha1/namespaces/" + ns + "/rootshards/" + name + "/kubeconfig"
-	stdout, stderr, err := stack.KubectlWith(t.Context(), kubeconfig, "create", "--raw", path, "-f", writeManifest(t, body))
+	return mintOn(t, stack, kubeconfig, ns, "rootshards", name, body)
+}
+
+// mintOn calls the kubeconfig subresource of resource/name (rootshards, shards or
+// frontproxies) in ns of the stack s with kubectl create --raw, as the user of kubeconfig,
+// with body.
+func mintOn(t *testing.T, s *framework.Stack, kubeconfig, ns, resource, name, body string) (resp kubeconfigResponse, stderr string, err error) {
+	t.Helper()
+	path := "/apis/operator.kcp.io/v1alpha1/namespaces/" + ns + "/" + resource + "/" + name + "/kubeconfig"
+	stdout, stderr, err := s.KubectlWith(t.Context(), kubeconfig, "create", "--raw", path, "-f", writeManifest(t, body))
 	if err != nil {
 		return resp, stderr, err
 	}

@@ -66,7 +66,14 @@ func scanForLeaks() int {
 // kubectl runs kubectl as the admin and fails the test on error.
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := stack.Kubectl(t.Context(), args...)
+	return kubectlOn(t, stack, args...)
+}
+
+// kubectlOn runs kubectl as the admin of the stack s (a second cluster's) and fails the test
+// on error.
+func kubectlOn(t *testing.T, s *framework.Stack, args ...string) string {
+	t.Helper()
+	out, err := s.Kubectl(t.Context(), args...)
 	require.NoError(t, err, "kubectl %s: %s", strings.Join(args, " "), out)
 	return out
 }

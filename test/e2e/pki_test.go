@@ -10,15 +10,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // secretCert reads and parses the certificate in tls.crt of a Secret.
 func secretCert(t *testing.T, ns, name string) *x509.Certificate {
 	t.Helper()
-	b64 := kubectl(t, "get", "secret", name, "-n", ns, "-o", "jsonpath={.data.tls\\.crt}")
-	data, err := base64.StdEncoding.DecodeString(b64)
-	require.NoError(t, err)
-	return parseCert(t, data)
+	return secretCertOn(t, stack, ns, name)
+}
+
+// secretCertOn is secretCert on the stack s.
+func secretCertOn(t *testing.T, s *framework.Stack, ns, name string) *x509.Certificate {
+	t.Helper()
+	return parseCert(t, decodeSecretOn(t, s, ns, name, "tls.crt"))
 }
 
 // parseCert parses the first PEM certificate of data.
@@ -43,7 +48,13 @@ func verifyChain(t *testing.T, leaf, intermediate, root *x509.Certificate, usage
 
 func waitFor(t *testing.T, ns, object, condition string) {
 	t.Helper()
-	kubectl(t, "wait", "-n", ns, "--for=condition="+condition, object, "--timeout=3m")
+	waitForOn(t, stack, ns, object, condition)
+}
+
+// waitForOn is waitFor on the stack s.
+func waitForOn(t *testing.T, s *framework.Stack, ns, object, condition string) {
+	t.Helper()
+	kubectlOn(t, s, "wait", "-n", ns, "--for=condition="+condition, object, "--timeout=3m")
 }
 
 func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {

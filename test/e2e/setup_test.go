@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestWholeSetup realizes a RootShard, a Shard, a FrontProxy and a CacheServer together:
@@ -169,7 +171,13 @@ metadata:
 // decodeSecret reads one key of a Secret.
 func decodeSecret(t *testing.T, ns, name, key string) []byte {
 	t.Helper()
-	b64 := kubectl(t, "get", "secret", name, "-n", ns, "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", "\\.")+"}")
+	return decodeSecretOn(t, stack, ns, name, key)
+}
+
+// decodeSecretOn is decodeSecret on the stack s.
+func decodeSecretOn(t *testing.T, s *framework.Stack, ns, name, key string) []byte {
+	t.Helper()
+	b64 := kubectlOn(t, s, "get", "secret", name, "-n", ns, "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", "\\.")+"}")
 	data, err := base64.StdEncoding.DecodeString(b64)
 	require.NoError(t, err)
 	return data
