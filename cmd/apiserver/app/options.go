@@ -57,6 +57,10 @@ type Options struct {
 	KcpDialer string
 	// KcpHealthInterval is how often the controllers ask a ready kcp whether it still is.
 	KcpHealthInterval time.Duration
+	// ShutdownWatchTerminationGracePeriod is how long the server lets the watches open at
+	// shutdown drain once it has ended them; without it, an open watch (kube-apiserver
+	// proxies every client's) holds the shutdown for the whole request timeout.
+	ShutdownWatchTerminationGracePeriod time.Duration
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -79,12 +83,13 @@ func NewOptions() *Options {
 			ResourceName:      "kcp-setups-controllers",
 			ResourceNamespace: metav1.NamespaceSystem,
 		},
-		ControllerWorkers:       4,
-		MaxKubeconfigExpiration: kubeconfigrequest.DefaultMaxExpiration,
-		KcpDialer:               kcpclient.ServiceDNSDialer,
-		KcpHealthInterval:       manager.DefaultKcpHealthInterval,
-		scheme:                  scheme,
-		codecs:                  codecs,
+		ControllerWorkers:                   4,
+		MaxKubeconfigExpiration:             kubeconfigrequest.DefaultMaxExpiration,
+		KcpDialer:                           kcpclient.ServiceDNSDialer,
+		KcpHealthInterval:                   manager.DefaultKcpHealthInterval,
+		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
+		scheme:                              scheme,
+		codecs:                              codecs,
 	}
 	etcd := o.RecommendedOptions.Etcd
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(operatorv1alpha1.SchemeGroupVersion,
@@ -112,6 +117,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces).")
 	fs.DurationVar(&o.KcpHealthInterval, "kcp-health-interval", o.KcpHealthInterval,
 		"How often the controllers ask each RootShard's and Shard's kcp for its readiness (the KcpReady condition).")
+	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
+		"On shutdown, the server ends every open watch and waits at most this long for them to drain; 0 leaves them open until the request timeout.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -135,6 +142,9 @@ func (o *Options) Validate() error {
 	}
 	if !slices.Contains(kcpclient.Dialers, o.KcpDialer) {
 		errs = append(errs, fmt.Errorf("--kcp-dialer must be one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.KcpDialer))
+	}
+	if o.ShutdownWatchTerminationGracePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, not %s", o.ShutdownWatchTerminationGracePeriod))
 	}
 	if o.KcpHealthInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--kcp-health-interval must be at least 1s, not %s", o.KcpHealthInterval))
@@ -166,6 +176,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
+	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
