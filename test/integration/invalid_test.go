@@ -99,7 +99,13 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 			o.Spec.RootShard.Reference = nil
 			_, err := c.OperatorV1alpha1().Shards(namespace).Create(ctx, o, metav1.CreateOptions{})
 			return o.Name, err
-		}, []string{"spec.rootShard.ref.name"}},
+		}, []string{"spec.rootShard"}},
+		{"shard with a root shard and a join Secret", func(ctx context.Context, c clientset.Interface) (string, error) {
+			o := newShard("bad", "root")
+			o.Spec.RootShard.SecretRef = &corev1.LocalObjectReference{Name: "root-shard-join"}
+			_, err := c.OperatorV1alpha1().Shards(namespace).Create(ctx, o, metav1.CreateOptions{})
+			return o.Name, err
+		}, []string{"spec.rootShard.secretRef"}},
 		{"front proxy backend not https", func(ctx context.Context, c clientset.Interface) (string, error) {
 			o := newFrontProxy("bad", "root")
 			o.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/x", Backend: "http://x"}}
