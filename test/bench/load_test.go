@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -13,6 +14,9 @@ import (
 type load struct {
 	clients  int
 	duration time.Duration
+	// atStart, when set, is called as the measured duration d begins, after the clients
+	// connected.
+	atStart func(d time.Duration)
 }
 
 // outcome is what a load measured.
@@ -23,28 +27,45 @@ type outcome struct {
 	firstErr  error
 }
 
+// quick shortens every load tenfold (BENCH_QUICK=1), to check that the suite works rather
+// than to measure.
+var quick = os.Getenv("BENCH_QUICK") != ""
+
 // run calls op from l.clients goroutines until l.duration has passed; op receives the index
-// of its client, so that each can hold a connection of its own.
+// of its client, so that each can hold a connection of its own. Each client first calls op
+// once, unmeasured, so that connecting is not part of the figures.
 func (l load) run(ctx context.Context, op func(ctx context.Context, client int) error) outcome {
+	if quick {
+		l.duration /= 10
+	}
 	var (
-		mu  sync.Mutex
-		out outcome
-		wg  sync.WaitGroup
+		mu        sync.Mutex
+		out       outcome
+		wg        sync.WaitGroup
+		connected sync.WaitGroup
+		start     = make(chan time.Time)
 	)
-	start := time.Now()
-	deadline := start.Add(l.duration)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.errors++
+		if out.firstErr == nil {
+			out.firstErr = err
+		}
+	}
+	connected.Add(l.clients)
 	for c := range l.clients {
 		wg.Go(func() {
+			if err := op(ctx, c); err != nil {
+				fail(err)
+			}
+			connected.Done()
+			deadline := (<-start).Add(l.duration)
 			var own []time.Duration
-			var errs int
-			var first error
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t := time.Now()
 				if err := op(ctx, c); err != nil {
-					errs++
-					if first == nil {
-						first = err
-					}
+					fail(err)
 					continue
 				}
 				own = append(own, time.Since(t))
@@ -52,14 +73,18 @@ func (l load) run(ctx context.Context, op func(ctx context.Context, client int) 
 			mu.Lock()
 			defer mu.Unlock()
 			out.latencies = append(out.latencies, own...)
-			out.errors += errs
-			if out.firstErr == nil {
-				out.firstErr = first
-			}
 		})
 	}
+	connected.Wait()
+	if l.atStart != nil {
+		l.atStart(l.duration)
+	}
+	begin := time.Now()
+	for range l.clients {
+		start <- begin
+	}
 	wg.Wait()
-	out.elapsed = time.Since(start)
+	out.elapsed = time.Since(begin)
 	slices.Sort(out.latencies)
 	return out
 }

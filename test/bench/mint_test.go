@@ -37,8 +37,10 @@ func BenchmarkMint(b *testing.B) {
 	e := newEntry("mint")
 	var direct, aggregated, tokens, crowdMints, crowdTokens outcome
 	b.Run("kubeconfig-direct", func(b *testing.B) {
-		profile := startProfile(ctx, steady.duration)
-		direct = steady.run(ctx, mint(stack.ServerConfig(), steady.clients))
+		var profile *profile
+		profiled := steady
+		profiled.atStart = func(d time.Duration) { profile = startProfile(ctx, d) }
+		direct = profiled.run(ctx, mint(stack.ServerConfig(), steady.clients))
 		direct.report(b, e, "kubeconfig-direct")
 		profile.finish(b, e)
 	})
