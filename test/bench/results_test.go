@@ -45,6 +45,8 @@ type Entry struct {
 	Figures   []Figure  `json:"figures"`
 	// Ratios are the one-line comparisons with the anchors, as printed.
 	Ratios []string `json:"ratios"`
+	// Timelines are where the time of each ready measurement went.
+	Timelines map[string][]Milestone `json:"timelines,omitempty"`
 }
 
 // Results is results.json: the latest entry of each benchmark, and every run before, so that
