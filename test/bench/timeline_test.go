@@ -27,20 +27,24 @@ type Milestone struct {
 	Server float64 `json:"server"`
 }
 
+// milestoneOf reads whether obj reached a step, and its own timestamp of it.
+type milestoneOf func(obj *unstructured.Unstructured) (event string, at metav1.Time, ok bool)
+
 // watched are the kinds whose milestones make a timeline, and how to read each.
 var watched = []struct {
-	gvr       schema.GroupVersionResource
-	kind      string
-	milestone func(obj *unstructured.Unstructured) (event string, at metav1.Time, ok bool)
+	gvr        schema.GroupVersionResource
+	kind       string
+	milestones []milestoneOf
 }{
-	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, "Issuer", conditionTrue("Ready")},
-	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, "Certificate", conditionTrue("Ready")},
-	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "Secret", created},
-	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment", conditionTrue("Available")},
-	{rootShards, "RootShard", running},
-	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "shards"}, "Shard", running},
-	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "frontproxies"}, "FrontProxy", running},
-	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "cacheservers"}, "CacheServer", running},
+	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "issuers"}, "Issuer", []milestoneOf{conditionTrue("Ready")}},
+	{schema.GroupVersionResource{Group: "cert-manager.io", Version: "v1", Resource: "certificates"}, "Certificate", []milestoneOf{conditionTrue("Ready")}},
+	{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "Secret", []milestoneOf{created}},
+	{schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, "Deployment", []milestoneOf{created, conditionTrue("Available")}},
+	{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "Pod", []milestoneOf{created, conditionTrue("Ready")}},
+	{rootShards, "RootShard", []milestoneOf{running}},
+	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "shards"}, "Shard", []milestoneOf{running}},
+	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "frontproxies"}, "FrontProxy", []milestoneOf{running}},
+	{schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "cacheservers"}, "CacheServer", []milestoneOf{running}},
 }
 
 var rootShards = schema.GroupVersionResource{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "rootshards"}
@@ -49,8 +53,8 @@ var rootShards = schema.GroupVersionResource{Group: "operator.kcp.io", Version: 
 // every expected object is Running and every Certificate is Ready.
 type timeline struct {
 	start time.Time
-	// expected are the kinds and names that must turn Running; certificates is how many
-	// Certificates must be Ready at least.
+	// expected are the objects that must turn Running, as "Kind/name"; certificates is how
+	// many Certificates must be Ready at least.
 	expected     []string
 	certificates int
 
@@ -77,8 +81,10 @@ func (t *timeline) watch(ctx context.Context, namespace string) error {
 				return
 			}
 			seen := time.Since(t.start)
-			event, at, reached := w.milestone(u)
-			t.note(w.kind, u.GetName(), event, reached, seen, at)
+			for _, milestone := range w.milestones {
+				event, at, reached := milestone(u)
+				t.note(w.kind, u.GetName(), event, reached, seen, at)
+			}
 		}
 		_, err := factory.ForResource(w.gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    handle,
@@ -111,10 +117,10 @@ func (t *timeline) note(kind, name, event string, reached bool, seen time.Durati
 	if t.start.IsZero() {
 		return
 	}
-	key := kind + "/" + name
 	if kind == "Certificate" {
-		t.pending[key] = !reached
+		t.pending[name] = !reached
 	}
+	key := kind + "/" + name + " " + event
 	if !reached {
 		return
 	}
@@ -130,7 +136,7 @@ func (t *timeline) note(kind, name, event string, reached bool, seen time.Durati
 // complete reports whether every expected object is Running and every Certificate Ready.
 func (t *timeline) complete() bool {
 	for _, o := range t.expected {
-		if _, ok := t.milestones[o]; !ok {
+		if _, ok := t.milestones[o+" Running"]; !ok {
 			return false
 		}
 	}
