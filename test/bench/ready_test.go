@@ -65,8 +65,10 @@ func BenchmarkReady(b *testing.B) {
 					b.Fatal(err)
 				}
 				took[name] = t.doneAt
+				milestones := t.sorted()
 				e.add(b, name, t.doneAt.Seconds(), "s")
-				e.Timelines[name] = t.sorted()
+				e.add(b, name+"/certificates", lastSeen(milestones, "Certificate"), "certs-s")
+				e.Timelines[name] = milestones
 				t.print("ready: " + name)
 			})
 		}
@@ -83,6 +85,17 @@ func BenchmarkReady(b *testing.B) {
 		}
 	}
 	e.save(b)
+}
+
+// lastSeen is when the last milestone of kind was seen, in seconds after the apply.
+func lastSeen(milestones []Milestone, kind string) float64 {
+	last := 0.0
+	for _, m := range milestones {
+		if m.Kind == kind {
+			last = max(last, m.Seen)
+		}
+	}
+	return last
 }
 
 // measureReady applies s with keys k in a namespace of its own and returns its timeline once
