@@ -51,7 +51,8 @@ var (
 
 // BenchmarkReady measures the wall time from `kubectl apply` to Running with every
 // Certificate Ready, for a RootShard alone and for a whole setup, with the default keys and
-// with RSA 4096, next to cert-manager issuing a chain of the same depth on its own.
+// with RSA 4096, next to cert-manager issuing a chain of the same depth on its own. kwok
+// starts the pods without its simulated delays (instantPods).
 func BenchmarkReady(b *testing.B) {
 	e := newEntry("ready")
 	e.Timelines = map[string][]Milestone{}
@@ -128,6 +129,18 @@ func measureReady(b *testing.B, name string, s setup, k keys) (*timeline, error)
 	}
 }
 
+// instantPods is a deploymentTemplate whose pods kwok starts and readies at once: its stages
+// otherwise wait 1 to 6 s at random at each step, which would measure kwok's simulated
+// kubelet rather than the setup.
+var instantPods = func() string {
+	var sb strings.Builder
+	sb.WriteString("  deploymentTemplate:\n    spec:\n      template:\n        metadata:\n          annotations:\n")
+	for _, stage := range []string{"pod-create", "pod-init-container-running", "pod-init-container-completed", "pod-ready"} {
+		fmt.Fprintf(&sb, "            %s.stage.kwok.x-k8s.io/delay: 0s\n            %s.stage.kwok.x-k8s.io/jitter-delay: 0s\n", stage, stage)
+	}
+	return sb.String()
+}()
+
 // templates are certificateTemplates giving every role the keys k, indented for a spec.
 func templates(roles []string, k keys) string {
 	if k.template == "" {
@@ -149,7 +162,7 @@ metadata:
 spec:
   external: {hostname: kcp.example.com, port: 6443}
   etcd: {endpoints: ["https://etcd.example.com:2379"]}
-` + templates(validation.RootShardCertificateRoles, k)
+` + templates(validation.RootShardCertificateRoles, k) + instantPods
 	if withCache {
 		m += "  cache: {ref: {name: cache}}\n"
 	}
@@ -167,27 +180,20 @@ metadata:
 spec:
   rootShard: {ref: {name: root}}
   etcd: {endpoints: ["https://etcd-shard.example.com:2379"]}
-` + templates(validation.ShardCertificateRoles, k) + `---
+` + templates(validation.ShardCertificateRoles, k) + instantPods + `---
 apiVersion: operator.kcp.io/v1alpha1
 kind: FrontProxy
 metadata:
   name: edge
 spec:
   rootShard: {ref: {name: root}}
-` + templates(validation.FrontProxyCertificateRoles, k) + `---
+` + templates(validation.FrontProxyCertificateRoles, k) + instantPods + `---
 apiVersion: operator.kcp.io/v1alpha1
 kind: CacheServer
 metadata:
   name: cache
-` + spec(templates(cacheRoles, k))
-}
-
-// spec is a spec holding only fields, or an empty one.
-func spec(fields string) string {
-	if fields == "" {
-		return "spec: {}\n"
-	}
-	return "spec:\n" + fields
+spec:
+` + templates(cacheRoles, k) + instantPods
 }
 
 func chainManifest(k keys) string {
