@@ -1,15 +1,8 @@
-// Package bench measures how fast the kubeconfig subresource mints credentials, on the
-// real local stack, next to core TokenRequest on the same kube-apiserver in the same run.
-// Run it with `make bench`; it prints numbers and asserts none.
 package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"slices"
-	"sync"
-	"sync/atomic"
+	"net"
 	"testing"
 	"time"
 
@@ -22,45 +15,68 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	"github.com/kcp-setups/apiserver/test/framework"
 )
 
-// clients is the number of concurrent clients of every measurement.
-const clients = 16
+const mintNamespace = "bench-mint"
 
-const namespace = "bench"
+// The loads of the mint benchmark: a steady one, as `make bench` always measured, and a
+// crowd that holds a connection per client.
+var (
+	steady = load{clients: 16, duration: 10 * time.Second}
+	crowd  = load{clients: 200, duration: 60 * time.Second}
+)
 
-var stack *framework.Stack
-
-func TestMain(m *testing.M) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	s, err := framework.Start(ctx, framework.Options{Progress: func(format string, args ...any) {
-		fmt.Printf("bench: "+format+"\n", args...)
-	}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: starting the stack:", err)
-		os.Exit(1)
+// BenchmarkMint compares the kubeconfig subresource, called on the server directly and
+// through kube-apiserver's aggregation layer, with TokenRequest on kube-apiserver, from 16
+// clients and from 200; it profiles the server's CPU during the direct run.
+func BenchmarkMint(b *testing.B) {
+	ctx := b.Context()
+	if err := prepareMint(ctx); err != nil {
+		b.Fatal(err)
 	}
-	stack = s
-	err = prepare(ctx)
-	code := 1
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench: preparing:", err)
-		stack.DumpLogs(os.Stderr, 40)
-	} else {
-		code = m.Run()
+	e := newEntry("mint")
+	var direct, aggregated, tokens, crowdMints, crowdTokens outcome
+	b.Run("kubeconfig-direct", func(b *testing.B) {
+		var profile *profile
+		profiled := steady
+		profiled.atStart = func(d time.Duration) { profile = startProfile(ctx, d) }
+		direct = profiled.run(ctx, mint(stack.ServerConfig(), steady.clients))
+		direct.report(b, e, "kubeconfig-direct")
+		profile.finish(b, e)
+	})
+	b.Run("kubeconfig-aggregated", func(b *testing.B) {
+		aggregated = steady.run(ctx, mint(stack.AdminConfig, steady.clients))
+		aggregated.report(b, e, "kubeconfig-aggregated")
+	})
+	b.Run("tokenrequest", func(b *testing.B) {
+		tokens = steady.run(ctx, tokenRequest(steady.clients))
+		tokens.report(b, e, "tokenrequest")
+	})
+	b.Run("kubeconfig-aggregated-200", func(b *testing.B) {
+		crowdMints = crowd.run(ctx, mint(stack.AdminConfig, crowd.clients))
+		crowdMints.report(b, e, "kubeconfig-aggregated-200")
+	})
+	b.Run("tokenrequest-200", func(b *testing.B) {
+		crowdTokens = crowd.run(ctx, tokenRequest(crowd.clients))
+		crowdTokens.report(b, e, "tokenrequest-200")
+	})
+	if tokens.rate() > 0 {
+		e.ratio("16 clients: direct %.0f/s = %.2f× TokenRequest, aggregated %.0f/s = %.2f× TokenRequest (%.0f/s)",
+			direct.rate(), direct.rate()/tokens.rate(), aggregated.rate(), aggregated.rate()/tokens.rate(), tokens.rate())
 	}
-	stack.Stop()
-	os.Exit(code)
+	if crowdTokens.rate() > 0 {
+		e.ratio("200 clients: aggregated %.0f/s = %.2f× TokenRequest (%.0f/s); p99 %.0f ms against %.0f ms",
+			crowdMints.rate(), crowdMints.rate()/crowdTokens.rate(), crowdTokens.rate(), crowdMints.percentile(0.99), crowdTokens.percentile(0.99))
+	}
+	e.save(b)
 }
 
-// prepare creates a RootShard and a ServiceAccount and waits until the RootShard can mint.
-func prepare(ctx context.Context) error {
-	if _, err := stack.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+// prepareMint creates a RootShard and a ServiceAccount and waits until the RootShard can mint.
+func prepareMint(ctx context.Context) error {
+	if err := createNamespace(ctx, mintNamespace); err != nil {
 		return err
 	}
-	if _, err := stack.Kube.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
+	if _, err := stack.Kube.CoreV1().ServiceAccounts(mintNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	ops, err := clientset.NewForConfig(stack.AdminConfig)
@@ -71,84 +87,51 @@ func prepare(ctx context.Context) error {
 		External:        operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
 		CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}},
 	}}
-	if _, err := ops.OperatorV1alpha1().RootShards(namespace).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+	if _, err := ops.OperatorV1alpha1().RootShards(mintNamespace).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	return wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := ops.OperatorV1alpha1().RootShards(namespace).CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
+		_, err := ops.OperatorV1alpha1().RootShards(mintNamespace).CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
 		return err == nil, nil
 	})
 }
 
-// fast lifts client-go's default rate limit, which would measure the client.
-func fast(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = -1, clients
-	return cfg
+// connections are client configs with a connection of their own each, as separate clients
+// have, and without client-go's default rate limit, which would measure the client.
+func connections(cfg *rest.Config, n int) []*rest.Config {
+	configs := make([]*rest.Config, n)
+	for i := range configs {
+		c := rest.CopyConfig(cfg)
+		c.QPS, c.Burst = -1, 1
+		// A Dial of its own keeps client-go from sharing one cached transport.
+		c.Dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		configs[i] = c
+	}
+	return configs
 }
 
-// measure runs op b.N times from clients goroutines and reports the rate and latencies.
-func measure(b *testing.B, op func(ctx context.Context) error) {
-	var (
-		next      atomic.Int64
-		mu        sync.Mutex
-		latencies = make([]time.Duration, 0, b.N)
-		failed    error
-	)
-	ctx := b.Context()
-	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			var own []time.Duration
-			for next.Add(1) <= int64(b.N) {
-				t := time.Now()
-				if err := op(ctx); err != nil {
-					mu.Lock()
-					failed = err
-					mu.Unlock()
-					return
-				}
-				own = append(own, time.Since(t))
-			}
-			mu.Lock()
-			latencies = append(latencies, own...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if failed != nil {
-		b.Fatal(failed)
-	}
-	slices.Sort(latencies)
-	pct := func(p float64) float64 {
-		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
-	}
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "ops/s")
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
-}
-
-// BenchmarkMint compares the kubeconfig subresource, called on the server directly and
-// through kube-apiserver's aggregation layer, with TokenRequest on kube-apiserver.
-func BenchmarkMint(b *testing.B) {
-	mint := func(cfg *rest.Config) func(ctx context.Context) error {
-		ops := clientset.NewForConfigOrDie(fast(cfg)).OperatorV1alpha1().RootShards(namespace)
-		return func(ctx context.Context) error {
+// mint is a call of the kubeconfig subresource per client.
+func mint(cfg *rest.Config, clients int) func(ctx context.Context, client int) error {
+	var rootShards []func(ctx context.Context) error
+	for _, c := range connections(cfg, clients) {
+		ops := clientset.NewForConfigOrDie(c).OperatorV1alpha1().RootShards(mintNamespace)
+		rootShards = append(rootShards, func(ctx context.Context) error {
 			_, err := ops.CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
 			return err
-		}
+		})
 	}
-	b.Run("kubeconfig-direct", func(b *testing.B) { measure(b, mint(stack.ServerConfig())) })
-	b.Run("kubeconfig-aggregated", func(b *testing.B) { measure(b, mint(stack.AdminConfig)) })
-	b.Run("tokenrequest", func(b *testing.B) {
-		sa := kubernetes.NewForConfigOrDie(fast(stack.AdminConfig)).CoreV1().ServiceAccounts(namespace)
-		measure(b, func(ctx context.Context) error {
+	return func(ctx context.Context, client int) error { return rootShards[client](ctx) }
+}
+
+// tokenRequest is a TokenRequest per client, the anchor: kube-apiserver signing a credential.
+func tokenRequest(clients int) func(ctx context.Context, client int) error {
+	var requests []func(ctx context.Context) error
+	for _, c := range connections(stack.AdminConfig, clients) {
+		sa := kubernetes.NewForConfigOrDie(c).CoreV1().ServiceAccounts(mintNamespace)
+		requests = append(requests, func(ctx context.Context) error {
 			_, err := sa.CreateToken(ctx, "bench", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 			return err
 		})
-	})
+	}
+	return func(ctx context.Context, client int) error { return requests[client](ctx) }
 }
