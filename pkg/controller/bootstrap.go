@@ -5,18 +5,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
 // Bootstrap is the namespace bootstrap PKI as the controllers see its users: every RootShard
-// and CacheServer of the namespace without spec.certificates.
+// and CacheServer of the namespace without spec.certificates (BootstrapIndex).
 type Bootstrap struct {
-	Host         *Host
-	RootShards   listers.RootShardLister
-	CacheServers listers.CacheServerLister
+	Host    *Host
+	Indexes Indexes
 }
 
 // Release deletes the namespace's bootstrap PKI, Secrets included, unless a live user other
@@ -32,7 +31,7 @@ func (b Bootstrap) Release(ctx context.Context, namespace, kind, name string) er
 // exists. When the caches cannot tell, it is in use.
 func (b Bootstrap) inUse(namespace, kind, name string) bool {
 	other := func(k, n string) bool { return k != kind || n != name }
-	rootShards, err := b.RootShards.RootShards(namespace).List(labels.Everything())
+	rootShards, err := IndexedOrError[*operatorv1alpha1.RootShard](b.Indexes.RootShards, BootstrapIndex, namespace)
 	if err != nil {
 		return true
 	}
@@ -41,7 +40,7 @@ func (b Bootstrap) inUse(namespace, kind, name string) bool {
 			return true
 		}
 	}
-	cacheServers, err := b.CacheServers.CacheServers(namespace).List(labels.Everything())
+	cacheServers, err := IndexedOrError[*operatorv1alpha1.CacheServer](b.Indexes.CacheServers, BootstrapIndex, namespace)
 	if err != nil {
 		return true
 	}

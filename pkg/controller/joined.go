@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"slices"
-
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -38,14 +35,6 @@ func (h *Host) CacheKubeconfig(k kcp.Shard) (*corev1ac.SecretApplyConfiguration,
 	}
 	return cacheserver.KubeconfigSecret(k.Namespace, k.CacheKubeconfig(), pki.Labels(k.Kind, k.Name, "cache-kubeconfig"),
 		r.CacheURL.String(), r.CACert.PEM, r.Client.PEM.Cert, r.Client.PEM.Key)
-}
-
-// Naming is a Watches.Referencing function: the keys of the objects of a namespace lister
-// that name a reference Secret, as names reads their secretRefs.
-func Naming[T metav1.Object](objects func(namespace string) Lister[T], names func(T) []string) func(namespace, name string) []string {
-	return func(namespace, name string) []string {
-		return Select(objects(namespace), func(o T) bool { return slices.Contains(names(o), name) })
-	}
 }
 
 // ReferenceInvalid reports a copy that cannot be used: ReferenceValid=False with the

@@ -5,12 +5,10 @@ package cacheserver
 
 import (
 	"context"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
@@ -28,16 +26,23 @@ type Controller struct {
 	client       clientset.Interface
 	cacheServers listers.CacheServerLister
 	rootShards   listers.RootShardLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// indexes answer which CacheServers an event concerns.
+	indexes  controller.Indexes
+	host     *controller.Host
+	recorder record.EventRecorder
 }
 
 // New returns a CacheServer controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:       client,
+		indexes:      indexes,
 		cacheServers: ops.CacheServers().Lister(),
 		rootShards:   ops.RootShards().Lister(),
 		host:         host,
@@ -82,14 +87,10 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // bootstrapUsers are the CacheServers of an object's namespace without spec.certificates.
 func (c *Controller) bootstrapUsers(m metav1.Object) []string {
-	return controller.Select(c.cacheServers.CacheServers(m.GetNamespace()), func(cs *operatorv1alpha1.CacheServer) bool {
-		return cs.Spec.Certificates == nil
-	})
+	return controller.Keys(c.indexes.CacheServers, controller.BootstrapIndex, m.GetNamespace())
 }
 
 // mounting are the CacheServers of a namespace whose pods mount the user's Secret name.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Select(c.cacheServers.CacheServers(namespace), func(cs *operatorv1alpha1.CacheServer) bool {
-		return slices.Contains(cacheserver.CacheServer{CacheServer: cs}.UsersSecrets(), name)
-	})
+	return controller.Keys(c.indexes.CacheServers, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

@@ -45,7 +45,7 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.CacheSer
 			if cs.Spec.Certificates != nil {
 				return nil
 			}
-			b := controller.Bootstrap{Host: c.host, RootShards: c.rootShards, CacheServers: c.cacheServers}
+			b := controller.Bootstrap{Host: c.host, Indexes: c.indexes}
 			return b.Release(ctx, cs.Namespace, cacheserver.Kind, cs.Name)
 		},
 		Host: c.host, Recorder: c.recorder,

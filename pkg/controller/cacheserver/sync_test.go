@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
@@ -38,7 +39,7 @@ func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 		}
 	}
 	f.c = &Controller{client: f.ours, cacheServers: listers.NewCacheServerLister(f.cacheServers),
-		rootShards: listers.NewRootShardLister(f.rootShards), host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
+		rootShards: listers.NewRootShardLister(f.rootShards), indexes: controller.Indexes{CacheServers: f.cacheServers, RootShards: f.rootShards}, host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
 	return f
 }
 

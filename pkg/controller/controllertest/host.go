@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"maps"
 	"testing"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -42,7 +43,9 @@ type Host struct {
 
 // NewCache returns an indexer like an informer's.
 func NewCache() cache.Indexer {
-	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
+	maps.Copy(indexers, controller.Indexers)
+	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers)
 }
 
 // NewHost returns a fake host cluster whose appliers fill its caches.

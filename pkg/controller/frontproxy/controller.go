@@ -5,10 +5,8 @@ package frontproxy
 
 import (
 	"context"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -34,16 +32,23 @@ type Controller struct {
 	// virtualWorkspaces serve the root shards' /services/.
 	virtualWorkspaces listers.VirtualWorkspaceLister
 	shards            listers.ShardLister
-	host              *controller.Host
-	recorder          record.EventRecorder
+	// indexes answer which FrontProxies an event concerns.
+	indexes  controller.Indexes
+	host     *controller.Host
+	recorder record.EventRecorder
 }
 
 // New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:            client,
+		indexes:           indexes,
 		frontProxies:      ops.FrontProxies().Lister(),
 		rootShards:        ops.RootShards().Lister(),
 		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
@@ -69,16 +74,9 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		},
 		// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and copied
 		// again) re-realizes the FrontProxies that name it.
-		Referencing: controller.Naming(
-			func(ns string) controller.Lister[*operatorv1alpha1.FrontProxy] {
-				return c.frontProxies.FrontProxies(ns)
-			},
-			func(fp *operatorv1alpha1.FrontProxy) []string {
-				if r := fp.Spec.RootShard.SecretRef; r != nil {
-					return []string{r.Name}
-				}
-				return nil
-			}),
+		Referencing: func(namespace, name string) []string {
+			return controller.Keys(c.indexes.FrontProxies, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+		},
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
 			controller.Deployments, controller.DisruptionBudgets, controller.Certificates},
 		Owners:   c.owners,
@@ -121,30 +119,21 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 // ofVirtualWorkspace are the keys of the FrontProxies of the RootShards that name a
 // VirtualWorkspace.
 func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
-	rootShards, err := c.rootShards.RootShards(m.GetNamespace()).List(labels.Everything())
-	if err != nil {
-		return nil
-	}
 	var keys []string
-	for _, rs := range rootShards {
-		if controller.NamesVirtualWorkspace(&rs.Spec.CommonShardSpec, m.GetName()) {
-			keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)
-		}
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.indexes.RootShards, controller.VirtualWorkspaceIndex,
+		controller.IndexValue(m.GetNamespace(), m.GetName())) {
+		keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)
 	}
 	return keys
 }
 
 // ofRootShard are the keys of the FrontProxies of a RootShard.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return controller.Select(c.frontProxies.FrontProxies(namespace), func(fp *operatorv1alpha1.FrontProxy) bool {
-		return controller.RefersTo(fp.Spec.RootShard, rootShard)
-	})
+	return controller.Keys(c.indexes.FrontProxies, controller.RootShardIndex, controller.IndexValue(namespace, rootShard))
 }
 
-// mounting are the FrontProxies of a namespace whose pods mount the user's Secret name.
+// mounting are the FrontProxies of a namespace whose pods mount the user's Secret name, or
+// whose bundles are made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Select(c.frontProxies.FrontProxies(namespace), func(fp *operatorv1alpha1.FrontProxy) bool {
-		f := frontproxy.FrontProxy{FrontProxy: fp}
-		return slices.Contains(f.UsersSecrets(), name) || slices.Contains(f.BundleSources(), name)
-	})
+	return controller.Keys(c.indexes.FrontProxies, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

@@ -47,8 +47,9 @@ func newJoinedFixture(t *testing.T) *joinedFixture {
 	j := &joinedFixture{ours: opfake.NewSimpleClientset(fp.DeepCopy()), host: controllertest.NewHost(t), fps: controllertest.NewCache(),
 		in: controllertest.NewInstallation(t), events: record.NewFakeRecorder(1000)}
 	require.NoError(t, j.fps.Add(fp))
-	j.c = &Controller{client: j.ours, frontProxies: listers.NewFrontProxyLister(j.fps), rootShards: listers.NewRootShardLister(controllertest.NewCache()),
-		shards: listers.NewShardLister(controllertest.NewCache()), host: j.host.Host, recorder: j.events}
+	rootShards, shards := controllertest.NewCache(), controllertest.NewCache()
+	j.c = &Controller{client: j.ours, frontProxies: listers.NewFrontProxyLister(j.fps), rootShards: listers.NewRootShardLister(rootShards),
+		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: j.fps, RootShards: rootShards, Shards: shards}, host: j.host.Host, recorder: j.events}
 	return j
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -25,7 +26,8 @@ func TestFrontProxiesFollowTheShardsOfTheirRootShard(t *testing.T) {
 	s := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}}}
 	require.NoError(t, shards.Add(s))
-	c := &Controller{frontProxies: listers.NewFrontProxyLister(fps), shards: listers.NewShardLister(shards)}
+	c := &Controller{frontProxies: listers.NewFrontProxyLister(fps), shards: listers.NewShardLister(shards),
+		indexes: controller.Indexes{FrontProxies: fps, Shards: shards}}
 
 	assert.Equal(t, []string{"team-a/edge"}, c.ofShard(s))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
@@ -29,8 +30,9 @@ func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		require.NoError(t, host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
 	}
+	shards := controllertest.NewCache()
 	c := &Controller{client: ours, frontProxies: listers.NewFrontProxyLister(fps), rootShards: listers.NewRootShardLister(rss),
-		shards: listers.NewShardLister(controllertest.NewCache()), host: host.Host, recorder: record.NewFakeRecorder(1000)}
+		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: fps, RootShards: rss, Shards: shards}, host: host.Host, recorder: record.NewFakeRecorder(1000)}
 
 	sync := func() *operatorv1alpha1.FrontProxy {
 		require.NoError(t, c.sync(t.Context(), "team-a/edge"))

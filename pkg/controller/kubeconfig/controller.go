@@ -39,8 +39,10 @@ type Controller struct {
 	rootShards   listers.RootShardLister
 	shards       listers.ShardLister
 	frontProxies listers.FrontProxyLister
-	host         *controller.Host
-	recorder     record.EventRecorder
+	// indexes answer which Kubeconfigs an event concerns.
+	indexes  controller.Indexes
+	host     *controller.Host
+	recorder record.EventRecorder
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
 }
@@ -49,8 +51,13 @@ type Controller struct {
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:       client,
+		indexes:      indexes,
 		kubeconfigs:  ops.Kubeconfigs().Lister(),
 		rootShards:   ops.RootShards().Lister(),
 		shards:       ops.Shards().Lister(),
@@ -113,30 +120,18 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // targeting are the keys of the Kubeconfigs of a namespace whose target is kind/name.
 func (c *Controller) targeting(namespace, kind, name string) []string {
-	return c.matching(namespace, func(k, n string) bool { return k == kind && n == name })
+	return controller.Keys(c.indexes.Kubeconfigs, controller.TargetIndex, controller.TargetValue(namespace, kind, name))
 }
 
 // ofRootShard are the keys of the Kubeconfigs whose credentials a RootShard signs: toward
 // the RootShard itself, or toward one of its Shards or FrontProxies.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return c.matching(namespace, func(kind, name string) bool {
-		switch kind {
-		case kubeconfig.RootShardTarget:
-			return name == rootShard
-		case kubeconfig.ShardTarget:
-			s, err := c.shards.Shards(namespace).Get(name)
-			return err == nil && controller.RefersTo(s.Spec.RootShard, rootShard)
-		case kubeconfig.FrontProxyTarget:
-			fp, err := c.frontProxies.FrontProxies(namespace).Get(name)
-			return err == nil && controller.RefersTo(fp.Spec.RootShard, rootShard)
-		}
-		return false
-	})
-}
-
-// matching are the keys of the Kubeconfigs of a namespace whose target matches.
-func (c *Controller) matching(namespace string, match func(kind, name string) bool) []string {
-	return controller.Select(c.kubeconfigs.Kubeconfigs(namespace), func(kc *operatorv1alpha1.Kubeconfig) bool {
-		return match(kubeconfig.TargetRef(kc))
-	})
+	keys := c.targeting(namespace, kubeconfig.RootShardTarget, rootShard)
+	for _, s := range c.indexes.ShardsOf(namespace, rootShard) {
+		keys = append(keys, c.targeting(namespace, kubeconfig.ShardTarget, s.Name)...)
+	}
+	for _, fp := range c.indexes.FrontProxiesOf(namespace, rootShard) {
+		keys = append(keys, c.targeting(namespace, kubeconfig.FrontProxyTarget, fp.Name)...)
+	}
+	return keys
 }

@@ -64,7 +64,9 @@ func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 		rootShards:   listers.NewRootShardLister(f.caches["rootshards"]),
 		shards:       listers.NewShardLister(f.caches["shards"]),
 		frontProxies: listers.NewFrontProxyLister(f.caches["frontproxies"]),
-		host:         f.host.Host, recorder: f.recorder}
+		indexes: controller.Indexes{Kubeconfigs: f.caches["kubeconfigs"], RootShards: f.caches["rootshards"], Shards: f.caches["shards"],
+			FrontProxies: f.caches["frontproxies"]},
+		host: f.host.Host, recorder: f.recorder}
 	return f
 }
 

@@ -4,7 +4,6 @@ package rootshard
 
 import (
 	"context"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -33,6 +32,8 @@ type Controller struct {
 	cacheServers listers.CacheServerLister
 	// virtualWorkspaces serve the RootShards that name one.
 	virtualWorkspaces listers.VirtualWorkspaceLister
+	// indexes answer which RootShards an event concerns, and which Shards a RootShard has.
+	indexes controller.Indexes
 
 	host *controller.Host
 
@@ -43,8 +44,13 @@ type Controller struct {
 // the informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:            client,
+		indexes:           indexes,
 		rootShards:        ops.RootShards().Lister(),
 		shards:            ops.Shards().Lister(),
 		cacheServers:      ops.CacheServers().Lister(),
@@ -72,14 +78,9 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		},
 		// A copy of a cache-client Secret appearing or changing heals or renews the
 		// kubeconfig of the RootShards that name it.
-		Referencing: controller.Naming(
-			func(ns string) controller.Lister[*operatorv1alpha1.RootShard] { return c.rootShards.RootShards(ns) },
-			func(rs *operatorv1alpha1.RootShard) []string {
-				if cache := rs.Spec.Cache; cache != nil && cache.SecretRef != nil {
-					return []string{cache.SecretRef.Name}
-				}
-				return nil
-			}),
+		Referencing: func(namespace, name string) []string {
+			return controller.Keys(c.indexes.RootShards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
@@ -125,21 +126,16 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 // namingVirtualWorkspace are the RootShards that name a VirtualWorkspace in
 // spec.kcpVirtualWorkspace.
 func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
-	return controller.Select(c.rootShards.RootShards(m.GetNamespace()), func(rs *operatorv1alpha1.RootShard) bool {
-		return controller.NamesVirtualWorkspace(&rs.Spec.CommonShardSpec, m.GetName())
-	})
+	return controller.Keys(c.indexes.RootShards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
 }
 
 // inNamespace are every RootShard of an object's namespace.
 func (c *Controller) inNamespace(m metav1.Object) []string {
-	return controller.Select(c.rootShards.RootShards(m.GetNamespace()), controller.Every)
+	return controller.InNamespace(c.indexes.RootShards, m.GetNamespace())
 }
 
-// mounting are the RootShards of a namespace whose pods mount the Secret name.
+// mounting are the RootShards of a namespace whose pods mount the Secret name, or whose
+// merged bundles are made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Select(c.rootShards.RootShards(namespace), func(rs *operatorv1alpha1.RootShard) bool {
-		// A user's CA bundle Secret is not mounted, but the merged bundles are made of it.
-		return slices.Contains(rootshard.Shard(rs).MountedSecrets(), name) ||
-			slices.Contains(controller.BundleSources(rs.Spec.CABundleSecretRef, rs.Spec.ClientCABundleRef), name)
-	})
+	return controller.Keys(c.indexes.RootShards, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

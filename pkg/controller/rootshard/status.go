@@ -47,14 +47,10 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil
-	if shards, err := c.shards.Shards(rs.Namespace).List(everything); err == nil {
-		for _, s := range shards {
-			if s.Spec.RootShard.Reference != nil && s.Spec.RootShard.Reference.Name == rs.Name {
-				status.Shards = append(status.Shards, operatorv1alpha1.ShardReference{Name: s.Name})
-			}
-		}
-		sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })
+	for _, s := range c.indexes.ShardsOf(rs.Namespace, rs.Name) {
+		status.Shards = append(status.Shards, operatorv1alpha1.ShardReference{Name: s.Name})
 	}
+	sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })
 
 	status.Phase = controller.Phase(status.Conditions)
 	return status

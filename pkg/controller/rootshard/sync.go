@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
 
@@ -20,8 +19,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
-
-var everything = labels.Everything()
 
 // sync brings the host cluster in line with one RootShard and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -93,7 +90,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 
 // bootstrap is the namespace bootstrap PKI as this controller sees its users.
 func (c *Controller) bootstrap() controller.Bootstrap {
-	return controller.Bootstrap{Host: c.host, RootShards: c.rootShards, CacheServers: c.cacheServers}
+	return controller.Bootstrap{Host: c.host, Indexes: c.indexes}
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
@@ -136,11 +133,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	}
 	k := rootshard.Shard(rs)
 	k.VirtualWorkspace = vw
-	shards, err := c.shards.Shards(rs.Namespace).List(everything)
-	if err != nil {
-		return wrote, err
-	}
-	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, shards)
+	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
 	n, err = c.host.RealizeShard(ctx, k)
 	return wrote + n, err
 }

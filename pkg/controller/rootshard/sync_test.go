@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
@@ -28,9 +29,11 @@ type fixture struct {
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
 	f := &fixture{ours: opfake.NewSimpleClientset(rs.DeepCopy()), host: controllertest.NewHost(t), rootShards: controllertest.NewCache()}
 	require.NoError(t, f.rootShards.Add(rs.DeepCopy()))
+	shards, cacheServers := controllertest.NewCache(), controllertest.NewCache()
 	f.c = &Controller{
-		client: f.ours, rootShards: listers.NewRootShardLister(f.rootShards), shards: listers.NewShardLister(controllertest.NewCache()),
-		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()), host: f.host.Host, recorder: record.NewFakeRecorder(1000),
+		client: f.ours, rootShards: listers.NewRootShardLister(f.rootShards), shards: listers.NewShardLister(shards),
+		cacheServers: listers.NewCacheServerLister(cacheServers),
+		indexes:      controller.Indexes{RootShards: f.rootShards, Shards: shards, CacheServers: cacheServers}, host: f.host.Host, recorder: record.NewFakeRecorder(1000),
 	}
 	return f
 }

@@ -34,16 +34,23 @@ type Controller struct {
 	cacheServers listers.CacheServerLister
 	// virtualWorkspaces serve the Shards that name one.
 	virtualWorkspaces listers.VirtualWorkspaceLister
-	host              *controller.Host
-	recorder          record.EventRecorder
+	// indexes answer which Shards an event concerns.
+	indexes  controller.Indexes
+	host     *controller.Host
+	recorder record.EventRecorder
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:            client,
+		indexes:           indexes,
 		shards:            ops.Shards().Lister(),
 		rootShards:        ops.RootShards().Lister(),
 		cacheServers:      ops.CacheServers().Lister(),
@@ -71,7 +78,9 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		},
 		// A copy of a shard-join or cache-client Secret appearing or changing (a CA rotated
 		// and copied again) re-realizes the Shards that name it.
-		Referencing: controller.Naming(func(ns string) controller.Lister[*operatorv1alpha1.Shard] { return c.shards.Shards(ns) }, secretRefs),
+		Referencing: func(namespace, name string) []string {
+			return controller.Keys(c.indexes.Shards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates},
@@ -109,17 +118,16 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // shardsOf are the keys of the Shards of a RootShard, or of every Shard when rootShard is "".
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
-	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
-		return rootShard == "" || rootShardName(s) == rootShard
-	})
+	if rootShard == "" {
+		return controller.InNamespace(c.indexes.Shards, namespace)
+	}
+	return c.indexes.ShardKeysOf(namespace, rootShard)
 }
 
 // namingVirtualWorkspace are the Shards that name a VirtualWorkspace in
 // spec.kcpVirtualWorkspace.
 func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
-	return controller.Select(c.shards.Shards(m.GetNamespace()), func(s *operatorv1alpha1.Shard) bool {
-		return controller.NamesVirtualWorkspace(&s.Spec.CommonShardSpec, m.GetName())
-	})
+	return controller.Keys(c.indexes.Shards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
 }
 
 // siblings are the keys of the other Shards of a Shard's RootShard.
@@ -134,21 +142,15 @@ func (c *Controller) siblings(m metav1.Object) []string {
 
 func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRootShard(s) }
 
-// secretRefs are the copies of reference Secrets a Shard names.
-func secretRefs(s *operatorv1alpha1.Shard) []string {
-	var names []string
-	if r := s.Spec.RootShard.SecretRef; r != nil {
-		names = append(names, r.Name)
-	}
-	if c := s.Spec.Cache; c != nil && c.SecretRef != nil {
-		names = append(names, c.SecretRef.Name)
-	}
-	return names
-}
-
-// mounting are the Shards of a namespace whose pods mount the Secret name.
+// mounting are the Shards of a namespace whose pods mount the Secret name: among those whose
+// spec names it and those of the RootShards whose spec does.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Select(c.shards.Shards(namespace), func(s *operatorv1alpha1.Shard) bool {
+	value := controller.IndexValue(namespace, name)
+	candidates := controller.Indexed[*operatorv1alpha1.Shard](c.indexes.Shards, controller.UsersSecretIndex, value)
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.indexes.RootShards, controller.UsersSecretIndex, value) {
+		candidates = append(candidates, c.indexes.ShardsOf(namespace, rs.Name)...)
+	}
+	return controller.Matching(candidates, func(s *operatorv1alpha1.Shard) bool {
 		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
 		if s.Spec.RootShard.SecretRef != nil {
 			// Names alone: what the pods mount does not depend on the copy's content.

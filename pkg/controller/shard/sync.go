@@ -8,7 +8,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -174,11 +173,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
 	// issued itself.
 	if joined == nil {
-		all, err := c.shards.Shards(s.Namespace).List(labels.Everything())
-		if err != nil {
-			return wrote, err
-		}
-		k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, all)
+		k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
 	}
 	n, err = c.host.RealizeShard(ctx, k)
 	return wrote + n, err

@@ -39,9 +39,11 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{ours: opfake.NewSimpleClientset(s.DeepCopy()), host: controllertest.NewHost(t),
 		shards: controllertest.NewCache(), rootShards: controllertest.NewCache()}
 	require.NoError(t, f.shards.Add(s))
+	cacheServers := controllertest.NewCache()
 	f.c = &Controller{
 		client: f.ours, shards: listers.NewShardLister(f.shards), rootShards: listers.NewRootShardLister(f.rootShards),
-		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()), host: f.host.Host, recorder: record.NewFakeRecorder(1000),
+		cacheServers: listers.NewCacheServerLister(cacheServers),
+		indexes:      controller.Indexes{Shards: f.shards, RootShards: f.rootShards, CacheServers: cacheServers}, host: f.host.Host, recorder: record.NewFakeRecorder(1000),
 	}
 	return f
 }

@@ -6,7 +6,6 @@ package virtualworkspace
 
 import (
 	"context"
-	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -34,16 +33,23 @@ type Controller struct {
 	rootShards        listers.RootShardLister
 	shards            listers.ShardLister
 	cacheServers      listers.CacheServerLister
-	host              *controller.Host
-	recorder          record.EventRecorder
+	// indexes answer which VirtualWorkspaces an event concerns.
+	indexes  controller.Indexes
+	host     *controller.Host
+	recorder record.EventRecorder
 }
 
 // New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects
 // from the informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
 	ops := inf.Ours.Operator().V1alpha1()
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:            client,
+		indexes:           indexes,
 		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
 		rootShards:        ops.RootShards().Lister(),
 		shards:            ops.Shards().Lister(),
@@ -103,7 +109,13 @@ func (c *Controller) owners(m metav1.Object) []string {
 // ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
 // those that serve one of its Shards.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return controller.Select(c.virtualWorkspaces.VirtualWorkspaces(namespace), func(vw *operatorv1alpha1.VirtualWorkspace) bool {
+	candidates := controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.indexes.VirtualWorkspaces, controller.TargetIndex,
+		controller.TargetValue(namespace, rootshard.Kind, rootShard))
+	for _, s := range c.indexes.ShardsOf(namespace, rootShard) {
+		candidates = append(candidates, controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.indexes.VirtualWorkspaces, controller.TargetIndex,
+			controller.TargetValue(namespace, shard.Kind, s.Name))...)
+	}
+	return controller.Matching(candidates, func(vw *operatorv1alpha1.VirtualWorkspace) bool {
 		t := vw.Spec.Target
 		if t.RootShardRef != nil {
 			return t.RootShardRef.Name == rootShard
@@ -118,22 +130,16 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 
 // ofShard are the VirtualWorkspaces that serve a Shard.
 func (c *Controller) ofShard(namespace, name string) []string {
-	return controller.Select(c.virtualWorkspaces.VirtualWorkspaces(namespace), func(vw *operatorv1alpha1.VirtualWorkspace) bool {
-		return controller.VirtualWorkspaceServes(vw, shard.Kind, name)
-	})
+	return controller.Keys(c.indexes.VirtualWorkspaces, controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
 }
 
 // inNamespace are every VirtualWorkspace of an object's namespace.
 func (c *Controller) inNamespace(m metav1.Object) []string {
-	return controller.Select(c.virtualWorkspaces.VirtualWorkspaces(m.GetNamespace()), controller.Every)
+	return controller.InNamespace(c.indexes.VirtualWorkspaces, m.GetNamespace())
 }
 
 // mounting are the VirtualWorkspaces of a namespace whose pods mount the user's Secret name,
 // or whose client CA bundle is made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Select(c.virtualWorkspaces.VirtualWorkspaces(namespace), func(vw *operatorv1alpha1.VirtualWorkspace) bool {
-		v := virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}
-		return slices.Contains(v.UsersSecrets(), name) ||
-			slices.Contains(v.BundleSources(), name)
-	})
+	return controller.Keys(c.indexes.VirtualWorkspaces, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

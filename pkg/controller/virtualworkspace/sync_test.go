@@ -45,7 +45,8 @@ func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	}
 	f.c = &Controller{client: f.ours, virtualWorkspaces: listers.NewVirtualWorkspaceLister(f.virtualWorkspaces),
 		rootShards: listers.NewRootShardLister(f.rootShards), shards: listers.NewShardLister(f.shards),
-		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()), host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
+		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()),
+		indexes:      controller.Indexes{VirtualWorkspaces: f.virtualWorkspaces, RootShards: f.rootShards, Shards: f.shards}, host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
 	return f
 }
 
