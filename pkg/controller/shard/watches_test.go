@@ -98,3 +98,27 @@ func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
 		{Name: "a copy no Shard names", Event: copyOf("team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: nil},
 	})
 }
+
+// TestUsersSecretsOfTheRootShardEnqueueItsShards: a user's Secret that a Shard's pods mount
+// through its RootShard's spec (the root CA the user provides) enqueues the RootShard's
+// Shards, which name it nowhere in their own spec, and no other Shard.
+func TestUsersSecretsOfTheRootShardEnqueueItsShards(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	require.NoError(t, err)
+	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"},
+		Spec: operatorv1alpha1.RootShardSpec{Certificates: &operatorv1alpha1.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "company-ca"}}}}
+	other := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "other-root"}}
+	shardOf := func(name, rs string) *operatorv1alpha1.Shard {
+		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef(rs)}}
+	}
+	w.Add(t, root, other, shardOf("shard-1", "root"), shardOf("shard-2", "root"), shardOf("elsewhere", "other-root"))
+
+	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "the RootShard's CA Secret", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("company-ca", nil)},
+			Want: []string{"team-a/shard-1", "team-a/shard-2"}},
+		{Name: "another RootShard's root CA Secret: its Shards alone", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("other-root-ca", nil)},
+			Want: []string{"team-a/elsewhere"}},
+	})
+}
