@@ -19,7 +19,9 @@ import (
 
 func ref(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
 
-func inTeamA(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "team-a", Name: name} }
+func inTeamA(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: "team-a", Name: name}
+}
 
 // TestIndexers: each index holds exactly the values its kinds' objects name, and nothing for
 // the kinds it does not index.
