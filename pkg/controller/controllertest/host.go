@@ -49,7 +49,7 @@ func NewCache() cache.Indexer {
 }
 
 // NewHost returns a fake host cluster whose appliers fill its caches.
-func NewHost(t *testing.T) *Host {
+func NewHost(t testing.TB) *Host {
 	h := &Host{Kube: kubefake.NewSimpleClientset(), CM: cmfake.NewSimpleClientset(), Caches: map[string]cache.Indexer{}}
 	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets", "statefulsets", "reference-secrets"} {
 		h.Caches[k] = NewCache()
@@ -93,7 +93,7 @@ func NewHost(t *testing.T) *Host {
 }
 
 // store turns an apply configuration into the object the host would hold, into a cache.
-func (h *Host) store(t *testing.T, cacheName, what string, ac any, obj metav1.Object) error {
+func (h *Host) store(t testing.TB, cacheName, what string, ac any, obj metav1.Object) error {
 	data, err := json.Marshal(ac)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, obj))

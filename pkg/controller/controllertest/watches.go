@@ -28,7 +28,7 @@ type Watching struct {
 }
 
 // NewWatching returns informers over empty caches.
-func NewWatching(t *testing.T) *Watching {
+func NewWatching(t testing.TB) *Watching {
 	w := &Watching{Host: NewHost(t)}
 	w.Informers = controller.Informers{
 		Ours:        informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
@@ -56,7 +56,7 @@ func ReferenceCopy(namespace, name string, r reference.Reference) *corev1.Secret
 
 // Source is the informer of one of our kinds (RootShard, Shard, FrontProxy, CacheServer,
 // Kubeconfig, VirtualWorkspace) or of a host resource.
-func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer {
+func (w *Watching) Source(t testing.TB, source string) cache.SharedIndexInformer {
 	ops := w.Informers.Ours.Operator().V1alpha1()
 	switch source {
 	case "RootShard":
@@ -82,7 +82,7 @@ func (w *Watching) Source(t *testing.T, source string) cache.SharedIndexInformer
 }
 
 // Add puts objects of our kinds into their informers' caches.
-func (w *Watching) Add(t *testing.T, objs ...controller.Object) {
+func (w *Watching) Add(t testing.TB, objs ...controller.Object) {
 	for _, o := range objs {
 		var source string
 		switch o.(type) {
