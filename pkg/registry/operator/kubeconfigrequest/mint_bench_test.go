@@ -7,25 +7,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/audit"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
-	corev1listers "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/install"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
-	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	rootshardregistry "github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 )
@@ -103,21 +98,9 @@ func benchmarkMint(b *testing.B, r *REST) {
 // benchREST is the rootshards/kubeconfig subresource over resolvers and a cache holding a real
 // CA key pair and server CA bundle.
 func benchREST(b *testing.B, resolvers Resolvers) *REST {
-	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	certPEM, keyPEM := credentialstest.NewCA(b, "root-front-proxy-client-ca")
-	serverCA, _ := credentialstest.NewCA(b, "root-server-ca")
-	require.NoError(b, secrets.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-front-proxy-client-ca", ResourceVersion: "1"},
-		Data: map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM}}))
-	require.NoError(b, secrets.Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-ca-bundle", ResourceVersion: "1"},
-		Data: map[string][]byte{"tls.crt": serverCA}}))
-	return &REST{
-		Resource: operator.Resource("rootshards"),
-		Resolve:  resolvers.RootShard,
-		CAs:      &CASource{Secrets: corev1listers.NewSecretLister(secrets)},
-		Authorizer: authorizer.AuthorizerFunc(func(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
-			return authorizer.DecisionNoOpinion, "", nil
-		}),
-	}
+	r := newREST(b, false)
+	r.Resolve = resolvers.RootShard
+	return r
 }
 
 // etcdRootShards is the server's rootshards storage over an embedded etcd, with the watch
