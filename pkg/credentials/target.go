@@ -5,17 +5,12 @@
 package credentials
 
 import (
-	"fmt"
 	"net"
 	"strconv"
-
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -91,31 +86,3 @@ func (t Target) CABundleSecret() string {
 
 // String is the target as the Kubeconfig kind's Target column shows it: FrontProxy/edge.
 func (t Target) String() string { return t.Kind + "/" + t.Name }
-
-// Kubeconfig renders a kubeconfig file for the target with client-go's clientcmd: the
-// default context on /clusters/<workspace>, the base context on the target's URL, and for a
-// shard the shard-base context too, all trusting caBundle and presenting the client
-// certificate and key.
-func Kubeconfig(t Target, workspace string, caBundle, certPEM, keyPEM []byte) ([]byte, error) {
-	if workspace == "" {
-		workspace = operatorv1alpha1.DefaultWorkspace
-	}
-	const user = "kcp"
-	cfg := clientcmdapi.NewConfig()
-	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
-	cluster := func(name, server string) {
-		cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caBundle}
-		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
-	}
-	cluster(DefaultContext, t.URL+"/clusters/"+workspace)
-	cluster(BaseContext, t.URL)
-	if t.ShardBase {
-		cluster(kcp.ShardBaseContext, t.URL)
-	}
-	cfg.CurrentContext = DefaultContext
-	data, err := clientcmd.Write(*cfg)
-	if err != nil {
-		return nil, fmt.Errorf("writing a kubeconfig for %s: %w", t, err)
-	}
-	return data, nil
-}

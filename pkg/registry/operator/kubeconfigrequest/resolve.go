@@ -88,9 +88,18 @@ func (r Resolvers) rootShard(ctx context.Context, name string) (*operatorv1alpha
 	return rs, r.get(ctx, r.RootShards, name, rs)
 }
 
-// get reads an object from storage and converts it to v1alpha1, which the builders take.
+// get reads an object through the server's watch cache and converts it to v1alpha1, which
+// the builders take. resourceVersion "0" lets the cache answer, as any version it holds will
+// do: a mint reads the target as the CAs it signs with are read, from a cache fed by a watch
+// (informers of the host's Secrets), so a change of a moment ago may not be seen yet, and
+// no etcd read is made per request. What the cache does not hold yet, an object created a
+// moment ago, is read from etcd: a NotFound is only ever etcd's. The builders only read the
+// result, which shares memory with the cache.
 func (r Resolvers) get(ctx context.Context, from rest.Getter, name string, into runtime.Object) error {
-	obj, err := from.Get(ctx, name, &metav1.GetOptions{})
+	obj, err := from.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		obj, err = from.Get(ctx, name, &metav1.GetOptions{})
+	}
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (w *warnings) AddWarning(_, text string) { *w = append(*w, text) }
 
 // newREST is the subresource of root shards over a cache holding root's CAs (issued unless
 // pending), where only "admin" may impersonate.
-func newREST(t *testing.T, pending bool) *REST {
+func newREST(t testing.TB, pending bool) *REST {
 	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	if !pending {
 		certPEM, keyPEM := credentialstest.NewCA(t, "root-front-proxy-client-ca")
