@@ -27,7 +27,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
-	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference/referencetest"
 )
 
 // Installation is a RootShard and a CacheServer of another namespace (kcp-system/root and
@@ -57,19 +57,7 @@ func NewInstallation(t *testing.T) *Installation {
 	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "kcp-system"},
 		Spec: operatorv1alpha1.RootShardSpec{CommonShardSpec: operatorv1alpha1.CommonShardSpec{ShardBaseURL: InstallationRootShardURL},
 			External: operatorv1alpha1.ExternalConfig{Hostname: InstallationExternalHost, Port: 8443}}}
-	rootCA, _ := credentialstest.NewCA(t, "root-ca")
-	cas := reference.RootShardCAs{RootCA: rootCA, KeyPairs: map[pki.CA]reference.KeyPair{}}
-	for _, ca := range pki.IntermediateCAs {
-		cert, key := credentialstest.NewCA(t, string(ca))
-		cas.KeyPairs[ca] = reference.KeyPair{Cert: append(cert, rootCA...), Key: key}
-	}
-	first := func(ca pki.CA) []byte {
-		b, err := pki.FirstCertificate(cas.KeyPairs[ca].Cert)
-		require.NoError(t, err)
-		return b
-	}
-	cas.Bundles = rootshard.CABundles{ServerCA: first(pki.ServerCA), ClientCA: first(pki.ClientCA),
-		FrontProxyClientCA: first(pki.FrontProxyClientCA)}
+	cas := referencetest.CAs(t)
 	built, err := reference.ForRootShard(rs, cas)
 	require.NoError(t, err)
 
