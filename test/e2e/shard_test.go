@@ -41,7 +41,11 @@ func TestShardBeforeItsRootShard(t *testing.T) {
 	waitFor(t, ns, "shard/shard-1", "ReferenceValid")
 	waitFor(t, ns, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectl(t, "get", "shard", "shard-1", "-n", ns, "-o", "jsonpath={.status.phase}"))
-	assert.Equal(t, "shard-1", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}"))
+	// The RootShard's status is its own reconcile's, written apart from the Shard's.
+	assert.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
+		return out == "shard-1"
+	}, 30*time.Second, time.Second, "the RootShard lists its Shard")
 
 	args := nonEmptyLines(kubectl(t, "get", "deployment", "shard-1-shard-kcp", "-n", ns, "-o", `jsonpath={range .spec.template.spec.containers[0].args[*]}{@}{"\n"}{end}`))
 	assert.NotContains(t, args, "--external-hostname=kcp.example.com", "kcp v0.32 has no use for it")
