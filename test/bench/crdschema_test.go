@@ -9,6 +9,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/kube-openapi/pkg/builder3"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apiserver"
+	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
 )
 
 // openAPIDoc is the part of an OpenAPI v3 document the CRD's schema is made from.
@@ -25,7 +37,7 @@ type openAPIDoc struct {
 // x-kubernetes-int-or-string for integers or numbers next to strings (IntOrString, Quantity).
 // Descriptions are left out, which only makes the CRD smaller, and so are what CRDs refuse
 // or what would need a CEL cost budget (uniqueItems, x-kubernetes-validations, defaults of
-// objects and lists). metadata at the top is a plain object, as kube-apiserver requires.
+// objects and lists, a default its enum leaves out). metadata at the top is a plain object, as kube-apiserver requires.
 func structuralSchema(raw []byte, group, kind string) (map[string]any, error) {
 	var doc openAPIDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
@@ -125,9 +137,13 @@ func (c converter) convert(in map[string]any, refs []string) map[string]any {
 	if f, _ := s["format"].(string); slices.Contains(knownFormats, f) {
 		out["format"] = f
 	}
+	// A default of a scalar, unless an enum leaves it out (Kubernetes' "" for a field whose
+	// every set value is an enum member).
 	switch d := s["default"].(type) {
 	case string, bool, float64:
-		out["default"] = d
+		if enum, ok := s["enum"].([]any); !ok || slices.Contains(enum, any(d)) {
+			out["default"] = d
+		}
 	}
 	if props, _ := s["properties"].(map[string]any); len(props) > 0 {
 		converted := map[string]any{}
@@ -228,6 +244,7 @@ func TestStructuralSchema(t *testing.T) {
 	  "meta.ObjectMeta": {"type": "object", "properties": {"name": {"type": "string"}}},
 	  "a.Spec": {"type": "object", "required": ["host"], "properties": {
 	    "host": {"type": "string", "minLength": 1, "description": "left out", "format": "hostname"},
+	    "mode": {"type": "string", "enum": ["In", "Out"], "default": ""},
 	    "port": {"type": "integer", "format": "int32", "default": 6443},
 	    "replicas": {"allOf": [{"$ref": "#/components/schemas/intstr.IntOrString"}]},
 	    "size": {"$ref": "#/components/schemas/resource.Quantity"},
@@ -246,6 +263,7 @@ func TestStructuralSchema(t *testing.T) {
 		"metadata": map[string]any{"type": "object"},
 		"spec": map[string]any{"type": "object", "required": []any{"host"}, "properties": map[string]any{
 			"host":     map[string]any{"type": "string", "minLength": 1.0, "format": "hostname"},
+			"mode":     map[string]any{"type": "string", "enum": []any{"In", "Out"}},
 			"port":     map[string]any{"type": "integer", "format": "int32", "default": 6443.0},
 			"replicas": map[string]any{"x-kubernetes-int-or-string": true},
 			"size":     map[string]any{"x-kubernetes-int-or-string": true},
@@ -262,4 +280,30 @@ func TestStructuralSchema(t *testing.T) {
 
 	_, err = structuralSchema([]byte(doc), "g", "Other")
 	assert.ErrorContains(t, err, "no schema of Other.g")
+}
+
+// TestRootShardCRD: the CRD the crud benchmark makes from the RootShard's OpenAPI v3 schema,
+// built here as the server builds it, passes kube-apiserver's validation of a CRD, and keeps
+// the fields' types down to the Deployment templates.
+func TestRootShardCRD(t *testing.T) {
+	cfg := genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, openapi.NewDefinitionNamer(apiserver.NewScheme()))
+	defs, err := builder3.BuildOpenAPIDefinitionsForResources(cfg, operatorv1alpha1.RootShard{}.OpenAPIModelName())
+	require.NoError(t, err)
+	raw, err := json.Marshal(map[string]any{"components": map[string]any{"schemas": defs}})
+	require.NoError(t, err)
+	s, err := structuralSchema(raw, operatorv1alpha1.GroupName, "RootShard")
+	require.NoError(t, err)
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(rootShardCRD(s).Object, &crd, true))
+	crd.Status.StoredVersions = []string{crdShards.Version} // kube-apiserver sets it on create
+	var internal apiextensions.CustomResourceDefinition
+	require.NoError(t, apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&crd, &internal, nil))
+	assert.Empty(t, apiextensionsvalidation.ValidateCustomResourceDefinition(t.Context(), &internal))
+
+	port, _, _ := unstructured.NestedMap(s, "properties", "spec", "properties", "external", "properties", "port")
+	assert.Equal(t, map[string]any{"type": "integer", "format": "int32"}, port)
+	seconds, _, _ := unstructured.NestedMap(s, "properties", "spec", "properties", "deploymentTemplate", "properties", "spec",
+		"properties", "template", "properties", "spec", "properties", "tolerations", "items", "properties", "tolerationSeconds")
+	assert.Equal(t, map[string]any{"type": "integer", "format": "int64"}, seconds)
 }

@@ -382,17 +382,7 @@ func createCRD(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	crd := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": crdName},
-		"spec": map[string]any{
-			"group": crdGroup, "scope": "Namespaced",
-			"names": map[string]any{"plural": crdShards.Resource, "singular": "rootshard", "kind": "RootShard", "listKind": "RootShardList"},
-			"versions": []any{map[string]any{"name": crdShards.Version, "served": true, "storage": true,
-				"schema":       map[string]any{"openAPIV3Schema": s},
-				"subresources": map[string]any{"status": map[string]any{}}}},
-		},
-	}}
+	crd := rootShardCRD(s)
 	if _, err := stack.Dynamic.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the CRD %s from the RootShard's OpenAPI schema: %w", crdName, err)
 	}
@@ -410,6 +400,21 @@ func createCRD(ctx context.Context) error {
 		}
 		return false, nil
 	})
+}
+
+// rootShardCRD is the CRD of RootShards in crdGroup with the schema s.
+func rootShardCRD(s map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": crdName},
+		"spec": map[string]any{
+			"group": crdGroup, "scope": "Namespaced",
+			"names": map[string]any{"plural": crdShards.Resource, "singular": "rootshard", "kind": "RootShard", "listKind": "RootShardList"},
+			"versions": []any{map[string]any{"name": crdShards.Version, "served": true, "storage": true,
+				"schema":       map[string]any{"openAPIV3Schema": s},
+				"subresources": map[string]any{"status": map[string]any{}}}},
+		},
+	}}
 }
 
 // deleteCRD deletes the CRD, and its objects with it, and waits until it is gone, so that
