@@ -69,7 +69,7 @@ image: ## Build the server's container image (needs docker or podman; override w
 BENCH ?= .*
 
 .PHONY: bench
-bench: build tools ## The benchmark suite (BENCH=mint|ready picks some), figures next to their anchors, into _output/bench/.
+bench: build tools ## The benchmark suite (BENCH=mint|ready|crud picks some), figures next to their anchors, into _output/bench/.
 	@mkdir -p $(OUTPUT)/bench
 	@# Run in the package's directory, so go test streams the figures as they come.
 	cd test/bench && BENCH_OUTPUT=$(CURDIR)/$(OUTPUT)/bench GO=$(GO) $(GO) test -count=1 -run '^$$' \
