@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
+
+	"k8s.io/component-base/metrics/testutil"
 )
 
 // sample is one line of a Prometheus text exposition: a metric's name, labels and value.
@@ -17,83 +17,37 @@ type sample struct {
 // metrics are the samples of one scrape.
 type metrics []sample
 
-// parseMetrics reads the Prometheus text format that /metrics serves: comments are skipped,
-// and each other line is a name, optional {labels} and a value (no timestamps).
+// parseMetrics reads the Prometheus text format that /metrics serves, with component-base's
+// parser; a histogram gives its _sum and _count.
 func parseMetrics(text string) (metrics, error) {
+	families, err := testutil.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
 	var out metrics
-	for n, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
+	for name, family := range families {
+		for _, m := range family.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			add := func(name string, value float64) {
+				out = append(out, sample{name: name, labels: labels, value: value})
+			}
+			switch {
+			case m.Counter != nil:
+				add(name, m.GetCounter().GetValue())
+			case m.Gauge != nil:
+				add(name, m.GetGauge().GetValue())
+			case m.Untyped != nil:
+				add(name, m.GetUntyped().GetValue())
+			case m.Histogram != nil:
+				add(name+"_sum", m.GetHistogram().GetSampleSum())
+				add(name+"_count", float64(m.GetHistogram().GetSampleCount()))
+			}
 		}
-		s, err := parseSample(line)
-		if err != nil {
-			return nil, fmt.Errorf("line %d %q: %w", n+1, line, err)
-		}
-		out = append(out, s)
 	}
 	return out, nil
-}
-
-func parseSample(line string) (sample, error) {
-	s := sample{labels: map[string]string{}}
-	i := strings.IndexAny(line, "{ ")
-	if i < 0 {
-		return s, fmt.Errorf("no value")
-	}
-	rest := line[i:]
-	s.name = line[:i]
-	if strings.HasPrefix(rest, "{") {
-		rest = rest[1:]
-		for {
-			rest = strings.TrimLeft(rest, " ,")
-			if strings.HasPrefix(rest, "}") {
-				rest = rest[1:]
-				break
-			}
-			eq := strings.Index(rest, `="`)
-			if eq < 0 {
-				return s, fmt.Errorf("a label without a quoted value")
-			}
-			key := rest[:eq]
-			rest = rest[eq+2:]
-			var value strings.Builder
-			closed := false
-			for i := 0; i < len(rest); i++ {
-				switch c := rest[i]; {
-				case c == '\\' && i+1 < len(rest):
-					i++
-					switch rest[i] {
-					case 'n':
-						value.WriteByte('\n')
-					default:
-						value.WriteByte(rest[i])
-					}
-				case c == '"':
-					rest, closed = rest[i+1:], true
-				default:
-					value.WriteByte(c)
-				}
-				if closed {
-					break
-				}
-			}
-			if !closed {
-				return s, fmt.Errorf("an unterminated label value")
-			}
-			s.labels[key] = value.String()
-		}
-	}
-	fields := strings.Fields(rest)
-	if len(fields) == 0 {
-		return s, fmt.Errorf("no value")
-	}
-	v, err := strconv.ParseFloat(fields[0], 64)
-	if err != nil {
-		return s, err
-	}
-	s.value = v
-	return s, nil
 }
 
 // sum adds the values of the samples named name for which match (nil for all) holds.
