@@ -57,6 +57,8 @@ type step struct {
 	// RootShard reconciles the step took per new setup.
 	reconcile  time.Duration
 	reconciles float64
+	// failed are the step's reconciles of any kind that returned an error.
+	failed float64
 	// rss is the server's resident memory once settled, in MiB.
 	rss float64
 	// idleWrites are the host writes in idleWindow with nothing changing, as kube-apiserver
@@ -122,6 +124,7 @@ func BenchmarkScale(b *testing.B) {
 			e.add(b, name+"settle", s.settled.Seconds(), "settle-s")
 			e.add(b, name+"reconcile", ms(s.reconcile), "reconcile-ms")
 			e.add(b, name+"reconciles-per-setup", s.reconciles, "reconciles/setup")
+			e.add(b, name+"failed-reconciles", s.failed, "failed-reconciles")
 			e.add(b, name+"rss", s.rss, "rss-MiB")
 			e.add(b, name+"idle-writes", s.idleWrites, "idle-writes")
 			e.add(b, name+"resync", s.resync.Seconds(), "resync-s")
@@ -129,9 +132,9 @@ func BenchmarkScale(b *testing.B) {
 			e.add(b, name+"resync-writes", s.resyncWrites, "resync-writes")
 			e.add(b, name+"resync-server-writes", s.resyncServerWrites, "resync-server-writes")
 			e.add(b, name+"resync-rss", s.resyncRSS, "resync-rss-MiB")
-			fmt.Printf("scale: %4d setups: created in %5.1fs, settled %5.1fs after the first create, RootShard reconcile %6.1f ms (%.1f per setup), "+
+			fmt.Printf("scale: %4d setups: created in %5.1fs, settled %5.1fs after the first create, RootShard reconcile %6.1f ms (%.1f per setup, %.0f failed), "+
 				"RSS %4.0f MiB; %.0f host writes in %s idle; resync after a restart %5.1fs (reconcile %5.1f ms), %.0f host writes (server: %.0f), RSS %4.0f MiB\n",
-				n, s.created.Seconds(), s.settled.Seconds(), ms(s.reconcile), s.reconciles, s.rss, s.idleWrites, idleWindow,
+				n, s.created.Seconds(), s.settled.Seconds(), ms(s.reconcile), s.reconciles, s.failed, s.rss, s.idleWrites, idleWindow,
 				s.resync.Seconds(), ms(s.resyncReconcile), s.resyncWrites, s.resyncServerWrites, s.resyncRSS)
 			// The one figure with a required value: unchanged setups cost the host nothing.
 			if s.idleWrites != 0 {
@@ -180,7 +183,7 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 		return s, err
 	}
 	s.created = time.Since(start)
-	settledAt, err := settle(ctx, background)
+	settledAt, err := settle(ctx, background, rootShardReconciles(before)+float64(n-stored))
 	if err != nil {
 		return s, err
 	}
@@ -190,7 +193,9 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 		return s, err
 	}
 	s.reconcile = meanReconcile(before, after)
-	s.reconciles = (reconcileCount(after) - reconcileCount(before)) / float64(n-stored)
+	s.reconciles = (rootShardReconciles(after) - rootShardReconciles(before)) / float64(n-stored)
+	failed := label("result", "error")
+	s.failed = after.sum("kcp_setups_reconciles_total", failed) - before.sum("kcp_setups_reconciles_total", failed)
 	if s.rss, err = serverRSS(); err != nil {
 		return s, err
 	}
@@ -214,7 +219,7 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 		if err := stack.RestartServer(ctx); err != nil {
 			return err
 		}
-		settledAt, err := settle(ctx, background)
+		settledAt, err := settle(ctx, background, float64(n))
 		s.resync = settledAt.Sub(restarted)
 		return err
 	})
@@ -230,7 +235,7 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 	if s.resyncRSS, err = serverRSS(); err != nil {
 		return s, err
 	}
-	b.Logf("%d setups: resync reconciled %.0f RootShards", n, reconcileCount(fresh))
+	b.Logf("%d setups: the resync reconciled RootShards %.0f times", n, rootShardReconciles(fresh))
 	return s, nil
 }
 
@@ -319,6 +324,10 @@ func reconcileCount(m metrics) float64 {
 	return m.sum("kcp_setups_reconciles_total", nil)
 }
 
+func rootShardReconciles(m metrics) float64 {
+	return m.sum("kcp_setups_reconciles_total", label("kind", "RootShard"))
+}
+
 // meanReconcile is the mean RootShard reconcile between two scrapes of the same server
 // (before nil: since it started).
 func meanReconcile(before, after metrics) time.Duration {
@@ -356,11 +365,13 @@ func backgroundReconciles(ctx context.Context) (float64, error) {
 	return (reconcileCount(last) - reconcileCount(first)) / time.Since(start).Seconds(), nil
 }
 
-// settle waits until the controllers have nothing to do: for quiet, no key waited in their
-// queues at any scrape and they reconciled no more than the background rate allows (twice
-// it, and one more, for its jitter). It returns when it last saw them work: the last scrape
-// with a key queued or, on a server with no background, with a reconcile more.
-func settle(ctx context.Context, background float64) (time.Time, error) {
+// settle waits until the controllers reconciled RootShards at least least times (so that a
+// server whose controllers have not started yet does not pass for a settled one) and then
+// have nothing to do: for quiet, no key waited in their queues at any scrape and they
+// reconciled no more than the background rate allows (twice it, and one more, for its
+// jitter). It returns when it last saw them work: the last scrape with a key queued or, on a
+// server with no background, with a reconcile more.
+func settle(ctx context.Context, background, least float64) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
 	defer cancel()
 	var (
@@ -379,7 +390,7 @@ func settle(ctx context.Context, background float64) (time.Time, error) {
 			return lastBusy, err
 		}
 		now, reconciles := time.Now(), reconcileCount(m)
-		busy := queued(m) > 0 || (background == 0 && !first && reconciles != prev)
+		busy := queued(m) > 0 || rootShardReconciles(m) < least || (background == 0 && !first && reconciles != prev)
 		if !busy && !since.IsZero() && now.Sub(since) >= quiet {
 			if reconciles-base <= 2*background*now.Sub(since).Seconds()+1 {
 				return lastBusy, nil
