@@ -18,16 +18,16 @@ apiserver_request_total{code="200",resource="leases",subresource="",verb="PUT"} 
 # TYPE workqueue_depth gauge
 workqueue_depth{name="Root\"Shard, a"} 4
 # TYPE kcp_setups_reconcile_duration_seconds histogram
-kcp_setups_reconcile_duration_seconds_bucket{kind="RootShard",le="0.001"} 1
-kcp_setups_reconcile_duration_seconds_bucket{kind="RootShard",le="+Inf"} 3
-kcp_setups_reconcile_duration_seconds_sum{kind="RootShard"} 0.75
-kcp_setups_reconcile_duration_seconds_count{kind="RootShard"} 3
+kcp_setups_reconcile_duration_seconds_bucket{kind="rootshard",le="0.001"} 1
+kcp_setups_reconcile_duration_seconds_bucket{kind="rootshard",le="+Inf"} 3
+kcp_setups_reconcile_duration_seconds_sum{kind="rootshard"} 0.75
+kcp_setups_reconcile_duration_seconds_count{kind="rootshard"} 3
 process_resident_memory_bytes 1.2e+07
 `)
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, hostWrites(m), "the APPLY of secrets and the DELETE of configmaps; not a status subresource, a GET, or a lease")
 	assert.Equal(t, 4.0, m.sum("workqueue_depth", label("name", `Root"Shard, a`)), "an escaped quote and a comma in a label value")
-	assert.Zero(t, m.sum("workqueue_depth", label("name", "RootShard")))
+	assert.Zero(t, m.sum("workqueue_depth", label("name", "rootshard")))
 	assert.Equal(t, 1.2e7, m.sum("process_resident_memory_bytes", nil))
 	assert.Equal(t, 250.0, ms(meanReconcile(nil, m)), "the mean RootShard reconcile, from the histogram's sum and count")
 

@@ -43,9 +43,8 @@ var hostResources = []string{
 // writeVerbs are apiserver_request_total's verbs that change an object.
 var writeVerbs = []string{"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"}
 
-// controllerKinds are the kinds whose controllers the server runs, the names of their
-// workqueues.
-var controllerKinds = []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "VirtualWorkspace"}
+// controllerKinds name the controllers' workqueues and the kind label of their metrics.
+var controllerKinds = []string{"rootshard", "shard", "frontproxy", "cacheserver", "kubeconfig", "virtualworkspace"}
 
 // step is what one step of the scale benchmark measured.
 type step struct {
@@ -329,13 +328,13 @@ func reconcileCount(m metrics) float64 {
 }
 
 func rootShardReconciles(m metrics) float64 {
-	return m.sum("kcp_setups_reconciles_total", label("kind", "RootShard"))
+	return m.sum("kcp_setups_reconciles_total", label("kind", "rootshard"))
 }
 
 // meanReconcile is the mean RootShard reconcile between two scrapes of the same server
 // (before nil: since it started).
 func meanReconcile(before, after metrics) time.Duration {
-	rootShard := label("kind", "RootShard")
+	rootShard := label("kind", "rootshard")
 	sum := after.sum("kcp_setups_reconcile_duration_seconds_sum", rootShard) - before.sum("kcp_setups_reconcile_duration_seconds_sum", rootShard)
 	count := after.sum("kcp_setups_reconcile_duration_seconds_count", rootShard) - before.sum("kcp_setups_reconcile_duration_seconds_count", rootShard)
 	if count == 0 {
