@@ -65,15 +65,19 @@ image: ## Build the server's container image (needs docker or podman; override w
 	@if [[ -z "$(CONTAINER_TOOL)" ]]; then echo "make image needs docker or podman (or CONTAINER_TOOL=...)"; exit 1; fi
 	$(CONTAINER_TOOL) build -t $(IMAGE) .
 
-# BENCH picks benchmarks by name, case-insensitive: mint, ready, or a regexp such as mint|ready.
+# BENCH picks benchmarks by name, case-insensitive: mint, ready, scale, or a regexp such as mint|ready.
 BENCH ?= .*
 
 .PHONY: bench
-bench: build tools ## The benchmark suite (BENCH=mint|ready|crud picks some), figures next to their anchors, into _output/bench/.
+bench: build tools ## The benchmark suite (BENCH=mint|ready|crud|scale picks some), figures next to their anchors, into _output/bench/ with chart.svg.
 	@mkdir -p $(OUTPUT)/bench
-	@# Run in the package's directory, so go test streams the figures as they come.
+	@# Run in the package's directory, so go test streams the figures as they come. The chart
+	@# is drawn from results.json even when a benchmark failed, and make fails after it.
 	cd test/bench && BENCH_OUTPUT=$(CURDIR)/$(OUTPUT)/bench GO=$(GO) $(GO) test -count=1 -run '^$$' \
-		-bench '(?i)^Benchmark($(BENCH))$$' -benchtime 1x -timeout 60m .
+		-bench '(?i)^Benchmark($(BENCH))$$' -benchtime 1x -timeout 60m .; \
+	status=$$?; \
+	cd $(CURDIR) && $(GO) run ./hack/bench-chart -in $(OUTPUT)/bench/results.json -out $(OUTPUT)/bench/chart.svg || status=1; \
+	exit $$status
 
 .PHONY: run
 run: build tools ## The server and its whole local stack, in the foreground; Ctrl-C stops it.

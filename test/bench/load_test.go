@@ -27,8 +27,8 @@ type outcome struct {
 	firstErr  error
 }
 
-// quick shortens every load tenfold (BENCH_QUICK=1), to check that the suite works rather
-// than to measure.
+// quick shortens every load and scale's steps tenfold (BENCH_QUICK=1), to check that the
+// suite works rather than to measure.
 var quick = os.Getenv("BENCH_QUICK") != ""
 
 // run calls op from l.clients goroutines until l.duration has passed; op receives the index

@@ -55,3 +55,22 @@ func (p *ServerProcess) Running() bool {
 	done, _ := p.proc.exited()
 	return !done
 }
+
+// RestartServer stops the kcp-setups server with SIGTERM and starts it again on the same
+// port with the same arguments, as a rollout of its Deployment does, and returns once
+// kube-apiserver serves its group again. Unlike StopServer and StartServer it does not
+// register the server again, so that the host sees no write of the framework's own.
+func (s *Stack) RestartServer(ctx context.Context) error {
+	if s.server == nil {
+		return errors.New("the kcp-setups server was never started")
+	}
+	old := s.server
+	old.stop()
+	s.progress("stopped the kcp-setups server")
+	p, err := s.startServerProcess(ctx, old.name, s.ServerPort, old.cmd.Args[1:])
+	if err != nil {
+		return err
+	}
+	s.server = p
+	return s.WaitForServer(ctx)
+}
