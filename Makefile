@@ -26,7 +26,7 @@ verify-fresh: ## Codegen verification and the tools' build against an empty Go m
 
 .PHONY: test-unit
 test-unit: ## Unit tests.
-	$(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/...
+	$(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./hack/bench-chart/...
 
 .PHONY: test-integration
 test-integration: ## The real server in-process on embedded etcd, through the clientset.
