@@ -61,6 +61,11 @@ type Options struct {
 	// shutdown drain once it has ended them; without it, an open watch (kube-apiserver
 	// proxies every client's) holds the shutdown for the whole request timeout.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// KubeAPIQPS and KubeAPIBurst bound the requests to the host cluster's kube-apiserver,
+	// as kube-scheduler's flags of the same names do. client-go's own default (5, 10) would
+	// make a RootShard's 29 writes take five seconds.
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -88,6 +93,8 @@ func NewOptions() *Options {
 		KcpDialer:                           kcpclient.ServiceDNSDialer,
 		KcpHealthInterval:                   manager.DefaultKcpHealthInterval,
 		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
+		KubeAPIQPS:                          50,
+		KubeAPIBurst:                        100,
 		scheme:                              scheme,
 		codecs:                              codecs,
 	}
@@ -119,6 +126,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How often the controllers ask each RootShard's and Shard's kcp for its readiness (the KcpReady condition).")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
 		"On shutdown, the server ends every open watch and waits at most this long for them to drain; 0 leaves them open until the request timeout.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
+		"The sustained rate of requests per second to the host cluster's kube-apiserver (controllers and the kubeconfig subresource); APF still applies on the host's side.")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
+		"The burst of requests to the host cluster's kube-apiserver above --kube-api-qps.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -145,6 +156,12 @@ func (o *Options) Validate() error {
 	}
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, not %s", o.ShutdownWatchTerminationGracePeriod))
+	}
+	if o.KubeAPIQPS <= 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be positive, not %v", o.KubeAPIQPS))
+	}
+	if o.KubeAPIBurst < 1 || float32(o.KubeAPIBurst) < o.KubeAPIQPS {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be at least 1 and at least --kube-api-qps (%v), not %d", o.KubeAPIQPS, o.KubeAPIBurst))
 	}
 	if o.KcpHealthInterval < time.Second {
 		errs = append(errs, fmt.Errorf("--kcp-health-interval must be at least 1s, not %s", o.KcpHealthInterval))
@@ -182,9 +199,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {
-		extra.Host = rest.CopyConfig(serverConfig.ClientConfig)
+		host := o.hostConfig(serverConfig.ClientConfig)
+		extra.Host = rest.CopyConfig(host)
 		extra.Controllers = &manager.Config{
-			Host:           rest.CopyConfig(serverConfig.ClientConfig),
+			Host:           host,
 			LeaderElection: o.LeaderElection,
 			Workers:        o.ControllerWorkers,
 			KcpDialer:      o.KcpDialer,
@@ -192,6 +210,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil
+}
+
+// hostConfig is a copy of the host cluster's client configuration with the --kube-api-*
+// rate limit.
+func (o *Options) hostConfig(c *rest.Config) *rest.Config {
+	host := rest.CopyConfig(c)
+	host.QPS, host.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	return host
 }
 
 // Run validates the options, starts the embedded etcd when needed, then serves until ctx is

@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 )
 
 // loggingArgs are the same in every test: a process applies its logging configuration once.
@@ -44,4 +46,39 @@ func TestCommandRejectsBadFlags(t *testing.T) {
 	err := cmd.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--embedded-etcd-dir must be set")
+}
+
+// TestKubeAPIRateLimit checks the host client's rate limit flags: their defaults are
+// kube-scheduler's, not client-go's 5/10, they reach the host configuration, and nonsense is
+// refused before anything starts.
+func TestKubeAPIRateLimit(t *testing.T) {
+	o := NewOptions()
+	host := o.hostConfig(&rest.Config{Host: "https://host.example"})
+	assert.Equal(t, float32(50), host.QPS)
+	assert.Equal(t, 100, host.Burst)
+	assert.Equal(t, "https://host.example", host.Host)
+
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--kube-api-qps", "200", "--kube-api-burst", "400"}))
+	host = o.hostConfig(&rest.Config{})
+	assert.Equal(t, float32(200), host.QPS)
+	assert.Equal(t, 400, host.Burst)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--kube-api-qps", "0"}, "--kube-api-qps must be positive"},
+		{[]string{"--kube-api-qps", "-1"}, "--kube-api-qps must be positive"},
+		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst must be at least 1"},
+		{[]string{"--kube-api-qps", "80", "--kube-api-burst", "40"}, "--kube-api-burst must be at least 1 and at least --kube-api-qps (80)"},
+	} {
+		cmd := NewCommand()
+		cmd.SetArgs(append(append([]string{"--embedded-etcd-dir", t.TempDir()}, tc.args...), loggingArgs...))
+		cmd.SetContext(t.Context())
+		err := cmd.Execute()
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), tc.want, tc.args)
+	}
 }
