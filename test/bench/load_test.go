@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -25,6 +26,9 @@ type outcome struct {
 	latencies []time.Duration // sorted, of the calls that succeeded
 	errors    int
 	firstErr  error
+	// cpu is the CPU each process of the stack, and the clients, spent per successful call,
+	// in ms (cpuPerCall).
+	cpu map[string]float64
 }
 
 // quick shortens every load and scale's steps tenfold (BENCH_QUICK=1), to check that the
@@ -79,12 +83,14 @@ func (l load) run(ctx context.Context, op func(ctx context.Context, client int) 
 	if l.atStart != nil {
 		l.atStart(l.duration)
 	}
+	cpuBefore := sampleCPU()
 	begin := time.Now()
 	for range l.clients {
 		start <- begin
 	}
 	wg.Wait()
 	out.elapsed = time.Since(begin)
+	out.cpu = cpuPerCall(cpuBefore, sampleCPU(), len(out.latencies))
 	slices.Sort(out.latencies)
 	return out
 }
@@ -107,8 +113,13 @@ func (o outcome) report(b *testing.B, e *entry, name string) {
 	e.add(b, name+"/p50", o.percentile(0.50), "p50-ms")
 	e.add(b, name+"/p99", o.percentile(0.99), "p99-ms")
 	e.add(b, name+"/errors", float64(o.errors), "errors")
+	// Into results.json only: testing.B keeps one metric per unit.
+	for _, proc := range slices.Sorted(maps.Keys(o.cpu)) {
+		e.add(nil, name+"/cpu/"+proc, o.cpu[proc], "cpu-ms/op")
+	}
 	fmt.Printf("%s: %-28s %6d calls in %5.1fs  %7.1f/s  p50 %6.1f ms  p99 %6.1f ms  errors %d\n", e.Benchmark, name,
 		len(o.latencies), o.elapsed.Seconds(), o.rate(), o.percentile(0.50), o.percentile(0.99), o.errors)
+	fmt.Printf("%s: %-28s CPU ms per call: %s\n", e.Benchmark, name, formatCPU(o.cpu))
 	if o.errors > 0 {
 		b.Errorf("%s: %d calls failed, the first with: %v", name, o.errors, o.firstErr)
 	}

@@ -74,3 +74,18 @@ func (s *Stack) RestartServer(ctx context.Context) error {
 	s.server = p
 	return s.WaitForServer(ctx)
 }
+
+// PIDs are the process ids of the stack's running processes by name (etcd, kube-apiserver,
+// the kcp-setups server, ...): a benchmark reads their CPU time from /proc.
+func (s *Stack) PIDs() map[string]int {
+	pids := map[string]int{}
+	for _, p := range append(slices.Clone(s.procs), s.server) {
+		if p == nil {
+			continue
+		}
+		if done, _ := p.exited(); !done {
+			pids[p.name] = p.cmd.Process.Pid
+		}
+	}
+	return pids
+}
