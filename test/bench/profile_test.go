@@ -11,33 +11,51 @@ import (
 	"time"
 )
 
-// profile is a CPU profile of the kcp-setups server being taken.
+// profile is a CPU profile of the kcp-setups server or of kube-apiserver being taken.
 type profile struct {
+	// name says whose profile of which run it is, as in mint-direct-server.
+	name string
 	done chan struct{}
 	data string
 	err  error
 }
 
-// startProfile asks the server for a CPU profile of the next d, through its /debug/pprof
-// (genericapiserver serves it while profiling is enabled, its default), as the admin.
-func startProfile(ctx context.Context, d time.Duration) *profile {
-	p := &profile{done: make(chan struct{})}
+// profiled is whom startProfile profiles.
+type profiled int
+
+const (
+	profileServer profiled = iota
+	profileKubeAPIServer
+)
+
+// startProfile asks the server or kube-apiserver for a CPU profile of the next d, through
+// its /debug/pprof (both serve it while profiling is enabled, their default), as the admin.
+func startProfile(ctx context.Context, name string, who profiled, d time.Duration) *profile {
+	p := &profile{name: name, done: make(chan struct{})}
+	path := "/debug/pprof/profile?seconds=" + strconv.Itoa(int(d.Seconds()))
 	go func() {
 		defer close(p.done)
-		p.data, p.err = stack.ServerGet(ctx, "/debug/pprof/profile?seconds="+strconv.Itoa(int(d.Seconds())))
+		if who == profileServer {
+			p.data, p.err = stack.ServerGet(ctx, path)
+			return
+		}
+		var raw []byte
+		raw, p.err = stack.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(ctx)
+		p.data = string(raw)
 	}()
 	return p
 }
 
-// finish waits for the profile, saves it as _output/bench/<benchmark>.cpu.pprof and prints
-// its top entries.
+// finish waits for the profile, saves it as _output/bench/<name>.cpu.pprof and prints its
+// top entries.
 func (p *profile) finish(b *testing.B, e *entry) {
 	<-p.done
 	if p.err != nil {
-		b.Errorf("profiling the server: %v", p.err)
+		b.Errorf("profiling %s: %v", p.name, p.err)
 		return
 	}
-	path, err := filepath.Abs(filepath.Join(resultsDir(), e.Benchmark+".cpu.pprof"))
+	path, err := filepath.Abs(filepath.Join(resultsDir(), p.name+".cpu.pprof"))
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(path), 0o755)
 	}
@@ -57,5 +75,5 @@ func (p *profile) finish(b *testing.B, e *entry) {
 		b.Errorf("go tool pprof: %v: %s", err, out)
 		return
 	}
-	fmt.Printf("%s: the server's CPU profile, in %s:\n%s", e.Benchmark, path, out)
+	fmt.Printf("%s: the CPU profile %s, in %s:\n%s", e.Benchmark, p.name, path, out)
 }
