@@ -41,7 +41,7 @@ func startProfile(ctx context.Context, name string, who profiled, d time.Duratio
 		}
 		var raw []byte
 		raw, p.err = stack.Kube.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(ctx)
+			Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(ctx)
 		p.data = string(raw)
 	}()
 	return p
