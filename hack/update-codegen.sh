@@ -98,8 +98,11 @@ for t in LocalObjectReference ResourceRequirements Volume VolumeMount Affinity T
   EXTERNALS+="k8s.io/api/core/v1.${t}:${CORE_APPLY},"
 done
 
+# --prefers-protobuf: the clientset asks for protobuf (falling back to JSON) unless its
+# rest.Config names a content type, as the kubernetes clientset does.
 kube::codegen::gen_client \
   --with-watch \
+  --prefers-protobuf \
   --with-applyconfig \
   --applyconfig-externals "${EXTERNALS%,}" \
   --output-dir "${ROOT}/pkg/generated" \
