@@ -86,7 +86,6 @@ func (c completedConfig) New() (*Server, error) {
 
 	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
-	apiGroupInfo.NegotiatedSerializer = withoutProtobuf{codecs}
 	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer)
 	if err != nil {
 		return nil, err
@@ -136,7 +135,7 @@ func (c completedConfig) hostCaches(server *genericapiserver.GenericAPIServer) (
 	if c.ExtraConfig.Host == nil {
 		return nil, nil, nil
 	}
-	kube, err := kubernetes.NewForConfig(c.ExtraConfig.Host)
+	kube, err := kubernetes.NewForConfig(manager.ProtobufConfig(c.ExtraConfig.Host))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,21 +33,3 @@ func NewScheme() *runtime.Scheme {
 func NewCodecs(scheme *runtime.Scheme) serializer.CodecFactory {
 	return serializer.NewCodecFactory(scheme)
 }
-
-// withoutProtobuf serves a group's objects as JSON and YAML only. The types have no protobuf
-// marshallers, so offering protobuf would turn `Accept: protobuf, json` into a 406; without
-// it such a client gets JSON, exactly as from a CustomResourceDefinition.
-type withoutProtobuf struct {
-	runtime.NegotiatedSerializer
-}
-
-// SupportedMediaTypes implements runtime.NegotiatedSerializer.
-func (s withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
-	var infos []runtime.SerializerInfo
-	for _, info := range s.NegotiatedSerializer.SupportedMediaTypes() {
-		if info.MediaType != runtime.ContentTypeProtobuf {
-			infos = append(infos, info)
-		}
-	}
-	return infos
-}

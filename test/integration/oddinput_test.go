@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+
+	"github.com/kcp-setups/apiserver/pkg/apiserver/apiservertest"
 )
 
 const groupPath = "/apis/operator.kcp.io/v1alpha1/namespaces/" + namespace
@@ -116,6 +118,13 @@ func TestOddInputsAreRefused(t *testing.T) {
 		return []byte(`{"apiVersion":"operator.kcp.io/v1alpha1","kind":"KubeconfigRequest","spec":{"expirationSeconds":` + expiration + `}}`)
 	}
 	const anyClientError = 0
+	const protobuf = "application/vnd.kubernetes.protobuf"
+	wellFormed, _, err := apiservertest.Decode("application/json", "RootShard", rootShardJSON(t, "pb", nil))
+	require.NoError(t, err)
+	rootShardProtobuf, err := apiservertest.Encode(protobuf, wellFormed)
+	require.NoError(t, err)
+	_, _, err = apiservertest.Decode(protobuf, "RootShard", rootShardProtobuf)
+	require.NoError(t, err, "the well-formed protobuf the odd ones start from")
 	for _, tc := range []struct {
 		name        string
 		path        string
@@ -181,6 +190,11 @@ func TestOddInputsAreRefused(t *testing.T) {
 		{"JSON null, an empty object", rootShards, "", []byte(`null`), http.StatusUnprocessableEntity},
 		{"malformed YAML", rootShards, "application/yaml", []byte("apiVersion: operator.kcp.io/v1alpha1\nkind: RootShard\nmetadata: {name: [\n"), http.StatusBadRequest},
 		{"malformed request", kubeconfigOfRoot, "", []byte(`{"spec":{"expirationSeconds":}`), http.StatusBadRequest},
+		{"protobuf without its magic", rootShards, protobuf, []byte("\x0a\x00garbage"), http.StatusBadRequest},
+		{"truncated protobuf", rootShards, protobuf, rootShardProtobuf[:len(rootShardProtobuf)/2], http.StatusBadRequest},
+		{"protobuf with a field longer than the body", rootShards, protobuf, append(bytes.Clone(rootShardProtobuf), 0x12, 0x7f), http.StatusBadRequest},
+		{"JSON posted as protobuf", rootShards, protobuf, rootShardJSON(t, "mislabeled", nil), http.StatusBadRequest},
+		{"protobuf posted as JSON", rootShards, "application/json", rootShardProtobuf, http.StatusBadRequest},
 
 		// Wrong types.
 		{"a Shard posted as a RootShard", rootShards, "", bytes.Replace(rootShardJSON(t, "wrong", nil), []byte(`"kind":"RootShard"`), []byte(`"kind":"Shard"`), 1),

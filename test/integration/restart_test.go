@@ -1,7 +1,7 @@
 package integration
 
 import (
-	"encoding/json"
+	"bytes"
 	"testing"
 	"time"
 
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 )
@@ -26,17 +27,18 @@ func TestObjectsSurviveARestart(t *testing.T) {
 		defer etcd.Close()
 		survivesRestart(t, external(etcd.ClientURL))
 
-		// The objects are in that etcd, under the server's prefix, as JSON of v1alpha1.
+		// The objects are in that etcd, under the server's prefix, as protobuf of v1alpha1.
 		client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
 		require.NoError(t, err)
 		defer func() { _ = client.Close() }()
 		resp, err := client.Get(t.Context(), "/kcp-setups/operator.kcp.io/rootshards/"+namespace+"/root")
 		require.NoError(t, err)
 		require.Len(t, resp.Kvs, 1)
-		var stored map[string]any
-		require.NoError(t, json.Unmarshal(resp.Kvs[0].Value, &stored), "stored as JSON")
-		assert.Equal(t, "operator.kcp.io/v1alpha1", stored["apiVersion"])
-		assert.Equal(t, "RootShard", stored["kind"])
+		require.True(t, bytes.HasPrefix(resp.Kvs[0].Value, protobufMagic), "stored as protobuf: %q", resp.Kvs[0].Value)
+		var envelope runtime.Unknown
+		require.NoError(t, envelope.Unmarshal(resp.Kvs[0].Value[len(protobufMagic):]))
+		assert.Equal(t, "operator.kcp.io/v1alpha1", envelope.APIVersion)
+		assert.Equal(t, "RootShard", envelope.Kind)
 	})
 }
 

@@ -3,6 +3,7 @@ package integration
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,14 +43,22 @@ func TestServing(t *testing.T) {
 	})
 
 	const list = "/apis/operator.kcp.io/v1alpha1/namespaces/" + namespace + "/rootshards"
-	t.Run("a client that prefers protobuf and accepts JSON gets JSON", func(t *testing.T) {
-		code, ct, _ := get(t, list, "application/vnd.kubernetes.protobuf, application/json")
+	t.Run("a client that prefers protobuf and accepts JSON gets protobuf", func(t *testing.T) {
+		code, ct, body := get(t, list, "application/vnd.kubernetes.protobuf, application/json")
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, "application/vnd.kubernetes.protobuf", ct)
+		assert.True(t, strings.HasPrefix(body, "k8s\x00"), "a protobuf body: %q", body)
+	})
+	t.Run("a client that prefers JSON gets JSON", func(t *testing.T) {
+		code, ct, _ := get(t, list, "application/json, application/vnd.kubernetes.protobuf")
 		assert.Equal(t, http.StatusOK, code)
 		assert.Equal(t, "application/json", ct)
 	})
-	t.Run("protobuf alone is not acceptable", func(t *testing.T) {
-		code, _, _ := get(t, list, "application/vnd.kubernetes.protobuf")
-		assert.Equal(t, http.StatusNotAcceptable, code)
+	t.Run("discovery is served in protobuf, as client-go asks for it", func(t *testing.T) {
+		code, ct, body := get(t, "/apis", "application/vnd.kubernetes.protobuf;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json")
+		assert.Equal(t, http.StatusOK, code)
+		assert.Contains(t, ct, "application/vnd.kubernetes.protobuf")
+		assert.Contains(t, body, "operator.kcp.io")
 	})
 	t.Run("the metadata client of the garbage collector is served", func(t *testing.T) {
 		// Metadata is a meta.k8s.io type, which has protobuf marshallers.

@@ -101,8 +101,8 @@ func NewOptions() *Options {
 	etcd := o.RecommendedOptions.Etcd
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(operatorv1alpha1.SchemeGroupVersion,
 		schema.GroupKind{Group: operatorv1alpha1.GroupName})
-	// The types have no protobuf marshallers, so they are stored as JSON.
-	etcd.DefaultStorageMediaType = runtime.ContentTypeJSON
+	// Stored as protobuf, as kube-apiserver stores its kinds (applyStorageMediaType).
+	etcd.DefaultStorageMediaType = runtime.ContentTypeProtobuf
 	o.RecommendedOptions.SecureServing.BindPort = 6443
 	// A generated serving certificate stays in memory unless --cert-dir is given.
 	o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = ""
@@ -190,6 +190,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	serverConfig.OpenAPIV3Config.Info.Title = "kcp-setups"
 	serverConfig.OpenAPIV3Config.Info.Version = operatorv1alpha1.SchemeGroupVersion.Version
 
+	if err := o.applyStorageMediaType(); err != nil {
+		return nil, err
+	}
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}

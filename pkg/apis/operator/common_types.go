@@ -76,8 +76,8 @@ type ManagedEtcd struct {
 
 // EtcdStorage is the persistent volume of each etcd member.
 type EtcdStorage struct {
-	// Size is the requested size of each member's volume.
-	Size *resource.Quantity
+	// VolumeSize is the requested size of each member's volume.
+	VolumeSize *resource.Quantity
 	// StorageClassName is the StorageClass of the volumes; the cluster's default when nil.
 	StorageClassName *string
 }
@@ -186,8 +186,8 @@ type CertificatePrivateKeyTemplate struct {
 	Encoding string
 	// Algorithm is RSA, ECDSA or Ed25519. Certificates default to ECDSA P-256.
 	Algorithm string
-	// Size is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.
-	Size int32
+	// KeySize is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.
+	KeySize int32
 }
 
 // DeploymentTemplate customizes a generated Deployment.

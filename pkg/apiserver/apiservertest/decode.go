@@ -17,7 +17,7 @@ import (
 )
 
 // MediaTypes are the body formats the server accepts for its kinds.
-var MediaTypes = []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML}
+var MediaTypes = []string{runtime.ContentTypeJSON, runtime.ContentTypeYAML, runtime.ContentTypeProtobuf}
 
 // Kinds are the kinds a body may be posted as: the six stored kinds and the body of the
 // kubeconfig subresource.

@@ -71,7 +71,7 @@ const DefaultKcpHealthInterval = controller.DefaultKcpHealthInterval
 // Run runs the controllers until ctx is done: while leading, or always when leader election
 // is off.
 func Run(ctx context.Context, cfg Config) error {
-	kube, err := kubernetes.NewForConfig(cfg.Host)
+	kube, err := kubernetes.NewForConfig(ProtobufConfig(cfg.Host))
 	if err != nil {
 		return err
 	}
@@ -122,11 +122,11 @@ func Run(ctx context.Context, cfg Config) error {
 
 // runControllers runs every kind's controller until ctx is done.
 func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) error {
-	opClient, err := clientset.NewForConfig(cfg.Loopback)
+	opClient, err := clientset.NewForConfig(ProtobufConfig(cfg.Loopback))
 	if err != nil {
 		return err
 	}
-	certManager, err := cmclientset.NewForConfig(cfg.Host)
+	certManager, err := cmclientset.NewForConfig(JSONConfig(cfg.Host))
 	if err != nil {
 		return err
 	}

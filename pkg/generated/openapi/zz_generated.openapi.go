@@ -1151,7 +1151,7 @@ func schema_pkg_apis_operator_v1alpha1_CertificatePrivateKeyTemplate(ref common.
 					},
 					"size": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Size is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.",
+							Description: "KeySize is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA. The Go name is not Size because protobuf marshallers own a Size method.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -1736,7 +1736,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref common.ReferenceCallback)
 				Properties: map[string]spec.Schema{
 					"size": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Size is the requested size of each member's volume. Defaults to 8Gi.",
+							Description: "VolumeSize is the requested size of each member's volume. Defaults to 8Gi. The Go name is not Size because protobuf marshallers own a Size method.",
 							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
 						},
 					},

@@ -179,8 +179,8 @@ func mergePrivateKey(dst *cmapply.CertificatePrivateKeyApplyConfiguration, pk *o
 		// A size chosen for the default algorithm means nothing for another one.
 		dst.Size = nil
 	}
-	if pk.Size != 0 {
-		dst.WithSize(int(pk.Size))
+	if pk.KeySize != 0 {
+		dst.WithSize(int(pk.KeySize))
 	}
 	if pk.Encoding != "" {
 		dst.WithEncoding(cmv1.PrivateKeyEncoding(pk.Encoding))

@@ -171,8 +171,8 @@ func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConf
 	size := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 	var class *string
 	if st := c.Spec.Storage; st != nil {
-		if st.Size != nil {
-			size = *st.Size
+		if st.VolumeSize != nil {
+			size = *st.VolumeSize
 		}
 		class = st.StorageClassName
 	}

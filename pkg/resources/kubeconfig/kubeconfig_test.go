@@ -72,7 +72,7 @@ func loaded(t *testing.T) Kubeconfig {
 					Subject:        &operatorv1alpha1.X509Subject{OrganizationalUnits: []string{"platform"}},
 					Duration:       &metav1.Duration{Duration: 365 * 24 * time.Hour},
 					RenewBefore:    &metav1.Duration{Duration: 48 * time.Hour},
-					PrivateKey:     &operatorv1alpha1.CertificatePrivateKeyTemplate{Algorithm: "RSA", Size: 2048},
+					PrivateKey:     &operatorv1alpha1.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 2048},
 					SecretTemplate: &operatorv1alpha1.MetadataTemplate{Labels: map[string]string{"team": "a"}},
 				},
 			},

@@ -41,7 +41,7 @@ func loadedRootShard() *operatorv1alpha1.RootShard {
 				DNSNames:       []string{"kcp.internal.example.com", "localhost"},
 				IPAddresses:    []string{"10.0.0.10"},
 				Duration:       &hour,
-				PrivateKey:     &operatorv1alpha1.CertificatePrivateKeyTemplate{Algorithm: "RSA", Size: 4096},
+				PrivateKey:     &operatorv1alpha1.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 4096},
 				SecretTemplate: &operatorv1alpha1.MetadataTemplate{Annotations: map[string]string{"reflector": "yes"}},
 			},
 		},

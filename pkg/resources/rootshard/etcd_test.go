@@ -19,7 +19,7 @@ func managedEtcdRootShard() *operatorv1alpha1.RootShard {
 	rs := minimalRootShard()
 	size := resource.MustParse("8Gi")
 	rs.Spec.Etcd = operatorv1alpha1.EtcdConfig{Managed: &operatorv1alpha1.ManagedEtcd{
-		Replicas: ptr.To[int32](3), Storage: &operatorv1alpha1.EtcdStorage{Size: &size}}}
+		Replicas: ptr.To[int32](3), Storage: &operatorv1alpha1.EtcdStorage{VolumeSize: &size}}}
 	return rs
 }
 

@@ -23,7 +23,7 @@ func managedEtcdShard() *operatorv1alpha1.Shard {
 	size := resource.MustParse("20Gi")
 	s.Spec.Etcd = operatorv1alpha1.EtcdConfig{Prefix: "/kcp", Managed: &operatorv1alpha1.ManagedEtcd{
 		Replicas: ptr.To[int32](5),
-		Storage:  &operatorv1alpha1.EtcdStorage{Size: &size, StorageClassName: ptr.To("fast-ssd")},
+		Storage:  &operatorv1alpha1.EtcdStorage{VolumeSize: &size, StorageClassName: ptr.To("fast-ssd")},
 		Image: &operatorv1alpha1.ImageSpec{Repository: "registry.example.com/etcd", Tag: "v3.7.1",
 			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}},
 		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},

@@ -46,9 +46,9 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 			if s.Storage == nil {
 				s.Storage = &operator.EtcdStorage{}
 			}
-			if s.Storage.Size == nil {
+			if s.Storage.VolumeSize == nil {
 				q := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
-				s.Storage.Size = &q
+				s.Storage.VolumeSize = &q
 			}
 		},
 		func(s *operator.CacheServerSpec, c randfill.Continue) {

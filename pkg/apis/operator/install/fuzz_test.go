@@ -36,6 +36,12 @@ func seed(f *testing.F) {
 	for _, e := range apiservertest.Examples(f, examplesDir) {
 		f.Add(e.JSON)
 		f.Add(e.YAML)
+		// The same object in protobuf, so that mutations start from a body that decodes.
+		obj, _, err := apiservertest.Decode(runtime.ContentTypeJSON, e.Kind, e.JSON)
+		require.NoError(f, err, "example %s", e.Kind)
+		pb, err := apiservertest.Encode(runtime.ContentTypeProtobuf, obj)
+		require.NoError(f, err, "example %s in protobuf", e.Kind)
+		f.Add(pb)
 	}
 	for _, b := range oddBodies {
 		f.Add([]byte(b))

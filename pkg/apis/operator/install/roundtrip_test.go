@@ -13,3 +13,9 @@ import (
 func TestRoundTripTypes(t *testing.T) {
 	roundtrip.RoundTripTestForAPIGroup(t, Install, fuzzer.Funcs)
 }
+
+// TestRoundTripProtobuf does the same through protobuf, the wire format of the clientset and
+// of storage: internal → v1alpha1 → protobuf → v1alpha1 → internal, and v1alpha1 alone.
+func TestRoundTripProtobuf(t *testing.T) {
+	roundtrip.RoundTripProtobufTestForAPIGroup(t, Install, fuzzer.Funcs)
+}

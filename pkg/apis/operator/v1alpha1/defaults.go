@@ -64,9 +64,9 @@ func SetDefaults_ManagedEtcd(obj *ManagedEtcd) {
 	if obj.Storage == nil {
 		obj.Storage = &EtcdStorage{}
 	}
-	if obj.Storage.Size == nil {
+	if obj.Storage.VolumeSize == nil {
 		q := resource.MustParse(DefaultEtcdStorageSize)
-		obj.Storage.Size = &q
+		obj.Storage.VolumeSize = &q
 	}
 }
 

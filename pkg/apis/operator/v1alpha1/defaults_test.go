@@ -51,7 +51,7 @@ func TestDefaults(t *testing.T) {
 			if assert.NotNil(t, etcd.Managed, kind) {
 				assert.Equal(t, ptr.To[int32](3), etcd.Managed.Replicas, kind)
 				if assert.NotNil(t, etcd.Managed.Storage, kind) {
-					assert.Equal(t, "8Gi", etcd.Managed.Storage.Size.String(), kind)
+					assert.Equal(t, "8Gi", etcd.Managed.Storage.VolumeSize.String(), kind)
 					assert.Nil(t, etcd.Managed.Storage.StorageClassName, kind)
 				}
 				assert.Nil(t, etcd.Managed.Image, "%s: the etcd image is applied at realization, not stored", kind)
@@ -62,10 +62,10 @@ func TestDefaults(t *testing.T) {
 		size := resource.MustParse("20Gi")
 		etcd := defaulted(t, &Shard{Spec: ShardSpec{CommonShardSpec: CommonShardSpec{Etcd: EtcdConfig{Managed: &ManagedEtcd{
 			Replicas: ptr.To[int32](1),
-			Storage:  &EtcdStorage{Size: &size, StorageClassName: ptr.To("fast")},
+			Storage:  &EtcdStorage{VolumeSize: &size, StorageClassName: ptr.To("fast")},
 		}}}}}).Spec.Etcd
 		assert.Equal(t, ptr.To[int32](1), etcd.Managed.Replicas)
-		assert.Equal(t, "20Gi", etcd.Managed.Storage.Size.String())
+		assert.Equal(t, "20Gi", etcd.Managed.Storage.VolumeSize.String())
 		assert.Equal(t, ptr.To("fast"), etcd.Managed.Storage.StorageClassName)
 	})
 	t.Run("etcd with endpoints stays external", func(t *testing.T) {

@@ -13,51 +13,51 @@ import (
 type RootShard struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
 
 	// Spec is the desired state.
 	// +optional
-	Spec RootShardSpec `json:"spec,omitempty"`
+	Spec RootShardSpec `json:"spec,omitempty" protobuf:"bytes,2,opt,name=spec"`
 	// Status is the observed state.
 	// +optional
-	Status RootShardStatus `json:"status,omitempty"`
+	Status RootShardStatus `json:"status,omitempty" protobuf:"bytes,3,opt,name=status"`
 }
 
 // RootShardSpec is the desired state of a RootShard.
 type RootShardSpec struct {
-	CommonShardSpec `json:",inline"`
+	CommonShardSpec `json:",inline" protobuf:"bytes,1,opt,name=commonShardSpec"`
 
 	// External is how the kcp installation is reached from outside the cluster.
-	External ExternalConfig `json:"external"`
+	External ExternalConfig `json:"external" protobuf:"bytes,2,opt,name=external"`
 	// Cache names the CacheServer the root shard uses. Without it kcp runs its embedded cache.
 	// +optional
-	Cache *CacheConfig `json:"cache,omitempty"`
+	Cache *CacheConfig `json:"cache,omitempty" protobuf:"bytes,3,opt,name=cache"`
 	// Certificates configures where the root CA comes from. Immutable.
 	// +optional
-	Certificates *Certificates `json:"certificates,omitempty"`
+	Certificates *Certificates `json:"certificates,omitempty" protobuf:"bytes,4,opt,name=certificates"`
 	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
 	// its server reaches the root shard directly. Accepted with a warning and not realized.
-	Proxy *RootShardProxySpec `json:"proxy,omitempty"`
+	Proxy *RootShardProxySpec `json:"proxy,omitempty" protobuf:"bytes,5,opt,name=proxy"`
 }
 
 // RootShardStatus is the observed state of a RootShard.
 type RootShardStatus struct {
 	// Phase is Provisioning, Running or Deleting.
 	// +optional
-	Phase Phase `json:"phase,omitempty"`
+	Phase Phase `json:"phase,omitempty" protobuf:"bytes,1,opt,name=phase,casttype=Phase"`
 	// ObservedGeneration is the generation the status describes.
 	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	ObservedGeneration int64 `json:"observedGeneration,omitempty" protobuf:"varint,2,opt,name=observedGeneration"`
 	// Conditions are Available, CertificatesReady and ReferenceValid.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,3,rep,name=conditions"`
 	// Shards are the Shards that point at this RootShard.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	Shards []ShardReference `json:"shards,omitempty"`
+	Shards []ShardReference `json:"shards,omitempty" protobuf:"bytes,4,rep,name=shards"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -66,11 +66,11 @@ type RootShardStatus struct {
 type RootShardList struct {
 	metav1.TypeMeta `json:",inline"`
 	// +optional
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []RootShard `json:"items"`
+	metav1.ListMeta `json:"metadata,omitempty" protobuf:"bytes,1,opt,name=metadata"`
+	Items           []RootShard `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
 // RootShardProxySpec is kcp-operator's internal root-shard front proxy.
 type RootShardProxySpec struct {
-	ComponentSpec `json:",inline"`
+	ComponentSpec `json:",inline" protobuf:"bytes,1,opt,name=componentSpec"`
 }

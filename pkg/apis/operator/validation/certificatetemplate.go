@@ -142,8 +142,8 @@ func validatePrivateKey(key *operator.CertificatePrivateKeyTemplate, fldPath *fi
 	}
 	// Size 0 means the algorithm's default; with an unknown algorithm there is nothing to
 	// check the size against.
-	if key.Size != 0 && knownAlgorithm && !slices.Contains(sizes, key.Size) {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("size"), key.Size, keySizeMessage(algorithm, sizes)))
+	if key.KeySize != 0 && knownAlgorithm && !slices.Contains(sizes, key.KeySize) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("size"), key.KeySize, keySizeMessage(algorithm, sizes)))
 	}
 	if enc := cmv1.PrivateKeyEncoding(key.Encoding); enc != "" && !slices.Contains(keyEncodings, enc) {
 		allErrs = append(allErrs, field.NotSupported(fldPath.Child("encoding"), key.Encoding, keyEncodings))

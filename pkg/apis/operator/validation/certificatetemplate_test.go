@@ -106,34 +106,34 @@ func TestValidatePrivateKey(t *testing.T) {
 		want []wantErr
 	}{
 		{name: "defaults", key: operator.CertificatePrivateKeyTemplate{}},
-		{name: "RSA 8192", key: operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", Size: 8192}},
-		{name: "ECDSA 521", key: operator.CertificatePrivateKeyTemplate{Algorithm: "ECDSA", Size: 521}},
+		{name: "RSA 8192", key: operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 8192}},
+		{name: "ECDSA 521", key: operator.CertificatePrivateKeyTemplate{Algorithm: "ECDSA", KeySize: 521}},
 		{name: "Ed25519 without size", key: operator.CertificatePrivateKeyTemplate{Algorithm: "Ed25519"}},
-		{name: "default algorithm with an ECDSA size", key: operator.CertificatePrivateKeyTemplate{Size: 384}},
+		{name: "default algorithm with an ECDSA size", key: operator.CertificatePrivateKeyTemplate{KeySize: 384}},
 		{name: "PKCS1, Never", key: operator.CertificatePrivateKeyTemplate{Encoding: "PKCS1", RotationPolicy: "Never"}},
 		{
 			name: "unknown algorithm",
-			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "DSA", Size: 1024},
+			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "DSA", KeySize: 1024},
 			want: []wantErr{notSupported(p+".algorithm", `supported values: "RSA", "ECDSA", "Ed25519"`)},
 		},
 		{
 			name: "RSA size",
-			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", Size: 1024},
+			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 1024},
 			want: []wantErr{invalid(p+".size", "must be 0 (the default) or one of 2048, 4096, 8192 for algorithm RSA")},
 		},
 		{
 			name: "ECDSA size",
-			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "ECDSA", Size: 2048},
+			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "ECDSA", KeySize: 2048},
 			want: []wantErr{invalid(p+".size", "256, 384, 521 for algorithm ECDSA")},
 		},
 		{
 			name: "default algorithm with an RSA size",
-			key:  operator.CertificatePrivateKeyTemplate{Size: 2048},
+			key:  operator.CertificatePrivateKeyTemplate{KeySize: 2048},
 			want: []wantErr{invalid(p+".size", "ECDSA (the default algorithm)")},
 		},
 		{
 			name: "Ed25519 with a size",
-			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "Ed25519", Size: 256},
+			key:  operator.CertificatePrivateKeyTemplate{Algorithm: "Ed25519", KeySize: 256},
 			want: []wantErr{invalid(p+".size", "must be 0 (unset) for algorithm Ed25519")},
 		},
 		{

@@ -78,7 +78,7 @@ func TestValidateCommonShardSpec(t *testing.T) {
 		},
 		{
 			name:   "certificate templates",
-			mutate: func(s *operator.CommonShardSpec) { s.CertificateTemplates["server"].Spec.PrivateKey.Size = 256 },
+			mutate: func(s *operator.CommonShardSpec) { s.CertificateTemplates["server"].Spec.PrivateKey.KeySize = 256 },
 			want:   []wantErr{invalid("spec.certificateTemplates[server].spec.privateKey.size")},
 		},
 		{

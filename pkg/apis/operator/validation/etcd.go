@@ -92,7 +92,7 @@ func validateManagedEtcd(managed *operator.ManagedEtcd, fldPath *field.Path) fie
 	}
 	if managed.Storage != nil {
 		storagePath := fldPath.Child("storage")
-		if size := managed.Storage.Size; size != nil && size.Sign() <= 0 {
+		if size := managed.Storage.VolumeSize; size != nil && size.Sign() <= 0 {
 			allErrs = append(allErrs, field.Invalid(storagePath.Child("size"), size.String(), "must be greater than zero"))
 		}
 		if class := managed.Storage.StorageClassName; class != nil {

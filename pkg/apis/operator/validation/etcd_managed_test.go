@@ -15,7 +15,7 @@ func validManagedEtcd() *operator.ManagedEtcd {
 	size := resource.MustParse("8Gi")
 	return &operator.ManagedEtcd{
 		Replicas: ptr[int32](3),
-		Storage:  &operator.EtcdStorage{Size: &size, StorageClassName: ptr("fast-ssd")},
+		Storage:  &operator.EtcdStorage{VolumeSize: &size, StorageClassName: ptr("fast-ssd")},
 		Image:    &operator.ImageSpec{Repository: "registry.example.com/etcd", Tag: "v3.7.0"},
 		Resources: &corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
@@ -71,12 +71,12 @@ func TestValidateManagedEtcd(t *testing.T) {
 		},
 		{
 			name:   "zero storage",
-			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.Size = ptr(resource.MustParse("0")) },
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.VolumeSize = ptr(resource.MustParse("0")) },
 			want:   []wantErr{invalid("spec.etcd.managed.storage.size", "must be greater than zero")},
 		},
 		{
 			name:   "negative storage",
-			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.Size = ptr(resource.MustParse("-1Gi")) },
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.VolumeSize = ptr(resource.MustParse("-1Gi")) },
 			want:   []wantErr{invalid("spec.etcd.managed.storage.size", "must be greater than zero")},
 		},
 		{
@@ -158,7 +158,7 @@ func TestValidateEtcdConfigUpdate(t *testing.T) {
 		},
 		{
 			name: "the same size written differently", old: managed(), new: managed(),
-			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.Size = ptr(resource.MustParse("8192Mi")) },
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.VolumeSize = ptr(resource.MustParse("8192Mi")) },
 		},
 		{
 			name: "managed to endpoints", old: managed(), new: external(),
@@ -176,7 +176,7 @@ func TestValidateEtcdConfigUpdate(t *testing.T) {
 		},
 		{
 			name: "storage size changed", old: managed(), new: managed(),
-			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.Size = ptr(resource.MustParse("16Gi")) },
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.VolumeSize = ptr(resource.MustParse("16Gi")) },
 			want:   []wantErr{forbidden("spec.etcd.managed.storage", "immutable")},
 		},
 		{

@@ -29,8 +29,9 @@ type CertificatePrivateKeyTemplateApplyConfiguration struct {
 	Encoding *string `json:"encoding,omitempty"`
 	// Algorithm is RSA, ECDSA or Ed25519. Certificates default to ECDSA P-256.
 	Algorithm *string `json:"algorithm,omitempty"`
-	// Size is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.
-	Size *int32 `json:"size,omitempty"`
+	// KeySize is the key size: 2048, 4096 or 8192 for RSA; 256, 384 or 521 for ECDSA.
+	// The Go name is not Size because protobuf marshallers own a Size method.
+	KeySize *int32 `json:"size,omitempty"`
 }
 
 // CertificatePrivateKeyTemplateApplyConfiguration constructs a declarative configuration of the CertificatePrivateKeyTemplate type for use with
@@ -63,10 +64,10 @@ func (b *CertificatePrivateKeyTemplateApplyConfiguration) WithAlgorithm(value st
 	return b
 }
 
-// WithSize sets the Size field in the declarative configuration to the given value
+// WithKeySize sets the KeySize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Size field is set to the value of the last call.
-func (b *CertificatePrivateKeyTemplateApplyConfiguration) WithSize(value int32) *CertificatePrivateKeyTemplateApplyConfiguration {
-	b.Size = &value
+// If called multiple times, the KeySize field is set to the value of the last call.
+func (b *CertificatePrivateKeyTemplateApplyConfiguration) WithKeySize(value int32) *CertificatePrivateKeyTemplateApplyConfiguration {
+	b.KeySize = &value
 	return b
 }

@@ -27,8 +27,9 @@ import (
 //
 // EtcdStorage is the persistent volume of each etcd member.
 type EtcdStorageApplyConfiguration struct {
-	// Size is the requested size of each member's volume. Defaults to 8Gi.
-	Size *resource.Quantity `json:"size,omitempty"`
+	// VolumeSize is the requested size of each member's volume. Defaults to 8Gi.
+	// The Go name is not Size because protobuf marshallers own a Size method.
+	VolumeSize *resource.Quantity `json:"size,omitempty"`
 	// StorageClassName is the StorageClass of the volumes; the cluster's default when unset.
 	StorageClassName *string `json:"storageClassName,omitempty"`
 }
@@ -39,11 +40,11 @@ func EtcdStorage() *EtcdStorageApplyConfiguration {
 	return &EtcdStorageApplyConfiguration{}
 }
 
-// WithSize sets the Size field in the declarative configuration to the given value
+// WithVolumeSize sets the VolumeSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Size field is set to the value of the last call.
-func (b *EtcdStorageApplyConfiguration) WithSize(value resource.Quantity) *EtcdStorageApplyConfiguration {
-	b.Size = &value
+// If called multiple times, the VolumeSize field is set to the value of the last call.
+func (b *EtcdStorageApplyConfiguration) WithVolumeSize(value resource.Quantity) *EtcdStorageApplyConfiguration {
+	b.VolumeSize = &value
 	return b
 }
 

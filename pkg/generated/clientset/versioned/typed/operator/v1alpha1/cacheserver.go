@@ -69,6 +69,7 @@ func newCacheServers(c *OperatorV1alpha1Client, namespace string) *cacheServers 
 			namespace,
 			func() *operatorv1alpha1.CacheServer { return &operatorv1alpha1.CacheServer{} },
 			func() *operatorv1alpha1.CacheServerList { return &operatorv1alpha1.CacheServerList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.CacheServer](),
 		),
 	}
 }

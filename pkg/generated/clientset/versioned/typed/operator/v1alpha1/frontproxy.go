@@ -71,6 +71,7 @@ func newFrontProxies(c *OperatorV1alpha1Client, namespace string) *frontProxies 
 			namespace,
 			func() *operatorv1alpha1.FrontProxy { return &operatorv1alpha1.FrontProxy{} },
 			func() *operatorv1alpha1.FrontProxyList { return &operatorv1alpha1.FrontProxyList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.FrontProxy](),
 		),
 	}
 }
@@ -79,6 +80,7 @@ func newFrontProxies(c *OperatorV1alpha1Client, namespace string) *frontProxies 
 func (c *frontProxies) CreateKubeconfig(ctx context.Context, frontProxyName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (result *operatorv1alpha1.KubeconfigRequest, err error) {
 	result = &operatorv1alpha1.KubeconfigRequest{}
 	err = c.GetClient().Post().
+		UseProtobufAsDefault().
 		Namespace(c.GetNamespace()).
 		Resource("frontproxies").
 		Name(frontProxyName).

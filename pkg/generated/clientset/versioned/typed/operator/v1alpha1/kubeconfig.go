@@ -69,6 +69,7 @@ func newKubeconfigs(c *OperatorV1alpha1Client, namespace string) *kubeconfigs {
 			namespace,
 			func() *operatorv1alpha1.Kubeconfig { return &operatorv1alpha1.Kubeconfig{} },
 			func() *operatorv1alpha1.KubeconfigList { return &operatorv1alpha1.KubeconfigList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.Kubeconfig](),
 		),
 	}
 }

@@ -71,6 +71,7 @@ func newRootShards(c *OperatorV1alpha1Client, namespace string) *rootShards {
 			namespace,
 			func() *operatorv1alpha1.RootShard { return &operatorv1alpha1.RootShard{} },
 			func() *operatorv1alpha1.RootShardList { return &operatorv1alpha1.RootShardList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.RootShard](),
 		),
 	}
 }
@@ -79,6 +80,7 @@ func newRootShards(c *OperatorV1alpha1Client, namespace string) *rootShards {
 func (c *rootShards) CreateKubeconfig(ctx context.Context, rootShardName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (result *operatorv1alpha1.KubeconfigRequest, err error) {
 	result = &operatorv1alpha1.KubeconfigRequest{}
 	err = c.GetClient().Post().
+		UseProtobufAsDefault().
 		Namespace(c.GetNamespace()).
 		Resource("rootshards").
 		Name(rootShardName).

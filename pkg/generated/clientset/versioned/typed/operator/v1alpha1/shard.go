@@ -71,6 +71,7 @@ func newShards(c *OperatorV1alpha1Client, namespace string) *shards {
 			namespace,
 			func() *operatorv1alpha1.Shard { return &operatorv1alpha1.Shard{} },
 			func() *operatorv1alpha1.ShardList { return &operatorv1alpha1.ShardList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.Shard](),
 		),
 	}
 }
@@ -79,6 +80,7 @@ func newShards(c *OperatorV1alpha1Client, namespace string) *shards {
 func (c *shards) CreateKubeconfig(ctx context.Context, shardName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (result *operatorv1alpha1.KubeconfigRequest, err error) {
 	result = &operatorv1alpha1.KubeconfigRequest{}
 	err = c.GetClient().Post().
+		UseProtobufAsDefault().
 		Namespace(c.GetNamespace()).
 		Resource("shards").
 		Name(shardName).

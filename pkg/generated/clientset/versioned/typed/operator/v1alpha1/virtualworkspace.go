@@ -69,6 +69,7 @@ func newVirtualWorkspaces(c *OperatorV1alpha1Client, namespace string) *virtualW
 			namespace,
 			func() *operatorv1alpha1.VirtualWorkspace { return &operatorv1alpha1.VirtualWorkspace{} },
 			func() *operatorv1alpha1.VirtualWorkspaceList { return &operatorv1alpha1.VirtualWorkspaceList{} },
+			gentype.PrefersProtobuf[*operatorv1alpha1.VirtualWorkspace](),
 		),
 	}
 }
