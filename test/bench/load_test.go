@@ -119,7 +119,9 @@ func (o outcome) report(b *testing.B, e *entry, name string) {
 	}
 	fmt.Printf("%s: %-28s %6d calls in %5.1fs  %7.1f/s  p50 %6.1f ms  p99 %6.1f ms  errors %d\n", e.Benchmark, name,
 		len(o.latencies), o.elapsed.Seconds(), o.rate(), o.percentile(0.50), o.percentile(0.99), o.errors)
-	fmt.Printf("%s: %-28s CPU ms per call: %s\n", e.Benchmark, name, formatCPU(o.cpu))
+	if len(o.cpu) > 0 { // measured by load.run only
+		fmt.Printf("%s: %-28s CPU ms per call: %s\n", e.Benchmark, name, formatCPU(o.cpu))
+	}
 	if o.errors > 0 {
 		b.Errorf("%s: %d calls failed, the first with: %v", name, o.errors, o.firstErr)
 	}
