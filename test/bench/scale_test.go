@@ -77,17 +77,24 @@ type step struct {
 // writes with nothing changing, and a resync after a restart of the server, which must
 // write nothing to the host for setups that did not change.
 //
-// cert-manager is stopped while it runs: on 2 cores it would issue the certificates of 1000
-// setups for many minutes, and each issuance changes a setup. The setups are stored and
-// reconciled as far as they go without certificates: Issuers, Certificates and the rest the
-// controllers apply are written, and they wait for cert-manager. No certificate, Deployment,
-// pod or kcp is part of the figures.
+// First, as far as cert-manager on 2 cores allows, setups are realized whole: one alone, the
+// anchor, then realizedSetups at once, each to Running with every Certificate issued and its
+// pods started by kwok (realizedStep).
+//
+// Then cert-manager is stopped: on 2 cores it would issue the certificates of 1000 setups for
+// many minutes, and each issuance changes a setup. The stored setups are reconciled as far as
+// they go without certificates: Issuers, Certificates and the rest the controllers apply are
+// written, and they wait for cert-manager. No certificate, Deployment, pod or kcp is part of
+// the stored steps' figures.
 func BenchmarkScale(b *testing.B) {
 	ctx := b.Context()
 	steps := scaleSteps
 	if quick {
 		steps = []int{10, 25, 50, 100}
 	}
+	e := newEntry("scale")
+	realizedStep(b, e)
+
 	fmt.Printf("scale: measured: RootShards stored and reconciled up to their Certificates, with cert-manager stopped so that nothing is issued; " +
 		"not measured: issuance, Deployments, pods and kcp, which 1000 setups would not reach on this machine\n")
 	stack.StopCertManager()
@@ -107,7 +114,6 @@ func BenchmarkScale(b *testing.B) {
 	}
 	fmt.Printf("scale: background: %.2f reconciles/s before the first step (the health checks of earlier benchmarks' setups)\n", background)
 
-	e := newEntry("scale")
 	var done []step
 	stored := 0
 	for _, n := range steps {
@@ -168,6 +174,31 @@ func BenchmarkScale(b *testing.B) {
 			first.idleWrites, last.idleWrites, first.resyncWrites, last.resyncWrites)
 	}
 	e.save(b)
+}
+
+// realizedStep realizes one setup alone, then realizedSetups at once, and compares them.
+func realizedStep(b *testing.B, e *entry) {
+	n := realizedSetups
+	if quick {
+		n = 10
+	}
+	var done []realized
+	for _, step := range []int{1, n} {
+		b.Run(fmt.Sprintf("realized-%d", step), func(b *testing.B) {
+			r, err := scaleRealized(b.Context(), b, strconv.Itoa(step), step)
+			if err != nil {
+				b.Fatal(err)
+			}
+			reportRealized(b, e, r)
+			done = append(done, r)
+		})
+	}
+	if len(done) == 2 {
+		one, many := done[0], done[1]
+		e.ratio("%d setups realized at once: all Running in %.1f s = %.1f× one alone (%.1f s), half in %.1f s; %d Certificates, resync %.1f s, deleted in %.1f s",
+			many.setups, many.running.Seconds(), many.running.Seconds()/one.running.Seconds(), one.running.Seconds(), many.median.Seconds(),
+			many.certificates, many.resync.Seconds(), many.deleted.Seconds())
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
