@@ -132,14 +132,7 @@ func scaleRealized(ctx context.Context, b *testing.B, step string, n int) (reali
 	if err != nil {
 		return r, err
 	}
-	if r.idleWrites, err = countHostWrites(ctx, func() error {
-		select {
-		case <-time.After(idleWindow):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}); err != nil {
+	if r.idleWrites, err = countHostWrites(ctx, func() error { return idle(ctx) }); err != nil {
 		return r, err
 	}
 	after, err := serverMetrics(ctx)
@@ -153,16 +146,7 @@ func scaleRealized(ctx context.Context, b *testing.B, step string, n int) (reali
 	if err != nil {
 		return r, err
 	}
-	r.resyncWrites, err = countHostWrites(ctx, func() error {
-		restarted := time.Now()
-		if err := stack.RestartServer(ctx); err != nil {
-			return err
-		}
-		settledAt, err := settle(ctx, background, float64(len(all.Items)))
-		r.resync = settledAt.Sub(restarted)
-		return err
-	})
-	if err != nil {
+	if r.resync, r.resyncWrites, err = resyncAfterRestart(ctx, background, float64(len(all.Items))); err != nil {
 		return r, err
 	}
 	fresh, err := serverMetrics(ctx)

@@ -235,29 +235,12 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 	}
 
 	// Nothing changes now: the host must see no write.
-	if s.idleWrites, err = countHostWrites(ctx, func() error {
-		select {
-		case <-time.After(idleWindow):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}); err != nil {
+	if s.idleWrites, err = countHostWrites(ctx, func() error { return idle(ctx) }); err != nil {
 		return s, err
 	}
 
 	// A restart reconciles every stored setup again, none of which changed.
-	var restarted time.Time
-	s.resyncWrites, err = countHostWrites(ctx, func() error {
-		restarted = time.Now()
-		if err := stack.RestartServer(ctx); err != nil {
-			return err
-		}
-		settledAt, err := settle(ctx, background, float64(n))
-		s.resync = settledAt.Sub(restarted)
-		return err
-	})
-	if err != nil {
+	if s.resync, s.resyncWrites, err = resyncAfterRestart(ctx, background, float64(n)); err != nil {
 		return s, err
 	}
 	fresh, err := serverMetrics(ctx)
@@ -271,6 +254,33 @@ func scaleStep(ctx context.Context, b *testing.B, stored, n int, background floa
 	}
 	b.Logf("%d setups: the resync reconciled RootShards %.0f times", n, rootShardReconciles(fresh))
 	return s, nil
+}
+
+// idle waits idleWindow, for a count of the writes made while nothing changes.
+func idle(ctx context.Context) error {
+	select {
+	case <-time.After(idleWindow):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// resyncAfterRestart restarts the server and returns how long its controllers took to settle,
+// having reconciled RootShards at least least times, and the host writes kube-apiserver
+// counted meanwhile.
+func resyncAfterRestart(ctx context.Context, background, least float64) (time.Duration, float64, error) {
+	var resync time.Duration
+	writes, err := countHostWrites(ctx, func() error {
+		restarted := time.Now()
+		if err := stack.RestartServer(ctx); err != nil {
+			return err
+		}
+		settledAt, err := settle(ctx, background, least)
+		resync = settledAt.Sub(restarted)
+		return err
+	})
+	return resync, writes, err
 }
 
 // createRootShards creates the RootShards numbered from..to-1 through kube-apiserver, as a

@@ -127,7 +127,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
 		"On shutdown, the server ends every open watch and waits at most this long for them to drain; 0 leaves them open until the request timeout.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS,
-		"The sustained rate of requests per second to the host cluster's kube-apiserver (controllers and the kubeconfig subresource); APF still applies on the host's side.")
+		"The sustained rate of requests per second of each of the server's clients of the host cluster's kube-apiserver (built-in kinds, cert-manager); APF still applies on the host's side.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"The burst of requests to the host cluster's kube-apiserver above --kube-api-qps.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
