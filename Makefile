@@ -26,11 +26,11 @@ verify-fresh: ## Codegen verification and the tools' build against an empty Go m
 
 .PHONY: test-unit
 test-unit: ## Unit tests.
-	$(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./hack/bench-chart/...
+	hack/go-test.sh $(OUTPUT)/test-unit.log $(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./hack/bench-chart/...
 
 .PHONY: test-integration
 test-integration: ## The real server in-process on embedded etcd, through the clientset.
-	$(GO) test -count=1 ./test/integration/...
+	hack/go-test.sh $(OUTPUT)/test-integration.log $(GO) test -count=1 ./test/integration/...
 
 # Each `go test -fuzz` takes exactly one target of one package: target:package.
 FUZZ_TARGETS := \
@@ -55,7 +55,7 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# Run in the package's directory, so go test streams the suite's progress and the closing
 	@# leak scan's report instead of holding them back for a passing package.
-	cd test/e2e && $(GO) test -count=1 -timeout 40m
+	cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m
 
 IMAGE ?= ghcr.io/kcp-setups/apiserver:latest
 CONTAINER_TOOL ?= $(shell command -v docker || command -v podman)
