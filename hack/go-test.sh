@@ -27,7 +27,7 @@ awk '
 	{ inrep = 0 }
 	# The verdicts of the e2e suite after its tests: the leak scan and what it found.
 	/^leak scan: [1-9][0-9]* findings/ { inrep = 1; n = 0; print; next }
-	/^e2e: (FAIL|the leak scan)/ { print; next }
+	/^e2e: (FAIL|the leak scan failed)/ { print; next }
 	/^panic: |^fatal error: / { p = 40 }
 	p > 0 { print; p--; next }
 	/^(FAIL|ok)[[:space:]]/ { print }

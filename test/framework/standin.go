@@ -5,9 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // StandIn is a second kube-apiserver that stands in for a kcp shard, because kcp itself
@@ -41,6 +45,11 @@ type StandInOptions struct {
 // StartStandIn starts a stand-in on the stack's etcd, under a prefix of its own, and returns
 // once it is ready. Stop it with Stop; the stack's Stop stops it too.
 func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, error) {
+	// A serving certificate the server CA does not verify would only show as a readiness
+	// timeout two minutes later: say at once which certificates do not match.
+	if err := verifyServing(o.ServingCert, o.ServerCA, o.ServerName); err != nil {
+		return nil, fmt.Errorf("stand-in %s: %w", o.Name, err)
+	}
 	dir := s.path("standin-" + o.Name)
 	files := map[string][]byte{dir + "/tls.crt": o.ServingCert, dir + "/tls.key": o.ServingKey, dir + "/client-ca.crt": o.ClientCA}
 	if err := writeFiles(files); err != nil {
@@ -127,4 +136,46 @@ func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serve
 	return poll(ctx, what+" to be ready", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
 		return httpOK(ctx, client, url+"/readyz")
 	})
+}
+
+// verifyServing checks that serverCA verifies the serving certificate chain for serverName,
+// and otherwise describes both sides: who issued the certificate, with which key, and when,
+// against the CAs of the bundle.
+func verifyServing(chain, serverCA []byte, serverName string) error {
+	certs, err := certutil.ParseCertsPEM(chain)
+	if err != nil || len(certs) == 0 {
+		return fmt.Errorf("the serving certificate: %v (%d certificates)", err, len(certs))
+	}
+	cas, err := certutil.ParseCertsPEM(serverCA)
+	if err != nil || len(cas) == 0 {
+		return fmt.Errorf("the server CA bundle: %v (%d certificates)", err, len(cas))
+	}
+	opts := x509.VerifyOptions{DNSName: serverName, Roots: x509.NewCertPool(), Intermediates: x509.NewCertPool()}
+	for _, c := range cas {
+		opts.Roots.AddCert(c)
+	}
+	for _, c := range certs[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := certs[0].Verify(opts); err != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the serving certificate does not verify: %v\n  chain:", err)
+		for _, c := range certs {
+			fmt.Fprintf(&b, "\n    %s", describeCertificate(c))
+		}
+		b.WriteString("\n  server CA bundle:")
+		for _, c := range cas {
+			fmt.Fprintf(&b, "\n    %s", describeCertificate(c))
+		}
+		return errors.New(b.String())
+	}
+	return nil
+}
+
+// describeCertificate names a certificate and its issuer by common name and key id, with its
+// validity: enough to tell a renewed CA from the one that signed.
+func describeCertificate(c *x509.Certificate) string {
+	return fmt.Sprintf("CN %q (key %x) issued by CN %q (key %x), valid from %s to %s",
+		c.Subject.CommonName, c.SubjectKeyId, c.Issuer.CommonName, c.AuthorityKeyId,
+		c.NotBefore.UTC().Format(time.RFC3339), c.NotAfter.UTC().Format(time.RFC3339))
 }
