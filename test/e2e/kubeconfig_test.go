@@ -214,12 +214,24 @@ subjects:
 // double named after ns.
 func rootShardPKI(t *testing.T, ns, name string) framework.StandInOptions {
 	t.Helper()
-	return framework.StandInOptions{
-		Name:        ns,
-		ServingCert: decodeSecret(t, ns, name+"-server", "tls.crt"), ServingKey: decodeSecret(t, ns, name+"-server", "tls.key"),
-		ClientCA: decodeSecret(t, ns, name+"-merged-client-ca", "tls.crt"),
-		ServerCA: decodeSecret(t, ns, name+"-merged-ca-bundle", "tls.crt"), ServerName: "localhost",
+	// The serving certificate is cert-manager's Secret, the bundle that verifies it the
+	// server's, written from the server CA's Secret: read them until they agree, as a client
+	// of the shard would see them once the setup settled.
+	var o framework.StandInOptions
+	var err error
+	if !assert.Eventually(t, func() bool {
+		o = framework.StandInOptions{
+			Name:        ns,
+			ServingCert: readSecret(t, stack, ns, name+"-server", "tls.crt"), ServingKey: readSecret(t, stack, ns, name+"-server", "tls.key"),
+			ClientCA: readSecret(t, stack, ns, name+"-merged-client-ca", "tls.crt"),
+			ServerCA: readSecret(t, stack, ns, name+"-merged-ca-bundle", "tls.crt"), ServerName: "localhost",
+		}
+		err = o.VerifyServing()
+		return err == nil && len(o.ServingKey) > 0 && len(o.ClientCA) > 0
+	}, 2*time.Minute, time.Second) {
+		t.Fatalf("the realized PKI of the RootShard %s/%s: %v", ns, name, err)
 	}
+	return o
 }
 
 // kubeconfigManifest is a Kubeconfig for the RootShard root as username, in group team-b.

@@ -47,7 +47,7 @@ type StandInOptions struct {
 func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, error) {
 	// A serving certificate the server CA does not verify would only show as a readiness
 	// timeout two minutes later: say at once which certificates do not match.
-	if err := verifyServing(o.ServingCert, o.ServerCA, o.ServerName); err != nil {
+	if err := o.VerifyServing(); err != nil {
 		return nil, fmt.Errorf("stand-in %s: %w", o.Name, err)
 	}
 	dir := s.path("standin-" + o.Name)
@@ -138,9 +138,13 @@ func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serve
 	})
 }
 
-// verifyServing checks that serverCA verifies the serving certificate chain for serverName,
+// VerifyServing checks that ServerCA verifies the serving certificate chain for ServerName,
 // and otherwise describes both sides: who issued the certificate, with which key, and when,
 // against the CAs of the bundle.
+func (o StandInOptions) VerifyServing() error {
+	return verifyServing(o.ServingCert, o.ServerCA, o.ServerName)
+}
+
 func verifyServing(chain, serverCA []byte, serverName string) error {
 	certs, err := certutil.ParseCertsPEM(chain)
 	if err != nil || len(certs) == 0 {
