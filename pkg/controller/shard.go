@@ -20,7 +20,8 @@ const (
 	ReasonReplicasAvailable   = "ReplicasAvailable"
 )
 
-// ApplyCertificates applies Issuers and Certificates and returns how many it wrote.
+// ApplyCertificates applies Issuers and Certificates, has the leaves whose CA changed since
+// they were issued issued again (ReissueStaleLeaves), and returns how many it wrote.
 func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
 	wrote := 0
 	for _, issuer := range issuers {
@@ -37,7 +38,8 @@ func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerA
 		}
 		wrote += Count(w)
 	}
-	return wrote, nil
+	n, err := h.ReissueStaleLeaves(ctx, issuers, certs)
+	return wrote + n, err
 }
 
 // RealizeShard applies a kcp shard's admin kubeconfigs, Service, Deployment and its

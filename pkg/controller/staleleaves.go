@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// ReissueStaleLeaves deletes the Secret of each leaf certificate of certs that the current
+// certificate of its CA did not sign, so that cert-manager issues it again, at once, from
+// that CA. cert-manager never issues a leaf again because its issuer changed: after a CA is
+// rotated (its Secret deleted, or renewed with a new key) or issued twice, the merged bundles
+// carry the new CA, and every client that trusts them rejects the old leaf until it expires.
+// Only leaves whose Certificate is Ready are touched, never one in the middle of an issuance,
+// and only those whose issuer is one of issuers, a CA Issuer whose Secret holds a
+// certificate. It returns how many Secrets it deleted.
+func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
+	caSecrets := map[string]string{}
+	for _, i := range issuers {
+		if i.Name != nil && i.Spec != nil && i.Spec.CA != nil && i.Spec.CA.SecretName != nil {
+			caSecrets[*i.Name] = *i.Spec.CA.SecretName
+		}
+	}
+	deleted := 0
+	for _, c := range certs {
+		if c.Spec == nil || c.Spec.SecretName == nil || (c.Spec.IsCA != nil && *c.Spec.IsCA) ||
+			c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil || (c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer") {
+			continue
+		}
+		caSecret, ok := caSecrets[*c.Spec.IssuerRef.Name]
+		if !ok {
+			continue
+		}
+		ns := *c.Namespace
+		cert, err := h.Certificates.Certificates(ns).Get(*c.Name)
+		if err != nil || !certificateReady(cert) {
+			continue
+		}
+		leaf, err := h.Secrets.Secrets(ns).Get(*c.Spec.SecretName)
+		if err != nil {
+			continue
+		}
+		ca, err := h.Secrets.Secrets(ns).Get(caSecret)
+		if err != nil {
+			continue
+		}
+		if !NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"]) {
+			continue
+		}
+		klog.FromContext(ctx).Info("Deleting a leaf certificate's Secret so that cert-manager issues it again: its CA changed since it was issued",
+			"namespace", ns, "secret", leaf.Name, "ca", caSecret)
+		err = h.Kube.CoreV1().Secrets(ns).Delete(ctx, leaf.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &leaf.UID}})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return deleted, fmt.Errorf("deleting the Secret %s/%s of a leaf its CA did not sign: %w", ns, leaf.Name, err)
+		}
+		deleted++
+	}
+	return deleted, nil
+}
+
+// NotSignedBy reports whether the first certificate of leafChain is certainly not signed by
+// the first certificate of caChain, both PEM. When either cannot be read, it cannot tell,
+// and says false.
+func NotSignedBy(leafChain, caChain []byte) bool {
+	leaf, ca := firstCertificate(leafChain), firstCertificate(caChain)
+	if leaf == nil || ca == nil {
+		return false
+	}
+	return leaf.CheckSignatureFrom(ca) != nil
+}
+
+// firstCertificate parses the first PEM block of chain as a certificate, or returns nil.
+func firstCertificate(chain []byte) *x509.Certificate {
+	block, _ := pem.Decode(chain)
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil
+	}
+	c, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil
+	}
+	return c
+}
