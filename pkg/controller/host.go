@@ -58,6 +58,10 @@ type Host struct {
 	// StatefulSetApplier is set by WithStatefulSets.
 	StatefulSetApplier Applied[*appsv1ac.StatefulSetApplyConfiguration]
 
+	// signatures remembers, per leaf Secret, whether its CA's Secret signed it, for the
+	// resourceVersions of both (ReissueStaleLeaves): a signature is checked once per change.
+	signatures signatureCache
+
 	// Kcp reaches the kcp servers the setups run, as the server's own identity; nil when the
 	// controllers do not talk to kcp (unit tests of host-side work).
 	Kcp Kcp

@@ -5,8 +5,10 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"sync"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -50,18 +52,60 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		if err != nil {
 			continue
 		}
-		if !NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"]) {
+		if !h.notSignedBy(leaf, ca) {
 			continue
 		}
 		klog.FromContext(ctx).Info("Deleting a leaf certificate's Secret so that cert-manager issues it again: its CA changed since it was issued",
 			"namespace", ns, "secret", leaf.Name, "ca", caSecret)
+		// The UID precondition spares a Secret cert-manager wrote anew meanwhile; a Secret
+		// already gone was deleted by an earlier reconcile that the cache has not seen yet.
 		err = h.Kube.CoreV1().Secrets(ns).Delete(ctx, leaf.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &leaf.UID}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		switch {
+		case err == nil:
+			deleted++
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		default:
 			return deleted, fmt.Errorf("deleting the Secret %s/%s of a leaf its CA did not sign: %w", ns, leaf.Name, err)
 		}
-		deleted++
 	}
 	return deleted, nil
+}
+
+// signature is what ReissueStaleLeaves found for a leaf Secret at leafRV and its CA's at caRV.
+type signature struct {
+	leafRV, caRV string
+	stale        bool
+}
+
+// maxSignatures bounds the signature cache: past it, the cache starts over, so that the leaves
+// of deleted setups do not stay in it forever.
+const maxSignatures = 20000
+
+// signatureCache maps a leaf Secret's namespace/name to its last signature check.
+type signatureCache struct {
+	mu      sync.Mutex
+	entries map[string]signature
+}
+
+// notSignedBy is NotSignedBy for the Secrets of a leaf and its CA, checked once per change of
+// either.
+func (h *Host) notSignedBy(leaf, ca *corev1.Secret) bool {
+	c := &h.signatures
+	key := leaf.Namespace + "/" + leaf.Name
+	c.mu.Lock()
+	s, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok && s.leafRV == leaf.ResourceVersion && s.caRV == ca.ResourceVersion {
+		return s.stale
+	}
+	stale := NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"])
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= maxSignatures {
+		c.entries = map[string]signature{}
+	}
+	c.entries[key] = signature{leafRV: leaf.ResourceVersion, caRV: ca.ResourceVersion, stale: stale}
+	c.mu.Unlock()
+	return stale
 }
 
 // NotSignedBy reports whether the first certificate of leafChain is certainly not signed by

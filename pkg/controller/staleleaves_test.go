@@ -1,4 +1,4 @@
-package controller
+package controller_test
 
 import (
 	"crypto/ecdsa"
@@ -11,8 +11,18 @@ import (
 	"testing"
 	"time"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	cmmetaapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/meta/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 )
 
 // testCA is a CA certificate (PEM) and its key, under a name that a renewed CA keeps.
@@ -50,12 +60,71 @@ func TestNotSignedBy(t *testing.T) {
 	// cert-manager's tls.crt holds the leaf, then its chain.
 	chain := append(append([]byte{}, leaf...), caPEM...)
 
-	assert.False(t, NotSignedBy(chain, caPEM), "signed by the CA")
-	assert.False(t, NotSignedBy(chain, append(append([]byte{}, caPEM...), renewedPEM...)), "the first certificate of the CA's Secret is the CA")
-	assert.True(t, NotSignedBy(chain, renewedPEM), "the CA was rotated since")
-	assert.True(t, NotSignedBy(chain, append(append([]byte{}, renewedPEM...), caPEM...)), "only the current CA counts")
-	assert.False(t, NotSignedBy(nil, renewedPEM), "no leaf yet")
-	assert.False(t, NotSignedBy(chain, nil), "no CA yet")
-	assert.False(t, NotSignedBy([]byte("not PEM"), renewedPEM))
-	assert.False(t, NotSignedBy(chain, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")))
+	assert.False(t, controller.NotSignedBy(chain, caPEM), "signed by the CA")
+	assert.False(t, controller.NotSignedBy(chain, append(append([]byte{}, caPEM...), renewedPEM...)), "the first certificate of the CA's Secret is the CA")
+	assert.True(t, controller.NotSignedBy(chain, renewedPEM), "the CA was rotated since")
+	assert.True(t, controller.NotSignedBy(chain, append(append([]byte{}, renewedPEM...), caPEM...)), "only the current CA counts")
+	assert.False(t, controller.NotSignedBy(nil, renewedPEM), "no leaf yet")
+	assert.False(t, controller.NotSignedBy(chain, nil), "no CA yet")
+	assert.False(t, controller.NotSignedBy([]byte("not PEM"), renewedPEM))
+	assert.False(t, controller.NotSignedBy(chain, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")))
+}
+
+// ReissueStaleLeaves deletes the Secret of a Ready leaf its CA's Secret did not sign, and
+// nothing else: not a leaf its CA signed, not one cert-manager is issuing, not a CA.
+func TestReissueStaleLeaves(t *testing.T) {
+	const ns = "team"
+	caPEM, ca, caKey := testCA(t, "root-server-ca")
+	renewedPEM, _, _ := testCA(t, "root-server-ca")
+	leafPEM := testLeaf(t, ca, caKey)
+	issuers := []*cmapply.IssuerApplyConfiguration{cmapply.Issuer("root-server-ca", ns).
+		WithSpec(cmapply.IssuerSpec().WithCA(cmapply.CAIssuer().WithSecretName("root-server-ca")))}
+	certs := []*cmapply.CertificateApplyConfiguration{
+		cmapply.Certificate("root-server", ns).WithSpec(cmapply.CertificateSpec().WithSecretName("root-server").
+			WithIssuerRef(cmmetaIssuer("root-server-ca"))),
+		// A CA whose issuer rotated stays: the bundles carry the CA itself.
+		cmapply.Certificate("root-client-ca", ns).WithSpec(cmapply.CertificateSpec().WithSecretName("root-client-ca").WithIsCA(true).
+			WithIssuerRef(cmmetaIssuer("root-server-ca"))),
+	}
+	for _, tc := range []struct {
+		name    string
+		ca      []byte
+		ready   corev1.ConditionStatus
+		deleted []string
+	}{
+		{name: "signed by the current CA", ca: caPEM, ready: "True"},
+		{name: "the CA rotated", ca: renewedPEM, ready: "True", deleted: []string{"delete secrets/"}},
+		{name: "the CA rotated, the leaf is being issued", ca: renewedPEM, ready: "False"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := controllertest.NewHost(t)
+			secret := func(name, rv string, crt []byte) *corev1.Secret {
+				return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv, UID: types.UID("uid-" + name)},
+					Data: map[string][]byte{"tls.crt": crt}}
+			}
+			for _, s := range []*corev1.Secret{secret("root-server-ca", "2", tc.ca), secret("root-server", "1", leafPEM), secret("root-client-ca", "1", leafPEM)} {
+				require.NoError(t, h.Caches["secrets"].Add(s))
+				_, err := h.Kube.CoreV1().Secrets(ns).Create(t.Context(), s, metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+			for _, name := range []string{"root-server", "root-client-ca"} {
+				require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+					Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionStatus(tc.ready)}}}}))
+			}
+			h.Reset()
+			n, err := h.ReissueStaleLeaves(t.Context(), issuers, certs)
+			require.NoError(t, err)
+			assert.Len(t, tc.deleted, n)
+			assert.ElementsMatch(t, tc.deleted, h.Writes())
+			// Until the cache sees the deletion, the next reconcile tries again, and finds the
+			// Secret gone: nothing more is deleted.
+			n, err = h.ReissueStaleLeaves(t.Context(), issuers, certs)
+			require.NoError(t, err)
+			assert.Zero(t, n)
+		})
+	}
+}
+
+func cmmetaIssuer(name string) *cmmetaapply.IssuerReferenceApplyConfiguration {
+	return cmmetaapply.IssuerReference().WithName(name).WithKind("Issuer").WithGroup("cert-manager.io")
 }
