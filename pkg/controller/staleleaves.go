@@ -20,8 +20,8 @@ import (
 // rotated (its Secret deleted, or renewed with a new key) or issued twice, the merged bundles
 // carry the new CA, and every client that trusts them rejects the old leaf until it expires.
 // Only leaves whose Certificate is Ready are touched, never one in the middle of an issuance,
-// and only those whose issuer is one of issuers, a CA Issuer whose Secret holds a
-// certificate. It returns how many Secrets it deleted.
+// and only those whose issuer is a CA Issuer whose Secret holds a certificate: one of
+// issuers, or one of ours in the cache. It returns how many Secrets it deleted.
 func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
 	caSecrets := map[string]string{}
 	for _, i := range issuers {
@@ -35,11 +35,15 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 			c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil || (c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer") {
 			continue
 		}
+		ns := *c.Namespace
 		caSecret, ok := caSecrets[*c.Spec.IssuerRef.Name]
 		if !ok {
-			continue
+			// A Shard's or a FrontProxy's leaves are signed by its RootShard's Issuers, which
+			// the RootShard applies: those are read from the cache of ours.
+			if caSecret, ok = h.caIssuerSecret(ns, *c.Spec.IssuerRef.Name); !ok {
+				continue
+			}
 		}
-		ns := *c.Namespace
 		cert, err := h.Certificates.Certificates(ns).Get(*c.Name)
 		if err != nil || !certificateReady(cert) {
 			continue
@@ -69,6 +73,15 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		}
 	}
 	return deleted, nil
+}
+
+// caIssuerSecret is the Secret of the CA Issuer name of ours in ns, if it is one.
+func (h *Host) caIssuerSecret(ns, name string) (string, bool) {
+	issuer, err := h.Issuers.Issuers(ns).Get(name)
+	if err != nil || issuer.Spec.CA == nil || issuer.Spec.CA.SecretName == "" {
+		return "", false
+	}
+	return issuer.Spec.CA.SecretName, true
 }
 
 // signature is what ReissueStaleLeaves found for a leaf Secret at leafRV and its CA's at caRV.

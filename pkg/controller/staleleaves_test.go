@@ -89,11 +89,15 @@ func TestReissueStaleLeaves(t *testing.T) {
 		name    string
 		ca      []byte
 		ready   corev1.ConditionStatus
+		cached  bool
 		deleted []string
 	}{
 		{name: "signed by the current CA", ca: caPEM, ready: "True"},
 		{name: "the CA rotated", ca: renewedPEM, ready: "True", deleted: []string{"delete secrets/"}},
 		{name: "the CA rotated, the leaf is being issued", ca: renewedPEM, ready: "False"},
+		// A Shard's leaves: the Issuer is the RootShard's, known from the cache only.
+		{name: "the CA rotated, its Issuer is another object's", ca: renewedPEM, ready: "True", cached: true, deleted: []string{"delete secrets/"}},
+		{name: "signed by the current CA, its Issuer is another object's", ca: caPEM, ready: "True", cached: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := controllertest.NewHost(t)
@@ -110,14 +114,20 @@ func TestReissueStaleLeaves(t *testing.T) {
 				require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 					Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionStatus(tc.ready)}}}}))
 			}
+			desired := issuers
+			if tc.cached {
+				desired = nil
+				require.NoError(t, h.Caches["issuers"].Add(&cmv1.Issuer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "root-server-ca"},
+					Spec: cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{CA: &cmv1.CAIssuer{SecretName: "root-server-ca"}}}}))
+			}
 			h.Reset()
-			n, err := h.ReissueStaleLeaves(t.Context(), issuers, certs)
+			n, err := h.ReissueStaleLeaves(t.Context(), desired, certs)
 			require.NoError(t, err)
 			assert.Len(t, tc.deleted, n)
 			assert.ElementsMatch(t, tc.deleted, h.Writes())
 			// Until the cache sees the deletion, the next reconcile tries again, and finds the
 			// Secret gone: nothing more is deleted.
-			n, err = h.ReissueStaleLeaves(t.Context(), issuers, certs)
+			n, err = h.ReissueStaleLeaves(t.Context(), desired, certs)
 			require.NoError(t, err)
 			assert.Zero(t, n)
 		})
