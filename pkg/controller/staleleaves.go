@@ -129,7 +129,9 @@ func NotSignedBy(leafChain, caChain []byte) bool {
 	if leaf == nil || ca == nil {
 		return false
 	}
-	return leaf.CheckSignatureFrom(ca) != nil
+	// The signature alone, by the CA's key: whatever else the CA certificate says or lacks,
+	// a leaf it signed is never called stale, so that no leaf is issued again and again.
+	return ca.CheckSignature(leaf.SignatureAlgorithm, leaf.RawTBSCertificate, leaf.Signature) != nil
 }
 
 // firstCertificate parses the first PEM block of chain as a certificate, or returns nil.

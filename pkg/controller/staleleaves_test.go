@@ -63,6 +63,15 @@ func TestNotSignedBy(t *testing.T) {
 	assert.False(t, controller.NotSignedBy(chain, append(append([]byte{}, caPEM...), renewedPEM...)), "the first certificate of the CA's Secret is the CA")
 	assert.True(t, controller.NotSignedBy(chain, renewedPEM), "the CA was rotated since")
 	assert.True(t, controller.NotSignedBy(chain, append(append([]byte{}, renewedPEM...), caPEM...)), "only the current CA counts")
+	// A CA certificate that lacks its basic constraints still signed what it signed: such a
+	// leaf must not be issued again and again.
+	bare := *ca
+	bare.BasicConstraintsValid, bare.IsCA = false, false
+	bareDER, err := x509.CreateCertificate(rand.Reader, &bare, &bare, caKey.Public(), caKey)
+	require.NoError(t, err)
+	bareCA, err := x509.ParseCertificate(bareDER)
+	require.NoError(t, err)
+	assert.False(t, controller.NotSignedBy(testLeaf(t, bareCA, caKey), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: bareDER})))
 	assert.False(t, controller.NotSignedBy(nil, renewedPEM), "no leaf yet")
 	assert.False(t, controller.NotSignedBy(chain, nil), "no CA yet")
 	assert.False(t, controller.NotSignedBy([]byte("not PEM"), renewedPEM))
