@@ -71,6 +71,7 @@ for stage in node/fast/node-initialize node/heartbeat/node-heartbeat pod/general
   pod/general/pod-ready pod/general/pod-complete pod/general/pod-delete; do
   cp -f "${KWOK_DIR}/kustomize/stage/${stage}.yaml" "${STAGES}/"
 done
+cp -f "${ROOT}/hack/tools/kwok/node-addresses.yaml" "${STAGES}/"
 chmod u+w "${STAGES}"/*.yaml
 
 # kwok's port-forward rules, which make the fake pods' ports reach a process on loopback.

@@ -2,8 +2,12 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestKwokRunsPods checks the fake node: a Deployment's pods are scheduled on it and turn
@@ -14,6 +18,33 @@ func TestKwokRunsPods(t *testing.T) {
 	kubectl(t, "rollout", "status", "deployment/web", "-n", ns, "--timeout=2m")
 	out := kubectl(t, "get", "pods", "-n", ns, "-o", "jsonpath={range .items[*]}{.spec.nodeName} {.status.phase}{\"\\n\"}{end}")
 	assert.Equal(t, []string{"kwok-node-0 Running", "kwok-node-0 Running"}, nonEmptyLines(out))
+}
+
+// TestKwokNodeKeepsItsAddresses checks the local stack's own kwok stage
+// (hack/tools/kwok/node-addresses.yaml). kube-apiserver port-forwards to a pod through
+// its node's InternalIP; kwok's node-initialize, played again when the node is not Ready
+// (as kube-controller-manager marks it when heartbeats lapse while kube-apiserver
+// restarts), used to patch the addresses of a node without a Hostname address away.
+func TestKwokNodeKeepsItsAddresses(t *testing.T) {
+	want := "InternalIP=127.0.0.1 Hostname=" + framework.FakeNode + " "
+	addresses := func() string {
+		return kubectl(t, "get", "node", framework.FakeNode, "-o", `jsonpath={range .status.addresses[*]}{.type}={.address} {end}`)
+	}
+	ready := func() string {
+		return kubectl(t, "get", "node", framework.FakeNode, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+	}
+	require.Equal(t, want, addresses())
+
+	// What kube-controller-manager does to a node whose heartbeats lapse.
+	kubectl(t, "patch", "node", framework.FakeNode, "--subresource=status", "--type=strategic", "-p",
+		`{"status":{"conditions":[{"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown","message":"Kubelet stopped posting node status."}]}}`)
+	require.Eventually(t, func() bool { return ready() == "True" }, time.Minute, 200*time.Millisecond, "the node turns Ready again")
+	assert.Equal(t, want, addresses(), "the node kept its addresses")
+
+	// A node that lost them gets them back.
+	kubectl(t, "patch", "node", framework.FakeNode, "--subresource=status", "--type=json", "-p", `[{"op":"remove","path":"/status/addresses"}]`)
+	assert.Eventually(t, func() bool { return addresses() == want }, time.Minute, 200*time.Millisecond, "the node's addresses come back")
+	assert.Equal(t, "True", ready())
 }
 
 // TestCertManagerIssues checks cert-manager: a self-signed CA issues a CA Issuer's
