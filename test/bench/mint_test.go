@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -29,19 +30,23 @@ var (
 // BenchmarkMint compares the kubeconfig subresource, called on the server directly and
 // through kube-apiserver's aggregation layer, with TokenRequest on kube-apiserver, from 16
 // clients and from 200; it profiles the server's CPU during the direct run, and the
-// server's and kube-apiserver's during the aggregated one.
+// server's and kube-apiserver's during the aggregated one. Dry runs of the same calls
+// measure the floor of each path: everything a mint does (authentication, authorization,
+// admission, validation, the target and the identity) except the certificate and the
+// kubeconfig, so that what the credential itself costs shows next to what any request
+// to the server costs.
 func BenchmarkMint(b *testing.B) {
 	ctx := b.Context()
 	if err := prepareMint(ctx); err != nil {
 		b.Fatal(err)
 	}
 	e := newEntry("mint")
-	var direct, aggregated, tokens, crowdMints, crowdTokens outcome
+	var direct, aggregated, directFloor, aggregatedFloor, tokens, crowdMints, crowdTokens outcome
 	b.Run("kubeconfig-direct", func(b *testing.B) {
 		var server *profile
 		profiled := steady
 		profiled.atStart = func(d time.Duration) { server = startProfile(ctx, "mint-direct-server", profileServer, d) }
-		direct = profiled.run(ctx, mint(stack.ServerConfig(), steady.clients))
+		direct = profiled.run(ctx, mint(stack.ServerConfig(), steady.clients, false))
 		direct.report(b, e, "kubeconfig-direct")
 		server.finish(b, e)
 	})
@@ -52,17 +57,25 @@ func BenchmarkMint(b *testing.B) {
 			server = startProfile(ctx, "mint-aggregated-server", profileServer, d)
 			kube = startProfile(ctx, "mint-aggregated-kube-apiserver", profileKubeAPIServer, d)
 		}
-		aggregated = profiled.run(ctx, mint(stack.AdminConfig, steady.clients))
+		aggregated = profiled.run(ctx, mint(stack.AdminConfig, steady.clients, false))
 		aggregated.report(b, e, "kubeconfig-aggregated")
 		server.finish(b, e)
 		kube.finish(b, e)
+	})
+	b.Run("kubeconfig-direct-dryrun", func(b *testing.B) {
+		directFloor = steady.run(ctx, mint(stack.ServerConfig(), steady.clients, true))
+		directFloor.report(b, e, "kubeconfig-direct-dryrun")
+	})
+	b.Run("kubeconfig-aggregated-dryrun", func(b *testing.B) {
+		aggregatedFloor = steady.run(ctx, mint(stack.AdminConfig, steady.clients, true))
+		aggregatedFloor.report(b, e, "kubeconfig-aggregated-dryrun")
 	})
 	b.Run("tokenrequest", func(b *testing.B) {
 		tokens = steady.run(ctx, tokenRequest(steady.clients))
 		tokens.report(b, e, "tokenrequest")
 	})
 	b.Run("kubeconfig-aggregated-200", func(b *testing.B) {
-		crowdMints = crowd.run(ctx, mint(stack.AdminConfig, crowd.clients))
+		crowdMints = crowd.run(ctx, mint(stack.AdminConfig, crowd.clients, false))
 		crowdMints.report(b, e, "kubeconfig-aggregated-200")
 	})
 	b.Run("tokenrequest-200", func(b *testing.B) {
@@ -72,6 +85,10 @@ func BenchmarkMint(b *testing.B) {
 	if tokens.rate() > 0 {
 		e.ratio("16 clients: direct %.0f/s = %.2f× TokenRequest, aggregated %.0f/s = %.2f× TokenRequest (%.0f/s)",
 			direct.rate(), direct.rate()/tokens.rate(), aggregated.rate(), aggregated.rate()/tokens.rate(), tokens.rate())
+	}
+	if tokens.rate() > 0 && directFloor.rate() > 0 && aggregatedFloor.rate() > 0 {
+		e.ratio("16 clients, dry runs (no certificate): direct %.0f/s = %.2f× TokenRequest, aggregated %.0f/s = %.2f× TokenRequest",
+			directFloor.rate(), directFloor.rate()/tokens.rate(), aggregatedFloor.rate(), aggregatedFloor.rate()/tokens.rate())
 	}
 	if crowdTokens.rate() > 0 {
 		e.ratio("200 clients: aggregated %.0f/s = %.2f× TokenRequest (%.0f/s); p99 %.0f ms against %.0f ms",
@@ -119,13 +136,21 @@ func connections(cfg *rest.Config, n int) []*rest.Config {
 	return configs
 }
 
-// mint is a call of the kubeconfig subresource per client.
-func mint(cfg *rest.Config, clients int) func(ctx context.Context, client int) error {
+// mint is a call of the kubeconfig subresource per client; a dry run is answered without
+// a credential.
+func mint(cfg *rest.Config, clients int, dryRun bool) func(ctx context.Context, client int) error {
+	opts := metav1.CreateOptions{}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
 	var rootShards []func(ctx context.Context) error
 	for _, c := range connections(cfg, clients) {
 		ops := clientset.NewForConfigOrDie(c).OperatorV1alpha1().RootShards(mintNamespace)
 		rootShards = append(rootShards, func(ctx context.Context) error {
-			_, err := ops.CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, metav1.CreateOptions{})
+			req, err := ops.CreateKubeconfig(ctx, "root", &operatorv1alpha1.KubeconfigRequest{}, opts)
+			if err == nil && (req.Status.Kubeconfig == "") != dryRun {
+				err = fmt.Errorf("dry run %v, but the answer has a kubeconfig of %d bytes", dryRun, len(req.Status.Kubeconfig))
+			}
 			return err
 		})
 	}

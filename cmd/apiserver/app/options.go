@@ -193,8 +193,17 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.applyStorageMediaType(); err != nil {
 		return nil, err
 	}
+	if err := provideClientCA(o.RecommendedOptions.Authentication); err != nil {
+		return nil, err
+	}
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
+	}
+	// Every request's client certificate, kube-apiserver's proxy's included, is verified
+	// once per certificate and CA bundle rather than once per request.
+	if authn := o.RecommendedOptions.Authentication; authn != nil && serverConfig.Authentication.Authenticator != nil {
+		serverConfig.Authentication.Authenticator = apiserver.WithCertificateVerifier(serverConfig.Authentication.Authenticator,
+			&apiserver.CertificateVerifier{}, authn.ClientCert.CAContentProvider, serverConfig.Authentication.RequestHeaderConfig)
 	}
 	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
