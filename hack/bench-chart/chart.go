@@ -61,6 +61,8 @@ var panels = []panel{
 		bars: []bar{
 			{label: "kubeconfig, directly, 16 clients", figure: "kubeconfig-direct/rate", against: "tokenrequest/rate"},
 			{label: "kubeconfig, aggregated, 16 clients", figure: "kubeconfig-aggregated/rate", against: "tokenrequest/rate"},
+			{label: "dry run (no credential), directly", figure: "kubeconfig-direct-dryrun/rate", against: "tokenrequest/rate"},
+			{label: "dry run (no credential), aggregated", figure: "kubeconfig-aggregated-dryrun/rate", against: "tokenrequest/rate"},
 			{label: "TokenRequest, 16 clients", figure: "tokenrequest/rate", anchor: true},
 			{label: "kubeconfig, aggregated, 200 clients", figure: "kubeconfig-aggregated-200/rate", against: "tokenrequest-200/rate", group: true},
 			{label: "TokenRequest, 200 clients", figure: "tokenrequest-200/rate", anchor: true},

@@ -104,8 +104,8 @@ func TestDraw(t *testing.T) {
 	svg, bars, err := draw(sample(t, "47cb0a9963c684fa6bef3f51254a26687e9be61f"))
 	require.NoError(t, err)
 	p := parse(t, svg)
-	assert.Equal(t, 11, bars)
-	assert.Equal(t, 11, p.bars, "one bar per figure")
+	assert.Equal(t, 13, bars)
+	assert.Equal(t, 13, p.bars, "one bar per figure")
 	assert.Equal(t, 4, p.anchors, "TokenRequest twice, and cert-manager's chain with each key")
 	for _, panel := range panels {
 		assert.Contains(t, p.texts, panel.title)
@@ -114,10 +114,10 @@ func TestDraw(t *testing.T) {
 		}
 	}
 	// Values with their unit, and the ratio to the anchor of the group.
-	assert.Contains(t, p.texts, "100/s (0.83×)", "kubeconfig directly, 100/s against TokenRequest's 120/s")
-	assert.Contains(t, p.texts, "120/s", "an anchor has no ratio")
+	assert.Contains(t, p.texts, "100/s (0.71×)", "kubeconfig directly, 100/s against TokenRequest's 140/s")
+	assert.Contains(t, p.texts, "140/s", "an anchor has no ratio")
 	assert.Contains(t, p.texts, "110.0 s (1.1×)", "a RootShard's 110 s against the chain's 100 s")
-	assert.Contains(t, p.titles, "TokenRequest, 200 clients: 140/s")
+	assert.Contains(t, p.titles, "TokenRequest, 200 clients: 160/s")
 	assert.Contains(t, p.texts, "2 CPUs · go1.26.8 · commit 47cb0a9 · 2026-11-23 22:07 UTC")
 }
 
@@ -125,10 +125,10 @@ func TestDrawLeavesOutMissingFigures(t *testing.T) {
 	svg, bars, err := draw(sample(t, "abc", "tokenrequest-200/rate", "setup-rsa-4096"))
 	require.NoError(t, err)
 	p := parse(t, svg)
-	assert.Equal(t, 9, bars)
-	assert.Equal(t, 9, p.bars)
+	assert.Equal(t, 11, bars)
+	assert.Equal(t, 11, p.bars)
 	assert.NotContains(t, p.texts, "TokenRequest, 200 clients")
-	assert.Contains(t, p.texts, "130/s", "200 clients' mints, without a ratio when their anchor is missing")
+	assert.Contains(t, p.texts, "150/s", "200 clients' mints, without a ratio when their anchor is missing")
 
 	// A panel without figures is left out, and a chart without any is none.
 	r := sample(t, "abc")
@@ -157,7 +157,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, run(in, out))
 	svg, err := os.ReadFile(out)
 	require.NoError(t, err)
-	assert.Equal(t, 11, parse(t, svg).bars)
+	assert.Equal(t, 13, parse(t, svg).bars)
 
 	require.NoError(t, os.WriteFile(in, []byte("{"), 0o644))
 	assert.Error(t, run(in, out), "a results.json that does not parse")
