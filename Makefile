@@ -37,7 +37,8 @@ FUZZ_TARGETS := \
 	FuzzDecode:./pkg/apis/operator/install \
 	FuzzConversionRoundTrip:./pkg/apis/operator/install \
 	FuzzValidate:./pkg/apis/operator/validation \
-	FuzzKubeconfigRequest:./pkg/registry/operator/kubeconfigrequest
+	FuzzKubeconfigRequest:./pkg/registry/operator/kubeconfigrequest \
+	FuzzWithCertificateVerifier:./pkg/apiserver
 FUZZTIME ?= 10s
 
 .PHONY: test-fuzz

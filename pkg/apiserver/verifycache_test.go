@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ type testCA struct {
 	pem []byte
 }
 
-func newTestCA(t *testing.T, cn string) testCA {
+func newTestCA(t testing.TB, cn string) testCA {
 	certPEM, keyPEM := credentialstest.NewCA(t, cn)
 	ca, err := credentials.ParseCA(certPEM, keyPEM)
 	require.NoError(t, err)
@@ -41,14 +42,14 @@ func newTestCA(t *testing.T, cn string) testCA {
 
 // client is a client certificate of ca for cn in the groups, valid from a minute before
 // now for lifetime.
-func (ca testCA) client(t *testing.T, now time.Time, lifetime time.Duration, cn string, groups ...string) *x509.Certificate {
+func (ca testCA) client(t testing.TB, now time.Time, lifetime time.Duration, cn string, groups ...string) *x509.Certificate {
 	minted, err := ca.Mint(pkix.Name{CommonName: cn, Organization: groups}, now, lifetime)
 	require.NoError(t, err)
 	return minted.Cert
 }
 
 // intermediate is a CA signed by ca, which only its client certificates' chains carry.
-func (ca testCA) intermediate(t *testing.T, cn string) testCA {
+func (ca testCA) intermediate(t testing.TB, cn string) testCA {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	now := time.Now()
@@ -61,7 +62,7 @@ func (ca testCA) intermediate(t *testing.T, cn string) testCA {
 	return testCA{CA: &credentials.CA{Cert: cert, Key: key}, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
 }
 
-func provider(t *testing.T, name string, pems ...[]byte) dynamiccertificates.CAContentProvider {
+func provider(t testing.TB, name string, pems ...[]byte) dynamiccertificates.CAContentProvider {
 	var bundle []byte
 	for _, p := range pems {
 		bundle = append(bundle, p...)
@@ -212,3 +213,71 @@ func TestCertificateVerifierForgets(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// FuzzWithCertificateVerifier holds the server's authenticator to the delegated one of
+// k8s.io/apiserver for any request: a certificate chain of the fixture's (a user's, one
+// through an intermediate, a proxy's, an unknown CA's, an expired one, none), any
+// request headers, and any allowed proxy name. Each request is answered twice by the
+// server's, so that the second answer comes from what the first verified.
+func FuzzWithCertificateVerifier(f *testing.F) {
+	now := time.Now()
+	clientCA, proxyCA, otherCA := newTestCA(f, "client-ca"), newTestCA(f, "front-proxy-ca"), newTestCA(f, "other-ca")
+	intermediate := clientCA.intermediate(f, "client-intermediate")
+	chains := [][]*x509.Certificate{
+		nil,
+		{clientCA.client(f, now, time.Hour, "alice", "team-a")},
+		{intermediate.client(f, now, time.Hour, "carol"), intermediate.Cert},
+		{intermediate.client(f, now, time.Hour, "carol")},
+		{proxyCA.client(f, now, time.Hour, "front-proxy-client")},
+		{proxyCA.client(f, now, time.Hour, "intruder", "system:masters")},
+		{otherCA.client(f, now, time.Hour, "mallory", "system:masters")},
+		{clientCA.client(f, now.Add(-2*time.Hour), time.Hour, "erin")},
+		{clientCA.client(f, now, time.Hour, "front-proxy-client")},
+	}
+	clientCAs := provider(f, "client-ca", clientCA.pem)
+	proxyCAs := provider(f, "front-proxy-ca", proxyCA.pem)
+	verifier := &CertificateVerifier{}
+
+	f.Add(uint8(4), "bob", "team-a,team-b", "Scopes", "view", "front-proxy-client")
+	f.Add(uint8(1), "bob", "", "", "", "")
+	f.Add(uint8(5), "root", "system:masters", "", "", "front-proxy-client")
+	f.Add(uint8(8), "", "", "", "", "")
+	f.Fuzz(func(t *testing.T, which uint8, username, groups, extraKey, extraValue, allowed string) {
+		requestHeader := &authenticatorfactory.RequestHeaderConfig{
+			UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
+			UIDHeaders:          headerrequest.StaticStringSlice{"X-Remote-Uid"},
+			GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
+			ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
+			CAContentProvider:   proxyCAs,
+			// Empty (as --requestheader-allowed-names is by default) lets any name proxy.
+			AllowedClientNames: headerrequest.StaticStringSlice{},
+		}
+		if allowed != "" {
+			requestHeader.AllowedClientNames = headerrequest.StaticStringSlice{allowed}
+		}
+		full, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+			Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: true},
+			ClientCertificateCAContentProvider: clientCAs,
+			RequestHeaderConfig:                requestHeader,
+		}.New()
+		require.NoError(t, err)
+		server := WithCertificateVerifier(full, verifier, clientCAs, requestHeader)
+
+		headers := http.Header{}
+		if username != "" {
+			headers.Set("X-Remote-User", username)
+		}
+		for _, g := range strings.Split(groups, ",") {
+			if g != "" {
+				headers.Add("X-Remote-Group", g)
+			}
+		}
+		if extraKey != "" {
+			headers.Add("X-Remote-Extra-"+extraKey, extraValue)
+		}
+		peers := chains[int(which)%len(chains)]
+		want := authenticate(full, peers, headers)
+		require.Equal(t, want, authenticate(server, peers, headers), "the first request")
+		require.Equal(t, want, authenticate(server, peers, headers), "the same request again")
+	})
+}
