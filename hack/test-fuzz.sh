@@ -10,7 +10,8 @@ set -o errexit -o nounset -o pipefail
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-10s}
 
-count() { find "$1" -type f 2>/dev/null | wc -l; }
+# count is how many inputs the corpus directory holds; a target may have none yet.
+count() { if [[ -d $1 ]]; then find "$1" -type f | wc -l; else echo 0; fi; }
 
 for spec in "$@"; do
 	target=${spec%%:*}
