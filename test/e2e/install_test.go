@@ -377,10 +377,12 @@ func TestHighAvailability(t *testing.T) {
 	require.NoError(t, err, "both replicas serve the same data")
 	assert.Equal(t, created.UID, got.UID)
 	// The leader's controller writes to it meanwhile; both replicas read the same versions.
-	assert.Eventually(t, func() bool {
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
 		a, errA := first.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
 		b, errB := other.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
-		return errA == nil && errB == nil && a.ResourceVersion == b.ResourceVersion
+		if assert.NoError(c, errA) && assert.NoError(c, errB) {
+			assert.Equal(c, a.ResourceVersion, b.ResourceVersion, "both replicas read the same version (phases %s and %s)", a.Status.Phase, b.Status.Phase)
+		}
 	}, 30*time.Second, time.Second)
 
 	// One of them leads: the one whose log names the Lease's holder.
