@@ -72,6 +72,28 @@ func provider(t testing.TB, name string, pems ...[]byte) dynamiccertificates.CAC
 	return p
 }
 
+// authenticators are the delegated authenticator of k8s.io/apiserver for the client CAs
+// and, as an authenticating proxy's, the request-header CAs and allowed names (none: any
+// name, as --requestheader-allowed-names is by default), and the server's, made of it
+// with verifier.
+func authenticators(t testing.TB, verifier *CertificateVerifier, clientCAs, proxyCAs dynamiccertificates.CAContentProvider, allowed ...string) (full, server authenticator.Request) {
+	requestHeader := &authenticatorfactory.RequestHeaderConfig{
+		UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
+		UIDHeaders:          headerrequest.StaticStringSlice{"X-Remote-Uid"},
+		GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
+		ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
+		CAContentProvider:   proxyCAs,
+		AllowedClientNames:  headerrequest.StaticStringSlice(append([]string{}, allowed...)),
+	}
+	full, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
+		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: true},
+		ClientCertificateCAContentProvider: clientCAs,
+		RequestHeaderConfig:                requestHeader,
+	}.New()
+	require.NoError(t, err)
+	return full, WithCertificateVerifier(full, verifier, clientCAs, requestHeader)
+}
+
 // outcome is what an authenticator answered, and what the request's headers were after.
 type outcome struct {
 	Response *authenticator.Response
@@ -102,23 +124,8 @@ func TestWithCertificateVerifierAnswersAsTheDelegatedAuthenticator(t *testing.T)
 	now := time.Now()
 	clientCA, proxyCA, otherCA := newTestCA(t, "client-ca"), newTestCA(t, "front-proxy-ca"), newTestCA(t, "other-ca")
 	intermediate := clientCA.intermediate(t, "client-intermediate")
-	clientCAs := provider(t, "client-ca", clientCA.pem)
-	requestHeader := &authenticatorfactory.RequestHeaderConfig{
-		UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
-		UIDHeaders:          headerrequest.StaticStringSlice{"X-Remote-Uid"},
-		GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
-		ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
-		CAContentProvider:   provider(t, "front-proxy-ca", proxyCA.pem),
-		AllowedClientNames:  headerrequest.StaticStringSlice{"front-proxy-client"},
-	}
-	full, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: true},
-		ClientCertificateCAContentProvider: clientCAs,
-		RequestHeaderConfig:                requestHeader,
-	}.New()
-	require.NoError(t, err)
 	verifier := &CertificateVerifier{}
-	server := WithCertificateVerifier(full, verifier, clientCAs, requestHeader)
+	full, server := authenticators(t, verifier, provider(t, "client-ca", clientCA.pem), provider(t, "front-proxy-ca", proxyCA.pem), "front-proxy-client")
 
 	proxied := http.Header{"X-Remote-User": {"bob"}, "X-Remote-Group": {"team-a", "team-b"}, "X-Remote-Extra-Scopes": {"view"}, "Accept": {"application/json"}}
 	proxy := proxyCA.client(t, now, time.Hour, "front-proxy-client")
@@ -243,25 +250,11 @@ func FuzzWithCertificateVerifier(f *testing.F) {
 	f.Add(uint8(5), "root", "system:masters", "", "", "front-proxy-client")
 	f.Add(uint8(8), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, which uint8, username, groups, extraKey, extraValue, allowed string) {
-		requestHeader := &authenticatorfactory.RequestHeaderConfig{
-			UsernameHeaders:     headerrequest.StaticStringSlice{"X-Remote-User"},
-			UIDHeaders:          headerrequest.StaticStringSlice{"X-Remote-Uid"},
-			GroupHeaders:        headerrequest.StaticStringSlice{"X-Remote-Group"},
-			ExtraHeaderPrefixes: headerrequest.StaticStringSlice{"X-Remote-Extra-"},
-			CAContentProvider:   proxyCAs,
-			// Empty (as --requestheader-allowed-names is by default) lets any name proxy.
-			AllowedClientNames: headerrequest.StaticStringSlice{},
-		}
+		var names []string
 		if allowed != "" {
-			requestHeader.AllowedClientNames = headerrequest.StaticStringSlice{allowed}
+			names = append(names, allowed)
 		}
-		full, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-			Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: true},
-			ClientCertificateCAContentProvider: clientCAs,
-			RequestHeaderConfig:                requestHeader,
-		}.New()
-		require.NoError(t, err)
-		server := WithCertificateVerifier(full, verifier, clientCAs, requestHeader)
+		full, server := authenticators(t, verifier, clientCAs, proxyCAs, names...)
 
 		headers := http.Header{}
 		if username != "" {
