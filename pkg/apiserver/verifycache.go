@@ -3,6 +3,7 @@ package apiserver
 import (
 	"crypto/sha256"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -63,6 +64,9 @@ type verifiedChains struct {
 // Verify verifies peers[0] with opts as the delegated authenticators do: peers[1:] are its
 // intermediates unless opts has its own.
 func (v *CertificateVerifier) Verify(peers []*x509.Certificate, opts x509.VerifyOptions) ([][]*x509.Certificate, error) {
+	if len(peers) == 0 {
+		return nil, errors.New("x509: no certificate to verify")
+	}
 	used := peers[:1]
 	if opts.Intermediates == nil && len(peers) > 1 {
 		used = peers

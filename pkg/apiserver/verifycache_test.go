@@ -205,6 +205,9 @@ func TestCertificateVerifierForgets(t *testing.T) {
 	assert.Error(t, err)
 	assert.EqualValues(t, 1, n, "a failure is not remembered")
 
+	_, err = verifier.Verify(nil, clientCAs)
+	assert.Error(t, err, "no certificate is no chain")
+
 	fixed := clientCAs
 	fixed.CurrentTime = now
 	n, _ = verify(fixed, alice)
