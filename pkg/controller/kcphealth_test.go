@@ -79,9 +79,12 @@ func TestKcpHealthStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var mu sync.Mutex
 	blocked := make(chan struct{})
+	var holding atomic.Int32
 	for i := range kcpConcurrentChecks {
-		h.Observe(ctx, fmt.Sprint(i), func(ctx context.Context) KcpResult { <-ctx.Done(); return ready }, func() {})
+		h.Observe(ctx, fmt.Sprint(i), func(ctx context.Context) KcpResult { holding.Add(1); <-ctx.Done(); return ready }, func() {})
 	}
+	// Every slot is taken before the next check is asked for, so that it must wait.
+	require.Eventually(t, func() bool { return holding.Load() == kcpConcurrentChecks }, 5*time.Second, time.Millisecond)
 	enqueued := false
 	h.Observe(ctx, "waiting", func(context.Context) KcpResult { close(blocked); return ready }, func() { mu.Lock(); enqueued = true; mu.Unlock() })
 	cancel()
