@@ -32,28 +32,25 @@ func run() error {
 		return err
 	}
 	start := time.Now()
-	stack, err := framework.Start(ctx, framework.Options{
-		Dir:          dir,
-		EmbeddedEtcd: true,
-		Progress:     func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) },
-	})
+	opts := framework.LocalUp(dir)
+	opts.Progress = func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
+	stack, err := framework.Start(ctx, opts)
 	if err != nil {
 		return err
-	}
-	rel, err := filepath.Rel(mustGetwd(), stack.AdminKubeconfig)
-	if err != nil {
-		rel = stack.AdminKubeconfig
 	}
 	fmt.Printf(`
 kcp-setups is serving operator.kcp.io/v1alpha1 (up in %s). In another terminal:
 
     export KUBECONFIG=%s
-    export PATH="$PWD/_output/bin:$PATH"    # the pinned kubectl, if you have none
-    kubectl apply -f artifacts/examples/
+    export PATH="%s:$PATH"    # the pinned kubectl, if you have none
+    kubectl apply -f %s
     kubectl get kcp
 
-Component logs are in %s. Press Ctrl-C to stop; data in %s is kept for the next run.
-`, time.Since(start).Round(time.Second), rel, filepath.Join(dir, "logs"), dir)
+No kcp runs behind kwok's pods here: KcpReady and EtcdReady say Unknown (NoKcpDialer), and
+deletions do not wait for kcp. Component logs are in %s. Press Ctrl-C to stop; data in %s
+is kept for the next run.
+`, time.Since(start).Round(time.Second), stack.AdminKubeconfig, filepath.Join(mustGetwd(), "_output", "bin"),
+		filepath.Join(mustGetwd(), "artifacts", "examples")+"/", filepath.Join(dir, "logs"), dir)
 
 	<-ctx.Done()
 	fmt.Println("\n==> stopping")

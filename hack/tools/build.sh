@@ -25,16 +25,17 @@ module_dir() {
   echo "${dir}"
 }
 
-# build NAME DIR BINARY... -- PACKAGE...: builds PACKAGEs of the module in DIR, unless the
-# stamp of NAME matches the module's pins and sources and every BINARY exists.
+# build NAME DIR BINARY... -- PACKAGE...: builds PACKAGEs of the module in DIR, with the
+# linker flags in LDFLAGS if set, unless the stamp of NAME matches the module's pins, sources
+# and flags and every BINARY exists.
 build() {
-  local name=$1 dir="${ROOT}/hack/tools/$2"
+  local name=$1 dir="${ROOT}/hack/tools/$2" ldflags=${LDFLAGS:-}
   shift 2
   local bins=()
   while [[ $1 != "--" ]]; do bins+=("$1"); shift; done
   shift
   local sum
-  sum=$( (cd "${dir}" && cat go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort); go version) | sha256sum | cut -c1-32)
+  sum=$( (cd "${dir}" && cat go.mod go.sum $(find . -name '*.go' | LC_ALL=C sort); go version; echo "${ldflags}") | sha256sum | cut -c1-32)
   local fresh=true
   for b in "${bins[@]}"; do [[ -x "${BIN}/${b}" ]] || fresh=false; done
   if [[ ${fresh} == true && -f "${STAMPS}/${name}" && $(cat "${STAMPS}/${name}") == "${sum}" ]]; then
@@ -43,12 +44,25 @@ build() {
   fi
   echo "tools: building ${name} (${bins[*]}) from pinned modules; this takes a while the first time"
   local start=${SECONDS}
-  (cd "${dir}" && go build -trimpath -o "${BIN}/" "$@")
+  (cd "${dir}" && go build -trimpath -ldflags="${ldflags}" -o "${BIN}/" "$@")
   echo "${sum}" > "${STAMPS}/${name}"
   echo "tools: built ${name} in $((SECONDS - start))s"
 }
 
-build kube kube etcd kube-apiserver kube-controller-manager kube-scheduler kubectl -- \
+# Kubernetes' own build stamps its version into the binaries (hack/lib/version.sh); without
+# it they report v0.0.0-master+$Format:%H$, and `kubectl version`, and every tool that reads
+# the server's version (Helm's kubeVersion, for one), fail to parse it.
+KUBE_VERSION=$(cd "${ROOT}/hack/tools/kube" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+if [[ ! ${KUBE_VERSION} =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+  echo "tools: k8s.io/kubernetes is pinned at ${KUBE_VERSION}, not a release" >&2
+  exit 1
+fi
+kube_ldflags=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X ${pkg}.gitVersion=${KUBE_VERSION} -X ${pkg}.gitMajor=${BASH_REMATCH[1]}"
+  kube_ldflags+=" -X ${pkg}.gitMinor=${BASH_REMATCH[2]} -X ${pkg}.gitTreeState=archive"
+done
+LDFLAGS=${kube_ldflags} build kube kube etcd kube-apiserver kube-controller-manager kube-scheduler kubectl -- \
   ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 build kwok kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
@@ -74,8 +88,11 @@ done
 cp -f "${ROOT}/hack/tools/kwok/node-addresses.yaml" "${STAGES}/"
 chmod u+w "${STAGES}"/*.yaml
 
-# kwok's port-forward rules, which make the fake pods' ports reach a process on loopback.
+# kwok's port-forward rules, which make the fake pods' ports reach a process on loopback, and
+# its log rules, which give `kubectl logs` on a fake pod something to say.
 KWOK_CRDS="${OUTPUT}/kwok-crds"
 mkdir -p "${KWOK_CRDS}"
-cp -f "${KWOK_DIR}"/kustomize/crd/bases/kwok.x-k8s.io_clusterportforwards.yaml "${KWOK_CRDS}/"
+for crd in clusterportforwards clusterlogs; do
+  cp -f "${KWOK_DIR}/kustomize/crd/bases/kwok.x-k8s.io_${crd}.yaml" "${KWOK_CRDS}/"
+done
 chmod u+w "${KWOK_CRDS}"/*.yaml

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
@@ -23,6 +25,7 @@ var etcdReadyCondition = healthCondition{
 	NotAskedReasons: []string{operatorv1alpha1.ReasonMembersNotReady},
 	Checking:        KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonEtcdChecking, "asking etcd whether it is healthy"},
 	Unreachable:     operatorv1alpha1.ReasonEtcdUnreachable,
+	Asking:          "asking etcd whether it is healthy",
 	EventReason: func(reason string) string {
 		if reason == operatorv1alpha1.ReasonEtcdUnhealthy {
 			return "EtcdUnhealthy"
@@ -82,6 +85,9 @@ func (l Lifecycle[T, S]) observeEtcdMembers(ctx context.Context, obj T, status *
 func EtcdHealth(ctx context.Context, config KcpConfig) KcpResult {
 	const what = "asking etcd's /health"
 	unreachable := func(err error) KcpResult {
+		if errors.Is(err, kcpclient.ErrNoDialer) {
+			return NoKcpDialer(what)
+		}
 		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonEtcdUnreachable,
 			truncate(fmt.Sprintf("%s: etcd cannot be reached: %v", what, err))}
 	}

@@ -68,6 +68,10 @@ type Host struct {
 	// KcpHealth polls those kcp servers for the KcpReady condition; nil when they are not
 	// polled (no KcpReady condition).
 	KcpHealth *KcpHealth
+	// NoKcpDialer is set when the server is told that no kcp can be reached from it
+	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
+	// not wait for a cleanup in kcp.
+	NoKcpDialer bool
 }
 
 // Kcp builds clients for the kcp servers of RootShards and Shards (kcpclient.Clients). A

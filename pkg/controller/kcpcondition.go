@@ -30,6 +30,9 @@ type healthCondition struct {
 	Unreachable string
 	// EventReason names an Event of a failure whose reason alone would not say of what.
 	EventReason func(reason string) string
+	// Asking says in words what a check asks, for the condition's message when nothing can
+	// be asked (NoKcpDialer).
+	Asking string
 }
 
 var kcpReadyCondition = healthCondition{
@@ -38,6 +41,7 @@ var kcpReadyCondition = healthCondition{
 		"kcp is asked once its Deployment is available"},
 	Checking:    KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonKcpChecking, "asking kcp whether it is ready"},
 	Unreachable: operatorv1alpha1.ReasonKcpUnreachable,
+	Asking:      "asking kcp whether it is ready",
 	EventReason: func(reason string) string {
 		if reason == operatorv1alpha1.ReasonKcpNotReady {
 			return "KcpNotReady" // "NotReady" alone would not say of what, in a list of Events
@@ -73,6 +77,12 @@ func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, lo
 			r = *notAsked
 		}
 		l.setHealth(obj, status, c, r)
+		return
+	}
+	if l.Host.NoKcpDialer {
+		// Nothing to poll: every check would fail the same way, at once.
+		h.Forget(key)
+		l.setHealth(obj, status, c, NoKcpDialer(c.Asking))
 		return
 	}
 	result, after := h.Observe(ctx, key, probe, func() {

@@ -47,6 +47,8 @@ type KcpConfig func() (*rest.Config, error)
 func KcpFailure(what string, err error) KcpResult {
 	var notReady *kcpclient.NotReadyError
 	switch {
+	case errors.Is(err, kcpclient.ErrNoDialer):
+		return NoKcpDialer(what)
 	case errors.As(err, &notReady):
 		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForCredentials,
 			truncate(fmt.Sprintf("%s: waiting for the server's credentials toward kcp: %v", what, err))}
@@ -57,6 +59,12 @@ func KcpFailure(what string, err error) KcpResult {
 	// Everything else, a dial error, a timeout, a 5xx or a throttled request, passes with time.
 	return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpUnreachable,
 		truncate(fmt.Sprintf("%s: kcp cannot be reached: %v", what, err))}
+}
+
+// NoKcpDialer is what every request to kcp or a managed etcd comes to on a server that is
+// told that none can be reached (--kcp-dialer=none): Unknown, and why.
+func NoKcpDialer(what string) KcpResult {
+	return KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, what + ": " + kcpclient.ErrNoDialer.Error()}
 }
 
 // KcpReadyz asks a kcp server's /readyz: Ready on 200, NotReady with its failing checks on

@@ -49,10 +49,14 @@ func observeWrite(kind string, err error) {
 // observe records one reconcile of kind that started at start and ended with err.
 func observe(kind string, start time.Time, err error) {
 	register()
-	result := "success"
-	if err != nil {
-		result = "error"
-	}
-	reconciles.WithLabelValues(kind, result).Inc()
+	reconciles.WithLabelValues(kind, reconcileResult(err)).Inc()
 	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+}
+
+// reconcileResult is how a reconcile that ended with err is counted and logged.
+func reconcileResult(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "success"
 }

@@ -135,10 +135,14 @@ func (l *Loop) next(ctx context.Context) bool {
 	}
 	defer l.Queue.Done(key)
 	start := time.Now()
-	err := l.Sync(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("controller", l.Kind, "key", key)), key)
+	logger := klog.FromContext(ctx).WithValues("controller", l.Kind, "key", key)
+	err := l.Sync(klog.NewContext(ctx, logger), key)
 	observe(l.Kind, start, err)
+	// One line per reconcile, at the verbosity kube-controller-manager's controllers log
+	// theirs: the metrics count a kind's reconciles, this says which object's they were.
+	logger.V(4).Info("Finished syncing", "result", reconcileResult(err), "duration", time.Since(start))
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Reconcile failed, retrying with backoff", "controller", l.Kind, "key", key)
+		logger.Error(err, "Reconcile failed, retrying with backoff")
 		var later *RetryLater
 		if errors.As(err, &later) {
 			// The key's backoff grows as for any failure, but never starts below the floor.

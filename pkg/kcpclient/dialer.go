@@ -6,6 +6,7 @@ package kcpclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -61,10 +62,24 @@ const (
 	// PortForwardDialer tunnels through the host's kube-apiserver (pods/portforward) to a
 	// ready pod of the Service: for a server running outside the host cluster.
 	PortForwardDialer = "port-forward"
+	// NoDialer reaches nothing: for a host cluster whose pods run no kcp, such as the local
+	// stack's kwok node. Every dial fails with ErrNoDialer at once.
+	NoDialer = "none"
 )
 
 // Dialers are the values --kcp-dialer accepts.
-var Dialers = []string{ServiceDNSDialer, PortForwardDialer}
+var Dialers = []string{ServiceDNSDialer, PortForwardDialer, NoDialer}
+
+// ErrNoDialer is the error of every dial of NoDialer: what the controllers would learn from
+// kcp or a managed etcd is unknown, and what they would clean up there is not waited for.
+var ErrNoDialer = errors.New("this server is told that no kcp can be reached from it (--kcp-dialer=none), " +
+	"so it does not ask kcp or a managed etcd anything")
+
+// None is NoDialer.
+type None struct{}
+
+// Dial implements Dialer: it fails with ErrNoDialer.
+func (None) Dial(context.Context, Endpoint) (net.Conn, error) { return nil, ErrNoDialer }
 
 // New returns the dialer that name chooses; host reaches the host cluster's kube-apiserver,
 // which the port-forward dialer tunnels through.
@@ -74,6 +89,8 @@ func New(name string, host *rest.Config) (Dialer, error) {
 		return ServiceDNS{}, nil
 	case PortForwardDialer:
 		return NewPortForward(host)
+	case NoDialer:
+		return None{}, nil
 	default:
 		return nil, fmt.Errorf("unknown kcp dialer %q: want one of %v", name, Dialers)
 	}

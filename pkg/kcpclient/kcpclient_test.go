@@ -245,3 +245,15 @@ func tlsSecret(name string, leaf, ca *testCert) *corev1.Secret {
 }
 
 var _ net.Conn = (*streamConn)(nil)
+
+// TestNoDialerReachesNothing: --kcp-dialer=none gives a dialer whose every dial fails at once
+// with ErrNoDialer, which says which flag made it so.
+func TestNoDialerReachesNothing(t *testing.T) {
+	d, err := New(NoDialer, nil)
+	require.NoError(t, err)
+	conn, err := d.Dial(t.Context(), Endpoint{Namespace: "team-a", Service: "root-kcp", Port: 6443})
+	assert.Nil(t, conn)
+	require.ErrorIs(t, err, ErrNoDialer)
+	assert.Contains(t, err.Error(), "--kcp-dialer=none")
+	assert.Contains(t, Dialers, NoDialer, "--kcp-dialer accepts it")
+}

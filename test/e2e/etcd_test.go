@@ -14,8 +14,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kcp-setups/apiserver/test/framework"
 )
@@ -64,16 +64,8 @@ spec:
 // pointed at their members; deleting keeps the volumes unless the owner says otherwise.
 func TestManagedEtcd(t *testing.T) {
 	ns := namespace(t, "managed-etcd")
-	// Nothing provisions volumes here: one PersistentVolume per member, bound ahead to the
-	// claim the StatefulSet controller will make, lets kwok's scheduler place the pods.
-	for _, sts := range []struct {
-		name     string
-		replicas int
-	}{{"root-etcd", 3}, {"east-shard-etcd", 3}, {"other-etcd", 1}} {
-		for i := range sts.replicas {
-			createVolumeFor(t, ns, fmt.Sprintf("data-%s-%d", sts.name, i))
-		}
-	}
+	// No volume is made ahead: the stack's default StorageClass provisions the members' claims,
+	// as a cluster's does.
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, managedEtcdSetup))
 
 	assert.Equal(t, `{"replicas":3,"storage":{"size":"8Gi"}}`,
@@ -113,6 +105,15 @@ func TestManagedEtcd(t *testing.T) {
 	for _, o := range []string{"rootshard/root", "shard/east"} {
 		kubectl(t, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Running", o, "--timeout=3m")
 	}
+	assert.EventuallyWithT(t, func(c *assert.CollectT) {
+		claims, err := stack.Kube.CoreV1().PersistentVolumeClaims(ns).List(t.Context(), metav1.ListOptions{})
+		require.NoError(c, err)
+		assert.Len(c, claims.Items, 3+3+1, "a claim per member")
+		for _, pvc := range claims.Items {
+			assert.Equal(c, framework.StorageClass, ptr.Deref(pvc.Spec.StorageClassName, ""), "%s has the default class", pvc.Name)
+			assert.Equal(c, corev1.ClaimBound, pvc.Status.Phase, "the stack's provisioner gave %s a volume", pvc.Name)
+		}
+	}, 2*time.Minute, time.Second)
 
 	t.Run("KcpUsesItsMembers", func(t *testing.T) {
 		for _, c := range []struct{ deployment, base string }{{"root-kcp", "root"}, {"east-shard-kcp", "east-shard"}} {
@@ -167,27 +168,6 @@ func TestManagedEtcd(t *testing.T) {
 			assert.Equal(c, []string{"data-other-etcd-0", "data-root-etcd-0", "data-root-etcd-1", "data-root-etcd-2"}, live,
 				"the root shard's claims stay; the shard's, whose owner asked, go")
 		}, 2*time.Minute, time.Second)
-	})
-}
-
-// createVolumeFor creates a PersistentVolume bound ahead to the claim name of namespace, and
-// deletes it after the test.
-func createVolumeFor(t *testing.T, namespace, claim string) {
-	t.Helper()
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + claim},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("8Gi")},
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/" + claim}},
-			ClaimRef:                      &corev1.ObjectReference{Namespace: namespace, Name: claim},
-		},
-	}
-	_, err := stack.Kube.CoreV1().PersistentVolumes().Create(t.Context(), pv, metav1.CreateOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		_ = stack.Kube.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
 	})
 }
 

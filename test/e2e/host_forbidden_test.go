@@ -160,7 +160,9 @@ func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
 
 	// Meanwhile the server retries with backoff: over a window, at most 2 attempts a second
 	// on average for the one object it may not write. A loop without backoff makes
-	// hundreds a second.
+	// hundreds a second. The counters are this server's own, and its storage prefix holds
+	// nothing but this RootShard: other tests' objects on the shared stack cannot add to
+	// them.
 	time.Sleep(20 * time.Second)
 	failed := counter(t, srv, "kcp_setups_host_writes_total", `kind="Deployment",result="Forbidden"`) - failedBefore
 	reconcileErrors := counter(t, srv, "kcp_setups_reconciles_total", `kind="rootshard",result="error"`) - errorsBefore

@@ -20,7 +20,7 @@ var stack *framework.Stack
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	s, err := framework.Start(ctx, framework.Options{RecordForLeakScan: true, Progress: func(format string, args ...any) {
+	s, err := framework.Start(ctx, framework.Options{RecordForLeakScan: true, LogReconciles: true, Progress: func(format string, args ...any) {
 		fmt.Printf("e2e: "+format+"\n", args...)
 	}})
 	cancel()

@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +95,26 @@ spec:
 	kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "certificate/ca", "certificate/leaf", "--timeout=2m")
 	out := kubectl(t, "get", "secret", "leaf", "-n", ns, "-o", "jsonpath={.data.ca\\.crt}")
 	assert.NotEmpty(t, out, "the leaf's Secret carries its CA")
+}
+
+// TestKubectlVersion checks that the pinned kube binaries carry their version, as
+// Kubernetes' own build stamps it (hack/tools/build.sh): `kubectl version` answers the pinned
+// release for client and server, and exits 0, which it does not for a version it cannot
+// parse.
+func TestKubectlVersion(t *testing.T) {
+	goMod, err := os.ReadFile(filepath.Join("..", "..", "hack", "tools", "kube", "go.mod"))
+	require.NoError(t, err)
+	pin := regexp.MustCompile(`(?m)^\s*k8s\.io/kubernetes (v\d+\.\d+\.\d+)\b`).FindSubmatch(goMod)
+	require.NotNil(t, pin, "hack/tools/kube/go.mod pins k8s.io/kubernetes")
+
+	var versions struct {
+		ClientVersion, ServerVersion struct{ GitVersion, Major, Minor string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(kubectl(t, "version", "-o", "json")), &versions))
+	for _, v := range []struct{ GitVersion, Major, Minor string }{versions.ClientVersion, versions.ServerVersion} {
+		assert.Equal(t, string(pin[1]), v.GitVersion)
+		assert.Equal(t, strings.Split(strings.TrimPrefix(v.GitVersion, "v"), ".")[:2], []string{v.Major, v.Minor})
+	}
+	// The plain form too: it fails when it cannot parse either version.
+	assert.Contains(t, kubectl(t, "version"), "Server Version: "+string(pin[1]))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -25,8 +26,9 @@ import (
 const FakeNode = "kwok-node-0"
 
 var (
-	crdGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	apiServiceGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	crdGVR         = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	apiServiceGVR  = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+	clusterLogsGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterlogs"}
 )
 
 // startKwok starts kwok, managing the nodes annotated as fake, and creates one such node
@@ -37,15 +39,21 @@ func (s *Stack) startKwok(ctx context.Context) error {
 		return fmt.Errorf("no kwok stages in _output/kwok-stages: run `make tools`")
 	}
 	// kwok's node serves what a kubelet would on loopback, so that kube-apiserver can
-	// port-forward to its pods; ClusterPortForward objects say where a port leads.
-	crds := filepath.Join(filepath.Dir(s.binDir), "kwok-crds", "kwok.x-k8s.io_clusterportforwards.yaml")
+	// port-forward to its pods and read their logs; ClusterPortForward objects say where a
+	// port leads, ClusterLogs objects which file a pod's logs are.
+	crds := filepath.Join(filepath.Dir(s.binDir), "kwok-crds")
 	if out, err := s.Kubectl(ctx, "apply", "--server-side", "--field-manager=kcp-setups-local-stack", "-f", crds); err != nil {
 		return fmt.Errorf("applying kwok's CRDs (run `make tools`): %w: %s", err, out)
 	}
-	if err := poll(ctx, "kwok's CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
-		crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, "clusterportforwards.kwok.x-k8s.io", metav1.GetOptions{})
-		return err == nil && unstructuredCondition(crd, "Established"), nil
-	}); err != nil {
+	for _, name := range []string{"clusterportforwards.kwok.x-k8s.io", "clusterlogs.kwok.x-k8s.io"} {
+		if err := poll(ctx, name+" to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+			return err == nil && unstructuredCondition(crd, "Established"), nil
+		}); err != nil {
+			return fmt.Errorf("%w (run `make tools`)", err)
+		}
+	}
+	if err := s.applyPodLogs(ctx); err != nil {
 		return err
 	}
 	nodePort, err := freePort()
@@ -58,7 +66,7 @@ func (s *Stack) startKwok(ctx context.Context) error {
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--node-ip=127.0.0.1",
 		"--node-port="+strconv.Itoa(nodePort),
-		"--enable-crds=ClusterPortForward",
+		"--enable-crds=ClusterPortForward,ClusterLogs",
 	)
 	if err != nil {
 		return err
@@ -77,6 +85,15 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	if _, err := s.Kube.CoreV1().Nodes().Apply(ctx, node, applyOptions); err != nil {
 		return err
 	}
+	// kwok writes the port it serves on into the node's status only when it initializes the
+	// node. On kept state (a second `make run`) the node is still Ready from the last run and
+	// would keep advertising that run's port, so kube-apiserver's logs, exec and port-forward
+	// would dial a port nobody listens on: the node advertises this run's port.
+	endpoints := corev1ac.NodeStatus().WithDaemonEndpoints(corev1ac.NodeDaemonEndpoints().
+		WithKubeletEndpoint(corev1ac.DaemonEndpoint().WithPort(int32(nodePort))))
+	if _, err := s.Kube.CoreV1().Nodes().ApplyStatus(ctx, corev1ac.Node(FakeNode).WithStatus(endpoints), applyOptions); err != nil {
+		return fmt.Errorf("advertising kwok's port on the fake node: %w", err)
+	}
 	return poll(ctx, "the fake node to be Ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
 		n, err := s.Kube.CoreV1().Nodes().Get(ctx, FakeNode, metav1.GetOptions{})
 		if err != nil {
@@ -89,6 +106,30 @@ func (s *Stack) startKwok(ctx context.Context) error {
 		}
 		return false, nil
 	})
+}
+
+// PodLog is what `kubectl logs` answers for every pod of the stack: kwok runs no container.
+const PodLog = "kwok simulates this pod on the local stack: no container runs, so it writes no logs.\n"
+
+// applyPodLogs makes kwok answer PodLog for the logs of every container of every pod, rather
+// than an error.
+func (s *Stack) applyPodLogs(ctx context.Context) error {
+	file := s.path("kwok-pod.log")
+	// kwok reads the file as a container runtime writes one (CRI's log format): a time, the
+	// stream, F for a full line, and the line.
+	line := time.Now().UTC().Format(time.RFC3339Nano) + " stdout F " + PodLog
+	if err := os.WriteFile(file, []byte(line), 0o644); err != nil {
+		return err
+	}
+	logs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterLogs",
+		"metadata": map[string]any{"name": "local-stack"},
+		"spec":     map[string]any{"logs": []any{map[string]any{"logsFile": file}}},
+	}}
+	if _, err := s.Dynamic.Resource(clusterLogsGVR).Apply(ctx, "local-stack", logs, applyOptions); err != nil {
+		return fmt.Errorf("applying kwok's ClusterLogs: %w", err)
+	}
+	return nil
 }
 
 // startCertManager installs cert-manager's CRDs and starts its controllers.
@@ -110,6 +151,9 @@ func (s *Stack) StartServer(ctx context.Context) error {
 		s.ServerPort = port
 	}
 	args := append(s.ServingArgs(s.ServerPort), s.DelegationArgs(s.AdminKubeconfig)...)
+	if s.opts.LogReconciles {
+		args = append(args, "--vmodule=queue=4")
+	}
 	if s.opts.EmbeddedEtcd {
 		args = append(args, "--embedded-etcd-dir="+s.path("kcp-setups-etcd"))
 	} else {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // certManagerController is the name of cert-manager's controller process and log.
@@ -55,6 +58,9 @@ func (s *Stack) ApplyCertManagerCRDs(ctx context.Context) error {
 func (s *Stack) DeleteCertManagerCRDs(ctx context.Context) error {
 	files, err := s.certManagerCRDFiles()
 	if err != nil {
+		return err
+	}
+	if err := s.waitForCertManagerCaches(ctx); err != nil {
 		return err
 	}
 	args := []string{"delete", "--ignore-not-found", "--timeout=2m"}
@@ -118,4 +124,38 @@ func (s *Stack) ServerExited() error {
 	}
 	_, err := s.server.exited()
 	return err
+}
+
+// waitForCertManagerCaches waits until kube-apiserver's watch cache of every cert-manager
+// resource is ready. A CRD deleted before then can stay for many minutes: its finalizer
+// lists the resource to delete what is left, gets "storage is (re)initializing", and retries
+// with a backoff that soon grows past any test's patience.
+func (s *Stack) waitForCertManagerCaches(ctx context.Context) error {
+	return poll(ctx, "kube-apiserver's caches of cert-manager's resources", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+		crds, err := s.Dynamic.Resource(crdGVR).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, crd := range crds.Items {
+			group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+			plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			if !strings.HasSuffix(group, "cert-manager.io") {
+				continue
+			}
+			for _, v := range versions {
+				version, _ := v.(map[string]any)
+				if served, _ := version["served"].(bool); !served {
+					continue
+				}
+				name, _ := version["name"].(string)
+				gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
+				// resourceVersion 0 is served from the watch cache, or fails while it is not ready.
+				if _, err := s.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1}); err != nil {
+					return false, nil
+				}
+			}
+		}
+		return true, nil
+	})
 }

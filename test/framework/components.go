@@ -13,7 +13,10 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storagev1ac "k8s.io/client-go/applyconfigurations/storage/v1"
 	"k8s.io/client-go/util/keyutil"
 )
 
@@ -162,7 +165,10 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) error {
 	return s.waitForKubeAPIServer(ctx, p)
 }
 
-func (s *Stack) startControllers(context.Context) error {
+func (s *Stack) startControllers(ctx context.Context) error {
+	if err := s.applyStorageClass(ctx); err != nil {
+		return err
+	}
 	cmPort, err := freePort()
 	if err != nil {
 		return err
@@ -174,6 +180,9 @@ func (s *Stack) startControllers(context.Context) error {
 		"--service-account-private-key-file="+s.pki.serviceAccountKey,
 		"--root-ca-file="+s.pki.cluster.CertFile,
 		"--leader-elect=false",
+		// Volumes for claims without one, such as a managed etcd's, as a cloud's default
+		// StorageClass gives them: directories under /tmp/hostpath_pv/ (see storageClass).
+		"--enable-hostpath-provisioner",
 	); err != nil {
 		return err
 	}
@@ -188,6 +197,24 @@ func (s *Stack) startControllers(context.Context) error {
 		"--leader-elect=false",
 	)
 	return err
+}
+
+// StorageClass is the stack's default StorageClass: kube-controller-manager's hostPath
+// provisioner, so that a claim without a volume (a managed etcd member's) gets one, and its
+// volume goes with the claim.
+const StorageClass = "local-hostpath"
+
+// applyStorageClass makes StorageClass the cluster's default.
+func (s *Stack) applyStorageClass(ctx context.Context) error {
+	class := storagev1ac.StorageClass(StorageClass).
+		WithAnnotations(map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}).
+		WithProvisioner("kubernetes.io/host-path").
+		WithReclaimPolicy(corev1.PersistentVolumeReclaimDelete).
+		WithVolumeBindingMode(storagev1.VolumeBindingImmediate)
+	if _, err := s.Kube.StorageV1().StorageClasses().Apply(ctx, class, applyOptions); err != nil {
+		return fmt.Errorf("applying the default StorageClass: %w", err)
+	}
+	return nil
 }
 
 // httpOK reports whether GET url answers 200.

@@ -89,3 +89,16 @@ func (s *Stack) PIDs() map[string]int {
 	}
 	return pids
 }
+
+// CommandLine is the command line of the stack's running component name (kwok, etcd, ...),
+// nil when there is none.
+func (s *Stack) CommandLine(name string) []string {
+	for _, p := range s.procs {
+		if p.name == name {
+			if done, _ := p.exited(); !done {
+				return p.cmd.Args
+			}
+		}
+	}
+	return nil
+}

@@ -34,10 +34,15 @@ func (s *Stack) ServingArgs(port int) []string {
 // DelegationArgs make a server authenticate, authorize and reach the host cluster with
 // kubeconfig, as a pod does with its ServiceAccount, and reach the kcp it realizes as a
 // server outside the host cluster does: by port-forward through kube-apiserver (kwok
-// forwards the pods' ports, see ForwardPods), asking kcp for its readiness every 5 s.
+// forwards the pods' ports, see ForwardPods), asking kcp for its readiness every 5 s. On a
+// stack with Options.NoKcp, the server is told that no kcp can be reached.
 func (s *Stack) DelegationArgs(kubeconfig string) []string {
+	dialer := "--kcp-dialer=port-forward"
+	if s.opts.NoKcp {
+		dialer = "--kcp-dialer=none"
+	}
 	return []string{"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--kubeconfig=" + kubeconfig,
-		"--kcp-dialer=port-forward", "--kcp-health-interval=5s"}
+		dialer, "--kcp-health-interval=5s"}
 }
 
 // FreePort is an unused loopback port.

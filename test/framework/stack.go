@@ -35,6 +35,19 @@ type Options struct {
 	// kubectl and client configs receive, and every Secret's keys, Event and status the host
 	// cluster holds while the stack runs. Benchmarks and `make run` leave it off.
 	RecordForLeakScan bool
+	// NoKcp tells the kcp-setups server that no kcp can be reached (--kcp-dialer=none), as
+	// `make run` does: kwok's pods run nothing, and no test leads their ports anywhere.
+	NoKcp bool
+	// LogReconciles makes the kcp-setups server log each reconcile with the object's key
+	// (--vmodule=queue=4), so that a test counts its own objects' reconciles with Reconciles
+	// while other tests' objects share the stack. Benchmarks and `make run` leave it off.
+	LogReconciles bool
+}
+
+// LocalUp are the options of `make run`'s stack in dir: its state kept there, the server on
+// its embedded etcd, and no kcp behind kwok's pods.
+func LocalUp(dir string) Options {
+	return Options{Dir: dir, EmbeddedEtcd: true, NoKcp: true}
 }
 
 // Stack is a running local control plane.
@@ -116,6 +129,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		{"kcp-setups-apiserver", s.StartServer},
 		{"the leak scan's witness", s.startWitness},
 	} {
+		if step.name == "the leak scan's witness" && s.Recorder == nil {
+			continue // nothing to record for a scan
+		}
 		s.progress("starting %s", step.name)
 		start := time.Now()
 		if err := step.run(ctx); err != nil {

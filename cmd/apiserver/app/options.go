@@ -121,7 +121,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KcpDialer, "kcp-dialer", o.KcpDialer,
 		"How the controllers reach the kcp servers they realize: "+kcpclient.ServiceDNSDialer+" (the Services' cluster DNS names, for a server "+
 			"running in the host cluster) or "+kcpclient.PortForwardDialer+" (port-forward through the host's kube-apiserver to a ready pod, for "+
-			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces).")
+			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces) or "+kcpclient.NoDialer+
+			" (no kcp can be reached, as on a host whose pods run nothing: KcpReady and a managed etcd's EtcdReady are Unknown with reason "+
+			operatorv1alpha1.ReasonNoKcpDialer+", and deleting a Shard or a Kubeconfig does not wait for kcp).")
 	fs.DurationVar(&o.KcpHealthInterval, "kcp-health-interval", o.KcpHealthInterval,
 		"How often the controllers ask each RootShard's and Shard's kcp for its readiness (the KcpReady condition).")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,

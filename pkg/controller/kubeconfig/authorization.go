@@ -168,6 +168,11 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		// Never bound (authorize), and no kcp the server could reach to unbind.
 		return done()
 	}
+	if c.host.NoKcpDialer {
+		c.recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
+			"The ClusterRoleBindings in kcp workspace %s are left in place: %v", workspace, kcpclient.ErrNoDialer)
+		return done()
+	}
 	if kc.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {
 		c.recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
 			"The ClusterRoleBindings in kcp workspace %s are left in place, as the annotation %s asks",
@@ -257,7 +262,7 @@ func (c *Controller) setAuthorization(kc *operatorv1alpha1.Kubeconfig, status *o
 		return
 	}
 	eventType := corev1.EventTypeWarning
-	if s == metav1.ConditionTrue || reason == ReasonProvisioning {
+	if s != metav1.ConditionFalse || reason == ReasonProvisioning {
 		eventType = corev1.EventTypeNormal
 	}
 	c.recorder.Event(kc, eventType, reason, message)
@@ -266,6 +271,12 @@ func (c *Controller) setAuthorization(kc *operatorv1alpha1.Kubeconfig, status *o
 // kcpFailed sets AuthorizationProvisioned=False for a failure to reach or write kcp while
 // doing something, and returns the error to retry with.
 func (c *Controller) kcpFailed(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, err error, doing string) error {
+	if c.host.NoKcpDialer {
+		// Not retried: nothing changes until the server is told otherwise, and a restart
+		// reconciles every Kubeconfig anyway.
+		c.setAuthorization(kc, status, metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, doing+": "+kcpclient.ErrNoDialer.Error())
+		return nil
+	}
 	c.setAuthorization(kc, status, metav1.ConditionFalse, kcpFailureReason(err), doing+": "+controller.FailureMessage(err))
 	return controller.RetryKcpLater(fmt.Errorf("%s in kcp: %w", doing, err))
 }

@@ -2,6 +2,7 @@ package kubeconfig
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
 
@@ -379,4 +381,41 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestWithoutADialerAuthorizationIsUnknown: a server told that no kcp can be reached
+// (--kcp-dialer=none) says so in AuthorizationProvisioned, Unknown, and does not retry:
+// nothing changes until it is told otherwise.
+func TestWithoutADialerAuthorizationIsUnknown(t *testing.T) {
+	f := newFixture(t, authorizing("view"), rootShard("root"), frontProxy("edge", "root"), caBundle("root"))
+	k := withKcp(t, f)
+	f.host.NoKcpDialer = true
+	k.fail = fmt.Errorf("dial: %w", kcpclient.ErrNoDialer)
+	f.sync(t, "ci") // records the workspace
+	f.issue(t, "ci", time.Now().Add(24*time.Hour), "1")
+	f.events()
+
+	got := f.sync(t, "ci") // no error: not retried
+	written(t, f)
+	cond := authorizationCondition(t, got)
+	assert.Equal(t, metav1.ConditionUnknown, cond.Status)
+	assert.Equal(t, operatorv1alpha1.ReasonNoKcpDialer, cond.Reason)
+	assert.Contains(t, cond.Message, "writing the ClusterRoleBindings in workspace root: "+kcpclient.ErrNoDialer.Error())
+	for _, e := range f.events() {
+		assert.False(t, strings.HasPrefix(e, "Warning"), e)
+	}
+}
+
+// TestWithoutADialerTheKubeconfigGoes: deleting a Kubeconfig whose bindings were recorded
+// does not wait for a kcp the server is told it cannot reach; an Event says that they stay.
+func TestWithoutADialerTheKubeconfigGoes(t *testing.T) {
+	f, k := deleting(t, nil, rootShard("root"), frontProxy("edge", "root"))
+	f.host.NoKcpDialer = true
+
+	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	assert.Empty(t, k.asked, "kcp is not asked")
+	assert.Empty(t, finalizers(t, f))
+	skipped := eventsWith(f.events(), EventKcpCleanupSkipped)
+	require.Len(t, skipped, 1)
+	assert.Contains(t, skipped[0], "--kcp-dialer=none")
 }

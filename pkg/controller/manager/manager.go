@@ -175,6 +175,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return err
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
+	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.KcpHealth = controller.NewKcpHealth(cfg.KcpHealth)
 	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: referenceInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)

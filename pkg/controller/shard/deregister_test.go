@@ -155,6 +155,10 @@ func TestDeletedShardLetGoWithoutKcp(t *testing.T) {
 			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
 			k.deleteShard(t, nil)
 		}, "namespace team-a is being deleted, and its RootShard and kcp with it"},
+		{"no kcp dialer", func(t *testing.T, k *kcpFixture) {
+			k.host.NoKcpDialer = true
+			k.deleteShard(t, nil)
+		}, "no kcp can be reached from it (--kcp-dialer=none)"},
 		{"RootShard being deleted, its kcp gone", func(t *testing.T, k *kcpFixture) {
 			rs := k.rootShard(t).DeepCopy()
 			rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}

@@ -13,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
@@ -48,6 +49,11 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 		// Joined by a copy: the server has no identity toward that root shard's kcp.
 		c.recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: the Shard joined by a copy of a shard-join Secret, and the server has no identity toward that kcp; delete it there", s.Name)
+		return nil
+	}
+	if c.host.NoKcpDialer {
+		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+			"kcp's Shard %q was not deleted from the root workspace: %v", s.Name, kcpclient.ErrNoDialer)
 		return nil
 	}
 	if s.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {

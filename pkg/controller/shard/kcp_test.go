@@ -16,6 +16,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
@@ -245,4 +246,23 @@ func TestShardKcpThatHangsHoldsNothing(t *testing.T) {
 	c := condition(s, operatorv1alpha1.ConditionKcpReady)
 	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, c.Reason)
 	assert.Contains(t, c.Message, "deadline exceeded")
+}
+
+// TestShardKcpReadyWithoutADialer: a server told that no kcp can be reached
+// (--kcp-dialer=none) says so in KcpReady, Unknown, without asking kcp or retrying, and no
+// Warning Event says that kcp failed.
+func TestShardKcpReadyWithoutADialer(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	k.host.NoKcpDialer = true
+	s := k.check(t)
+	c := condition(s, operatorv1alpha1.ConditionKcpReady)
+	assert.Equal(t, metav1.ConditionUnknown, c.Status)
+	assert.Equal(t, operatorv1alpha1.ReasonNoKcpDialer, c.Reason)
+	assert.Equal(t, "asking kcp whether it is ready: "+kcpclient.ErrNoDialer.Error(), c.Message)
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "the phase stays the Deployment's")
+	assert.Empty(t, k.kcp.Requests(), "kcp is not asked")
+	assert.Zero(t, k.c.loop.Queue.Len(), "nothing is due again")
+	for _, e := range k.drainEvents() {
+		assert.False(t, strings.HasPrefix(e, "Warning"), e)
+	}
 }

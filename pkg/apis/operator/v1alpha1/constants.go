@@ -83,4 +83,8 @@ const (
 	ReasonKcpChecking = "Checking"
 	// ReasonDeregistered is Deregistered=True: kcp's Shard object is deleted, or was not there.
 	ReasonDeregistered = "Deregistered"
+	// ReasonNoKcpDialer: the server is told that no kcp can be reached from it
+	// (--kcp-dialer=none): KcpReady, EtcdReady, Deregistered and AuthorizationProvisioned are
+	// Unknown, and what it would clean up in kcp is left there.
+	ReasonNoKcpDialer = "NoKcpDialer"
 )

@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-setups/apiserver/test/framework"
+)
+
+// localSetup is a setup as a `make run` user writes one: a RootShard without spec.etcd
+// (a managed etcd, on the stack's provisioner), a Shard of it, and a Kubeconfig that binds
+// roles in kcp.
+const localSetup = `apiVersion: operator.kcp.io/v1alpha1
+kind: RootShard
+metadata:
+  name: root
+spec:
+  external:
+    hostname: kcp.example.com
+---
+apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: shard-1
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd-shard:2379"]}
+---
+apiVersion: operator.kcp.io/v1alpha1
+kind: Kubeconfig
+metadata:
+  name: alice
+spec:
+  target: {rootShardRef: {name: root}}
+  username: alice
+  validity: 24h
+  secretRef: {name: alice-kubeconfig}
+  authorization:
+    clusterRoleBindings:
+      clusterRoles: [view]
+`
+
+// TestLocalStackRestartsOnKeptState starts a stack of its own as `make run` does (kept state,
+// embedded etcd, no kcp), stops it and starts it again on the same state, as a second `make
+// run` does: the fake node advertises the port kwok listens on now, so `kubectl logs` and
+// `kubectl port-forward` reach a pod made in the first run. On that stack, a setup runs and
+// says that no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
+func TestLocalStackRestartsOnKeptState(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *framework.Stack {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+		defer cancel()
+		s, err := framework.Start(ctx, framework.LocalUp(dir))
+		require.NoError(t, err)
+		return s
+	}
+	advertised := func(s *framework.Stack) int32 {
+		n, err := s.Kube.CoreV1().Nodes().Get(t.Context(), framework.FakeNode, metav1.GetOptions{})
+		require.NoError(t, err)
+		return n.Status.DaemonEndpoints.KubeletEndpoint.Port
+	}
+
+	first := start()
+	kubectlOn(t, first, "create", "deployment", "web", "-n", "default", "--image=registry.example.com/web:1", "--port=8080")
+	kubectlOn(t, first, "rollout", "status", "deployment/web", "-n", "default", "--timeout=2m")
+	firstPort := advertised(first)
+	first.Stop()
+
+	second := start()
+	t.Cleanup(second.Stop)
+	t.Logf("kwok's node port: %d in the first run, %d in the second", firstPort, advertised(second))
+	kwokPort := regexp.MustCompile(`--node-port=(\d+)`).FindStringSubmatch(strings.Join(second.CommandLine("kwok"), " "))
+	require.NotNil(t, kwokPort, "kwok's command line: %v", second.CommandLine("kwok"))
+	assert.Equal(t, kwokPort[1], strconv.Itoa(int(advertised(second))), "the node advertises the port kwok listens on")
+	kubectlOn(t, second, "rollout", "status", "deployment/web", "-n", "default", "--timeout=2m")
+
+	assert.Equal(t, framework.PodLog, kubectlOn(t, second, "logs", "deployment/web", "-n", "default"),
+		"kwok answers for the pod, through kube-apiserver and the node's port")
+
+	// A port of the pod leads to a listener of the test's, through kube-apiserver's
+	// port-forward to the node, as the server's port-forward dialer reaches kcp.
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = listener.Close() })
+	go func() {
+		for {
+			conn, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = io.WriteString(conn, "hello from behind the pod\n")
+			_ = conn.Close()
+		}
+	}()
+	forward := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
+		"metadata": map[string]any{"name": "web"},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchNamespaces": []any{"default"}},
+			"forwards": []any{map[string]any{"ports": []any{int64(8080)},
+				"target": map[string]any{"address": "127.0.0.1", "port": int64(listener.Addr().(*net.TCPAddr).Port)}}},
+		},
+	}}
+	_, err = second.Dynamic.Resource(schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterportforwards"}).
+		Create(t.Context(), forward, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := second.KubectlCommand(ctx, second.AdminKubeconfig, "port-forward", "-n", "default", "deployment/web", ":8080")
+	local := portForward(t, cmd)
+	conn, err := net.DialTimeout("tcp", local, 10*time.Second)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(30*time.Second)))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	require.NoError(t, err, "reading through the port-forward")
+	assert.Equal(t, "hello from behind the pod\n", line)
+
+	noKcp(t, second)
+}
+
+// noKcp applies localSetup on s, a stack without kcp: the RootShard reaches Running on a
+// provisioned volume, KcpReady, EtcdReady and AuthorizationProvisioned say Unknown with
+// reason NoKcpDialer, and the Shard and the Kubeconfig are deleted without waiting for kcp.
+func noKcp(t *testing.T, s *framework.Stack) {
+	t.Helper()
+	const ns = "default"
+	kubectlOn(t, s, "apply", "-n", ns, "-f", writeManifest(t, localSetup))
+	for _, o := range []string{"rootshard/root", "shard/shard-1"} {
+		kubectlOn(t, s, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Running", o, "--timeout=3m")
+		waitForReasonOn(t, s, ns, o, "KcpReady", "Unknown", "NoKcpDialer")
+	}
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "Unknown", "NoKcpDialer")
+	assert.Contains(t, kubectlOn(t, s, "get", "rootshard/root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="KcpReady")].message}`),
+		"--kcp-dialer=none")
+	waitForReasonOn(t, s, ns, "kubeconfig/alice", "AuthorizationProvisioned", "Unknown", "NoKcpDialer")
+
+	kubectlOn(t, s, "delete", "-n", ns, "shard/shard-1", "--timeout=2m")
+	kubectlOn(t, s, "delete", "-n", ns, "kubeconfig/alice", "--timeout=2m")
+	events := kubectlOn(t, s, "get", "events", "-n", ns, "-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+	assert.Regexp(t, `(?m)^DeregistrationSkipped: kcp's Shard "shard-1" was not deleted from the root workspace: .*--kcp-dialer=none`, events)
+	assert.Regexp(t, `(?m)^KcpCleanupSkipped: The ClusterRoleBindings in kcp workspace root are left in place: .*--kcp-dialer=none`, events)
+}
+
+// portForward starts cmd, a `kubectl port-forward`, and returns the local address it
+// forwards from; the test's end stops it.
+func portForward(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	forwarding := regexp.MustCompile(`^Forwarding from (127\.0\.0\.1:\d+) -> `)
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if m := forwarding.FindStringSubmatch(lines.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return m[1]
+		}
+	}
+	t.Fatalf("kubectl port-forward ended without forwarding: %s", stderr.String())
+	return ""
+}
