@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -141,8 +142,15 @@ func (l *Loop) next(ctx context.Context) bool {
 	// One line per reconcile, at the verbosity kube-controller-manager's controllers log
 	// theirs: the metrics count a kind's reconciles, this says which object's they were.
 	logger.V(4).Info("Finished syncing", "result", reconcileResult(err), "duration", time.Since(start))
-	if err != nil {
+	switch {
+	case apierrors.IsConflict(err):
+		// Routine: the object changed since the cache read it (the server's own status write,
+		// a user's edit); the retry reads it again. Not worth an error line each time.
+		logger.V(2).Info("Reconcile met a newer version of an object, retrying", "err", err)
+	case err != nil:
 		logger.Error(err, "Reconcile failed, retrying with backoff")
+	}
+	if err != nil {
 		var later *RetryLater
 		if errors.As(err, &later) {
 			// The key's backoff grows as for any failure, but never starts below the floor.

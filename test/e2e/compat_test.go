@@ -8,8 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 )
 
 // compatDir holds the kcp-operator-shaped manifests (see its README.md).
@@ -22,12 +20,11 @@ const compatDir = "testdata/kcp-operator"
 // server realizes in kcp, applies too; its bindings are tested against the kcp double.
 func TestKcpOperatorManifests(t *testing.T) {
 	ns := namespace(t, "compat")
-	extraCABytes, _ := credentialstest.NewCA(t, "extra-ca")
-	extraClientCABytes, _ := credentialstest.NewCA(t, "extra-client-ca")
-	extraCA, extraClientCA := string(extraCABytes), string(extraClientCABytes)
-	kubectl(t, "create", "secret", "generic", "extra-ca", "-n", ns, "--from-literal=tls.crt="+extraCA)
-	kubectl(t, "create", "secret", "generic", "extra-client-ca", "-n", ns, "--from-literal=tls.crt="+extraClientCA)
+	// The prerequisites are all a user needs before the setup, the extra CAs included.
 	kubectl(t, "apply", "-n", ns, "-f", compatDir+"/prerequisites.yaml")
+	extraCA, extraClientCA := string(decodeSecret(t, ns, "extra-ca", "tls.crt")), string(decodeSecret(t, ns, "extra-client-ca", "tls.crt"))
+	require.Contains(t, extraCA, "BEGIN CERTIFICATE")
+	require.Contains(t, extraClientCA, "BEGIN CERTIFICATE")
 
 	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/setup.yaml")
 	require.NoError(t, err, "kcp-operator's manifests apply unchanged:\n%s", out)

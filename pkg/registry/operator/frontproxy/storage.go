@@ -43,8 +43,8 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 
 	Table: store.Table[*operator.FrontProxy]{
 		Columns: []store.Column[*operator.FrontProxy]{
-			store.StringColumn("RootShard", "The RootShard this front proxy serves.",
-				func(o *operator.FrontProxy) string { return store.RootShardName(o.Spec.RootShard) }),
+			store.StringColumn("RootShard", "The RootShard this front proxy serves, or the copy of its join Secret.",
+				func(o *operator.FrontProxy) string { return store.RootShardColumn(o.Spec.RootShard) }),
 			store.StringColumn("Hostname", "The front proxy's own external hostname, if it has one.",
 				externalHostname),
 			store.PhaseColumn(func(o *operator.FrontProxy) string { return string(o.Status.Phase) }),

@@ -44,8 +44,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 
 	Table: store.Table[*operator.Shard]{
 		Columns: []store.Column[*operator.Shard]{
-			store.StringColumn("RootShard", "The RootShard this shard joins.",
-				func(o *operator.Shard) string { return store.RootShardName(o.Spec.RootShard) }),
+			store.StringColumn("RootShard", "The RootShard this shard joins, or the copy of its join Secret.",
+				func(o *operator.Shard) string { return store.RootShardColumn(o.Spec.RootShard) }),
 			store.PhaseColumn(func(o *operator.Shard) string { return string(o.Status.Phase) }),
 		},
 	},

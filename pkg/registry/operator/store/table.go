@@ -145,3 +145,13 @@ func RootShardName(ref operator.RootShardConfig) string {
 	}
 	return ref.Reference.Name
 }
+
+// RootShardColumn is what a RootShard column shows for ref: the RootShard's name, or, for
+// one joined through a copy of its join Secret, "Secret/<name>", as a VirtualWorkspace's
+// Target column names its kind.
+func RootShardColumn(ref operator.RootShardConfig) string {
+	if ref.SecretRef != nil {
+		return "Secret/" + ref.SecretRef.Name
+	}
+	return RootShardName(ref)
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -66,4 +67,13 @@ func TestTableConvertor(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "<unknown>", table.Rows[0].Cells[2])
 	})
+}
+
+// TestRootShardColumn: a joined Shard or FrontProxy names the copy of the join Secret it
+// joins through, rather than an empty cell.
+func TestRootShardColumn(t *testing.T) {
+	assert.Equal(t, "root", RootShardColumn(operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}))
+	assert.Equal(t, "Secret/root-shard-join", RootShardColumn(operator.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}))
+	assert.Empty(t, RootShardName(operator.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}),
+		"the field selector spec.rootShard.ref.name selects by reference only")
 }
