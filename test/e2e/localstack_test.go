@@ -32,14 +32,7 @@ spec:
   external:
     hostname: kcp.example.com
 ---
-apiVersion: operator.kcp.io/v1alpha1
-kind: Shard
-metadata:
-  name: shard-1
-spec:
-  rootShard: {ref: {name: root}}
-  etcd: {endpoints: ["https://etcd-shard:2379"]}
----
+` + shardManifest + `---
 apiVersion: operator.kcp.io/v1alpha1
 kind: Kubeconfig
 metadata:
