@@ -29,10 +29,25 @@ func (h *Host) UsersCABundle(ctx context.Context, namespace string, ref *corev1.
 		return nil, nil
 	}
 	s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, &MissingCABundleError{Name: ref.Name}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
 	}
 	return s.Data["tls.crt"], nil
+}
+
+// MissingCABundleError is a reconcile's failure for a user's CA bundle Secret
+// (caBundleSecretRef, clientCABundleRef) that does not exist: ReportFailure makes it
+// ReferenceValid=False with ReasonCABundleSecretNotFound, and retries until it appears.
+type MissingCABundleError struct {
+	// Name is the Secret's, in the object's namespace.
+	Name string
+}
+
+func (e *MissingCABundleError) Error() string {
+	return fmt.Sprintf("the CA bundle Secret %s does not exist: create it with the bundle in its key tls.crt", e.Name)
 }
 
 // OwnCABundle reads the tls.crt of a bundle Secret the controllers write, from the cache;

@@ -42,9 +42,12 @@ const maxFailureMessage = 1024
 // FailureReason is the stable reason of a reconcile's error, from the API status the host
 // cluster answered with, or from the transport when it answered nothing.
 func FailureReason(err error) string {
+	var missing *MissingCABundleError
 	switch {
 	case err == nil:
 		return ReasonReconciled
+	case errors.As(err, &missing):
+		return ReasonCABundleSecretNotFound
 	case apierrors.IsForbidden(err):
 		return ReasonForbidden
 	case apierrors.IsUnauthorized(err):

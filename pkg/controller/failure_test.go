@@ -48,6 +48,7 @@ func TestFailureReason(t *testing.T) {
 		{"unavailable", wrapped(apierrors.NewServiceUnavailable("shutting down")), ReasonHostUnavailable},
 		{"internal error", wrapped(apierrors.NewInternalError(errors.New("etcd is down"))), ReasonHostUnavailable},
 		{"connection refused", wrapped(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), ReasonHostUnavailable},
+		{"a user's CA bundle Secret missing", fmt.Errorf("realizing bundles: %w", &MissingCABundleError{Name: "partner-ca"}), ReasonCABundleSecretNotFound},
 		{"anything else", errors.New("reading the CA Secret root-ca: no certificate"), ReasonReconcileFailed},
 		{"not found is not a refusal", wrapped(apierrors.NewNotFound(deployments, "root-kcp")), ReasonReconcileFailed},
 	} {

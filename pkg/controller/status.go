@@ -31,6 +31,10 @@ const (
 	// message, from reference.Resolve, names the key at fault).
 	ReasonReferenceSecretNotFound = reference.ReasonSecretNotFound
 	ReasonReferenceSecretInvalid  = reference.ReasonSecretInvalid
+	// ReasonCABundleSecretNotFound: a caBundleSecretRef's or clientCABundleRef's Secret is not
+	// there (MissingCABundleError); Synced says so too, since nothing of the object was
+	// realized by that reconcile.
+	ReasonCABundleSecretNotFound = "CABundleSecretNotFound"
 )
 
 // SetCondition sets a condition, keeping its transition time when its status is unchanged.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,6 +41,11 @@ func (l Lifecycle[T, S]) ReportFailure(ctx context.Context, obj T, err error) {
 	l.Recorder.Event(obj, corev1.EventTypeWarning, reason, message)
 	next := l.copy(obj)
 	l.SetCondition(obj, l.Status(next), operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, reason, message)
+	if missing := (*MissingCABundleError)(nil); errors.As(err, &missing) {
+		// Not the host's refusal but the user's reference: the condition about references
+		// says it, as for every other missing reference.
+		l.SetCondition(obj, l.Status(next), operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, missing.Error())
+	}
 	if _, werr := l.writeStatus(ctx, obj, next); werr != nil && !apierrors.IsConflict(werr) {
 		// The failure itself is logged and retried by the Loop; this is only its report.
 		klog.FromContext(ctx).V(2).Info("Could not report a failed reconcile in the status", "reason", reason, "err", werr)

@@ -6,42 +6,69 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
 
-func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
+// syncFixture is a FrontProxy edge of the RootShard root, whose CAs are issued, and its
+// controller over fakes; sync reconciles it once and returns what the status then is.
+type syncFixture struct {
+	ours *opfake.Clientset
+	host *controllertest.Host
+	fps  cache.Indexer
+	c    *Controller
+}
+
+func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *syncFixture {
 	fp := &operatorv1alpha1.FrontProxy{
 		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
 		Spec:       operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}},
 	}
-	ours := opfake.NewSimpleClientset(fp.DeepCopy())
-	host := controllertest.NewHost(t)
-	fps, rss := controllertest.NewCache(), controllertest.NewCache()
-	require.NoError(t, fps.Add(fp))
+	if spec != nil {
+		spec(&fp.Spec)
+	}
+	f := &syncFixture{ours: opfake.NewSimpleClientset(fp.DeepCopy()), host: controllertest.NewHost(t), fps: controllertest.NewCache()}
+	rss := controllertest.NewCache()
+	require.NoError(t, f.fps.Add(fp))
 	require.NoError(t, rss.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}}))
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
-		require.NoError(t, host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
+		require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
 	}
 	shards := controllertest.NewCache()
-	c := &Controller{client: ours, frontProxies: listers.NewFrontProxyLister(fps), rootShards: listers.NewRootShardLister(rss),
-		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: fps, RootShards: rss, Shards: shards}, host: host.Host, recorder: record.NewFakeRecorder(1000)}
+	f.c = &Controller{client: f.ours, frontProxies: listers.NewFrontProxyLister(f.fps), rootShards: listers.NewRootShardLister(rss),
+		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: f.fps, RootShards: rss, Shards: shards}, host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
+	return f
+}
 
-	sync := func() *operatorv1alpha1.FrontProxy {
-		require.NoError(t, c.sync(t.Context(), "team-a/edge"))
-		got, err := ours.OperatorV1alpha1().FrontProxies("team-a").Get(t.Context(), "edge", metav1.GetOptions{})
+// syncWith reconciles edge once, expecting wantErr, and returns it as stored then.
+func (f *syncFixture) syncWith(t *testing.T, wantErr bool) *operatorv1alpha1.FrontProxy {
+	err := f.c.sync(t.Context(), "team-a/edge")
+	if wantErr {
+		require.Error(t, err)
+	} else {
 		require.NoError(t, err)
-		require.NoError(t, fps.Update(got))
-		host.CatchUp(t)
-		return got
 	}
+	got, err := f.ours.OperatorV1alpha1().FrontProxies("team-a").Get(t.Context(), "edge", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, f.fps.Update(got))
+	f.host.CatchUp(t)
+	return got
+}
+
+func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
+	f := newSyncFixture(t, nil)
+	ours, host, fps := f.ours, f.host, f.fps
+	sync := func() *operatorv1alpha1.FrontProxy { return f.syncWith(t, false) }
 	for range 4 {
 		sync()
 	}
@@ -55,4 +82,36 @@ func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 	ours.ClearActions()
 	sync()
 	assert.Empty(t, host.Writes(ours.Actions()), "a resync of an unchanged, realized FrontProxy must not write")
+}
+
+// TestAMissingCABundleSecretIsAnInvalidReference: a caBundleSecretRef naming no Secret is the
+// user's reference, not the host's refusal: ReferenceValid=False says which Secret, with
+// Synced=False, both CABundleSecretNotFound; once the Secret is there, both heal.
+func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
+	f := newSyncFixture(t, func(s *operatorv1alpha1.FrontProxySpec) {
+		s.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
+	})
+	// The user's bundle is merged into the RootShard's, once that is written.
+	rootCA, _ := credentialstest.NewCA(t, "root-server-ca")
+	require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-ca-bundle", ResourceVersion: "1"},
+		Data: map[string][]byte{"tls.crt": rootCA}}))
+	got := f.syncWith(t, true)
+	for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
+		c := meta.FindStatusCondition(got.Status.Conditions, ct)
+		require.NotNil(t, c, ct)
+		assert.Equal(t, metav1.ConditionFalse, c.Status, ct)
+		assert.Equal(t, controller.ReasonCABundleSecretNotFound, c.Reason, ct)
+		assert.Contains(t, c.Message, "the CA bundle Secret partner-ca does not exist", ct)
+	}
+
+	ca, _ := credentialstest.NewCA(t, "partner-ca")
+	_, err := f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": ca}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	got = f.syncWith(t, false)
+	for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
+		c := meta.FindStatusCondition(got.Status.Conditions, ct)
+		require.NotNil(t, c, ct)
+		assert.Equal(t, metav1.ConditionTrue, c.Status, "%s: %+v", ct, c)
+	}
 }
