@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
@@ -85,9 +83,6 @@ func (l Lifecycle[T, S]) observeEtcdMembers(ctx context.Context, obj T, status *
 func EtcdHealth(ctx context.Context, config KcpConfig) KcpResult {
 	const what = "asking etcd's /health"
 	unreachable := func(err error) KcpResult {
-		if errors.Is(err, kcpclient.ErrNoDialer) {
-			return NoKcpDialer(what)
-		}
 		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonEtcdUnreachable,
 			truncate(fmt.Sprintf("%s: etcd cannot be reached: %v", what, err))}
 	}

@@ -47,8 +47,6 @@ type KcpConfig func() (*rest.Config, error)
 func KcpFailure(what string, err error) KcpResult {
 	var notReady *kcpclient.NotReadyError
 	switch {
-	case errors.Is(err, kcpclient.ErrNoDialer):
-		return NoKcpDialer(what)
 	case errors.As(err, &notReady):
 		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForCredentials,
 			truncate(fmt.Sprintf("%s: waiting for the server's credentials toward kcp: %v", what, err))}
@@ -61,8 +59,9 @@ func KcpFailure(what string, err error) KcpResult {
 		truncate(fmt.Sprintf("%s: kcp cannot be reached: %v", what, err))}
 }
 
-// NoKcpDialer is what every request to kcp or a managed etcd comes to on a server that is
-// told that none can be reached (--kcp-dialer=none): Unknown, and why.
+// NoKcpDialer is what a health condition says on a server that is told that no kcp or
+// managed etcd can be reached (--kcp-dialer=none, Host.NoKcpDialer), which asks neither:
+// Unknown, and why.
 func NoKcpDialer(what string) KcpResult {
 	return KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, what + ": " + kcpclient.ErrNoDialer.Error()}
 }
