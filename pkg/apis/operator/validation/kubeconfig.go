@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -24,28 +25,81 @@ const workspacePathFmt = `[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(:[a-z0-9]([a-z0-9-]
 
 var workspacePathRegexp = regexp.MustCompile("^" + workspacePathFmt + "$")
 
-// ValidateKubeconfig validates a Kubeconfig on creation.
+// DefaultMaxKubeconfigValidity is the longest spec.validity of a Kubeconfig, unless the
+// server's --max-kubeconfig-validity says otherwise: a Kubeconfig is renewed for as long as it
+// exists, so its validity bounds how long a leaked certificate stays good, not how long the
+// credential is available.
+const DefaultMaxKubeconfigValidity = 30 * 24 * time.Hour
+
+// KubeconfigValidation validates Kubeconfigs under the server's bounds.
+type KubeconfigValidation struct {
+	// MaxValidity bounds spec.validity; zero is DefaultMaxKubeconfigValidity.
+	MaxValidity time.Duration
+}
+
+// ValidateKubeconfig validates a Kubeconfig on creation, under the default bounds.
 func ValidateKubeconfig(kubeconfig *operator.Kubeconfig) field.ErrorList {
+	return KubeconfigValidation{}.Validate(kubeconfig)
+}
+
+// ValidateKubeconfigUpdate validates an update of a Kubeconfig's metadata and spec, under the
+// default bounds.
+func ValidateKubeconfigUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
+	return KubeconfigValidation{}.ValidateUpdate(newObj, oldObj)
+}
+
+// Validate validates a Kubeconfig on creation.
+func (v KubeconfigValidation) Validate(kubeconfig *operator.Kubeconfig) field.ErrorList {
 	if kubeconfig == nil {
 		return nilObject("Kubeconfig")
 	}
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&kubeconfig.ObjectMeta, true, kubeconfigNameFunc, field.NewPath("metadata"))
-	return append(allErrs, validateKubeconfigSpec(&kubeconfig.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateKubeconfigSpec(&kubeconfig.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateKubeconfigIdentity(&kubeconfig.Spec, field.NewPath("spec"))...)
+	return append(allErrs, v.validateMaxValidity(kubeconfig.Spec.Validity, field.NewPath("spec", "validity"))...)
 }
 
-// ValidateKubeconfigUpdate validates an update of a Kubeconfig's metadata and spec.
-func ValidateKubeconfigUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
+// ValidateUpdate validates an update of a Kubeconfig's metadata and spec. The identity's and
+// the validity's bounds apply to a changed value only, so that a Kubeconfig stored before
+// them (or before the server's maximum was lowered) can still be edited otherwise, and its
+// finalizers removed.
+func (v KubeconfigValidation) ValidateUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
 	if newObj == nil || oldObj == nil {
 		return nilObject("Kubeconfig")
 	}
 	specPath := field.NewPath("spec")
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateKubeconfigSpec(&newObj.Spec, specPath)...)
+	if newObj.Spec.Username != oldObj.Spec.Username || !slices.Equal(newObj.Spec.Groups, oldObj.Spec.Groups) {
+		allErrs = append(allErrs, validateKubeconfigIdentity(&newObj.Spec, specPath)...)
+	}
+	if newObj.Spec.Validity != oldObj.Spec.Validity {
+		allErrs = append(allErrs, v.validateMaxValidity(newObj.Spec.Validity, specPath.Child("validity"))...)
+	}
 	// The Secret holds credentials for one target; pointing it elsewhere would leave a
 	// kubeconfig whose server and certificate disagree until the next renewal.
 	newTarget := newObj.Spec.Target
 	allErrs = append(allErrs, validateImmutable(newTarget, oldObj.Spec.Target, describeTarget(kubeconfigTargetRefs(&newTarget)), specPath.Child("target"))...)
 	return allErrs
+}
+
+// validateMaxValidity holds spec.validity to the server's maximum.
+func (v KubeconfigValidation) validateMaxValidity(validity metav1.Duration, fldPath *field.Path) field.ErrorList {
+	maxValidity := v.MaxValidity
+	if maxValidity <= 0 {
+		maxValidity = DefaultMaxKubeconfigValidity
+	}
+	if validity.Duration <= maxValidity {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath, validity.Duration.String(),
+		fmt.Sprintf("must be at most %s, the server's maximum (--max-kubeconfig-validity): the certificate is renewed while the Kubeconfig exists, so a longer validity only keeps a leaked copy good for longer", maxValidity))}
+}
+
+// validateKubeconfigIdentity holds a Kubeconfig's username and groups to what fits a
+// certificate (validateIdentity).
+func validateKubeconfigIdentity(spec *operator.KubeconfigSpec, fldPath *field.Path) field.ErrorList {
+	return validateIdentity(spec.Username, spec.Groups, fldPath.Child("username"), fldPath.Child("groups"))
 }
 
 // ValidateKubeconfigStatusUpdate validates an update of a Kubeconfig's status.
@@ -66,10 +120,7 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 	allErrs = append(allErrs, validateWorkspacePath(spec.TargetWorkspace, fldPath.Child("targetWorkspace"))...)
 	if spec.Username == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("username"), ""))
-	} else {
-		allErrs = append(allErrs, validateNoSurroundingWhitespace(spec.Username, fldPath.Child("username"))...)
 	}
-	allErrs = append(allErrs, validateNonEmptyUniqueStrings(spec.Groups, fldPath.Child("groups"))...)
 	validityPath := fldPath.Child("validity")
 	switch {
 	case spec.Validity.Duration == 0:

@@ -31,8 +31,9 @@ func ValidateKubeconfigRequest(req *operator.KubeconfigRequest) field.ErrorList 
 	if spec.Workspace != "" {
 		allErrs = append(allErrs, validateWorkspacePath(spec.Workspace, specPath.Child("workspace"))...)
 	}
-	// An empty username means the requester's own.
-	allErrs = append(allErrs, validateNoSurroundingWhitespace(spec.Username, specPath.Child("username"))...)
-	allErrs = append(allErrs, validateNonEmptyUniqueStrings(spec.Groups, specPath.Child("groups"))...)
+	// An empty username means the requester's own, which the registry checks once it knows
+	// it (ValidateMintedIdentity). The identity is checked here, before the registry asks the
+	// authorizer about each name, so that an oversized request costs no SubjectAccessReview.
+	allErrs = append(allErrs, validateIdentity(spec.Username, spec.Groups, specPath.Child("username"), specPath.Child("groups"))...)
 	return allErrs
 }
