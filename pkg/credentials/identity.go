@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
@@ -24,6 +25,14 @@ type Identity struct {
 // what was asked, and any username other than the requester's and any group the requester
 // is not in needs the impersonate permission on it, asked of authz. Without it the answer
 // is 403 Forbidden naming what is missing; qualifiedResource names what was asked of.
+//
+// The permissions are kube-apiserver's impersonation filter's: a username of a
+// ServiceAccount (system:serviceaccount:<namespace>:<name>) is impersonate on that
+// ServiceAccount in its namespace, not on users, so that RBAC grants it as it grants
+// impersonating the ServiceAccount (as the edit role does in its namespace); and its groups,
+// system:serviceaccounts and system:serviceaccounts:<namespace>, which the filter gives
+// whoever impersonates the ServiceAccount, need nothing more. Any other group, system: or not,
+// is impersonate on groups.
 func Resolve(ctx context.Context, authz authorizer.Authorizer, requester user.Info, username string, groups []string,
 	qualifiedResource schema.GroupResource, name string) (Identity, error) {
 	if username == "" && len(groups) == 0 {
@@ -36,27 +45,35 @@ func Resolve(ctx context.Context, authz authorizer.Authorizer, requester user.In
 	}
 	var missing []string
 	// As kube-apiserver's impersonation filter: an authorizer error denies.
-	check := func(resource, value string) {
-		if resource == "users" && value == requester.GetName() || resource == "groups" && slices.Contains(requester.GetGroups(), value) {
-			return
-		}
+	check := func(attrs authorizer.AttributesRecord, what string) {
+		attrs.User, attrs.Verb, attrs.ResourceRequest = requester, "impersonate", true
 		decision, err := authorizer.DecisionDeny, error(nil)
 		if authz != nil {
-			decision, _, err = authz.Authorize(ctx, authorizer.AttributesRecord{
-				User: requester, Verb: "impersonate", Resource: resource, Name: value, ResourceRequest: true,
-			})
+			decision, _, err = authz.Authorize(ctx, attrs)
 		}
 		if decision != authorizer.DecisionAllow {
-			what := fmt.Sprintf("impersonate on %s %q", resource, value)
+			what = "impersonate on " + what
 			if err != nil {
 				what += fmt.Sprintf(" (%v)", err)
 			}
 			missing = append(missing, what)
 		}
 	}
-	check("users", id.Username)
+	var implied []string
+	if id.Username != requester.GetName() {
+		if ns, sa, err := serviceaccount.SplitUsername(id.Username); err == nil {
+			check(authorizer.AttributesRecord{Resource: "serviceaccounts", Namespace: ns, Name: sa},
+				fmt.Sprintf("serviceaccounts %q in namespace %q", sa, ns))
+			implied = serviceaccount.MakeGroupNames(ns)
+		} else {
+			check(authorizer.AttributesRecord{Resource: "users", Name: id.Username}, fmt.Sprintf("users %q", id.Username))
+		}
+	}
 	for _, g := range id.Groups {
-		check("groups", g)
+		if slices.Contains(requester.GetGroups(), g) || slices.Contains(implied, g) {
+			continue
+		}
+		check(authorizer.AttributesRecord{Resource: "groups", Name: g}, fmt.Sprintf("groups %q", g))
 	}
 	if len(missing) > 0 {
 		return Identity{}, apierrors.NewForbidden(qualifiedResource, name,

@@ -73,3 +73,54 @@ func TestAnotherIdentityNeedsImpersonate(t *testing.T) {
 	assert.ErrorContains(t, err, `impersonate on groups "admins"`)
 	assert.NotContains(t, err.Error(), "team-a", "a group the requester is in needs no impersonate")
 }
+
+// TestServiceAccountIsImpersonatedAsKubeAPIServerDoes: a ServiceAccount's username is asked
+// as kube-apiserver's impersonation filter asks it, impersonate on serviceaccounts in its
+// namespace, and its ServiceAccount groups come with it; any other group is still asked.
+func TestServiceAccountIsImpersonatedAsKubeAPIServerDoes(t *testing.T) {
+	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"team-a", user.AllAuthenticated}}
+	var asked []authorizer.AttributesRecord
+	allowCI := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		asked = append(asked, authorizer.AttributesRecord{Verb: a.GetVerb(), APIGroup: a.GetAPIGroup(), Resource: a.GetResource(),
+			Namespace: a.GetNamespace(), Name: a.GetName(), ResourceRequest: a.IsResourceRequest()})
+		if a.GetVerb() == "impersonate" && a.GetResource() == "serviceaccounts" && a.GetNamespace() == "team-a" && a.GetName() == "ci" {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+
+	id, err := Resolve(t.Context(), allowCI, alice, "system:serviceaccount:team-a:ci",
+		[]string{"system:serviceaccounts", "system:serviceaccounts:team-a"}, resource, "root")
+	require.NoError(t, err)
+	assert.Equal(t, Identity{Username: "system:serviceaccount:team-a:ci", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a"}}, id)
+	assert.Equal(t, []authorizer.AttributesRecord{{Verb: "impersonate", Resource: "serviceaccounts", Namespace: "team-a", Name: "ci", ResourceRequest: true}}, asked,
+		"one check, on the ServiceAccount in its namespace: its groups come with it")
+
+	asked = nil
+	_, err = Resolve(t.Context(), allowCI, alice, "system:serviceaccount:team-b:ci", nil, resource, "root")
+	require.True(t, apierrors.IsForbidden(err), "got %v", err)
+	assert.ErrorContains(t, err, `impersonate on serviceaccounts "ci" in namespace "team-b"`)
+	assert.NotContains(t, err.Error(), "users", "a ServiceAccount is not asked as a user")
+
+	// Another namespace's ServiceAccount groups, or any other group, are not implied.
+	asked = nil
+	_, err = Resolve(t.Context(), allowCI, alice, "system:serviceaccount:team-a:ci",
+		[]string{"system:serviceaccounts:team-b", "system:masters"}, resource, "root")
+	require.True(t, apierrors.IsForbidden(err), "got %v", err)
+	assert.ErrorContains(t, err, `impersonate on groups "system:serviceaccounts:team-b", impersonate on groups "system:masters"`)
+
+	// A user's grant to impersonate the user named like the ServiceAccount is not enough.
+	usersOnly := &impersonators{allowed: map[string]bool{"impersonate users/system:serviceaccount:team-a:ci": true}}
+	_, err = Resolve(t.Context(), usersOnly.authorizer(), alice, "system:serviceaccount:team-a:ci", nil, resource, "root")
+	require.True(t, apierrors.IsForbidden(err), "got %v", err)
+	assert.Equal(t, []string{"impersonate serviceaccounts/ci"}, usersOnly.asked)
+
+	// A ServiceAccount minting for itself asks nothing.
+	ci := &user.DefaultInfo{Name: "system:serviceaccount:team-a:ci",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a", user.AllAuthenticated}}
+	none := &impersonators{}
+	id, err = Resolve(t.Context(), none.authorizer(), ci, "", nil, resource, "root")
+	require.NoError(t, err)
+	assert.Equal(t, Identity{Username: ci.Name, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:team-a"}}, id)
+	assert.Empty(t, none.asked)
+}
