@@ -205,8 +205,8 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.metadata.labels.team}"), "certificateTemplate.metadata")
 		assert.Equal(t, "platform", get(t, "certificate/kubeconfig-root-admin", "{.spec.subject.organizationalUnits[0]}"), "certificateTemplate.spec.subject")
 		assert.NotContains(t, get(t, "certificate/kubeconfig-root-admin", "{.spec.subject}"), "kubeconfig:", "no spec.authorization, no group")
-		assert.Contains(t, get(t, "certificate/kubeconfig-bound", "{.spec.subject.organizations}"), "kubeconfig:bound",
-			"spec.authorization: the group its bindings name; Available without kcp, which is the bindings' own condition")
+		assert.Contains(t, get(t, "certificate/kubeconfig-bound", "{.spec.subject.organizations}"), "kubeconfig:"+ns+":bound",
+			"spec.authorization: the group its bindings name (kcp-operator's kubeconfig:<name>, with the namespace); Available without kcp, which is the bindings' own condition")
 	})
 }
 

@@ -205,7 +205,7 @@ func TestKubeconfigAuthorizationInKcp(t *testing.T) {
 	waitFor(t, ns, "kubeconfig/team-b", operatorv1alpha1.ConditionAuthorizationProvisioned)
 	assert.Equal(t, "root", kubectl(t, "get", "kubeconfig", "team-b", "-n", ns, "-o", "jsonpath={.status.authorization.provisionedCluster}"))
 	assert.Equal(t, []string{"namespace-reader", "shard-reader"}, bindings())
-	bob = kubeconfigClient(t, double, ns, "team-b-kubeconfig", "kubeconfig:team-b")
+	bob = kubeconfigClient(t, double, ns, "team-b-kubeconfig", "kubeconfig:"+ns+":team-b")
 	allowed(t, true, "listing namespaces (namespace-reader)", listNamespaces(bob))
 	allowed(t, true, "listing kcp's shards (shard-reader)", listShards(bob))
 	allowed(t, false, "listing configmaps, which no role grants", listConfigMaps(bob))

@@ -58,9 +58,31 @@ func TestOneBindingPerRoleForTheKubeconfigsGroup(t *testing.T) {
 		b, ok := bindings[bindingName(role)]
 		require.True(t, ok, role)
 		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}, b.RoleRef)
-		assert.Equal(t, []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "kubeconfig:ci"}}, b.Subjects)
+		assert.Equal(t, []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "kubeconfig:team-a:ci"}}, b.Subjects)
 		assert.Equal(t, "team-a/ci", b.Annotations[kubeconfig.OwnerAnnotation])
 	}
+}
+
+// TestABindingOfKcpOperatorsGroupIsRewritten: a binding written for the group
+// kubeconfig:<name> (before the group had the namespace, as kcp-operator's has not) keeps its
+// name, which always had the namespace, and is rewritten in place for kubeconfig:<ns>:<name>
+// on the next reconcile: no binding of the old group is left for another namespace's
+// Kubeconfig of the same name.
+func TestABindingOfKcpOperatorsGroupIsRewritten(t *testing.T) {
+	f, k, _ := provisioned(t, "view")
+	crbs := k.workspace("root").RbacV1().ClusterRoleBindings()
+	b, err := crbs.Get(t.Context(), bindingName("view"), metav1.GetOptions{})
+	require.NoError(t, err)
+	b.Subjects = []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "kubeconfig:ci"}}
+	_, err = crbs.Update(t.Context(), b, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	k.log = nil
+
+	f.sync(t, "ci")
+	assert.Equal(t, []string{"root patch " + bindingName("view")}, k.writes())
+	got := k.bindings(t, "root")
+	require.Len(t, got, 1)
+	assert.Equal(t, []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "kubeconfig:team-a:ci"}}, got[bindingName("view")].Subjects)
 }
 
 func TestBindingsGoThroughTheTargetsRootShard(t *testing.T) {
@@ -149,7 +171,7 @@ func TestRemovingAuthorizationRemovesTheBindings(t *testing.T) {
 	assert.Nil(t, got.Status.Authorization, "provisionedCluster is cleared")
 	assert.Nil(t, meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned))
 
-	// The certificate without the group kubeconfig:ci is issued; then the Kubeconfig is Ready.
+	// The certificate without the group kubeconfig:team-a:ci is issued; then the Kubeconfig is Ready.
 	f.host.CatchUp(t)
 	got = f.sync(t, "ci")
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase)

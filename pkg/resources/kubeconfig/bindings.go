@@ -21,9 +21,13 @@ import (
 // carry the host namespace as well as the name.
 
 const (
-	// GroupPrefix starts the group a Kubeconfig's bindings name, kubeconfig:<name>, as in
-	// kcp-operator.
+	// GroupPrefix starts the group a Kubeconfig's bindings name, kubeconfig:<namespace>:<name>.
+	// kcp-operator's is kubeconfig:<name>, which Kubeconfigs of the same name in other
+	// namespaces share, so that one would hold whatever another's bindings grant.
 	GroupPrefix = "kubeconfig:"
+	// maxGroup is the longest group: a certificate's Organization holds at most 64 characters
+	// (RFC 5280's ub-organization-name).
+	maxGroup = 64
 	// BindingComponent is the component label of a Kubeconfig's ClusterRoleBindings.
 	BindingComponent = "kubeconfig-binding"
 	// NamespaceLabel carries the host namespace of the Kubeconfig a ClusterRoleBinding is for.
@@ -39,10 +43,16 @@ const (
 	hashLen = 32
 )
 
-// Group is the group a Kubeconfig's bindings name, kubeconfig:<name>: its certificate carries
-// it whenever spec.authorization is set. It is not the username, so that a Kubeconfig's grants
-// stay its own even where another credential has the same username.
-func Group(kc *operatorv1alpha1.Kubeconfig) string { return GroupPrefix + kc.Name }
+// Group is the group a Kubeconfig's bindings name, kubeconfig:<namespace>:<name>: its
+// certificate carries it whenever spec.authorization is set. It is not the username, so that
+// a Kubeconfig's grants stay its own even where another credential has the same username, and
+// it has the namespace, so that a Kubeconfig of the same name in another namespace (whose
+// bindings may be in the same workspace) is another group. Namespaces and names are DNS
+// labels, without ':', so no two Kubeconfigs share it; one longer than a certificate holds
+// keeps its head and ends with a hash of the whole.
+func Group(kc *operatorv1alpha1.Kubeconfig) string {
+	return shorten(GroupPrefix+kc.Namespace+":"+kc.Name, maxGroup)
+}
 
 // BindingWorkspace is the workspace path or logical cluster a Kubeconfig's bindings are
 // created in: kcp-operator's deprecated clusterRoleBindings.cluster when set (validation

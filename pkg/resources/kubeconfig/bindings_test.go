@@ -58,7 +58,7 @@ func TestBindings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Bindings(tc.kc)
 			assert.Equal(t, tc.workspace, BindingWorkspace(tc.kc))
-			assert.Equal(t, "kubeconfig:"+tc.kc.Name, Group(tc.kc))
+			assert.Equal(t, "kubeconfig:team-a:"+tc.kc.Name, Group(tc.kc))
 			require.Len(t, got, len(tc.bindings))
 			selector, err := labels.Parse(BindingSelector(tc.kc))
 			require.NoError(t, err)
@@ -70,7 +70,7 @@ func TestBindings(t *testing.T) {
 				require.Len(t, b.Subjects, 1, "the group alone, not the username nor spec.groups")
 				assert.Equal(t, "Group", *b.Subjects[0].Kind)
 				assert.Equal(t, "rbac.authorization.k8s.io", *b.Subjects[0].APIGroup)
-				assert.Equal(t, "kubeconfig:ci", *b.Subjects[0].Name)
+				assert.Equal(t, "kubeconfig:team-a:ci", *b.Subjects[0].Name)
 				assert.True(t, selector.Matches(labels.Set(b.Labels)), "the selector selects every binding")
 				assert.Equal(t, "kcp-setups", b.Labels["app.kubernetes.io/managed-by"])
 				assert.Equal(t, "team-a/ci", b.Annotations[OwnerAnnotation])
@@ -148,9 +148,10 @@ func TestCertificateCarriesTheGroup(t *testing.T) {
 		want   []string
 	}{
 		{name: "no authorization", groups: []string{"ci"}, want: []string{"ci"}},
-		{name: "authorization", groups: []string{"ci"}, roles: []string{"view"}, want: []string{"ci", "kubeconfig:admin"}},
-		{name: "authorization, no groups", roles: []string{"view"}, want: []string{"kubeconfig:admin"}},
-		{name: "the group in spec.groups already", groups: []string{"kubeconfig:admin", "ci"}, roles: []string{"view"}, want: []string{"kubeconfig:admin", "ci"}},
+		{name: "authorization", groups: []string{"ci"}, roles: []string{"view"}, want: []string{"ci", "kubeconfig:team-a:admin"}},
+		{name: "authorization, no groups", roles: []string{"view"}, want: []string{"kubeconfig:team-a:admin"}},
+		{name: "the group in spec.groups already", groups: []string{"kubeconfig:team-a:admin", "ci"}, roles: []string{"view"}, want: []string{"kubeconfig:team-a:admin", "ci"}},
+		{name: "kcp-operator's group is just a group", groups: []string{"kubeconfig:admin"}, roles: []string{"view"}, want: []string{"kubeconfig:admin", "kubeconfig:team-a:admin"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := minimal(t)
@@ -164,4 +165,21 @@ func TestCertificateCarriesTheGroup(t *testing.T) {
 			assert.Equal(t, tc.groups, k.Spec.Groups, "the spec is not modified")
 		})
 	}
+}
+
+// TestGroupIsNamespaced: Kubeconfigs of the same name in two namespaces, whose bindings may be
+// in one workspace, are two groups; and the group fits a certificate's Organization.
+func TestGroupIsNamespaced(t *testing.T) {
+	a, b := binding("team-a", "ci", "root", "", "view"), binding("team-b", "ci", "root", "", "view")
+	assert.Equal(t, "kubeconfig:team-a:ci", Group(a))
+	assert.NotEqual(t, Group(a), Group(b))
+	assert.NotEqual(t, *Bindings(a)[0].Subjects[0].Name, *Bindings(b)[0].Subjects[0].Name)
+
+	ns, name := strings.Repeat("n", 63), strings.Repeat("k", 63)
+	long := Group(binding(ns, name, "root", "", "view"))
+	assert.Len(t, long, 64, "an Organization holds at most 64 characters")
+	assert.True(t, strings.HasPrefix(long, "kubeconfig:nnnn"))
+	assert.NotEqual(t, long, Group(binding(ns, name[1:], "root", "", "view")), "the hash tells apart what the head does not")
+	exact := binding("team-a", strings.Repeat("k", 64-len("kubeconfig:team-a:")), "root", "", "view")
+	assert.Equal(t, "kubeconfig:team-a:"+exact.Name, Group(exact), "not hashed at exactly the limit")
 }

@@ -111,7 +111,7 @@ func TestCertificate(t *testing.T) {
 	assert.Equal(t, pki.ClientAuth.KeyUsages(), m.Spec.Usages)
 
 	l := loaded(t).Certificate()
-	assert.Equal(t, []string{"team-a:developers", "ci", "kubeconfig:ci"}, l.Spec.Subject.Organizations,
+	assert.Equal(t, []string{"team-a:developers", "ci", "kubeconfig:team-a:ci"}, l.Spec.Subject.Organizations,
 		"spec.authorization adds the group its bindings name")
 	assert.Equal(t, 30*24*time.Hour, l.Spec.Duration.Duration, "spec.validity wins over the template's duration")
 	assert.Equal(t, 48*time.Hour, l.Spec.RenewBefore.Duration, "the template's renewBefore is kept")
