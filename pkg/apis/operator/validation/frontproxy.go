@@ -1,8 +1,13 @@
 package validation
 
 import (
+	"fmt"
+	"net/url"
 	"path"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -18,7 +23,7 @@ func ValidateFrontProxy(frontProxy *operator.FrontProxy) field.ErrorList {
 		return nilObject("FrontProxy")
 	}
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&frontProxy.ObjectMeta, true, frontProxyNameFunc, field.NewPath("metadata"))
-	return append(allErrs, validateFrontProxySpec(&frontProxy.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateFrontProxySpec(&frontProxy.Spec, frontProxy.Namespace, field.NewPath("spec"))...)
 }
 
 // ValidateFrontProxyUpdate validates an update of a FrontProxy's metadata and spec.
@@ -28,7 +33,7 @@ func ValidateFrontProxyUpdate(newObj, oldObj *operator.FrontProxy) field.ErrorLi
 	}
 	specPath := field.NewPath("spec")
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateFrontProxySpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateFrontProxySpec(&newObj.Spec, newObj.Namespace, specPath)...)
 	allErrs = append(allErrs, validateRootShardConfigUpdate(&newObj.Spec.RootShard, &oldObj.Spec.RootShard, specPath.Child("rootShard"))...)
 	return allErrs
 }
@@ -43,21 +48,27 @@ func ValidateFrontProxyStatusUpdate(newObj, oldObj *operator.FrontProxy) field.E
 	return append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
 }
 
-// validateFrontProxySpec checks a FrontProxy's spec.
-func validateFrontProxySpec(spec *operator.FrontProxySpec, fldPath *field.Path) field.ErrorList {
+// validateFrontProxySpec checks a FrontProxy's spec in namespace.
+func validateFrontProxySpec(spec *operator.FrontProxySpec, namespace string, fldPath *field.Path) field.ErrorList {
 	allErrs := validateComponentSpec(&spec.ComponentSpec, frontProxyTemplates, mountpaths.FrontProxy(), fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateFrontProxyExternalConfig(spec.External, fldPath.Child("external"))...)
 	allErrs = append(allErrs, validateDeprecatedExternalHostname(spec, fldPath.Child("externalHostname"))...)
 	allErrs = append(allErrs, validateAuth(spec.Auth, fldPath.Child("auth"))...)
-	allErrs = append(allErrs, validatePathMappings(spec.AdditionalPathMappings, fldPath.Child("additionalPathMappings"))...)
+	allErrs = append(allErrs, validatePathMappings(spec.AdditionalPathMappings, spec.ExtraVolumeMounts, namespace, fldPath.Child("additionalPathMappings"))...)
 	allErrs = append(allErrs, validateCABundleRefs(spec.CABundleSecretRef, spec.ClientCABundleRef, fldPath)...)
 	return allErrs
 }
 
 // validatePathMappings checks the entries of kcp-front-proxy's mapping file. Two entries for
 // one path would make the routing depend on their order.
-func validatePathMappings(mappings []operator.PathMappingEntry, fldPath *field.Path) field.ErrorList {
+//
+// The proxy sends a mapped request with the client certificate and key the entry names, so
+// an entry may name only files of volumes its author mounted (spec.extraVolumeMounts): the
+// proxy's own identities, such as its system:masters client toward the root shard, and its
+// CAs are the server's. And it may route only to a Service of the FrontProxy's own
+// namespace (mounts holds the author's mounts; namespace is the FrontProxy's).
+func validatePathMappings(mappings []operator.PathMappingEntry, mounts []corev1.VolumeMount, namespace string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	paths := sets.New[string]()
 	for i, m := range mappings {
@@ -73,12 +84,57 @@ func validatePathMappings(mappings []operator.PathMappingEntry, fldPath *field.P
 		}
 		paths.Insert(m.Path)
 
-		allErrs = append(allErrs, validateHTTPSURL(m.Backend, idxPath.Child("backend"))...)
-		allErrs = append(allErrs, validateOptionalAbsoluteFilePath(m.BackendServerCA, idxPath.Child("backend_server_ca"))...)
-		allErrs = append(allErrs, validateOptionalAbsoluteFilePath(m.ProxyClientCert, idxPath.Child("proxy_client_cert"))...)
-		allErrs = append(allErrs, validateOptionalAbsoluteFilePath(m.ProxyClientKey, idxPath.Child("proxy_client_key"))...)
+		backendPath := idxPath.Child("backend")
+		if errs := validateHTTPSURL(m.Backend, backendPath); len(errs) > 0 {
+			allErrs = append(allErrs, errs...)
+		} else {
+			allErrs = append(allErrs, validateBackendInNamespace(m.Backend, namespace, backendPath)...)
+		}
+		allErrs = append(allErrs, validateMappedFile(m.BackendServerCA, mounts, idxPath.Child("backend_server_ca"))...)
+		allErrs = append(allErrs, validateMappedFile(m.ProxyClientCert, mounts, idxPath.Child("proxy_client_cert"))...)
+		allErrs = append(allErrs, validateMappedFile(m.ProxyClientKey, mounts, idxPath.Child("proxy_client_key"))...)
 	}
 	return allErrs
+}
+
+// validateMappedFile checks a file a path mapping names: absolute, clean, and inside one of
+// the author's extra volume mounts.
+func validateMappedFile(file string, mounts []corev1.VolumeMount, fldPath *field.Path) field.ErrorList {
+	if file == "" {
+		return nil
+	}
+	if errs := validateOptionalAbsoluteFilePath(file, fldPath); len(errs) > 0 {
+		return errs
+	}
+	if path.Clean(file) != file {
+		return field.ErrorList{field.Invalid(fldPath, file, "must be a clean path, without '.', '..' or repeated slashes")}
+	}
+	for _, mount := range mounts {
+		if dir := path.Clean(mount.MountPath); path.IsAbs(dir) && dir != "/" && strings.HasPrefix(file, dir+"/") {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Forbidden(fldPath,
+		"must be a file in a volume of spec.extraVolumes mounted by spec.extraVolumeMounts: the proxy's own identities and CAs are the server's")}
+}
+
+// validateBackendInNamespace checks that a path mapping routes to a Service of namespace:
+// <service>, <service>.<namespace>, <service>.<namespace>.svc, or that followed by the
+// cluster's domain.
+func validateBackendInNamespace(backend, namespace string, fldPath *field.Path) field.ErrorList {
+	u, err := url.Parse(backend)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fldPath, backend, err.Error())}
+	}
+	labels := strings.Split(u.Hostname(), ".")
+	inNamespace := len(validation.IsDNS1035Label(labels[0])) == 0 &&
+		(len(labels) == 1 || (namespace != "" && labels[1] == namespace && (len(labels) == 2 || labels[2] == "svc")))
+	if inNamespace {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(fldPath, fmt.Sprintf(
+		"must be a Service of the FrontProxy's namespace %q: <service>, <service>.%s or <service>.%s.svc[.<cluster domain>]",
+		namespace, namespace, namespace))}
 }
 
 // validateOptionalAbsoluteFilePath checks a file path inside the container. A relative path

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func validFrontProxy() *operator.FrontProxy {
 			Auth:          &operator.AuthSpec{OIDC: common.Auth.OIDC, DropGroups: []string{"system:masters"}},
 			AdditionalPathMappings: []operator.PathMappingEntry{{
 				Path: "/services/foo", Backend: "https://foo.team-a.svc:6443/services/foo",
-				BackendServerCA: "/etc/foo/ca.crt", ProxyClientCert: "/etc/foo/tls.crt", ProxyClientKey: "/etc/foo/tls.key",
+				BackendServerCA: "/var/extra/ca.crt", ProxyClientCert: "/var/extra/tls.crt", ProxyClientKey: "/var/extra/tls.key",
 			}},
 			CABundleSecretRef: common.CABundleSecretRef,
 			ClientCABundleRef: common.ClientCABundleRef,
@@ -133,7 +134,7 @@ func TestValidateFrontProxy(t *testing.T) {
 
 func TestValidatePathMappings(t *testing.T) {
 	valid := func() operator.PathMappingEntry {
-		return operator.PathMappingEntry{Path: "/services/a", Backend: "https://a.svc:6443"}
+		return operator.PathMappingEntry{Path: "/services/a", Backend: "https://a:6443"}
 	}
 	tests := []struct {
 		name     string
@@ -193,6 +194,74 @@ func TestValidatePathMappings(t *testing.T) {
 				invalid("spec.additionalPathMappings[0].backend_server_ca"),
 				invalid("spec.additionalPathMappings[0].proxy_client_cert"),
 				invalid("spec.additionalPathMappings[0].proxy_client_key"),
+			},
+		},
+		{
+			name: "backends in the namespace",
+			mappings: func() []operator.PathMappingEntry {
+				var ms []operator.PathMappingEntry
+				for i, b := range []string{"https://a", "https://a.team-a", "https://a.team-a.svc:6443", "https://a.team-a.svc.cluster.local/x"} {
+					m := valid()
+					m.Path, m.Backend = fmt.Sprintf("/services/%d", i), b
+					ms = append(ms, m)
+				}
+				return ms
+			},
+		},
+		{
+			name: "backends elsewhere: another namespace, an IP, a host outside the cluster",
+			mappings: func() []operator.PathMappingEntry {
+				var ms []operator.PathMappingEntry
+				for i, b := range []string{"https://root-kcp.team-b.svc:6443", "https://a.team-b", "https://10.0.0.1:6443", "https://kcp.example.com", "https://a.team-a.cluster.local"} {
+					m := valid()
+					m.Path, m.Backend = fmt.Sprintf("/services/%d", i), b
+					ms = append(ms, m)
+				}
+				return ms
+			},
+			want: []wantErr{
+				forbidden("spec.additionalPathMappings[0].backend", `must be a Service of the FrontProxy's namespace "team-a"`),
+				forbidden("spec.additionalPathMappings[1].backend"),
+				forbidden("spec.additionalPathMappings[2].backend"),
+				forbidden("spec.additionalPathMappings[3].backend"),
+				forbidden("spec.additionalPathMappings[4].backend"),
+			},
+		},
+		{
+			name: "the proxy's own identity and CA",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.Backend = "https://root-kcp:6443"
+				m.BackendServerCA = "/etc/kcp-front-proxy/tls/ca/tls.crt"
+				m.ProxyClientCert = "/etc/kcp-front-proxy/kubeconfig-client/tls.crt"
+				m.ProxyClientKey = "/etc/kcp-front-proxy/kubeconfig-client/tls.key"
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{
+				forbidden("spec.additionalPathMappings[0].backend_server_ca", "must be a file in a volume of spec.extraVolumes"),
+				forbidden("spec.additionalPathMappings[0].proxy_client_cert"),
+				forbidden("spec.additionalPathMappings[0].proxy_client_key"),
+			},
+		},
+		{
+			name: "out of the author's mount by '..', and the mount itself",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.ProxyClientCert = "/var/extra/../../etc/kcp-front-proxy/kubeconfig-client/tls.crt"
+				m.ProxyClientKey = "/var/extra"
+				return []operator.PathMappingEntry{m}
+			},
+			want: []wantErr{
+				invalid("spec.additionalPathMappings[0].proxy_client_cert", "must be a clean path"),
+				forbidden("spec.additionalPathMappings[0].proxy_client_key"),
+			},
+		},
+		{
+			name: "files in the author's mount",
+			mappings: func() []operator.PathMappingEntry {
+				m := valid()
+				m.BackendServerCA, m.ProxyClientCert, m.ProxyClientKey = "/var/extra/ca.crt", "/var/extra/tls.crt", "/var/extra/sub/tls.key"
+				return []operator.PathMappingEntry{m}
 			},
 		},
 	}

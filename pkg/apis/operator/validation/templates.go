@@ -1,7 +1,9 @@
 package validation
 
 import (
+	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -25,6 +27,20 @@ func validateMetadataTemplate(meta *operator.MetadataTemplate, fldPath *field.Pa
 	}
 	allErrs := metav1validation.ValidateLabels(meta.Labels, fldPath.Child("labels"))
 	allErrs = append(allErrs, apimachineryvalidation.ValidateAnnotations(meta.Annotations, fldPath.Child("annotations"))...)
+	allErrs = append(allErrs, validateNoOwnKeys(meta.Labels, fldPath.Child("labels"))...)
+	return append(allErrs, validateNoOwnKeys(meta.Annotations, fldPath.Child("annotations"))...)
+}
+
+// validateNoOwnKeys refuses a label or annotation of the server's own domain: the server
+// finds, selects and trusts its objects by them (operator.kcp.io/reference marks a Secret as
+// a copy to hand a setup's keys to), so a template may not set them on what it generates.
+func validateNoOwnKeys(keys map[string]string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if prefix, _, found := strings.Cut(k, "/"); found && (prefix == operator.GroupName || strings.HasSuffix(prefix, "."+operator.GroupName)) {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Key(k), "the "+operator.GroupName+"/ keys are the server's own"))
+		}
+	}
 	return allErrs
 }
 

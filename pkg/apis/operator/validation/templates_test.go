@@ -3,6 +3,7 @@ package validation
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -91,6 +92,44 @@ func TestValidateServiceTemplate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assertErrors(t, tc.want, validateServiceTemplate(tc.tmpl, field.NewPath("spec", "serviceTemplate")))
+		})
+	}
+}
+
+// TestTemplatesMayNotSetTheServersKeys: no template anywhere sets an operator.kcp.io/ label
+// or annotation, by which the server selects and trusts its own objects (a Secret labelled
+// operator.kcp.io/reference is a copy it hands keys to).
+func TestTemplatesMayNotSetTheServersKeys(t *testing.T) {
+	own := &operator.MetadataTemplate{
+		Labels:      map[string]string{"operator.kcp.io/reference": "shard-join", "team": "a"},
+		Annotations: map[string]string{"x.operator.kcp.io/y": "1", "operator.kcp.io.example.com/z": "2"},
+	}
+	want := []wantErr{
+		forbidden("spec.certificateTemplates[server].spec.secretTemplate.labels[operator.kcp.io/reference]", "the operator.kcp.io/ keys are the server's own"),
+		forbidden("spec.certificateTemplates[server].spec.secretTemplate.annotations[x.operator.kcp.io/y]"),
+	}
+	rs := validRootShard()
+	rs.Spec.CertificateTemplates["server"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{SecretTemplate: own}}
+	assertErrors(t, want, ValidateRootShard(rs))
+
+	for name, set := range map[string]func(*operator.RootShard){
+		"certificate": func(o *operator.RootShard) {
+			o.Spec.CertificateTemplates["server"] = operator.CertificateTemplate{Metadata: own}
+		},
+		"service":    func(o *operator.RootShard) { o.Spec.ServiceTemplate = &operator.ServiceTemplate{Metadata: own} },
+		"deployment": func(o *operator.RootShard) { o.Spec.DeploymentTemplate = &operator.DeploymentTemplate{Metadata: own} },
+		"pods": func(o *operator.RootShard) {
+			o.Spec.DeploymentTemplate = &operator.DeploymentTemplate{Spec: &operator.DeploymentSpecTemplate{Template: &operator.PodTemplateSpec{Metadata: own}}}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := validRootShard()
+			set(o)
+			errs := ValidateRootShard(o)
+			assert.Len(t, errs, 2, "%v", errs)
+			for _, err := range errs {
+				assert.Contains(t, err.Error(), "the operator.kcp.io/ keys are the server's own")
+			}
 		})
 	}
 }

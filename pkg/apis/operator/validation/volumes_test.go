@@ -118,6 +118,7 @@ func TestEveryKindReservesItsOwnMounts(t *testing.T) {
 	rs.Spec.ExtraVolumeMounts = mounts("/etc/kcp/encryption", "/etc/kcp/tls/ca")
 	s.Spec.ExtraVolumeMounts = mounts("/etc/kcp/encryption", "/etc/etcd")
 	fp.Spec.ExtraVolumeMounts = mounts("/etc/kcp/audit", "/etc/kcp-front-proxy/config")
+	fp.Spec.AdditionalPathMappings = nil // their files are in the mounts replaced here
 	cs.Spec.ExtraVolumeMounts = mounts("/etc/kcp/tls", "/var/etcd")
 	for kind, tc := range map[string]struct {
 		errs field.ErrorList

@@ -25,12 +25,7 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 	Spec:     func(o *operator.FrontProxy) *operator.FrontProxySpec { return &o.Spec },
 	Status:   func(o *operator.FrontProxy) *operator.FrontProxyStatus { return &o.Status },
 
-	Permissions: func(o *operator.FrontProxy) []store.Permission {
-		spec := field.NewPath("spec")
-		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
-			slices.Concat(store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
-				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec))...)
-	},
+	Permissions: permissions,
 
 	Validate:             validation.ValidateFrontProxy,
 	ValidateUpdate:       validation.ValidateFrontProxyUpdate,
@@ -50,6 +45,25 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 			store.PhaseColumn(func(o *operator.FrontProxy) string { return string(o.Status.Phase) }),
 		},
 	},
+}
+
+// permissions are what a FrontProxy's fields have the server do with its own rights. Beyond
+// every component's, the proxy is a front door to the RootShard it references, so it needs
+// use on it (or get on the copy of its join Secret), asked again on every change of spec.auth:
+// auth decides whom that front door lets in.
+func permissions(o *operator.FrontProxy) []store.Permission {
+	spec := field.NewPath("spec")
+	perms := slices.Concat(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
+		store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
+		store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
+		store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")))
+	if o.Spec.Auth != nil {
+		for _, p := range store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")) {
+			p.Field = spec.Child("auth").String()
+			perms = append(perms, store.ChangeOf(p, o.Spec.Auth))
+		}
+	}
+	return perms
 }
 
 // NewREST returns the frontproxies endpoint and its status subresource.

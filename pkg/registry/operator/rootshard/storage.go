@@ -31,7 +31,9 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 			slices.Concat(store.CertificatesPermissions(o.Spec.Certificates, spec.Child("certificates")),
 				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
 				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
-				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec))...)
+				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec),
+				store.CachePermissions(o.Spec.Cache, spec.Child("cache")),
+				proxyPermissions(o.Spec.Proxy, spec.Child("proxy")))...)
 	},
 
 	Validate:             validation.ValidateRootShard,
@@ -62,6 +64,15 @@ func replicas(r *int32) string {
 		return strconv.Itoa(int(operatorv1alpha1.DefaultReplicas))
 	}
 	return strconv.Itoa(int(*r))
+}
+
+// proxyPermissions hold kcp-operator's internal root-shard proxy as any component: it is
+// accepted and not realized today, and whatever it would run must not be free the day it is.
+func proxyPermissions(proxy *operator.RootShardProxySpec, fldPath *field.Path) []store.Permission {
+	if proxy == nil {
+		return nil
+	}
+	return store.ComponentPermissions(&proxy.ComponentSpec, fldPath)
 }
 
 // NewREST returns the rootshards endpoint and its status subresource.

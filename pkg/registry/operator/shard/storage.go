@@ -30,7 +30,9 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 		return append(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 			slices.Concat(store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
 				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
-				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec))...)
+				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec),
+				store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")),
+				store.CachePermissions(o.Spec.Cache, spec.Child("cache")))...)
 	},
 
 	Validate:             validation.ValidateShard,

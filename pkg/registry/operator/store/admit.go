@@ -31,6 +31,9 @@ type Permission struct {
 	Field, Value string
 	// Verb, Group, Resource and Name are asked of the authorizer.
 	Verb, Group, Resource, Name string
+	// Digest, when set, stands for the content of the field (ChangeOf): a permission is held
+	// from the stored object only with the same digest, so a change asks it again.
+	Digest string
 }
 
 // String says what the permission is, for a 403's message.

@@ -3,6 +3,7 @@ package store
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -16,28 +17,125 @@ import (
 // ComponentPermissions holds what every component's spec may ask beyond a ClusterIP Service
 // and pods of kcp's image to what it is. An image from another repository runs code of the
 // author's choice in the namespace, which only an author who may create the Deployment may
-// ask for; any tag of kcp's own repository is kcp's code, which a setup is for. A NodePort or
-// LoadBalancer Service opens the setup beyond the cluster, which only an author who may
-// create Services may ask for.
+// ask for; any tag of kcp's own repository is kcp's code, which a setup is for. Extra
+// arguments point kcp's own binary at files and endpoints of the author's choice, with the
+// identities the server mounts, so they are held to the same right. A NodePort or
+// LoadBalancer Service, or a Service's labels and annotations (which cloud load balancers,
+// external-dns and service meshes act on), open the setup beyond the cluster, which only an
+// author who may create Services may ask for.
 func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
 	perms := ImagePermissions(spec.Image, fldPath.Child("image"))
-	if t := spec.ServiceTemplate; t != nil && t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
-		perms = append(perms, Permission{
-			Field: fldPath.Child("serviceTemplate", "spec", "type").String(), Value: string(t.Spec.Type),
-			Verb: "create", Resource: "services",
-		})
+	if len(spec.ExtraArgs) > 0 {
+		perms = append(perms, runPermission(fldPath.Child("extraArgs"), strings.Join(spec.ExtraArgs, " ")))
 	}
+	if t := spec.ServiceTemplate; t != nil {
+		if t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
+			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "spec", "type"), string(t.Spec.Type)))
+		}
+		if m := t.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
+			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "metadata"), metadataValue(m)))
+		}
+	}
+	perms = append(perms, WorkloadTemplatePermissions(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"), runPermission)...)
 	perms = append(perms, VolumesPermissions(spec.ExtraVolumes, fldPath.Child("extraVolumes"))...)
 	return append(perms, CertificateTemplatesPermissions(spec.CertificateTemplates, fldPath.Child("certificateTemplates"))...)
 }
 
-// ImagePermissions holds an image from another repository than kcp's to creating
-// Deployments: it runs code of the author's choice in the namespace (ComponentPermissions).
-func ImagePermissions(image *operator.ImageSpec, fldPath *field.Path) []Permission {
-	if image == nil || image.Repository == "" || image.Repository == operatorv1alpha1.DefaultImageRepository {
+// servicePermission is create on Services, for a field that decides how a Service is
+// exposed.
+func servicePermission(fld *field.Path, value string) Permission {
+	return Permission{Field: fld.String(), Value: value, Verb: "create", Resource: "services"}
+}
+
+// metadataValue shows the keys of a metadata template in a 403.
+func metadataValue(m *operator.MetadataTemplate) string {
+	keys := slices.Concat(slices.Sorted(maps.Keys(m.Labels)), slices.Sorted(maps.Keys(m.Annotations)))
+	return strings.Join(keys, ", ")
+}
+
+// AllowedPodAnnotations are the pod template annotations any author may set: they tell
+// kubectl, the cluster autoscaler and Prometheus about the pods, and select or grant nothing.
+// Every other pod or workload label and annotation needs the right to create the workload:
+// labels put pods into other Services, NetworkPolicies and PodDisruptionBudgets, and
+// annotations drive sidecar injectors, image updaters and secret replicators.
+var AllowedPodAnnotations = []string{
+	"kubectl.kubernetes.io/default-container",
+	"kubectl.kubernetes.io/restartedAt",
+	"cluster-autoscaler.kubernetes.io/safe-to-evict",
+	"prometheus.io/scrape",
+	"prometheus.io/port",
+	"prometheus.io/path",
+	"prometheus.io/scheme",
+}
+
+// WorkloadTemplatePermissions holds a Deployment's (or a managed etcd's StatefulSet's)
+// template to the right to create that workload, through run: its labels and annotations
+// and its pods', except AllowedPodAnnotations. The image pull Secrets are read by the
+// kubelet for the author, so each needs get on it.
+func WorkloadTemplatePermissions(tmpl *operator.DeploymentTemplate, fldPath *field.Path, run func(*field.Path, string) Permission) []Permission {
+	if tmpl == nil {
 		return nil
 	}
-	return []Permission{runPermission(fldPath.Child("repository"), image.Repository)}
+	var perms []Permission
+	if m := tmpl.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
+		perms = append(perms, run(fldPath.Child("metadata"), metadataValue(m)))
+	}
+	if tmpl.Spec == nil || tmpl.Spec.Template == nil {
+		return perms
+	}
+	podPath := fldPath.Child("spec", "template")
+	if m := tmpl.Spec.Template.Metadata; m != nil {
+		if len(m.Labels) > 0 {
+			perms = append(perms, run(podPath.Child("metadata", "labels"), strings.Join(slices.Sorted(maps.Keys(m.Labels)), ", ")))
+		}
+		var others []string
+		for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
+			if !slices.Contains(AllowedPodAnnotations, k) {
+				others = append(others, k)
+			}
+		}
+		if len(others) > 0 {
+			perms = append(perms, run(podPath.Child("metadata", "annotations"), strings.Join(others, ", ")))
+		}
+	}
+	if spec := tmpl.Spec.Template.Spec; spec != nil {
+		for i, ref := range spec.ImagePullSecrets {
+			perms = append(perms, readPermission(podPath.Child("spec", "imagePullSecrets").Index(i).Child("name"), "secrets", ref.Name))
+		}
+	}
+	return perms
+}
+
+// ImagePermissions holds an image from another repository than kcp's to creating
+// Deployments: it runs code of the author's choice in the namespace (ComponentPermissions).
+// Its pull Secrets are read by the kubelet for the author, so each needs get on it.
+func ImagePermissions(image *operator.ImageSpec, fldPath *field.Path) []Permission {
+	return imagePermissions(image, operatorv1alpha1.DefaultImageRepository, fldPath, runPermission)
+}
+
+// imagePermissions holds an image from another repository than def to run, and its pull
+// Secrets to reading them.
+func imagePermissions(image *operator.ImageSpec, def string, fldPath *field.Path, run func(*field.Path, string) Permission) []Permission {
+	if image == nil {
+		return nil
+	}
+	var perms []Permission
+	if image.Repository != "" && image.Repository != def {
+		perms = append(perms, run(fldPath.Child("repository"), image.Repository))
+	}
+	for i, ref := range image.ImagePullSecrets {
+		perms = append(perms, readPermission(fldPath.Child("imagePullSecrets").Index(i).Child("name"), "secrets", ref.Name))
+	}
+	return perms
+}
+
+// ArgsPermissions holds a container's arguments to creating Deployments, as its command is:
+// they choose what the image's entrypoint does with the identities the server mounts.
+func ArgsPermissions(args []string, fldPath *field.Path) []Permission {
+	if len(args) == 0 {
+		return nil
+	}
+	return []Permission{runPermission(fldPath, strings.Join(args, " "))}
 }
 
 // CommandPermissions holds a container's command to creating Deployments: whatever the image,
@@ -55,6 +153,12 @@ func runPermission(fld *field.Path, value string) Permission {
 	return Permission{Field: fld.String(), Value: value, Verb: "create", Group: "apps", Resource: "deployments"}
 }
 
+// runEtcdPermission is create on StatefulSets, for a field that chooses what a managed
+// etcd's pods run: the server runs them as a StatefulSet.
+func runEtcdPermission(fld *field.Path, value string) Permission {
+	return Permission{Field: fld.String(), Value: value, Verb: "create", Group: "apps", Resource: "statefulsets"}
+}
+
 // SecretPermissions holds a Secret a field names to reading it: the server mounts it into the
 // component's pods, where it could be read back through the component.
 func SecretPermissions(ref *corev1.LocalObjectReference, fldPath *field.Path) []Permission {
@@ -66,6 +170,11 @@ func SecretPermissions(ref *corev1.LocalObjectReference, fldPath *field.Path) []
 
 // VolumesPermissions holds the Secrets and ConfigMaps that extra volumes name to reading
 // them: the server puts them into pods the author could otherwise not have read them into.
+// A PersistentVolumeClaim needs get on it, since its data is mounted the same way. An
+// inline CSI volume (a secrets-store driver reads a vault as the pod), an ephemeral volume
+// (the cluster creates a claim for the pod) and a projected service account token (the
+// pod's identity toward other systems) each stand for what only the author of a pod may do,
+// so they need create on pods.
 func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permission {
 	var perms []Permission
 	for i, v := range volumes {
@@ -75,6 +184,15 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 		}
 		if v.ConfigMap != nil {
 			perms = append(perms, readPermission(idx.Child("configMap", "name"), "configmaps", v.ConfigMap.Name))
+		}
+		if v.PersistentVolumeClaim != nil {
+			perms = append(perms, readPermission(idx.Child("persistentVolumeClaim", "claimName"), "persistentvolumeclaims", v.PersistentVolumeClaim.ClaimName))
+		}
+		if v.CSI != nil {
+			perms = append(perms, podPermission(idx.Child("csi"), "CSI driver "+v.CSI.Driver))
+		}
+		if v.Ephemeral != nil {
+			perms = append(perms, podPermission(idx.Child("ephemeral"), "an ephemeral volume claim"))
 		}
 		if v.Projected == nil {
 			continue
@@ -87,15 +205,25 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 			if src.ConfigMap != nil {
 				perms = append(perms, readPermission(srcPath.Child("configMap", "name"), "configmaps", src.ConfigMap.Name))
 			}
+			if t := src.ServiceAccountToken; t != nil {
+				perms = append(perms, podPermission(srcPath.Child("serviceAccountToken"), "a token for audience "+strconv.Quote(t.Audience)))
+			}
 		}
 	}
 	return perms
 }
 
+// podPermission is create on pods, for a volume that only the author of a pod may ask for.
+func podPermission(fld *field.Path, value string) Permission {
+	return Permission{Field: fld.String(), Value: value, Verb: "create", Resource: "pods"}
+}
+
 // ShardConfigPermissions holds the Secrets and ConfigMaps a shard's etcd, audit and
 // authorization settings name to reading them: the server mounts them into the shard's pods.
+// The VirtualWorkspace it announces needs use on it.
 func ShardConfigPermissions(spec *operator.CommonShardSpec, fldPath *field.Path) []Permission {
 	perms := EtcdPermissions(&spec.Etcd, fldPath.Child("etcd"))
+	perms = append(perms, ReferencePermissions(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"), "virtualworkspaces")...)
 	if a := spec.Audit; a != nil {
 		if a.Policy != nil && a.Policy.ConfigMap != nil {
 			perms = append(perms, readPermission(fldPath.Child("audit", "policy", "configMap"), "configmaps", a.Policy.ConfigMap.Name))
@@ -111,20 +239,27 @@ func ShardConfigPermissions(spec *operator.CommonShardSpec, fldPath *field.Path)
 }
 
 // EtcdPermissions holds the etcd client TLS Secret to reading it: the server mounts its key
-// into the component's pods.
+// into the component's pods. A managed etcd's image and template are held as a component's
+// are, to creating StatefulSets: its members hold certificates that kcp's storage trusts.
 func EtcdPermissions(etcd *operator.EtcdConfig, fldPath *field.Path) []Permission {
-	if etcd == nil || etcd.TLSConfig == nil {
+	if etcd == nil {
 		return nil
 	}
-	return []Permission{readPermission(fldPath.Child("tlsConfig", "secretRef"), "secrets", etcd.TLSConfig.SecretRef.Name)}
+	var perms []Permission
+	if etcd.TLSConfig != nil {
+		perms = append(perms, readPermission(fldPath.Child("tlsConfig", "secretRef"), "secrets", etcd.TLSConfig.SecretRef.Name))
+	}
+	if m := etcd.Managed; m != nil {
+		managed := fldPath.Child("managed")
+		perms = append(perms, imagePermissions(m.Image, operatorv1alpha1.DefaultEtcdImageRepository, managed.Child("image"), runEtcdPermission)...)
+		perms = append(perms, WorkloadTemplatePermissions(m.Template, managed.Child("template"), runEtcdPermission)...)
+	}
+	return perms
 }
 
-// readPermission is get on one named Secret or ConfigMap.
+// readPermission is get on one named Secret, ConfigMap or PersistentVolumeClaim.
 func readPermission(fld *field.Path, resource, name string) Permission {
-	kind := "Secret"
-	if resource == "configmaps" {
-		kind = "ConfigMap"
-	}
+	kind := map[string]string{"secrets": "Secret", "configmaps": "ConfigMap", "persistentvolumeclaims": "PersistentVolumeClaim"}[resource]
 	return Permission{Field: fld.String(), Value: kind + "/" + name, Verb: "get", Resource: resource, Name: name}
 }
 
@@ -141,12 +276,24 @@ func CertificateTemplatesPermissions(templates operator.CertificateTemplateMap, 
 }
 
 // CertificateTemplatePermissions holds one template's issuerRef to creating
-// certificates.cert-manager.io.
+// certificates.cert-manager.io, and its secretTemplate's labels and annotations to patching
+// Secrets: they decide which tools copy a Secret where (replicators, reflectors), and the
+// Secrets of CA certificates hold the keys that sign the setup's identities.
 func CertificateTemplatePermissions(t *operator.CertificateTemplate, fldPath *field.Path) []Permission {
-	if t == nil || t.Spec == nil || t.Spec.IssuerRef == nil {
+	if t == nil || t.Spec == nil {
 		return nil
 	}
-	return []Permission{issuerPermission(t.Spec.IssuerRef, fldPath.Child("spec", "issuerRef"))}
+	var perms []Permission
+	if t.Spec.IssuerRef != nil {
+		perms = append(perms, issuerPermission(t.Spec.IssuerRef, fldPath.Child("spec", "issuerRef")))
+	}
+	if m := t.Spec.SecretTemplate; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
+		perms = append(perms, Permission{
+			Field: fldPath.Child("spec", "secretTemplate").String(), Value: metadataValue(m),
+			Verb: "patch", Resource: "secrets",
+		})
+	}
+	return perms
 }
 
 // CABundlePermissions holds the Secrets whose CAs join a component's CA bundles to reading

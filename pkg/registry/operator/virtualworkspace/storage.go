@@ -49,6 +49,8 @@ func permissions(o *operator.VirtualWorkspace) []store.Permission {
 		store.CommandPermissions(o.Spec.Command, spec.Child("command")),
 		store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
 		store.SecretPermissions(o.Spec.KubeconfigSecretRef, spec.Child("kubeconfigSecretRef")),
+		store.ReferencePermissions(o.Spec.Target.RootShardRef, spec.Child("target", "rootShardRef"), "rootshards"),
+		store.ReferencePermissions(o.Spec.Target.ShardRef, spec.Child("target", "shardRef"), "shards"),
 	)
 	for i := range o.Spec.InitContainers {
 		ic := &o.Spec.InitContainers[i]
@@ -56,6 +58,7 @@ func permissions(o *operator.VirtualWorkspace) []store.Permission {
 		perms = slices.Concat(perms,
 			store.ImagePermissions(ic.Image, idx.Child("image")),
 			store.CommandPermissions(ic.Command, idx.Child("command")),
+			store.ArgsPermissions(ic.Args, idx.Child("args")),
 			store.SecretPermissions(ic.KubeconfigSecretRef, idx.Child("kubeconfigSecretRef")),
 			store.VolumesPermissions(ic.Volumes, idx.Child("volumes")),
 		)

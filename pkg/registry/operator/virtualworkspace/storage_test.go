@@ -53,9 +53,10 @@ func held(perms []store.Permission) []string {
 func TestPermissions(t *testing.T) {
 	const runs = ": create deployments.apps "
 	tests := []struct {
-		name   string
-		mutate func(*operator.VirtualWorkspaceSpec)
-		want   []string
+		name        string
+		mutate      func(*operator.VirtualWorkspaceSpec)
+		want        []string
+		noRootShard bool
 	}{
 		{name: "kcp's own server", mutate: func(*operator.VirtualWorkspaceSpec) {}},
 		{name: "kcp's own image, pinned", mutate: func(s *operator.VirtualWorkspaceSpec) {
@@ -86,7 +87,10 @@ func TestPermissions(t *testing.T) {
 			want: []string{"spec.kubeconfigSecretRef=Secret/vw-kubeconfig: get secrets. vw-kubeconfig"}},
 		{name: "an init container of the server's image, with args only", mutate: func(s *operator.VirtualWorkspaceSpec) {
 			s.InitContainers = []operator.VirtualWorkspaceInitContainer{{Name: "init", Args: []string{"--help"}}}
-		}},
+		}, want: []string{"spec.initContainers[0].args=--help" + runs}},
+		{name: "a Shard as the target", mutate: func(s *operator.VirtualWorkspaceSpec) {
+			s.Target = operator.VirtualWorkspaceTarget{ShardRef: ref("shard-1")}
+		}, want: []string{"spec.target.shardRef=Shard/shard-1: use shards.operator.kcp.io shard-1"}, noRootShard: true},
 		{name: "an init container of kcp's image", mutate: func(s *operator.VirtualWorkspaceSpec) {
 			s.InitContainers = []operator.VirtualWorkspaceInitContainer{{Name: "init", Image: &operator.ImageSpec{Tag: "v0.32.3"}}}
 		}},
@@ -120,7 +124,12 @@ func TestPermissions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			vw := virtualWorkspace()
 			tc.mutate(&vw.Spec)
-			assert.Equal(t, tc.want, held(Kind.Permissions(vw)))
+			want := tc.want
+			if !tc.noRootShard {
+				// Every VirtualWorkspace serves a shard, and so uses what it targets.
+				want = append([]string{"spec.target.rootShardRef=RootShard/root: use rootshards.operator.kcp.io root"}, want...)
+			}
+			assert.ElementsMatch(t, want, held(Kind.Permissions(vw)))
 		})
 	}
 }
@@ -158,6 +167,7 @@ func thirdParty() *operator.VirtualWorkspace {
 // again on update.
 func TestForbidden(t *testing.T) {
 	everything := []string{
+		"use rootshards.operator.kcp.io root",
 		"create deployments.apps ",
 		"get secrets. access-vw-server-kubeconfig",
 		"get secrets. access-vw-bootstrap-kubeconfig",
@@ -169,9 +179,13 @@ func TestForbidden(t *testing.T) {
 		asked     int
 		forbidden []string
 	}{
-		{name: "kcp's own server", obj: virtualWorkspace()},
+		{name: "kcp's own server", obj: virtualWorkspace(), allow: everything[:1], asked: 1},
 		{
-			name: "a third-party server, nothing granted", obj: thirdParty(), asked: 5,
+			name: "kcp's own server, without use on its RootShard", obj: virtualWorkspace(), asked: 1,
+			forbidden: []string{`spec.target.rootShardRef to RootShard/root without use on rootshards.operator.kcp.io "root" in namespace "team-a"`},
+		},
+		{
+			name: "a third-party server, nothing granted", obj: thirdParty(), asked: 6,
 			forbidden: []string{
 				`virtualworkspaces.operator.kcp.io "access" is forbidden: user "mallory" may not set`,
 				`spec.image.repository to ghcr.io/kcp-dev/contrib-access-virtual-workspace without create on deployments.apps in namespace "team-a"`,
@@ -181,9 +195,9 @@ func TestForbidden(t *testing.T) {
 				`spec.initContainers[0].kubeconfigSecretRef to Secret/access-vw-bootstrap-kubeconfig without get on secrets "access-vw-bootstrap-kubeconfig"`,
 			},
 		},
-		{name: "a third-party server, everything granted", obj: thirdParty(), allow: everything, asked: 5},
+		{name: "a third-party server, everything granted", obj: thirdParty(), allow: everything, asked: 6},
 		{
-			name: "only the bootstrap kubeconfig denied", obj: thirdParty(), allow: everything[:2], asked: 5,
+			name: "only the bootstrap kubeconfig denied", obj: thirdParty(), allow: everything[:3], asked: 6,
 			forbidden: []string{"spec.initContainers[0].kubeconfigSecretRef to Secret/access-vw-bootstrap-kubeconfig"},
 		},
 		{name: "unchanged on update", obj: thirdParty(), old: thirdParty()},
