@@ -52,6 +52,8 @@ type ExtraConfig struct {
 	Host *restclient.Config
 	// MaxKubeconfigExpiration bounds the lifetime of a minted credential.
 	MaxKubeconfigExpiration time.Duration
+	// Limits bound what a spec asks for; the zero value is store.DefaultMaxReplicas.
+	Limits store.Limits
 }
 
 // Server is the kcp-setups API server.
@@ -86,7 +88,7 @@ func (c completedConfig) New() (*Server, error) {
 
 	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
-	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer)
+	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, c.ExtraConfig.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +167,10 @@ func secretCache(server *genericapiserver.GenericAPIServer, kube kubernetes.Inte
 }
 
 // newStorage returns the endpoints of every kind, keyed by resource path.
-func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (map[string]rest.Storage, error) {
+func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer, limits store.Limits) (map[string]rest.Storage, error) {
+	if limits.MaxReplicas == 0 {
+		limits.MaxReplicas = store.DefaultMaxReplicas
+	}
 	storage := map[string]rest.Storage{}
 	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter, authorizer.Authorizer) (*store.REST, *store.StatusREST, error){
 		"kubeconfigs":       kubeconfig.NewREST,
@@ -179,6 +184,7 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 		if err != nil {
 			return nil, err
 		}
+		main.SetLimits(limits)
 		storage[resource] = main
 		storage[resource+"/status"] = status
 	}

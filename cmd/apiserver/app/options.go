@@ -35,6 +35,7 @@ import (
 	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
 // etcdPrefix is where objects live in etcd, so that the server can share an etcd cluster.
@@ -52,6 +53,8 @@ type Options struct {
 	// MaxKubeconfigExpiration bounds the lifetime of a credential the kubeconfig
 	// subresource mints.
 	MaxKubeconfigExpiration time.Duration
+	// MaxReplicas bounds spec.replicas of every component.
+	MaxReplicas int32
 	// KcpDialer is how the controllers reach the kcp servers they realize
 	// (kcpclient.Dialers).
 	KcpDialer string
@@ -90,6 +93,7 @@ func NewOptions() *Options {
 		},
 		ControllerWorkers:                   4,
 		MaxKubeconfigExpiration:             kubeconfigrequest.DefaultMaxExpiration,
+		MaxReplicas:                         store.DefaultMaxReplicas,
 		KcpDialer:                           kcpclient.ServiceDNSDialer,
 		KcpHealthInterval:                   manager.DefaultKcpHealthInterval,
 		ShutdownWatchTerminationGracePeriod: 5 * time.Second,
@@ -118,6 +122,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The number of objects of one kind reconciled at the same time.")
 	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
 		"The longest lifetime of a credential minted by the kubeconfig subresource; longer requests are shortened to it, with a warning.")
+	fs.Int32Var(&o.MaxReplicas, "max-replicas", o.MaxReplicas,
+		"The largest spec.replicas a RootShard, Shard, FrontProxy, CacheServer or VirtualWorkspace may ask for; a larger one is refused with a 422 (an update that keeps the count is not).")
 	fs.StringVar(&o.KcpDialer, "kcp-dialer", o.KcpDialer,
 		"How the controllers reach the kcp servers they realize: "+kcpclient.ServiceDNSDialer+" (the Services' cluster DNS names, for a server "+
 			"running in the host cluster) or "+kcpclient.PortForwardDialer+" (port-forward through the host's kube-apiserver to a ready pod, for "+
@@ -152,6 +158,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxKubeconfigExpiration < 10*time.Minute {
 		errs = append(errs, fmt.Errorf("--max-kubeconfig-expiration must be at least 10m, the shortest lifetime a request may ask for, not %s", o.MaxKubeconfigExpiration))
+	}
+	if o.MaxReplicas < 1 {
+		errs = append(errs, fmt.Errorf("--max-replicas must be at least 1, not %d", o.MaxReplicas))
 	}
 	if !slices.Contains(kcpclient.Dialers, o.KcpDialer) {
 		errs = append(errs, fmt.Errorf("--kcp-dialer must be one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.KcpDialer))
@@ -209,7 +218,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
-	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration}
+	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration,
+		Limits: store.Limits{MaxReplicas: o.MaxReplicas}}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {

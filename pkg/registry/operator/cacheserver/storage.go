@@ -28,6 +28,8 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 				store.EtcdPermissions(o.Spec.Etcd, spec.Child("etcd"))...)...)
 	},
 
+	Replicas: func(o *operator.CacheServer) *int32 { return o.Spec.Replicas },
+
 	Validate:             validation.ValidateCacheServer,
 	ValidateUpdate:       validation.ValidateCacheServerUpdate,
 	ValidateStatusUpdate: validation.ValidateCacheServerStatusUpdate,

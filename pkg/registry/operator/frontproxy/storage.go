@@ -27,6 +27,8 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 
 	Permissions: permissions,
 
+	Replicas: func(o *operator.FrontProxy) *int32 { return o.Spec.Replicas },
+
 	Validate:             validation.ValidateFrontProxy,
 	ValidateUpdate:       validation.ValidateFrontProxyUpdate,
 	ValidateStatusUpdate: validation.ValidateFrontProxyStatusUpdate,

@@ -36,6 +36,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 				proxyPermissions(o.Spec.Proxy, spec.Child("proxy")))...)
 	},
 
+	Replicas: func(o *operator.RootShard) *int32 { return o.Spec.Replicas },
+
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,
 	ValidateStatusUpdate: validation.ValidateRootShardStatusUpdate,

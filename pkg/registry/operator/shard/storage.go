@@ -35,6 +35,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 				store.CachePermissions(o.Spec.Cache, spec.Child("cache")))...)
 	},
 
+	Replicas: func(o *operator.Shard) *int32 { return o.Spec.Replicas },
+
 	Validate:             validation.ValidateShard,
 	ValidateUpdate:       validation.ValidateShardUpdate,
 	ValidateStatusUpdate: validation.ValidateShardStatusUpdate,

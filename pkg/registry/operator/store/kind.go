@@ -43,6 +43,8 @@ type Kind[T Object, Spec, Status any] struct {
 	Permissions func(T) []Permission
 	// Admit, when set, is a check of its own, after validation, of the requester's rights.
 	Admit Admit[T]
+	// Replicas, when set, points at the object's pod count, which the server's Limits bound.
+	Replicas func(T) *int32
 
 	// Warnings, when set, are the warnings a create or an update returns to the client with
 	// the object it stored, such as for a deprecated field that is accepted and mapped to its
@@ -55,6 +57,16 @@ type Kind[T Object, Spec, Status any] struct {
 
 	// Table holds the printer columns.
 	Table Table[T]
+}
+
+// DefaultMaxReplicas is the default of --max-replicas: far above any kcp setup, and far below
+// what would have the host cluster create pods until its quota or etcd gives out.
+const DefaultMaxReplicas int32 = 100
+
+// Limits are the server's bounds on what a spec asks for.
+type Limits struct {
+	// MaxReplicas bounds spec.replicas; zero or less bounds nothing.
+	MaxReplicas int32
 }
 
 // Categories are the categories every kind belongs to, so that `kubectl get kcp` lists them.

@@ -21,8 +21,12 @@ import (
 // REST is the main endpoint of a kind.
 type REST struct {
 	*genericregistry.Store
-	admit admitter
+	admit  admitter
+	limits *Limits
 }
+
+// SetLimits sets the server's bounds on specs; it is called before the server serves.
+func (r *REST) SetLimits(l Limits) { *r.limits = l }
 
 // Create stores a new object, once admission and the kind's Admit and Permissions allow it;
 // one too large to store gets a 413.
@@ -86,7 +90,8 @@ func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, 
 // optsGetter. authz answers the kind's Admit and Permissions.
 func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, kind *Kind[T, Spec, Status],
 	authz authorizer.Authorizer) (*REST, *StatusREST, error) {
-	main := strategy[T, Spec, Status]{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator, kind: kind}
+	limits := &Limits{MaxReplicas: DefaultMaxReplicas}
+	main := strategy[T, Spec, Status]{ObjectTyper: scheme, NameGenerator: names.SimpleNameGenerator, kind: kind, limits: limits}
 	status := statusStrategy[T, Spec, Status]{strategy: main}
 
 	store := &genericregistry.Store{
@@ -110,7 +115,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 	statusStore := *store
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	return &REST{Store: store, admit: newAdmitter(kind, authz)}, &StatusREST{store: &statusStore}, nil
+	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore}, nil
 }
 
 // attrs returns the labels and the selectable fields of an object.

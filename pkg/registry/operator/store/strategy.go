@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +20,8 @@ type strategy[T Object, Spec, Status any] struct {
 	runtime.ObjectTyper
 	names.NameGenerator
 	kind *Kind[T, Spec, Status]
+	// limits are the server's bounds, shared with the REST that SetLimits configures.
+	limits *Limits
 }
 
 var (
@@ -56,11 +59,31 @@ func (s strategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old 
 }
 
 func (s strategy[T, Spec, Status]) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return s.kind.Validate(obj.(T))
+	return append(s.kind.Validate(obj.(T)), s.validateLimits(obj.(T), nil)...)
 }
 
 func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
-	return s.kind.ValidateUpdate(obj.(T), old.(T))
+	prev := old.(T)
+	return append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...)
+}
+
+// validateLimits holds spec.replicas to the server's --max-replicas. An update is held to it
+// only when it changes the count, so that lowering the flag does not lock existing objects.
+func (s strategy[T, Spec, Status]) validateLimits(obj T, old *T) field.ErrorList {
+	if s.kind.Replicas == nil || s.limits == nil || s.limits.MaxReplicas <= 0 {
+		return nil
+	}
+	replicas := s.kind.Replicas(obj)
+	if replicas == nil || *replicas <= s.limits.MaxReplicas {
+		return nil
+	}
+	if old != nil {
+		if prev := s.kind.Replicas(*old); prev != nil && *prev == *replicas {
+			return nil
+		}
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), *replicas,
+		fmt.Sprintf("must be no more than %d, the server's --max-replicas", s.limits.MaxReplicas))}
 }
 
 func (s strategy[T, Spec, Status]) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {

@@ -127,3 +127,24 @@ func TestAttrsExposeSelectableFields(t *testing.T) {
 	_, _, err = k.attrs(&operator.Shard{})
 	assert.Error(t, err, "an object of another kind is an error, not a panic")
 }
+
+// TestReplicasAreBoundedByTheServer: spec.replicas above --max-replicas is a 422 naming the
+// field and the bound, on create and on an update that changes the count; an update that
+// keeps an over-bound count (set before the bound was lowered) passes.
+func TestReplicasAreBoundedByTheServer(t *testing.T) {
+	kind := testKind()
+	kind.Validate = func(*operator.CacheServer) field.ErrorList { return nil }
+	kind.ValidateUpdate = func(_, _ *operator.CacheServer) field.ErrorList { return nil }
+	kind.Replicas = func(o *operator.CacheServer) *int32 { return o.Spec.Replicas }
+	s := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: kind, limits: &Limits{MaxReplicas: 100}}
+
+	assert.Empty(t, s.Validate(t.Context(), cacheServer(100, "")))
+	errs := s.Validate(t.Context(), cacheServer(2000000000, ""))
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.replicas", errs[0].Field)
+	assert.Contains(t, errs[0].Error(), "must be no more than 100, the server's --max-replicas")
+
+	assert.Len(t, s.ValidateUpdate(t.Context(), cacheServer(101, ""), cacheServer(3, "")), 1, "raised above the bound")
+	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(500, ""), cacheServer(500, "")), "kept as it was")
+	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(50, ""), cacheServer(500, "")), "lowered under the bound")
+}

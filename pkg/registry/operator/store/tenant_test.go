@@ -20,7 +20,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
-func localRef(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+func localRef(name string) *corev1.LocalObjectReference {
+	return &corev1.LocalObjectReference{Name: name}
+}
 
 // TestWhatATenantMayNotGetForFree lists, one row per case of a tenant acting through the
 // server, the right each field needs: references need use on what they name, copies need get,

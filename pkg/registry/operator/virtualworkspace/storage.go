@@ -25,6 +25,8 @@ var Kind = store.Kind[*operator.VirtualWorkspace, operator.VirtualWorkspaceSpec,
 
 	Permissions: permissions,
 
+	Replicas: func(o *operator.VirtualWorkspace) *int32 { return o.Spec.Replicas },
+
 	Validate:             validation.ValidateVirtualWorkspace,
 	ValidateUpdate:       validation.ValidateVirtualWorkspaceUpdate,
 	ValidateStatusUpdate: validation.ValidateVirtualWorkspaceStatusUpdate,
