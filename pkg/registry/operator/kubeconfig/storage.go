@@ -3,8 +3,9 @@ package kubeconfig
 
 import (
 	"context"
-	"slices"
+	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -26,7 +27,7 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 	Spec:     func(o *operator.Kubeconfig) *operator.KubeconfigSpec { return &o.Spec },
 	Status:   func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
 
-	Admit: admitIdentity,
+	Admit: admit,
 	Permissions: func(o *operator.Kubeconfig) []store.Permission {
 		return append(store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate")),
 			bindPermissions(o)...)
@@ -63,19 +64,55 @@ func target(o *operator.Kubeconfig) string {
 	return ""
 }
 
+// admit is a Kubeconfig's own checks of the requester's rights: the identity rule, then
+// the skip-kcp-cleanup annotation (admitSkipCleanup).
+func admit(ctx context.Context, authz authorizer.Authorizer, requester user.Info, kc, old *operator.Kubeconfig) error {
+	if err := admitIdentity(ctx, authz, requester, kc, old); err != nil {
+		return err
+	}
+	return admitSkipCleanup(ctx, authz, requester, kc, old)
+}
+
 // admitIdentity holds a Kubeconfig to the rule the kubeconfig subresource mints by, since it
 // declares a credential as much as the subresource mints one: its username and groups are the
-// creator's own, or ones it may impersonate. An update is checked only when they change.
+// creator's own, or ones it may impersonate. An update is checked again whenever the spec
+// changes at all, not only its identity: whoever edits a Kubeconfig keeps a credential of
+// that identity renewed, for as long as it says, into the Secret it says, toward the target
+// it says, so an edit of the validity, the Secret, the template or the bindings is as much
+// minting for that identity as creating it. An update of metadata alone (labels, finalizers)
+// or of the status asks nothing.
 func admitIdentity(ctx context.Context, authz authorizer.Authorizer, requester user.Info, kc, old *operator.Kubeconfig) error {
-	if old != nil && kc.Spec.Username == old.Spec.Username && slices.Equal(kc.Spec.Groups, old.Spec.Groups) {
+	if old != nil && apiequality.Semantic.DeepEqual(kc.Spec, old.Spec) {
 		return nil
 	}
 	_, err := credentials.Resolve(ctx, authz, requester, kc.Spec.Username, kc.Spec.Groups, operator.Resource("kubeconfigs"), kc.Name)
 	return err
 }
 
-// NewREST returns the kubeconfigs endpoint, which checks identities with authz, and its
-// status subresource.
+// Options are the server's bounds on Kubeconfigs.
+type Options struct {
+	// MaxValidity bounds spec.validity (--max-kubeconfig-validity); zero is
+	// validation.DefaultMaxKubeconfigValidity.
+	MaxValidity time.Duration
+}
+
+// NewREST returns the kubeconfigs endpoint under the default bounds, which checks identities
+// with authz, and its status subresource.
 func NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
-	return store.NewREST(scheme, optsGetter, &Kind, authz)
+	return Options{}.NewREST(scheme, optsGetter, authz)
+}
+
+// NewREST returns the kubeconfigs endpoint under o's bounds: Kind, whose validation holds
+// spec.validity to o.MaxValidity.
+func (o Options) NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer) (*store.REST, *store.StatusREST, error) {
+	kind := o.Kind()
+	return store.NewREST(scheme, optsGetter, &kind, authz)
+}
+
+// Kind is Kind with o's bounds.
+func (o Options) Kind() store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.KubeconfigStatus] {
+	kind := Kind
+	v := validation.KubeconfigValidation{MaxValidity: o.MaxValidity}
+	kind.Validate, kind.ValidateUpdate = v.Validate, v.ValidateUpdate
+	return kind
 }
