@@ -37,10 +37,6 @@ func (b *binder) Authorize(_ context.Context, a authorizer.Attributes) (authoriz
 		// The workspace's bind is another test's (TestBindingNeedsBindOnTheWorkspace).
 		return authorizer.DecisionAllow, "", nil
 	}
-	if a.GetResource() == WorkspacesResource {
-		// The workspace's bind is another test's (TestBindingNeedsBindOnTheWorkspace).
-		return authorizer.DecisionAllow, "", nil
-	}
 	b.asked = append(b.asked, a.GetVerb()+" "+a.GetResource()+"."+a.GetAPIGroup()+" "+a.GetName()+" in "+a.GetNamespace())
 	if b.err != nil {
 		return authorizer.DecisionNoOpinion, "", b.err
