@@ -53,7 +53,7 @@ func CopyPermissions(ref *corev1.LocalObjectReference, fld *field.Path) []Permis
 // RootShardConfigPermissions holds spec.rootShard: use on the RootShard it names, or get on
 // the copy of its join Secret.
 func RootShardConfigPermissions(rs *operator.RootShardConfig, fld *field.Path) []Permission {
-	return append(ReferencePermissions(rs.Reference, fld.Child("reference"), "rootshards"),
+	return append(ReferencePermissions(rs.Reference, fld.Child("ref"), "rootshards"),
 		CopyPermissions(rs.SecretRef, fld.Child("secretRef"))...)
 }
 
@@ -63,7 +63,7 @@ func CachePermissions(cache *operator.CacheConfig, fld *field.Path) []Permission
 	if cache == nil {
 		return nil
 	}
-	return append(ReferencePermissions(cache.Reference, fld.Child("reference"), "cacheservers"),
+	return append(ReferencePermissions(cache.Reference, fld.Child("ref"), "cacheservers"),
 		CopyPermissions(cache.SecretRef, fld.Child("secretRef"))...)
 }
 

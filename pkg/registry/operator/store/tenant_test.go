@@ -50,7 +50,7 @@ func TestWhatATenantMayNotGetForFree(t *testing.T) {
 		{
 			name: "a Shard joins a RootShard by name",
 			got:  held(shard.Kind.Permissions(&operator.Shard{Spec: operator.ShardSpec{RootShard: operator.RootShardConfig{Reference: localRef("root")}}})),
-			want: []string{"spec.rootShard.reference=RootShard/root: use rootshards.operator.kcp.io root"},
+			want: []string{"spec.rootShard.ref=RootShard/root: use rootshards.operator.kcp.io root"},
 		},
 		{
 			name: "a Shard joins by a copy of the join Secret, and caches by a copy",
@@ -70,7 +70,7 @@ func TestWhatATenantMayNotGetForFree(t *testing.T) {
 			}),
 			want: []string{
 				"spec.kcpVirtualWorkspace=VirtualWorkspace/vw: use virtualworkspaces.operator.kcp.io vw",
-				"spec.cache.reference=CacheServer/cache: use cacheservers.operator.kcp.io cache",
+				"spec.cache.ref=CacheServer/cache: use cacheservers.operator.kcp.io cache",
 			},
 		},
 		{
@@ -199,7 +199,7 @@ func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
 
 	err := check(fp("https://dex.example.com", 2), nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `spec.rootShard.reference to RootShard/root without use on rootshards.operator.kcp.io "root"`)
+	assert.Contains(t, err.Error(), `spec.rootShard.ref to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 	assert.Contains(t, err.Error(), `spec.auth to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 
 	require.NoError(t, check(fp("https://dex.example.com", 3), fp("https://dex.example.com", 2)), "scaling asks nothing")
