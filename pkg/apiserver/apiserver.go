@@ -52,6 +52,9 @@ type ExtraConfig struct {
 	Host *restclient.Config
 	// MaxKubeconfigExpiration bounds the lifetime of a minted credential.
 	MaxKubeconfigExpiration time.Duration
+	// MaxKubeconfigValidity bounds spec.validity of a Kubeconfig; zero is
+	// validation.DefaultMaxKubeconfigValidity.
+	MaxKubeconfigValidity time.Duration
 	// Limits bound what a spec asks for; the zero value is store.DefaultMaxReplicas.
 	Limits store.Limits
 }
@@ -88,7 +91,8 @@ func (c completedConfig) New() (*Server, error) {
 
 	scheme, codecs := c.ExtraConfig.Scheme, c.ExtraConfig.Codecs
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(operator.GroupName, scheme, metav1.ParameterCodec, codecs)
-	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, c.ExtraConfig.Limits)
+	storage, err := newStorage(scheme, c.GenericConfig.RESTOptionsGetter, c.GenericConfig.Authorization.Authorizer, c.ExtraConfig.Limits,
+		kubeconfig.Options{MaxValidity: c.ExtraConfig.MaxKubeconfigValidity})
 	if err != nil {
 		return nil, err
 	}
@@ -167,13 +171,14 @@ func secretCache(server *genericapiserver.GenericAPIServer, kube kubernetes.Inte
 }
 
 // newStorage returns the endpoints of every kind, keyed by resource path.
-func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer, limits store.Limits) (map[string]rest.Storage, error) {
+func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, authz authorizer.Authorizer, limits store.Limits,
+	kubeconfigs kubeconfig.Options) (map[string]rest.Storage, error) {
 	if limits.MaxReplicas == 0 {
 		limits.MaxReplicas = store.DefaultMaxReplicas
 	}
 	storage := map[string]rest.Storage{}
 	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter, authorizer.Authorizer) (*store.REST, *store.StatusREST, error){
-		"kubeconfigs":       kubeconfig.NewREST,
+		"kubeconfigs":       kubeconfigs.NewREST,
 		"rootshards":        rootshard.NewREST,
 		"shards":            shard.NewREST,
 		"frontproxies":      frontproxy.NewREST,

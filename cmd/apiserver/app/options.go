@@ -29,6 +29,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	"github.com/kcp-setups/apiserver/pkg/apiserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
@@ -53,6 +54,8 @@ type Options struct {
 	// MaxKubeconfigExpiration bounds the lifetime of a credential the kubeconfig
 	// subresource mints.
 	MaxKubeconfigExpiration time.Duration
+	// MaxKubeconfigValidity bounds spec.validity of a Kubeconfig object.
+	MaxKubeconfigValidity time.Duration
 	// MaxReplicas bounds spec.replicas of every component.
 	MaxReplicas int32
 	// KcpDialer is how the controllers reach the kcp servers they realize
@@ -93,6 +96,7 @@ func NewOptions() *Options {
 		},
 		ControllerWorkers:                   4,
 		MaxKubeconfigExpiration:             kubeconfigrequest.DefaultMaxExpiration,
+		MaxKubeconfigValidity:               validation.DefaultMaxKubeconfigValidity,
 		MaxReplicas:                         store.DefaultMaxReplicas,
 		KcpDialer:                           kcpclient.ServiceDNSDialer,
 		KcpHealthInterval:                   manager.DefaultKcpHealthInterval,
@@ -122,6 +126,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The number of objects of one kind reconciled at the same time.")
 	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
 		"The longest lifetime of a credential minted by the kubeconfig subresource; longer requests are shortened to it, with a warning.")
+	fs.DurationVar(&o.MaxKubeconfigValidity, "max-kubeconfig-validity", o.MaxKubeconfigValidity,
+		"The longest spec.validity of a Kubeconfig object; a longer one is refused (422). Its certificate is renewed for as long as the Kubeconfig exists, so this bounds how long a leaked copy stays good.")
 	fs.Int32Var(&o.MaxReplicas, "max-replicas", o.MaxReplicas,
 		"The largest spec.replicas a RootShard, Shard, FrontProxy, CacheServer or VirtualWorkspace may ask for; a larger one is refused with a 422 (an update that keeps the count is not).")
 	fs.StringVar(&o.KcpDialer, "kcp-dialer", o.KcpDialer,
@@ -158,6 +164,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxKubeconfigExpiration < 10*time.Minute {
 		errs = append(errs, fmt.Errorf("--max-kubeconfig-expiration must be at least 10m, the shortest lifetime a request may ask for, not %s", o.MaxKubeconfigExpiration))
+	}
+	if o.MaxKubeconfigValidity < time.Hour {
+		errs = append(errs, fmt.Errorf("--max-kubeconfig-validity must be at least 1h, the shortest validity cert-manager issues, not %s", o.MaxKubeconfigValidity))
 	}
 	if o.MaxReplicas < 1 {
 		errs = append(errs, fmt.Errorf("--max-replicas must be at least 1, not %d", o.MaxReplicas))
@@ -219,7 +228,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration,
-		Limits: store.Limits{MaxReplicas: o.MaxReplicas}}
+		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas}}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
@@ -81,4 +82,22 @@ func TestKubeAPIRateLimit(t *testing.T) {
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}
+}
+
+// TestMaxKubeconfigValidity checks --max-kubeconfig-validity: 30 days by default, parsed as a
+// duration, and at least the hour cert-manager issues at the least.
+func TestMaxKubeconfigValidity(t *testing.T) {
+	o := NewOptions()
+	assert.Equal(t, 720*time.Hour, o.MaxKubeconfigValidity)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--max-kubeconfig-validity", "2160h"}))
+	assert.Equal(t, 2160*time.Hour, o.MaxKubeconfigValidity)
+
+	cmd := NewCommand()
+	cmd.SetArgs(append([]string{"--embedded-etcd-dir", t.TempDir(), "--max-kubeconfig-validity", "30m"}, loggingArgs...))
+	cmd.SetContext(t.Context())
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--max-kubeconfig-validity must be at least 1h")
 }
