@@ -31,12 +31,12 @@ func validateIdentity(username string, groups []string, usernamePath, groupsPath
 	if username != "" {
 		allErrs = append(allErrs, validateRequestedName(username, MaxCommonNameLength, usernamePath)...)
 	}
-	allErrs = append(allErrs, validateNonEmptyUniqueStrings(groups, groupsPath)...)
 	if len(groups) > MaxIdentityGroups {
-		// Each group is not checked further: the request is refused anyway, and thousands of
-		// errors would only bury this one.
+		// The groups are not checked one by one: the request is refused anyway, and thousands
+		// of errors would only bury this one.
 		return append(allErrs, field.TooMany(groupsPath, len(groups), MaxIdentityGroups))
 	}
+	allErrs = append(allErrs, validateNonEmptyUniqueStrings(groups, groupsPath)...)
 	for i, g := range groups {
 		if g != "" {
 			allErrs = append(allErrs, validateRequestedName(g, maxGroupLength, groupsPath.Index(i))...)

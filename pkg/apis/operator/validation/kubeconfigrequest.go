@@ -6,9 +6,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
-// minKubeconfigRequestExpirationSeconds matches the shortest lifetime TokenRequest allows;
+// MinKubeconfigRequestExpirationSeconds matches the shortest lifetime TokenRequest allows;
 // a shorter credential would expire before a client could use it reliably.
-const minKubeconfigRequestExpirationSeconds = 600
+const MinKubeconfigRequestExpirationSeconds = 600
 
 // ValidateKubeconfigRequest validates the spec of a request to the kubeconfig subresource.
 // Its metadata is checked against the URL by the registry, and it is never stored.
@@ -24,7 +24,7 @@ func ValidateKubeconfigRequest(req *operator.KubeconfigRequest) field.ErrorList 
 	case spec.ExpirationSeconds == nil:
 		// Defaulting sets 3600, so nil means a caller bypassed it.
 		allErrs = append(allErrs, field.Required(expirationPath, ""))
-	case *spec.ExpirationSeconds < minKubeconfigRequestExpirationSeconds:
+	case *spec.ExpirationSeconds < MinKubeconfigRequestExpirationSeconds:
 		allErrs = append(allErrs, field.Invalid(expirationPath, *spec.ExpirationSeconds, "may not specify a duration less than 10 minutes"))
 	}
 	// An empty workspace is defaulted to root.

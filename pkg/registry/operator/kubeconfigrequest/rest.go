@@ -121,6 +121,11 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 	if err != nil {
 		return nil, err
 	}
+	// What the request asked for is validated above; the requester's own name and groups,
+	// which it takes when it asks for none, must fit a certificate too.
+	if errs := validation.ValidateMintedIdentity(id.Username, id.Groups); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(operator.Kind("KubeconfigRequest"), name, errs)
+	}
 
 	if max := int64(r.maxExpiration().Seconds()); *out.Spec.ExpirationSeconds > max {
 		warning.AddWarning(ctx, "", fmt.Sprintf("spec.expirationSeconds %d is above the server's maximum of %d; the credential expires after %s",
@@ -138,7 +143,20 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 	if err != nil {
 		return nil, apierrors.NewConflict(r.Resource, name, err)
 	}
-	minted, err := ca.Mint(pkix.Name{CommonName: id.Username, Organization: id.Groups}, r.now(), time.Duration(*out.Spec.ExpirationSeconds)*time.Second)
+	now := r.now()
+	// The credential never outlives its CA (Mint), so a CA that is expired, or that expires
+	// before the shortest lifetime a request may ask for, would give one that is already
+	// expired, or nearly: it is refused until cert-manager renews the CA.
+	if minLife := validation.MinKubeconfigRequestExpirationSeconds * time.Second; !ca.Cert.NotAfter.After(now.Add(minLife)) {
+		what := "expires"
+		if !ca.Cert.NotAfter.After(now) {
+			what = "expired"
+		}
+		return nil, apierrors.NewConflict(r.Resource, name, fmt.Errorf(
+			"the front-proxy-client CA %s of %s %s at %s (its NotAfter), within the shortest lifetime of a credential (%s): wait for cert-manager to renew it",
+			target.SignerSecret(), target, what, ca.Cert.NotAfter.UTC().Format(time.RFC3339), minLife))
+	}
+	minted, err := ca.Mint(pkix.Name{CommonName: id.Username, Organization: id.Groups}, now, time.Duration(*out.Spec.ExpirationSeconds)*time.Second)
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
