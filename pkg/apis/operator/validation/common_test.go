@@ -32,7 +32,7 @@ func TestServiceOwnerNameFunc(t *testing.T) {
 		{
 			name: "upper case and too long: two faults",
 			meta: metav1.ObjectMeta{Name: "A" + strings.Repeat("a", 60), Namespace: "ns"},
-			want: []wantErr{invalid("metadata.name", "59 characters"), invalid("metadata.name", "DNS-1035 label")},
+			want: []wantErr{invalid("metadata.name", "40 characters"), invalid("metadata.name", "DNS-1035 label")},
 		},
 	}
 	for _, tc := range tests {

@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // The longest object names whose derived Service name still fits a DNS-1035 label
 // (63 characters), because the controllers name host-cluster objects after them.
 const (
-	maxRootShardNameLength   = validation.DNS1035LabelMaxLength - len(rootShardServiceSuffix)
-	maxShardNameLength       = validation.DNS1035LabelMaxLength - len(shardServiceSuffix)
+	maxRootShardNameLength   = min(validation.DNS1035LabelMaxLength-len(rootShardServiceSuffix), MaxCommonNameLength-len(rootShardCommonNameSuffix))
+	maxShardNameLength       = min(validation.DNS1035LabelMaxLength-len(shardServiceSuffix), MaxCommonNameLength-len(shardCommonNameSuffix))
 	maxFrontProxyNameLength  = validation.DNS1035LabelMaxLength - len(frontProxyServiceSuffix)
 	maxCacheServerNameLength = validation.DNS1035LabelMaxLength - len(cacheServerServiceSuffix)
 	// maxVirtualWorkspaceNameLength: kcp-operator names a VirtualWorkspace's Service and
@@ -30,9 +31,20 @@ const (
 	virtualWorkspaceServiceSuffix = operator.VirtualWorkspaceServiceSuffix
 )
 
+// The longest suffixes the server appends to a RootShard's or a Shard's name to make the
+// CommonName of a certificate it has cert-manager issue, which must fit RFC 5280's 64
+// characters (MaxCommonNameLength): a RootShard's intermediate CA <name>-requestheader-client-ca
+// (pki.CAName), and a Shard's service-account signer <name>-service-account and managed etcd
+// peer <name>-shard-etcd-peer (resources/kcp and resources/etcd). The other kinds' CommonNames
+// are their Service names or shorter, which the Service suffixes already bound.
+const (
+	rootShardCommonNameSuffix = "-" + string(pki.RequestHeaderClientCA) + "-ca"
+	shardCommonNameSuffix     = "-shard-etcd-peer"
+)
+
 var (
-	rootShardNameFunc        = serviceOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix)
-	shardNameFunc            = serviceOwnerNameFunc(maxShardNameLength, shardServiceSuffix)
+	rootShardNameFunc        = certificateOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix, rootShardCommonNameSuffix)
+	shardNameFunc            = certificateOwnerNameFunc(maxShardNameLength, shardServiceSuffix, shardCommonNameSuffix)
 	frontProxyNameFunc       = serviceOwnerNameFunc(maxFrontProxyNameLength, frontProxyServiceSuffix)
 	cacheServerNameFunc      = serviceOwnerNameFunc(maxCacheServerNameLength, cacheServerServiceSuffix)
 	virtualWorkspaceNameFunc = serviceOwnerNameFunc(maxVirtualWorkspaceNameLength, virtualWorkspaceServiceSuffix)
@@ -42,11 +54,27 @@ var (
 	kubeconfigNameFunc = apimachineryvalidation.NameIsDNSLabel
 )
 
+// certificateOwnerNameFunc validates the name of an object that owns a Service named
+// <name><serviceSuffix> and certificates whose longest CommonName is <name><cnSuffix>: a
+// DNS-1035 label short enough for both to fit, whichever bounds it.
+func certificateOwnerNameFunc(maxLength int, serviceSuffix, cnSuffix string) apimachineryvalidation.ValidateNameFunc {
+	if maxLength == validation.DNS1035LabelMaxLength-len(serviceSuffix) {
+		return serviceOwnerNameFunc(maxLength, serviceSuffix)
+	}
+	return ownerNameFunc(maxLength, fmt.Sprintf("must be no more than %d characters, so that the CommonName <name>%s of a certificate "+
+		"the server has cert-manager issue fits the %d characters of RFC 5280 (cert-manager refuses a longer one)", maxLength, cnSuffix, MaxCommonNameLength))
+}
+
 // serviceOwnerNameFunc validates the name of an object that owns a Service named
 // <name><serviceSuffix>: a DNS-1035 label short enough for the suffix to fit.
 func serviceOwnerNameFunc(maxLength int, serviceSuffix string) apimachineryvalidation.ValidateNameFunc {
-	tooLong := fmt.Sprintf("must be no more than %d characters, so that the Service <name>%s is a valid name",
-		maxLength, serviceSuffix)
+	return ownerNameFunc(maxLength, fmt.Sprintf("must be no more than %d characters, so that the Service <name>%s is a valid name",
+		maxLength, serviceSuffix))
+}
+
+// ownerNameFunc validates a DNS-1035 label of at most maxLength characters, saying why with
+// tooLong.
+func ownerNameFunc(maxLength int, tooLong string) apimachineryvalidation.ValidateNameFunc {
 	genericTooLong := validation.MaxLenError(validation.DNS1035LabelMaxLength)
 
 	return func(name string, prefix bool) []string {

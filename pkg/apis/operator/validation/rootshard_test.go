@@ -39,12 +39,18 @@ func TestValidateRootShard(t *testing.T) {
 		},
 		{
 			name:   "name at the maximum length",
-			mutate: func(rs *operator.RootShard) { rs.Name = strings.Repeat("a", 59) },
+			mutate: func(rs *operator.RootShard) { rs.Name = strings.Repeat("a", 40) },
 		},
 		{
-			name:   "name too long for the Service name",
-			mutate: func(rs *operator.RootShard) { rs.Name = strings.Repeat("a", 60) },
-			want:   []wantErr{invalid("metadata.name", "must be no more than 59 characters, so that the Service <name>-kcp is a valid name")},
+			name:   "name too long for its CAs' CommonNames",
+			mutate: func(rs *operator.RootShard) { rs.Name = strings.Repeat("a", 41) },
+			want: []wantErr{invalid("metadata.name", "must be no more than 40 characters, so that the CommonName <name>-requestheader-client-ca "+
+				"of a certificate the server has cert-manager issue fits the 64 characters of RFC 5280")},
+		},
+		{
+			name:   "name long enough for the Service name, too long for a CommonName",
+			mutate: func(rs *operator.RootShard) { rs.Name = strings.Repeat("a", 59) },
+			want:   []wantErr{invalid("metadata.name", "40 characters")},
 		},
 		{
 			name:   "name not a DNS-1035 label",

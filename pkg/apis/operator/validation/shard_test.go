@@ -41,17 +41,18 @@ func TestValidateShard(t *testing.T) {
 		},
 		{
 			name:   "name at the maximum length",
-			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 53) },
+			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 48) },
 		},
 		{
-			name:   "name too long for the Service name",
-			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 54) },
-			want:   []wantErr{invalid("metadata.name", "must be no more than 53 characters, so that the Service <name>-shard-kcp is a valid name")},
+			name:   "name too long for its certificates' CommonNames",
+			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 49) },
+			want: []wantErr{invalid("metadata.name", "must be no more than 48 characters, so that the CommonName <name>-shard-etcd-peer "+
+				"of a certificate the server has cert-manager issue fits the 64 characters of RFC 5280")},
 		},
 		{
 			name:   "name longer than any label is reported once",
 			mutate: func(s *operator.Shard) { s.Name = strings.Repeat("s", 64) },
-			want:   []wantErr{invalid("metadata.name", "53 characters")},
+			want:   []wantErr{invalid("metadata.name", "48 characters")},
 		},
 		{
 			name:   "rootShard without ref",
