@@ -3,6 +3,7 @@ package kubeconfig
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -29,8 +30,13 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 
 	Admit: admit,
 	Permissions: func(o *operator.Kubeconfig) []store.Permission {
-		return append(store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate")),
-			bindPermissions(o)...)
+		target := field.NewPath("spec", "target")
+		return slices.Concat(store.CertificateTemplatePermissions(o.Spec.CertificateTemplate, field.NewPath("spec", "certificateTemplate")),
+			store.ReferencePermissions(o.Spec.Target.RootShardRef, target.Child("rootShardRef"), "rootshards"),
+			store.ReferencePermissions(o.Spec.Target.ShardRef, target.Child("shardRef"), "shards"),
+			store.ReferencePermissions(o.Spec.Target.FrontProxyRef, target.Child("frontProxyRef"), "frontproxies"),
+			store.CopyPermissions(o.Spec.Target.RootShardSecretRef, target.Child("rootShardSecretRef")),
+			bindPermissions(o))
 	},
 
 	Validate:             validation.ValidateKubeconfig,
