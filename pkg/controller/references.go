@@ -3,9 +3,12 @@ package controller
 import (
 	"context"
 	"errors"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -16,19 +19,102 @@ import (
 func ReferenceSecretSelector(o *metav1.ListOptions) { o.LabelSelector = reference.Label }
 
 // ResolveReference reads the reference Secret namespace/name from the ReferenceSecrets cache
-// and resolves it as r. A Secret that is not there or not a well-formed r is a
-// *reference.Error, whose Reason (ReasonReferenceSecretNotFound, ReasonReferenceSecretInvalid)
-// and Message go to ReferenceValid as they are: the message names the Secret and the key,
-// never their content. Any other error is the cache's, to retry.
+// and resolves it as r. A Secret that is not there, not labelled (so not in the cache) or not
+// a well-formed r is a *reference.Error, whose Reason (ReasonReferenceSecretNotFound,
+// ReasonReferenceSecretNotLabelled, ReasonReferenceSecretInvalid) and Message go to
+// ReferenceValid as they are: the message names the Secret and the key, never their content.
+// Any other error is the cache's, to retry.
 func (h *Host) ResolveReference(namespace, name string, r reference.Reference) (*reference.Resolved, error) {
 	s, err := h.ReferenceSecrets.Secrets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
+		if h.unlabelledSecret(namespace, name) {
+			return nil, reference.NotLabelled(namespace, name, r)
+		}
 		return nil, reference.NotFound(namespace, name)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return reference.Resolve(s, r)
+}
+
+// unlabelledGetTimeout bounds the GET of unlabelledSecret.
+const unlabelledGetTimeout = 10 * time.Second
+
+// unlabelledSecret reports whether the Secret namespace/name exists without the label
+// reference.Label, which keeps it out of the cache of copies. It is asked only when that
+// cache misses, a failure path already: the cache of every Secret's metadata answers once it
+// has synced, else (before that, and in unit tests) a GET of the host does. A Secret with the
+// label is one the cache of copies has not caught up with yet, whose event will bring the
+// consumer back, and an error is no answer: both leave the reason at not found. The label
+// added, the copy enters the cache of copies, whose event heals the consumer
+// (Watches.Referencing).
+func (h *Host) unlabelledSecret(namespace, name string) bool {
+	var labels map[string]string
+	if h.SecretMetadata != nil && h.SecretMetadata.HasSynced() {
+		obj, exists, err := h.SecretMetadata.GetIndexer().GetByKey(namespace + "/" + name)
+		if err != nil || !exists {
+			return false
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return false
+		}
+		labels = m.GetLabels()
+	} else {
+		if h.Kube == nil {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), unlabelledGetTimeout)
+		defer cancel()
+		s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		labels = s.Labels
+	}
+	_, labelled := labels[reference.Label]
+	return !labelled
+}
+
+// UnlabelledCopyHandler is the handler, on the cache of every Secret's metadata, that
+// enqueues the keys referencing returns for the Secrets the informer of copies does not see:
+// one that comes or goes without the reference label, or that gains or loses it (which that
+// informer sees too, but maybe before this cache has caught up). Their consumers'
+// ReferenceValid then says ReferenceSecretNotLabelled, or no longer does. A labelled copy's
+// own events are the informer of copies'.
+func (l *Loop) UnlabelledCopyHandler(referencing func(namespace, name string) []string) cache.ResourceEventHandler {
+	labelled := func(obj any) (metav1.Object, bool) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, false
+		}
+		_, ok := m.GetLabels()[reference.Label]
+		return m, ok
+	}
+	enqueue := func(m metav1.Object) {
+		for _, key := range referencing(m.GetNamespace(), m.GetName()) {
+			l.Queue.Add(key)
+		}
+	}
+	enqueueUnlabelled := func(obj any) {
+		if m, ok := labelled(obj); m != nil && !ok {
+			enqueue(m)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueueUnlabelled,
+		UpdateFunc: func(old, obj any) {
+			_, was := labelled(old)
+			if m, is := labelled(obj); m != nil && was != is {
+				enqueue(m)
+			}
+		},
+		DeleteFunc: enqueueUnlabelled,
+	}
 }
 
 // ReferenceProblem is the *reference.Error in err, when err says what is wrong with a

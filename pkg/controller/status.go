@@ -31,6 +31,10 @@ const (
 	// message, from reference.Resolve, names the key at fault).
 	ReasonReferenceSecretNotFound = reference.ReasonSecretNotFound
 	ReasonReferenceSecretInvalid  = reference.ReasonSecretInvalid
+	// ReasonReferenceSecretNotLabelled: a secretRef's Secret is there but has no label
+	// operator.kcp.io/reference, by which the server caches the copies; the message names the
+	// Secret and the kubectl label command that heals it.
+	ReasonReferenceSecretNotLabelled = reference.ReasonSecretNotLabelled
 	// ReasonCABundleSecretNotFound: a caBundleSecretRef's or clientCABundleRef's Secret is not
 	// there (MissingCABundleError); Synced says so too, since nothing of the object was
 	// realized by that reconcile.

@@ -93,8 +93,9 @@ type Watches struct {
 	// uses none. It is watched when the host caches every Secret's metadata.
 	Mounting func(namespace, name string) []string
 	// Referencing are the keys of the objects of a namespace whose secretRef names the
-	// reference Secret name, so that its copy appearing, changing or going brings them back;
-	// nil for a kind that names none.
+	// reference Secret name, so that its copy appearing, changing or going brings them back,
+	// and a Secret of that name without the reference label too, when the host caches every
+	// Secret's metadata (UnlabelledCopyHandler); nil for a kind that names none.
 	Referencing func(namespace, name string) []string
 }
 
@@ -117,6 +118,12 @@ func (w Watches) Handlers(loop *Loop, host *Host, inf Informers) []Watch {
 		watches = append(watches, Watch{Informer: informer, Handler: loop.HandlerFor(func(m metav1.Object) []string {
 			return w.Referencing(m.GetNamespace(), m.GetName())
 		})})
+	}
+	if w.Referencing != nil && host.SecretMetadata != nil {
+		// What the informer of copies does not see: a Secret of a secretRef's name without
+		// the label, so that its status says so (ReferenceSecretNotLabelled) and not that it
+		// is not found.
+		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.UnlabelledCopyHandler(w.Referencing)})
 	}
 	if w.Mounting != nil && host.SecretMetadata != nil {
 		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.HandlerFor(func(m metav1.Object) []string {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -87,16 +88,31 @@ func Copied(s *corev1ac.SecretApplyConfiguration) *corev1.Secret {
 	}
 }
 
-// PutReference writes a copy into team-a as the host's cache of copies sees it: the
-// informer selects the Secrets labelled operator.kcp.io/reference, so a Secret without the
-// label is not (or no longer) in it.
+// PutReference writes a copy into team-a, in the host cluster (the fake clientset, which the
+// controllers GET only to tell a Secret without the label from none) and as the host's cache
+// of copies sees it: the informer selects the Secrets labelled operator.kcp.io/reference, so
+// a Secret without the label is not (or no longer) in it.
 func (h *Host) PutReference(t *testing.T, s *corev1.Secret) {
 	t.Helper()
+	h.PutSecret(t, s)
 	if _, labelled := s.Labels[reference.Label]; !labelled {
 		require.NoError(t, h.Caches[string(controller.ReferenceSecrets)].Delete(s))
 		return
 	}
 	require.NoError(t, h.Caches[string(controller.ReferenceSecrets)].Update(s.DeepCopy()))
+}
+
+// PutSecret writes s into the host cluster (the fake clientset's tracker, so that it is no
+// write of the controllers') and nowhere else: what a user created, which no cache of the
+// controllers selects.
+func (h *Host) PutSecret(t *testing.T, s *corev1.Secret) {
+	t.Helper()
+	gvr := corev1.SchemeGroupVersion.WithResource("secrets")
+	if _, err := h.Kube.Tracker().Get(gvr, s.Namespace, s.Name); apierrors.IsNotFound(err) {
+		require.NoError(t, h.Kube.Tracker().Add(s.DeepCopy()))
+		return
+	}
+	require.NoError(t, h.Kube.Tracker().Update(gvr, s.DeepCopy(), s.Namespace))
 }
 
 // LocalCAs are the local CA Secrets, each behind an Issuer of the same name, that the
@@ -281,6 +297,28 @@ func AssertReferenceInvalid(t *testing.T, conditions []metav1.Condition, reason,
 	assert.Equal(t, metav1.ConditionFalse, ref.Status)
 	assert.Equal(t, reason, ref.Reason)
 	assert.Contains(t, ref.Message, "team-a/"+secret)
+}
+
+// Unlabelled is s without the reference label, as a user who copied it by hand may leave
+// it: a Secret the cache of copies does not hold.
+func Unlabelled(s *corev1.Secret) *corev1.Secret {
+	s = s.DeepCopy()
+	delete(s.Labels, reference.Label)
+	return s
+}
+
+// AssertReferenceNotLabelled checks that conditions say ReferenceValid=False because the
+// Secret team-a/secret is there without the reference label, with the command that labels it
+// as a copy of r, and that Available waits for it.
+func AssertReferenceNotLabelled(t *testing.T, conditions []metav1.Condition, secret string, r reference.Reference) {
+	t.Helper()
+	AssertReferenceInvalid(t, conditions, reference.ReasonSecretNotLabelled, secret)
+	ref := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionReferenceValid)
+	assert.Equal(t, "Secret team-a/"+secret+" exists but is not labelled operator.kcp.io/reference, and the server reads only labelled copies: "+
+		"kubectl label secret "+secret+" -n team-a operator.kcp.io/reference="+string(r), ref.Message)
+	if available := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionAvailable); assert.NotNil(t, available) {
+		assert.Equal(t, metav1.ConditionFalse, available.Status)
+	}
 }
 
 // AssertKubeconfigServer checks that every cluster of the kubeconfig in secret is at url.

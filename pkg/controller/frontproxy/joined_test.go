@@ -132,3 +132,28 @@ func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
 	}
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
 }
+
+// TestJoinedFrontProxyWithAnUnlabelledCopySaysHowToLabelIt: a copy without the reference
+// label is reported as such, not as missing, with the command that labels it as a
+// front-proxy-join copy, in an Event too; nothing is realized, and the label added heals it.
+func TestJoinedFrontProxyWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
+	j := newJoinedFixture(t)
+	j.host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.FrontProxyJoin]))
+	fp := j.sync(t)
+	controllertest.AssertReferenceNotLabelled(t, fp.Status.Conditions, "root-front-proxy-join", reference.FrontProxyJoin)
+	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
+	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()))
+	events := controllertest.Events(j.events)
+	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
+		return strings.HasPrefix(e, "Warning "+controller.ReasonReferenceSecretNotLabelled) &&
+			strings.Contains(e, "kubectl label secret root-front-proxy-join -n team-a operator.kcp.io/reference=front-proxy-join")
+	}), "events: %v", events)
+	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)
+
+	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	for range 5 {
+		fp = j.sync(t)
+		j.host.CatchUp(t)
+	}
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
+}

@@ -16,6 +16,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -197,12 +198,17 @@ func TestAKubeconfigWaitsForItsCopyAndHealsWhenItAppears(t *testing.T) {
 	assert.Equal(t, "Secret/"+issuerCopy, got.Status.TargetName)
 	assert.Empty(t, f.host.Writes())
 
-	// A copy without the reference label is not in the cache: it is not seen.
-	unlabelled := copyOf(t, reference.KubeconfigIssuer)
-	unlabelled.Labels = nil
-	require.NoError(t, f.host.Caches["secrets"].Add(unlabelled))
+	// A copy without the reference label is not in the cache of copies: it is not used, and
+	// the Kubeconfig says it is there without the label, with the command that labels it.
+	f.host.PutReference(t, controllertest.Unlabelled(copyOf(t, reference.KubeconfigIssuer)))
 	got = f.sync(t, "ci")
-	assert.Equal(t, controller.ReasonReferenceSecretNotFound, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Reason)
+	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, issuerCopy, reference.KubeconfigIssuer)
+	assert.Equal(t, controller.ReasonReferenceSecretNotLabelled, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
+	assert.Contains(t, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Message,
+		"kubectl label secret "+issuerCopy+" -n team-a operator.kcp.io/reference=kubeconfig-issuer")
+	assert.Empty(t, f.host.Writes())
+
+	// The label added heals it.
 
 	f.setCopy(t, copyOf(t, reference.KubeconfigIssuer))
 	got = f.sync(t, "ci")

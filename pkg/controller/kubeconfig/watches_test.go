@@ -53,6 +53,18 @@ func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 			Obj: ct.HostObject("root-server-ca", pki.Labels("rootshard", "root", "ca"))}, Want: nil},
 		{Name: "a FrontProxy's merged CA bundle", Event: ct.Event{Source: "secrets", Type: ct.Updated,
 			Obj: ct.HostObject("edge-merged-ca-bundle", pki.Labels("frontproxy", "edge", "merged-ca-bundle"))}, Want: []string{"team-a/to-edge"}},
-		{Name: "users' Secrets are not watched", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("to-edge-kubeconfig", nil)}, Want: nil},
+		{Name: "a user's Secret nobody names", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("to-edge-kubeconfig", nil)}, Want: nil},
+		// A Secret of the copy's name without the reference label, which the informer of
+		// copies does not see: ReferenceValid says it is not labelled, or no longer.
+		{Name: "an unlabelled Secret of the copy's name added", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added,
+			Obj: ct.HostObject("root-kubeconfig-issuer", nil)}, Want: []string{"team-a/joined"}},
+		{Name: "an unlabelled Secret of the copy's name changed", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated,
+			Obj: ct.HostObject("root-kubeconfig-issuer", nil)}, Want: nil},
+		{Name: "the copy's label removed", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("root-kubeconfig-issuer", nil),
+			Old: ct.HostObject("root-kubeconfig-issuer", map[string]string{reference.Label: string(reference.KubeconfigIssuer)})}, Want: []string{"team-a/joined"}},
+		{Name: "an unlabelled Secret of the copy's name deleted", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.DeletedUnknown,
+			Obj: ct.HostObject("root-kubeconfig-issuer", nil)}, Want: []string{"team-a/joined"}},
+		{Name: "a labelled copy added: the informer of copies' event", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added,
+			Obj: ct.HostObject("root-kubeconfig-issuer", map[string]string{reference.Label: string(reference.KubeconfigIssuer)})}, Want: nil},
 	})
 }

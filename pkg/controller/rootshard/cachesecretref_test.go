@@ -82,3 +82,39 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	f.converge(t)
 	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
 }
+
+// TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt: a copy of a cache-client Secret
+// without the reference label is reported as such, with the command that labels it, while
+// the RootShard's PKI is applied; the label added heals it.
+func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
+	rs := rootShardWithCacheCopy()
+	f := newFixture(t, rs)
+	events := record.NewFakeRecorder(1000)
+	f.c.recorder = events
+	in := controllertest.NewInstallation(t)
+	for range 2 {
+		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		f.hostCatchesUp(t)
+	}
+	got, err := f.c.rootShards.RootShards("team-a").Get("root")
+	require.NoError(t, err)
+	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretNotFound, "cache-cache-client")
+
+	f.host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
+	for range 4 {
+		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		f.hostCatchesUp(t)
+	}
+	got, err = f.c.rootShards.RootShards("team-a").Get("root")
+	require.NoError(t, err)
+	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, "cache-cache-client", reference.CacheClient)
+	_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/root-server")
+	require.NoError(t, err)
+	assert.True(t, exists, "the PKI is applied: Certificate root-server")
+	assert.Empty(t, f.host.Caches["deployments"].List(), "the kcp server waits for its cache kubeconfig")
+	in.AssertNoKeyMaterial(t, got.Status.Conditions, controllertest.Events(events))
+
+	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	f.converge(t)
+	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
+}

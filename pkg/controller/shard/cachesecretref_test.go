@@ -74,3 +74,27 @@ func TestShardWithAnUnusableCacheCopySaysSo(t *testing.T) {
 	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()))
 	in.AssertNoKeyMaterial(t, s.Status.Conditions, nil)
 }
+
+// TestShardWithAnUnlabelledCacheCopySaysHowToLabelIt: a copy of a cache-client Secret
+// without the reference label is reported as such, with the command that labels it as a
+// cache-client copy, and realizes nothing; the label added heals the Shard.
+func TestShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
+	f := newFixture(t)
+	f.addRootShard(t)
+	f.withCacheCopy(t)
+	in := controllertest.NewInstallation(t)
+	f.host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
+
+	s := f.sync(t)
+	controllertest.AssertReferenceNotLabelled(t, s.Status.Conditions, "cache-cache-client", reference.CacheClient)
+	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()))
+
+	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	for range 4 {
+		f.sync(t)
+		f.host.CatchUp(t)
+	}
+	s = f.sync(t)
+	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status, "conditions: %+v", s.Status.Conditions)
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
+}

@@ -110,15 +110,44 @@ func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 	assert.Len(t, j.host.Caches["deployments"].List(), 1)
 }
 
-// TestJoinedShardWithoutTheLabelOnItsCopyWaits: a copy that lost the reference label is not
-// in the cache of copies: the Shard waits for it as for a missing one.
-func TestJoinedShardWithoutTheLabelOnItsCopyWaits(t *testing.T) {
+// TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt: a copy without the reference label
+// is not in the cache of copies. The Shard tells it from a missing copy: ReferenceValid says
+// the Secret is there without the label, with the command that labels it, in an Event too,
+// and nothing is realized; the label added heals it (the copy then enters the cache of
+// copies, whose event enqueues the Shard: TestCopiesEnqueueTheShardsNamingThem).
+func TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	j := newJoinedFixture(t)
-	unlabelled := j.in.Copies[reference.ShardJoin].DeepCopy()
-	unlabelled.Labels = nil
-	j.host.PutReference(t, unlabelled)
 	s := j.sync(t)
-	assert.Equal(t, reference.ReasonSecretNotFound, condition(s, operatorv1alpha1.ConditionReferenceValid).Reason)
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
+	assert.Equal(t, "Secret team-a/root-shard-join not found", condition(s, operatorv1alpha1.ConditionReferenceValid).Message)
+	j.drainEvents()
+	j.ours.ClearActions()
+
+	j.host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.ShardJoin]))
+	s = j.sync(t)
+	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
+	assert.Equal(t, metav1.ConditionFalse, ref.Status)
+	assert.Equal(t, controller.ReasonReferenceSecretNotLabelled, ref.Reason)
+	assert.Equal(t, "Secret team-a/root-shard-join exists but is not labelled operator.kcp.io/reference, and the server reads only labelled copies: "+
+		"kubectl label secret root-shard-join -n team-a operator.kcp.io/reference=shard-join", ref.Message)
+	controllertest.AssertReferenceNotLabelled(t, s.Status.Conditions, "root-shard-join", reference.ShardJoin)
+	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
+	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy the server does not see")
+	events := j.drainEvents()
+	assert.Contains(t, events, "Warning "+controller.ReasonReferenceSecretNotLabelled+" "+ref.Message)
+	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, events)
+
+	// Another sync says it once: no second Event, no write.
+	j.ours.ClearActions()
+	j.sync(t)
+	assert.Empty(t, j.host.Writes(j.ours.Actions()))
+	assert.Empty(t, j.drainEvents())
+
+	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	s = j.converge(t)
+	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status, "conditions: %+v", s.Status.Conditions)
+	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
+	assert.Len(t, j.host.Caches["deployments"].List(), 1)
 }
 
 // TestJoinedShardWithACopyOfAnotherKindSaysSo: a copy of another reference Secret under the

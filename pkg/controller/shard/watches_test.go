@@ -96,6 +96,15 @@ func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
 		{Name: "a cache-client copy", Event: copyOf("team-a", "cache-cache-client", reference.CacheClient), Want: []string{"team-a/both", "team-a/cached"}},
 		{Name: "a cache-client copy deleted, seen late", Event: deleted, Want: []string{"team-a/both", "team-a/cached"}},
 		{Name: "a copy no Shard names", Event: copyOf("team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: nil},
+		// A Secret of a copy's name without the reference label, which the informer of copies
+		// does not see: ReferenceValid says it is not labelled, or no longer.
+		{Name: "an unlabelled shard-join Secret added", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("root-shard-join", nil)},
+			Want: []string{"team-a/joined", "team-a/joined-too"}},
+		{Name: "an unlabelled cache-client Secret deleted", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Deleted, Obj: ct.HostObject("cache-cache-client", nil)},
+			Want: []string{"team-a/both", "team-a/cached"}},
+		{Name: "a shard-join copy's label removed", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("root-shard-join", nil),
+			Old: ct.HostObject("root-shard-join", map[string]string{reference.Label: string(reference.ShardJoin)})}, Want: []string{"team-a/joined", "team-a/joined-too"}},
+		{Name: "an unlabelled Secret no Shard names", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("root-front-proxy-join", nil)}, Want: nil},
 	})
 }
 

@@ -15,12 +15,17 @@ const (
 	// ReasonSecretInvalid: the Secret is there but is not a well-formed reference Secret of
 	// the expected kind.
 	ReasonSecretInvalid = "ReferenceSecretInvalid"
+	// ReasonSecretNotLabelled: a Secret of that name is there but has no label Label, without
+	// which the server, which caches the copies by that label, does not see it.
+	ReasonSecretNotLabelled = "ReferenceSecretNotLabelled"
 )
 
 // What is wrong with a reference Secret, for errors.Is.
 var (
 	// ErrNotFound: there is no Secret.
 	ErrNotFound = errors.New("reference Secret not found")
+	// ErrNotLabelled: a Secret is there, without the label Label.
+	ErrNotLabelled = errors.New("reference Secret not labelled")
 	// ErrWrongType: the Secret's type is not the expected reference's. Such a Secret is
 	// refused whatever its content: it was not written as this kind of reference.
 	ErrWrongType = errors.New("reference Secret of another type")
@@ -35,8 +40,9 @@ var (
 )
 
 // Error is why a reference Secret cannot be used, shaped for a status condition: Reason is
-// ReasonSecretNotFound or ReasonSecretInvalid, and the message names the Secret and the key
-// at fault. It never quotes a key's content, so it may go to status, Events and logs.
+// ReasonSecretNotFound, ReasonSecretNotLabelled or ReasonSecretInvalid, and the message names
+// the Secret and the key at fault (or the command that labels it). It never quotes a key's
+// content, so it may go to status, Events and logs.
 type Error struct {
 	Reason  string
 	Message string
@@ -52,6 +58,15 @@ func (e *Error) Unwrap() error { return e.cause }
 // NotFound is the error of a consumer whose referenced Secret namespace/name is not there.
 func NotFound(namespace, name string) *Error {
 	return &Error{Reason: ReasonSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name), cause: ErrNotFound}
+}
+
+// NotLabelled is the error of a consumer whose referenced Secret namespace/name is there
+// without the label Label: its message names the Secret and the command that labels it as
+// a copy of r.
+func NotLabelled(namespace, name string, r Reference) *Error {
+	return &Error{Reason: ReasonSecretNotLabelled, Message: fmt.Sprintf(
+		"Secret %s/%s exists but is not labelled %s, and the server reads only labelled copies: kubectl label secret %s -n %s %s=%s",
+		namespace, name, Label, name, namespace, Label, r), cause: ErrNotLabelled}
 }
 
 // invalid is a ReasonSecretInvalid error about the Secret s.
