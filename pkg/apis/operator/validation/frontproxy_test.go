@@ -136,6 +136,16 @@ func TestValidatePathMappings(t *testing.T) {
 	valid := func() operator.PathMappingEntry {
 		return operator.PathMappingEntry{Path: "/services/a", Backend: "https://a:6443"}
 	}
+	// to is one valid mapping to each backend.
+	to := func(backends ...string) []operator.PathMappingEntry {
+		var ms []operator.PathMappingEntry
+		for i, b := range backends {
+			m := valid()
+			m.Path, m.Backend = fmt.Sprintf("/services/%d", i), b
+			ms = append(ms, m)
+		}
+		return ms
+	}
 	tests := []struct {
 		name     string
 		mappings func() []operator.PathMappingEntry
@@ -199,25 +209,13 @@ func TestValidatePathMappings(t *testing.T) {
 		{
 			name: "backends in the namespace",
 			mappings: func() []operator.PathMappingEntry {
-				var ms []operator.PathMappingEntry
-				for i, b := range []string{"https://a", "https://a.team-a", "https://a.team-a.svc:6443", "https://a.team-a.svc.cluster.local/x"} {
-					m := valid()
-					m.Path, m.Backend = fmt.Sprintf("/services/%d", i), b
-					ms = append(ms, m)
-				}
-				return ms
+				return to("https://a", "https://a.team-a", "https://a.team-a.svc:6443", "https://a.team-a.svc.cluster.local/x")
 			},
 		},
 		{
 			name: "backends elsewhere: another namespace, an IP, a host outside the cluster",
 			mappings: func() []operator.PathMappingEntry {
-				var ms []operator.PathMappingEntry
-				for i, b := range []string{"https://root-kcp.team-b.svc:6443", "https://a.team-b", "https://10.0.0.1:6443", "https://kcp.example.com", "https://a.team-a.cluster.local"} {
-					m := valid()
-					m.Path, m.Backend = fmt.Sprintf("/services/%d", i), b
-					ms = append(ms, m)
-				}
-				return ms
+				return to("https://root-kcp.team-b.svc:6443", "https://a.team-b", "https://10.0.0.1:6443", "https://kcp.example.com", "https://a.team-a.cluster.local")
 			},
 			want: []wantErr{
 				forbidden("spec.additionalPathMappings[0].backend", `must be a Service of the FrontProxy's namespace "team-a"`),
