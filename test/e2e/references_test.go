@@ -64,6 +64,12 @@ func TestReferencesAcrossNamespaces(t *testing.T) {
 	// The copies come: both heal by themselves.
 	copyReference(t, stack, a, "root-shard-join", stack, b)
 	copyReference(t, stack, a, "root-front-proxy-join", stack, b)
+	// A copy that lost its label is there, and the status says so and how to fix it.
+	kubectl(t, "label", "secret", "root-shard-join", "-n", b, "operator.kcp.io/reference-")
+	waitForReason(t, b, "shard/shard-1", "ReferenceValid", "False", "ReferenceSecretNotLabelled")
+	assert.Contains(t, conditionMessage(t, stack, b, "shard/shard-1", "ReferenceValid"),
+		"kubectl label secret root-shard-join -n "+b+" operator.kcp.io/reference=shard-join")
+	kubectl(t, "label", "secret", "root-shard-join", "-n", b, "operator.kcp.io/reference=shard-join")
 	for _, o := range []string{"shard/shard-1", "frontproxy/edge"} {
 		waitFor(t, b, o, "ReferenceValid")
 		waitFor(t, b, o, "Available")
