@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -45,4 +47,31 @@ func (h *Host) MountedVersions(namespace string, names []string) map[string]stri
 // user names in a spec. The controllers' own reach their owners through their labels.
 func UsersSecret(m metav1.Object) bool {
 	return m.GetLabels()[pki.LabelManagedBy] != pki.ManagedBy
+}
+
+// SecretMetadataTransform is the transform of the cache of every Secret's metadata: it keeps
+// what the controllers read of a Secret they do not own (its name and namespace, UID,
+// resourceVersion and labels) and the server's own operator.kcp.io/ annotations, and drops
+// the rest before it is stored. A client-side applied Secret's
+// kubectl.kubernetes.io/last-applied-configuration annotation holds its whole data, and
+// managed fields grow with every writer: across a cluster's Secrets, neither is for the server
+// to hold. Anything other than object metadata passes as it is.
+func SecretMetadataTransform(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	kept := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp,
+	}}
+	for k, v := range m.Annotations {
+		if strings.HasPrefix(k, pki.AnnotationPrefix) {
+			if kept.Annotations == nil {
+				kept.Annotations = map[string]string{}
+			}
+			kept.Annotations[k] = v
+		}
+	}
+	return kept, nil
 }

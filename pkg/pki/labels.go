@@ -12,7 +12,10 @@ const (
 
 // OwnerLabel is the label that names the owning object of a kind, such as
 // operator.kcp.io/rootshard.
-func OwnerLabel(kind string) string { return "operator.kcp.io/" + kind }
+func OwnerLabel(kind string) string { return AnnotationPrefix + kind }
+
+// AnnotationPrefix is the prefix of the server's own labels and annotations.
+const AnnotationPrefix = "operator.kcp.io/"
 
 // Labels are the labels of an object owned by the object name of kind (lower case), in the
 // given component role.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,6 +133,22 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 		return err == nil
 	}, time.Minute, time.Second, "minting: %v", err)
 	assert.NotEmpty(t, minted.Status.Kubeconfig)
+
+	// Pruning: a VirtualWorkspace that comes to name its own kubeconfig loses the generated
+	// identity, Certificate and key Secret, under these rules.
+	prune, identity := pruneAnIdentity(t, ops, ns), "operator.kcp.io/virtualworkspace=vw"
+	var before []string
+	require.Eventually(t, func() bool {
+		prune()
+		before = nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", identity, "-o", "name"))
+		return len(before) > 0 && virtualWorkspaceSwitched(t, ops, ns)
+	}, 3*time.Minute, time.Second, "the VirtualWorkspace is realized, then names its own kubeconfig")
+	if !assert.Eventually(t, func() bool {
+		after := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", identity, "-o", "name"))
+		return len(after) < len(before)
+	}, 2*time.Minute, time.Second, "the generated identity is pruned: %v", before) {
+		t.Logf("the server's log:\n%s", tail(srv.Log()))
+	}
 	srv.Stop()
 
 	// Without a rule, something named breaks: the server says what it may not do.
@@ -204,6 +221,10 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 						created = err == nil
 					}
 				}
+				if slices.Equal(rule.Verbs, []string{"delete"}) && slices.Equal(rule.Resources, []string{"certificates"}) {
+					// Only pruning deletes one Certificate: an identity the spec stopped needing.
+					exercise = pruneAnIdentity(t, ops, work)
+				}
 				if slices.Contains(rule.Resources, "persistentvolumeclaims") {
 					// Only the deletion of a managed etcd's owner that asks for its volumes to
 					// go uses them: create one, and delete it once the controllers hold it.
@@ -236,6 +257,53 @@ func deleteWithItsEtcdVolumes(t *testing.T, ops clientset.Interface, namespace s
 			}
 		}
 	}
+}
+
+// pruneAnIdentity returns a step that, called again and again, creates a RootShard and a
+// VirtualWorkspace vw of it with the generated identity in namespace, then, once the
+// VirtualWorkspace's Certificates are there, has it name a kubeconfig Secret of its own, so
+// that the controllers prune the identity it no longer needs.
+func pruneAnIdentity(t *testing.T, ops clientset.Interface, namespace string) func() {
+	rootShardMade, vwMade, switched := false, false, false
+	return func() {
+		ctx := t.Context()
+		switch {
+		case !rootShardMade:
+			_, err := ops.OperatorV1alpha1().RootShards(namespace).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
+				Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
+					CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
+			rootShardMade = err == nil || apierrors.IsAlreadyExists(err)
+		case !vwMade:
+			_, err := ops.OperatorV1alpha1().VirtualWorkspaces(namespace).Create(ctx, &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw"},
+				Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: &corev1.LocalObjectReference{Name: "root"}},
+					External: operatorv1alpha1.ExternalConfig{Hostname: "vw.example.com"}}}, metav1.CreateOptions{})
+			vwMade = err == nil || apierrors.IsAlreadyExists(err)
+		case !switched:
+			out, _ := stack.Kubectl(ctx, "get", "certificates", "-n", namespace, "-l", "operator.kcp.io/virtualworkspace=vw", "-o", "name")
+			if len(nonEmptyLines(out)) == 0 {
+				return
+			}
+			_, err := stack.Kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vw-own-kubeconfig"},
+				StringData: map[string]string{"kubeconfig": "placeholder"}}, metav1.CreateOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return
+			}
+			vw, err := ops.OperatorV1alpha1().VirtualWorkspaces(namespace).Get(ctx, "vw", metav1.GetOptions{})
+			if err != nil {
+				return
+			}
+			vw.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "vw-own-kubeconfig"}
+			_, err = ops.OperatorV1alpha1().VirtualWorkspaces(namespace).Update(ctx, vw, metav1.UpdateOptions{})
+			switched = err == nil
+		}
+	}
+}
+
+// virtualWorkspaceSwitched says whether the VirtualWorkspace vw of namespace names its own
+// kubeconfig.
+func virtualWorkspaceSwitched(t *testing.T, ops clientset.Interface, namespace string) bool {
+	vw, err := ops.OperatorV1alpha1().VirtualWorkspaces(namespace).Get(t.Context(), "vw", metav1.GetOptions{})
+	return err == nil && vw.Spec.KubeconfigSecretRef != nil
 }
 
 // rulesOf are the rules of a ClusterRole, or of namespace/Role.

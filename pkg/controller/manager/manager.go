@@ -163,6 +163,9 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
 		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+	if err := host.SecretMetadata.SetTransform(controller.SecretMetadataTransform); err != nil {
+		return fmt.Errorf("the Secret metadata cache: %w", err)
+	}
 	host.ReferenceSecrets = referenceInformers.Core().V1().Secrets().Lister()
 	// cert-manager's informers start once its API is served, which it may never be.
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Host)
