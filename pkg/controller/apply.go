@@ -53,6 +53,15 @@ type Applied[AC any] struct {
 	Get func(namespace, name string) (metav1.Object, error)
 	// Apply writes the object and returns it as written.
 	Apply func(ctx context.Context, desired AC) (metav1.Object, error)
+	// Labels are a desired object's labels; Lookup reads an object from the host cluster
+	// itself. With both set, the first write of a name the cache does not hold is preceded
+	// by that read, and refused with a NameConflictError when an object of the name exists
+	// that the controllers did not create for this owner (claim).
+	Labels func(AC) map[string]string
+	Lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)
+	// Also, when set, claims more names for the first write, such as a Certificate's
+	// Secret, which cert-manager writes.
+	Also func(ctx context.Context, desired AC) error
 
 	// generations are the generations the last applies left objects at, by namespace/name;
 	// nil keeps none.
@@ -89,6 +98,16 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 	existing, err := a.Get(ns, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, err
+	}
+	if err != nil && a.Lookup != nil && a.Labels != nil {
+		if err := claim(ctx, a.Kind, ns, name, a.Labels(desired), a.Lookup); err != nil {
+			return false, err
+		}
+		if a.Also != nil {
+			if err := a.Also(ctx, desired); err != nil {
+				return false, err
+			}
+		}
 	}
 	drifted := err == nil && a.drifted(existing)
 	if err == nil && UpToDate(existing, hash) && !drifted {

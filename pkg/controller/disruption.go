@@ -18,7 +18,12 @@ import (
 // them; someone else's change to one is undone, as for Deployments.
 func (c *Host) newDisruptionBudgetApplier() Applied[*policyv1ac.PodDisruptionBudgetApplyConfiguration] {
 	return Applied[*policyv1ac.PodDisruptionBudgetApplyConfiguration]{
-		Kind: "PodDisruptionBudget",
+		Kind:   "PodDisruptionBudget",
+		Labels: func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration) map[string]string { return o.Labels },
+		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+			list, err := c.Kube.PolicyV1().PodDisruptionBudgets(ns).List(ctx, byName(name))
+			return listed(name, list, err)
+		},
 		Key: func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration) (string, string) {
 			return *o.Namespace, *o.Name
 		},

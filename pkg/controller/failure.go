@@ -43,11 +43,14 @@ const maxFailureMessage = 1024
 // cluster answered with, or from the transport when it answered nothing.
 func FailureReason(err error) string {
 	var missing *MissingCABundleError
+	var conflict *NameConflictError
 	switch {
 	case err == nil:
 		return ReasonReconciled
 	case errors.As(err, &missing):
 		return ReasonCABundleSecretNotFound
+	case errors.As(err, &conflict):
+		return ReasonNameConflict
 	case apierrors.IsForbidden(err):
 		return ReasonForbidden
 	case apierrors.IsUnauthorized(err):

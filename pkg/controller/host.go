@@ -97,9 +97,26 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 	// The kinds whose spec has a generation: a change someone else makes to one is undone.
 	c.IssuerApplier = c.IssuerApplier.WithDriftDetection()
 	c.CertificateApplier = c.CertificateApplier.WithDriftDetection()
+	// cert-manager writes a Certificate's Secret: a Secret of that name the controllers did
+	// not create would be overwritten by it, and deleted with the setup.
+	c.CertificateApplier.Also = func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) error {
+		if o.Spec == nil || o.Spec.SecretName == nil {
+			return nil
+		}
+		var labels map[string]string
+		if t := o.Spec.SecretTemplate; t != nil {
+			labels = t.Labels
+		}
+		return claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
+	}
 	c.DeploymentApplier = c.DeploymentApplier.WithDriftDetection()
 	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
-		Kind:     "ConfigMap",
+		Kind:   "ConfigMap",
+		Labels: func(o *corev1ac.ConfigMapApplyConfiguration) map[string]string { return o.Labels },
+		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+			list, err := c.Kube.CoreV1().ConfigMaps(ns).List(ctx, byName(name))
+			return listed(name, list, err)
+		},
 		Key:      func(o *corev1ac.ConfigMapApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 		Annotate: func(o *corev1ac.ConfigMapApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 		Get:      func(ns, name string) (metav1.Object, error) { return c.ConfigMaps.ConfigMaps(ns).Get(name) },
@@ -113,7 +130,12 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applied[*cmapply.CertificateApplyConfiguration],
 	Applied[*corev1ac.SecretApplyConfiguration], Applied[*corev1ac.ServiceApplyConfiguration], Applied[*appsv1ac.DeploymentApplyConfiguration]) {
 	return Applied[*cmapply.IssuerApplyConfiguration]{
-			Kind:     "Issuer",
+			Kind:   "Issuer",
+			Labels: func(o *cmapply.IssuerApplyConfiguration) map[string]string { return o.Labels },
+			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				list, err := c.CertManager.CertmanagerV1().Issuers(ns).List(ctx, byName(name))
+				return listed(name, list, err)
+			},
 			Key:      func(o *cmapply.IssuerApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.IssuerApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Issuers.Issuers(ns).Get(name) },
@@ -122,7 +144,12 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			},
 		},
 		Applied[*cmapply.CertificateApplyConfiguration]{
-			Kind:     "Certificate",
+			Kind:   "Certificate",
+			Labels: func(o *cmapply.CertificateApplyConfiguration) map[string]string { return o.Labels },
+			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				list, err := c.CertManager.CertmanagerV1().Certificates(ns).List(ctx, byName(name))
+				return listed(name, list, err)
+			},
 			Key:      func(o *cmapply.CertificateApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.CertificateApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
@@ -131,7 +158,11 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			},
 		},
 		Applied[*corev1ac.SecretApplyConfiguration]{
-			Kind:     "Secret",
+			Kind:   "Secret",
+			Labels: func(o *corev1ac.SecretApplyConfiguration) map[string]string { return o.Labels },
+			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				return gotten(c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}))
+			},
 			Key:      func(o *corev1ac.SecretApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.SecretApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Secrets.Secrets(ns).Get(name) },
@@ -140,7 +171,12 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			},
 		},
 		Applied[*corev1ac.ServiceApplyConfiguration]{
-			Kind:     "Service",
+			Kind:   "Service",
+			Labels: func(o *corev1ac.ServiceApplyConfiguration) map[string]string { return o.Labels },
+			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				list, err := c.Kube.CoreV1().Services(ns).List(ctx, byName(name))
+				return listed(name, list, err)
+			},
 			Key:      func(o *corev1ac.ServiceApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.ServiceApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Services.Services(ns).Get(name) },
@@ -149,7 +185,12 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			},
 		},
 		Applied[*appsv1ac.DeploymentApplyConfiguration]{
-			Kind:     "Deployment",
+			Kind:   "Deployment",
+			Labels: func(o *appsv1ac.DeploymentApplyConfiguration) map[string]string { return o.Labels },
+			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+				list, err := c.Kube.AppsV1().Deployments(ns).List(ctx, byName(name))
+				return listed(name, list, err)
+			},
 			Key:      func(o *appsv1ac.DeploymentApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *appsv1ac.DeploymentApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Deployments.Deployments(ns).Get(name) },
@@ -157,6 +198,14 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 				return applied(c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		}
+}
+
+// gotten is what a read returned, or its error alone.
+func gotten[T metav1.Object](obj T, err error) (metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // applied is what an apply wrote, or its error alone.

@@ -152,6 +152,14 @@ func (l *Loop) next(ctx context.Context) bool {
 	}
 	if err != nil {
 		var later *RetryLater
+		var conflict *NameConflictError
+		if errors.As(err, &conflict) {
+			// Nothing the controllers watch tells when someone else's object goes: look
+			// again at a steady pace, one read by name, so that the setup heals soon after.
+			l.Queue.Forget(key)
+			l.Queue.AddAfter(key, NameConflictRetry)
+			return true
+		}
 		if errors.As(err, &later) {
 			// The key's backoff grows as for any failure, but never starts below the floor.
 			l.Queue.AddAfter(key, max(l.limiter.When(key), later.After))
@@ -163,6 +171,10 @@ func (l *Loop) next(ctx context.Context) bool {
 	l.Queue.Forget(key)
 	return true
 }
+
+// NameConflictRetry is how often a setup blocked by an object it did not create looks
+// whether that object is gone.
+const NameConflictRetry = 10 * time.Second
 
 // KcpRetryFloor is the shortest wait before a reconcile that failed to reach a kcp or etcd
 // the server realized is tried again: a server that did not answer within its timeout is not

@@ -17,7 +17,12 @@ import (
 func (c *Host) WithStatefulSets(lister appsv1listers.StatefulSetLister) *Host {
 	c.StatefulSets = lister
 	c.StatefulSetApplier = Applied[*appsv1ac.StatefulSetApplyConfiguration]{
-		Kind:     "StatefulSet",
+		Kind:   "StatefulSet",
+		Labels: func(o *appsv1ac.StatefulSetApplyConfiguration) map[string]string { return o.Labels },
+		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
+			list, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, byName(name))
+			return listed(name, list, err)
+		},
 		Key:      func(o *appsv1ac.StatefulSetApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 		Annotate: func(o *appsv1ac.StatefulSetApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
 		Get:      func(ns, name string) (metav1.Object, error) { return c.StatefulSets.StatefulSets(ns).Get(name) },

@@ -1,0 +1,116 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// ReasonNameConflict: an object of the name a setup derives exists and was not created by
+// it. The server never writes, adopts or deletes such an object; the setup waits until it is
+// gone, or is renamed.
+const ReasonNameConflict = "NameConflict"
+
+// NameConflictError is an object that exists in the host cluster under a name a setup
+// derives, and that the setup did not create.
+type NameConflictError struct {
+	// Kind, Namespace and Name are the existing object's.
+	Kind, Namespace, Name string
+	// Holder says whose it is, as far as its labels tell.
+	Holder string
+}
+
+func (e *NameConflictError) Error() string {
+	return fmt.Sprintf("%s %s/%s exists and was not created for this object (%s): the server never writes, adopts or deletes "+
+		"what it did not create; delete or rename that %s, or rename this object", e.Kind, e.Namespace, e.Name, e.Holder, e.Kind)
+}
+
+// OwnedBy reports whether existing is the object the controllers would write with the
+// desired labels: it carries the managed-by label, and every label of the server's own domain
+// that desired carries (the owner's kind and name, a reference Secret's kind) with the same
+// value. The namespace's bootstrap PKI, which every setup of the namespace shares, carries no
+// owner label and so belongs to all of them.
+func OwnedBy(existing metav1.Object, desired map[string]string) bool {
+	have := existing.GetLabels()
+	if have[pki.LabelManagedBy] != pki.ManagedBy {
+		return false
+	}
+	for k, v := range desired {
+		if strings.HasPrefix(k, pki.AnnotationPrefix) && have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// holder says whose an existing object is, from its labels.
+func holder(existing metav1.Object) string {
+	have := existing.GetLabels()
+	if have[pki.LabelManagedBy] != pki.ManagedBy {
+		return "not by kcp-setups"
+	}
+	var owners []string
+	for k, v := range have {
+		if kind, ok := strings.CutPrefix(k, pki.AnnotationPrefix); ok {
+			owners = append(owners, kind+" "+v)
+		}
+	}
+	if len(owners) == 0 {
+		return "by kcp-setups, for another object"
+	}
+	sort.Strings(owners)
+	return "by kcp-setups for " + strings.Join(owners, ", ")
+}
+
+// byName lists the one object of a name: a list needs no other verb than the caches' own,
+// and, with no resourceVersion, reads as fresh as a get.
+func byName(name string) metav1.ListOptions {
+	return metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()}
+}
+
+// listed is the object of a name in what a list by that name returned, or a NotFound error.
+func listed(name string, list runtime.Object, err error) (metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		if o, ok := item.(metav1.Object); ok && o.GetName() == name {
+			return o, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{}, name)
+}
+
+// claim checks, before the first write of a name the cache does not hold, that no object of
+// that name exists that the controllers did not create for this owner: the caches hold only
+// what carries the managed-by label, so a foreign object looks absent to them. The read goes
+// to the host cluster itself.
+func claim(ctx context.Context, kind, namespace, name string, desired map[string]string,
+	lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)) error {
+	existing, err := lookup(ctx, namespace, name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s/%s before its first write: %w", kind, namespace, name, err)
+	}
+	if OwnedBy(existing, desired) {
+		// Ours, and the cache is behind.
+		return nil
+	}
+	return &NameConflictError{Kind: kind, Namespace: namespace, Name: name, Holder: holder(existing)}
+}
