@@ -1,6 +1,12 @@
 // Package embeddedetcd runs a single etcd member inside the server's process, for a server
 // started without --etcd-servers. It listens on loopback only, keeps its data in a directory
 // so that objects survive a restart, and shuts down cleanly.
+//
+// Only the server gets in: both the client and the peer listener speak TLS and require a
+// client certificate signed by a CA of the member's own, which lives in the data directory
+// (pki/, every file 0600) and whose key is never written down. Another process on the
+// host or in the pod, root included, reaches the port but not the data: it has no certificate.
+// A unix socket would not do this, as root ignores its mode.
 package embeddedetcd
 
 import (
@@ -13,9 +19,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/tlsutil"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/klog/v2"
 )
 
@@ -27,8 +36,19 @@ type Server struct {
 	etcd    *embed.Etcd
 	lock    *dirLock
 	closing *atomic.Bool
-	// ClientURL is the URL clients reach the member at.
+	// ClientURL is the URL clients reach the member at, https on loopback.
 	ClientURL string
+	// PeerURL is the member's peer listener, https on loopback with client certificates
+	// required like ClientURL; a single member never dials it.
+	PeerURL string
+	// Client is the only way in: the client certificate and the CA of the serving one.
+	Client Credentials
+}
+
+// ApplyTo points an API server's etcd transport at the member, with its client certificate.
+func (s *Server) ApplyTo(t *storagebackend.TransportConfig) {
+	t.ServerList = []string{s.ClientURL}
+	t.CertFile, t.KeyFile, t.TrustedCAFile = s.Client.CertFile, s.Client.KeyFile, s.Client.CAFile
 }
 
 // Start runs a member with its data in dir and returns once it serves clients. It fails at
@@ -58,12 +78,16 @@ func Start(ctx context.Context, dir string) (*Server, error) {
 func start(ctx context.Context, dir string) (*Server, error) {
 	logger := klog.FromContext(ctx).WithName("embedded-etcd")
 
+	certs, err := ensurePKI(dir)
+	if err != nil {
+		return nil, err
+	}
 	ports, err := freeLoopbackPorts(2)
 	if err != nil {
 		return nil, err
 	}
-	clientURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
-	peerURL := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
+	clientURL := url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0]))}
+	peerURL := url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))}
 
 	cfg := embed.NewConfig()
 	cfg.Name = "kcp-setups"
@@ -73,6 +97,24 @@ func start(ctx context.Context, dir string) (*Server, error) {
 	cfg.ListenPeerUrls = []url.URL{peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	// Both listeners require a client certificate of the member's CA (ClientCertAuth with a
+	// TrustedCAFile is tls.RequireAndVerifyClientCert), and speak TLS 1.3 only. The client
+	// listener admits the server's certificate alone; the peer listener, which a single
+	// member never dials, the member's own alone.
+	serving := func(allowedCN string) transport.TLSInfo {
+		return transport.TLSInfo{
+			CertFile:       certs.path(serverCertFile),
+			KeyFile:        certs.path(serverKeyFile),
+			TrustedCAFile:  certs.path(caCertFile),
+			ClientCertAuth: true,
+			AllowedCNs:     []string{allowedCN},
+		}
+	}
+	cfg.ClientTLSInfo = serving(clientCN)
+	cfg.PeerTLSInfo = serving(memberCN)
+	cfg.TlsMinVersion = string(tlsutil.TLSVersion13)
+	// The HTTP gateway to the gRPC API would be one more way in; the server speaks gRPC.
+	cfg.EnableGRPCGateway = false
 	// No metrics or pprof listeners of its own: the server's /metrics is the one to scrape.
 	cfg.ListenMetricsUrls = nil
 	closing := &atomic.Bool{}
@@ -100,8 +142,9 @@ func start(ctx context.Context, dir string) (*Server, error) {
 		e.Close()
 		return nil, ctx.Err()
 	}
-	logger.Info("Embedded etcd is serving", "dir", dir, "url", clientURL.String())
-	return &Server{etcd: e, closing: closing, ClientURL: clientURL.String()}, nil
+	// Paths only: the certificates and keys themselves are never logged.
+	logger.Info("Embedded etcd is serving, to clients with its client certificate only", "dir", dir, "url", clientURL.String(), "certificates", certs.dir)
+	return &Server{etcd: e, closing: closing, ClientURL: clientURL.String(), PeerURL: peerURL.String(), Client: certs.client()}, nil
 }
 
 // Close stops the member, waits until its data is flushed, and only then lets another

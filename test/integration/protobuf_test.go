@@ -5,11 +5,9 @@ import (
 	"net/http"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -130,9 +128,7 @@ func TestStorageMediaTypeChange(t *testing.T) {
 	etcd, err := embeddedetcd.Start(t.Context(), t.TempDir())
 	require.NoError(t, err)
 	defer etcd.Close()
-	raw, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
-	require.NoError(t, err)
-	defer func() { _ = raw.Close() }()
+	raw := rawEtcd(t, etcd)
 	stored := func(t *testing.T, name string) []byte {
 		resp, err := raw.Get(t.Context(), "/kcp-setups/operator.kcp.io/rootshards/"+namespace+"/"+name)
 		require.NoError(t, err)
@@ -142,7 +138,7 @@ func TestStorageMediaTypeChange(t *testing.T) {
 	asJSON := func(o *app.Options) { o.RecommendedOptions.Etcd.DefaultStorageMediaType = runtime.ContentTypeJSON }
 	ctx := t.Context()
 
-	s := startServer(t, external(etcd.ClientURL), asJSON)
+	s := startServer(t, external(etcd), asJSON)
 	rootShards := s.client.OperatorV1alpha1().RootShards(namespace)
 	written := map[string]*operatorv1alpha1.RootShard{}
 	for _, name := range []string{"root", "other"} {
@@ -152,7 +148,7 @@ func TestStorageMediaTypeChange(t *testing.T) {
 	}
 	s.stop()
 
-	s = startServer(t, external(etcd.ClientURL))
+	s = startServer(t, external(etcd))
 	rootShards = s.client.OperatorV1alpha1().RootShards(namespace)
 	got, err := rootShards.Get(ctx, "root", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -170,7 +166,7 @@ func TestStorageMediaTypeChange(t *testing.T) {
 	assert.True(t, bytes.HasPrefix(stored(t, "other"), []byte("{")), "an object nobody wrote stays JSON")
 	s.stop()
 
-	s = startServer(t, external(etcd.ClientURL), asJSON)
+	s = startServer(t, external(etcd), asJSON)
 	defer s.stop()
 	got, err = s.client.OperatorV1alpha1().RootShards(namespace).Get(ctx, "root", metav1.GetOptions{})
 	require.NoError(t, err)

@@ -2,12 +2,13 @@ package integration
 
 import (
 	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -18,20 +19,28 @@ import (
 // embedded etcd's directory or an external etcd: every object is still there, unchanged.
 func TestObjectsSurviveARestart(t *testing.T) {
 	t.Run("embedded etcd", func(t *testing.T) {
-		survivesRestart(t, embedded(t.TempDir()))
+		dir := t.TempDir()
+		survivesRestart(t, embedded(dir))
+
+		// The server reached its etcd with the client certificate kept in the directory,
+		// each file readable by its owner alone (pkg/embeddedetcd shows they are reused
+		// across restarts and that a client without them is refused).
+		pki := filepath.Join(dir, "pki")
+		for _, name := range []string{"ca.crt", "server.crt", "server.key", "client.crt", "client.key"} {
+			info, err := os.Stat(filepath.Join(pki, name))
+			require.NoError(t, err)
+			assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), name)
+		}
 	})
 	t.Run("external etcd", func(t *testing.T) {
 		// A member started apart from the server stands in for an etcd cluster.
 		etcd, err := embeddedetcd.Start(t.Context(), t.TempDir())
 		require.NoError(t, err)
 		defer etcd.Close()
-		survivesRestart(t, external(etcd.ClientURL))
+		survivesRestart(t, external(etcd))
 
 		// The objects are in that etcd, under the server's prefix, as protobuf of v1alpha1.
-		client, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, DialTimeout: 10 * time.Second})
-		require.NoError(t, err)
-		defer func() { _ = client.Close() }()
-		resp, err := client.Get(t.Context(), "/kcp-setups/operator.kcp.io/rootshards/"+namespace+"/root")
+		resp, err := rawEtcd(t, etcd).Get(t.Context(), "/kcp-setups/operator.kcp.io/rootshards/"+namespace+"/root")
 		require.NoError(t, err)
 		require.Len(t, resp.Kvs, 1)
 		require.True(t, bytes.HasPrefix(resp.Kvs[0].Value, protobufMagic), "stored as protobuf: %q", resp.Kvs[0].Value)

@@ -11,10 +11,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 
 	"github.com/kcp-setups/apiserver/cmd/apiserver/app"
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 )
 
@@ -33,9 +36,22 @@ func embedded(dir string) storage {
 	return func(o *app.Options) { o.EmbeddedEtcdDir = dir }
 }
 
-// external keeps the objects in the etcd cluster at url, as --etcd-servers does.
-func external(url string) storage {
-	return func(o *app.Options) { o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{url} }
+// external keeps the objects in an etcd started apart from the server, which stands in for
+// an etcd cluster, as --etcd-servers, --etcd-certfile, --etcd-keyfile and --etcd-cafile do:
+// the member takes only clients with its client certificate.
+func external(etcd *embeddedetcd.Server) storage {
+	return func(o *app.Options) { etcd.ApplyTo(&o.RecommendedOptions.Etcd.StorageConfig.Transport) }
+}
+
+// rawEtcd is an etcd client of the member with the server's own client certificate.
+func rawEtcd(t *testing.T, etcd *embeddedetcd.Server) *clientv3.Client {
+	t.Helper()
+	cfg, err := etcd.Client.TLSConfig()
+	require.NoError(t, err)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.ClientURL}, TLS: cfg, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
 
 // startServer starts the server on the given storage and waits until it is ready. This tier has no kube-apiserver to delegate to, so authentication, authorization

@@ -121,7 +121,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.RecommendedOptions.AddFlags(fs)
 	fs.StringVar(&o.EmbeddedEtcdDir, "embedded-etcd-dir", o.EmbeddedEtcdDir,
-		"The directory of the embedded etcd, which runs when --etcd-servers is empty.")
+		"The directory of the embedded etcd, which runs when --etcd-servers is empty. It holds the data and, in pki/, the certificates without which no client but this server gets in.")
 	fs.IntVar(&o.ControllerWorkers, "controller-workers", o.ControllerWorkers,
 		"The number of objects of one kind reconciled at the same time.")
 	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
@@ -271,7 +271,8 @@ func (o *Options) run(ctx context.Context) error {
 		}
 		// The server's storage must be gone before etcd stops, which RunWithContext ensures.
 		defer etcd.Close()
-		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+		// Its URL and the client certificate it alone accepts.
+		etcd.ApplyTo(&o.RecommendedOptions.Etcd.StorageConfig.Transport)
 	}
 
 	config, err := o.Config()

@@ -111,7 +111,7 @@ func etcdRootShards(b *testing.B, scheme *runtime.Scheme) rest.StandardStorage {
 	b.Cleanup(etcd.Close)
 	codecs := serializer.NewCodecFactory(scheme)
 	opts := genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry/operator.kcp.io", codecs.LegacyCodec(operatorv1alpha1.SchemeGroupVersion)))
-	opts.StorageConfig.Transport.ServerList = []string{etcd.ClientURL}
+	etcd.ApplyTo(&opts.StorageConfig.Transport)
 	restOptions := opts.CreateRESTOptionsGetter(&genericoptions.SimpleStorageFactory{StorageConfig: opts.StorageConfig}, nil)
 	store, _, err := rootshardregistry.NewREST(scheme, restOptions, nil)
 	require.NoError(b, err)
