@@ -153,14 +153,39 @@ func KcpShardRegistered(ctx context.Context, root KcpConfig, name, baseURL strin
 		fmt.Sprintf("kcp's /readyz answers 200 and its Shard %q is registered in the root workspace", name)}
 }
 
-// DeleteKcpShard deletes kcp's Shard object name from the root workspace; that it was not
-// there is no error.
-func DeleteKcpShard(ctx context.Context, root KcpConfig, name string) error {
+// NotThisShardsError is kcp's Shard object of a Shard's name that routes elsewhere: another
+// shard's registration (the root shard registers itself as root), which deregistering must
+// leave in place.
+type NotThisShardsError struct {
+	Name, BaseURL, Want string
+}
+
+func (e *NotThisShardsError) Error() string {
+	return fmt.Sprintf("kcp's Shard %q in the root workspace routes to %q, not to this shard's %q: it is another shard's registration, left in place",
+		e.Name, e.BaseURL, e.Want)
+}
+
+// DeleteKcpShard deletes kcp's Shard object name from the root workspace, if it routes to
+// baseURL, this shard's address: one of the same name that routes elsewhere is another
+// shard's, and is left (a NotThisShardsError). That it was not there is no error. The
+// delete is held to the UID read, so that a registration made meanwhile is not deleted.
+func DeleteKcpShard(ctx context.Context, root KcpConfig, name, baseURL string) error {
 	shards, err := kcpShards(root)
 	if err != nil {
 		return err
 	}
-	if err := shards.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	got, err := shards.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if url, _, _ := unstructured.NestedString(got.Object, "spec", "baseURL"); url != baseURL {
+		return &NotThisShardsError{Name: name, BaseURL: url, Want: baseURL}
+	}
+	uid := got.GetUID()
+	if err := shards.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil

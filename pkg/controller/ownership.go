@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -36,21 +37,27 @@ func (e *NameConflictError) Error() string {
 }
 
 // OwnedBy reports whether existing is the object the controllers would write with the
-// desired labels: it carries the managed-by label, and every label of the server's own domain
-// that desired carries (the owner's kind and name, a reference Secret's kind) with the same
-// value. The namespace's bootstrap PKI, which every setup of the namespace shares, carries no
-// owner label and so belongs to all of them.
+// desired labels: it carries the managed-by label, and exactly the labels of the server's own
+// domain that desired carries (the owner's kind and name, a reference Secret's kind), with the
+// same values. The namespace's bootstrap PKI, which every setup of the namespace shares,
+// carries no owner label: it belongs to all of them, and an owner's object is never its.
 func OwnedBy(existing metav1.Object, desired map[string]string) bool {
 	have := existing.GetLabels()
 	if have[pki.LabelManagedBy] != pki.ManagedBy {
 		return false
 	}
-	for k, v := range desired {
-		if strings.HasPrefix(k, pki.AnnotationPrefix) && have[k] != v {
-			return false
+	return maps.Equal(ownLabels(have), ownLabels(desired))
+}
+
+// ownLabels are the labels of the server's own domain among labels.
+func ownLabels(labels map[string]string) map[string]string {
+	own := map[string]string{}
+	for k, v := range labels {
+		if strings.HasPrefix(k, pki.AnnotationPrefix) {
+			own[k] = v
 		}
 	}
-	return true
+	return own
 }
 
 // holder says whose an existing object is, from its labels.

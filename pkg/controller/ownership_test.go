@@ -107,4 +107,5 @@ func TestOwnedBy(t *testing.T) {
 	assert.True(t, OwnedBy(obj(pki.Labels("rootshard", "web", "server")), pki.Labels("rootshard", "web", "server")))
 	assert.False(t, OwnedBy(obj(pki.Labels("rootshard", "web", "server")), pki.Labels("shard", "web", "server")))
 	assert.False(t, OwnedBy(obj(nil), bootstrap))
+	assert.False(t, OwnedBy(obj(pki.Labels("rootshard", "kcp-pki", "ca")), bootstrap), "the bootstrap PKI never takes a setup's object")
 }

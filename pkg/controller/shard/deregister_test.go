@@ -57,7 +57,7 @@ func TestDeletedShardIsDeregisteredBeforeItsWorkloads(t *testing.T) {
 	k.deleteShard(t, nil)
 
 	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
-	assert.Equal(t, []string{"DELETE " + kcpShardPath}, k.kcp.Requests())
+	assert.Equal(t, []string{"GET " + kcpShardPath, "DELETE " + kcpShardPath}, k.kcp.Requests(), "read first: it must be this shard's")
 	assert.NotContains(t, k.kcp.Shards, "shard-1")
 	assert.Empty(t, deletedAtDeregistration, "nothing of the host is deleted before kcp's Shard")
 	assert.Contains(t, k.hostDeletes(), "delete-collection deployments/", "then the workloads go")
@@ -73,9 +73,24 @@ func TestDeletedShardNotInKcpIsLetGo(t *testing.T) {
 	k.deleteShard(t, nil)
 
 	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
-	assert.Equal(t, []string{"DELETE " + kcpShardPath}, k.kcp.Requests())
+	assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests())
 	assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
 	assert.True(t, k.finalizerRemoved(t))
+}
+
+// TestDeletedShardLeavesAnotherShardsRegistration: kcp's Shard object of the Shard's name
+// that routes elsewhere (the root shard registers itself as root) is another shard's: it is
+// not deleted, an Event says so, and the Shard goes.
+func TestDeletedShardLeavesAnotherShardsRegistration(t *testing.T) {
+	k := newKcpFixture(t, time.Hour)
+	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Shards["shard-1"] = "https://root-kcp.team-a.svc.cluster.local:6443" })
+	k.deleteShard(t, nil)
+
+	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests(), "never deleted")
+	assert.Contains(t, k.kcp.Shards, "shard-1")
+	assert.True(t, k.finalizerRemoved(t))
+	assert.Contains(t, strings.Join(k.drainEvents(), "\n"), `Warning DeregistrationSkipped kcp's Shard "shard-1" in the root workspace routes to "https://root-kcp.team-a.svc.cluster.local:6443", not to this shard's`)
 }
 
 // TestDeletedShardWaitsForKcp: while kcp cannot take the deletion, the Shard stays in

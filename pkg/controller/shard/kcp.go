@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -80,7 +81,14 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	root := func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
 	attempt, cancel := context.WithTimeout(ctx, deregisterTimeout)
 	defer cancel()
-	err = controller.DeleteKcpShard(attempt, root, s.Name)
+	err = controller.DeleteKcpShard(attempt, root, s.Name, shard.Shard(s, rs).BaseURL())
+	var notThis *controller.NotThisShardsError
+	if errors.As(err, &notThis) {
+		c.recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())
+		c.setDeregistered(s, status, controller.KcpResult{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
+			Message: notThis.Error()})
+		return nil
+	}
 	if err == nil {
 		c.setDeregistered(s, status, controller.KcpResult{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
 			Message: fmt.Sprintf("kcp's Shard %q is not in the root workspace any more", s.Name)})

@@ -43,16 +43,42 @@ const (
 )
 
 var (
-	rootShardNameFunc        = certificateOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix, rootShardCommonNameSuffix)
-	shardNameFunc            = certificateOwnerNameFunc(maxShardNameLength, shardServiceSuffix, shardCommonNameSuffix)
-	frontProxyNameFunc       = serviceOwnerNameFunc(maxFrontProxyNameLength, frontProxyServiceSuffix)
-	cacheServerNameFunc      = serviceOwnerNameFunc(maxCacheServerNameLength, cacheServerServiceSuffix)
-	virtualWorkspaceNameFunc = serviceOwnerNameFunc(maxVirtualWorkspaceNameLength, virtualWorkspaceServiceSuffix)
+	rootShardNameFunc        = reserved(certificateOwnerNameFunc(maxRootShardNameLength, rootShardServiceSuffix, rootShardCommonNameSuffix))
+	shardNameFunc            = reserved(certificateOwnerNameFunc(maxShardNameLength, shardServiceSuffix, shardCommonNameSuffix), reservedShardName)
+	frontProxyNameFunc       = reserved(serviceOwnerNameFunc(maxFrontProxyNameLength, frontProxyServiceSuffix))
+	cacheServerNameFunc      = reserved(serviceOwnerNameFunc(maxCacheServerNameLength, cacheServerServiceSuffix))
+	virtualWorkspaceNameFunc = reserved(serviceOwnerNameFunc(maxVirtualWorkspaceNameLength, virtualWorkspaceServiceSuffix))
 
 	// kubeconfigNameFunc: a Kubeconfig's name becomes a label value on its Secret and
 	// Certificate, so it must be a DNS-1123 label.
 	kubeconfigNameFunc = apimachineryvalidation.NameIsDNSLabel
 )
+
+// reservedNames are names no setup may take, and why: the namespace's bootstrap PKI is
+// kcp-pki-bootstrap and kcp-pki-ca, which a setup named kcp-pki would derive too.
+var reservedNames = map[string]string{
+	"kcp-pki": "is reserved: the namespace's bootstrap PKI is kcp-pki-bootstrap and kcp-pki-ca",
+}
+
+// reservedShardName is what a Shard may not be named: kcp registers the root shard as root
+// (a RootShard runs without --shard-name), and a Shard registers itself under its own name.
+var reservedShardName = map[string]string{
+	"root": "is reserved: kcp registers the root shard in the root workspace as the Shard root",
+}
+
+// reserved refuses the reserved names, and those in more, before what validate says.
+func reserved(validate apimachineryvalidation.ValidateNameFunc, more ...map[string]string) apimachineryvalidation.ValidateNameFunc {
+	return func(name string, prefix bool) []string {
+		if !prefix {
+			for _, names := range append([]map[string]string{reservedNames}, more...) {
+				if why, ok := names[name]; ok {
+					return []string{why}
+				}
+			}
+		}
+		return validate(name, prefix)
+	}
+}
 
 // certificateOwnerNameFunc validates the name of an object that owns a Service named
 // <name><serviceSuffix> and certificates whose longest CommonName is <name><cnSuffix>: a

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -40,4 +41,24 @@ func TestGeneratedCommonNamesFit(t *testing.T) {
 
 	assert.NotEmpty(t, rootShardNameFunc(rs.Name+"r", false))
 	assert.NotEmpty(t, shardNameFunc(s.Name+"s", false))
+}
+
+// TestReservedNames: no setup is named kcp-pki, whose derived names are the namespace's
+// bootstrap PKI, and no Shard root, the name kcp registers the root shard under.
+func TestReservedNames(t *testing.T) {
+	rs, s, fp, cs := validRootShard(), validShard(), validFrontProxy(), validCacheServer()
+	rs.Name, s.Name, fp.Name, cs.Name = "kcp-pki", "kcp-pki", "kcp-pki", "kcp-pki"
+	for kind, errs := range map[string]field.ErrorList{
+		"RootShard": ValidateRootShard(rs), "Shard": ValidateShard(s), "FrontProxy": ValidateFrontProxy(fp), "CacheServer": ValidateCacheServer(cs),
+	} {
+		t.Run(kind, func(t *testing.T) {
+			assertErrors(t, []wantErr{invalid("metadata.name", "is reserved: the namespace's bootstrap PKI")}, errs)
+		})
+	}
+	s = validShard()
+	s.Name = "root"
+	assertErrors(t, []wantErr{invalid("metadata.name", "kcp registers the root shard in the root workspace as the Shard root")}, ValidateShard(s))
+	rs = validRootShard()
+	rs.Name = "root"
+	assertErrors(t, nil, ValidateRootShard(rs))
 }
