@@ -22,6 +22,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	utilcompatibility "k8s.io/apiserver/pkg/util/compatibility"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	componentbaseconfig "k8s.io/component-base/config"
 	componentbaseoptions "k8s.io/component-base/config/options"
@@ -189,7 +190,52 @@ func (o *Options) Validate() error {
 	if o.embeddedEtcd() && o.EmbeddedEtcdDir == "" {
 		errs = append(errs, errors.New("--embedded-etcd-dir must be set when --etcd-servers is empty"))
 	}
+	errs = append(errs, validateLeaderElection(o.LeaderElection)...)
 	return utilerrors.NewAggregate(errs)
+}
+
+// validateLeaderElection checks the --leader-elect-* flags as leaderelection.NewLeaderElector
+// does, which would otherwise panic inside RunOrDie once the server runs: each duration
+// positive, the lease longer than the renew deadline, and the renew deadline longer than the
+// retry period with its jitter (a renewal is tried every retry period, up to 1.2 times it).
+func validateLeaderElection(le componentbaseconfig.LeaderElectionConfiguration) []error {
+	if !le.LeaderElect {
+		return nil
+	}
+	var errs []error
+	lease, renew, retry := le.LeaseDuration.Duration, le.RenewDeadline.Duration, le.RetryPeriod.Duration
+	for _, d := range []struct {
+		flag  string
+		value time.Duration
+	}{
+		{"--leader-elect-lease-duration", lease},
+		{"--leader-elect-renew-deadline", renew},
+		{"--leader-elect-retry-period", retry},
+	} {
+		if d.value <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be greater than zero, not %s", d.flag, d.value))
+		}
+	}
+	// The durations are compared only when each is positive.
+	if len(errs) == 0 {
+		if lease <= renew {
+			errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%s) must be greater than --leader-elect-renew-deadline (%s)", lease, renew))
+		}
+		if jittered := time.Duration(leaderelection.JitterFactor * float64(retry)); renew <= jittered {
+			errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%s) must be greater than --leader-elect-retry-period (%s) times its jitter factor %v (%s)",
+				renew, retry, leaderelection.JitterFactor, jittered))
+		}
+	}
+	if le.ResourceLock != resourcelock.LeasesResourceLock {
+		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock must be %q, not %q", resourcelock.LeasesResourceLock, le.ResourceLock))
+	}
+	if le.ResourceName == "" {
+		errs = append(errs, errors.New("--leader-elect-resource-name must be set"))
+	}
+	if le.ResourceNamespace == "" {
+		errs = append(errs, errors.New("--leader-elect-resource-namespace must be set"))
+	}
+	return errs
 }
 
 // Config turns the options into the server's configuration.
@@ -234,12 +280,17 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if serverConfig.ClientConfig != nil {
 		host := o.hostConfig(serverConfig.ClientConfig)
 		extra.Host = rest.CopyConfig(host)
+		// /readyz/controllers fails, naming the error, while this replica's controllers
+		// failed to start (the lease is released meanwhile).
+		status := manager.NewStatus()
+		serverConfig.AddReadyzChecks(status)
 		extra.Controllers = &manager.Config{
 			Host:           host,
 			LeaderElection: o.LeaderElection,
 			Workers:        o.ControllerWorkers,
 			KcpDialer:      o.KcpDialer,
 			KcpHealth:      o.KcpHealthInterval,
+			Status:         status,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil

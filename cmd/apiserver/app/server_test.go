@@ -2,6 +2,8 @@ package app
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -100,4 +102,91 @@ func TestMaxKubeconfigValidity(t *testing.T) {
 	err := cmd.Execute()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--max-kubeconfig-validity must be at least 1h")
+}
+
+// TestLeaderElectionFlagsRefused checks that --leader-elect-* durations that
+// leaderelection.NewLeaderElector would refuse (by a panic inside RunOrDie, once serving)
+// make the command exit with a message naming the flags, before anything starts.
+func TestLeaderElectionFlagsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"lease equal to the renew deadline", []string{"--leader-elect-lease-duration", "10s", "--leader-elect-renew-deadline", "10s"},
+			"--leader-elect-lease-duration (10s) must be greater than --leader-elect-renew-deadline (10s)"},
+		{"lease shorter than the renew deadline", []string{"--leader-elect-lease-duration", "5s"},
+			"--leader-elect-lease-duration (5s) must be greater than --leader-elect-renew-deadline (10s)"},
+		{"renew deadline equal to the retry period", []string{"--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "2s"},
+			"--leader-elect-renew-deadline (2s) must be greater than --leader-elect-retry-period (2s) times its jitter factor 1.2 (2.4s)"},
+		{"renew deadline equal to the retry period with its jitter", []string{"--leader-elect-renew-deadline", "2400ms", "--leader-elect-retry-period", "2s"},
+			"--leader-elect-renew-deadline (2.4s) must be greater than --leader-elect-retry-period (2s) times its jitter factor 1.2 (2.4s)"},
+		{"zero lease", []string{"--leader-elect-lease-duration", "0"}, "--leader-elect-lease-duration must be greater than zero, not 0s"},
+		{"negative lease", []string{"--leader-elect-lease-duration", "-15s"}, "--leader-elect-lease-duration must be greater than zero, not -15s"},
+		{"zero renew deadline", []string{"--leader-elect-renew-deadline", "0"}, "--leader-elect-renew-deadline must be greater than zero, not 0s"},
+		{"negative renew deadline", []string{"--leader-elect-renew-deadline", "-1s"}, "--leader-elect-renew-deadline must be greater than zero, not -1s"},
+		{"zero retry period", []string{"--leader-elect-retry-period", "0"}, "--leader-elect-retry-period must be greater than zero, not 0s"},
+		{"negative retry period", []string{"--leader-elect-retry-period", "-2s"}, "--leader-elect-retry-period must be greater than zero, not -2s"},
+		{"a removed lock kind", []string{"--leader-elect-resource-lock", "configmaps"}, `--leader-elect-resource-lock must be "leases", not "configmaps"`},
+		{"no lease name", []string{"--leader-elect-resource-name", ""}, "--leader-elect-resource-name must be set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := NewCommand()
+			cmd.SetArgs(append(append([]string{"--embedded-etcd-dir", t.TempDir()}, tc.args...), loggingArgs...))
+			cmd.SetContext(t.Context())
+			err := cmd.Execute()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestLeaderElectionFlagsAccepted checks that the defaults, durations kube-controller-manager
+// would take, and any durations with --leader-elect=false pass validation.
+func TestLeaderElectionFlagsAccepted(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "5s"},
+		{"--leader-elect=false", "--leader-elect-lease-duration", "0", "--leader-elect-retry-period", "-1s"},
+	} {
+		o := NewOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		require.NoError(t, fs.Parse(args))
+		assert.NoError(t, o.Validate(), args)
+	}
+}
+
+// TestControllersReadyzCheck checks that a server with controllers has the readyz check
+// "controllers", the Status the controllers record a failed start in.
+func TestControllersReadyzCheck(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: host, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: host, user: {token: t}}]
+contexts: [{name: host, context: {cluster: host, user: host}}]
+current-context: host
+`), 0o600))
+	o := NewOptions()
+	o.RecommendedOptions.SecureServing.BindPort = 0
+	o.RecommendedOptions.SecureServing.ServerCert.CertDirectory = t.TempDir()
+	o.RecommendedOptions.CoreAPI.CoreAPIKubeconfigPath = kubeconfig
+	o.RecommendedOptions.Authentication = nil
+	o.RecommendedOptions.Authorization = nil
+	o.RecommendedOptions.Admission = nil
+	o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:1"}
+	config, err := o.Config()
+	require.NoError(t, err)
+	require.NotNil(t, config.ExtraConfig.Controllers)
+	status := config.ExtraConfig.Controllers.Status
+	require.NotNil(t, status)
+	var names []string
+	for _, check := range config.GenericConfig.ReadyzChecks {
+		names = append(names, check.Name())
+		if check.Name() == "controllers" {
+			assert.Same(t, status, check)
+		}
+	}
+	assert.Contains(t, names, "controllers")
 }

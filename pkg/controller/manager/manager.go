@@ -23,11 +23,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/tools/record"
 	componentbaseconfig "k8s.io/component-base/config"
-	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -62,6 +60,9 @@ type Config struct {
 	// KcpHealth is how often a ready kcp is asked whether it still is; zero is
 	// DefaultKcpHealthInterval.
 	KcpHealth time.Duration
+	// Status, when set, records why the controllers failed to start: the server's readyz
+	// check "controllers".
+	Status *Status
 }
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
@@ -69,14 +70,22 @@ type Config struct {
 const DefaultKcpHealthInterval = controller.DefaultKcpHealthInterval
 
 // Run runs the controllers until ctx is done: while leading, or always when leader election
-// is off.
+// is off. The controllers, their Events and the lease each have a client and a rate limiter
+// of their own, as kube-controller-manager's do.
 func Run(ctx context.Context, cfg Config) error {
 	kube, err := kubernetes.NewForConfig(ProtobufConfig(cfg.Host))
 	if err != nil {
 		return err
 	}
+	events, err := kubernetes.NewForConfig(ProtobufConfig(eventsConfig(cfg.Host)))
+	if err != nil {
+		return err
+	}
+	start := func(ctx context.Context, started func()) error {
+		return runControllers(ctx, cfg, kube, events.CoreV1(), started)
+	}
 	if !cfg.LeaderElection.LeaderElect {
-		return runControllers(ctx, cfg, kube)
+		return runAndRecord(ctx, start, cfg.Status)
 	}
 
 	host, err := os.Hostname()
@@ -84,44 +93,24 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	le := cfg.LeaderElection
-	identity := host + "_" + string(uuid.NewUUID())
-	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
-		kube.CoreV1(), kube.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	election, err := kubernetes.NewForConfig(ProtobufConfig(leaderElectionConfig(cfg.Host, le.RenewDeadline.Duration)))
 	if err != nil {
 		return err
 	}
-	logger := klog.FromContext(ctx).WithValues("lease", le.ResourceNamespace+"/"+le.ResourceName, "identity", identity)
-	// Losing the lease (a renewal that failed, as while kube-apiserver restarts) stops the
-	// controllers, not the process: this server also serves the API, so it campaigns again,
-	// where a built-in controller manager would exit and be restarted.
-	for ctx.Err() == nil {
-		term := newTerm()
-		leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-			Lock:            lock,
-			Name:            le.ResourceName,
-			LeaseDuration:   le.LeaseDuration.Duration,
-			RenewDeadline:   le.RenewDeadline.Duration,
-			RetryPeriod:     le.RetryPeriod.Duration,
-			ReleaseOnCancel: true,
-			Callbacks: leaderelection.LeaderCallbacks{
-				OnStartedLeading: func(ctx context.Context) {
-					defer term.end()
-					term.begin()
-					logger.Info("Leading: starting the controllers")
-					if err := runControllers(ctx, cfg, kube); err != nil {
-						logger.Error(err, "Controllers stopped")
-					}
-				},
-				OnStoppedLeading: func() { logger.Info("Not leading: the controllers are stopped") },
-			},
-		})
-		term.wait()
+	identity := host + "_" + string(uuid.NewUUID())
+	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
+		election.CoreV1(), election.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: identity})
+	if err != nil {
+		return err
 	}
+	(&elector{config: le, lock: lock, start: start, status: cfg.Status}).run(ctx)
 	return nil
 }
 
-// runControllers runs every kind's controller until ctx is done.
-func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) error {
+// runControllers runs every kind's controller until ctx is done, and calls started once they
+// are set up, before their workers start; an error before that is a failed start. Events
+// are recorded through events, apart from the controllers' writes through kube.
+func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, events typedcorev1.EventsGetter, started func()) error {
 	opClient, err := clientset.NewForConfig(ProtobufConfig(cfg.Loopback))
 	if err != nil {
 		return err
@@ -145,7 +134,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 		return err
 	}
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events("")})
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
 
@@ -220,14 +209,21 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface) 
 	if workers < 1 {
 		workers = 2
 	}
+	started()
 	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run, kubeconfigs.Run, virtualWorkspaces.Run}
+	// A controller that stops early stops the others, so that the term ends with nothing
+	// running rather than with some kinds unreconciled.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	errs := make(chan error, len(runs))
 	for _, run := range runs {
-		go func() { errs <- run(ctx, workers) }()
+		go func() { errs <- run(runCtx, workers) }()
 	}
 	var all []error
 	for range runs {
-		all = append(all, <-errs)
+		err := <-errs
+		stop()
+		all = append(all, err)
 	}
 	return errors.Join(all...)
 }

@@ -9,6 +9,7 @@ import "sync"
 type term struct {
 	mu      sync.Mutex
 	started bool
+	err     error
 	done    chan struct{}
 }
 
@@ -19,6 +20,20 @@ func (t *term) begin() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.started = true
+}
+
+// fail records that the controllers failed, which ends the term early.
+func (t *term) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.err = err
+}
+
+// failure is the error the controllers failed with, if they did.
+func (t *term) failure() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
 }
 
 // end marks them as stopped.
