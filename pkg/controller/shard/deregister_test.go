@@ -83,7 +83,9 @@ func TestDeletedShardNotInKcpIsLetGo(t *testing.T) {
 // not deleted, an Event says so, and the Shard goes.
 func TestDeletedShardLeavesAnotherShardsRegistration(t *testing.T) {
 	k := newKcpFixture(t, time.Hour)
-	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Shards["shard-1"] = "https://root-kcp.team-a.svc.cluster.local:6443" })
+	k.kcp.Set(func(kcp *controllertest.Kcp) {
+		kcp.Shards["shard-1"] = "https://root-kcp.team-a.svc.cluster.local:6443"
+	})
 	k.deleteShard(t, nil)
 
 	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
