@@ -136,17 +136,15 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 
 	// Pruning: a VirtualWorkspace that comes to name its own kubeconfig loses the generated
 	// identity, Certificate and key Secret, under these rules.
-	prune, identity := pruneAnIdentity(t, ops, ns), "operator.kcp.io/virtualworkspace=vw"
-	var before []string
+	prune := pruneAnIdentity(t, ops, ns)
 	require.Eventually(t, func() bool {
 		prune()
-		before = nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", identity, "-o", "name"))
-		return len(before) > 0 && virtualWorkspaceSwitched(t, ops, ns)
-	}, 3*time.Minute, time.Second, "the VirtualWorkspace is realized, then names its own kubeconfig")
+		return virtualWorkspaceSwitched(t, ops, ns)
+	}, 3*time.Minute, time.Second, "the VirtualWorkspace is realized with its generated identity, then names its own kubeconfig")
 	if !assert.Eventually(t, func() bool {
-		after := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", identity, "-o", "name"))
-		return len(after) < len(before)
-	}, 2*time.Minute, time.Second, "the generated identity is pruned: %v", before) {
+		_, err := stack.Kubectl(ctx, "get", "certificate", vwClientCertificate, "-n", ns)
+		return err != nil
+	}, 2*time.Minute, time.Second, "the generated identity %s is pruned", vwClientCertificate) {
 		t.Logf("the server's log:\n%s", tail(srv.Log()))
 	}
 	srv.Stop()
@@ -279,8 +277,8 @@ func pruneAnIdentity(t *testing.T, ops clientset.Interface, namespace string) fu
 					External: operatorv1alpha1.ExternalConfig{Hostname: "vw.example.com"}}}, metav1.CreateOptions{})
 			vwMade = err == nil || apierrors.IsAlreadyExists(err)
 		case !switched:
-			out, _ := stack.Kubectl(ctx, "get", "certificates", "-n", namespace, "-l", "operator.kcp.io/virtualworkspace=vw", "-o", "name")
-			if len(nonEmptyLines(out)) == 0 {
+			// The generated client identity is applied after the serving certificate.
+			if _, err := stack.Kubectl(ctx, "get", "certificate", vwClientCertificate, "-n", namespace); err != nil {
 				return
 			}
 			_, err := stack.Kube.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "vw-own-kubeconfig"},
@@ -298,6 +296,9 @@ func pruneAnIdentity(t *testing.T, ops clientset.Interface, namespace string) fu
 		}
 	}
 }
+
+// vwClientCertificate is the generated client identity of the VirtualWorkspace vw.
+const vwClientCertificate = "vw-virtual-workspace-client"
 
 // virtualWorkspaceSwitched says whether the VirtualWorkspace vw of namespace names its own
 // kubeconfig.
