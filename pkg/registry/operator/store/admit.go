@@ -55,18 +55,32 @@ func (p Permission) String() string {
 // the permission could not be checked, and why.
 func requirePermissions(ctx context.Context, authz authorizer.Authorizer, requester user.Info, namespace string,
 	need, had []Permission, qualifiedResource schema.GroupResource, name string) error {
+	type answer struct {
+		decision authorizer.Decision
+		reason   string
+		err      error
+	}
+	// Two fields may need one right (a FrontProxy's rootShard.ref and its auth both use the
+	// RootShard): the authorizer is asked once for it, and each field is named.
+	answers := map[[4]string]answer{}
 	var missing []string
 	for _, p := range need {
 		if heldBefore(p, had) {
 			continue
 		}
-		decision, reason, err := authorizer.DecisionDeny, "", error(nil)
-		if authz != nil {
-			decision, reason, err = authz.Authorize(ctx, authorizer.AttributesRecord{
-				User: requester, Verb: p.Verb, APIGroup: p.Group, Resource: p.Resource,
-				Namespace: namespace, Name: p.Name, ResourceRequest: true,
-			})
+		key := [4]string{p.Verb, p.Group, p.Resource, p.Name}
+		a, asked := answers[key]
+		if !asked {
+			a.decision = authorizer.DecisionDeny
+			if authz != nil {
+				a.decision, a.reason, a.err = authz.Authorize(ctx, authorizer.AttributesRecord{
+					User: requester, Verb: p.Verb, APIGroup: p.Group, Resource: p.Resource,
+					Namespace: namespace, Name: p.Name, ResourceRequest: true,
+				})
+			}
+			answers[key] = a
 		}
+		decision, reason, err := a.decision, a.reason, a.err
 		if decision == authorizer.DecisionAllow {
 			continue
 		}

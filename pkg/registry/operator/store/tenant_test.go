@@ -199,6 +199,7 @@ func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
 
 	err := check(fp("https://dex.example.com", 2), nil)
 	require.Error(t, err)
+	assert.Equal(t, []string{"use rootshards root"}, asked, "one right, asked once for both fields")
 	assert.Contains(t, err.Error(), `spec.rootShard.ref to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 	assert.Contains(t, err.Error(), `spec.auth to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 

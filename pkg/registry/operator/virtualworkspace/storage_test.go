@@ -185,7 +185,7 @@ func TestForbidden(t *testing.T) {
 			forbidden: []string{`spec.target.rootShardRef to RootShard/root without use on rootshards.operator.kcp.io "root" in namespace "team-a"`},
 		},
 		{
-			name: "a third-party server, nothing granted", obj: thirdParty(), asked: 6,
+			name: "a third-party server, nothing granted", obj: thirdParty(), asked: 4,
 			forbidden: []string{
 				`virtualworkspaces.operator.kcp.io "access" is forbidden: user "mallory" may not set`,
 				`spec.image.repository to ghcr.io/kcp-dev/contrib-access-virtual-workspace without create on deployments.apps in namespace "team-a"`,
@@ -195,9 +195,9 @@ func TestForbidden(t *testing.T) {
 				`spec.initContainers[0].kubeconfigSecretRef to Secret/access-vw-bootstrap-kubeconfig without get on secrets "access-vw-bootstrap-kubeconfig"`,
 			},
 		},
-		{name: "a third-party server, everything granted", obj: thirdParty(), allow: everything, asked: 6},
+		{name: "a third-party server, everything granted", obj: thirdParty(), allow: everything, asked: 4},
 		{
-			name: "only the bootstrap kubeconfig denied", obj: thirdParty(), allow: everything[:3], asked: 6,
+			name: "only the bootstrap kubeconfig denied", obj: thirdParty(), allow: everything[:3], asked: 4,
 			forbidden: []string{"spec.initContainers[0].kubeconfigSecretRef to Secret/access-vw-bootstrap-kubeconfig"},
 		},
 		{name: "unchanged on update", obj: thirdParty(), old: thirdParty()},
