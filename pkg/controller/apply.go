@@ -49,6 +49,10 @@ type Applied[AC any] struct {
 	Key func(AC) (namespace, name string)
 	// Annotate adds annotations to a desired object.
 	Annotate func(AC, map[string]string)
+	// Mark adds labels to a desired object's metadata (and to what a controller of the host
+	// writes from it, such as a Certificate's Secret), never to a selector or pod template:
+	// the owner's UID (ownerMark).
+	Mark func(AC, map[string]string)
 	// Get reads the existing object from a cache; a NotFound error means absent.
 	Get func(namespace, name string) (metav1.Object, error)
 	// Apply writes the object and returns it as written.
@@ -90,17 +94,28 @@ func (a Applied[AC]) drifted(existing metav1.Object) bool {
 // ApplyIfChanged applies desired unless the existing object was last applied with the same
 // hash; it reports whether it wrote.
 func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, error) {
+	ns, name := a.Key(desired)
+	var desiredLabels map[string]string
+	if a.Labels != nil {
+		if mark, ok := ownerMark(ctx, a.Labels(desired)); ok && a.Mark != nil {
+			a.Mark(desired, mark)
+		}
+		desiredLabels = a.Labels(desired)
+	}
 	hash, err := DesiredHash(desired)
 	if err != nil {
 		return false, err
 	}
-	ns, name := a.Key(desired)
 	existing, err := a.Get(ns, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, err
 	}
+	if err == nil && ownedByAnother(existing, desiredLabels) {
+		// Another object derives this name and wrote it first: it stays theirs.
+		return false, &NameConflictError{Kind: a.Kind, Namespace: ns, Name: name, Holder: holder(existing)}
+	}
 	if err != nil && a.Lookup != nil && a.Labels != nil {
-		if err := claim(ctx, a.Kind, ns, name, a.Labels(desired), a.Lookup); err != nil {
+		if err := claim(ctx, a.Kind, ns, name, desiredLabels, a.Lookup); err != nil {
 			return false, err
 		}
 		if a.Also != nil {

@@ -21,13 +21,14 @@ func (c *Host) newDisruptionBudgetApplier() Applied[*policyv1ac.PodDisruptionBud
 		Kind:   "PodDisruptionBudget",
 		Labels: func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration) map[string]string { return o.Labels },
 		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-			list, err := c.Kube.PolicyV1().PodDisruptionBudgets(ns).List(ctx, byName(name))
+			list, err := c.claimKube().PolicyV1().PodDisruptionBudgets(ns).List(ctx, byName(name))
 			return listed(name, list, err)
 		},
 		Key: func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration) (string, string) {
 			return *o.Namespace, *o.Name
 		},
 		Annotate: func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+		Mark:     func(o *policyv1ac.PodDisruptionBudgetApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 		Get: func(ns, name string) (metav1.Object, error) {
 			return c.DisruptionBudgets.PodDisruptionBudgets(ns).Get(name)
 		},
@@ -51,12 +52,16 @@ func (c *Host) ApplyDisruptionBudget(ctx context.Context, d *appsv1ac.Deployment
 		return c.DisruptionBudgetApplier.ApplyIfChanged(ctx, pdb)
 	}
 	ns, name := *d.Namespace, *d.Name
-	if _, err := c.DisruptionBudgets.PodDisruptionBudgets(ns).Get(name); apierrors.IsNotFound(err) {
+	existing, err := c.DisruptionBudgets.PodDisruptionBudgets(ns).Get(name)
+	if apierrors.IsNotFound(err) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	err := c.Kube.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if mark, ok := ownerMark(ctx, d.Labels); ok && ownedByAnother(existing, mark) {
+		return false, &NameConflictError{Kind: "PodDisruptionBudget", Namespace: ns, Name: name, Holder: holder(existing)}
+	}
+	err = c.Kube.PolicyV1().PodDisruptionBudgets(ns).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &existing.UID}})
 	observeWrite("PodDisruptionBudget", err)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("deleting PodDisruptionBudget %s/%s: %w", ns, name, err)

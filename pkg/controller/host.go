@@ -24,8 +24,12 @@ import (
 // Host is the host cluster as the controllers see it: its clients, the caches of what the
 // controllers own there, and an applier per object type that writes only what changed.
 type Host struct {
-	Kube         kubernetes.Interface
-	CertManager  cmclientset.Interface
+	Kube        kubernetes.Interface
+	CertManager cmclientset.Interface
+	// Claims, when set, are the clients of the reads before a first write (claim), with a
+	// rate limiter apart from the writes', so that they do not double the time a burst of
+	// new setups waits on the writes' limiter; unset, Kube and CertManager read.
+	Claims       *ClaimClients
 	Certificates cmlisters.CertificateLister
 	Issuers      cmlisters.IssuerLister
 	Secrets      corev1listers.SecretLister
@@ -114,11 +118,12 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		Kind:   "ConfigMap",
 		Labels: func(o *corev1ac.ConfigMapApplyConfiguration) map[string]string { return o.Labels },
 		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-			list, err := c.Kube.CoreV1().ConfigMaps(ns).List(ctx, byName(name))
+			list, err := c.claimKube().CoreV1().ConfigMaps(ns).List(ctx, byName(name))
 			return listed(name, list, err)
 		},
 		Key:      func(o *corev1ac.ConfigMapApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 		Annotate: func(o *corev1ac.ConfigMapApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+		Mark:     func(o *corev1ac.ConfigMapApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 		Get:      func(ns, name string) (metav1.Object, error) { return c.ConfigMaps.ConfigMaps(ns).Get(name) },
 		Apply: func(ctx context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
 			return applied(c.Kube.CoreV1().ConfigMaps(*o.Namespace).Apply(ctx, o, ApplyOptions))
@@ -133,11 +138,12 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Kind:   "Issuer",
 			Labels: func(o *cmapply.IssuerApplyConfiguration) map[string]string { return o.Labels },
 			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.CertManager.CertmanagerV1().Issuers(ns).List(ctx, byName(name))
+				list, err := c.claimCertManager().CertmanagerV1().Issuers(ns).List(ctx, byName(name))
 				return listed(name, list, err)
 			},
 			Key:      func(o *cmapply.IssuerApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.IssuerApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Mark:     func(o *cmapply.IssuerApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Issuers.Issuers(ns).Get(name) },
 			Apply: func(ctx context.Context, o *cmapply.IssuerApplyConfiguration) (metav1.Object, error) {
 				return applied(c.CertManager.CertmanagerV1().Issuers(*o.Namespace).Apply(ctx, o, ApplyOptions))
@@ -147,12 +153,19 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Kind:   "Certificate",
 			Labels: func(o *cmapply.CertificateApplyConfiguration) map[string]string { return o.Labels },
 			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.CertManager.CertmanagerV1().Certificates(ns).List(ctx, byName(name))
+				list, err := c.claimCertManager().CertmanagerV1().Certificates(ns).List(ctx, byName(name))
 				return listed(name, list, err)
 			},
 			Key:      func(o *cmapply.CertificateApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *cmapply.CertificateApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			Get:      func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
+			// cert-manager copies the secretTemplate onto the Secret it writes.
+			Mark: func(o *cmapply.CertificateApplyConfiguration, l map[string]string) {
+				o.WithLabels(l)
+				if o.Spec != nil && o.Spec.SecretTemplate != nil {
+					o.Spec.SecretTemplate.WithLabels(l)
+				}
+			},
+			Get: func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
 			Apply: func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) (metav1.Object, error) {
 				return applied(c.CertManager.CertmanagerV1().Certificates(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
@@ -161,10 +174,11 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Kind:   "Secret",
 			Labels: func(o *corev1ac.SecretApplyConfiguration) map[string]string { return o.Labels },
 			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				return gotten(c.Kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}))
+				return gotten(c.claimKube().CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}))
 			},
 			Key:      func(o *corev1ac.SecretApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.SecretApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Mark:     func(o *corev1ac.SecretApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Secrets.Secrets(ns).Get(name) },
 			Apply: func(ctx context.Context, o *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
 				return applied(c.Kube.CoreV1().Secrets(*o.Namespace).Apply(ctx, o, ApplyOptions))
@@ -174,11 +188,12 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Kind:   "Service",
 			Labels: func(o *corev1ac.ServiceApplyConfiguration) map[string]string { return o.Labels },
 			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.Kube.CoreV1().Services(ns).List(ctx, byName(name))
+				list, err := c.claimKube().CoreV1().Services(ns).List(ctx, byName(name))
 				return listed(name, list, err)
 			},
 			Key:      func(o *corev1ac.ServiceApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *corev1ac.ServiceApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Mark:     func(o *corev1ac.ServiceApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Services.Services(ns).Get(name) },
 			Apply: func(ctx context.Context, o *corev1ac.ServiceApplyConfiguration) (metav1.Object, error) {
 				return applied(c.Kube.CoreV1().Services(*o.Namespace).Apply(ctx, o, ApplyOptions))
@@ -188,16 +203,39 @@ func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applie
 			Kind:   "Deployment",
 			Labels: func(o *appsv1ac.DeploymentApplyConfiguration) map[string]string { return o.Labels },
 			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.Kube.AppsV1().Deployments(ns).List(ctx, byName(name))
+				list, err := c.claimKube().AppsV1().Deployments(ns).List(ctx, byName(name))
 				return listed(name, list, err)
 			},
 			Key:      func(o *appsv1ac.DeploymentApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 			Annotate: func(o *appsv1ac.DeploymentApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+			Mark:     func(o *appsv1ac.DeploymentApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 			Get:      func(ns, name string) (metav1.Object, error) { return c.Deployments.Deployments(ns).Get(name) },
 			Apply: func(ctx context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
 				return applied(c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions))
 			},
 		}
+}
+
+// ClaimClients are the clients of the reads before a first write.
+type ClaimClients struct {
+	Kube        kubernetes.Interface
+	CertManager cmclientset.Interface
+}
+
+// claimKube is the client of the reads before a first write of a Kubernetes object.
+func (c *Host) claimKube() kubernetes.Interface {
+	if c.Claims != nil {
+		return c.Claims.Kube
+	}
+	return c.Kube
+}
+
+// claimCertManager is the client of the reads before a first write of cert-manager's.
+func (c *Host) claimCertManager() cmclientset.Interface {
+	if c.Claims != nil {
+		return c.Claims.CertManager
+	}
+	return c.CertManager
 }
 
 // gotten is what a read returned, or its error alone.

@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -13,8 +15,8 @@ import (
 // Join resolves the copy ref names for the consumer owner of kind, and returns the RootShard
 // it joins with the local CAs to write (reference.Join). A *reference.Error says why the copy
 // cannot be used.
-func (h *Host) Join(kind, namespace, owner string, ref *corev1.LocalObjectReference, r reference.Reference) (*reference.Joined, error) {
-	resolved, err := h.ResolveReference(namespace, ref.Name, r)
+func (h *Host) Join(ctx context.Context, kind, namespace, owner string, ref *corev1.LocalObjectReference, r reference.Reference) (*reference.Joined, error) {
+	resolved, err := h.ResolveReference(ctx, namespace, ref.Name, r)
 	if err != nil {
 		return nil, err
 	}
@@ -25,11 +27,11 @@ func (h *Host) Join(kind, namespace, owner string, ref *corev1.LocalObjectRefere
 // CacheKubeconfig is the kubeconfig Secret a root shard or shard k writes toward its
 // CacheServer when it names a copy of the CacheServer's cache-client Secret, and nil when it
 // does not. A *reference.Error says why the copy cannot be used.
-func (h *Host) CacheKubeconfig(k kcp.Shard) (*corev1ac.SecretApplyConfiguration, error) {
+func (h *Host) CacheKubeconfig(ctx context.Context, k kcp.Shard) (*corev1ac.SecretApplyConfiguration, error) {
 	if k.CacheSecretRef == nil {
 		return nil, nil
 	}
-	r, err := h.ResolveReference(k.Namespace, k.CacheSecretRef.Name, reference.CacheClient)
+	r, err := h.ResolveReference(ctx, k.Namespace, k.CacheSecretRef.Name, reference.CacheClient)
 	if err != nil {
 		return nil, err
 	}

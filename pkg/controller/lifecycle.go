@@ -81,6 +81,7 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	if err != nil {
 		return err
 	}
+	ctx = WithOwner(ctx, Owner{Kind: l.Kind, Name: obj.GetName(), UID: obj.GetUID()})
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
@@ -211,8 +212,12 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	if released != nil {
 		return released
 	}
-	if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), OwnedSelector(l.Kind, obj.GetName())); err != nil {
-		return err
+	// What carries this object's UID, or no UID (written before the mark): never a
+	// leftover of another object of the same name, nor what another derived first.
+	for _, selector := range OwnedSelectors(l.Kind, obj.GetName(), obj.GetUID()) {
+		if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), selector); err != nil {
+			return err
+		}
 	}
 	// A managed etcd's data stays unless its owner says otherwise: a setup deleted by
 	// mistake loses no data.

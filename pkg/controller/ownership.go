@@ -46,14 +46,15 @@ func OwnedBy(existing metav1.Object, desired map[string]string) bool {
 	if have[pki.LabelManagedBy] != pki.ManagedBy {
 		return false
 	}
-	return maps.Equal(ownLabels(have), ownLabels(desired))
+	return maps.Equal(ownLabels(have), ownLabels(desired)) && !ownedByAnother(existing, desired)
 }
 
-// ownLabels are the labels of the server's own domain among labels.
+// ownLabels are the labels of the server's own domain among labels, but the owner's UID,
+// which ownedByAnother compares.
 func ownLabels(labels map[string]string) map[string]string {
 	own := map[string]string{}
 	for k, v := range labels {
-		if strings.HasPrefix(k, pki.AnnotationPrefix) {
+		if strings.HasPrefix(k, pki.AnnotationPrefix) && k != pki.LabelOwnerUID {
 			own[k] = v
 		}
 	}
@@ -68,6 +69,10 @@ func holder(existing metav1.Object) string {
 	}
 	var owners []string
 	for k, v := range have {
+		if k == pki.LabelOwnerUID {
+			owners = append(owners, "UID "+v)
+			continue
+		}
 		if kind, ok := strings.CutPrefix(k, pki.AnnotationPrefix); ok {
 			owners = append(owners, kind+" "+v)
 		}

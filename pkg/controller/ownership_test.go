@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -108,4 +110,109 @@ func TestOwnedBy(t *testing.T) {
 	assert.False(t, OwnedBy(obj(pki.Labels("rootshard", "web", "server")), pki.Labels("shard", "web", "server")))
 	assert.False(t, OwnedBy(obj(nil), bootstrap))
 	assert.False(t, OwnedBy(obj(pki.Labels("rootshard", "kcp-pki", "ca")), bootstrap), "the bootstrap PKI never takes a setup's object")
+}
+
+// TestTheOwnersUIDMarksWhatItWrites: in a reconcile of an owner, what carries the owner's
+// label is written with its UID; what another object of the same name wrote (a leftover of a
+// deleted one, or a Shard next to a RootShard of one name) is never written, whether the
+// cache holds it or not; an object from before the mark, with none, stays this owner's.
+func TestTheOwnersUIDMarksWhatItWrites(t *testing.T) {
+	labels := pki.Labels("frontproxy", "app", "front-proxy")
+	ctx := WithOwner(t.Context(), Owner{Kind: "frontproxy", Name: "app", UID: "uid-1"})
+	marked := func(uid string) map[string]string {
+		l := maps.Clone(labels)
+		l[pki.LabelOwnerUID] = uid
+		return l
+	}
+	desired := func(l map[string]string) *corev1ac.ConfigMapApplyConfiguration {
+		return corev1ac.ConfigMap("app-config", "team-a").WithLabels(l)
+	}
+	existing := func(l map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config", Namespace: "team-a", Labels: l}}
+	}
+
+	t.Run("the first write carries the UID", func(t *testing.T) {
+		applies := 0
+		a := configMapApplier(nil, &applies)
+		a.Mark = func(o *corev1ac.ConfigMapApplyConfiguration, l map[string]string) { o.WithLabels(l) }
+		d := desired(labels)
+		_, err := a.ApplyIfChanged(ctx, d)
+		require.NoError(t, err)
+		assert.Equal(t, "uid-1", d.Labels[pki.LabelOwnerUID])
+	})
+	t.Run("not another owners object, nor the shared bootstrap PKI", func(t *testing.T) {
+		applies := 0
+		a := configMapApplier(nil, &applies)
+		a.Mark = func(o *corev1ac.ConfigMapApplyConfiguration, l map[string]string) { o.WithLabels(l) }
+		for _, l := range []map[string]string{pki.Labels("rootshard", "app", "kcp"), {pki.LabelManagedBy: pki.ManagedBy}} {
+			d := desired(l)
+			_, err := a.ApplyIfChanged(ctx, d)
+			require.NoError(t, err)
+			assert.NotContains(t, d.Labels, pki.LabelOwnerUID)
+		}
+	})
+	for _, tc := range []struct {
+		name     string
+		host     map[string]string
+		conflict bool
+	}{
+		{name: "same UID", host: marked("uid-1")},
+		{name: "written before the mark", host: labels},
+		{name: "a deleted owner of the same name", host: marked("uid-0"), conflict: true},
+	} {
+		t.Run("first write "+tc.name, func(t *testing.T) {
+			applies := 0
+			_, err := configMapApplier(existing(tc.host), &applies).ApplyIfChanged(ctx, desired(marked("uid-1")))
+			if !tc.conflict {
+				require.NoError(t, err)
+				return
+			}
+			var conflict *NameConflictError
+			require.ErrorAs(t, err, &conflict)
+			assert.Contains(t, err.Error(), "UID uid-0")
+			assert.Zero(t, applies)
+		})
+		t.Run("cached "+tc.name, func(t *testing.T) {
+			applies := 0
+			a := configMapApplier(nil, &applies)
+			a.Get = func(string, string) (metav1.Object, error) { return existing(tc.host), nil }
+			_, err := a.ApplyIfChanged(ctx, desired(marked("uid-1")))
+			if !tc.conflict {
+				require.NoError(t, err)
+				assert.Equal(t, 1, applies)
+				return
+			}
+			var conflict *NameConflictError
+			require.ErrorAs(t, err, &conflict)
+			assert.Zero(t, applies, "never written")
+		})
+	}
+}
+
+// TestDeletionSelectsTheOwnersUID: deletion selects what carries the owner's UID, and what
+// carries none (written before the mark), never another UID.
+func TestDeletionSelectsTheOwnersUID(t *testing.T) {
+	selectors := OwnedSelectors("rootshard", "web", "uid-1")
+	require.Len(t, selectors, 2)
+	matches := func(l map[string]string) bool {
+		for _, s := range selectors {
+			sel, err := k8slabels.Parse(s)
+			require.NoError(t, err)
+			if sel.Matches(k8slabels.Set(l)) {
+				return true
+			}
+		}
+		return false
+	}
+	ours := pki.Labels("rootshard", "web", "server")
+	withUID := func(uid string) map[string]string {
+		l := maps.Clone(ours)
+		l[pki.LabelOwnerUID] = uid
+		return l
+	}
+	assert.True(t, matches(withUID("uid-1")))
+	assert.True(t, matches(ours), "written before the mark")
+	assert.False(t, matches(withUID("uid-0")), "a leftover of a deleted RootShard web")
+	assert.False(t, matches(pki.Labels("shard", "web", "server")))
+	assert.False(t, matches(map[string]string{"team": "b"}))
 }

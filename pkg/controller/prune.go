@@ -24,8 +24,13 @@ func (h *Host) PruneOwned(ctx context.Context, namespace, kind, name string, kee
 	if err != nil {
 		return 0, err
 	}
+	owner, marked := OwnerFrom(ctx)
+	// theirs: what carries another object's UID, although its labels name this one.
+	theirs := func(o metav1.Object) bool {
+		return marked && owner.Kind == kind && owner.Name == name && !markedFor(o, owner.UID)
+	}
 	for _, cert := range certs {
-		if slices.Contains(keep, cert.Name) {
+		if slices.Contains(keep, cert.Name) || theirs(cert) {
 			continue
 		}
 		err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, cert.Name, metav1.DeleteOptions{})
@@ -40,7 +45,7 @@ func (h *Host) PruneOwned(ctx context.Context, namespace, kind, name string, kee
 	}
 	for _, secret := range secrets {
 		// cert-manager's own key Secret of an issuance in flight is its to remove.
-		if slices.Contains(keep, secret.Name) || secret.Labels["cert-manager.io/next-private-key"] != "" {
+		if slices.Contains(keep, secret.Name) || secret.Labels["cert-manager.io/next-private-key"] != "" || theirs(secret) {
 			continue
 		}
 		err := h.Kube.CoreV1().Secrets(namespace).Delete(ctx, secret.Name, metav1.DeleteOptions{})

@@ -24,10 +24,10 @@ func ReferenceSecretSelector(o *metav1.ListOptions) { o.LabelSelector = referenc
 // ReasonReferenceSecretNotLabelled, ReasonReferenceSecretInvalid) and Message go to
 // ReferenceValid as they are: the message names the Secret and the key, never their content.
 // Any other error is the cache's, to retry.
-func (h *Host) ResolveReference(namespace, name string, r reference.Reference) (*reference.Resolved, error) {
+func (h *Host) ResolveReference(ctx context.Context, namespace, name string, r reference.Reference) (*reference.Resolved, error) {
 	s, err := h.ReferenceSecrets.Secrets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		if h.unlabelledSecret(namespace, name) {
+		if h.unlabelledSecret(ctx, namespace, name) {
 			return nil, reference.NotLabelled(namespace, name, r)
 		}
 		return nil, reference.NotFound(namespace, name)
@@ -49,7 +49,7 @@ const unlabelledGetTimeout = 10 * time.Second
 // consumer back, and an error is no answer: both leave the reason at not found. The label
 // added, the copy enters the cache of copies, whose event heals the consumer
 // (Watches.Referencing).
-func (h *Host) unlabelledSecret(namespace, name string) bool {
+func (h *Host) unlabelledSecret(ctx context.Context, namespace, name string) bool {
 	var labels map[string]string
 	if h.SecretMetadata != nil && h.SecretMetadata.HasSynced() {
 		obj, exists, err := h.SecretMetadata.GetIndexer().GetByKey(namespace + "/" + name)
@@ -65,7 +65,7 @@ func (h *Host) unlabelledSecret(namespace, name string) bool {
 		if h.Kube == nil {
 			return false
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), unlabelledGetTimeout)
+		ctx, cancel := context.WithTimeout(ctx, unlabelledGetTimeout)
 		defer cancel()
 		s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {

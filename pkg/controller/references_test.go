@@ -99,7 +99,7 @@ func TestResolveReferenceTellsAnUnlabelledCopyFromNone(t *testing.T) {
 			if tc.unsynced {
 				h.SecretMetadata = cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 			}
-			_, err := h.ResolveReference("team-a", "root-shard-join", reference.ShardJoin)
+			_, err := h.ResolveReference(t.Context(), "team-a", "root-shard-join", reference.ShardJoin)
 			p, ok := ReferenceProblem(err)
 			require.True(t, ok, "a *reference.Error: %v", err)
 			assert.Equal(t, tc.wantReason, p.Reason)
@@ -128,7 +128,7 @@ func TestResolveReferenceAsksNothingOfALabelledCopy(t *testing.T) {
 		Labels: map[string]string{reference.Label: string(reference.ShardJoin)}}, Type: reference.ShardJoin.Type()}))
 	kube := kubefake.NewSimpleClientset()
 	h := &Host{Kube: kube, ReferenceSecrets: corev1listers.NewSecretLister(copies)}
-	_, err := h.ResolveReference("team-a", "root-shard-join", reference.ShardJoin)
+	_, err := h.ResolveReference(t.Context(), "team-a", "root-shard-join", reference.ShardJoin)
 	p, ok := ReferenceProblem(err)
 	require.True(t, ok)
 	assert.Equal(t, reference.ReasonSecretInvalid, p.Reason, "the copy is read (it has no keys)")

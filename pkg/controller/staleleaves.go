@@ -52,6 +52,9 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		if err != nil {
 			continue
 		}
+		if mark, ok := ownerMark(ctx, c.Labels); ok && ownedByAnother(leaf, mark) {
+			continue // another object's, which derives the same name
+		}
 		ca, err := h.Secrets.Secrets(ns).Get(caSecret)
 		if err != nil {
 			continue

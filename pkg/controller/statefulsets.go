@@ -20,11 +20,12 @@ func (c *Host) WithStatefulSets(lister appsv1listers.StatefulSetLister) *Host {
 		Kind:   "StatefulSet",
 		Labels: func(o *appsv1ac.StatefulSetApplyConfiguration) map[string]string { return o.Labels },
 		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-			list, err := c.Kube.AppsV1().StatefulSets(ns).List(ctx, byName(name))
+			list, err := c.claimKube().AppsV1().StatefulSets(ns).List(ctx, byName(name))
 			return listed(name, list, err)
 		},
 		Key:      func(o *appsv1ac.StatefulSetApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
 		Annotate: func(o *appsv1ac.StatefulSetApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
+		Mark:     func(o *appsv1ac.StatefulSetApplyConfiguration, l map[string]string) { o.WithLabels(l) },
 		Get:      func(ns, name string) (metav1.Object, error) { return c.StatefulSets.StatefulSets(ns).Get(name) },
 		Apply: func(ctx context.Context, o *appsv1ac.StatefulSetApplyConfiguration) (metav1.Object, error) {
 			return applied(c.Kube.AppsV1().StatefulSets(*o.Namespace).Apply(ctx, o, ApplyOptions))

@@ -14,6 +14,13 @@ const (
 // operator.kcp.io/rootshard.
 func OwnerLabel(kind string) string { return AnnotationPrefix + kind }
 
+// LabelOwnerUID carries the UID of the object that owns a host object, next to the owner's
+// kind and name in OwnerLabel: a leftover of a deleted owner of the same name, or an object
+// another setup derives under the same name, is never taken for this owner's. It is on the
+// objects' metadata only, never in a selector or a pod template, so that adding it changes
+// no immutable field and rolls no pod.
+const LabelOwnerUID = AnnotationPrefix + "owner-uid"
+
 // AnnotationPrefix is the prefix of the server's own labels and annotations.
 const AnnotationPrefix = "operator.kcp.io/"
 

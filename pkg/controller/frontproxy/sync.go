@@ -84,7 +84,7 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 // CAs; /services/ goes to that root shard. Until the copy is there and well-formed,
 // ReferenceValid says why, and nothing is realized or removed.
 func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
-	joined, err := c.host.Join(frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	joined, err := c.host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
 	if err != nil {
 		return c.lifecycle().ReferenceInvalid(fp, status, err)
 	}

@@ -1,6 +1,8 @@
 package kubeconfig
 
 import (
+	"context"
+
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -42,7 +44,7 @@ type resolved struct {
 }
 
 // resolve looks up what a Kubeconfig points at, and the RootShard that signs for it.
-func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) {
+func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfig) (resolved, error) {
 	ns := kc.Namespace
 	kind, name := kubeconfig.TargetRef(kc)
 	var (
@@ -59,7 +61,7 @@ func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) 
 	case kubeconfig.RootShardTarget:
 		rs = name
 	case kubeconfig.RootShardSecretTarget:
-		return c.resolveSecret(kc, name)
+		return c.resolveSecret(ctx, kc, name)
 	case kubeconfig.ShardTarget:
 		s, err = c.shards.Shards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
@@ -97,8 +99,8 @@ func (c *Controller) resolve(kc *operatorv1alpha1.Kubeconfig) (resolved, error) 
 // resolveSecret resolves the target of a Kubeconfig whose rootShardSecretRef names the
 // reference Secret name: the RootShard joined from it. A Secret missing or invalid is a
 // reason to wait, whose message names the key at fault and never its content.
-func (c *Controller) resolveSecret(kc *operatorv1alpha1.Kubeconfig, name string) (resolved, error) {
-	r, err := c.host.ResolveReference(kc.Namespace, name, reference.KubeconfigIssuer)
+func (c *Controller) resolveSecret(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, name string) (resolved, error) {
+	r, err := c.host.ResolveReference(ctx, kc.Namespace, name, reference.KubeconfigIssuer)
 	if problem, ok := controller.ReferenceProblem(err); ok {
 		return resolved{reason: problem.Reason, message: problem.Message}, nil
 	}

@@ -73,7 +73,7 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconf
 func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) (inKcp, err error) {
 	kind, name := kubeconfig.TargetRef(kc)
 	status.TargetName = kind + "/" + name
-	r, err := c.resolve(kc)
+	r, err := c.resolve(ctx, kc)
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +216,10 @@ func (c *Controller) deleteStaleSecrets(ctx context.Context, k kubeconfig.Kubeco
 	}
 	deleted := 0
 	for _, s := range owned {
-		if s.Name == k.SecretName() {
+		if s.Name == k.SecretName() || s.Labels[pki.LabelOwnerUID] != "" && s.Labels[pki.LabelOwnerUID] != string(k.UID) {
 			continue
 		}
-		err := c.host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{})
+		err := c.host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return deleted, fmt.Errorf("deleting the former kubeconfig Secret %s/%s: %w", k.Namespace, s.Name, err)
 		}

@@ -23,6 +23,8 @@ const (
 	LeaderElectionUserAgent = "leader-election"
 	// EventsUserAgent is the suffix of the Event recorder's client's user agent.
 	EventsUserAgent = "events"
+	// ClaimsUserAgent is the suffix of the user agent of the reads before a first write.
+	ClaimsUserAgent = "claims"
 	// leaderElectionQPS and leaderElectionBurst bound the leader election client, which
 	// sends one GET and one UPDATE per retry period (client-go's defaults).
 	leaderElectionQPS   = 5

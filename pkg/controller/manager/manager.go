@@ -151,6 +151,18 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		kubeInformers.Core().V1().ConfigMaps().Lister()).
 		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
 		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
+	// The reads before a first write go through clients with a rate limiter of their own:
+	// they are not writes, and would otherwise double a new setup's wait on the writes'.
+	claimsConfig := ownClientConfig(cfg.Host, ClaimsUserAgent)
+	claimKube, err := kubernetes.NewForConfig(ProtobufConfig(claimsConfig))
+	if err != nil {
+		return err
+	}
+	claimCertManager, err := cmclientset.NewForConfig(JSONConfig(claimsConfig))
+	if err != nil {
+		return err
+	}
+	host.Claims = &controller.ClaimClients{Kube: claimKube, CertManager: claimCertManager}
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
 	if err := host.SecretMetadata.SetTransform(controller.SecretMetadataTransform); err != nil {
 		return fmt.Errorf("the Secret metadata cache: %w", err)

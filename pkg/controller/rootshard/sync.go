@@ -65,7 +65,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	l := c.lifecycle()
 	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
 	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
-	cache, cacheErr := c.host.CacheKubeconfig(rootshard.Shard(rs))
+	cache, cacheErr := c.host.CacheKubeconfig(ctx, rootshard.Shard(rs))
 	var refErr *reference.Error
 	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
 		return cacheErr

@@ -80,7 +80,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 // is not observed.
 func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	l := c.lifecycle()
-	joined, err := c.host.Join(shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
+	joined, err := c.host.Join(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
 	if err != nil {
 		return l.ReferenceInvalid(s, status, err)
 	}
@@ -100,7 +100,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Shard, bool, error) {
 	l := c.lifecycle()
 	k := shard.Shard(s, rs)
-	cache, err := c.host.CacheKubeconfig(k)
+	cache, err := c.host.CacheKubeconfig(ctx, k)
 	if err != nil {
 		return k, false, l.ReferenceInvalid(s, status, err)
 	}
