@@ -81,13 +81,17 @@ var CAKeyUsages = []cmv1.KeyUsage{cmv1.UsageCertSign, cmv1.UsageCRLSign, cmv1.Us
 
 // Lifetimes, unless a certificate template says otherwise.
 var (
-	CADuration        = metav1.Duration{Duration: 10 * 365 * 24 * time.Hour}
-	CARenewBefore     = metav1.Duration{Duration: 30 * 24 * time.Hour}
-	LeafDuration      = metav1.Duration{Duration: 365 * 24 * time.Hour}
-	LeafRenewBefore   = metav1.Duration{Duration: 7 * 24 * time.Hour}
-	DefaultAlgorithm  = cmv1.ECDSAKeyAlgorithm
-	DefaultKeySize    = 256
-	DefaultRotation   = cmv1.RotationPolicyAlways
+	CADuration       = metav1.Duration{Duration: 10 * 365 * 24 * time.Hour}
+	CARenewBefore    = metav1.Duration{Duration: 30 * 24 * time.Hour}
+	LeafDuration     = metav1.Duration{Duration: 365 * 24 * time.Hour}
+	LeafRenewBefore  = metav1.Duration{Duration: 7 * 24 * time.Hour}
+	DefaultAlgorithm = cmv1.ECDSAKeyAlgorithm
+	DefaultKeySize   = 256
+	DefaultRotation  = cmv1.RotationPolicyAlways
+	// CARotation keeps a CA's key when cert-manager renews it: the renewed CA has the same
+	// subject and key, so every chain it signed, and every bundle that trusts it, stays
+	// valid. Only a rotation (a new CA next to the old one) changes a CA's key.
+	CARotation        = cmv1.RotationPolicyNever
 	DefaultKeyEncoded = cmv1.PKCS8
 )
 

@@ -60,9 +60,9 @@ func Leaf(namespace string, leaf pki.Leaf, labels map[string]string, tmpl *opera
 // issuerRef replaces spec's issuer, and then its dnsNames and ipAddresses, when it has any,
 // replace the generated subject alternative names.
 func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
-	duration, renewBefore := pki.LeafDuration, &pki.LeafRenewBefore
+	duration, renewBefore, rotation := pki.LeafDuration, &pki.LeafRenewBefore, pki.DefaultRotation
 	if spec.IsCA {
-		duration, renewBefore = pki.CADuration, &pki.CARenewBefore
+		duration, renewBefore, rotation = pki.CADuration, &pki.CARenewBefore, pki.CARotation
 	}
 	labels := maps.Clone(spec.Labels)
 	secretLabels := maps.Clone(spec.Labels)
@@ -72,7 +72,7 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	ipAddresses := slices.Clone(spec.IPAddresses)
 	key := cmapply.CertificatePrivateKey().
 		WithAlgorithm(pki.DefaultAlgorithm).WithSize(pki.DefaultKeySize).
-		WithEncoding(pki.DefaultKeyEncoded).WithRotationPolicy(pki.DefaultRotation)
+		WithEncoding(pki.DefaultKeyEncoded).WithRotationPolicy(rotation)
 	subject := cmapply.X509Subject()
 	if len(spec.Organization) > 0 {
 		subject.WithOrganizations(spec.Organization...)
