@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/x509"
 	"testing"
 	"time"
 
@@ -50,4 +51,72 @@ func TestLeavesFollowARotatedCA(t *testing.T) {
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
 	waitFor(t, ns, "rootshard/root", "Available")
 	waitFor(t, ns, "shard/shard-1", "CertificatesReady")
+}
+
+// renewCertificate asks cert-manager to renew the Certificate name now, as `cmctl renew`
+// does: an Issuing condition on its status.
+func renewCertificate(t *testing.T, ns, name string) {
+	t.Helper()
+	kubectl(t, "patch", "certificate", name, "-n", ns, "--subresource=status", "--type=json", "-p",
+		`[{"op":"add","path":"/status/conditions/-","value":{"type":"Issuing","status":"True","reason":"ManuallyTriggered","message":"renewed by the test"}}]`)
+}
+
+// certPool is a pool of every certificate of PEM data.
+func certPool(t *testing.T, data []byte) *x509.CertPool {
+	t.Helper()
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(data))
+	return pool
+}
+
+// TestARenewedCABreaksNoChain: cert-manager renews a RootShard's CAs (forced, as `cmctl
+// renew` does). Each keeps its key and subject, so the serving certificate verifies with the
+// bundle clients held before the renewal and with the one written after, and a credential
+// minted before the renewal still chains to the client CAs.
+func TestARenewedCABreaksNoChain(t *testing.T) {
+	ns := namespace(t, "renewal")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	before := rootShardPKI(t, ns, "root")
+	var minted kubeconfigResponse
+	var stderr string
+	var err error
+	require.Eventually(t, func() bool {
+		minted, stderr, err = mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+		return err == nil
+	}, time.Minute, time.Second, "mint: %s", stderr)
+	credential, _ := clientCertOf(t, []byte(minted.Status.Kubeconfig))
+
+	cas := []string{"root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca"}
+	keys, certs := map[string][]byte{}, map[string]*x509.Certificate{}
+	for _, ca := range cas {
+		keys[ca] = readSecret(t, stack, ns, ca, "tls.key")
+		certs[ca] = secretCert(t, ns, ca)
+		renewCertificate(t, ns, ca)
+	}
+	for _, ca := range cas {
+		require.Eventually(t, func() bool {
+			c := certsIn(readSecret(t, stack, ns, ca, "tls.crt"))
+			return len(c) > 0 && c[0].SerialNumber.Cmp(certs[ca].SerialNumber) != 0
+		}, 2*time.Minute, time.Second, "cert-manager renews %s", ca)
+		renewed := secretCert(t, ns, ca)
+		assert.Equal(t, keys[ca], readSecret(t, stack, ns, ca, "tls.key"), "%s keeps its key", ca)
+		assert.Equal(t, certs[ca].RawSubject, renewed.RawSubject, "%s keeps its subject", ca)
+		assert.Equal(t, certs[ca].SubjectKeyId, renewed.SubjectKeyId, "%s keeps its key identifier", ca)
+	}
+
+	after := rootShardPKI(t, ns, "root")
+	oldClients := before
+	oldClients.ServingCert = after.ServingCert
+	assert.NoError(t, oldClients.VerifyServing(), "a client holding the bundle of before the renewal trusts the shard")
+	renewedServerCA := secretCert(t, ns, "root-server-ca")
+	serving := certsIn(after.ServingCert)[0]
+	roots := certPool(t, readSecret(t, stack, ns, "root-ca", "tls.crt"))
+	inters := x509.NewCertPool()
+	inters.AddCert(renewedServerCA)
+	_, err = serving.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inters, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	assert.NoError(t, err, "the serving certificate chains to the renewed CAs")
+	_, err = credential.Verify(x509.VerifyOptions{Roots: certPool(t, after.ClientCA), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.NoError(t, err, "the credential minted before the renewal chains to the client CAs after it")
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
 }
