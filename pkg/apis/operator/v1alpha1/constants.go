@@ -88,3 +88,12 @@ const (
 	// Unknown, and what it would clean up in kcp is left there.
 	ReasonNoKcpDialer = "NoKcpDialer"
 )
+
+// AnnotationAdopt, set to AdoptKcpOperator on a setup, has the server take over what
+// kcp-operator made for an object of the same kind and name in the namespace: its Issuers,
+// Certificates and their Secrets (so the CAs keep their keys), Deployments, Services and
+// ConfigMaps. Without it, such an object is a NameConflict and is never touched.
+const AnnotationAdopt = "operator.kcp.io/adopt"
+
+// AdoptKcpOperator is the one value of AnnotationAdopt.
+const AdoptKcpOperator = "kcp-operator"

@@ -123,9 +123,6 @@ type admitter struct {
 
 // newAdmitter returns the admitter of kind, which asks authz.
 func newAdmitter[T Object, Spec, Status any](kind *Kind[T, Spec, Status], authz authorizer.Authorizer) admitter {
-	if kind.Admit == nil && kind.Permissions == nil {
-		return admitter{}
-	}
 	return admitter{check: func(ctx context.Context, obj, old runtime.Object) error {
 		requester, ok := genericapirequest.UserFrom(ctx)
 		if !ok {
@@ -149,14 +146,18 @@ func newAdmitter[T Object, Spec, Status any](kind *Kind[T, Spec, Status], authz 
 				return err
 			}
 		}
-		if kind.Permissions == nil {
-			return nil
+		permissions := func(o T) []Permission {
+			perms := AdoptPermissions(o)
+			if kind.Permissions != nil {
+				perms = append(kind.Permissions(o), perms...)
+			}
+			return perms
 		}
 		var had []Permission
 		if old != nil {
-			had = kind.Permissions(prev)
+			had = permissions(prev)
 		}
-		return requirePermissions(ctx, authz, requester, o.GetNamespace(), kind.Permissions(o), had, kind.Resource, o.GetName())
+		return requirePermissions(ctx, authz, requester, o.GetNamespace(), permissions(o), had, kind.Resource, o.GetName())
 	}}
 }
 

@@ -194,8 +194,45 @@ func TestAdmitRunsAdmissionFirst(t *testing.T) {
 	assert.Empty(t, g.asked, "nothing is asked once admission refused")
 }
 
-func TestKindWithoutChecksIsNotWrapped(t *testing.T) {
-	a := newAdmitter(testKind(), nil)
-	assert.Nil(t, a.create(nil))
-	assert.Nil(t, a.update(nil))
+// TestAdoptingNeedsTheRightsItUses: the adopt annotation has the server rewrite and delete
+// what kcp-operator made in the namespace, so it is held, on every kind (even one without
+// permissions of its own), to delete on each type it takes over; an update that keeps it
+// asks nothing again; an unknown value is refused.
+func TestAdoptingNeedsTheRightsItUses(t *testing.T) {
+	adopting := func(value string) *operator.CacheServer {
+		cs := cacheServer(1, "")
+		cs.Annotations = map[string]string{"operator.kcp.io/adopt": value}
+		return cs
+	}
+	all := []string{"delete deployments.apps ", "delete services. ", "delete configmaps. ", "delete secrets. ",
+		"delete certificates.cert-manager.io ", "delete issuers.cert-manager.io "}
+	ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "mallory"})
+	for _, missing := range all {
+		g := &grants{allow: map[string]bool{}}
+		for _, p := range all {
+			g.allow[p] = p != missing
+		}
+		a := newAdmitter(testKind(), authorizer.AuthorizerFunc(g.Authorize))
+		err := a.create(nil)(ctx, adopting("kcp-operator"))
+		require.Error(t, err, "without %s", missing)
+		assert.True(t, apierrors.IsForbidden(err))
+		assert.Contains(t, err.Error(), `metadata.annotations[operator.kcp.io/adopt] to kcp-operator without delete on`)
+	}
+	g := &grants{allow: map[string]bool{}}
+	for _, p := range all {
+		g.allow[p] = true
+	}
+	a := newAdmitter(testKind(), authorizer.AuthorizerFunc(g.Authorize))
+	require.NoError(t, a.create(nil)(ctx, adopting("kcp-operator")))
+	g.allow = map[string]bool{}
+	g.asked = nil
+	require.NoError(t, a.update(nil)(ctx, adopting("kcp-operator"), adopting("kcp-operator")), "held from the stored object")
+	assert.Empty(t, g.asked)
+	require.NoError(t, a.create(nil)(ctx, cacheServer(1, "")), "no annotation, nothing asked")
+	assert.Empty(t, g.asked)
+
+	assert.Empty(t, ValidateAdopt(adopting("kcp-operator")))
+	errs := ValidateAdopt(adopting("yes"))
+	require.Len(t, errs, 1)
+	assert.Equal(t, `metadata.annotations[operator.kcp.io/adopt]: Unsupported value: "yes": supported values: "kcp-operator"`, errs[0].Error())
 }

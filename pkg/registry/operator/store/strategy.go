@@ -59,12 +59,12 @@ func (s strategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old 
 }
 
 func (s strategy[T, Spec, Status]) Validate(_ context.Context, obj runtime.Object) field.ErrorList {
-	return append(s.kind.Validate(obj.(T)), s.validateLimits(obj.(T), nil)...)
+	return append(append(s.kind.Validate(obj.(T)), s.validateLimits(obj.(T), nil)...), ValidateAdopt(obj.(T))...)
 }
 
 func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	prev := old.(T)
-	return append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...)
+	return append(append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...), ValidateAdopt(obj.(T))...)
 }
 
 // validateLimits holds spec.replicas to the server's --max-replicas. An update is held to it
