@@ -66,6 +66,13 @@ type Applied[AC any] struct {
 	// Also, when set, claims more names for the first write, such as a Certificate's
 	// Secret, which cert-manager writes.
 	Also func(ctx context.Context, desired AC) error
+	// Adopt, when set, readies what kcp-operator made under desired's name for the apply
+	// that takes it over (adoptable), such as a Deployment whose selector, which cannot
+	// change, is not ours.
+	Adopt func(ctx context.Context, existing metav1.Object, desired AC) error
+	// Prepare, when set, completes a desired object from what exists, before it is hashed:
+	// a CA Certificate keeps the key of the CA it renews.
+	Prepare func(ctx context.Context, desired AC)
 
 	// generations are the generations the last applies left objects at, by namespace/name;
 	// nil keeps none.
@@ -102,21 +109,27 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 		}
 		desiredLabels = a.Labels(desired)
 	}
-	hash, err := DesiredHash(desired)
-	if err != nil {
-		return false, err
+	if a.Prepare != nil {
+		a.Prepare(ctx, desired)
 	}
 	existing, err := a.Get(ns, name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, err
 	}
-	if err == nil && ownedByAnother(existing, desiredLabels) {
+	cached := err == nil
+	if cached && ownedByAnother(existing, desiredLabels) {
 		// Another object derives this name and wrote it first: it stays theirs.
 		return false, &NameConflictError{Kind: a.Kind, Namespace: ns, Name: name, Holder: holder(existing)}
 	}
-	if err != nil && a.Lookup != nil && a.Labels != nil {
-		if err := claim(ctx, a.Kind, ns, name, desiredLabels, a.Lookup); err != nil {
+	if !cached && a.Lookup != nil && a.Labels != nil {
+		adopted, err := claim(ctx, a.Kind, ns, name, desiredLabels, a.Lookup)
+		if err != nil {
 			return false, err
+		}
+		if adopted != nil && a.Adopt != nil {
+			if err := a.Adopt(ctx, adopted, desired); err != nil {
+				return false, fmt.Errorf("taking over %s %s/%s from kcp-operator: %w", a.Kind, ns, name, err)
+			}
 		}
 		if a.Also != nil {
 			if err := a.Also(ctx, desired); err != nil {
@@ -124,8 +137,13 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 			}
 		}
 	}
-	drifted := err == nil && a.drifted(existing)
-	if err == nil && UpToDate(existing, hash) && !drifted {
+	// The hash of what is applied, after the claims, which may complete desired.
+	hash, err := DesiredHash(desired)
+	if err != nil {
+		return false, err
+	}
+	drifted := cached && a.drifted(existing)
+	if cached && UpToDate(existing, hash) && !drifted {
 		return false, nil
 	}
 	a.Annotate(desired, map[string]string{DesiredHashAnnotation: hash})

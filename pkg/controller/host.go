@@ -2,11 +2,16 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -111,7 +116,47 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		if t := o.Spec.SecretTemplate; t != nil {
 			labels = t.Labels
 		}
-		return claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
+		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
+		if s, ok := adopted.(*corev1.Secret); ok {
+			// A CA taken over from kcp-operator keeps its key, whatever its algorithm.
+			keepKey(o, s.Data[corev1.TLSCertKey])
+		}
+		return err
+	}
+	c.CertificateApplier.Prepare = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) {
+		if o.Spec == nil || o.Spec.SecretName == nil || o.Spec.IsCA == nil || !*o.Spec.IsCA {
+			return
+		}
+		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil {
+			keepKey(o, s.Data[corev1.TLSCertKey])
+		}
+	}
+	// A Deployment's selector cannot change: kcp-operator's is replaced, and its pods roll.
+	c.DeploymentApplier.Adopt = func(ctx context.Context, existing metav1.Object, _ *appsv1ac.DeploymentApplyConfiguration) error {
+		uid, background := existing.GetUID(), metav1.DeletePropagationBackground
+		err := c.Kube.AppsV1().Deployments(existing.GetNamespace()).Delete(ctx, existing.GetName(),
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	// A Service keeps its address: its selector becomes ours before the apply, which would
+	// otherwise keep kcp-operator's keys next to ours and select no pod.
+	c.ServiceApplier.Adopt = func(ctx context.Context, existing metav1.Object, o *corev1ac.ServiceApplyConfiguration) error {
+		if o.Spec == nil {
+			return nil
+		}
+		patch, err := json.Marshal([]map[string]any{
+			{"op": "test", "path": "/metadata/uid", "value": existing.GetUID()},
+			{"op": "replace", "path": "/spec/selector", "value": o.Spec.Selector},
+		})
+		if err != nil {
+			return err
+		}
+		_, err = c.Kube.CoreV1().Services(existing.GetNamespace()).Patch(ctx, existing.GetName(), types.JSONPatchType, patch,
+			metav1.PatchOptions{FieldManager: FieldManager})
+		return err
 	}
 	c.DeploymentApplier = c.DeploymentApplier.WithDriftDetection()
 	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
@@ -236,6 +281,26 @@ func (c *Host) claimCertManager() cmclientset.Interface {
 		return c.Claims.CertManager
 	}
 	return c.CertManager
+}
+
+// keepKey has a CA Certificate that keeps its key on renewal (rotationPolicy Never) ask for
+// the algorithm and size of the key its Secret's certificate holds: cert-manager renews such
+// a CA only with a key that matches the spec, and never makes another. A CA's key changes
+// by rotation alone.
+func keepKey(o *cmapply.CertificateApplyConfiguration, certPEM []byte) {
+	pk := o.Spec.PrivateKey
+	if pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever {
+		return
+	}
+	algorithm, size, ok := keyOf(certPEM)
+	if !ok {
+		return
+	}
+	pk.WithAlgorithm(algorithm)
+	pk.Size = nil
+	if size > 0 {
+		pk.WithSize(size)
+	}
 }
 
 // gotten is what a read returned, or its error alone.

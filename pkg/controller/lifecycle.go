@@ -7,6 +7,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -81,7 +82,8 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	if err != nil {
 		return err
 	}
-	ctx = WithOwner(ctx, Owner{Kind: l.Kind, Name: obj.GetName(), UID: obj.GetUID()})
+	adopt := obj.GetAnnotations()[operatorv1alpha1.AnnotationAdopt] == operatorv1alpha1.AdoptKcpOperator
+	ctx = WithOwner(ctx, Owner{Kind: l.Kind, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
@@ -100,8 +102,14 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 		return err
 	}
 	l.markSynced(obj, status)
-	_, err = l.writeStatus(ctx, obj, next)
-	return err
+	if _, err := l.writeStatus(ctx, obj, next); err != nil {
+		return err
+	}
+	if adopt && meta.IsStatusConditionTrue(*l.Common(status).Conditions, operatorv1alpha1.ConditionAvailable) {
+		// Everything is realized: what kcp-operator made that nothing took over goes.
+		return l.Host.RemoveKcpOperatorLeftovers(ctx, obj.GetNamespace(), l.Kind, obj.GetName(), l.Recorder, obj)
+	}
+	return nil
 }
 
 // writeStatus writes next's status when it differs from obj's, and returns the object as it

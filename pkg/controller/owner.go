@@ -17,6 +17,9 @@ type Owner struct {
 	// Kind is the owner label's kind (lower case), Name its value.
 	Kind, Name string
 	UID        types.UID
+	// Adopt is whether the owner takes over what kcp-operator made for an object of its kind
+	// and name (operatorv1alpha1.AnnotationAdopt): see adoptable.
+	Adopt bool
 }
 
 type ownerKey struct{}

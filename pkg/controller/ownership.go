@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
@@ -110,19 +111,24 @@ func listed(name string, list runtime.Object, err error) (metav1.Object, error) 
 // claim checks, before the first write of a name the cache does not hold, that no object of
 // that name exists that the controllers did not create for this owner: the caches hold only
 // what carries the managed-by label, so a foreign object looks absent to them. The read goes
-// to the host cluster itself.
+// to the host cluster itself. What kcp-operator made for an owner that adopts it (adoptable)
+// is returned, to be taken over.
 func claim(ctx context.Context, kind, namespace, name string, desired map[string]string,
-	lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)) error {
+	lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)) (adopted metav1.Object, err error) {
 	existing, err := lookup(ctx, namespace, name)
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("reading %s %s/%s before its first write: %w", kind, namespace, name, err)
+		return nil, fmt.Errorf("reading %s %s/%s before its first write: %w", kind, namespace, name, err)
 	}
 	if OwnedBy(existing, desired) {
 		// Ours, and the cache is behind.
-		return nil
+		return nil, nil
 	}
-	return &NameConflictError{Kind: kind, Namespace: namespace, Name: name, Holder: holder(existing)}
+	if adoptable(ctx, existing) {
+		klog.FromContext(ctx).Info("Taking over what kcp-operator made", "kind", kind, "object", klog.KRef(namespace, name))
+		return existing, nil
+	}
+	return nil, &NameConflictError{Kind: kind, Namespace: namespace, Name: name, Holder: holder(existing)}
 }

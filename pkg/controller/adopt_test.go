@@ -1,0 +1,135 @@
+package controller
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"testing"
+	"time"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// kcpOperators are the labels kcp-operator puts on what it makes for the RootShard root.
+var kcpOperators = map[string]string{pki.LabelManagedBy: "kcp-operator", labelAppName: "kcp",
+	pki.LabelInstance: "root", pki.LabelComponent: "rootshard"}
+
+// TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects: with the adopt annotation, what
+// kcp-operator made for an object of the owner's kind and name is written over; without it,
+// or for another name, component or maker, it stays a NameConflict.
+func TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects(t *testing.T) {
+	owner := Owner{Kind: "rootshard", Name: "root", UID: "uid-1", Adopt: true}
+	with := func(change map[string]string) map[string]string {
+		l := map[string]string{}
+		for k, v := range kcpOperators {
+			l[k] = v
+		}
+		for k, v := range change {
+			if v == "" {
+				delete(l, k)
+				continue
+			}
+			l[k] = v
+		}
+		return l
+	}
+	certSecret := func(l map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "root-kcp", Namespace: "team-a", Labels: l,
+			Annotations: map[string]string{annotationCertificateName: "root-kcp"}}}
+	}
+	tests := []struct {
+		name    string
+		owner   Owner
+		host    *corev1.ConfigMap
+		adopted bool
+	}{
+		{name: "kcp-operator's, adopting", owner: owner, host: existingCM(kcpOperators), adopted: true},
+		{name: "kcp-operator's, without the annotation", owner: Owner{Kind: "rootshard", Name: "root", UID: "uid-1"}, host: existingCM(kcpOperators)},
+		{name: "kcp-operator's for another RootShard", owner: owner, host: existingCM(with(map[string]string{pki.LabelInstance: "other"}))},
+		{name: "kcp-operator's for a Shard of the name", owner: owner, host: existingCM(with(map[string]string{pki.LabelComponent: "shard"}))},
+		{name: "another maker", owner: owner, host: existingCM(with(map[string]string{pki.LabelManagedBy: "helm"}))},
+		{name: "a cert-manager Secret of kcp-operator's", owner: owner, adopted: true,
+			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "root"})},
+		{name: "a cert-manager Secret of another RootShard", owner: owner,
+			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "other"})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			applies := 0
+			a := configMapApplier(tc.host, &applies)
+			var took bool
+			a.Adopt = func(_ context.Context, existing metav1.Object, _ *corev1ac.ConfigMapApplyConfiguration) error {
+				took = existing.GetName() == "root-kcp"
+				return nil
+			}
+			_, err := a.ApplyIfChanged(WithOwner(t.Context(), tc.owner),
+				corev1ac.ConfigMap("root-kcp", "team-a").WithLabels(pki.Labels("rootshard", "root", "kcp")))
+			if tc.adopted {
+				require.NoError(t, err)
+				assert.True(t, took)
+				assert.Equal(t, 1, applies)
+				return
+			}
+			var conflict *NameConflictError
+			require.ErrorAs(t, err, &conflict)
+			assert.False(t, took)
+			assert.Zero(t, applies)
+		})
+	}
+}
+
+func existingCM(l map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "root-kcp", Namespace: "team-a", Labels: l}}
+}
+
+// selfSigned is a PEM certificate of key.
+func selfSigned(t *testing.T, key any, pub any) []byte {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "root-ca"}, IsCA: true,
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestACAKeepsItsKeysAlgorithm: a CA that keeps its key on renewal asks for the algorithm
+// and size of the key it has (kcp-operator's RSA 4096, not our ECDSA P-256), so that
+// cert-manager renews it; a Certificate that may change its key is left as it is.
+func TestACAKeepsItsKeysAlgorithm(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	ecKey, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	require.NoError(t, err)
+	ca := func(rotation cmv1.PrivateKeyRotationPolicy) *cmapply.CertificateApplyConfiguration {
+		return cmapply.Certificate("root-ca", "team-a").WithSpec(cmapply.CertificateSpec().WithIsCA(true).WithPrivateKey(
+			cmapply.CertificatePrivateKey().WithAlgorithm(cmv1.ECDSAKeyAlgorithm).WithSize(256).WithRotationPolicy(rotation)))
+	}
+	c := ca(cmv1.RotationPolicyNever)
+	keepKey(c, selfSigned(t, rsaKey, &rsaKey.PublicKey))
+	assert.Equal(t, cmv1.RSAKeyAlgorithm, *c.Spec.PrivateKey.Algorithm)
+	assert.Equal(t, 2048, *c.Spec.PrivateKey.Size)
+	c = ca(cmv1.RotationPolicyNever)
+	keepKey(c, selfSigned(t, ecKey, &ecKey.PublicKey))
+	assert.Equal(t, cmv1.ECDSAKeyAlgorithm, *c.Spec.PrivateKey.Algorithm)
+	assert.Equal(t, 384, *c.Spec.PrivateKey.Size)
+	c = ca(cmv1.RotationPolicyAlways)
+	keepKey(c, selfSigned(t, rsaKey, &rsaKey.PublicKey))
+	assert.Equal(t, cmv1.ECDSAKeyAlgorithm, *c.Spec.PrivateKey.Algorithm, "a key that may change follows the spec")
+	c = ca(cmv1.RotationPolicyNever)
+	keepKey(c, []byte("not PEM"))
+	assert.Equal(t, 256, *c.Spec.PrivateKey.Size)
+}
