@@ -269,7 +269,7 @@ func (f FrontProxy) Args() []string {
 
 // Service builds the front proxy's Service.
 func (f FrontProxy) Service() *corev1ac.ServiceApplyConfiguration {
-	return workload.Service(f.Namespace, f.ServiceName(), pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
+	return workload.Service(f.Namespace, f.ServiceName(), pki.WorkloadLabels(Kind, f.Name, pki.FrontProxyWorkload), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
 }
 
 // Version is the kcp release of the front proxy's image.

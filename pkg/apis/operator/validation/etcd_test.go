@@ -32,8 +32,10 @@ func TestValidateEtcdConfig(t *testing.T) {
 			want:   []wantErr{required("spec.etcd.endpoints[0]")},
 		},
 		{
-			name:   "endpoint without a scheme, as kcp-operator accepts it",
-			mutate: func(e *operator.EtcdConfig) { e.Endpoints = append(e.Endpoints, "etcd-2.etcd:2379", "10.0.0.3:2379", "[fd00::3]:2379") },
+			name: "endpoint without a scheme, as kcp-operator accepts it",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Endpoints = append(e.Endpoints, "etcd-2.etcd:2379", "10.0.0.3:2379", "[fd00::3]:2379")
+			},
 		},
 		{
 			name:   "endpoint without a scheme and without a port",

@@ -107,7 +107,7 @@ func TestRootShardProxy(t *testing.T) {
 				p.Logging.Level = 11
 			},
 			want: []wantErr{
-				invalid("spec.proxy.image.tag"), invalid("spec.proxy.replicas"), 
+				invalid("spec.proxy.image.tag"), invalid("spec.proxy.replicas"),
 				invalid("spec.proxy.extraArgs[0]"), forbidden("spec.proxy.extraVolumes[1].hostPath"),
 				invalid("spec.proxy.extraVolumeMounts[1].mountPath", "/etc/kcp-front-proxy"), invalid("spec.proxy.logging.level"),
 			},

@@ -115,9 +115,11 @@ func TestValidateShard(t *testing.T) {
 			want:   []wantErr{required("spec.cache.ref.name")},
 		},
 		{
-			name:   "CA certificate template on a Shard: ignored, and still checked",
-			mutate: func(s *operator.Shard) { s.Spec.CertificateTemplates["root-ca"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}} },
-			want:   []wantErr{invalid("spec.certificateTemplates[root-ca].spec.dnsNames[0]")},
+			name: "CA certificate template on a Shard: ignored, and still checked",
+			mutate: func(s *operator.Shard) {
+				s.Spec.CertificateTemplates["root-ca"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
+			},
+			want: []wantErr{invalid("spec.certificateTemplates[root-ca].spec.dnsNames[0]")},
 		},
 	}
 	for _, tc := range tests {
