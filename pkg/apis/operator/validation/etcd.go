@@ -44,7 +44,7 @@ func validateEtcdConfig(etcd *operator.EtcdConfig, fldPath *field.Path) field.Er
 	}
 
 	// A prefix without a leading slash is accepted, as kcp-operator accepts it: kcp's
-	// storage joins "/" and the prefix (etcdPrefixWarnings says so).
+	// storage joins "/" and the prefix (etcdWarnings says so).
 	return allErrs
 }
 
@@ -136,7 +136,7 @@ func validateEtcdConfigUpdate(newEtcd, oldEtcd *operator.EtcdConfig, fldPath *fi
 
 // schemeless reports whether an etcd endpoint is written host:port, without a scheme, as
 // kcp-operator accepts it and etcd's client dials it (with TLS exactly when client
-// certificates are configured; etcdEndpointWarnings says so).
+// certificates are configured; etcdWarnings says so).
 func schemeless(endpoint string) bool { return !strings.Contains(endpoint, "://") }
 
 // validateHostPort checks an etcd endpoint written host:port: a host name or IP address and
