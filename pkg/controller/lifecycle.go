@@ -155,7 +155,29 @@ func (l Lifecycle[T, S]) SetCondition(obj T, status *S, t string, s metav1.Condi
 // says so in an Event the first time. The RootShard's informer event brings it back.
 func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
 	msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShard, obj.GetNamespace())
+	l.SetRootShard(obj, status, false, msg)
 	l.ReferenceMissing(obj, status, ReasonRootShardNotFound, msg, "RootShard")
+}
+
+// SetRootShard sets kcp-operator's RootShard condition of a Shard or FrontProxy: True with
+// reason Valid when its RootShard (or the copy of its join Secret) is found, else False with
+// reason InvalidReference, as kcp-operator's controllers set it.
+func (l Lifecycle[T, S]) SetRootShard(obj T, status *S, found bool, message string) {
+	s, reason := metav1.ConditionTrue, operatorv1alpha1.ReasonRootShardValid
+	if !found {
+		s, reason = metav1.ConditionFalse, operatorv1alpha1.ReasonRootShardInvalidReference
+	}
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionRootShard, s, reason, message)
+}
+
+// SetJoinedRootShard sets the RootShard condition of a Shard or FrontProxy joined through
+// the copy ref of a join Secret: whether the copy is usable (err is Join's).
+func (l Lifecycle[T, S]) SetJoinedRootShard(obj T, status *S, ref string, err error) {
+	if err != nil {
+		l.SetRootShard(obj, status, false, fmt.Sprintf("the join Secret %q is not usable: %v", ref, err))
+		return
+	}
+	l.SetRootShard(obj, status, true, fmt.Sprintf("RootShard reference is valid: the RootShard of the join Secret %q", ref))
 }
 
 // ReferenceMissing sets the status of an object that waits for the object it refers to,

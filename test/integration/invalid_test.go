@@ -76,7 +76,7 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		{"hostname not DNS", rootShard(func(o *operatorv1alpha1.RootShard) { o.Spec.External.Hostname = "not a host" }),
 			[]string{"spec.external.hostname"}},
 		{"several faults at once", rootShard(func(o *operatorv1alpha1.RootShard) {
-			o.Spec.Etcd.Endpoints = []string{"etcd:2379"}
+			o.Spec.Etcd.Endpoints = []string{"etcd"}
 			o.Spec.ShardBaseURL = "http://insecure.example.com"
 			o.Spec.Replicas = ptr.To[int32](-1)
 		}), []string{"spec.etcd.endpoints[0]", "spec.shardBaseURL", "spec.replicas"}},
@@ -91,9 +91,10 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 				CASecretRef: &corev1.LocalObjectReference{Name: "ca"},
 			}
 		}), []string{"spec.certificates.caSecretRef"}},
-		{"unknown certificate template role", rootShard(func(o *operatorv1alpha1.RootShard) {
-			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"nonsense": {}}
-		}), []string{"spec.certificateTemplates"}},
+		{"unknown certificate template role, ignored but still checked", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"nonsense": {
+				Spec: &operatorv1alpha1.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}}
+		}), []string{"spec.certificateTemplates[nonsense].spec.dnsNames[0]"}},
 		{"shard without root shard", func(ctx context.Context, c clientset.Interface) (string, error) {
 			o := newShard("bad", "")
 			o.Spec.RootShard.Reference = nil
@@ -145,9 +146,10 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 		{"kcpVirtualWorkspace no VirtualWorkspace's name", rootShard(func(o *operatorv1alpha1.RootShard) {
 			o.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: strings.Repeat("v", 46)}
 		}), []string{"spec.kcpVirtualWorkspace.name"}},
-		{"virtual-workspaces template on a root shard", rootShard(func(o *operatorv1alpha1.RootShard) {
-			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"virtual-workspaces": {}}
-		}), []string{"spec.certificateTemplates[virtual-workspaces]"}},
+		{"virtual-workspaces template on a root shard, ignored but still checked", rootShard(func(o *operatorv1alpha1.RootShard) {
+			o.Spec.CertificateTemplates = operatorv1alpha1.CertificateTemplateMap{"virtual-workspaces": {
+				Spec: &operatorv1alpha1.CertificateSpecTemplate{IPAddresses: []string{"not-an-ip"}}}}
+		}), []string{"spec.certificateTemplates[virtual-workspaces].spec.ipAddresses[0]"}},
 		{"virtual workspace without target", virtualWorkspace(func(o *operatorv1alpha1.VirtualWorkspace) {
 			o.Spec.Target = operatorv1alpha1.VirtualWorkspaceTarget{}
 		}), []string{"spec.target"}},

@@ -237,6 +237,32 @@ func TestAPISemantics(t *testing.T) {
 		assert.Contains(t, warnings.messages[0], "spec.command runs a server other than kcp's own, and without spec.kubeconfigSecretRef")
 	})
 
+	t.Run("kcp-operator's SDK shapes are stored as what they mean, and its lenient shapes warn", func(t *testing.T) {
+		ctx := t.Context()
+		cfg := rest.CopyConfig(s.config)
+		warnings := &warningRecorder{}
+		cfg.WarningHandler = warnings
+		c, err := clientset.NewForConfig(cfg)
+		require.NoError(t, err)
+		rs := newRootShard("sdk-shaped")
+		rs.Spec.Cache = &operatorv1alpha1.CacheConfig{}
+		rs.Spec.Certificates = &operatorv1alpha1.Certificates{}
+		rs.Spec.Etcd.Endpoints = []string{"etcd.example.com:2379"}
+		rs.Spec.Etcd.Prefix = "sdk"
+		rs, err = c.OperatorV1alpha1().RootShards(namespace).Create(ctx, rs, metav1.CreateOptions{})
+		require.NoError(t, err)
+		assert.Nil(t, rs.Spec.Certificates, "certificates: {} is stored as unset: the bootstrap PKI")
+		assert.Equal(t, &operatorv1alpha1.CacheConfig{}, rs.Spec.Cache, "cache: {} is the embedded cache")
+		require.Len(t, warnings.messages, 2)
+		assert.Contains(t, warnings.messages[0], `spec.etcd.endpoints[0]: "etcd.example.com:2379" has no scheme`)
+		assert.Contains(t, warnings.messages[1], `spec.etcd.prefix: "sdk" does not start with '/'`)
+
+		rs.Spec.Certificates = &operatorv1alpha1.Certificates{}
+		updated, err := c.OperatorV1alpha1().RootShards(namespace).Update(ctx, rs, metav1.UpdateOptions{})
+		require.NoError(t, err, "the same again, as the SDK sends it: certificates stays immutable")
+		assert.Equal(t, rs.Generation, updated.Generation, "no change")
+	})
+
 	t.Run("kubeconfig authorization is accepted, its deprecated cluster warned about, and its status field is validated", func(t *testing.T) {
 		ctx := t.Context()
 		cfg := rest.CopyConfig(s.config)

@@ -122,6 +122,17 @@ type Certificates struct {
 	CASecretRef *corev1.LocalObjectReference
 }
 
+// WithoutEmptyCertificates is certs, or nil when it names no source: kcp-operator's Go SDK
+// sends "certificates: {}" for a RootShard or CacheServer whose user set neither field (the
+// field has no omitempty there), and it is stored as unset: the namespace bootstrap PKI
+// issues the root CA.
+func WithoutEmptyCertificates(certs *Certificates) *Certificates {
+	if certs != nil && certs.IssuerRef == nil && certs.CASecretRef == nil {
+		return nil
+	}
+	return certs
+}
+
 // CertificateTemplateMap customizes generated Certificates, keyed by certificate role
 // (server, client, requestheader, kubeconfig, service-account, logical-cluster-admin, ...) or
 // by <role>-ca for a CA.

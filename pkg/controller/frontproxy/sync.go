@@ -1,6 +1,8 @@
 package frontproxy
 
 import (
+	"fmt"
+
 	"context"
 	"slices"
 
@@ -65,6 +67,7 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	if err != nil {
 		return err
 	}
+	l.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
@@ -85,6 +88,9 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 // ReferenceValid says why, and nothing is realized or removed.
 func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
 	joined, err := c.host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	if _, problem := controller.ReferenceProblem(err); err == nil || problem {
+		c.lifecycle().SetJoinedRootShard(fp, status, fp.Spec.RootShard.SecretRef.Name, err)
+	}
 	if err != nil {
 		return c.lifecycle().ReferenceInvalid(fp, status, err)
 	}

@@ -75,6 +75,10 @@ func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 	got, err := listers.NewFrontProxyLister(fps).FrontProxies("team-a").Get("edge")
 	require.NoError(t, err)
 	require.Equal(t, operatorv1alpha1.PhaseRunning, got.Status.Phase, "conditions: %+v", got.Status.Conditions)
+	rootShard := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionRootShard)
+	require.NotNil(t, rootShard, "kcp-operator's RootShard condition")
+	assert.Equal(t, metav1.ConditionTrue, rootShard.Status)
+	assert.Equal(t, "Valid", rootShard.Reason)
 	assert.Len(t, host.Caches["deployments"].List(), 1)
 	assert.Len(t, host.Caches["configmaps"].List(), 1)
 
@@ -114,4 +118,16 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 		require.NotNil(t, c, ct)
 		assert.Equal(t, metav1.ConditionTrue, c.Status, "%s: %+v", ct, c)
 	}
+}
+
+// TestAFrontProxyWithoutItsRootShardHasRootShardFalse: kcp-operator's RootShard condition is
+// False with its reason InvalidReference while the RootShard does not exist.
+func TestAFrontProxyWithoutItsRootShardHasRootShardFalse(t *testing.T) {
+	f := newSyncFixture(t, func(s *operatorv1alpha1.FrontProxySpec) { s.RootShard.Reference.Name = "elsewhere" })
+	got := f.syncWith(t, false)
+	rootShard := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionRootShard)
+	require.NotNil(t, rootShard)
+	assert.Equal(t, metav1.ConditionFalse, rootShard.Status)
+	assert.Equal(t, "InvalidReference", rootShard.Reason)
+	assert.Contains(t, rootShard.Message, `RootShard "elsewhere" does not exist`)
 }

@@ -102,10 +102,13 @@ func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized without the copy")
+	assert.Equal(t, metav1.ConditionFalse, condition(s, operatorv1alpha1.ConditionRootShard).Status)
+	assert.Equal(t, "InvalidReference", condition(s, operatorv1alpha1.ConditionRootShard).Reason, "kcp-operator's RootShard condition")
 
 	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	s = j.converge(t)
 	assert.True(t, condition(s, operatorv1alpha1.ConditionReferenceValid).Status == metav1.ConditionTrue, "conditions: %+v", s.Status.Conditions)
+	assert.Equal(t, "Valid", condition(s, operatorv1alpha1.ConditionRootShard).Reason, "conditions: %+v", s.Status.Conditions)
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 	assert.Len(t, j.host.Caches["deployments"].List(), 1)
 }

@@ -61,6 +61,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	if err != nil {
 		return err
 	}
+	l.SetRootShard(s, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
 	k, ok, err := c.realizeAndObserve(ctx, s, status, rs, nil)
 	if err != nil || !ok {
@@ -81,6 +82,9 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	l := c.lifecycle()
 	joined, err := c.host.Join(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
+	if _, problem := controller.ReferenceProblem(err); err == nil || problem {
+		l.SetJoinedRootShard(s, status, s.Spec.RootShard.SecretRef.Name, err)
+	}
 	if err != nil {
 		return l.ReferenceInvalid(s, status, err)
 	}

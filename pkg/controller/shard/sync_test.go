@@ -90,6 +90,11 @@ func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
 	assert.Equal(t, controller.ReasonRootShardNotFound, cond.Reason)
 	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()), "nothing is realized without a RootShard")
+	rootShard := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionRootShard)
+	require.NotNil(t, rootShard, "kcp-operator's RootShard condition")
+	assert.Equal(t, metav1.ConditionFalse, rootShard.Status)
+	assert.Equal(t, "InvalidReference", rootShard.Reason, "kcp-operator's reason")
+	assert.Equal(t, `RootShard "root" does not exist in namespace "team-a"`, rootShard.Message)
 
 	f.addRootShard(t)
 	for range 4 {
@@ -98,6 +103,10 @@ func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
 	}
 	assert.True(t, meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionReferenceValid))
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
+	rootShard = meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionRootShard)
+	require.NotNil(t, rootShard)
+	assert.Equal(t, metav1.ConditionTrue, rootShard.Status)
+	assert.Equal(t, "Valid", rootShard.Reason, "kcp-operator's reason")
 }
 
 func TestResyncOfARealizedShardWritesNothing(t *testing.T) {

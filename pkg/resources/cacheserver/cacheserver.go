@@ -161,7 +161,7 @@ func KubeconfigSecret(namespace, name string, labels map[string]string, url stri
 
 // Service builds the cache server's Service.
 func (c CacheServer) Service() *corev1ac.ServiceApplyConfiguration {
-	return workload.Service(c.Namespace, c.ServiceName(), c.labels("cache-server"), c.SelectorLabels(), 6443, c.Spec.ServiceTemplate)
+	return workload.Service(c.Namespace, c.ServiceName(), pki.WorkloadLabels(Kind, c.Name, pki.CacheServerWorkload), c.SelectorLabels(), 6443, c.Spec.ServiceTemplate)
 }
 
 // SelectorLabels select the cache server's pods.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kcp-setups/apiserver/pkg/kcpversion"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
@@ -97,6 +98,6 @@ func (c CacheServer) Deployment(current *appsv1.Deployment, mountsHash string) *
 		podSpec.WithVolumes(corev1ac.Volume().WithName("etcd-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(etcd.TLSConfig.SecretRef.Name)))
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("etcd-tls").WithMountPath(kcp.EtcdTLSDir).WithReadOnly(true))
 	}
-	return workload.Deployment(c.DeploymentName(), c.Namespace, c.labels("cache-server"), c.SelectorLabels(),
+	return workload.Deployment(c.DeploymentName(), c.Namespace, pki.WorkloadLabels(Kind, c.Name, pki.CacheServerWorkload), c.SelectorLabels(),
 		&spec, container, podSpec, current, mountsHash, workload.CacheServer)
 }

@@ -117,6 +117,6 @@ func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *a
 		podSpec.WithVolumes(m.Volume)
 		container.WithVolumeMounts(m.Mount)
 	}
-	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(),
+	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.WorkloadLabels(Kind, f.Name, pki.FrontProxyWorkload), f.SelectorLabels(),
 		&spec.ComponentSpec, container, podSpec, current, mountsHash, workload.FrontProxy)
 }

@@ -104,19 +104,24 @@ func (f FrontProxy) MergedCABundle(rootShardCABundle, extra []byte) *corev1ac.Se
 func (f FrontProxy) DynamicKubeconfigName() string { return f.certName("dynamic-kubeconfig") }
 
 // ExternalHostname is the front proxy's own external hostname: external.hostname, else the
-// deprecated externalHostname that kcp-operator's manifests may still set (validation
-// refuses both together), else empty, where the RootShard's applies.
+// host of the deprecated externalHostname that kcp-operator's manifests may still set
+// (validation refuses both together), else empty, where the RootShard's applies.
 func (f FrontProxy) ExternalHostname() string {
 	if e := f.Spec.External; e != nil && e.Hostname != "" {
 		return e.Hostname
 	}
-	return f.Spec.ExternalHostname
+	host, _ := operatorv1alpha1.SplitExternalHostname(f.Spec.ExternalHostname)
+	return host
 }
 
-// ServicePort is the front proxy's external port, else its RootShard's, else 6443.
+// ServicePort is the front proxy's external port, else the port of its deprecated
+// externalHostname (host:port, as kcp-operator reads it), else its RootShard's, else 6443.
 func (f FrontProxy) ServicePort() int32 {
 	if e := f.Spec.External; e != nil && e.Port != 0 {
 		return e.Port
+	}
+	if _, p := operatorv1alpha1.SplitExternalHostname(f.Spec.ExternalHostname); p != 0 {
+		return p
 	}
 	if p := f.RootShard.Spec.External.Port; p != 0 {
 		return p
@@ -264,7 +269,7 @@ func (f FrontProxy) Args() []string {
 
 // Service builds the front proxy's Service.
 func (f FrontProxy) Service() *corev1ac.ServiceApplyConfiguration {
-	return workload.Service(f.Namespace, f.ServiceName(), pki.Labels(Kind, f.Name, "front-proxy"), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
+	return workload.Service(f.Namespace, f.ServiceName(), pki.WorkloadLabels(Kind, f.Name, pki.FrontProxyWorkload), f.SelectorLabels(), f.ServicePort(), f.Spec.ServiceTemplate)
 }
 
 // Version is the kcp release of the front proxy's image.

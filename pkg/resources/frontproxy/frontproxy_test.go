@@ -169,6 +169,19 @@ func TestDeprecatedExternalHostname(t *testing.T) {
 	assert.Equal(t, "new.example.com", f.ExternalHostname(), "external.hostname wins (validation refuses both)")
 }
 
+// TestDeprecatedExternalHostnameWithAPort: host:port, as kcp-operator parses it, is the
+// hostname and the port, unless external.port is set, which wins as in kcp-operator.
+func TestDeprecatedExternalHostnameWithAPort(t *testing.T) {
+	f := minimal()
+	f.Spec.ExternalHostname = "old.example.com:8443"
+	assert.Equal(t, "old.example.com", f.ExternalHostname())
+	assert.EqualValues(t, 8443, f.ServicePort(), "the port of externalHostname, before the RootShard's 443")
+	assert.Contains(t, f.Leaves()[0].DNSNames, "old.example.com", "the serving certificate names the host alone")
+	assert.NotContains(t, f.Leaves()[0].DNSNames, "old.example.com:8443")
+	f.Spec.External = &operatorv1alpha1.FrontProxyExternalConfig{Port: 9443}
+	assert.EqualValues(t, 9443, f.ServicePort(), "external.port wins")
+}
+
 // bundled is a front proxy whose serving certificate comes from a public issuer, with CA
 // bundles of its own, under a RootShard with a private address.
 func bundled() FrontProxy {

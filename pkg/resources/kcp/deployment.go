@@ -16,6 +16,16 @@ func (s Shard) SelectorLabels() map[string]string {
 	return map[string]string{pki.LabelInstance: s.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(s.Kind): s.Name}
 }
 
+// WorkloadLabels are the labels of the shard's Deployment and Service, with kcp-operator's
+// component: rootshard or shard.
+func (s Shard) WorkloadLabels() map[string]string {
+	component := pki.ShardWorkload
+	if s.Kind == RootShardKind {
+		component = pki.RootShardWorkload
+	}
+	return pki.WorkloadLabels(s.Kind, s.Name, component)
+}
+
 // Deployment builds the shard's Deployment. current is the Deployment as it is now (nil
 // when absent), whose replica count is kept when the spec sets none; secretsHash is
 // workload.SecretsHash of the mounted Secrets.
@@ -30,7 +40,7 @@ func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv
 		podSpec.WithVolumes(m.volume)
 		container.WithVolumeMounts(m.mount)
 	}
-	return workload.Deployment(s.DeploymentName(), s.Namespace, pki.Labels(s.Kind, s.Name, "kcp"), s.SelectorLabels(),
+	return workload.Deployment(s.DeploymentName(), s.Namespace, s.WorkloadLabels(), s.SelectorLabels(),
 		&s.Spec.ComponentSpec, container, podSpec, current, secretsHash, workload.KcpServer)
 }
 

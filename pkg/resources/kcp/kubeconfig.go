@@ -17,7 +17,7 @@ const ShardBaseContext = "shard-base"
 
 // Service builds the shard's Service.
 func (s Shard) Service() *corev1ac.ServiceApplyConfiguration {
-	return workload.Service(s.Namespace, s.ServiceName, pki.Labels(s.Kind, s.Name, "kcp"), s.SelectorLabels(), SecurePort, s.Spec.ServiceTemplate)
+	return workload.Service(s.Namespace, s.ServiceName, s.WorkloadLabels(), s.SelectorLabels(), SecurePort, s.Spec.ServiceTemplate)
 }
 
 // AdminKubeconfig builds the Secret of an admin identity's kubeconfig: the logical-cluster-

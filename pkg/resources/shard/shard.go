@@ -80,8 +80,10 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 		k.KindArgs = append(k.KindArgs, "--external-hostname="+rs.Spec.External.Hostname)
 	}
 	k.KindArgs = append(k.KindArgs, "--root-shard-kubeconfig-file="+toRoot)
+	// A cache that names nothing ("cache: {}", as kcp-operator's Go SDK may send it) is no
+	// cache of the Shard's own, as in kcp-operator.
 	switch {
-	case s.Spec.Cache != nil:
+	case s.Spec.Cache != nil && (s.Spec.Cache.Reference != nil || s.Spec.Cache.SecretRef != nil):
 		k.Cache, k.CacheSecretRef = s.Spec.Cache.Reference, s.Spec.Cache.SecretRef
 	case rs.Spec.Cache != nil && (rs.Spec.Cache.Reference != nil || rs.Spec.Cache.SecretRef != nil):
 		// The RootShard's CacheServer, or its copy of the cache-client Secret, which is in

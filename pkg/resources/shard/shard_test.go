@@ -91,6 +91,14 @@ func TestCacheFallsBackToTheRootShard(t *testing.T) {
 	assert.Contains(t, k.Args(), "--cache-kubeconfig=/etc/cache-server/kubeconfig/kubeconfig")
 
 	assert.Equal(t, "cache", Shard(loadedShard(), rs).Cache.Name, "the Shard's own cache wins")
+
+	// kcp-operator's Go SDK may send "cache: {}": no cache of the Shard's own.
+	empty := minimalShard()
+	empty.Spec.Cache = &operatorv1alpha1.CacheConfig{}
+	assert.Equal(t, "rs-cache", Shard(empty, rs).Cache.Name, "cache: {} is the RootShard's cache")
+	rs.Spec.Cache = &operatorv1alpha1.CacheConfig{}
+	assert.Contains(t, Shard(empty, rs).Args(), "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig",
+		"cache: {} on both is the root shard's embedded cache")
 }
 
 func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {

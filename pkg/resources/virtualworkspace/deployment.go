@@ -9,6 +9,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -57,7 +58,7 @@ func (v VirtualWorkspace) Deployment(current *appsv1.Deployment, secretsHash str
 	for _, name := range v.initPullSecrets() {
 		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(name))
 	}
-	return workload.Deployment(v.DeploymentName(), v.Namespace, v.labels(component), v.SelectorLabels(),
+	return workload.Deployment(v.DeploymentName(), v.Namespace, pki.WorkloadLabels(Kind, v.Name, pki.VirtualWorkspaceWorkload), v.SelectorLabels(),
 		&spec, container, podSpec, current, secretsHash, workload.VirtualWorkspace)
 }
 

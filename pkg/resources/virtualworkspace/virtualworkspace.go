@@ -224,7 +224,7 @@ func (v VirtualWorkspace) labels(component string) map[string]string {
 
 // Service builds the server's Service.
 func (v VirtualWorkspace) Service() *corev1ac.ServiceApplyConfiguration {
-	return workload.Service(v.Namespace, v.ServiceName(), v.labels(component), v.SelectorLabels(), 6443, v.Spec.ServiceTemplate)
+	return workload.Service(v.Namespace, v.ServiceName(), pki.WorkloadLabels(Kind, v.Name, pki.VirtualWorkspaceWorkload), v.SelectorLabels(), 6443, v.Spec.ServiceTemplate)
 }
 
 // component is the owner label's component of the server's Deployment and Service, and the

@@ -7,6 +7,7 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // Deployment assembles a component's Deployment around its container, whose name, command,
@@ -14,7 +15,7 @@ import (
 // adds what every component has: the image, the HTTPS port, the restricted security context,
 // the probes and default resources of the component's profile, no ServiceAccount token, the resources, the user's extra volumes, mounts and pull secrets, the replica
 // count (kept from current when the spec sets none), the mounts' hash that rolls the pods,
-// and the user's template.
+// and the user's template. The pods carry labels and the selector's labels (pki.PodLabels).
 func Deployment(name, namespace string, labels, selector map[string]string, spec *operatorv1alpha1.ComponentSpec,
 	container *corev1ac.ContainerApplyConfiguration, podSpec *corev1ac.PodSpecApplyConfiguration,
 	current *appsv1.Deployment, mountsHash string, profile Profile) *appsv1ac.DeploymentApplyConfiguration {
@@ -43,7 +44,7 @@ func Deployment(name, namespace string, labels, selector map[string]string, spec
 		currentReplicas = current.Spec.Replicas
 	}
 	pod := corev1ac.PodTemplateSpec().
-		WithLabels(selector).
+		WithLabels(pki.PodLabels(labels, selector)).
 		WithAnnotations(map[string]string{SecretsHashAnnotation: mountsHash})
 	d := appsv1ac.Deployment(name, namespace).WithLabels(labels)
 	ApplyDeploymentTemplate(d, pod, podSpec, spec.DeploymentTemplate)

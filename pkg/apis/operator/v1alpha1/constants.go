@@ -55,6 +55,19 @@ const ConditionAuthorizationProvisioned = "AuthorizationProvisioned"
 // Deployment's.
 const ConditionKcpReady = "KcpReady"
 
+// ConditionRootShard, on a Shard or FrontProxy, is kcp-operator's condition of the same name:
+// True with reason Valid once the RootShard it references exists (or the copy of its join
+// Secret is usable), False with reason InvalidReference until then, as kcp-operator sets it,
+// so that `kubectl wait --for=condition=RootShard` written for kcp-operator returns.
+// ReferenceValid says more: which reference, and why.
+const ConditionRootShard = "RootShard"
+
+// kcp-operator's reasons of ConditionRootShard.
+const (
+	ReasonRootShardValid            = "Valid"
+	ReasonRootShardInvalidReference = "InvalidReference"
+)
+
 // ConditionDeregistered, on a Shard being deleted, is whether kcp's Shard object of the same
 // name is gone from the root workspace. While it is False the Shard stays in Deleting and
 // its workloads stay up.

@@ -91,7 +91,7 @@ func TestValidateCacheServer(t *testing.T) {
 		},
 		{
 			name:   "etcd is validated when set",
-			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd.Endpoints = []string{"etcd:2379"} },
+			mutate: func(cs *operator.CacheServer) { cs.Spec.Etcd.Endpoints = []string{"etcd"} },
 			want:   []wantErr{invalid("spec.etcd.endpoints[0]")},
 		},
 		{
@@ -100,11 +100,11 @@ func TestValidateCacheServer(t *testing.T) {
 			want:   []wantErr{required("spec.certificates", "one of issuerRef or caSecretRef is required")},
 		},
 		{
-			name: "certificate template for a role a CacheServer does not have",
+			name: "certificate template for a role a CacheServer does not have: ignored, and still checked",
 			mutate: func(cs *operator.CacheServer) {
-				cs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{}
+				cs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
 			},
-			want: []wantErr{notSupported("spec.certificateTemplates", `supported values: "ca", "client", "root-ca", "server"`)},
+			want: []wantErr{invalid("spec.certificateTemplates[kubeconfig].spec.dnsNames[0]")},
 		},
 	}
 	for _, tc := range tests {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -36,20 +38,23 @@ var (
 	VirtualWorkspaceCertificateRoles = []string{"client", "server"}
 )
 
-// Messages for kcp-operator's keys that a kind refuses, with what to use instead.
+// Why kcp-operator's keys that a kind accepts and does not use have no effect, and what to
+// use instead.
 const (
-	virtualWorkspacesRoleElsewhere = "templated kcp-operator's certificate for virtual workspaces; here a standalone virtual-workspaces server is " +
-		"a VirtualWorkspace object, whose certificates are templated in its own spec.certificateTemplates (keys \"server\" and \"client\"), " +
-		"and a shard without one serves its virtual workspaces in process, with its server certificate"
+	virtualWorkspacesRoleElsewhere = "templates kcp-operator's <name>-virtual-workspaces certificate, which no pod of kcp-operator's mounts; " +
+		"kcp-setups does not issue it, so the template has no effect. A standalone virtual-workspaces server is a VirtualWorkspace object here, " +
+		"whose certificates are templated in its own spec.certificateTemplates (keys \"server\" and \"client\"); " +
+		"a shard without one serves its virtual workspaces in process, with its server certificate"
 )
 
 // certificateRoles are what a kind's certificateTemplates may hold.
 type certificateRoles struct {
 	// roles are the keys of the kind's certificates.
 	roles []string
-	// refused are kcp-operator's keys the kind refuses, with why: certificates a later issue
-	// brings, or that another kind templates.
-	refused map[string]string
+	// ignored are kcp-operator's keys the kind accepts without effect, with why: certificates
+	// that another kind templates here. Any other key that is not a role is ignored too, as
+	// kcp-operator ignores it, with a warning.
+	ignored map[string]string
 	// rootCA are the keys of the kind's root CA, whose issuer spec.certificates names.
 	rootCA []string
 	// aliases are pairs of keys that name the same certificate: one or the other.
@@ -59,9 +64,9 @@ type certificateRoles struct {
 // The certificateTemplates rules of each kind.
 var (
 	rootShardTemplates = certificateRoles{roles: RootShardCertificateRoles, rootCA: []string{"root-ca"},
-		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
+		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
 	shardTemplates = certificateRoles{roles: ShardCertificateRoles,
-		refused: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
+		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
 	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}
 	cacheServerTemplates = certificateRoles{roles: CacheServerCertificateRoles, rootCA: []string{"ca", "root-ca"},
 		aliases: [][2]string{{"ca", "root-ca"}}}
@@ -122,18 +127,13 @@ func describeCertificates(certs *operator.Certificates) string {
 	}
 }
 
-// validateCertificateTemplates checks a kind's certificate templates. A key that names no
-// certificate of the kind would be silently ignored, so it is rejected; kcp-operator's keys
-// this server refuses are rejected with why, and what to use instead.
+// validateCertificateTemplates checks a kind's certificate templates, each at its key. A key
+// that names no certificate of the kind is accepted and ignored, as kcp-operator ignores it;
+// certificateTemplateWarnings says so, so that a typo does not go unnoticed.
 func validateCertificateTemplates(templates operator.CertificateTemplateMap, roles certificateRoles, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	for _, key := range slices.Sorted(maps.Keys(templates)) {
 		keyPath := fldPath.Key(key)
-		if why, ok := roles.refused[key]; ok {
-			allErrs = append(allErrs, field.Forbidden(keyPath, fmt.Sprintf("%q %s", key, why)))
-		} else if !slices.Contains(roles.roles, key) {
-			allErrs = append(allErrs, field.NotSupported(fldPath, key, roles.roles))
-		}
 		tmpl := templates[key]
 		allErrs = append(allErrs, validateCertificateTemplate(&tmpl, keyPath)...)
 		if slices.Contains(roles.rootCA, key) && tmpl.Spec != nil && tmpl.Spec.IssuerRef != nil {
@@ -152,4 +152,29 @@ func validateCertificateTemplates(templates operator.CertificateTemplateMap, rol
 		}
 	}
 	return allErrs
+}
+
+// certificateTemplateWarnings say which keys of a kind's certificate templates have no
+// effect: kcp-operator's keys of certificates this server does not issue, and keys that name
+// no certificate at all, such as a typo.
+func certificateTemplateWarnings(templates operator.CertificateTemplateMap, roles certificateRoles, fldPath *field.Path) []string {
+	var warnings []string
+	for _, key := range slices.Sorted(maps.Keys(templates)) {
+		if why, ok := roles.ignored[key]; ok {
+			warnings = append(warnings, fmt.Sprintf("%s has no effect: %q %s", fldPath.Key(key), key, why))
+		} else if !slices.Contains(roles.roles, key) {
+			warnings = append(warnings, fmt.Sprintf("%s has no effect: %q names no certificate here and is ignored, as kcp-operator ignores it; the keys are %s",
+				fldPath.Key(key), key, quoteList(roles.roles)))
+		}
+	}
+	return warnings
+}
+
+// quoteList renders ["a", "b"] as `"a", "b"`.
+func quoteList(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return strings.Join(quoted, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -80,14 +81,17 @@ func TestValidateCertificateTemplates(t *testing.T) {
 		templates operator.CertificateTemplateMap
 		roles     certificateRoles
 		want      []wantErr
+		// warnings are parts of the warnings expected, one per warning.
+		warnings []string
 	}{
 		{name: "absent", roles: shardTemplates},
 		{name: "known roles", templates: operator.CertificateTemplateMap{"server": {}, "client": {}}, roles: shardTemplates},
 		{
-			name:      "unknown role",
+			name:      "unknown role: ignored, as kcp-operator ignores it, with a warning",
 			templates: operator.CertificateTemplateMap{"server": {}, "serving": {}},
 			roles:     cacheServerTemplates,
-			want:      []wantErr{notSupported("spec.certificateTemplates", `Unsupported value: "serving": supported values: "ca", "client", "root-ca", "server"`)},
+			warnings: []string{`spec.certificateTemplates[serving] has no effect: "serving" names no certificate here and is ignored, as kcp-operator ignores it; ` +
+				`the keys are "ca", "client", "root-ca", "server"`},
 		},
 		{
 			name: "template content is validated at its key",
@@ -112,13 +116,14 @@ func TestValidateCertificateTemplates(t *testing.T) {
 			name:      "virtual-workspaces on a RootShard: the VirtualWorkspace templates its own",
 			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
 			roles:     rootShardTemplates,
-			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "templated in its own spec.certificateTemplates")},
+			warnings: []string{`spec.certificateTemplates[virtual-workspaces] has no effect: "virtual-workspaces" templates kcp-operator's <name>-virtual-workspaces certificate, which no pod of kcp-operator's mounts; ` +
+				`kcp-setups does not issue it`},
 		},
 		{
 			name:      "virtual-workspaces on a Shard",
 			templates: operator.CertificateTemplateMap{"virtual-workspaces": {}},
 			roles:     shardTemplates,
-			want:      []wantErr{forbidden("spec.certificateTemplates[virtual-workspaces]", "a VirtualWorkspace object")},
+			warnings:  []string{`"virtual-workspaces" templates kcp-operator's`, `templated in its own spec.certificateTemplates (keys "server" and "client")`},
 		},
 		{
 			name:      "kcp-operator on a RootShard templates the server's own identity toward kcp",
@@ -129,7 +134,7 @@ func TestValidateCertificateTemplates(t *testing.T) {
 			name:      "kcp-operator on a Shard is no key of kcp-operator's either",
 			templates: operator.CertificateTemplateMap{"kcp-operator": {}},
 			roles:     shardTemplates,
-			want:      []wantErr{notSupported("spec.certificateTemplates", `"kcp-operator"`)},
+			warnings:  []string{`spec.certificateTemplates[kcp-operator] has no effect: "kcp-operator" names no certificate here`},
 		},
 		// Per-certificate issuers.
 		{name: "issuerRef on a leaf", templates: operator.CertificateTemplateMap{"server": acme}, roles: frontProxyTemplates},
@@ -167,6 +172,16 @@ func TestValidateCertificateTemplates(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assertErrors(t, tc.want, validateCertificateTemplates(tc.templates, tc.roles, fldPath))
+			warnings := certificateTemplateWarnings(tc.templates, tc.roles, fldPath)
+			if len(tc.warnings) == 0 {
+				assert.Empty(t, warnings)
+				return
+			}
+			// Both parts of the virtual-workspaces case are in its one warning.
+			require.Len(t, warnings, 1)
+			for _, part := range tc.warnings {
+				assert.Contains(t, warnings[0], part)
+			}
 		})
 	}
 }

@@ -63,12 +63,14 @@ func validateKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *fiel
 }
 
 // validateCacheConfig checks an optional reference to a CacheServer: the object, or a copy
-// of its cache-client Secret. A cache that is given names exactly one.
+// of its cache-client Secret, at most one of them. No reference, "cache: {}" included, is
+// what kcp-operator's Go SDK sends for a RootShard without a CacheServer (its field has no
+// omitempty): the root shard's embedded cache, and for a Shard its RootShard's cache.
 func validateCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
 	if cache == nil {
 		return nil
 	}
-	return validateOneTarget(cacheConfigRefs(cache), fldPath)
+	return validateRefs(cacheConfigRefs(cache), false, fldPath)
 }
 
 // validateRootShardConfig checks the required reference of a Shard or FrontProxy to its

@@ -39,8 +39,8 @@ func TestValidateCommonShardSpec(t *testing.T) {
 		},
 		{
 			name:   "etcd",
-			mutate: func(s *operator.CommonShardSpec) { s.Etcd.Prefix = "kcp" },
-			want:   []wantErr{invalid("spec.etcd.prefix")},
+			mutate: func(s *operator.CommonShardSpec) { s.Etcd.Endpoints = []string{"etcd:0"} },
+			want:   []wantErr{invalid("spec.etcd.endpoints[0]", "port must be between 1 and 65535")},
 		},
 		{
 			name:   "image",

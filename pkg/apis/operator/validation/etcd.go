@@ -1,12 +1,14 @@
 package validation
 
 import (
+	"net"
 	"slices"
 	"strconv"
 	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -41,11 +43,8 @@ func validateEtcdConfig(etcd *operator.EtcdConfig, fldPath *field.Path) field.Er
 			fldPath.Child("tlsConfig", "secretRef", "name"))...)
 	}
 
-	// kcp joins the prefix and its own keys; without a leading slash the keys would not be
-	// below the prefix.
-	if etcd.Prefix != "" && !strings.HasPrefix(etcd.Prefix, "/") {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("prefix"), etcd.Prefix, "must start with '/'"))
-	}
+	// A prefix without a leading slash is accepted, as kcp-operator accepts it: kcp's
+	// storage joins "/" and the prefix (etcdWarnings says so).
 	return allErrs
 }
 
@@ -72,7 +71,11 @@ func validateEtcdEndpoints(endpoints []string, fldPath *field.Path) field.ErrorL
 			allErrs = append(allErrs, field.Required(idxPath, ""))
 			continue
 		}
-		allErrs = append(allErrs, validateBaseURL(endpoint, httpOrHTTPSSchemes, idxPath)...)
+		if schemeless(endpoint) {
+			allErrs = append(allErrs, validateHostPort(endpoint, idxPath)...)
+		} else {
+			allErrs = append(allErrs, validateBaseURL(endpoint, httpOrHTTPSSchemes, idxPath)...)
+		}
 		// A trailing slash names the same endpoint.
 		key := strings.TrimSuffix(endpoint, "/")
 		if seen.Has(key) {
@@ -127,6 +130,29 @@ func validateEtcdConfigUpdate(newEtcd, oldEtcd *operator.EtcdConfig, fldPath *fi
 	if !apiequality.Semantic.DeepEqual(newEtcd.Managed.Storage, oldEtcd.Managed.Storage) {
 		allErrs = append(allErrs, field.Forbidden(managedPath.Child("storage"),
 			"is immutable: a StatefulSet's volume claim templates cannot change"))
+	}
+	return allErrs
+}
+
+// schemeless reports whether an etcd endpoint is written host:port, without a scheme, as
+// kcp-operator accepts it and etcd's client dials it (with TLS exactly when client
+// certificates are configured; etcdWarnings says so).
+func schemeless(endpoint string) bool { return !strings.Contains(endpoint, "://") }
+
+// validateHostPort checks an etcd endpoint written host:port: a host name or IP address and
+// a port, which etcd's client needs.
+func validateHostPort(endpoint string, fldPath *field.Path) field.ErrorList {
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return field.ErrorList{field.Invalid(fldPath, endpoint,
+			"must be a URL such as https://etcd.example.com:2379, or host:port such as etcd.example.com:2379")}
+	}
+	var allErrs field.ErrorList
+	if net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath, endpoint, "the host must be an IP address or a lower case DNS name"))
+	}
+	if n, err := strconv.Atoi(port); err != nil || len(validation.IsValidPortNum(n)) > 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath, endpoint, "port must be between 1 and 65535, inclusive"))
 	}
 	return allErrs
 }

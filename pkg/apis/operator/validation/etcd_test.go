@@ -32,9 +32,28 @@ func TestValidateEtcdConfig(t *testing.T) {
 			want:   []wantErr{required("spec.etcd.endpoints[0]")},
 		},
 		{
-			name:   "endpoint without a scheme",
-			mutate: func(e *operator.EtcdConfig) { e.Endpoints = append(e.Endpoints, "etcd-2.etcd:2379") },
-			want:   []wantErr{invalid("spec.etcd.endpoints[2]")},
+			name: "endpoint without a scheme, as kcp-operator accepts it",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Endpoints = append(e.Endpoints, "etcd-2.etcd:2379", "10.0.0.3:2379", "[fd00::3]:2379")
+			},
+		},
+		{
+			name:   "endpoint without a scheme and without a port",
+			mutate: func(e *operator.EtcdConfig) { e.Endpoints = append(e.Endpoints, "etcd-2.etcd") },
+			want:   []wantErr{invalid("spec.etcd.endpoints[2]", "or host:port such as etcd.example.com:2379")},
+		},
+		{
+			name:   "endpoint without a scheme, with a bad host and port",
+			mutate: func(e *operator.EtcdConfig) { e.Endpoints = append(e.Endpoints, "Etcd_2:http") },
+			want: []wantErr{
+				invalid("spec.etcd.endpoints[2]", "the host must be an IP address or a lower case DNS name"),
+				invalid("spec.etcd.endpoints[2]", "port must be between 1 and 65535"),
+			},
+		},
+		{
+			name:   "the same endpoint with and without a scheme",
+			mutate: func(e *operator.EtcdConfig) { e.Endpoints = []string{"etcd-0.etcd:2379", "etcd-0.etcd:2379"} },
+			want:   []wantErr{duplicate("spec.etcd.endpoints[1]")},
 		},
 		{
 			name:   "endpoint with a path",
@@ -72,9 +91,8 @@ func TestValidateEtcdConfig(t *testing.T) {
 			want:   []wantErr{invalid("spec.etcd.tlsConfig.secretRef.name")},
 		},
 		{
-			name:   "prefix without a leading slash",
+			name:   "prefix without a leading slash, as kcp-operator accepts it",
 			mutate: func(e *operator.EtcdConfig) { e.Prefix = "kcp" },
-			want:   []wantErr{invalid("spec.etcd.prefix", "must start with '/'")},
 		},
 	}
 	for _, tc := range tests {

@@ -2,8 +2,10 @@ package validation
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,7 +155,19 @@ func validateDeprecatedExternalHostname(spec *operator.FrontProxySpec, fldPath *
 	if spec.ExternalHostname == "" {
 		return nil
 	}
-	allErrs := validateOptionalDNS1123Subdomain(spec.ExternalHostname, fldPath)
+	var allErrs field.ErrorList
+	if host, port, err := net.SplitHostPort(spec.ExternalHostname); err == nil {
+		// host:port, as kcp-operator reads it (externalHostnameWarnings says how).
+		allErrs = append(allErrs, validateOptionalDNS1123Subdomain(host, fldPath)...)
+		if host == "" {
+			allErrs = append(allErrs, field.Invalid(fldPath, spec.ExternalHostname, "must be a host name, or host:port"))
+		}
+		if n, err := strconv.Atoi(port); err != nil || len(validation.IsValidPortNum(n)) > 0 {
+			allErrs = append(allErrs, field.Invalid(fldPath, spec.ExternalHostname, "port must be between 1 and 65535, inclusive"))
+		}
+	} else {
+		allErrs = append(allErrs, validateOptionalDNS1123Subdomain(spec.ExternalHostname, fldPath)...)
+	}
 	if spec.External != nil && spec.External.Hostname != "" {
 		allErrs = append(allErrs, field.Forbidden(fldPath, "may not be set together with spec.external.hostname: use spec.external.hostname only"))
 	}

@@ -106,9 +106,11 @@ func TestValidateFrontProxy(t *testing.T) {
 			want:   []wantErr{invalid("spec.external.hostname")},
 		},
 		{
-			name:   "certificate template for a role a FrontProxy does not have",
-			mutate: func(fp *operator.FrontProxy) { fp.Spec.CertificateTemplates["client"] = operator.CertificateTemplate{} },
-			want:   []wantErr{notSupported("spec.certificateTemplates", `supported values: "kubeconfig", "requestheader", "server"`)},
+			name: "certificate template for a role a FrontProxy does not have: ignored, and still checked",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.CertificateTemplates["client"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
+			},
+			want: []wantErr{invalid("spec.certificateTemplates[client].spec.dnsNames[0]")},
 		},
 		{
 			name: "OIDC without a client ID",

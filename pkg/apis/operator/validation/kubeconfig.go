@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -163,10 +164,13 @@ func validateKubeconfigCertificateTemplate(tmpl *operator.CertificateTemplate, v
 	}
 	specPath := fldPath.Child("spec")
 	if s := tmpl.Spec.Subject; s != nil && len(s.Organizations) > 0 {
-		allErrs = append(allErrs, field.Forbidden(specPath.Child("subject", "organizations"), "the groups of a Kubeconfig are spec.groups"))
+		allErrs = append(allErrs, field.Forbidden(specPath.Child("subject", "organizations"),
+			fmt.Sprintf("the groups of a Kubeconfig are spec.groups, which the identity rules check: write spec.groups: [%s] instead",
+				strings.Join(s.Organizations, ", "))))
 	}
-	if tmpl.Spec.Duration != nil {
-		allErrs = append(allErrs, field.Forbidden(specPath.Child("duration"), "the lifetime of a Kubeconfig is spec.validity"))
+	if d := tmpl.Spec.Duration; d != nil {
+		allErrs = append(allErrs, field.Forbidden(specPath.Child("duration"),
+			fmt.Sprintf("the lifetime of a Kubeconfig is spec.validity, which the server's maximum bounds: write spec.validity: %s instead", d.Duration)))
 	}
 	if r := tmpl.Spec.RenewBefore; r != nil && validity.Duration > 0 && r.Duration >= validity.Duration {
 		allErrs = append(allErrs, field.Invalid(specPath.Child("renewBefore"), r.Duration.String(), "must be shorter than spec.validity"))

@@ -40,10 +40,22 @@ func TestRootShardCacheEmbedded(t *testing.T) {
 			warnings: []string{"spec.cache.embedded is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove spec.cache.embedded"},
 		},
 		{
-			name:     "embedded enabled with a ref contradicts itself",
-			cache:    &operator.CacheConfig{Reference: ref, Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}},
-			want:     []wantErr{forbidden("spec.cache.embedded.enabled", "may not be true together with spec.cache.ref")},
-			warnings: []string{"spec.cache.embedded is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove spec.cache.embedded"},
+			name:  "embedded enabled with a ref: the ref wins, as in kcp-operator",
+			cache: &operator.CacheConfig{Reference: ref, Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}},
+			warnings: []string{"spec.cache.embedded.enabled: true is ignored: the root shard uses the CacheServer of spec.cache and no embedded cache, " +
+				"as kcp-operator does when both are set; remove spec.cache.embedded"},
+		},
+		{
+			name:  "embedded enabled with a secretRef: the secretRef wins",
+			cache: &operator.CacheConfig{SecretRef: ref, Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}},
+			warnings: []string{"spec.cache.embedded.enabled: true is ignored: the root shard uses the CacheServer of spec.cache and no embedded cache, " +
+				"as kcp-operator does when both are set; remove spec.cache.embedded"},
+		},
+		{name: "cache: {} as kcp-operator's Go SDK sends it means the embedded cache", cache: &operator.CacheConfig{}},
+		{
+			name:  "a ref and a secretRef",
+			cache: &operator.CacheConfig{Reference: ref, SecretRef: ref},
+			want:  []wantErr{forbidden("spec.cache.secretRef", "only one of ref or secretRef may be set")},
 		},
 		{
 			name:     "embedded with a bad ref",
@@ -95,7 +107,7 @@ func TestRootShardProxy(t *testing.T) {
 				p.Logging.Level = 11
 			},
 			want: []wantErr{
-				invalid("spec.proxy.image.tag"), invalid("spec.proxy.replicas"), notSupported("spec.proxy.certificateTemplates", "client-ca"),
+				invalid("spec.proxy.image.tag"), invalid("spec.proxy.replicas"),
 				invalid("spec.proxy.extraArgs[0]"), forbidden("spec.proxy.extraVolumes[1].hostPath"),
 				invalid("spec.proxy.extraVolumeMounts[1].mountPath", "/etc/kcp-front-proxy"), invalid("spec.proxy.logging.level"),
 			},
@@ -183,6 +195,31 @@ func TestFrontProxyExternalHostname(t *testing.T) {
 			mutate:   func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, "Old_Host" },
 			want:     []wantErr{invalid("spec.externalHostname")},
 			warnings: []string{deprecated},
+		},
+		{
+			name:   "host:port, as kcp-operator parses it",
+			mutate: func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, "old.example.com:8443" },
+			warnings: []string{"spec.externalHostname is deprecated: use spec.external.hostname: old.example.com and spec.external.port: 8443, " +
+				"which it is read as, as in kcp-operator"},
+		},
+		{
+			name:   "host:port with external.port, which wins as in kcp-operator",
+			mutate: func(s *operator.FrontProxySpec) { s.External.Hostname, s.ExternalHostname = "", "old.example.com:8443" },
+			warnings: []string{"spec.externalHostname is deprecated: use spec.external.hostname: old.example.com; its host is read as spec.external.hostname, " +
+				"and its port 8443 is ignored for spec.external.port 443, as in kcp-operator"},
+		},
+		{
+			name:   "host:port with a bad host and port",
+			mutate: func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, "Old_Host:0" },
+			want:   []wantErr{invalid("spec.externalHostname", "a lowercase RFC 1123 subdomain"), invalid("spec.externalHostname", "port must be between 1 and 65535")},
+			warnings: []string{"spec.externalHostname is deprecated: use spec.external.hostname: Old_Host and spec.external.port: 0, " +
+				"which it is read as, as in kcp-operator"},
+		},
+		{
+			name:     "a port without a host",
+			mutate:   func(s *operator.FrontProxySpec) { s.External, s.ExternalHostname = nil, ":8443" },
+			want:     []wantErr{invalid("spec.externalHostname", "must be a host name, or host:port")},
+			warnings: []string{"spec.externalHostname is deprecated: use spec.external.hostname:  and spec.external.port: 8443, which it is read as, as in kcp-operator"},
 		},
 	}
 	for _, tc := range tests {

@@ -54,7 +54,8 @@ func validateVolumeSource(src *corev1.VolumeSource, fldPath *field.Path) field.E
 		}
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child(name),
 			"the server realizes pods with its own rights, so a volume may only be one of "+
-				strings.Join(sets.List(allowedVolumeSources), ", ")+" (Pod Security restricted)"))
+				strings.Join(sets.List(allowedVolumeSources), ", ")+" (Pod Security restricted); "+
+				"put the files in a Secret or ConfigMap, or the data on a persistentVolumeClaim, and name that instead"))
 	}
 	return allErrs
 }

@@ -55,21 +55,9 @@ func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) fi
 
 // validateRootShardCacheConfig checks a RootShard's cache: the CacheServer it references,
 // else its embedded cache. kcp-operator's deprecated embedded.enabled is accepted with a
-// warning, except true together with a ref, which asks for both caches at once.
+// warning whatever its value; true together with a ref means the ref, as in kcp-operator.
 func validateRootShardCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
-	if cache == nil || cache.Embedded == nil {
-		return validateCacheConfig(cache, fldPath)
-	}
-	if cache.Reference == nil && cache.SecretRef == nil {
-		// The embedded cache, whatever enabled says (RootShardWarnings explains).
-		return nil
-	}
-	allErrs := validateCacheConfig(cache, fldPath)
-	if cache.Embedded.Enabled {
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("embedded", "enabled"),
-			"may not be true together with spec.cache.ref or spec.cache.secretRef: the root shard uses either its embedded cache or the referenced CacheServer; remove spec.cache.embedded"))
-	}
-	return allErrs
+	return validateCacheConfig(cache, fldPath)
 }
 
 // validateRootShardProxy checks kcp-operator's internal root-shard front proxy like the spec

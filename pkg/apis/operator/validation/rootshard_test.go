@@ -73,9 +73,8 @@ func TestValidateRootShard(t *testing.T) {
 			want:   []wantErr{invalid("spec.external.port", "spec.external.port: Invalid value: 70000: must be between 1 and 65535, inclusive")},
 		},
 		{
-			name:   "cache without ref",
+			name:   "cache without ref: the embedded cache, as kcp-operator's cache: {}",
 			mutate: func(rs *operator.RootShard) { rs.Spec.Cache.Reference = nil },
-			want:   []wantErr{required("spec.cache", "one of ref or secretRef is required")},
 		},
 		{
 			name: "cache by a copy of its cache-client Secret",
@@ -88,7 +87,6 @@ func TestValidateRootShard(t *testing.T) {
 			mutate: func(rs *operator.RootShard) {
 				rs.Spec.Cache = &operator.CacheConfig{SecretRef: ref("cache-cache-client"), Embedded: &operator.EmbeddedCacheConfiguration{Enabled: true}}
 			},
-			want: []wantErr{forbidden("spec.cache.embedded.enabled")},
 		},
 		{
 			name:   "cache ref not a DNS-1035 label",
@@ -103,11 +101,11 @@ func TestValidateRootShard(t *testing.T) {
 			want: []wantErr{forbidden("spec.certificates.caSecretRef")},
 		},
 		{
-			name: "certificate template for a role a RootShard does not have",
+			name: "certificate template for a role a RootShard does not have: ignored, and still checked",
 			mutate: func(rs *operator.RootShard) {
-				rs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{}
+				rs.Spec.CertificateTemplates["kubeconfig"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
 			},
-			want: []wantErr{notSupported("spec.certificateTemplates", `"kubeconfig"`)},
+			want: []wantErr{invalid("spec.certificateTemplates[kubeconfig].spec.dnsNames[0]")},
 		},
 		{
 			name:   "CA certificate templates are allowed",

@@ -96,9 +96,8 @@ func TestValidateShard(t *testing.T) {
 			want: []wantErr{forbidden("spec.cache.secretRef", "only one of ref or secretRef may be set")},
 		},
 		{
-			name:   "cache naming nothing",
+			name:   "cache: {}, as kcp-operator's Go SDK may send it, is the RootShard's cache",
 			mutate: func(s *operator.Shard) { s.Spec.Cache = &operator.CacheConfig{} },
-			want:   []wantErr{required("spec.cache", "one of ref or secretRef is required")},
 		},
 		{
 			name:   "rootShard ref with an empty name",
@@ -116,9 +115,11 @@ func TestValidateShard(t *testing.T) {
 			want:   []wantErr{required("spec.cache.ref.name")},
 		},
 		{
-			name:   "CA certificate template on a Shard",
-			mutate: func(s *operator.Shard) { s.Spec.CertificateTemplates["root-ca"] = operator.CertificateTemplate{} },
-			want:   []wantErr{notSupported("spec.certificateTemplates", `"root-ca"`)},
+			name: "CA certificate template on a Shard: ignored, and still checked",
+			mutate: func(s *operator.Shard) {
+				s.Spec.CertificateTemplates["root-ca"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
+			},
+			want: []wantErr{invalid("spec.certificateTemplates[root-ca].spec.dnsNames[0]")},
 		},
 	}
 	for _, tc := range tests {

@@ -159,9 +159,9 @@ func TestValidateVirtualWorkspace(t *testing.T) {
 		{
 			name: "certificate template of a shard",
 			mutate: func(vw *operator.VirtualWorkspace) {
-				vw.Spec.CertificateTemplates["logical-cluster-admin"] = validCertificateTemplate()
+				vw.Spec.CertificateTemplates["logical-cluster-admin"] = operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{DNSNames: []string{"Not A Name"}}}
 			},
-			want: []wantErr{notSupported("spec.certificateTemplates", `supported values: "client", "server"`)},
+			want: []wantErr{invalid("spec.certificateTemplates[logical-cluster-admin].spec.dnsNames[0]")},
 		},
 		{
 			name: "certificate template invalid",

@@ -1,6 +1,10 @@
 package validation
 
 import (
+	"fmt"
+	"net"
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -14,7 +18,7 @@ import (
 func RootShardWarnings(rs *operator.RootShard) []string {
 	spec := field.NewPath("spec")
 	var warnings []string
-	warnings = append(warnings, commonShardWarnings(&rs.Spec.CommonShardSpec, spec)...)
+	warnings = append(warnings, commonShardWarnings(&rs.Spec.CommonShardSpec, rootShardTemplates, spec)...)
 	warnings = append(warnings, embeddedCacheWarnings(rs.Spec.Cache, spec.Child("cache", "embedded"))...)
 	warnings = append(warnings, rootShardProxyWarnings(rs.Spec.Proxy, spec.Child("proxy"))...)
 	return warnings
@@ -22,7 +26,7 @@ func RootShardWarnings(rs *operator.RootShard) []string {
 
 // ShardWarnings are the warnings of a Shard.
 func ShardWarnings(s *operator.Shard) []string {
-	return commonShardWarnings(&s.Spec.CommonShardSpec, field.NewPath("spec"))
+	return commonShardWarnings(&s.Spec.CommonShardSpec, shardTemplates, field.NewPath("spec"))
 }
 
 // FrontProxyWarnings are the warnings of a FrontProxy.
@@ -30,7 +34,15 @@ func FrontProxyWarnings(fp *operator.FrontProxy) []string {
 	var warnings []string
 	warnings = append(warnings, oidcClientSecretWarnings(fp.Spec.Auth, field.NewPath("spec", "auth"))...)
 	warnings = append(warnings, externalHostnameWarnings(&fp.Spec, field.NewPath("spec", "externalHostname"))...)
+	warnings = append(warnings, certificateTemplateWarnings(fp.Spec.CertificateTemplates, frontProxyTemplates, field.NewPath("spec", "certificateTemplates"))...)
 	return warnings
+}
+
+// CacheServerWarnings are the warnings of a CacheServer.
+func CacheServerWarnings(cs *operator.CacheServer) []string {
+	spec := field.NewPath("spec")
+	warnings := certificateTemplateWarnings(cs.Spec.CertificateTemplates, cacheServerTemplates, spec.Child("certificateTemplates"))
+	return append(warnings, etcdWarnings(cs.Spec.Etcd, spec.Child("etcd"))...)
 }
 
 // KubeconfigWarnings are the warnings of a Kubeconfig.
@@ -42,7 +54,9 @@ func KubeconfigWarnings(kc *operator.Kubeconfig) []string {
 
 // VirtualWorkspaceWarnings are the warnings of a VirtualWorkspace.
 func VirtualWorkspaceWarnings(vw *operator.VirtualWorkspace) []string {
-	return customServerIdentityWarnings(&vw.Spec, field.NewPath("spec"))
+	spec := field.NewPath("spec")
+	warnings := customServerIdentityWarnings(&vw.Spec, spec)
+	return append(warnings, certificateTemplateWarnings(vw.Spec.CertificateTemplates, virtualWorkspaceTemplates, spec.Child("certificateTemplates"))...)
 }
 
 // customServerIdentityWarnings point a server that is not kcp's own (spec.command set) to a
@@ -58,21 +72,50 @@ func customServerIdentityWarnings(spec *operator.VirtualWorkspaceSpec, fldPath *
 		"give it a least-privilege one: a Secret written by a Kubeconfig object, named in " + fldPath.Child("kubeconfigSecretRef").String()}
 }
 
-func commonShardWarnings(spec *operator.CommonShardSpec, fldPath *field.Path) []string {
+func commonShardWarnings(spec *operator.CommonShardSpec, roles certificateRoles, fldPath *field.Path) []string {
 	var warnings []string
 	warnings = append(warnings, shardAuthWarnings(spec.Auth, fldPath.Child("auth"))...)
+	warnings = append(warnings, etcdWarnings(&spec.Etcd, fldPath.Child("etcd"))...)
+	warnings = append(warnings, certificateTemplateWarnings(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
+	return warnings
+}
+
+// etcdWarnings say what kcp makes of kcp-operator's etcd shapes that this server accepts
+// as kcp-operator does: an endpoint without a scheme, and a prefix without a leading slash.
+func etcdWarnings(etcd *operator.EtcdConfig, fldPath *field.Path) []string {
+	if etcd == nil {
+		return nil
+	}
+	var warnings []string
+	scheme := "http://"
+	if etcd.TLSConfig != nil {
+		scheme = "https://"
+	}
+	for i, endpoint := range etcd.Endpoints {
+		if endpoint != "" && schemeless(endpoint) {
+			warnings = append(warnings, fmt.Sprintf("%s: %q has no scheme: kcp's etcd client dials it with TLS exactly when %s is set; write %q",
+				fldPath.Child("endpoints").Index(i), endpoint, fldPath.Child("tlsConfig"), scheme+endpoint))
+		}
+	}
+	if p := etcd.Prefix; p != "" && !strings.HasPrefix(p, "/") {
+		warnings = append(warnings, fmt.Sprintf("%s: %q does not start with '/': kcp stores its keys under %q all the same; write %q",
+			fldPath.Child("prefix"), p, "/"+p, "/"+p))
+	}
 	return warnings
 }
 
 // embeddedCacheWarnings explain kcp-operator's deprecated cache.embedded, which says nothing
 // that cache.ref does not: the root shard uses its embedded cache exactly when no ref is set.
-// (true together with a ref is refused by validation.)
+// true together with a ref asks for both; the ref wins, as in kcp-operator.
 func embeddedCacheWarnings(cache *operator.CacheConfig, fldPath *field.Path) []string {
 	if cache == nil || cache.Embedded == nil {
 		return nil
 	}
+	ref := cache.Reference != nil || cache.SecretRef != nil
 	switch {
-	case cache.Reference != nil:
+	case ref && cache.Embedded.Enabled:
+		return []string{fldPath.String() + ".enabled: true is ignored: the root shard uses the CacheServer of spec.cache and no embedded cache, as kcp-operator does when both are set; remove " + fldPath.String()}
+	case ref:
 		return []string{fldPath.String() + " is deprecated and has no effect: the root shard uses the CacheServer in spec.cache.ref and no embedded cache; remove " + fldPath.String()}
 	case !cache.Embedded.Enabled:
 		return []string{fldPath.String() + ".enabled: false has no effect: without spec.cache.ref the root shard still uses its embedded cache, as in kcp-operator; to use a CacheServer, set spec.cache.ref and remove " + fldPath.String()}
@@ -94,7 +137,16 @@ func externalHostnameWarnings(spec *operator.FrontProxySpec, fldPath *field.Path
 	if spec.ExternalHostname == "" {
 		return nil
 	}
-	return []string{fldPath.String() + " is deprecated: use spec.external.hostname, which it is read as"}
+	host, port, err := net.SplitHostPort(spec.ExternalHostname)
+	if err != nil {
+		return []string{fldPath.String() + " is deprecated: use spec.external.hostname, which it is read as"}
+	}
+	if spec.External != nil && spec.External.Port != 0 {
+		return []string{fmt.Sprintf("%s is deprecated: use spec.external.hostname: %s; its host is read as spec.external.hostname, and its port %s is ignored for spec.external.port %d, as in kcp-operator",
+			fldPath, host, port, spec.External.Port)}
+	}
+	return []string{fmt.Sprintf("%s is deprecated: use spec.external.hostname: %s and spec.external.port: %s, which it is read as, as in kcp-operator",
+		fldPath, host, port)}
 }
 
 // clusterRoleBindingsClusterWarnings point kcp-operator's deprecated

@@ -28,11 +28,16 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 				store.EtcdPermissions(o.Spec.Etcd, spec.Child("etcd"))...)...)
 	},
 
+	Normalize: func(o *operator.CacheServer) {
+		o.Spec.Certificates = operator.WithoutEmptyCertificates(o.Spec.Certificates)
+	},
+
 	Replicas: func(o *operator.CacheServer) *int32 { return o.Spec.Replicas },
 
 	Validate:             validation.ValidateCacheServer,
 	ValidateUpdate:       validation.ValidateCacheServerUpdate,
 	ValidateStatusUpdate: validation.ValidateCacheServerStatusUpdate,
+	Warnings:             validation.CacheServerWarnings,
 
 	Table: store.Table[*operator.CacheServer]{
 		Columns: []store.Column[*operator.CacheServer]{

@@ -82,5 +82,6 @@ func externalHostname(o *operator.FrontProxy) string {
 	if e := o.Spec.External; e != nil && e.Hostname != "" {
 		return e.Hostname
 	}
-	return o.Spec.ExternalHostname
+	host, _ := operatorv1alpha1.SplitExternalHostname(o.Spec.ExternalHostname)
+	return host
 }

@@ -36,6 +36,10 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 				proxyPermissions(o.Spec.Proxy, spec.Child("proxy")))...)
 	},
 
+	Normalize: func(o *operator.RootShard) {
+		o.Spec.Certificates = operator.WithoutEmptyCertificates(o.Spec.Certificates)
+	},
+
 	Replicas: func(o *operator.RootShard) *int32 { return o.Spec.Replicas },
 
 	Validate:             validation.ValidateRootShard,

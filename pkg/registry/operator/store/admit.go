@@ -98,7 +98,8 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 		return nil
 	}
 	return apierrors.NewForbidden(qualifiedResource, name,
-		fmt.Errorf("user %q may not set %s: the server would act with its own rights", requester.GetName(), strings.Join(missing, "; ")))
+		fmt.Errorf("user %q may not set %s: the server would act with its own rights; "+
+			"be granted those rights in the namespace (kcp-setups-edit grants use on the setups), or leave those fields out", requester.GetName(), strings.Join(missing, "; ")))
 }
 
 // listIndex is a list index in a field path, such as the [1] of clusterRoles[1].

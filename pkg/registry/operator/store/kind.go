@@ -32,6 +32,12 @@ type Kind[T Object, Spec, Status any] struct {
 	Spec   func(T) *Spec
 	Status func(T) *Status
 
+	// Normalize, when set, rewrites a spec that a client sent into the form it is stored
+	// in, before validation, on create and update: a shape that means the same as another
+	// is stored as that other, such as the empty struct kcp-operator's Go SDK sends for a
+	// field its user left unset.
+	Normalize func(T)
+
 	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's validation.
 	Validate             func(T) field.ErrorList
 	ValidateUpdate       func(newObj, oldObj T) field.ErrorList

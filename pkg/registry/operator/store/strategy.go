@@ -42,17 +42,25 @@ func (strategy[T, Spec, Status]) GetResetFields() map[fieldpath.APIVersion]*fiel
 	}
 }
 
-// PrepareForCreate drops any status a client sent and starts the generation at 1.
+// PrepareForCreate drops any status a client sent, starts the generation at 1 and
+// normalizes the spec.
 func (s strategy[T, Spec, Status]) PrepareForCreate(_ context.Context, obj runtime.Object) {
 	o := obj.(T)
 	*s.kind.Status(o) = *new(Status)
 	o.SetGeneration(1)
+	if s.kind.Normalize != nil {
+		s.kind.Normalize(o)
+	}
 }
 
-// PrepareForUpdate keeps the stored status and bumps the generation when the spec changed.
+// PrepareForUpdate keeps the stored status, normalizes the spec and bumps the generation
+// when the spec changed.
 func (s strategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newObj, oldObj := obj.(T), old.(T)
 	*s.kind.Status(newObj) = *s.kind.Status(oldObj)
+	if s.kind.Normalize != nil {
+		s.kind.Normalize(newObj)
+	}
 	if !apiequality.Semantic.DeepEqual(s.kind.Spec(newObj), s.kind.Spec(oldObj)) {
 		newObj.SetGeneration(oldObj.GetGeneration() + 1)
 	}

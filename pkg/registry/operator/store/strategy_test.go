@@ -148,3 +148,30 @@ func TestReplicasAreBoundedByTheServer(t *testing.T) {
 	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(500, ""), cacheServer(500, "")), "kept as it was")
 	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(50, ""), cacheServer(500, "")), "lowered under the bound")
 }
+
+// TestNormalizeBeforeValidation: the kind's Normalize rewrites what a client sent on create
+// and on update, and a spec that normalizes to the stored one is no change of the generation.
+func TestNormalizeBeforeValidation(t *testing.T) {
+	kind := testKind()
+	kind.Normalize = func(o *operator.CacheServer) {
+		o.Spec.Certificates = operator.WithoutEmptyCertificates(o.Spec.Certificates)
+	}
+	s := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: kind}
+
+	created := cacheServer(1, "")
+	created.Spec.Certificates = &operator.Certificates{}
+	s.PrepareForCreate(t.Context(), created)
+	assert.Nil(t, created.Spec.Certificates, "certificates: {} is stored as unset")
+
+	updated := created.DeepCopy()
+	updated.Spec.Certificates = &operator.Certificates{}
+	s.PrepareForUpdate(t.Context(), updated, created)
+	assert.Nil(t, updated.Spec.Certificates)
+	assert.Equal(t, created.Generation, updated.Generation, "the same spec: no new generation")
+
+	withIssuer := created.DeepCopy()
+	withIssuer.Spec.Certificates = &operator.Certificates{IssuerRef: &operator.ObjectReference{Name: "ca"}}
+	s.PrepareForUpdate(t.Context(), withIssuer, created)
+	assert.Equal(t, "ca", withIssuer.Spec.Certificates.IssuerRef.Name, "a source is kept")
+	assert.Equal(t, created.Generation+1, withIssuer.Generation)
+}
