@@ -131,7 +131,9 @@ func frontProxy(name, rs string) *operator.FrontProxy {
 	fp.Spec.RootShard.Reference = ref(rs)
 	return fp
 }
-func cacheServer(name string) *operator.CacheServer { return &operator.CacheServer{ObjectMeta: meta(name)} }
+func cacheServer(name string) *operator.CacheServer {
+	return &operator.CacheServer{ObjectMeta: meta(name)}
+}
 func virtualWorkspace(name, rs string) *operator.VirtualWorkspace {
 	vw := &operator.VirtualWorkspace{ObjectMeta: meta(name)}
 	vw.Spec.Target.RootShardRef = ref(rs)
