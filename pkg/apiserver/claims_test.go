@@ -252,3 +252,36 @@ func TestClaimsOnUpdate(t *testing.T) {
 	edited.Labels = map[string]string{"team": "a"}
 	assert.NoError(t, c.Check(t.Context(), resourceOf("Kubeconfig"), edited, squatter))
 }
+
+// TestClaimsDeriveAStoredObjectOncePerVersion: the names of a stored object are derived
+// again only when its resourceVersion changes, so a create in a namespace of many objects
+// does not build every neighbour's certificates anew.
+func TestClaimsDeriveAStoredObjectOncePerVersion(t *testing.T) {
+	stored := rootShard("alpha")
+	stored.UID, stored.ResourceVersion = "uid-1", "5"
+	objects := []runtime.Object{stored}
+	c := testClaims(&objects)
+	derive, derived := c.Derive, 0
+	c.Derive = func(o runtime.Object) ([]store.DerivedName, error) {
+		if o.(metav1.Object).GetName() == "alpha" {
+			derived++
+		}
+		return derive(o)
+	}
+	check := func() error { return c.Check(t.Context(), resourceOf("Shard"), shardOf("beta", "root"), nil) }
+	require.NoError(t, check())
+	require.NoError(t, check())
+	assert.Equal(t, 1, derived, "derived once while its version is the same")
+
+	stored.ResourceVersion = "6"
+	require.NoError(t, check())
+	assert.Equal(t, 2, derived, "derived again at a new version")
+
+	// The RootShard gone and a Shard of its name stored instead, the Shard's names count.
+	objects[0] = shardOf("alpha", "root")
+	objects[0].(*operator.Shard).UID, objects[0].(*operator.Shard).ResourceVersion = "uid-2", "6"
+	c.Kinds = testClaims(&objects).Kinds
+	err := c.Check(t.Context(), resourceOf("RootShard"), rootShard("alpha"), nil)
+	require.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+	assert.Contains(t, err.Error(), "Shard/alpha")
+}

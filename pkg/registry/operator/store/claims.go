@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -51,6 +54,20 @@ type Claims struct {
 	Derive func(runtime.Object) ([]DerivedName, error)
 	// Kinds are every kind's storage.
 	Kinds []ClaimingKind
+
+	// derived are the names of the stored objects by namespace, then kind and name, as of
+	// their UID and resourceVersion: deriving them is a build of the object's certificates
+	// (some 0.1 ms for a RootShard), which a create in a namespace of many objects would
+	// otherwise repeat for each.
+	mu      sync.Mutex
+	derived map[string]map[string]derivedAt
+}
+
+// derivedAt are an object's derived names as of its UID and resourceVersion.
+type derivedAt struct {
+	uid             types.UID
+	resourceVersion string
+	names           []DerivedName
 }
 
 // SetClaims has the endpoint refuse an object whose derived names another object of its
@@ -128,6 +145,7 @@ func (c *Claims) Check(ctx context.Context, resource schema.GroupResource, obj, 
 	var errs field.ErrorList
 	own := resource.Resource
 	ctx = genericapirequest.WithNamespace(ctx, o.GetNamespace())
+	seen := map[string]derivedAt{}
 	for _, k := range c.Kinds {
 		list, err := k.List.List(ctx, &metainternalversion.ListOptions{})
 		if err != nil {
@@ -145,10 +163,12 @@ func (c *Claims) Check(ctx context.Context, resource schema.GroupResource, obj, 
 			if k.Resource.Resource == own && other.GetName() == o.GetName() {
 				continue
 			}
-			theirs, err := c.Derive(item)
+			key := k.Kind + "/" + other.GetName()
+			theirs, err := c.derivedOf(o.GetNamespace(), key, item, other)
 			if err != nil {
 				return apierrors.NewInternalError(fmt.Errorf("deriving the host names of %s %q: %w", k.Kind, other.GetName(), err))
 			}
+			seen[key] = derivedAt{uid: other.GetUID(), resourceVersion: other.GetResourceVersion(), names: theirs}
 			var clash []DerivedName
 			for _, n := range theirs {
 				if mine, ok := wanted[n.Name]; ok {
@@ -160,10 +180,29 @@ func (c *Claims) Check(ctx context.Context, resource schema.GroupResource, obj, 
 			}
 		}
 	}
+	// What the namespace holds now is what is kept: a deleted object's names go.
+	c.mu.Lock()
+	if c.derived == nil {
+		c.derived = map[string]map[string]derivedAt{}
+	}
+	c.derived[o.GetNamespace()] = seen
+	c.mu.Unlock()
 	if len(errs) == 0 {
 		return nil
 	}
 	return apierrors.NewInvalid(operator.Kind(c.kindOf(resource)), o.GetName(), errs)
+}
+
+// derivedOf are the names a stored object derives, kept from an earlier check while its UID
+// and resourceVersion are the same.
+func (c *Claims) derivedOf(namespace, key string, obj runtime.Object, m metav1.Object) ([]DerivedName, error) {
+	c.mu.Lock()
+	d, ok := c.derived[namespace][key]
+	c.mu.Unlock()
+	if ok && d.uid == m.GetUID() && d.resourceVersion == m.GetResourceVersion() && d.resourceVersion != "" {
+		return d.names, nil
+	}
+	return c.Derive(obj)
 }
 
 // clashError says that the object named name derives the names clash, which kind/other
