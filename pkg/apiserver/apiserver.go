@@ -177,6 +177,7 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 		limits.MaxReplicas = store.DefaultMaxReplicas
 	}
 	storage := map[string]rest.Storage{}
+	mains := map[string]*store.REST{}
 	for resource, newREST := range map[string]func(*runtime.Scheme, generic.RESTOptionsGetter, authorizer.Authorizer) (*store.REST, *store.StatusREST, error){
 		"kubeconfigs":       kubeconfigs.NewREST,
 		"rootshards":        rootshard.NewREST,
@@ -192,6 +193,10 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 		main.SetLimits(limits)
 		storage[resource] = main
 		storage[resource+"/status"] = status
+		mains[resource] = main
+	}
+	if err := claims(scheme, mains); err != nil {
+		return nil, err
 	}
 	return storage, nil
 }
