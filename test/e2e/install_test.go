@@ -95,9 +95,17 @@ func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	ctx := t.Context()
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
+	serverRBACIsSufficientAndMinimal(t, port, args)
+}
 
+// serverRBACIsSufficientAndMinimal runs the server with args on port, as the ServiceAccount
+// kcp-setups/kcp-setups with whatever RBAC an installation gave it (the manifests', the
+// chart's): it serves, realizes a RootShard, mints and prunes. Then it takes single rules of
+// the ClusterRole kcp-setups:apiserver and the Role kcp-setups:leader-election away, and each
+// one's absence breaks a named behaviour.
+func serverRBACIsSufficientAndMinimal(t *testing.T, port int, args []string) {
+	ctx := t.Context()
 	// The stack's own server would reconcile too: it steps aside meanwhile.
 	stack.StopServer()
 	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
