@@ -183,10 +183,22 @@ func TestHelmChart(t *testing.T) {
 	out = helm(t, "uninstall", release, "-n", ns)
 	assert.Contains(t, out, "uninstalled")
 	for _, gone := range []func() error{
-		func() error { _, err := stack.Kube.AppsV1().Deployments(ns).Get(ctx, "kcp-setups", metav1.GetOptions{}); return err },
-		func() error { _, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, "kcp-setups:apiserver", metav1.GetOptions{}); return err },
-		func() error { _, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, "kcp-setups-edit", metav1.GetOptions{}); return err },
-		func() error { _, err := stack.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "kcp-setups", metav1.GetOptions{}); return err },
+		func() error {
+			_, err := stack.Kube.AppsV1().Deployments(ns).Get(ctx, "kcp-setups", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, "kcp-setups:apiserver", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, "kcp-setups-edit", metav1.GetOptions{})
+			return err
+		},
+		func() error {
+			_, err := stack.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "kcp-setups", metav1.GetOptions{})
+			return err
+		},
 	} {
 		assert.Eventually(t, func() bool { return apierrors.IsNotFound(gone()) }, time.Minute, time.Second)
 	}
