@@ -7,8 +7,9 @@ BIN    := $(OUTPUT)/bin
 GO     ?= go
 
 .PHONY: build
-build: ## Build the server into _output/bin/.
+build: ## Build the server and the kubectl plugin kubectl-kcp into _output/bin/.
 	$(GO) build -o $(BIN)/kcp-setups-apiserver ./cmd/apiserver
+	$(GO) build -o $(BIN)/kubectl-kcp ./cmd/kubectl-kcp
 
 .PHONY: codegen
 codegen: ## Regenerate clients, deepcopy, conversion, defaulters and OpenAPI.
