@@ -177,7 +177,7 @@ func TestHelmChart(t *testing.T) {
 		require.NoError(t, err)
 		port, err := stack.FreePort()
 		require.NoError(t, err)
-		serverRBACIsSufficientAndMinimal(t, port, localArgs(t, args, port, kubeconfig))
+		serverRBACIsSufficientAndMinimal(t, "chart-rbac", port, localArgs(t, args, port, kubeconfig))
 	})
 
 	out = helm(t, "uninstall", release, "-n", ns)
