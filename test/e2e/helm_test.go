@@ -135,12 +135,18 @@ func chartDeploymentArgs(t *testing.T, release, namespace string) []string {
 func TestHelmChart(t *testing.T) {
 	ctx := t.Context()
 	const release, ns = "kcp-setups", "kcp-setups"
-	// Cluster-scoped objects another test applied with kubectl would not be Helm's to own.
+	// Cluster-scoped objects another test applied with kubectl would not be Helm's to own:
+	// they go meanwhile, and the self-service roles come back afterwards.
+	_, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, "kcp-setups-edit", metav1.GetOptions{})
+	rolesApplied := err == nil
 	kubectl(t, "delete", "-f", deployDir+"/roles.yaml", "--ignore-not-found")
 	kubectl(t, "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
 	t.Cleanup(func() {
 		_, _ = stack.Helm(context.Background(), "uninstall", release, "-n", ns, "--ignore-not-found")
 		_, _ = stack.Kubectl(context.Background(), "delete", "pvc", "-n", ns, "-l", "app.kubernetes.io/name=etcd", "--ignore-not-found")
+		if rolesApplied {
+			_, _ = stack.Kubectl(context.Background(), "apply", "-f", deployDir+"/roles.yaml")
+		}
 	})
 
 	out := helm(t, "install", release, chartDir, "-n", ns, "--create-namespace", "--set", "apiService.enabled=false")
