@@ -97,6 +97,25 @@ func TestChartTemplateEqualsKustomize(t *testing.T) {
 	assert.Contains(t, string(rendered), "--etcd-servers=https://etcd-a:2379,https://etcd-b:2379")
 	assert.Contains(t, string(rendered), "secretName: my-etcd-client")
 
+	// Without the self-service roles, or without their aggregation into the built-in ones.
+	withoutRoles := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "selfServiceRoles.enabled=false"))
+	assert.Len(t, withoutRoles, len(chart)-3)
+	for _, role := range []string{"kcp-setups-view", "kcp-setups-edit", "kcp-setups-kubeconfig"} {
+		assert.NotContains(t, withoutRoles, "rbac.authorization.k8s.io/v1/ClusterRole/<nil>/"+role)
+	}
+	unaggregated, err := stack.Helm(t.Context(), "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "selfServiceRoles.aggregate=false")
+	require.NoError(t, err, unaggregated)
+	assert.NotContains(t, unaggregated, "aggregate-to-")
+	assert.Contains(t, unaggregated, "name: kcp-setups-edit")
+
+	// One replica without leader election: no Lease, and no rules for one.
+	single := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "replicas=1", "--set", "leaderElection.enabled=false"))
+	assert.NotContains(t, single, "rbac.authorization.k8s.io/v1/Role/kcp-setups/kcp-setups:leader-election")
+	rendered, err = sigsyaml.Marshal(single["apps/v1/Deployment/kcp-setups/kcp-setups"])
+	require.NoError(t, err)
+	assert.Contains(t, string(rendered), "--leader-elect=false")
+	assert.NotContains(t, string(rendered), "--leader-elect-resource-name")
+
 	// What the schema and the templates refuse.
 	for _, tc := range []struct{ set, says string }{
 		{"replicas=0", "replicas"},
