@@ -67,6 +67,13 @@ LDFLAGS=${kube_ldflags} build kube kube etcd kube-apiserver kube-controller-mana
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
 build kwok kwok kwok -- sigs.k8s.io/kwok/cmd/kwok
 build cert-manager cert-manager cert-manager-controller -- ./cert-manager-controller
+# Helm, for the chart's lint, template and install tests; its version is stamped the way
+# Helm's own Makefile does, so `helm version` names the pinned release.
+HELM_VERSION=$(cd "${ROOT}/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
+LDFLAGS="-X helm.sh/helm/v4/internal/version.version=${HELM_VERSION} -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+  build helm helm helm -- helm.sh/helm/v4/cmd/helm
+# The image builder of `make image` (go-containerregistry), so a fresh module cache builds it too.
+build image image kcp-setups-image -- ./kcp-setups-image
 
 # cert-manager's CRDs come from the same pinned module as its controller.
 CRDS="${OUTPUT}/cert-manager-crds"

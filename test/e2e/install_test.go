@@ -95,9 +95,17 @@ func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	ctx := t.Context()
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
+	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args)
+}
 
+// serverRBACIsSufficientAndMinimal runs the server with args on port, as the ServiceAccount
+// kcp-setups/kcp-setups with whatever RBAC an installation gave it (the manifests', the
+// chart's): it serves, realizes a RootShard, mints and prunes. Then it takes single rules of
+// the ClusterRole kcp-setups:apiserver and the Role kcp-setups:leader-election away, and each
+// one's absence breaks a named behaviour. Its namespaces are named after prefix.
+func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, args []string) {
+	ctx := t.Context()
 	// The stack's own server would reconcile too: it steps aside meanwhile.
 	stack.StopServer()
 	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
@@ -109,8 +117,8 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 		t.Cleanup(srv.Stop)
 		return srv, clientset.NewForConfigOrDie(srv.Config())
 	}
-	srv, ops := start("kcp-setups-manifest")
-	ns := namespace(t, "manifest-rbac")
+	srv, ops := start("kcp-setups-" + prefix)
+	ns := namespace(t, prefix)
 	_, err := ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
@@ -173,7 +181,7 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 	}, {
 		name: "cert-manager", role: "kcp-setups:apiserver", resource: "certificates",
 		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
-			other := namespace(t, "manifest-rbac-cm")
+			other := namespace(t, prefix+"-cm")
 			_, err := ops.OperatorV1alpha1().CacheServers(other).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			waitForLog(t, srv, nil, forbidden("list", "certificates", "cert-manager.io"))
@@ -185,7 +193,7 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			restore := withoutRules(t, tc.role, func(_ int, r rbacv1.PolicyRule) bool { return slices.Contains(r.Resources, tc.resource) })
 			defer restore()
-			srv, ops := start("kcp-setups-manifest-without-" + tc.name)
+			srv, ops := start("kcp-setups-" + prefix + "-without-" + tc.name)
 			defer srv.Stop()
 			tc.check(t, srv, ops)
 		})
@@ -201,11 +209,11 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 				err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
 				require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
 				// Without some rules the server never becomes ready: it is not waited for.
-				srv, err := stack.LaunchServerProcess(fmt.Sprintf("kcp-setups-manifest-without-%d-%d", len(role), i), port, args)
+				srv, err := stack.LaunchServerProcess(fmt.Sprintf("kcp-setups-%s-without-%d-%d", prefix, len(role), i), port, args)
 				require.NoError(t, err)
 				defer srv.Stop()
 				ops := clientset.NewForConfigOrDie(srv.Config())
-				work := namespace(t, fmt.Sprintf("manifest-rbac-%d-%d", len(role), i))
+				work := namespace(t, fmt.Sprintf("%s-%d-%d", prefix, len(role), i))
 				var wants []string
 				for _, verb := range rule.Verbs {
 					for _, resource := range rule.Resources {

@@ -197,7 +197,7 @@ func (s *Stack) start(name string, args ...string) (*process, error) {
 
 func (s *Stack) checkBinaries() error {
 	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "kcp-setups-apiserver"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "helm", "kcp-setups-apiserver", "kubectl-kcp"} {
 		if _, err := os.Stat(s.bin(b)); err != nil {
 			missing = append(missing, b)
 		}

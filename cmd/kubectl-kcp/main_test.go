@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"kubeconfig"}, "error: exactly one TYPE/NAME is required, got 0 arguments\nSee 'kubectl kcp kubeconfig -h' for help and examples\n"},
+		{[]string{"kubeconfig", "deployment/x"}, `error: the server doesn't have a resource type "deployment" here: one of rootshard, shard, frontproxy`},
+		{[]string{"kubeconfig", "frontproxy/edge", "--merge", "-o", "f"}, "error: --merge and --output are exclusive"},
+		{[]string{"kubeconfig", "frontproxy/edge", "--validity", "5m"}, "error: --validity must be at least 10m, got 5m0s"},
+		{[]string{"status", "shard/x"}, `resource type "shard" here: one of rootshard`},
+		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp -h' for help and examples\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 1, run(tc.args, &stdout, &stderr), "%v", tc.args)
+		assert.Contains(t, stderr.String(), tc.says, "%v", tc.args)
+		assert.Empty(t, stdout.String())
+	}
+}
+
+func TestParseObject(t *testing.T) {
+	cmd := newRootCommand(nil, nil)
+	for _, tc := range []struct {
+		args []string
+		want object
+	}{
+		{[]string{"frontproxy/edge"}, object{frontProxyKind, "edge"}},
+		{[]string{"frontproxies", "edge"}, object{frontProxyKind, "edge"}},
+		{[]string{"RootShards.operator.kcp.io/root"}, object{rootShardKind, "root"}},
+		{[]string{"shard/s-1"}, object{shardKind, "s-1"}},
+	} {
+		got, err := parseObject(cmd, tc.args, rootShardKind, shardKind, frontProxyKind)
+		require.NoError(t, err, "%v", tc.args)
+		assert.Equal(t, tc.want, got)
+	}
+	_, err := parseObject(cmd, []string{"frontproxy/"}, frontProxyKind)
+	assert.ErrorContains(t, err, "a resource name is required")
+}
+
+// minted is a kubeconfig as the server renders one: contexts default and base, user kcp.
+func minted(t *testing.T) []byte {
+	cfg := clientcmdapi.NewConfig()
+	cfg.AuthInfos["kcp"] = &clientcmdapi.AuthInfo{ClientCertificateData: []byte("cert"), ClientKeyData: []byte("key")}
+	for name, server := range map[string]string{"default": "https://kcp:6443/clusters/root:team-a", "base": "https://kcp:6443"} {
+		cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: []byte("ca")}
+		cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: "kcp"}
+	}
+	cfg.CurrentContext = "default"
+	data, err := clientcmd.Write(*cfg)
+	require.NoError(t, err)
+	return data
+}
+
+func TestMergeKubeconfig(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "config")
+	host := clientcmdapi.NewConfig()
+	host.Clusters["host"] = &clientcmdapi.Cluster{Server: "https://host:6443"}
+	host.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: "t"}
+	host.Contexts["host"] = &clientcmdapi.Context{Cluster: "host", AuthInfo: "admin"}
+	host.CurrentContext = "host"
+	require.NoError(t, clientcmd.WriteToFile(*host, file))
+	flags := &clientFlags{loading: &clientcmd.ClientConfigLoadingRules{ExplicitPath: file}}
+
+	got, contexts, err := mergeKubeconfig(flags, minted(t), "kcp-team-a-edge")
+	require.NoError(t, err)
+	assert.Equal(t, file, got)
+	assert.Equal(t, []string{"kcp-team-a-edge", "kcp-team-a-edge-base"}, contexts)
+	merged, err := clientcmd.LoadFromFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "host", merged.CurrentContext, "the current context stays")
+	assert.Equal(t, "https://host:6443", merged.Clusters["host"].Server, "the rest stays")
+	assert.Equal(t, "https://kcp:6443/clusters/root:team-a", merged.Clusters["kcp-team-a-edge"].Server)
+	assert.Equal(t, "https://kcp:6443", merged.Clusters["kcp-team-a-edge-base"].Server)
+	assert.Equal(t, "kcp-team-a-edge", merged.Contexts["kcp-team-a-edge"].Cluster)
+	assert.Equal(t, "kcp-team-a-edge", merged.Contexts["kcp-team-a-edge"].AuthInfo)
+	assert.Equal(t, "kcp-team-a-edge-base", merged.Contexts["kcp-team-a-edge-base"].Cluster)
+	assert.Equal(t, []byte("cert"), merged.AuthInfos["kcp-team-a-edge"].ClientCertificateData)
+
+	// Into a file that does not exist yet: it is made, with the minted context current.
+	fresh := filepath.Join(t.TempDir(), "new")
+	_, _, err = mergeKubeconfig(&clientFlags{loading: &clientcmd.ClientConfigLoadingRules{ExplicitPath: fresh}}, minted(t), "x")
+	require.NoError(t, err)
+	cfg, err := clientcmd.LoadFromFile(fresh)
+	require.NoError(t, err)
+	assert.Equal(t, "x", cfg.CurrentContext)
+	info, err := os.Stat(fresh)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a kubeconfig with a key is the user's alone")
+}
+
+func TestPrintTree(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	created := metav1.NewTime(now.Add(-2 * time.Hour))
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason}
+	}
+	root := &node{kind: "RootShard", name: "root", phase: "Running", created: created, ready: "Available",
+		conditions: []metav1.Condition{cond("Available", "True", "Ready"), cond("Synced", "True", "Reconciled")},
+		children: []*node{
+			{kind: "Certificate", name: "root-ca", created: created, ready: "Ready", conditions: []metav1.Condition{cond("Ready", "True", "Ready")}},
+			{kind: "Shard", name: "shard-1", phase: "Provisioning", created: created, ready: "Available",
+				conditions: []metav1.Condition{cond("Available", "False", "DeploymentUnavailable")},
+				children:   []*node{{kind: "Certificate", name: "shard-1-server", created: created, ready: "Ready"}}},
+		}}
+	var out bytes.Buffer
+	require.NoError(t, printTree(&out, "kcp", root, false, now))
+	assert.Equal(t, strings.Join([]string{
+		"NAMESPACE  NAME                            PHASE         READY  REASON                 AGE",
+		"kcp        RootShard/root                  Running       True                          120m",
+		"kcp        ├─Certificate/root-ca           -             True                          120m",
+		"kcp        └─Shard/shard-1                 Provisioning  False  DeploymentUnavailable  120m",
+		"kcp          └─Certificate/shard-1-server  -             -                             120m",
+	}, "\n")+"\n", out.String())
+}

@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kcp-setups/apiserver/test/framework"
+)
+
+// prometheusRule is the part of a PrometheusRule the test reads.
+type prometheusRule struct {
+	Spec struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `json:"alert"`
+				Expr  string `json:"expr"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
+}
+
+// exportedMetrics are the metric families a /metrics answer declares (# TYPE lines), and a
+// histogram's or summary's series names too.
+func exportedMetrics(metrics string) map[string]bool {
+	families := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^# TYPE (\S+) (\S+)$`).FindAllStringSubmatch(metrics, -1) {
+		families[m[1]] = true
+		if m[2] == "histogram" || m[2] == "summary" {
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				families[m[1]+suffix] = true
+			}
+		}
+	}
+	return families
+}
+
+// TestAlertMetricsAreExported parses every expression of artifacts/monitoring's
+// PrometheusRule (the chart's is the same, TestChartTemplateEqualsKustomize says) and finds
+// each metric it selects on the running servers' /metrics: the kcp_setups_* ones on the
+// kcp-setups server, once a setup was reconciled, and the APIService's on kube-apiserver,
+// with a series for operator.kcp.io's APIService.
+func TestAlertMetricsAreExported(t *testing.T) {
+	data, err := os.ReadFile(monitoringDir + "/prometheusrule.yaml")
+	require.NoError(t, err)
+	var rule prometheusRule
+	require.NoError(t, sigsyaml.Unmarshal(data, &rule))
+
+	ns := namespace(t, "alerts")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	serverMetrics, err := stack.ServerGet(t.Context(), "/metrics")
+	require.NoError(t, err)
+	server := exportedMetrics(serverMetrics)
+	kubeMetrics := kubectl(t, "get", "--raw", "/metrics")
+	kube := exportedMetrics(kubeMetrics)
+
+	alerts := 0
+	for _, group := range rule.Spec.Groups {
+		for _, r := range group.Rules {
+			alerts++
+			names := framework.PromQLMetrics(r.Expr)
+			require.NotEmpty(t, names, "%s: %s", r.Alert, r.Expr)
+			for _, name := range names {
+				if strings.HasPrefix(name, "kcp_setups_") {
+					assert.True(t, server[name], "%s: the server exports no %s", r.Alert, name)
+				} else {
+					assert.True(t, kube[name], "%s: kube-apiserver exports no %s", r.Alert, name)
+				}
+			}
+		}
+	}
+	assert.Equal(t, 5, alerts, "the README's four alerts and the APIService's")
+	assert.Contains(t, kubeMetrics, `aggregator_unavailable_apiservice{name="v1alpha1.operator.kcp.io"}`)
+	assert.Contains(t, serverMetrics, `kcp_setups_object_condition{condition="Available",kind="rootshard",name="root",namespace="`+ns+`",status="true"}`)
+	assert.Contains(t, serverMetrics, `kcp_setups_object_condition{condition="CertificatesReady",kind="rootshard",name="root",namespace="`+ns+`",status="true"} 1`)
+}

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// TestKubectlPlugin runs `kubectl kcp` as a user has it, found by kubectl on the PATH, on the
+// example setup of artifacts/examples: the status tree names every object of it and their
+// certificates; a kubeconfig minted on the front proxy and merged into the user's kubeconfig
+// is accepted by a kcp stand-in, as the identity asked for, for the validity asked for; and
+// errors read and exit as kubectl's.
+func TestKubectlPlugin(t *testing.T) {
+	ns := namespace(t, "plugin")
+	kubectl(t, "apply", "-n", ns, "-f", "../../artifacts/examples/")
+	for _, o := range []string{"rootshard/root", "shard/shard-1", "frontproxy/edge", "cacheserver/cache"} {
+		waitFor(t, ns, o, "CertificatesReady")
+	}
+
+	// The tree names every object of the example setup, and the Certificates of each.
+	var tree string
+	want := []string{"RootShard/root", "├─CacheServer/cache", "Shard/shard-1", "FrontProxy/edge", "VirtualWorkspace/root-vw",
+		"Kubeconfig/alice", "Certificate/root-ca", "Certificate/shard-1-server", "Certificate/root-edge-server", "Certificate/cache-server"}
+	if !assert.Eventually(t, func() bool {
+		out, stderr, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "status", "rootshard/root", "-n", ns)
+		tree = out + stderr
+		if err != nil {
+			return false
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				return false
+			}
+		}
+		return true
+	}, 2*time.Minute, 2*time.Second) {
+		t.Fatalf("the tree lacks one of %q:\n%s", want, tree)
+	}
+	t.Logf("kubectl kcp status rootshard/root:\n%s", tree)
+	assert.Regexp(t, `(?m)^`+ns+` +RootShard/root +\S+ +(True|False|Unknown)`, tree, "kubectl tree's columns")
+	assert.Regexp(t, `(?m)^`+ns+` +[│ ]*[├└]─Kubeconfig/alice`, tree, "the Kubeconfig hangs under its target")
+	out, _, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "status", "rootshard/root", "-n", ns, "--conditions")
+	require.NoError(t, err)
+	assert.Contains(t, out, "─CertificatesReady")
+
+	// Minted on the front proxy and merged into a user's kubeconfig, next to what it had.
+	mine := filepath.Join(t.TempDir(), "config")
+	admin, err := os.ReadFile(stack.AdminKubeconfig)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(mine, admin, 0o600))
+	_, stderr, err := stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns,
+		"--workspace", "root:team-a", "--validity", "8h", "--merge", "--username", "alice", "--group", "team-a")
+	require.NoError(t, err, stderr)
+	context := "kcp-" + ns + "-edge"
+	assert.Contains(t, stderr, "Merged contexts ["+context+" "+context+"-base] into "+mine)
+	merged, err := clientcmd.LoadFromFile(mine)
+	require.NoError(t, err)
+	before, err := clientcmd.LoadFromFile(stack.AdminKubeconfig)
+	require.NoError(t, err)
+	assert.Equal(t, before.CurrentContext, merged.CurrentContext, "the current context stays")
+	require.Contains(t, merged.Contexts, context)
+	assert.Contains(t, merged.Clusters[context].Server, "/clusters/root:team-a")
+	cert := parseCert(t, merged.AuthInfos[merged.Contexts[context].AuthInfo].ClientCertificateData)
+	assert.WithinDuration(t, time.Now().Add(8*time.Hour), cert.NotAfter, 2*time.Minute, "valid for 8h")
+	// kubectl still reaches the host cluster with the file, and the stand-in with the context.
+	_, stderr, err = stack.KubectlWith(t.Context(), mine, "get", "rootshard", "root", "-n", ns)
+	require.NoError(t, err, stderr)
+	standIn, err := stack.StartStandIn(t.Context(), rootShardPKI(t, ns, "root"))
+	require.NoError(t, err)
+	t.Cleanup(standIn.Stop)
+	who, stderr, err := stack.KubectlWith(t.Context(), mine, "--context", context, "--server", standIn.URL, "--tls-server-name", "localhost",
+		"auth", "whoami", "-o", `jsonpath={.status.userInfo.username} {.status.userInfo.groups}`)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, `alice ["team-a","system:authenticated"]`, who)
+
+	// Errors as kubectl's: the server's, and the command line's.
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "kubeconfig", "frontproxy/nowhere", "-n", ns)
+	require.Error(t, err)
+	assert.Equal(t, "Error from server (NotFound): frontproxies.operator.kcp.io \"nowhere\" not found\n", stderr)
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "status", "frontproxy/edge", "-n", ns)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "See 'kubectl kcp status -h' for help and examples")
+
+	// Completion, as kubectl asks a plugin for it (kubectl_complete-kcp runs this).
+	out, _, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "__complete", "status", "-n", ns, "rootshard/")
+	require.NoError(t, err)
+	assert.Contains(t, out, "rootshard/root\n")
+}
