@@ -199,6 +199,22 @@ func (h *Host) RemoveKcpOperatorLeftovers(ctx context.Context, namespace, kind, 
 	return nil
 }
 
+// keyEncoding is cert-manager's name of the encoding of a PEM private key, from the PEM
+// block's type alone: PKCS1 for RSA's and EC's own forms, PKCS8 for the generic one.
+func keyEncoding(keyPEM []byte) (cmv1.PrivateKeyEncoding, bool) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return "", false
+	}
+	switch block.Type {
+	case "RSA PRIVATE KEY", "EC PRIVATE KEY":
+		return cmv1.PKCS1, true
+	case "PRIVATE KEY":
+		return cmv1.PKCS8, true
+	}
+	return "", false
+}
+
 // keyOf is the private key algorithm and size of the key a PEM certificate holds the public
 // half of, as cert-manager names them.
 func keyOf(certPEM []byte) (cmv1.PrivateKeyAlgorithm, int, bool) {

@@ -119,7 +119,7 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
 		if s, ok := adopted.(*corev1.Secret); ok {
 			// A CA taken over from kcp-operator keeps its key, whatever its algorithm.
-			keepKey(o, s.Data[corev1.TLSCertKey])
+			keepKey(o, s.Data)
 		}
 		return err
 	}
@@ -128,7 +128,7 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 			return
 		}
 		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil {
-			keepKey(o, s.Data[corev1.TLSCertKey])
+			keepKey(o, s.Data)
 		}
 	}
 	// A Deployment's selector cannot change: kcp-operator's is replaced, and its pods roll.
@@ -141,8 +141,9 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		}
 		return err
 	}
-	// A Service keeps its address: its selector becomes ours before the apply, which would
-	// otherwise keep kcp-operator's keys next to ours and select no pod.
+	// A Service keeps its address: its selector and ports become ours before the apply,
+	// which would otherwise keep kcp-operator's selector keys next to ours (selecting no
+	// pod) and its ports next to ours (two named https).
 	c.ServiceApplier.Adopt = func(ctx context.Context, existing metav1.Object, o *corev1ac.ServiceApplyConfiguration) error {
 		if o.Spec == nil {
 			return nil
@@ -150,6 +151,7 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		patch, err := json.Marshal([]map[string]any{
 			{"op": "test", "path": "/metadata/uid", "value": existing.GetUID()},
 			{"op": "replace", "path": "/spec/selector", "value": o.Spec.Selector},
+			{"op": "replace", "path": "/spec/ports", "value": o.Spec.Ports},
 		})
 		if err != nil {
 			return err
@@ -284,15 +286,16 @@ func (c *Host) claimCertManager() cmclientset.Interface {
 }
 
 // keepKey has a CA Certificate that keeps its key on renewal (rotationPolicy Never) ask for
-// the algorithm and size of the key its Secret's certificate holds: cert-manager renews such
-// a CA only with a key that matches the spec, and never makes another. A CA's key changes
-// by rotation alone.
-func keepKey(o *cmapply.CertificateApplyConfiguration, certPEM []byte) {
+// the key its Secret holds: the algorithm and size of its certificate's public key, and the
+// encoding of its tls.key (read from the PEM block's type alone). cert-manager renews such a
+// CA only with a key that matches the spec, never makes another, and would re-encode it. A
+// CA's key changes by rotation alone.
+func keepKey(o *cmapply.CertificateApplyConfiguration, data map[string][]byte) {
 	pk := o.Spec.PrivateKey
 	if pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever {
 		return
 	}
-	algorithm, size, ok := keyOf(certPEM)
+	algorithm, size, ok := keyOf(data[corev1.TLSCertKey])
 	if !ok {
 		return
 	}
@@ -300,6 +303,9 @@ func keepKey(o *cmapply.CertificateApplyConfiguration, certPEM []byte) {
 	pk.Size = nil
 	if size > 0 {
 		pk.WithSize(size)
+	}
+	if encoding, ok := keyEncoding(data[corev1.TLSPrivateKeyKey]); ok {
+		pk.WithEncoding(encoding)
 	}
 }
 
