@@ -89,7 +89,9 @@ func startTwoShards(t *testing.T, ns string, rootWorkspaces, shardWorkspaces []s
 	}
 	dialer := net.Dialer{Timeout: 10 * time.Second}
 	proxy, err := framework.StartFrontProxyDouble(framework.FrontProxyDoubleOptions{Args: args, Files: files, Index: index,
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) { return dialer.DialContext(ctx, network, router.Addr) }})
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, router.Addr)
+		}})
 	require.NoError(t, err)
 	t.Cleanup(proxy.Stop)
 	router.Route(serviceName("root-proxy", ns), proxy.Addr)

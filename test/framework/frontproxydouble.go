@@ -265,7 +265,9 @@ func (p *FrontProxyDouble) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		out.Header.Add(remoteGroupHeader, g)
 	}
 	proxy := &httputil.ReverseProxy{
-		Rewrite:   func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = backend.Scheme, backend.Host, backend.Host },
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = backend.Scheme, backend.Host, backend.Host
+		},
 		Transport: p.transport, ErrorLog: log.New(io.Discard, "", 0),
 	}
 	proxy.ServeHTTP(w, out)
