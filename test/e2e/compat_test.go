@@ -137,7 +137,8 @@ func TestKcpOperatorManifests(t *testing.T) {
 		}
 		assert.Equal(t, "platform", certificate(t, "root-proxy-server", "{.metadata.labels.team}"), "spec.proxy.certificateTemplates")
 		assert.Equal(t, "kcp-root-shard-proxy", certificate(t, "root-proxy-requestheader", "{.spec.commonName}"))
-		assert.Contains(t, get(t, "configmap/root-proxy-config", "{.data.path-mapping\\.yaml}"), "https://root-kcp."+ns+".svc.cluster.local:6443")
+		assert.Contains(t, get(t, "configmap/root-proxy-config", "{.data.path-mapping\\.yaml}"), "backend: https://root.shard.example.com:6443",
+			"the root shard's base URL: its shardBaseURL")
 		assert.Contains(t, string(decodeSecret(t, ns, "root-proxy-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
 			"the RootShard's clientCABundleRef, as kcp-operator's")
 		for _, d := range []string{"root-kcp", "shard-1-shard-kcp"} {
