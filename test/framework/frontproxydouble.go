@@ -42,7 +42,8 @@ import (
 // What it does not model: workspace resolution (kcp's index watches Workspaces and
 // LogicalClusters on every shard; here the test says which shard hosts which workspace), the
 // rewrite of a workspace path to its logical cluster's name, mappings other than /clusters/,
-// and authentication other than client certificates.
+// and authentication other than client certificates (no request-header callers such as the
+// shards' mount proxies, no OIDC, tokens or ServiceAccounts).
 type FrontProxyDouble struct {
 	// URL is where it serves, on loopback; Addr is its host:port.
 	URL, Addr string
