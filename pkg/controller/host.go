@@ -83,11 +83,16 @@ type Host struct {
 	NoKcpDialer bool
 }
 
-// Kcp builds clients for the kcp servers of RootShards and Shards (kcpclient.Clients). A
+// Kcp builds clients for the kcp servers of RootShards and Shards and for the RootShards'
+// internal front proxies (kcpclient.Clients). A
 // config's host ends in /clusters/<workspace> when workspace is set; a
 // *kcpclient.NotReadyError says the server's credentials are not issued yet.
 type Kcp interface {
+	// RootShard is rs's own kcp server: its /readyz, and the root workspace it hosts.
 	RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
+	// RootShardProxy is rs's internal front proxy, which reaches a workspace on whichever
+	// shard hosts it.
+	RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
 	Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error)
 	// Etcd is a managed etcd's client endpoint, with kcp's client certificate in clientSecret.
 	Etcd(ep kcpclient.Endpoint, clientSecret string) (*rest.Config, error)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -37,7 +38,8 @@ type NotReadyError struct{ Reason string }
 
 func (e *NotReadyError) Error() string { return e.Reason }
 
-// Clients builds clients for the kcp servers of RootShards and Shards that authenticate as
+// Clients builds clients for the kcp servers of RootShards and Shards, and for the internal
+// front proxies of RootShards, that authenticate as
 // the server's own identity (rootshard.OperatorSecretName) and verify kcp with the CA that
 // issued the serving certificate of the server they dial. Transports are kept per endpoint
 // and credentials, so that connections are reused and a rotated certificate takes a new
@@ -60,6 +62,17 @@ func NewClients(dialer Dialer, secrets corev1listers.SecretLister) *Clients {
 func (c *Clients) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	s := rootshard.Shard(rs)
 	return c.config(rs, ShardEndpoint(s), s.Name+"-server", workspace)
+}
+
+// RootShardProxy returns a client config for workspace (the proxy's base when empty)
+// through rs's internal front proxy (frontproxy.RootShardProxy), which reaches the workspace
+// on whichever shard hosts it. A shard answers a workspace that another shard hosts with
+// "Not found on this shard": what is addressed by workspace goes through the proxy.
+func (c *Clients) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
+	p := frontproxy.RootShardProxy{RootShard: rs}
+	ep := Endpoint{Namespace: rs.Namespace, Service: p.ServiceName(), Port: kcp.SecurePort,
+		Selector: p.SelectorLabels(), ClusterDomain: rs.Spec.ClusterDomain}
+	return c.config(rs, ep, p.ServerSecretName(), workspace)
 }
 
 // Shard returns a client config for workspace (the server's base when empty) on the kcp

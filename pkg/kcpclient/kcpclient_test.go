@@ -257,3 +257,46 @@ func TestNoDialerReachesNothing(t *testing.T) {
 	assert.Contains(t, err.Error(), "--kcp-dialer=none")
 	assert.Contains(t, Dialers, NoDialer, "--kcp-dialer accepts it")
 }
+
+// TestRootShardProxyClients: the config of a workspace through the RootShard's internal front
+// proxy dials the proxy's Service, verifies the proxy by the CA of its serving certificate's
+// Secret (root-proxy-server), and presents the server's identity.
+func TestRootShardProxyClients(t *testing.T) {
+	rs := rootShardFixture()
+	serverCA, clientCA := newCA(t, "root-server-ca"), newCA(t, "root-client-ca")
+	const name = "root-proxy.team-a.svc.cluster.local"
+	serving := serverCA.issue(t, "root-proxy", nil, []string{name}, x509.ExtKeyUsageServerAuth)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(clientCA.certPEM)
+	var seen []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.TLS.PeerCertificates[0].Subject.CommonName+" "+r.URL.Path)
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{serving.pair(t)}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	defer srv.Close()
+	dialer := ServiceDNS{Resolve: func(hostport string) string {
+		assert.Equal(t, name+":6443", hostport, "the proxy's Service")
+		return srv.Listener.Addr().String()
+	}}
+	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	clients := NewClients(dialer, corev1listers.NewSecretLister(secrets))
+	identity := clientCA.issue(t, "system:kcp-operator", []string{"system:kcp:admin"}, nil, x509.ExtKeyUsageClientAuth)
+	require.NoError(t, secrets.Add(tlsSecret("root-kcp-operator", identity, clientCA)))
+	_, err := clients.RootShardProxy(rs, "root:team-b")
+	var notReady *NotReadyError
+	require.ErrorAs(t, err, &notReady, "without the proxy's serving certificate there is no client")
+	assert.Contains(t, err.Error(), "team-a/root-proxy-server")
+	require.NoError(t, secrets.Add(tlsSecret("root-proxy-server", serving, serverCA)))
+
+	cfg, err := clients.RootShardProxy(rs, "root:team-b")
+	require.NoError(t, err)
+	assert.Equal(t, "https://"+name+":6443/clusters/root:team-b", cfg.Host)
+	kube, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	body, err := kube.Discovery().RESTClient().Get().AbsPath("/api").DoRaw(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "ok", string(body))
+	assert.Equal(t, []string{"system:kcp-operator /clusters/root:team-b/api"}, seen)
+}

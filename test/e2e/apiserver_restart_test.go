@@ -95,7 +95,8 @@ func TestKubeAPIServerRestart(t *testing.T) {
 		require.Contains(t, before, want)
 	}
 	replicaSets := func() []string {
-		return nonEmptyLines(kubectl(t, "get", "replicasets", "-n", ns, "-l", selector, "-o", "name"))
+		// The root shard's, not its internal front proxy's.
+		return nonEmptyLines(kubectl(t, "get", "replicasets", "-n", ns, "-l", selector+",app.kubernetes.io/component=kcp", "-o", "name"))
 	}
 	rsBefore := replicaSets()
 	require.Len(t, rsBefore, int(generation), "one ReplicaSet per template the Deployment had")

@@ -79,9 +79,9 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 		waitForCertificatesReady(t, ns, o, "False/CertificatesPending")
 	}
 	message := kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="CertificatesReady")].message}`)
-	assert.Regexp(t, regexp.MustCompile(`^16 of 16 certificates are not Ready, waiting for cert-manager to issue them: kcp-pki-ca, root-ca, `), message)
-	assert.Len(t, nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", "operator.kcp.io/rootshard=root", "-o", "name")), 15,
-		"the root CA, 7 intermediates (the etcd CAs included), and 7 leaves (the mount proxy's and the server's own identity included)")
+	assert.Regexp(t, regexp.MustCompile(`^19 of 19 certificates are not Ready, waiting for cert-manager to issue them: kcp-pki-ca, root-ca, `), message)
+	assert.Len(t, nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-l", "operator.kcp.io/rootshard=root", "-o", "name")), 18,
+		"the root CA, 7 intermediates (the etcd CAs included), 7 leaves (the mount proxy's and the server's own identity included) and the 3 of the internal front proxy")
 
 	// cert-manager's controller starts: everything converges, in the same server process.
 	require.NoError(t, stack.StartCertManager())

@@ -31,11 +31,11 @@ func TestKcpOperatorManifests(t *testing.T) {
 	for _, warning := range []string{
 		"Warning: spec.auth.oidc.clientSecret",
 		"Warning: spec.cache.embedded",
-		"Warning: spec.proxy",
 		"Warning: spec.externalHostname is deprecated: use spec.external.hostname",
 	} {
 		assert.Contains(t, out, warning, "a deprecated or inert field says so")
 	}
+	assert.NotContains(t, out, "Warning: spec.proxy", "spec.proxy is realized")
 
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspaces.yaml")
 	require.NoError(t, err, "kcp-operator's VirtualWorkspaces apply unchanged:\n%s", out)
@@ -127,6 +127,25 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Equal(t, "1", get(t, "pdb/shard-1-shard-kcp", "{.spec.maxUnavailable}"))
 	})
 
+	t.Run("RootShard's internal front proxy", func(t *testing.T) {
+		kubectl(t, "wait", "-n", ns, "--for=condition=Available", "deployment/root-proxy", "--timeout=2m")
+		assert.Equal(t, "1", get(t, "deployment/root-proxy", "{.spec.replicas}"), "spec.proxy.replicas")
+		a := args(t, "root-proxy")
+		for _, want := range []string{"--mapping-file=/etc/kcp-front-proxy/config/path-mapping.yaml",
+			"--requestheader-allowed-names=kcp-root-shard-proxy,kcp-mounts-proxy", "-v=3"} {
+			assert.Contains(t, a, want)
+		}
+		assert.Equal(t, "platform", certificate(t, "root-proxy-server", "{.metadata.labels.team}"), "spec.proxy.certificateTemplates")
+		assert.Equal(t, "kcp-root-shard-proxy", certificate(t, "root-proxy-requestheader", "{.spec.commonName}"))
+		assert.Contains(t, get(t, "configmap/root-proxy-config", "{.data.path-mapping\\.yaml}"), "backend: https://root.shard.example.com:6443",
+			"the root shard's base URL: its shardBaseURL")
+		assert.Contains(t, string(decodeSecret(t, ns, "root-proxy-merged-client-ca", "tls.crt")), strings.TrimSpace(extraClientCA),
+			"the RootShard's clientCABundleRef, as kcp-operator's")
+		for _, d := range []string{"root-kcp", "shard-1-shard-kcp"} {
+			assert.Contains(t, args(t, d), "--requestheader-allowed-names=kcp-front-proxy,kcp-root-shard-proxy", "%s lets the proxy through", d)
+		}
+	})
+
 	t.Run("CacheServer", func(t *testing.T) {
 		assert.Equal(t, "selfsigned", certificate(t, "cache-ca", "{.spec.issuerRef.name}"))
 		assert.Equal(t, "platform", certificate(t, "cache-ca", "{.metadata.labels.team}"), "kcp-operator's root-ca template key")
@@ -163,7 +182,7 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Contains(t, args(t, "shard-2-shard-kcp"), "--run-virtual-workspaces=false")
 		a := args(t, "shard-2-virtual-workspace")
 		assert.Equal(t, "/virtual-workspaces", get(t, "deployment/shard-2-virtual-workspace", "{.spec.template.spec.containers[0].command[0]}"))
-		for _, want := range []string{"--cache-kubeconfig=/etc/kcp-virtual-workspaces/cache-kubeconfig/kubeconfig", "-v=4", "--requestheader-allowed-names=kcp-front-proxy"} {
+		for _, want := range []string{"--cache-kubeconfig=/etc/kcp-virtual-workspaces/cache-kubeconfig/kubeconfig", "-v=4", "--requestheader-allowed-names=kcp-front-proxy,kcp-root-shard-proxy"} {
 			assert.Contains(t, a, want)
 		}
 		assert.Equal(t, "3", get(t, "deployment/shard-2-virtual-workspace", "{.spec.replicas}"))

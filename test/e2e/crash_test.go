@@ -35,10 +35,10 @@ func TestSetupsConvergeAfterACrash(t *testing.T) {
 	// Every object is there once: a certificate per name, a Deployment per setup, and one
 	// ReplicaSet per Deployment revision.
 	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
-	assert.Len(t, certs, 1+5*(1+7+7+6), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 root shard leaves (the mount proxy's and the server's own identity included) and 6 shard leaves")
+	assert.Len(t, certs, 1+5*(1+7+7+3+6), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 root shard leaves (the mount proxy's and the server's own identity included), 3 of the root shard's internal front proxy and 6 shard leaves")
 	assert.Equal(t, certs, dedupe(certs))
 	deployments := nonEmptyLines(kubectl(t, "get", "deployments", "-n", ns, "-o", "name"))
-	assert.Len(t, deployments, 10)
+	assert.Len(t, deployments, 15, "per setup, the root shard's, its internal front proxy's and the shard's")
 	generations := map[string]int64{}
 	for _, d := range deployments {
 		generation, err := strconv.ParseInt(kubectl(t, "get", d, "-n", ns, "-o", "jsonpath={.status.observedGeneration}"), 10, 64)

@@ -497,10 +497,10 @@ func TestHighAvailability(t *testing.T) {
 		}, 3*time.Minute, time.Second, "root-%d becomes Running", i)
 	}
 	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
-	assert.Len(t, certs, 1+5*(1+7+7), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included) and 7 leaves (the mount proxy's and the server's own identity included)")
+	assert.Len(t, certs, 1+5*(1+7+7+3), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 leaves (the mount proxy's and the server's own identity included) and the 3 of the root shard's internal front proxy")
 	deployments, err := stack.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Len(t, deployments.Items, 5)
+	assert.Len(t, deployments.Items, 10, "per setup, the root shard's and its internal front proxy's")
 	generations := map[string]int64{}
 	for _, d := range deployments.Items {
 		generations[d.Name] = d.Generation

@@ -86,12 +86,20 @@ func TestServerReachesKcpByPortForward(t *testing.T) {
 }
 
 // startDoubleFor starts a kcp double serving the RootShard root of ns (and whatever else
-// ServeAs adds) and makes the namespace's kcp pods lead to it.
+// ServeAs adds) and makes the namespace's kcp pods lead to it. With one shard, the double
+// also serves as the RootShard's internal front proxy (root-proxy, with its realized serving
+// certificate), which the server reaches workspaces through: a proxy in front of one shard
+// that hosts every workspace. TestKubeconfigAuthorizationOnAnotherShard runs the proxy
+// apart, in front of two shards.
 func startDoubleFor(t *testing.T, ns string) (*framework.KcpDouble, *kubernetes.Clientset) {
 	t.Helper()
 	double, err := stack.StartKcpDouble(t.Context(), rootShardPKI(t, ns, "root"))
 	require.NoError(t, err)
 	t.Cleanup(double.Stop)
+	require.Eventually(t, func() bool {
+		return len(readSecret(t, stack, ns, "root-proxy-server", "tls.key")) > 0
+	}, 2*time.Minute, time.Second, "the root shard proxy's serving certificate is issued")
+	require.NoError(t, double.ServeAs(decodeSecret(t, ns, "root-proxy-server", "tls.crt"), decodeSecret(t, ns, "root-proxy-server", "tls.key")))
 	unforward, err := double.ForwardPods(t.Context(), ns)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = unforward(context.Background()) })

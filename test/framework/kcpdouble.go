@@ -103,6 +103,24 @@ func (d *KcpDouble) certificateFor(hello *tls.ClientHelloInfo) (*tls.Certificate
 	return &d.serving[0], nil
 }
 
+// HostOnly makes the double a shard that hosts only the workspaces named (paths such as
+// root:team-a): a request for another one is answered 429 "Not found on this shard", with
+// Retry-After, as kcp v0.32.3's local proxy answers for a workspace on another shard
+// (pkg/server/localproxy.go). Without it, the double hosts every workspace.
+func (d *KcpDouble) HostOnly(workspaces ...string) { d.proxy.hostOnly(workspaces) }
+
+// AcceptProxy makes the double trust a front proxy, as kcp's --requestheader-client-ca-file
+// (caPEM) and --requestheader-allowed-names do: a client certificate of that CA whose common
+// name is one of allowedNames may assert the caller's identity in X-Remote-User and
+// X-Remote-Group; any other certificate is then tried as a client
+// certificate of the client CA bundle, as kube-apiserver tries its authenticators in turn.
+func (d *KcpDouble) AcceptProxy(caPEM []byte, allowedNames ...string) error {
+	return d.proxy.acceptProxy(caPEM, allowedNames)
+}
+
+// Addr is the double's host:port on loopback, for an SNIRouter.
+func (d *KcpDouble) Addr() string { return strings.TrimPrefix(d.URL, "https://") }
+
 // KcpDoubleOptions are what a kcp double serves and trusts: the same as a stand-in's.
 type KcpDoubleOptions = StandInOptions
 
@@ -303,7 +321,14 @@ var clusterPortForwardGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", 
 // port-forward dialer) reaches the double, which answers with the serving certificate of
 // the name the client asks for (ServeAs). The returned function undoes it.
 func (d *KcpDouble) ForwardPods(ctx context.Context, namespace string) (func(context.Context) error, error) {
-	host, port, err := net.SplitHostPort(strings.TrimPrefix(d.URL, "https://"))
+	return d.stack.ForwardPodsTo(ctx, namespace, strings.TrimPrefix(d.URL, "https://"), d.backend.name+"-"+namespace)
+}
+
+// ForwardPodsTo makes kcp's port (6443) of every pod in namespace lead to addr (host:port,
+// such as an SNIRouter's), through a kwok ClusterPortForward called name. The returned
+// function undoes it.
+func (s *Stack) ForwardPodsTo(ctx context.Context, namespace, addr, name string) (func(context.Context) error, error) {
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +336,6 @@ func (d *KcpDouble) ForwardPods(ctx context.Context, namespace string) (func(con
 	if err != nil {
 		return nil, err
 	}
-	name := d.backend.name + "-" + namespace
 	forward := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
 		"metadata": map[string]any{"name": name},
@@ -320,9 +344,9 @@ func (d *KcpDouble) ForwardPods(ctx context.Context, namespace string) (func(con
 			"forwards": []any{map[string]any{"ports": []any{int64(6443)}, "target": map[string]any{"address": host, "port": int64(portNumber)}}},
 		},
 	}}
-	client := d.stack.Dynamic.Resource(clusterPortForwardGVR)
+	client := s.Dynamic.Resource(clusterPortForwardGVR)
 	if _, err := client.Apply(ctx, name, forward, applyOptions); err != nil {
-		return nil, fmt.Errorf("forwarding the pods of %s to %s: %w", namespace, d.backend.name, err)
+		return nil, fmt.Errorf("forwarding the pods of %s to %s: %w", namespace, addr, err)
 	}
 	return func(ctx context.Context) error {
 		err := client.Delete(ctx, name, metav1.DeleteOptions{})

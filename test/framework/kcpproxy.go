@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,6 +40,20 @@ type workspaceProxy struct {
 	// sends its certificate either way, but kube-apiserver, unlike a kcp shard, then fails
 	// the request: it checks that certificate against its client CA too.
 	identified, anonymous *httputil.ReverseProxy
+
+	mu sync.Mutex
+	// hosted, when set, are the only workspaces this shard hosts (HostOnly).
+	hosted map[string]bool
+	// requestHeader, when set, authenticates a front proxy's requests (AcceptProxy).
+	requestHeader *requestHeaderTrust
+}
+
+// requestHeaderTrust is kcp's request-header authentication of a shard: a client certificate
+// of the request-header CA whose user is an allowed name may assert the caller's identity in
+// X-Remote-* headers (--requestheader-client-ca-file, --requestheader-allowed-names).
+type requestHeaderTrust struct {
+	authn        *x509request.Authenticator
+	allowedNames []string
 }
 
 // workspaceProxyConfig is what a workspaceProxy trusts and how it reaches the backend.
@@ -86,9 +102,10 @@ func backendProxy(backend *url.URL, tlsConfig *tls.Config) *httputil.ReverseProx
 // ServeHTTP authenticates the request, rewrites its path and identity headers, and forwards
 // it to the backend.
 func (p *workspaceProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	resp, ok, err := p.authn.AuthenticateRequest(req)
+	user, groups, ok, err := p.authenticate(req)
 	if err != nil {
-		// A client certificate that kcp's client CAs did not sign: 401, as kcp answers.
+		// A client certificate that kcp's client CAs did not sign, or a request-header
+		// certificate of a name not allowed: 401, as kcp answers.
 		writeStatus(w, apierrors.NewUnauthorized("Unauthorized"))
 		return
 	}
@@ -96,6 +113,13 @@ func (p *workspaceProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if !found {
 		writeStatus(w, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound,
 			Reason: metav1.StatusReasonNotFound, Message: "no workspace in the path " + req.URL.Path}})
+		return
+	}
+	if ws, isWorkspace := requestWorkspace(req.URL.EscapedPath()); isWorkspace && !p.hosts(ws) {
+		// What kcp's local proxy answers for a workspace its index places on another shard
+		// (pkg/server/localproxy.go@v0.32.3): the request must go through a front proxy.
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "Not found on this shard", http.StatusTooManyRequests)
 		return
 	}
 	out := req.Clone(req.Context())
@@ -109,11 +133,78 @@ func (p *workspaceProxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		p.anonymous.ServeHTTP(w, out)
 		return
 	}
-	out.Header.Set(remoteUserHeader, resp.User.GetName())
-	for _, g := range resp.User.GetGroups() {
+	out.Header.Set(remoteUserHeader, user)
+	for _, g := range groups {
 		out.Header.Add(remoteGroupHeader, g)
 	}
 	p.identified.ServeHTTP(w, out)
+}
+
+// authenticate is kcp's authentication of a shard's caller: first a front proxy's
+// request-header certificate of an allowed name and the identity in its headers (when
+// AcceptProxy set it up), then a client certificate of the client CA bundle. ok is false for
+// an anonymous request.
+func (p *workspaceProxy) authenticate(req *http.Request) (user string, groups []string, ok bool, err error) {
+	p.mu.Lock()
+	rh := p.requestHeader
+	p.mu.Unlock()
+	if rh != nil {
+		// As kube-apiserver's union of authenticators: a certificate the request-header CA
+		// does not verify, of a name not allowed, or without a user header, is tried as a
+		// client certificate next.
+		if resp, found, err := rh.authn.AuthenticateRequest(req); err == nil && found && slices.Contains(rh.allowedNames, resp.User.GetName()) {
+			if name := req.Header.Get(remoteUserHeader); name != "" {
+				return name, req.Header.Values(remoteGroupHeader), true, nil
+			}
+		}
+	}
+	resp, found, err := p.authn.AuthenticateRequest(req)
+	if err != nil || !found {
+		return "", nil, false, err
+	}
+	return resp.User.GetName(), resp.User.GetGroups(), true, nil
+}
+
+// hosts reports whether the shard hosts workspace: every workspace, unless HostOnly named
+// some.
+func (p *workspaceProxy) hosts(workspace string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.hosted == nil || p.hosted[workspace]
+}
+
+// requestWorkspace is the workspace of a /clusters/<workspace>/… path.
+func requestWorkspace(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/clusters/")
+	if !ok {
+		return "", false
+	}
+	ws, _, _ := strings.Cut(rest, "/")
+	return ws, ws != ""
+}
+
+// hostOnly makes the shard host only workspaces.
+func (p *workspaceProxy) hostOnly(workspaces []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hosted = map[string]bool{}
+	for _, ws := range workspaces {
+		p.hosted[ws] = true
+	}
+}
+
+// acceptProxy trusts the request-header certificates of caPEM with the allowed names.
+func (p *workspaceProxy) acceptProxy(caPEM []byte, allowedNames []string) error {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return errors.New("the request-header CA has no certificate")
+	}
+	opts := x509request.DefaultVerifyOptions()
+	opts.Roots = pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requestHeader = &requestHeaderTrust{authn: x509request.New(opts, x509request.CommonNameUserConversion), allowedNames: allowedNames}
+	return nil
 }
 
 // backendPath maps kcp's /clusters/<workspace>/<rest> onto the backend's /<rest>, and passes

@@ -3,6 +3,7 @@ package framework
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -95,6 +96,8 @@ func TestWorkspaceProxy(t *testing.T) {
 	t.Cleanup(front.Close)
 
 	alice := client(clientCA, "alice", "alice", "team-a", "team-b")
+	rootShardProxy := client(requestHeaderCA, "root-shard-proxy", "kcp-root-shard-proxy")
+	otherProxy := client(requestHeaderCA, "other-proxy", "mallory")
 	stranger := client(strangerCA, "stranger", "admin", "system:masters")
 	forged := http.Header{
 		"X-Remote-User": {"admin"}, "X-Remote-Group": {"system:masters"},
@@ -107,6 +110,11 @@ func TestWorkspaceProxy(t *testing.T) {
 		wantCode int
 		// want is what the backend sees; nil when the request must not reach it.
 		want *seen
+		// shard makes the double a shard that hosts root only and trusts the root shard
+		// proxy's request-header certificate (HostOnly, AcceptProxy), from this case on.
+		shard bool
+		// body is in the answer, when set.
+		body string
 	}{
 		{name: "a workspace's path is cut, the identity is the certificate's", cert: alice,
 			path: "/clusters/root:team-a/api/v1/namespaces?limit=1", wantCode: http.StatusOK,
@@ -123,8 +131,26 @@ func TestWorkspaceProxy(t *testing.T) {
 			path: "/clusters/root/api/v1/namespaces", wantCode: http.StatusUnauthorized},
 		{name: "a /clusters path without a workspace is not found", cert: alice,
 			path: "/clusters//api", wantCode: http.StatusNotFound},
+		{name: "a trusted front proxy's request-header certificate asserts the identity in its headers", cert: rootShardProxy, shard: true,
+			path: "/clusters/root/api", wantCode: http.StatusOK,
+			want: &seen{path: "/api", clientCN: "kcp-front-proxy",
+				header: http.Header{"X-Remote-User": {"admin"}, "X-Remote-Group": {"system:masters"}, "Impersonate-User": {"bob"}}}},
+		{name: "a request-header certificate of a name not allowed is no client certificate either", cert: otherProxy, shard: true,
+			path: "/clusters/root/api", wantCode: http.StatusUnauthorized},
+		{name: "a client certificate still works on a shard", cert: alice, shard: true,
+			path: "/clusters/root/api", wantCode: http.StatusOK,
+			want: &seen{path: "/api", clientCN: "kcp-front-proxy",
+				header: http.Header{"X-Remote-User": {"alice"}, "X-Remote-Group": {"team-a", "team-b"}, "Impersonate-User": {"bob"}}}},
+		{name: "a workspace of another shard is refused as kcp refuses it", cert: alice, shard: true,
+			path: "/clusters/root:team-b/api", wantCode: http.StatusTooManyRequests, body: "Not found on this shard"},
+		{name: "even to a trusted front proxy", cert: rootShardProxy, shard: true,
+			path: "/clusters/root:team-b/api", wantCode: http.StatusTooManyRequests, body: "Not found on this shard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.shard {
+				proxy.hostOnly([]string{"root"})
+				require.NoError(t, proxy.acceptProxy(requestHeaderCA.CertPEM, []string{"kcp-front-proxy", "kcp-root-shard-proxy"}))
+			}
 			roots := x509.NewCertPool()
 			roots.AppendCertsFromPEM(clientCA.CertPEM)
 			cfg := &tls.Config{RootCAs: roots, ServerName: "localhost"}
@@ -139,8 +165,11 @@ func TestWorkspaceProxy(t *testing.T) {
 			req.Header = forged.Clone()
 			resp, err := c.Do(req)
 			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
 			_ = resp.Body.Close()
 			assert.Equal(t, tc.wantCode, resp.StatusCode)
+			assert.Contains(t, string(body), tc.body)
 			if tc.want == nil {
 				assert.Empty(t, got, "the request reached the backend")
 				return

@@ -73,6 +73,12 @@ func (k *Kcp) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest
 	return k.config("/rootshards/"+rs.Name, workspace)
 }
 
+// RootShardProxy implements controller.Kcp: the root shard proxy of rs is at
+// /rootshardproxies/<name>.
+func (k *Kcp) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
+	return k.config("/rootshardproxies/"+rs.Name, workspace)
+}
+
 // Shard implements controller.Kcp.
 func (k *Kcp) Shard(sh *operatorv1alpha1.Shard, _ *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	return k.config("/shards/"+sh.Name, workspace)

@@ -268,9 +268,15 @@ func (in *Installation) AssertCacheKubeconfig(t *testing.T, h *Host, kind, owner
 	assert.Equal(t, in.CacheClient.Cert, user.ClientCertificateData)
 	assert.Equal(t, in.CacheClient.Key, user.ClientKeyData)
 
-	deployments := h.Caches["deployments"].List()
-	require.Len(t, deployments, 1)
-	pod := deployments[0].(*appsv1.Deployment).Spec.Template.Spec
+	// The kcp server's Deployment: a RootShard's internal front proxy has its own.
+	var deployments []*appsv1.Deployment
+	for _, o := range h.Caches["deployments"].List() {
+		if d := o.(*appsv1.Deployment); strings.HasSuffix(d.Name, "-kcp") {
+			deployments = append(deployments, d)
+		}
+	}
+	require.Len(t, deployments, 1, "the kcp server's Deployments")
+	pod := deployments[0].Spec.Template.Spec
 	assert.True(t, slices.ContainsFunc(pod.Volumes, func(v corev1.Volume) bool { return v.Secret != nil && v.Secret.SecretName == name }),
 		"the pods mount %s", name)
 	var args []string

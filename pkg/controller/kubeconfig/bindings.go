@@ -35,12 +35,13 @@ type workspaceBindings struct {
 }
 
 // bindingsIn returns the ClusterRoleBindings of kc in workspace of rs's kcp, as the server's
-// own identity. A *kcpclient.NotReadyError says that identity is not issued yet.
+// own identity, through rs's internal front proxy: the workspace may be on any shard of rs.
+// A *kcpclient.NotReadyError says that identity is not issued yet.
 func (c *Controller) bindingsIn(kc *operatorv1alpha1.Kubeconfig, rs *operatorv1alpha1.RootShard, workspace string) (workspaceBindings, error) {
 	if c.host.Kcp == nil {
 		return workspaceBindings{}, errNoKcpClients
 	}
-	cfg, err := c.host.Kcp.RootShard(rs, workspace)
+	cfg, err := c.host.Kcp.RootShardProxy(rs, workspace)
 	if err != nil {
 		return workspaceBindings{}, err
 	}

@@ -25,11 +25,12 @@ import (
 type fakeKcp struct {
 	t          *testing.T
 	workspaces map[string]*kubefake.Clientset
-	// notReady makes RootShard return a *kcpclient.NotReadyError.
+	// notReady makes RootShardProxy return a *kcpclient.NotReadyError.
 	notReady bool
 	// fail is what every request to kcp fails with, while set.
 	fail error
-	// asked are the RootShard and workspace of every config built: "root root".
+	// asked are the RootShard and workspace of every config built through its internal
+	// front proxy: "root root".
 	asked []string
 	log   []string
 }
@@ -46,16 +47,21 @@ func withKcp(t *testing.T, f *fixture) *fakeKcp {
 	return k
 }
 
-func (k *fakeKcp) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
+func (k *fakeKcp) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	k.asked = append(k.asked, rs.Name+" "+workspace)
 	if k.notReady {
 		return nil, &kcpclient.NotReadyError{Reason: "Secret team-a/root-kcp-operator is not issued yet"}
 	}
-	return &rest.Config{Host: "https://" + rs.Name + "-kcp.team-a.svc.cluster.local:6443/clusters/" + workspace}, nil
+	return &rest.Config{Host: "https://" + rs.Name + "-proxy.team-a.svc.cluster.local:6443/clusters/" + workspace}, nil
+}
+
+func (k *fakeKcp) RootShard(*operatorv1alpha1.RootShard, string) (*rest.Config, error) {
+	k.t.Fatal("a Kubeconfig's bindings are written through its RootShard's internal front proxy, which reaches every shard")
+	return nil, nil
 }
 
 func (k *fakeKcp) Shard(*operatorv1alpha1.Shard, *operatorv1alpha1.RootShard, string) (*rest.Config, error) {
-	k.t.Fatal("a Kubeconfig's bindings are written through its RootShard")
+	k.t.Fatal("a Kubeconfig's bindings are written through its RootShard's internal front proxy")
 	return nil, nil
 }
 

@@ -82,7 +82,7 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 			return controller.Keys(c.indexes.RootShards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
 		},
 		// What the controller owns: status follows it within seconds.
-		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
+		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
 		Owners:   c.owners,
 		Mounting: c.mounting,

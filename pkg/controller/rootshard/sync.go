@@ -15,6 +15,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -58,6 +59,9 @@ func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.RootShar
 // reconcile realizes a RootShard and observes the result.
 func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
 	desired := rootshard.BuildPKI(rs)
+	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
+	// counts them.
+	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
 	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
@@ -94,7 +98,8 @@ func (c *Controller) bootstrap() controller.Bootstrap {
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
-// bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment. It returns how many
+// bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment,
+// then its internal front proxy. It returns how many
 // objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI,
 	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
@@ -135,6 +140,11 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
 	n, err = c.host.RealizeShard(ctx, k)
+	wrote += n
+	if err != nil {
+		return wrote, err
+	}
+	n, err = c.realizeProxy(ctx, rs, bundles, issued)
 	return wrote + n, err
 }
 

@@ -57,7 +57,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 		{Name: "its PodDisruptionBudget", Event: ct.Event{Source: "poddisruptionbudgets", Type: ct.Added, Obj: ct.HostObject("root", owned)}, Want: []string{"team-a/root"}},
 		{Name: "its Certificate", Event: ct.Event{Source: "certificates", Type: ct.Updated, Obj: ct.HostObject("root-server", owned)}, Want: []string{"team-a/root"}},
 		{Name: "its Issuer", Event: ct.Event{Source: "issuers", Type: ct.Added, Obj: ct.HostObject("root-server-ca", owned)}, Want: []string{"team-a/root"}},
-		{Name: "a ConfigMap is not watched", Event: ct.Event{Source: "configmaps", Type: ct.Added, Obj: ct.HostObject("root", owned)}, Want: nil},
+		{Name: "its ConfigMap (the internal front proxy's path mappings)", Event: ct.Event{Source: "configmaps", Type: ct.Added, Obj: ct.HostObject("root-proxy-config", owned)}, Want: []string{"team-a/root"}},
 		{Name: "a Shard's service-account Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated,
 			Obj: ct.HostObject("shard-1-service-account", pki.Labels("shard", "shard-1", "service-account"))}, Want: []string{"team-a/root"}},
 		{Name: "the service-account Secret of a Shard not cached", Event: ct.Event{Source: "secrets", Type: ct.Updated,

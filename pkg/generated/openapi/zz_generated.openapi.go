@@ -3308,7 +3308,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardProxySpec(ref common.ReferenceCa
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "RootShardProxySpec is kcp-operator's internal root-shard front proxy.",
+				Description: "RootShardProxySpec shapes the RootShard's internal front proxy, as kcp-operator's: image (default: the root shard's), replicas, resources, templates (certificate keys server, kubeconfig and requestheader), extraArgs, extra volumes and mounts, and logging.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"image": {
@@ -3616,7 +3616,7 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 					},
 					"proxy": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none: its server reaches the root shard directly. Accepted with a warning and not realized.",
+							Description: "Proxy configures the RootShard's internal front proxy, as kcp-operator's: the Deployment and Service <name>-proxy, through which the server reaches every shard's workspaces. No user traffic should go through it: use a FrontProxy.",
 							Ref:         ref(v1alpha1.RootShardProxySpec{}.OpenAPIModelName()),
 						},
 					},

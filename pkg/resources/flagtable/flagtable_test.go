@@ -78,6 +78,15 @@ func frontProxyOf(tag string) frontproxy.FrontProxy {
 	}, ServiceAccountIssuers: issuers}
 }
 
+// rootShardProxyOf is the internal front proxy of the root shard at tag, with spec.proxy's
+// logging set; its image is the root shard's.
+func rootShardProxyOf(tag string) frontproxy.RootShardProxy {
+	rs := rootShard(tag)
+	rs.Spec.Proxy = &operatorv1alpha1.RootShardProxySpec{ComponentSpec: operatorv1alpha1.ComponentSpec{
+		Logging: &operatorv1alpha1.LoggingSpec{Level: 2}}}
+	return frontproxy.RootShardProxy{RootShard: rs}
+}
+
 func cacheServerOf(tag string, etcd bool) cacheserver.CacheServer {
 	c := cacheserver.CacheServer{CacheServer: &operatorv1alpha1.CacheServer{
 		ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a"},
@@ -136,6 +145,7 @@ func commandLines(tag string) []commandLine {
 		{"shard", kcpStart, shard.Shard(shardOf(tag, false), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"shard with a cache server", kcpStart, shard.Shard(shardOf(tag, true), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"root shard proxy", frontProxy, rootShardProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"cache server", cacheServer, cacheServerOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 	}
 	managed := shardOf(tag, false)
@@ -255,5 +265,8 @@ func TestGatedFlags(t *testing.T) {
 		fp := frontProxyOf(tc.tag).Args()
 		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-client-ca-file"), "%s front proxy --requestheader-client-ca-file", tc.tag)
 		assert.Equal(t, tc.mountProxy, has(fp, "--requestheader-allowed-names"), "%s front proxy --requestheader-allowed-names", tc.tag)
+		rsp := rootShardProxyOf(tc.tag).Args()
+		assert.Equal(t, tc.mountProxy, has(rsp, "--requestheader-client-ca-file"), "%s root shard proxy --requestheader-client-ca-file", tc.tag)
+		assert.Equal(t, tc.mountProxy, has(rsp, "--requestheader-allowed-names"), "%s root shard proxy --requestheader-allowed-names", tc.tag)
 	}
 }

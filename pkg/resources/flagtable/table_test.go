@@ -129,6 +129,11 @@ var flags = map[string]map[string]flagDef{
 		"--authorization-webhook-cache-unauthorized-ttl": {always, kcpAuthz},
 		"--authorization-webhook-version":                {always, kcpAuthz},
 	},
+	// A FrontProxy's and a RootShard's internal front proxy's (frontproxy.RootShardProxy)
+	// command lines. Every flag of this component is defined the same way at v0.30.0, v0.31.0,
+	// v0.32.0 and v0.32.3: pkg/proxy/options/options.go (SecureServing.AddFlags,
+	// --mapping-file, --root-kubeconfig, --shards-kubeconfig) and
+	// pkg/proxy/options/authentication.go (WithClientCert, WithRequestHeader, …) at each tag.
 	frontProxy: {
 		"--secure-port":          {always, proxyOptions},
 		"--tls-cert-file":        {always, proxyOptions},

@@ -73,6 +73,10 @@ func RootShard(rs *operatorv1alpha1.RootShard) []Name {
 		etcd.ClientTrustSecret(rs.Name), etcd.PeerTrustSecret(rs.Name),
 		reference.ShardJoin.Name(rs.Name), reference.FrontProxyJoin.Name(rs.Name), reference.KubeconfigIssuer.Name(rs.Name))
 	n.shard(rootshard.Shard(rs))
+	// The internal front proxy (spec.proxy), kcp-operator's <rs>-proxy.
+	p := frontproxy.RootShardProxy{RootShard: rs}
+	n.certificates(nil, p.Certificates())
+	n.add(p.DeploymentName(), p.ServiceName(), p.ConfigMapName(), p.DynamicKubeconfigName(), p.MergedClientCAName())
 	return n.sorted()
 }
 

@@ -37,7 +37,7 @@ func (s Shard) Args() []string {
 		"--root-ca-file=" + caDir("root") + "/tls.crt",
 		"--client-ca-file=" + caDir("client") + "/tls.crt",
 		"--requestheader-client-ca-file=" + caDir("requestheader-client") + "/tls.crt",
-		"--requestheader-allowed-names=kcp-front-proxy",
+		"--requestheader-allowed-names=kcp-front-proxy," + RootShardProxyCommonName,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",

@@ -203,3 +203,8 @@ func clusterDomain(d string) string {
 	}
 	return d
 }
+
+// RootShardProxyCommonName is the user of the request-header certificate of a RootShard's
+// internal front proxy (kcp-operator's name), which every shard's
+// --requestheader-allowed-names lets through next to kcp-front-proxy.
+const RootShardProxyCommonName = "kcp-root-shard-proxy"

@@ -27,7 +27,7 @@ func (v VirtualWorkspace) Args() []string {
 		"--tls-private-key-file=" + servingDir + "/tls.key",
 		"--client-ca-file=" + caClientDir + "/tls.crt",
 		"--requestheader-client-ca-file=" + caRequestHeaderDir + "/tls.crt",
-		"--requestheader-allowed-names=kcp-front-proxy",
+		"--requestheader-allowed-names=kcp-front-proxy," + kcp.RootShardProxyCommonName,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",

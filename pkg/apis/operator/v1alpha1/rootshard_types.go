@@ -35,8 +35,9 @@ type RootShardSpec struct {
 	// Certificates configures where the root CA comes from. Immutable.
 	// +optional
 	Certificates *Certificates `json:"certificates,omitempty" protobuf:"bytes,4,opt,name=certificates"`
-	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
-	// its server reaches the root shard directly. Accepted with a warning and not realized.
+	// Proxy configures the RootShard's internal front proxy, as kcp-operator's: the
+	// Deployment and Service <name>-proxy, through which the server reaches every shard's
+	// workspaces. No user traffic should go through it: use a FrontProxy.
 	Proxy *RootShardProxySpec `json:"proxy,omitempty" protobuf:"bytes,5,opt,name=proxy"`
 }
 
@@ -70,7 +71,9 @@ type RootShardList struct {
 	Items           []RootShard `json:"items" protobuf:"bytes,2,rep,name=items"`
 }
 
-// RootShardProxySpec is kcp-operator's internal root-shard front proxy.
+// RootShardProxySpec shapes the RootShard's internal front proxy, as kcp-operator's: image
+// (default: the root shard's), replicas, resources, templates (certificate keys server,
+// kubeconfig and requestheader), extraArgs, extra volumes and mounts, and logging.
 type RootShardProxySpec struct {
 	ComponentSpec `json:",inline" protobuf:"bytes,1,opt,name=componentSpec"`
 }

@@ -80,8 +80,9 @@ func TestShardCacheEmbeddedIsRefused(t *testing.T) {
 	assertErrors(t, []wantErr{forbidden("spec.cache.embedded", "only a RootShard has an embedded cache")}, ValidateShard(s))
 }
 
+// TestRootShardProxy: spec.proxy shapes the RootShard's internal front proxy, and is
+// validated as a FrontProxy's component spec, with no warning: it is realized.
 func TestRootShardProxy(t *testing.T) {
-	const noEffect = "spec.proxy has no effect here: kcp-setups runs no internal root-shard front proxy, because its server reaches the root shard directly; clients reach kcp through a FrontProxy"
 	tests := []struct {
 		name   string
 		mutate func(*operator.RootShardProxySpec)
@@ -119,10 +120,9 @@ func TestRootShardProxy(t *testing.T) {
 			rs.Spec.Proxy = &operator.RootShardProxySpec{}
 			tc.mutate(rs.Spec.Proxy)
 			assertErrors(t, tc.want, ValidateRootShard(rs))
-			assert.Equal(t, []string{noEffect}, RootShardWarnings(rs))
+			assert.Empty(t, RootShardWarnings(rs), "spec.proxy is realized")
 		})
 	}
-	assert.Empty(t, RootShardWarnings(validRootShard()), "no proxy, no warning")
 }
 
 // TestKcpVirtualWorkspace: a RootShard or Shard may name the VirtualWorkspace that serves its

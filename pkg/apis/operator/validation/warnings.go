@@ -20,7 +20,6 @@ func RootShardWarnings(rs *operator.RootShard) []string {
 	var warnings []string
 	warnings = append(warnings, commonShardWarnings(&rs.Spec.CommonShardSpec, rootShardTemplates, spec)...)
 	warnings = append(warnings, embeddedCacheWarnings(rs.Spec.Cache, spec.Child("cache", "embedded"))...)
-	warnings = append(warnings, rootShardProxyWarnings(rs.Spec.Proxy, spec.Child("proxy"))...)
 	return warnings
 }
 
@@ -122,14 +121,6 @@ func embeddedCacheWarnings(cache *operator.CacheConfig, fldPath *field.Path) []s
 	default:
 		return []string{fldPath.String() + " is deprecated: the root shard uses its embedded cache whenever spec.cache.ref is not set; remove " + fldPath.String()}
 	}
-}
-
-// rootShardProxyWarnings say that kcp-operator's internal root-shard front proxy is not run.
-func rootShardProxyWarnings(proxy *operator.RootShardProxySpec, fldPath *field.Path) []string {
-	if proxy == nil {
-		return nil
-	}
-	return []string{fldPath.String() + " has no effect here: kcp-setups runs no internal root-shard front proxy, because its server reaches the root shard directly; clients reach kcp through a FrontProxy"}
 }
 
 // externalHostnameWarnings point kcp-operator's deprecated externalHostname to its successor.

@@ -72,8 +72,8 @@ func replicas(r *int32) string {
 	return strconv.Itoa(int(*r))
 }
 
-// proxyPermissions hold kcp-operator's internal root-shard proxy as any component: it is
-// accepted and not realized today, and whatever it would run must not be free the day it is.
+// proxyPermissions hold the RootShard's internal front proxy as any component: what it runs
+// (image, extraArgs, pod template) is held to creating Deployments, as the root shard's own.
 func proxyPermissions(proxy *operator.RootShardProxySpec, fldPath *field.Path) []store.Permission {
 	if proxy == nil {
 		return nil

@@ -26,7 +26,9 @@ import (
 // RootShardProxySpecApplyConfiguration represents a declarative configuration of the RootShardProxySpec type for use
 // with apply.
 //
-// RootShardProxySpec is kcp-operator's internal root-shard front proxy.
+// RootShardProxySpec shapes the RootShard's internal front proxy, as kcp-operator's: image
+// (default: the root shard's), replicas, resources, templates (certificate keys server,
+// kubeconfig and requestheader), extraArgs, extra volumes and mounts, and logging.
 type RootShardProxySpecApplyConfiguration struct {
 	ComponentSpecApplyConfiguration `json:""`
 }

@@ -35,8 +35,9 @@ type RootShardSpecApplyConfiguration struct {
 	Cache *CacheConfigApplyConfiguration `json:"cache,omitempty"`
 	// Certificates configures where the root CA comes from. Immutable.
 	Certificates *CertificatesApplyConfiguration `json:"certificates,omitempty"`
-	// Proxy configures kcp-operator's internal root-shard front proxy. kcp-setups runs none:
-	// its server reaches the root shard directly. Accepted with a warning and not realized.
+	// Proxy configures the RootShard's internal front proxy, as kcp-operator's: the
+	// Deployment and Service <name>-proxy, through which the server reaches every shard's
+	// workspaces. No user traffic should go through it: use a FrontProxy.
 	Proxy *RootShardProxySpecApplyConfiguration `json:"proxy,omitempty"`
 }
 
