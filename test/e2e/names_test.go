@@ -64,6 +64,8 @@ func TestNamesCannotCollide(t *testing.T) {
 			"rootshard/alpha", "", []string{`The Shard "alpha" is invalid`, "metadata.name", "RootShard/alpha", `"alpha-`}},
 		{"RootShard kcp-pki", "", rootShardManifest("kcp-pki", "pki.example.com", 6443),
 			"", "", []string{`The RootShard "kcp-pki" is invalid`, "metadata.name", "reserved", pki.BootstrapCA}},
+		{"a Shard named as kcp registers the root shard", "", namedShardManifest("root", "alpha"),
+			"", "", []string{`The Shard "root" is invalid`, "metadata.name", "reserved", "kcp registers the root shard"}},
 		{"RootShard x and x-etcd", rootShardManifest("x", "x.example.com", 6443), rootShardManifest("x-etcd", "x-etcd.example.com", 6443),
 			"rootshard/x", "", []string{`The RootShard "x-etcd" is invalid`, "RootShard/x", `"x-etcd-client-ca"`}},
 		{"RootShard x and xetcd", "", rootShardManifest("xetcd", "xetcd.example.com", 6443),
