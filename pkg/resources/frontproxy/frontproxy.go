@@ -220,8 +220,12 @@ func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
 		WithData(map[string]string{MappingKey: string(data)}), nil
 }
 
-// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
-func (f FrontProxy) Args() []string {
+// proxyArgs are the flags every kcp-front-proxy the server runs has: its serving
+// certificate, its kubeconfigs toward the shards, its path mappings and client CA, and, on a
+// kcp release with the mount proxy, the request-header flags: the shards' mount proxies come
+// back through the front proxy with the user's identity in X-Remote-* headers, and only the
+// proxy's own request-header identity (self) and theirs may assert it.
+func proxyArgs(mountProxy bool, self string) []string {
 	args := []string{
 		"--secure-port=6443",
 		"--tls-cert-file=" + servingDir + "/tls.crt",
@@ -231,17 +235,20 @@ func (f FrontProxy) Args() []string {
 		"--mapping-file=" + configDir + "/" + MappingKey,
 		"--client-ca-file=" + clientCADir + "/tls.crt",
 	}
-	if f.Version().MountProxy() {
-		// The shards' mount proxies come back through the front proxy with the user's
-		// identity in X-Remote-* headers; only the front proxy's own request-header identity
-		// and theirs may assert it.
+	if mountProxy {
 		args = append(args,
 			"--requestheader-client-ca-file="+requestHeaderCADir+"/tls.crt",
-			"--requestheader-allowed-names=kcp-front-proxy,"+kcp.MountsProxyCommonName,
+			"--requestheader-allowed-names="+self+","+kcp.MountsProxyCommonName,
 			"--requestheader-username-headers=X-Remote-User",
 			"--requestheader-group-headers=X-Remote-Group",
 			"--requestheader-extra-headers-prefix=X-Remote-Extra-")
 	}
+	return args
+}
+
+// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
+func (f FrontProxy) Args() []string {
+	args := proxyArgs(f.Version().MountProxy(), "kcp-front-proxy")
 	if a := f.Spec.Auth; a != nil {
 		// Plain comma-separated values: kcp-front-proxy does not strip quotes.
 		if len(a.DropGroups) > 0 {

@@ -188,23 +188,7 @@ func (p RootShardProxy) Version() kcpversion.Version { return workload.KcpVersio
 // authentication other than client certificates (kcp-front-proxy's default drop groups stay:
 // system:masters is not passed on), then spec.proxy's logging and extraArgs.
 func (p RootShardProxy) Args() []string {
-	args := []string{
-		"--secure-port=6443",
-		"--tls-cert-file=" + servingDir + "/tls.crt",
-		"--tls-private-key-file=" + servingDir + "/tls.key",
-		"--root-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
-		"--shards-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
-		"--mapping-file=" + configDir + "/" + MappingKey,
-		"--client-ca-file=" + clientCADir + "/tls.crt",
-	}
-	if p.Version().MountProxy() {
-		args = append(args,
-			"--requestheader-client-ca-file="+requestHeaderCADir+"/tls.crt",
-			"--requestheader-allowed-names="+RootShardProxyCommonName+","+kcp.MountsProxyCommonName,
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-")
-	}
+	args := proxyArgs(p.Version().MountProxy(), RootShardProxyCommonName)
 	level := int32(0)
 	if l := p.spec().Logging; l != nil {
 		level = l.Level
