@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -155,6 +156,17 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	}, 2*time.Minute, time.Second, "the generated identity %s is pruned", vwClientCertificate) {
 		t.Logf("the server's log:\n%s", tail(srv.Log()))
 	}
+	// Taking over kcp-operator's objects: its Deployment is replaced, its leftovers go.
+	adoptIn := namespace(t, prefix+"-adopt")
+	adopt := adoptFromKcpOperator(t, ops, adoptIn)
+	if !assert.Eventually(t, func() bool {
+		adopt()
+		out, _ := stack.Kubectl(ctx, "get", "configmap/root-leftover", "issuer/root-leftover", "-n", adoptIn, "--ignore-not-found", "-o", "name")
+		managedBy, _ := stack.Kubectl(ctx, "get", "deployment/root-kcp", "-n", adoptIn, "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}")
+		return strings.TrimSpace(out) == "" && strings.TrimSpace(managedBy) == "kcp-setups"
+	}, 3*time.Minute, time.Second, "kcp-operator's Deployment is taken over and its leftovers removed") {
+		t.Logf("the server's log:\n%s", tail(srv.Log()))
+	}
 	srv.Stop()
 
 	// Without a rule, something named breaks: the server says what it may not do.
@@ -231,6 +243,12 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 					// Only pruning deletes one Certificate: an identity the spec stopped needing.
 					exercise = pruneAnIdentity(t, ops, work)
 				}
+				if slices.Equal(rule.Verbs, []string{"delete"}) && (slices.Equal(rule.Resources, []string{"deployments"}) ||
+					slices.Equal(rule.Resources, []string{"configmaps"}) || slices.Equal(rule.Resources, []string{"issuers"})) {
+					// Only taking over kcp-operator's objects replaces a Deployment and removes
+					// its leftover ConfigMaps and Issuers.
+					exercise = adoptFromKcpOperator(t, ops, work)
+				}
 				if slices.Contains(rule.Resources, "persistentvolumeclaims") {
 					// Only the deletion of a managed etcd's owner that asks for its volumes to
 					// go uses them: create one, and delete it once the controllers hold it.
@@ -240,6 +258,56 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 			})
 		}
 	}
+}
+
+// adoptFromKcpOperator returns a step that, called again and again, makes what kcp-operator
+// would have made for a RootShard root in namespace (its Deployment, and a ConfigMap and an
+// Issuer that nothing takes over), then a RootShard root that adopts them: the controllers
+// replace the Deployment and, once the RootShard is Available, remove the other two.
+func adoptFromKcpOperator(t *testing.T, ops clientset.Interface, namespace string) func() {
+	made, adopting := false, false
+	labels := map[string]string{"app.kubernetes.io/managed-by": "kcp-operator", "app.kubernetes.io/name": "kcp",
+		"app.kubernetes.io/instance": "root", "app.kubernetes.io/component": "rootshard"}
+	return func() {
+		ctx := t.Context()
+		switch {
+		case !made:
+			_, err := stack.Kubectl(ctx, "apply", "-n", namespace, "-f", writeManifest(t, fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: root-kcp, labels: %[1]s}
+spec:
+  selector: {matchLabels: %[1]s}
+  template:
+    metadata: {labels: %[1]s}
+    spec: {containers: [{name: kcp, image: ghcr.io/kcp-dev/kcp:v0.28.0}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: root-leftover, labels: %[1]s}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: root-leftover, labels: %[1]s}
+spec: {selfSigned: {}}
+`, flowMap(labels))))
+			made = err == nil
+		case !adopting:
+			_, err := ops.OperatorV1alpha1().RootShards(namespace).Create(ctx, &operatorv1alpha1.RootShard{
+				ObjectMeta: metav1.ObjectMeta{Name: "root", Annotations: map[string]string{operatorv1alpha1.AnnotationAdopt: operatorv1alpha1.AdoptKcpOperator}},
+				Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
+					CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
+			adopting = err == nil || apierrors.IsAlreadyExists(err)
+		}
+	}
+}
+
+// flowMap is labels as a YAML flow mapping.
+func flowMap(labels map[string]string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		kv = append(kv, k+": "+labels[k])
+	}
+	return "{" + strings.Join(kv, ", ") + "}"
 }
 
 // deleteWithItsEtcdVolumes returns a step that, called again and again, creates a RootShard
