@@ -3,8 +3,10 @@ package e2e
 import (
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,8 +56,24 @@ func TestAlertMetricsAreExported(t *testing.T) {
 	ns := namespace(t, "alerts")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
-	serverMetrics, err := stack.ServerGet(t.Context(), "/metrics")
-	require.NoError(t, err)
+	// The leader records an object's series right after it writes the status that kubectl
+	// saw: scrape until they are there, and say which of the server's families were when not.
+	available := `kcp_setups_object_condition{condition="Available",kind="rootshard",name="root",namespace="` + ns + `",status="true"}`
+	var serverMetrics string
+	if !assert.Eventually(t, func() bool {
+		var err error
+		serverMetrics, err = stack.ServerGet(t.Context(), "/metrics")
+		return err == nil && strings.Contains(serverMetrics, available)
+	}, time.Minute, time.Second) {
+		var ours []string
+		for name := range exportedMetrics(serverMetrics) {
+			if strings.HasPrefix(name, "kcp_setups_") {
+				ours = append(ours, name)
+			}
+		}
+		sort.Strings(ours)
+		t.Fatalf("the server's /metrics has no %s; its kcp_setups_ families: %v", available, ours)
+	}
 	server := exportedMetrics(serverMetrics)
 	kubeMetrics := kubectl(t, "get", "--raw", "/metrics")
 	kube := exportedMetrics(kubeMetrics)
@@ -77,6 +95,5 @@ func TestAlertMetricsAreExported(t *testing.T) {
 	}
 	assert.Equal(t, 5, alerts, "the README's four alerts and the APIService's")
 	assert.Contains(t, kubeMetrics, `aggregator_unavailable_apiservice{name="v1alpha1.operator.kcp.io"}`)
-	assert.Contains(t, serverMetrics, `kcp_setups_object_condition{condition="Available",kind="rootshard",name="root",namespace="`+ns+`",status="true"}`)
 	assert.Contains(t, serverMetrics, `kcp_setups_object_condition{condition="CertificatesReady",kind="rootshard",name="root",namespace="`+ns+`",status="true"} 1`)
 }

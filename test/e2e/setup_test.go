@@ -58,7 +58,7 @@ metadata:
 		"root-service-account-ca", "root-etcd-client-ca", "root-etcd-peer-ca", "root-kcp-operator", "root-server", "root-client", "root-service-account", "root-logical-cluster-admin",
 		"root-external-logical-cluster-admin", "shard-1-server", "shard-1-client", "shard-1-service-account", "shard-1-logical-cluster-admin",
 		"shard-1-external-logical-cluster-admin", "root-mounts-proxy", "shard-1-mounts-proxy", "root-edge-server", "root-edge-kubeconfig", "root-edge-requestheader",
-		"cache-ca", "cache-server", "cache-client-certificate"}
+		"cache-ca", "cache-server", "cache-client-certificate", "root-proxy-server", "root-proxy-kubeconfig", "root-proxy-requestheader"}
 	sort.Strings(want)
 	got := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o",
 		`jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`))

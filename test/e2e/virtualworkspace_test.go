@@ -117,7 +117,7 @@ func TestVirtualWorkspaces(t *testing.T) {
 	kubeconfig := decodeSecret(t, ns, "shard-vw-virtual-workspace-kubeconfig", "kubeconfig")
 	assert.Contains(t, string(kubeconfig), "server: https://shard-1-shard-kcp."+ns+".svc.cluster.local:6443")
 	vwArgs := deploymentArgs(t, ns, "shard-vw-virtual-workspace")
-	assert.Contains(t, vwArgs, "--requestheader-allowed-names=kcp-front-proxy")
+	assert.Contains(t, vwArgs, "--requestheader-allowed-names=kcp-front-proxy,kcp-root-shard-proxy")
 	assert.Contains(t, strings.Join(vwArgs, "\n"), "--kubeconfig=")
 
 	// The front proxy sends /services/ to the root shard's virtual workspace server.
