@@ -12,6 +12,7 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -88,7 +89,8 @@ func kcpOperatorSelector(kind, name string) (string, error) {
 		Add(*component).String(), nil
 }
 
-// RemoveKcpOperatorLeftovers deletes, once an adopting object is realized, what kcp-operator
+// RemoveKcpOperatorLeftovers deletes, once an adopting object is realized (once per owner
+// and process: a later reconcile lists nothing), what kcp-operator
 // made for it that the controllers did not take over (they write their own labels on what
 // they take over): its Deployments, Services, ConfigMaps, Issuers, and its leaf Certificates
 // with their Secrets. A CA is never deleted: its key may still sign what someone holds. Each
@@ -96,6 +98,13 @@ func kcpOperatorSelector(kind, name string) (string, error) {
 func (h *Host) RemoveKcpOperatorLeftovers(ctx context.Context, namespace, kind, name string, recorder record.EventRecorder, owner runtime.Object) error {
 	if _, ok := kcpOperatorComponents[kind]; !ok {
 		return nil
+	}
+	ownerUID := ""
+	if m, err := meta.Accessor(owner); err == nil {
+		ownerUID = string(m.GetUID())
+	}
+	if _, done := h.leftoversGone.Load(ownerUID); done && ownerUID != "" {
+		return nil // found gone once: the reconciles that follow list nothing
 	}
 	selector, err := kcpOperatorSelector(kind, name)
 	if err != nil {
@@ -192,6 +201,8 @@ func (h *Host) RemoveKcpOperatorLeftovers(ctx context.Context, namespace, kind, 
 			return err
 		}
 	}
+	// Everything listed is gone, or kept on purpose (CAs): nothing is left to look for.
+	h.leftoversGone.Store(ownerUID, true)
 	if len(gone) > 0 {
 		klog.FromContext(ctx).Info("Removed what kcp-operator made and nothing took over", "namespace", namespace, "owner", name, "objects", gone)
 		recorder.Eventf(owner, "Normal", "KcpOperatorLeftoversRemoved", "Removed what kcp-operator made and this object replaced: %v", gone)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
@@ -34,13 +35,16 @@ type Host struct {
 	// Claims, when set, are the clients of the reads before a first write (claim), with a
 	// rate limiter apart from the writes', so that they do not double the time a burst of
 	// new setups waits on the writes' limiter; unset, Kube and CertManager read.
-	Claims       *ClaimClients
-	Certificates cmlisters.CertificateLister
-	Issuers      cmlisters.IssuerLister
-	Secrets      corev1listers.SecretLister
-	Services     corev1listers.ServiceLister
-	Deployments  appsv1listers.DeploymentLister
-	ConfigMaps   corev1listers.ConfigMapLister
+	Claims *ClaimClients
+	// leftoversGone are the UIDs of adopting owners whose kcp-operator leftovers were found
+	// gone: they are not listed again on every reconcile while the annotation stays.
+	leftoversGone sync.Map
+	Certificates  cmlisters.CertificateLister
+	Issuers       cmlisters.IssuerLister
+	Secrets       corev1listers.SecretLister
+	Services      corev1listers.ServiceLister
+	Deployments   appsv1listers.DeploymentLister
+	ConfigMaps    corev1listers.ConfigMapLister
 	// DisruptionBudgets is set by WithDisruptionBudgets.
 	DisruptionBudgets policyv1listers.PodDisruptionBudgetLister
 	// StatefulSets is set by WithStatefulSets.
