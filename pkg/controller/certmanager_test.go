@@ -162,9 +162,11 @@ func TestRequiringCertManager(t *testing.T) {
 	recorder := record.NewFakeRecorder(10)
 	missing := NewCertManagerAPI(&fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}, nil)
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
-		Common: func(s *operatorv1alpha1.RootShardStatus) Common {
-			return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
+			Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
+			Common: func(s *operatorv1alpha1.RootShardStatus) Common {
+				return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+			},
 		},
 		Host: &Host{CertManagerAPI: missing}, Recorder: recorder,
 	}

@@ -147,3 +147,11 @@ func (x Indexes) ShardKeysOf(namespace, rootShard string) []string {
 func (x Indexes) FrontProxiesOf(namespace, rootShard string) []*operatorv1alpha1.FrontProxy {
 	return Indexed[*operatorv1alpha1.FrontProxy](x.FrontProxies, RootShardIndex, IndexValue(namespace, rootShard))
 }
+
+// orEmpty is objects, or an empty cache for nil.
+func orEmpty(objects cache.Indexer) cache.Indexer {
+	if objects == nil {
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	}
+	return objects
+}

@@ -67,7 +67,7 @@ func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, lo
 		return
 	}
 	queueKey := obj.GetNamespace() + "/" + obj.GetName()
-	key := c.Type + "/" + l.Kind + "/" + queueKey
+	key := c.Type + "/" + l.Name + "/" + queueKey
 	if !ask {
 		// The workload's events bring the key back once it is ready; a result from before
 		// then would be stale.

@@ -40,19 +40,12 @@ type Common struct {
 // writes the status only when it changed, and, once the object is being deleted, marks it
 // Deleting, removes what the controllers created for it, and only that, then lets it go.
 type Lifecycle[T Object, S any] struct {
-	// Kind is the owner label's kind of what the object owns.
-	Kind string
-	// Noun names the kind in messages: "front proxy".
-	Noun      string
-	Finalizer string
+	Kind[T, S]
 	// Get reads an object from the informer's cache.
 	Get func(namespace, name string) (T, error)
 	// Update and UpdateStatus write an object and its status.
 	Update       func(ctx context.Context, obj T) (T, error)
 	UpdateStatus func(ctx context.Context, obj T) (T, error)
-	// Status points at the status of an object; Common at its shared fields.
-	Status func(obj T) *S
-	Common func(status *S) Common
 	// Cleanup, when set, runs once what the object owns is deleted: for what it shares.
 	Cleanup func(ctx context.Context, obj T) error
 	// Release, when set, runs first when the object is being deleted: it undoes what the
@@ -76,14 +69,14 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	}
 	obj, err := l.Get(namespace, name)
 	if apierrors.IsNotFound(err) {
-		observedObjects.forget(l.Kind, namespace, name)
+		observedObjects.forget(l.Name, namespace, name)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	adopt := obj.GetAnnotations()[operatorv1alpha1.AnnotationAdopt] == operatorv1alpha1.AdoptKcpOperator
-	ctx = WithOwner(ctx, Owner{Kind: l.Kind, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
+	ctx = WithOwner(ctx, Owner{Kind: l.Name, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
@@ -107,7 +100,7 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	}
 	if adopt && meta.IsStatusConditionTrue(*l.Common(status).Conditions, operatorv1alpha1.ConditionAvailable) {
 		// Everything is realized: what kcp-operator made that nothing took over goes.
-		return l.Host.RemoveKcpOperatorLeftovers(ctx, obj.GetNamespace(), l.Kind, obj.GetName(), l.Recorder, obj)
+		return l.Host.RemoveKcpOperatorLeftovers(ctx, obj.GetNamespace(), l.Name, obj.GetName(), l.Recorder, obj)
 	}
 	return nil
 }
@@ -143,7 +136,7 @@ func (l Lifecycle[T, S]) recordMetrics(obj T) {
 	if common.Conditions != nil {
 		conditions = *common.Conditions
 	}
-	observedObjects.record(l.Kind, obj.GetNamespace(), obj.GetName(), phase, conditions)
+	observedObjects.record(l.Name, obj.GetNamespace(), obj.GetName(), phase, conditions)
 }
 
 // SetCondition sets a condition of status at obj's generation.
@@ -244,7 +237,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	// What carries this object's UID, or no UID (written before the mark): never a
 	// leftover of another object of the same name, nor what another derived first.
-	for _, selector := range OwnedSelectors(l.Kind, obj.GetName(), obj.GetUID()) {
+	for _, selector := range OwnedSelectors(l.Name, obj.GetName(), obj.GetUID()) {
 		if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), selector); err != nil {
 			return err
 		}
@@ -252,7 +245,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	// A managed etcd's data stays unless its owner says otherwise: a setup deleted by
 	// mistake loses no data.
 	if obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
-		selector := labels.SelectorFromSet(pki.Labels(l.Kind, obj.GetName(), etcd.Component)).String()
+		selector := labels.SelectorFromSet(pki.Labels(l.Name, obj.GetName(), etcd.Component)).String()
 		if err := l.Host.DeleteVolumeClaims(ctx, obj.GetNamespace(), selector); err != nil {
 			return err
 		}

@@ -32,7 +32,12 @@ func TestObjectMetrics(t *testing.T) {
 	}}
 	gone := false
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: kind, Finalizer: "test",
+		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: kind, Finalizer: "test",
+			Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
+			Common: func(s *operatorv1alpha1.RootShardStatus) Common {
+				return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+			},
+		},
 		Get: func(string, string) (*operatorv1alpha1.RootShard, error) {
 			if gone {
 				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "rootshards"}, "root")
@@ -42,10 +47,6 @@ func TestObjectMetrics(t *testing.T) {
 		UpdateStatus: func(_ context.Context, rs *operatorv1alpha1.RootShard) (*operatorv1alpha1.RootShard, error) {
 			stored = rs.DeepCopy()
 			return stored, nil
-		},
-		Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
-		Common: func(s *operatorv1alpha1.RootShardStatus) Common {
-			return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
 		},
 	}
 	sync := func(phase operatorv1alpha1.Phase, available metav1.ConditionStatus, certificates bool) {
@@ -109,13 +110,13 @@ kcp_setups_objects{kind="metricstest",phase="Running"} 0
 func TestObjectMetricsOwnPhase(t *testing.T) {
 	const kind = "ownphasetest"
 	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "admin"}}
-	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
-		Kind:   kind,
+	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Kind: Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
+		Name:   kind,
 		Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
 		Common: func(s *operatorv1alpha1.KubeconfigStatus) Common {
 			return Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions, OwnPhase: func() string { return string(s.Phase) }}
 		},
-	}
+	}}
 	gauge := func(phase string) float64 {
 		t.Helper()
 		v, err := testutil.GetGaugeMetricValue(objectsByPhase.WithLabelValues(kind, phase))

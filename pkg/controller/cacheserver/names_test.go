@@ -26,12 +26,12 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 			cs := cacheServer()
 			tc.mutate(cs)
 			f := newFixture(t, cs)
-			before := f.host.HostNames("team-a")
+			before := f.Host.HostNames("team-a")
 			for range 4 {
 				cs = f.sync(t)
 			}
-			require.NotEmpty(t, f.host.Caches["deployments"].List(), "the CacheServer is realized whole")
-			f.host.AssertDerived(t, "team-a", before, hostnames.CacheServer(cs))
+			require.NotEmpty(t, f.Host.Caches["deployments"].List(), "the CacheServer is realized whole")
+			f.Host.AssertDerived(t, "team-a", before, hostnames.CacheServer(cs))
 		})
 	}
 }

@@ -28,7 +28,7 @@ func TestWatchesEnqueueTheCacheServersConcerned(t *testing.T) {
 	w.Add(t, cache, own)
 	owned := pki.Labels("cacheserver", "cache", "server")
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a CacheServer added", Event: ct.Event{Source: "CacheServer", Type: ct.Added, Obj: own}, Want: []string{"team-a/own-pki"}},
 		{Name: "a CacheServer updated", Event: ct.Event{Source: "CacheServer", Type: ct.Updated, Obj: cache}, Want: []string{"team-a/cache"}},
 		{Name: "a RootShard: those on the bootstrap PKI", Event: ct.Event{Source: "RootShard", Type: ct.Deleted,

@@ -4,15 +4,14 @@
 package frontproxy
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -22,49 +21,42 @@ import (
 // Finalizer keeps a FrontProxy until what the controller created for it is gone.
 const Finalizer = "operator.kcp.io/frontproxy-cleanup"
 
+// Kind is the FrontProxy to the shared controller code.
+var Kind = controller.Kind[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]{
+	Name: frontproxy.Kind, Noun: "front proxy", Finalizer: Finalizer,
+	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.FrontProxies().Informer() },
+	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.FrontProxy] {
+		return l.FrontProxies.FrontProxies(ns)
+	},
+	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.FrontProxy] {
+		return c.OperatorV1alpha1().FrontProxies(ns)
+	},
+	Status: func(fp *operatorv1alpha1.FrontProxy) *operatorv1alpha1.FrontProxyStatus { return &fp.Status },
+	Common: func(s *operatorv1alpha1.FrontProxyStatus) controller.Common {
+		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+	},
+}
+
 // Controller reconciles FrontProxies.
 type Controller struct {
-	loop *controller.Loop
-
-	client       clientset.Interface
-	frontProxies listers.FrontProxyLister
-	rootShards   listers.RootShardLister
-	// virtualWorkspaces serve the root shards' /services/.
-	virtualWorkspaces listers.VirtualWorkspaceLister
-	shards            listers.ShardLister
-	// indexes answer which FrontProxies an event concerns.
-	indexes  controller.Indexes
-	host     *controller.Host
-	recorder record.EventRecorder
+	*controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
 }
 
 // New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
-	ops := inf.Ours.Operator().V1alpha1()
-	indexes, err := inf.AddIndexes()
-	if err != nil {
-		return nil, err
-	}
-	c := &Controller{
-		client:            client,
-		indexes:           indexes,
-		frontProxies:      ops.FrontProxies().Lister(),
-		rootShards:        ops.RootShards().Lister(),
-		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
-		shards:            ops.Shards().Lister(),
-		host:              host,
-		recorder:          recorder,
-	}
-	c.loop = controller.NewLoop(frontproxy.Kind, c.sync)
-	return c, c.watches(inf).Register(c.loop, host, inf)
+	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
+	return c, c.Watch(inf, c.sync, c.watches)
+}
+
+func newController(base *controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a FrontProxy's reconcile reads.
 func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	ops := inf.Ours.Operator().V1alpha1()
 	return controller.Watches{
-		Own: ops.FrontProxies().Informer(),
 		Kinds: []controller.Reference{
 			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
 			// A Shard joining or leaving changes the service-account keys the front proxy verifies.
@@ -75,18 +67,13 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and copied
 		// again) re-realizes the FrontProxies that name it.
 		Referencing: func(namespace, name string) []string {
-			return controller.Keys(c.indexes.FrontProxies, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+			return controller.Keys(c.Indexes.FrontProxies, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
 		},
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
 			controller.Deployments, controller.DisruptionBudgets, controller.Certificates},
 		Owners:   c.owners,
 		Mounting: c.mounting,
 	}
-}
-
-// Run reconciles with workers until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers)
 }
 
 // owners are the FrontProxies a host object concerns: its owner, or every FrontProxy of its
@@ -100,7 +87,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	// A Shard's service-account key is verified by its RootShard's front proxies.
 	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
-		if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+		if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
 			return c.ofShard(s)
 		}
 	}
@@ -120,7 +107,7 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 // VirtualWorkspace.
 func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
 	var keys []string
-	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.indexes.RootShards, controller.VirtualWorkspaceIndex,
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.Indexes.RootShards, controller.VirtualWorkspaceIndex,
 		controller.IndexValue(m.GetNamespace(), m.GetName())) {
 		keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)
 	}
@@ -129,11 +116,11 @@ func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
 
 // ofRootShard are the keys of the FrontProxies of a RootShard.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return controller.Keys(c.indexes.FrontProxies, controller.RootShardIndex, controller.IndexValue(namespace, rootShard))
+	return controller.Keys(c.Indexes.FrontProxies, controller.RootShardIndex, controller.IndexValue(namespace, rootShard))
 }
 
 // mounting are the FrontProxies of a namespace whose pods mount the user's Secret name, or
 // whose bundles are made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Keys(c.indexes.FrontProxies, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
+	return controller.Keys(c.Indexes.FrontProxies, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

@@ -12,14 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -28,12 +24,9 @@ import (
 // spec.rootShard.secretRef to a copy of kcp-system/root's front-proxy-join Secret named
 // root-front-proxy-join in team-a; no RootShard exists in team-a.
 type joinedFixture struct {
-	c      *Controller
-	ours   *opfake.Clientset
-	host   *controllertest.Host
-	fps    cache.Indexer
-	in     *controllertest.Installation
-	events *record.FakeRecorder
+	*controllertest.Fixture[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
+	c  *Controller
+	in *controllertest.Installation
 }
 
 func newJoinedFixture(t *testing.T) *joinedFixture {
@@ -44,22 +37,15 @@ func newJoinedFixture(t *testing.T) *joinedFixture {
 			External:  &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.team-a.example.com"},
 		},
 	}
-	j := &joinedFixture{ours: opfake.NewSimpleClientset(fp.DeepCopy()), host: controllertest.NewHost(t), fps: controllertest.NewCache(),
-		in: controllertest.NewInstallation(t), events: record.NewFakeRecorder(1000)}
-	require.NoError(t, j.fps.Add(fp))
-	rootShards, shards := controllertest.NewCache(), controllertest.NewCache()
-	j.c = &Controller{client: j.ours, frontProxies: listers.NewFrontProxyLister(j.fps), rootShards: listers.NewRootShardLister(rootShards),
-		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: j.fps, RootShards: rootShards, Shards: shards}, host: j.host.Host, recorder: j.events}
+	j := &joinedFixture{Fixture: controllertest.NewFixture(t, Kind, fp), in: controllertest.NewInstallation(t)}
+	j.c = newController(j.Base)
 	return j
 }
 
 // sync syncs edge and lets its cache hold what the controller wrote to it.
 func (j *joinedFixture) sync(t *testing.T) *operatorv1alpha1.FrontProxy {
 	require.NoError(t, j.c.sync(t.Context(), "team-a/edge"))
-	got, err := j.ours.OperatorV1alpha1().FrontProxies("team-a").Get(t.Context(), "edge", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, j.fps.Update(got))
-	return got
+	return j.Stored(t, "team-a", "edge")
 }
 
 // TestJoinedFrontProxyIsRealizedFromItsCopy: a FrontProxy joined by a copy of
@@ -68,11 +54,11 @@ func (j *joinedFixture) sync(t *testing.T) *operatorv1alpha1.FrontProxy {
 // hostnames), reaches the root shard at the copy's URL, and never mounts a CA key.
 func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
 	var fp *operatorv1alpha1.FrontProxy
 	for range 5 {
 		fp = j.sync(t)
-		j.host.CatchUp(t)
+		j.Host.CatchUp(t)
 	}
 
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
@@ -81,8 +67,8 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, ref.Status)
 	assert.Equal(t, controller.ReasonReferencesFound, ref.Reason)
 
-	j.in.AssertJoined(t, j.host, frontproxy.Kind, "edge", reference.FrontProxyJoin)
-	obj, exists, err := j.host.Caches["certificates"].GetByKey("team-a/edge-front-proxy-root-edge-server")
+	j.in.AssertJoined(t, j.Host, frontproxy.Kind, "edge", reference.FrontProxyJoin)
+	obj, exists, err := j.Host.Caches["certificates"].GetByKey("team-a/edge-front-proxy-root-edge-server")
 	require.NoError(t, err)
 	require.True(t, exists, "the serving certificate")
 	serving := obj.(*cmv1.Certificate)
@@ -92,16 +78,16 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: reference.JoinedRootShard(frontproxy.Kind, "team-a", "edge")}
 	// The root shard at the copy's root-shard-url.
-	controllertest.AssertKubeconfigServer(t, j.host.Secret(t, "team-a", f.DynamicKubeconfigName()), controllertest.InstallationRootShardURL)
+	controllertest.AssertKubeconfigServer(t, j.Host.Secret(t, "team-a", f.DynamicKubeconfigName()), controllertest.InstallationRootShardURL)
 
-	deployments := j.host.Caches["deployments"].List()
+	deployments := j.Host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
 	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(frontproxy.Kind, "edge", reference.FrontProxyJoin))
 
-	j.host.Reset()
-	j.ours.ClearActions()
+	j.Host.Reset()
+	j.Ours.ClearActions()
 	j.sync(t)
-	assert.Empty(t, j.host.Writes(j.ours.Actions()), "a resync of an unchanged, realized joined FrontProxy must not write")
+	assert.Empty(t, j.Host.Writes(j.Ours.Actions()), "a resync of an unchanged, realized joined FrontProxy must not write")
 }
 
 // TestJoinedFrontProxyWaitsForAUsableCopy: a missing copy, then a copy of another reference
@@ -112,23 +98,23 @@ func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
 	fp := j.sync(t)
 	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretNotFound, "root-front-proxy-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
-	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()))
+	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()))
 
-	j.ours.ClearActions()
-	j.host.PutReference(t, j.in.CopyAs(reference.ShardJoin, "root-front-proxy-join"))
+	j.Ours.ClearActions()
+	j.Host.PutReference(t, j.in.CopyAs(reference.ShardJoin, "root-front-proxy-join"))
 	fp = j.sync(t)
 	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretInvalid, "root-front-proxy-join")
-	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy that cannot be used")
-	events := controllertest.Events(j.events)
+	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy that cannot be used")
+	events := controllertest.Events(j.Events)
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-front-proxy-join")
 	}), "events: %v", events)
 	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)
 
-	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
 	for range 5 {
 		fp = j.sync(t)
-		j.host.CatchUp(t)
+		j.Host.CatchUp(t)
 	}
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
 }
@@ -138,22 +124,22 @@ func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
 // front-proxy-join copy, in an Event too; nothing is realized, and the label added heals it.
 func TestJoinedFrontProxyWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.FrontProxyJoin]))
+	j.Host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.FrontProxyJoin]))
 	fp := j.sync(t)
 	controllertest.AssertReferenceNotLabelled(t, fp.Status.Conditions, "root-front-proxy-join", reference.FrontProxyJoin)
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
-	assert.Equal(t, []string{"update frontproxies/status"}, j.host.Writes(j.ours.Actions()))
-	events := controllertest.Events(j.events)
+	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()))
+	events := controllertest.Events(j.Events)
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "Warning "+controller.ReasonReferenceSecretNotLabelled) &&
 			strings.Contains(e, "kubectl label secret root-front-proxy-join -n team-a operator.kcp.io/reference=front-proxy-join")
 	}), "events: %v", events)
 	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)
 
-	j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
 	for range 5 {
 		fp = j.sync(t)
-		j.host.CatchUp(t)
+		j.Host.CatchUp(t)
 	}
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
 }

@@ -24,30 +24,30 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 		})
 		ca, _ := credentialstest.NewCA(t, "some-ca")
 		for _, name := range []string{"root-merged-client-ca", "root-merged-ca-bundle"} {
-			require.NoError(t, f.host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"},
+			require.NoError(t, f.Host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"},
 				Data: map[string][]byte{"tls.crt": ca}}))
 		}
 		for _, name := range []string{"extra-ca", "partner-ca"} {
-			f.host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Data: map[string][]byte{"tls.crt": ca}})
+			f.Host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Data: map[string][]byte{"tls.crt": ca}})
 		}
-		before := f.host.HostNames("team-a")
+		before := f.Host.HostNames("team-a")
 		var fp *operatorv1alpha1.FrontProxy
 		for range 5 {
 			fp = f.syncWith(t, false)
 		}
-		require.NotEmpty(t, f.host.Caches["deployments"].List(), "the FrontProxy is realized whole")
-		f.host.AssertDerived(t, "team-a", before, hostnames.FrontProxy(fp))
+		require.NotEmpty(t, f.Host.Caches["deployments"].List(), "the FrontProxy is realized whole")
+		f.Host.AssertDerived(t, "team-a", before, hostnames.FrontProxy(fp))
 	})
 	t.Run("joined through a copy", func(t *testing.T) {
 		j := newJoinedFixture(t)
-		j.host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
-		before := j.host.HostNames("team-a")
+		j.Host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+		before := j.Host.HostNames("team-a")
 		var fp *operatorv1alpha1.FrontProxy
 		for range 5 {
 			fp = j.sync(t)
-			j.host.CatchUp(t)
+			j.Host.CatchUp(t)
 		}
-		require.NotEmpty(t, j.host.Caches["deployments"].List(), "the FrontProxy is realized whole")
-		j.host.AssertDerived(t, "team-a", before, hostnames.FrontProxy(fp))
+		require.NotEmpty(t, j.Host.Caches["deployments"].List(), "the FrontProxy is realized whole")
+		j.Host.AssertDerived(t, "team-a", before, hostnames.FrontProxy(fp))
 	})
 }

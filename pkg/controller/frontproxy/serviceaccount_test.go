@@ -4,30 +4,26 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // TestFrontProxiesFollowTheShardsOfTheirRootShard: a Shard joining or leaving, or its
 // service-account Secret changing, re-reconciles the FrontProxies of its RootShard only.
 func TestFrontProxiesFollowTheShardsOfTheirRootShard(t *testing.T) {
-	fps, shards := controllertest.NewCache(), controllertest.NewCache()
+	f := controllertest.NewFixture(t, Kind)
 	for name, rs := range map[string]string{"edge": "root", "other-edge": "other-root"} {
-		require.NoError(t, fps.Add(&operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
-			Spec: operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: rs}}}}))
+		f.Add(t, &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+			Spec: operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: rs}}}})
 	}
 	s := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}}}
-	require.NoError(t, shards.Add(s))
-	c := &Controller{frontProxies: listers.NewFrontProxyLister(fps), shards: listers.NewShardLister(shards),
-		indexes: controller.Indexes{FrontProxies: fps, Shards: shards}}
+	f.Add(t, s)
+	c := newController(f.Base)
 
 	assert.Equal(t, []string{"team-a/edge"}, c.ofShard(s))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",

@@ -23,35 +23,11 @@ import (
 
 // sync brings the host cluster in line with one FrontProxy and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	l := c.lifecycle()
-	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
-}
-
-// lifecycle is the FrontProxy's finalizer, status and deletion.
-func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus] {
-	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
-	return controller.Lifecycle[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]{
-		Kind: frontproxy.Kind, Noun: "front proxy", Finalizer: Finalizer,
-		Get: func(ns, name string) (*operatorv1alpha1.FrontProxy, error) {
-			return c.frontProxies.FrontProxies(ns).Get(name)
-		},
-		Update: func(ctx context.Context, fp *operatorv1alpha1.FrontProxy) (*operatorv1alpha1.FrontProxy, error) {
-			return c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).Update(ctx, fp, opts)
-		},
-		UpdateStatus: func(ctx context.Context, fp *operatorv1alpha1.FrontProxy) (*operatorv1alpha1.FrontProxy, error) {
-			return c.client.OperatorV1alpha1().FrontProxies(fp.Namespace).UpdateStatus(ctx, fp, opts)
-		},
-		Status: func(fp *operatorv1alpha1.FrontProxy) *operatorv1alpha1.FrontProxyStatus { return &fp.Status },
-		Common: func(s *operatorv1alpha1.FrontProxyStatus) controller.Common {
-			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
-		},
-		Host: c.host, Recorder: c.recorder,
-	}
+	return c.Reconciling(ctx, key, c.reconcile)
 }
 
 // reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
 func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
-	l := c.lifecycle()
 	if fp.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, fp, status)
 	}
@@ -59,20 +35,20 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	if fp.Spec.RootShard.Reference != nil {
 		rsName = fp.Spec.RootShard.Reference.Name
 	}
-	rs, err := c.rootShards.RootShards(fp.Namespace).Get(rsName)
+	rs, err := c.RootShards.RootShards(fp.Namespace).Get(rsName)
 	if apierrors.IsNotFound(err) {
-		l.RootShardMissing(fp, status, rsName)
+		c.RootShardMissing(fp, status, rsName)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	l.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
+	c.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
-	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))}
+	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
-	vw, _, _, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, _, _, err := controller.ShardVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}
@@ -87,12 +63,12 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 // CAs; /services/ goes to that root shard. Until the copy is there and well-formed,
 // ReferenceValid says why, and nothing is realized or removed.
 func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
-	joined, err := c.host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	joined, err := c.Host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
 	if _, problem := controller.ReferenceProblem(err); err == nil || problem {
-		c.lifecycle().SetJoinedRootShard(fp, status, fp.Spec.RootShard.SecretRef.Name, err)
+		c.SetJoinedRootShard(fp, status, fp.Spec.RootShard.SecretRef.Name, err)
 	}
 	if err != nil {
-		return c.lifecycle().ReferenceInvalid(fp, status, err)
+		return c.ReferenceInvalid(fp, status, err)
 	}
 	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
 }
@@ -100,24 +76,23 @@ func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.F
 // realizeAndObserve realizes the front proxy f (with the local CAs of a copy, when joined)
 // and observes the host side.
 func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontProxy, status *operatorv1alpha1.FrontProxyStatus, joined *reference.Joined) error {
-	l := c.lifecycle()
 	wrote := 0
 	var err error
 	if joined != nil {
-		wrote, err = c.host.ApplyJoined(ctx, *joined)
+		wrote, err = c.Host.ApplyJoined(ctx, *joined)
 	}
 	if err == nil {
 		var n int
 		n, err = c.realize(ctx, f)
 		wrote += n
 	}
-	l.Applied(f.FrontProxy, wrote, err)
+	c.Applied(f.FrontProxy, wrote, err)
 	if err != nil {
 		return err
 	}
-	l.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	c.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
 	certs := f.Certificates()
-	l.Observe(f.FrontProxy, status, len(certs), c.host.PendingCertificates(certs), f.DeploymentName())
+	c.Observe(f.FrontProxy, status, len(certs), c.Host.PendingCertificates(certs), f.DeploymentName())
 	return nil
 }
 
@@ -125,7 +100,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontPr
 // Deployment, and returns how many objects it wrote. The Deployment is created once what it
 // mounts exists, and rolls when that changes.
 func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int, error) {
-	wrote, err := c.host.ApplyCertificates(ctx, nil, f.Certificates())
+	wrote, err := c.Host.ApplyCertificates(ctx, nil, f.Certificates())
 	if err != nil {
 		return wrote, err
 	}
@@ -143,9 +118,9 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 		return wrote, err
 	}
 	for _, apply := range []func() (bool, error){
-		func() (bool, error) { return c.host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
-		func() (bool, error) { return c.host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
-		func() (bool, error) { return c.host.ServiceApplier.ApplyIfChanged(ctx, f.Service()) },
+		func() (bool, error) { return c.Host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
+		func() (bool, error) { return c.Host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
+		func() (bool, error) { return c.Host.ServiceApplier.ApplyIfChanged(ctx, f.Service()) },
 	} {
 		w, err := apply()
 		if err != nil {
@@ -156,20 +131,20 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 		}
 	}
 
-	current, err := c.host.Deployments.Deployments(f.Namespace).Get(f.DeploymentName())
+	current, err := c.Host.Deployments.Deployments(f.Namespace).Get(f.DeploymentName())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil
 	}
 	if err != nil {
 		return wrote, err
 	}
-	versions := c.host.MountedVersions(f.Namespace, slices.Concat(f.MountedSecrets(), f.UsersSecrets(), f.ServiceAccountSecrets()))
+	versions := c.Host.MountedVersions(f.Namespace, slices.Concat(f.MountedSecrets(), f.UsersSecrets(), f.ServiceAccountSecrets()))
 	for _, name := range f.MountedSecrets() {
 		if _, ok := versions[name]; !ok && current == nil {
 			return wrote, nil // created once everything it mounts exists
 		}
 	}
-	cm, err := c.host.ConfigMaps.ConfigMaps(f.Namespace).Get(f.ConfigMapName())
+	cm, err := c.Host.ConfigMaps.ConfigMaps(f.Namespace).Get(f.ConfigMapName())
 	if err != nil {
 		if current == nil {
 			return wrote, nil
@@ -177,7 +152,7 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int,
 	} else {
 		versions["configmap/"+cm.Name] = cm.ResourceVersion
 	}
-	n, err = c.host.ApplyWorkload(ctx, f.Deployment(current, workload.SecretsHash(versions)))
+	n, err = c.Host.ApplyWorkload(ctx, f.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + n, err
 }
 
@@ -198,15 +173,15 @@ func (c *Controller) realizeBundles(ctx context.Context, f frontproxy.FrontProxy
 		if b.ref == nil {
 			continue
 		}
-		base, found, err := c.host.OwnCABundle(f.Namespace, b.rootShard)
+		base, found, err := c.Host.OwnCABundle(f.Namespace, b.rootShard)
 		if err != nil || !found {
 			return 0, err
 		}
-		extra, err := c.host.UsersCABundle(ctx, f.Namespace, b.ref)
+		extra, err := c.Host.UsersCABundle(ctx, f.Namespace, b.ref)
 		if err != nil {
 			return 0, err
 		}
 		bundles = append(bundles, b.build(base, extra))
 	}
-	return c.host.ApplyBundles(ctx, bundles...)
+	return c.Host.ApplyBundles(ctx, bundles...)
 }

@@ -8,24 +8,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
 
 // syncFixture is a FrontProxy edge of the RootShard root, whose CAs are issued, and its
 // controller over fakes; sync reconciles it once and returns what the status then is.
 type syncFixture struct {
-	ours *opfake.Clientset
-	host *controllertest.Host
-	fps  cache.Indexer
-	c    *Controller
+	*controllertest.Fixture[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
+	c *Controller
 }
 
 func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *syncFixture {
@@ -36,17 +31,12 @@ func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *
 	if spec != nil {
 		spec(&fp.Spec)
 	}
-	f := &syncFixture{ours: opfake.NewSimpleClientset(fp.DeepCopy()), host: controllertest.NewHost(t), fps: controllertest.NewCache()}
-	rss := controllertest.NewCache()
-	require.NoError(t, f.fps.Add(fp))
-	require.NoError(t, rss.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
-		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}}))
+	f := &syncFixture{Fixture: controllertest.NewFixture(t, Kind, fp, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
+		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}})}
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
-		require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
+		f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}})
 	}
-	shards := controllertest.NewCache()
-	f.c = &Controller{client: f.ours, frontProxies: listers.NewFrontProxyLister(f.fps), rootShards: listers.NewRootShardLister(rss),
-		shards: listers.NewShardLister(shards), indexes: controller.Indexes{FrontProxies: f.fps, RootShards: rss, Shards: shards}, host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
+	f.c = newController(f.Base)
 	return f
 }
 
@@ -58,16 +48,14 @@ func (f *syncFixture) syncWith(t *testing.T, wantErr bool) *operatorv1alpha1.Fro
 	} else {
 		require.NoError(t, err)
 	}
-	got, err := f.ours.OperatorV1alpha1().FrontProxies("team-a").Get(t.Context(), "edge", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, f.fps.Update(got))
-	f.host.CatchUp(t)
+	got := f.Stored(t, "team-a", "edge")
+	f.Host.CatchUp(t)
 	return got
 }
 
 func TestResyncOfARealizedFrontProxyWritesNothing(t *testing.T) {
 	f := newSyncFixture(t, nil)
-	ours, host, fps := f.ours, f.host, f.fps
+	ours, host, fps := f.Ours, f.Host, f.Caches.FrontProxies
 	sync := func() *operatorv1alpha1.FrontProxy { return f.syncWith(t, false) }
 	for range 4 {
 		sync()
@@ -97,7 +85,7 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 	})
 	// The user's bundle is merged into the RootShard's, once that is written.
 	rootCA, _ := credentialstest.NewCA(t, "root-server-ca")
-	require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-ca-bundle", ResourceVersion: "1"},
+	require.NoError(t, f.Host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-ca-bundle", ResourceVersion: "1"},
 		Data: map[string][]byte{"tls.crt": rootCA}}))
 	got := f.syncWith(t, true)
 	for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
@@ -109,7 +97,7 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 	}
 
 	ca, _ := credentialstest.NewCA(t, "partner-ca")
-	_, err := f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+	_, err := f.Host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": ca}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	got = f.syncWith(t, false)

@@ -32,7 +32,7 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 	w.Add(t, edge, other, s1, root)
 	owned := pki.Labels("frontproxy", "edge", "server")
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a FrontProxy updated", Event: ct.Event{Source: "FrontProxy", Type: ct.Updated, Obj: edge}, Want: []string{"team-a/edge"}},
 		{Name: "a RootShard: its FrontProxies", Event: ct.Event{Source: "RootShard", Type: ct.Updated,
 			Obj: &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}}, Want: []string{"team-a/edge"}},
@@ -77,7 +77,7 @@ func TestCopiesEnqueueTheFrontProxiesNamingThem(t *testing.T) {
 		return ct.Event{Source: string(ct.ReferenceCopies), Type: typ, Obj: ct.ReferenceCopy(namespace, name, r)}
 	}
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a copy added", Event: copyOf(ct.Added, "team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/edge", "team-a/edge-2"}},
 		{Name: "a copy updated", Event: copyOf(ct.Updated, "team-a", "root-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/edge", "team-a/edge-2"}},
 		{Name: "a copy deleted", Event: copyOf(ct.Deleted, "team-a", "other-front-proxy-join", reference.FrontProxyJoin), Want: []string{"team-a/other"}},

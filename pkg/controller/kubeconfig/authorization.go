@@ -126,7 +126,7 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		return c.kcpFailed(kc, status, err, "writing the ClusterRoleBindings in workspace "+want)
 	}
 	if written+deleted > 0 {
-		c.recorder.Eventf(kc, corev1.EventTypeNormal, EventBindingsWritten,
+		c.Recorder.Eventf(kc, corev1.EventTypeNormal, EventBindingsWritten,
 			"Wrote %d and deleted %d ClusterRoleBindings in kcp workspace %s", written, deleted, want)
 	}
 	c.setAuthorization(kc, status, metav1.ConditionTrue, ReasonProvisioned, fmt.Sprintf(
@@ -144,7 +144,7 @@ func (c *Controller) removeBindings(ctx context.Context, kc *operatorv1alpha1.Ku
 	}
 	n, err := w.removeAll(ctx)
 	if n > 0 {
-		c.recorder.Eventf(kc, corev1.EventTypeNormal, EventBindingsWritten,
+		c.Recorder.Eventf(kc, corev1.EventTypeNormal, EventBindingsWritten,
 			"Deleted %d ClusterRoleBindings from kcp workspace %s", n, workspace)
 	}
 	return err
@@ -168,21 +168,21 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		// Never bound (authorize), and no kcp the server could reach to unbind.
 		return done()
 	}
-	if c.host.NoKcpDialer {
-		c.recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
+	if c.Host.NoKcpDialer {
+		c.Recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
 			"The ClusterRoleBindings in kcp workspace %s are left in place: %v", workspace, kcpclient.ErrNoDialer)
 		return done()
 	}
 	if kc.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {
-		c.recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
+		c.Recorder.Eventf(kc, corev1.EventTypeWarning, EventKcpCleanupSkipped,
 			"The ClusterRoleBindings in kcp workspace %s are left in place, as the annotation %s asks",
 			workspace, operatorv1alpha1.AnnotationSkipKcpCleanup)
 		return done()
 	}
-	if terminating, err := c.host.NamespaceTerminating(ctx, kc.Namespace); err != nil {
+	if terminating, err := c.Host.NamespaceTerminating(ctx, kc.Namespace); err != nil {
 		return err
 	} else if terminating {
-		c.recorder.Eventf(kc, corev1.EventTypeNormal, EventKcpGone,
+		c.Recorder.Eventf(kc, corev1.EventTypeNormal, EventKcpGone,
 			"namespace %s is being deleted, and its RootShards and their kcp with it: the ClusterRoleBindings in workspace %s go with them",
 			kc.Namespace, workspace)
 		return done()
@@ -192,7 +192,7 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		return err
 	}
 	if gone != "" {
-		c.recorder.Eventf(kc, corev1.EventTypeNormal, EventKcpGone,
+		c.Recorder.Eventf(kc, corev1.EventTypeNormal, EventKcpGone,
 			"%s: its kcp, and the ClusterRoleBindings in workspace %s, went with it", gone, workspace)
 		return done()
 	}
@@ -223,17 +223,17 @@ func (c *Controller) rootShardOf(kc *operatorv1alpha1.Kubeconfig) (*operatorv1al
 		ref.Reference = &corev1.LocalObjectReference{Name: name}
 	case kubeconfig.ShardTarget:
 		var s *operatorv1alpha1.Shard
-		if s, err = c.shards.Shards(ns).Get(name); err == nil {
+		if s, err = c.Shards.Shards(ns).Get(name); err == nil {
 			ref = s.Spec.RootShard
 		}
 	case kubeconfig.FrontProxyTarget:
 		var fp *operatorv1alpha1.FrontProxy
-		if fp, err = c.frontProxies.FrontProxies(ns).Get(name); err == nil {
+		if fp, err = c.FrontProxies.FrontProxies(ns).Get(name); err == nil {
 			ref = fp.Spec.RootShard
 		}
 	}
 	if apierrors.IsNotFound(err) {
-		remaining, err := c.rootShards.RootShards(ns).List(labels.Everything())
+		remaining, err := c.RootShards.RootShards(ns).List(labels.Everything())
 		if err != nil {
 			return nil, "", err
 		}
@@ -245,7 +245,7 @@ func (c *Controller) rootShardOf(kc *operatorv1alpha1.Kubeconfig) (*operatorv1al
 	if err != nil {
 		return nil, "", err
 	}
-	rs, err := c.rootShards.RootShards(ns).Get(rootShardName(ref))
+	rs, err := c.RootShards.RootShards(ns).Get(rootShardName(ref))
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Sprintf("The RootShard %s is gone", rootShardName(ref)), nil
 	}
@@ -265,13 +265,13 @@ func (c *Controller) setAuthorization(kc *operatorv1alpha1.Kubeconfig, status *o
 	if s != metav1.ConditionFalse || reason == ReasonProvisioning {
 		eventType = corev1.EventTypeNormal
 	}
-	c.recorder.Event(kc, eventType, reason, message)
+	c.Recorder.Event(kc, eventType, reason, message)
 }
 
 // kcpFailed sets AuthorizationProvisioned=False for a failure to reach or write kcp while
 // doing something, and returns the error to retry with.
 func (c *Controller) kcpFailed(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, err error, doing string) error {
-	if c.host.NoKcpDialer {
+	if c.Host.NoKcpDialer {
 		// Not retried: nothing changes until the server is told otherwise, and a restart
 		// reconciles every Kubeconfig anyway.
 		c.setAuthorization(kc, status, metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, doing+": "+kcpclient.ErrNoDialer.Error())

@@ -122,13 +122,13 @@ func TestTheDeprecatedClusterIsHonoured(t *testing.T) {
 func TestAResyncOfProvisionedBindingsWritesNothing(t *testing.T) {
 	f, k, _ := provisioned(t, "view", "edit")
 	k.log = nil
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.Reset()
+	f.Ours.ClearActions()
 	f.events()
 
 	got := f.sync(t, "ci")
 	assert.Empty(t, k.writes(), "nothing changed: nothing is written to kcp")
-	assert.Empty(t, f.host.Writes(f.ours.Actions()), "nor to the host, nor to the status")
+	assert.Empty(t, f.Host.Writes(f.Ours.Actions()), "nor to the host, nor to the status")
 	assert.Empty(t, f.events())
 	assert.Equal(t, ReasonProvisioned, authorizationCondition(t, got).Reason)
 }
@@ -172,7 +172,7 @@ func TestRemovingAuthorizationRemovesTheBindings(t *testing.T) {
 	assert.Nil(t, meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned))
 
 	// The certificate without the group kubeconfig:team-a:ci is issued; then the Kubeconfig is Ready.
-	f.host.CatchUp(t)
+	f.Host.CatchUp(t)
 	got = f.sync(t, "ci")
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase)
 }
@@ -256,11 +256,11 @@ func TestAFailingKcpIsAConditionAndTheHostIsStillRealized(t *testing.T) {
 			assert.Len(t, eventsWith(f.events(), tc.reason), 1)
 
 			// The same failure again: no new Event, no status write.
-			f.ours.ClearActions()
-			f.host.Reset()
+			f.Ours.ClearActions()
+			f.Host.Reset()
 			f.syncFailing(t, "ci")
 			assert.Empty(t, eventsWith(f.events(), tc.reason))
-			assert.Empty(t, f.host.Writes(f.ours.Actions()))
+			assert.Empty(t, f.Host.Writes(f.Ours.Actions()))
 
 			k.notReady, k.fail = false, nil
 			got = f.sync(t, "ci")
@@ -301,7 +301,7 @@ func deleting(t *testing.T, mutate func(*operatorv1alpha1.Kubeconfig), objs ...m
 }
 
 func finalizers(t *testing.T, f *fixture) []string {
-	got, err := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
+	got, err := f.Ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
 	require.NoError(t, err)
 	return got.Finalizers
 }
@@ -411,7 +411,7 @@ func keys[V any](m map[string]V) []string {
 func TestWithoutADialerAuthorizationIsUnknown(t *testing.T) {
 	f := newFixture(t, authorizing("view"), rootShard("root"), frontProxy("edge", "root"), caBundle("root"))
 	k := withKcp(t, f)
-	f.host.NoKcpDialer = true
+	f.Host.NoKcpDialer = true
 	k.fail = fmt.Errorf("dial: %w", kcpclient.ErrNoDialer)
 	f.sync(t, "ci") // records the workspace
 	f.issue(t, "ci", time.Now().Add(24*time.Hour), "1")
@@ -432,7 +432,7 @@ func TestWithoutADialerAuthorizationIsUnknown(t *testing.T) {
 // does not wait for a kcp the server is told it cannot reach; an Event says that they stay.
 func TestWithoutADialerTheKubeconfigGoes(t *testing.T) {
 	f, k := deleting(t, nil, rootShard("root"), frontProxy("edge", "root"))
-	f.host.NoKcpDialer = true
+	f.Host.NoKcpDialer = true
 
 	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
 	assert.Empty(t, k.asked, "kcp is not asked")

@@ -38,10 +38,10 @@ type workspaceBindings struct {
 // own identity, through rs's internal front proxy: the workspace may be on any shard of rs.
 // A *kcpclient.NotReadyError says that identity is not issued yet.
 func (c *Controller) bindingsIn(kc *operatorv1alpha1.Kubeconfig, rs *operatorv1alpha1.RootShard, workspace string) (workspaceBindings, error) {
-	if c.host.Kcp == nil {
+	if c.Host.Kcp == nil {
 		return workspaceBindings{}, errNoKcpClients
 	}
-	cfg, err := c.host.Kcp.RootShardProxy(rs, workspace)
+	cfg, err := c.Host.Kcp.RootShardProxy(rs, workspace)
 	if err != nil {
 		return workspaceBindings{}, err
 	}

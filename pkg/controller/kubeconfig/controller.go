@@ -12,15 +12,14 @@
 package kubeconfig
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
@@ -30,19 +29,28 @@ import (
 // Finalizer keeps a Kubeconfig until what the controller created for it is gone.
 const Finalizer = "operator.kcp.io/kubeconfig-cleanup"
 
+// Kind is the Kubeconfig to the shared controller code.
+var Kind = controller.Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
+	Name: kubeconfig.Kind, Noun: "kubeconfig", Finalizer: Finalizer,
+	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.Kubeconfigs().Informer() },
+	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.Kubeconfig] {
+		return l.Kubeconfigs.Kubeconfigs(ns)
+	},
+	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.Kubeconfig] {
+		return c.OperatorV1alpha1().Kubeconfigs(ns)
+	},
+	Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
+	Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
+		// A Kubeconfig's phases (Provisioning, Ready, Failed) are not a setup's: reconcile
+		// sets them, and deletion shows as Available=False with reason Deleting.
+		return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions,
+			OwnPhase: func() string { return string(s.Phase) }}
+	},
+}
+
 // Controller reconciles Kubeconfigs.
 type Controller struct {
-	loop *controller.Loop
-
-	client       clientset.Interface
-	kubeconfigs  listers.KubeconfigLister
-	rootShards   listers.RootShardLister
-	shards       listers.ShardLister
-	frontProxies listers.FrontProxyLister
-	// indexes answer which Kubeconfigs an event concerns.
-	indexes  controller.Indexes
-	host     *controller.Host
-	recorder record.EventRecorder
+	*controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
 }
@@ -50,30 +58,23 @@ type Controller struct {
 // New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
-	ops := inf.Ours.Operator().V1alpha1()
-	indexes, err := inf.AddIndexes()
-	if err != nil {
-		return nil, err
-	}
-	c := &Controller{
-		client:       client,
-		indexes:      indexes,
-		kubeconfigs:  ops.Kubeconfigs().Lister(),
-		rootShards:   ops.RootShards().Lister(),
-		shards:       ops.Shards().Lister(),
-		frontProxies: ops.FrontProxies().Lister(),
-		host:         host,
-		recorder:     recorder,
-	}
-	c.loop = controller.NewLoop(kubeconfig.Kind, c.sync)
-	return c, c.watches(inf).Register(c.loop, host, inf)
+	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
+	return c, c.Watch(inf, c.sync, c.watches)
+}
+
+// newController is the controller of base. Deletion first removes the bindings of
+// spec.authorization from kcp (release), then the Certificate, cert-manager's Secret and the
+// kubeconfig Secret: all carry the owner label.
+func newController(base *controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]) *Controller {
+	c := &Controller{Base: base}
+	c.Release = c.release
+	return c
 }
 
 // watches are what a Kubeconfig's reconcile reads.
 func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	ops := inf.Ours.Operator().V1alpha1()
 	return controller.Watches{
-		Own: ops.Kubeconfigs().Informer(),
 		Kinds: []controller.Reference{
 			// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
 			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
@@ -96,11 +97,6 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	}
 }
 
-// Run reconciles with workers until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers)
-}
-
 // owners are the Kubeconfigs a host object concerns: its owner, or, for a RootShard's merged
 // CA bundle, every Kubeconfig toward that RootShard or its Shards and FrontProxies.
 func (c *Controller) owners(m metav1.Object) []string {
@@ -120,17 +116,17 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // targeting are the keys of the Kubeconfigs of a namespace whose target is kind/name.
 func (c *Controller) targeting(namespace, kind, name string) []string {
-	return controller.Keys(c.indexes.Kubeconfigs, controller.TargetIndex, controller.TargetValue(namespace, kind, name))
+	return controller.Keys(c.Indexes.Kubeconfigs, controller.TargetIndex, controller.TargetValue(namespace, kind, name))
 }
 
 // ofRootShard are the keys of the Kubeconfigs whose credentials a RootShard signs: toward
 // the RootShard itself, or toward one of its Shards or FrontProxies.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 	keys := c.targeting(namespace, kubeconfig.RootShardTarget, rootShard)
-	for _, s := range c.indexes.ShardsOf(namespace, rootShard) {
+	for _, s := range c.Indexes.ShardsOf(namespace, rootShard) {
 		keys = append(keys, c.targeting(namespace, kubeconfig.ShardTarget, s.Name)...)
 	}
-	for _, fp := range c.indexes.FrontProxiesOf(namespace, rootShard) {
+	for _, fp := range c.Indexes.FrontProxiesOf(namespace, rootShard) {
 		keys = append(keys, c.targeting(namespace, kubeconfig.FrontProxyTarget, fp.Name)...)
 	}
 	return keys

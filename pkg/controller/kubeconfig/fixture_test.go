@@ -8,65 +8,26 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
-	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
 type fixture struct {
-	c        *Controller
-	ours     *opfake.Clientset
-	host     *controllertest.Host
-	recorder *record.FakeRecorder
-	caches   map[string]cache.Indexer
+	*controllertest.Fixture[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
+	c *Controller
 }
 
 // newFixture returns a controller over caches holding objs: Kubeconfigs (also in our fake
 // clientset), RootShards, Shards and FrontProxies, host Secrets, and the copies of
 // reference Secrets (labelled operator.kcp.io/reference).
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
-	f := &fixture{ours: opfake.NewSimpleClientset(), host: controllertest.NewHost(t), recorder: record.NewFakeRecorder(1000),
-		caches: map[string]cache.Indexer{}}
-	for _, k := range []string{"kubeconfigs", "rootshards", "shards", "frontproxies"} {
-		f.caches[k] = controllertest.NewCache()
-	}
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *operatorv1alpha1.Kubeconfig:
-			require.NoError(t, f.ours.Tracker().Add(o.DeepCopy()))
-			require.NoError(t, f.caches["kubeconfigs"].Add(o.DeepCopy()))
-		case *operatorv1alpha1.RootShard:
-			require.NoError(t, f.caches["rootshards"].Add(o))
-		case *operatorv1alpha1.Shard:
-			require.NoError(t, f.caches["shards"].Add(o))
-		case *operatorv1alpha1.FrontProxy:
-			require.NoError(t, f.caches["frontproxies"].Add(o))
-		case *corev1.Secret:
-			cache := "secrets"
-			if _, ok := o.Labels[reference.Label]; ok {
-				cache = string(controller.ReferenceSecrets) // a copy of a reference Secret
-			}
-			require.NoError(t, f.host.Caches[cache].Add(o))
-		}
-	}
-	f.c = &Controller{client: f.ours,
-		kubeconfigs:  listers.NewKubeconfigLister(f.caches["kubeconfigs"]),
-		rootShards:   listers.NewRootShardLister(f.caches["rootshards"]),
-		shards:       listers.NewShardLister(f.caches["shards"]),
-		frontProxies: listers.NewFrontProxyLister(f.caches["frontproxies"]),
-		indexes: controller.Indexes{Kubeconfigs: f.caches["kubeconfigs"], RootShards: f.caches["rootshards"], Shards: f.caches["shards"],
-			FrontProxies: f.caches["frontproxies"]},
-		host: f.host.Host, recorder: f.recorder}
+	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
+	f.c = newController(f.Base)
 	return f
 }
 
@@ -74,10 +35,7 @@ func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 func (f *fixture) sync(t *testing.T, name string) *operatorv1alpha1.Kubeconfig {
 	t.Helper()
 	require.NoError(t, f.c.sync(t.Context(), "team-a/"+name))
-	got, err := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), name, metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, f.caches["kubeconfigs"].Update(got))
-	return got
+	return f.Stored(t, "team-a", name)
 }
 
 // issue plays cert-manager for a Kubeconfig's Certificate: a real certificate that expires at
@@ -86,12 +44,12 @@ func (f *fixture) issue(t *testing.T, name string, notAfter time.Time, resourceV
 	t.Helper()
 	certPEM, keyPEM := selfSigned(t, name, notAfter)
 	secretName := kubeconfig.CertificateName(name)
-	require.NoError(t, f.host.Caches["secrets"].Update(&corev1.Secret{
+	require.NoError(t, f.Host.Caches["secrets"].Update(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: secretName, ResourceVersion: resourceVersion,
 			Labels: pki.Labels(kubeconfig.Kind, name, kubeconfig.CertificateComponent)},
 		Data: map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": []byte("CA")},
 	}))
-	f.host.CatchUp(t)
+	f.Host.CatchUp(t)
 	return certPEM
 }
 

@@ -15,6 +15,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
@@ -38,9 +39,9 @@ type fakeKcp struct {
 // withKcp gives the fixture's controller a fake kcp.
 func withKcp(t *testing.T, f *fixture) *fakeKcp {
 	k := &fakeKcp{t: t, workspaces: map[string]*kubefake.Clientset{}}
-	f.host.Kcp = k
+	f.Host.Kcp = k
 	f.c.rbacFor = k.rbacFor
-	f.host.Kube.PrependReactor("delete-collection", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	f.Host.Kube.PrependReactor("delete-collection", "*", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		k.log = append(k.log, "host delete-collection "+a.GetResource().Resource)
 		return false, nil, nil
 	})
@@ -162,8 +163,8 @@ func provisioned(t *testing.T, roles ...string) (*fixture, *fakeKcp, *operatorv1
 func (f *fixture) update(t *testing.T, kc *operatorv1alpha1.Kubeconfig) {
 	t.Helper()
 	kc.Generation++
-	require.NoError(t, f.caches["kubeconfigs"].Update(kc))
-	require.NoError(t, f.ours.Tracker().Update(operatorv1alpha1.SchemeGroupVersion.WithResource("kubeconfigs"), kc, "team-a"))
+	require.NoError(t, f.Caches.Kubeconfigs.Update(kc))
+	require.NoError(t, f.Ours.Tracker().Update(operatorv1alpha1.SchemeGroupVersion.WithResource("kubeconfigs"), kc, "team-a"))
 }
 
 // syncFailing syncs a Kubeconfig that must fail, and lets its cache catch up with what was
@@ -172,24 +173,14 @@ func (f *fixture) syncFailing(t *testing.T, name string) (*operatorv1alpha1.Kube
 	t.Helper()
 	err := f.c.sync(t.Context(), "team-a/"+name)
 	require.Error(t, err)
-	got, gerr := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), name, metav1.GetOptions{})
+	got, gerr := f.Ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), name, metav1.GetOptions{})
 	require.NoError(t, gerr)
-	require.NoError(t, f.caches["kubeconfigs"].Update(got))
+	require.NoError(t, f.Caches.Kubeconfigs.Update(got))
 	return got, err
 }
 
 // events drains the Events recorded so far.
-func (f *fixture) events() []string {
-	var out []string
-	for {
-		select {
-		case e := <-f.recorder.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func (f *fixture) events() []string { return controllertest.Events(f.Events) }
 
 func bindingName(role string) string {
 	return kubeconfig.BindingName(authorizing(), role)

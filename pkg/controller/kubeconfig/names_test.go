@@ -29,12 +29,12 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f(t)
-			before := f.host.HostNames("team-a")
+			before := f.Host.HostNames("team-a")
 			f.sync(t, "ci")
 			f.issue(t, "ci", time.Now().Add(24*time.Hour), "1")
 			got := f.sync(t, "ci")
 			require.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase, "conditions: %+v", got.Status.Conditions)
-			f.host.AssertDerived(t, "team-a", before, hostnames.Kubeconfig(got))
+			f.Host.AssertDerived(t, "team-a", before, hostnames.Kubeconfig(got))
 		})
 	}
 }

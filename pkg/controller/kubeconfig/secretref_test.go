@@ -45,7 +45,7 @@ func copyOf(t *testing.T, r reference.Reference) *corev1.Secret {
 
 // setCopy puts s, a copy of a reference Secret, into the cache of reference Secrets.
 func (f *fixture) setCopy(t *testing.T, s *corev1.Secret) {
-	require.NoError(t, f.host.Caches[string(controller.ReferenceSecrets)].Update(s))
+	require.NoError(t, f.Host.Caches[string(controller.ReferenceSecrets)].Update(s))
 }
 
 // condition is a condition of got; the test fails when it is not set.
@@ -73,25 +73,25 @@ func TestACopyOfAKubeconfigIssuerSecretIsRealizedAsItsRootShard(t *testing.T) {
 	got := f.sync(t, "ci")
 
 	// The local CA: the copy's key pair, owned by the Kubeconfig, behind a CA Issuer.
-	signer := f.host.Secret(t, "team-a", localSigner)
+	signer := f.Host.Secret(t, "team-a", localSigner)
 	assert.Equal(t, corev1.SecretTypeTLS, signer.Type)
 	assert.Equal(t, copied.Data["front-proxy-client-ca.crt"], signer.Data["tls.crt"])
 	assert.Equal(t, copied.Data["front-proxy-client-ca.key"], signer.Data["tls.key"])
 	assert.Equal(t, "ci", signer.Labels[pki.OwnerLabel("kubeconfig")], "deleted with the Kubeconfig")
-	obj, exists, err := f.host.Caches["issuers"].GetByKey("team-a/" + localSigner)
+	obj, exists, err := f.Host.Caches["issuers"].GetByKey("team-a/" + localSigner)
 	require.NoError(t, err)
 	require.True(t, exists, "the local CA's Issuer is applied")
 	issuer := obj.(*cmv1.Issuer)
 	require.NotNil(t, issuer.Spec.CA)
 	assert.Equal(t, localSigner, issuer.Spec.CA.SecretName)
 	assert.Equal(t, "ci", issuer.Labels[pki.OwnerLabel("kubeconfig")])
-	bundle := f.host.Secret(t, "team-a", localCABundle)
+	bundle := f.Host.Secret(t, "team-a", localCABundle)
 	assert.Equal(t, copied.Data["server-ca-bundle.crt"], bundle.Data["tls.crt"])
 	assert.Equal(t, "ci", bundle.Labels[pki.OwnerLabel("kubeconfig")])
 	assert.Empty(t, bundle.Data["tls.key"])
 
 	// The certificate is signed by the local CA.
-	obj, exists, err = f.host.Caches["certificates"].GetByKey("team-a/kubeconfig-ci")
+	obj, exists, err = f.Host.Caches["certificates"].GetByKey("team-a/kubeconfig-ci")
 	require.NoError(t, err)
 	require.True(t, exists)
 	assert.Equal(t, localSigner, obj.(*cmv1.Certificate).Spec.IssuerRef.Name)
@@ -160,7 +160,7 @@ func TestACopyOfAnotherReferenceOrAMalformedOneIsInvalid(t *testing.T) {
 			assert.Contains(t, valid.Message, "Secret team-a/"+issuerCopy+" ")
 			assert.Contains(t, valid.Message, tc.wantIn)
 			assert.Equal(t, operatorv1alpha1.KubeconfigPhaseProvisioning, got.Status.Phase)
-			assert.Empty(t, f.host.Writes(), "nothing is realized from an invalid copy")
+			assert.Empty(t, f.Host.Writes(), "nothing is realized from an invalid copy")
 			requireNoKeyMaterial(t, f, got, invalid)
 		})
 	}
@@ -173,8 +173,8 @@ func requireNoKeyMaterial(t *testing.T, f *fixture, got *operatorv1alpha1.Kubeco
 	for _, c := range got.Status.Conditions {
 		said = append(said, c.Message)
 	}
-	for len(f.recorder.Events) > 0 {
-		said = append(said, <-f.recorder.Events)
+	for len(f.Events.Events) > 0 {
+		said = append(said, <-f.Events.Events)
 	}
 	for _, s := range said {
 		assert.NotContains(t, s, "BEGIN")
@@ -196,30 +196,30 @@ func TestAKubeconfigWaitsForItsCopyAndHealsWhenItAppears(t *testing.T) {
 	assert.Equal(t, "Secret team-a/"+issuerCopy+" not found", valid.Message)
 	assert.Equal(t, controller.ReasonReferenceSecretNotFound, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
 	assert.Equal(t, "Secret/"+issuerCopy, got.Status.TargetName)
-	assert.Empty(t, f.host.Writes())
+	assert.Empty(t, f.Host.Writes())
 
 	// A copy without the reference label is not in the cache of copies: it is not used, and
 	// the Kubeconfig says it is there without the label, with the command that labels it.
-	f.host.PutReference(t, controllertest.Unlabelled(copyOf(t, reference.KubeconfigIssuer)))
+	f.Host.PutReference(t, controllertest.Unlabelled(copyOf(t, reference.KubeconfigIssuer)))
 	got = f.sync(t, "ci")
 	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, issuerCopy, reference.KubeconfigIssuer)
 	assert.Equal(t, controller.ReasonReferenceSecretNotLabelled, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
 	assert.Contains(t, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Message,
 		"kubectl label secret "+issuerCopy+" -n team-a operator.kcp.io/reference=kubeconfig-issuer")
-	assert.Empty(t, f.host.Writes())
+	assert.Empty(t, f.Host.Writes())
 
 	// The label added heals it.
 
 	f.setCopy(t, copyOf(t, reference.KubeconfigIssuer))
 	got = f.sync(t, "ci")
 	assert.Equal(t, metav1.ConditionTrue, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Status)
-	assert.Contains(t, f.host.Writes(), "Certificate kubeconfig-ci")
-	assert.Contains(t, f.host.Writes(), "Issuer "+localSigner)
+	assert.Contains(t, f.Host.Writes(), "Certificate kubeconfig-ci")
+	assert.Contains(t, f.Host.Writes(), "Issuer "+localSigner)
 }
 
 func TestACopyGoneBadDeletesNothingAndHeals(t *testing.T) {
 	f, _ := convergedFromCopy(t)
-	f.host.Reset()
+	f.Host.Reset()
 
 	bad := copyOf(t, reference.KubeconfigIssuer)
 	bad.Data["root-shard-url"] = []byte("http://kcp.example.com")
@@ -229,12 +229,12 @@ func TestACopyGoneBadDeletesNothingAndHeals(t *testing.T) {
 	assert.Equal(t, controller.ReasonReferenceSecretInvalid, valid.Reason)
 	assert.Contains(t, valid.Message, `key "root-shard-url" holds no https URL`)
 	assert.NotContains(t, valid.Message, "kcp.example.com", "the message never quotes the content")
-	for _, a := range append(f.host.Kube.Actions(), f.host.CM.Actions()...) {
+	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		assert.NotContains(t, []string{"delete", "delete-collection"}, a.GetVerb(), "nothing realized is deleted: %v", a)
 	}
-	assert.Empty(t, f.host.Writes())
-	f.host.Secret(t, "team-a", "ci-kubeconfig")
-	f.host.Secret(t, "team-a", localSigner)
+	assert.Empty(t, f.Host.Writes())
+	f.Host.Secret(t, "team-a", "ci-kubeconfig")
+	f.Host.Secret(t, "team-a", localSigner)
 
 	f.setCopy(t, copyOf(t, reference.KubeconfigIssuer))
 	got = f.sync(t, "ci")
@@ -257,7 +257,7 @@ func TestTheServerDoesNotBindInTheKcpOfACopy(t *testing.T) {
 	assert.Contains(t, authz.Message, "remove spec.authorization")
 	assert.Nil(t, got.Status.Authorization)
 	assert.Empty(t, k.asked, "kcp is not reached")
-	assert.Contains(t, f.host.Writes(), "Certificate kubeconfig-ci", "the credential is issued all the same")
+	assert.Contains(t, f.Host.Writes(), "Certificate kubeconfig-ci", "the credential is issued all the same")
 }
 
 func TestDeletingAKubeconfigOfACopyDoesNotReachKcp(t *testing.T) {
@@ -272,7 +272,7 @@ func TestDeletingAKubeconfigOfACopyDoesNotReachKcp(t *testing.T) {
 
 	assert.Empty(t, k.asked, "kcp is not reached")
 	var deletes []string
-	for _, a := range append(f.host.Kube.Actions(), f.host.CM.Actions()...) {
+	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		if dc, ok := a.(clienttesting.DeleteCollectionAction); ok {
 			deletes = append(deletes, a.GetResource().Resource+" "+dc.GetListRestrictions().Labels.String())
 		}
@@ -280,7 +280,7 @@ func TestDeletingAKubeconfigOfACopyDoesNotReachKcp(t *testing.T) {
 	owned := "app.kubernetes.io/managed-by=kcp-setups,operator.kcp.io/kubeconfig=ci"
 	assert.Contains(t, deletes, "issuers "+owned, "the local CA's Issuer")
 	assert.Contains(t, deletes, "secrets "+owned, "the local CA, its bundle and the kubeconfig")
-	got, err := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
+	got, err := f.Ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, got.Finalizers)
 }

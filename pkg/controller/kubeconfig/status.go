@@ -63,7 +63,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 	case kubeconfig.RootShardSecretTarget:
 		return c.resolveSecret(ctx, kc, name)
 	case kubeconfig.ShardTarget:
-		s, err = c.shards.Shards(ns).Get(name)
+		s, err = c.Shards.Shards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return resolved{reason: controller.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
 		}
@@ -72,7 +72,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		}
 		rs, owner = rootShardName(s.Spec.RootShard), fmt.Sprintf(" of Shard %q", name)
 	case kubeconfig.FrontProxyTarget:
-		fp, err = c.frontProxies.FrontProxies(ns).Get(name)
+		fp, err = c.FrontProxies.FrontProxies(ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return resolved{reason: controller.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
 		}
@@ -81,7 +81,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		}
 		rs, owner = rootShardName(fp.Spec.RootShard), fmt.Sprintf(" of FrontProxy %q", name)
 	}
-	rootShard, err := c.rootShards.RootShards(ns).Get(rs)
+	rootShard, err := c.RootShards.RootShards(ns).Get(rs)
 	if apierrors.IsNotFound(err) {
 		return resolved{reason: controller.ReasonRootShardNotFound,
 			message: fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)}, nil
@@ -100,7 +100,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 // reference Secret name: the RootShard joined from it. A Secret missing or invalid is a
 // reason to wait, whose message names the key at fault and never its content.
 func (c *Controller) resolveSecret(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, name string) (resolved, error) {
-	r, err := c.host.ResolveReference(ctx, kc.Namespace, name, reference.KubeconfigIssuer)
+	r, err := c.Host.ResolveReference(ctx, kc.Namespace, name, reference.KubeconfigIssuer)
 	if problem, ok := controller.ReferenceProblem(err); ok {
 		return resolved{reason: problem.Reason, message: problem.Message}, nil
 	}
@@ -157,7 +157,7 @@ func (c *Controller) failed(kc *operatorv1alpha1.Kubeconfig, status *operatorv1a
 // does not repeat it.
 func (c *Controller) eventOnChange(kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus, reason, message string) {
 	if !apiequality.Semantic.DeepEqual(&kc.Status, status) {
-		c.recorder.Event(kc, "Warning", reason, message)
+		c.Recorder.Event(kc, "Warning", reason, message)
 	}
 }
 

@@ -19,7 +19,7 @@ func events(f *fixture) []string {
 	var out []string
 	for {
 		select {
-		case e := <-f.recorder.Events:
+		case e := <-f.Events.Events:
 			out = append(out, e)
 		default:
 			return out
@@ -66,7 +66,7 @@ func TestAMissingTargetIsReportedAndHeals(t *testing.T) {
 			assert.Equal(t, metav1.ConditionFalse, ref.Status)
 			assert.Equal(t, tc.reason, ref.Reason)
 			assert.Equal(t, tc.message, ref.Message)
-			assert.Empty(t, f.host.Writes(), "nothing is applied without a target")
+			assert.Empty(t, f.Host.Writes(), "nothing is applied without a target")
 			assert.Equal(t, []string{"Warning " + tc.reason + " " + tc.message}, events(f))
 
 			f.sync(t, "ci")
@@ -75,13 +75,13 @@ func TestAMissingTargetIsReportedAndHeals(t *testing.T) {
 			// The object's informer event brings the Kubeconfig back, and it heals.
 			switch o := tc.heal.(type) {
 			case *operatorv1alpha1.RootShard:
-				require.NoError(t, f.caches["rootshards"].Add(o))
+				require.NoError(t, f.Caches.RootShards.Add(o))
 				assert.Equal(t, []string{"team-a/ci"}, f.c.ofRootShard("team-a", o.Name))
 			case *operatorv1alpha1.Shard:
-				require.NoError(t, f.caches["shards"].Add(o))
+				require.NoError(t, f.Caches.Shards.Add(o))
 				assert.Equal(t, []string{"team-a/ci"}, f.c.targeting("team-a", "Shard", o.Name))
 			case *operatorv1alpha1.FrontProxy:
-				require.NoError(t, f.caches["frontproxies"].Add(o))
+				require.NoError(t, f.Caches.FrontProxies.Add(o))
 				assert.Equal(t, []string{"team-a/ci"}, f.c.targeting("team-a", "FrontProxy", o.Name))
 			}
 			got = f.sync(t, "ci")
@@ -89,7 +89,7 @@ func TestAMissingTargetIsReportedAndHeals(t *testing.T) {
 			require.NotNil(t, ref)
 			assert.Equal(t, metav1.ConditionTrue, ref.Status)
 			assert.Equal(t, tc.targetName, got.Status.TargetName)
-			assert.Contains(t, f.host.Writes(), "Certificate kubeconfig-ci")
+			assert.Contains(t, f.Host.Writes(), "Certificate kubeconfig-ci")
 		})
 	}
 }
@@ -119,10 +119,10 @@ func TestUnrealizableKubeconfigsFail(t *testing.T) {
 			}
 			f := newFixture(t, kc, rootShard("root"), frontProxy("edge", "root"), caBundle("root"))
 			for _, s := range tc.secrets {
-				_, err := f.host.Kube.CoreV1().Secrets(s.Namespace).Create(t.Context(), s, metav1.CreateOptions{})
+				_, err := f.Host.Kube.CoreV1().Secrets(s.Namespace).Create(t.Context(), s, metav1.CreateOptions{})
 				require.NoError(t, err)
 			}
-			f.host.Reset()
+			f.Host.Reset()
 			got := f.sync(t, "ci")
 
 			assert.Equal(t, operatorv1alpha1.KubeconfigPhaseFailed, got.Status.Phase)
@@ -133,7 +133,7 @@ func TestUnrealizableKubeconfigsFail(t *testing.T) {
 			assert.Equal(t, tc.reason, available.Reason)
 			assert.Contains(t, available.Message, tc.message)
 			assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, operatorv1alpha1.ConditionReferenceValid))
-			assert.Empty(t, f.host.Writes(), "nothing is applied")
+			assert.Empty(t, f.Host.Writes(), "nothing is applied")
 			evs := events(f)
 			require.Len(t, evs, 1)
 			assert.True(t, strings.HasPrefix(evs[0], "Warning "+tc.reason+" "), evs[0])

@@ -26,45 +26,16 @@ import (
 // failure is returned so that the queue retries the key with backoff (an unreachable kcp
 // sends no event that would bring it back).
 func (c *Controller) sync(ctx context.Context, key string) error {
-	l := c.lifecycle()
 	var inKcp error
-	err := l.Sync(ctx, key, l.RequiringCertManager(func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+	err := c.Reconciling(ctx, key, func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
 		var err error
 		inKcp, err = c.reconcile(ctx, kc, status)
 		return err
-	}))
+	})
 	if err != nil {
 		return err
 	}
 	return inKcp
-}
-
-// lifecycle is the Kubeconfig's finalizer, status and deletion. Deletion first removes the
-// bindings of spec.authorization from kcp (release), then the Certificate, cert-manager's
-// Secret and the kubeconfig Secret: all carry the owner label.
-func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus] {
-	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
-	return controller.Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
-		Kind: kubeconfig.Kind, Noun: "kubeconfig", Finalizer: Finalizer,
-		Get: func(ns, name string) (*operatorv1alpha1.Kubeconfig, error) {
-			return c.kubeconfigs.Kubeconfigs(ns).Get(name)
-		},
-		Update: func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig) (*operatorv1alpha1.Kubeconfig, error) {
-			return c.client.OperatorV1alpha1().Kubeconfigs(kc.Namespace).Update(ctx, kc, opts)
-		},
-		UpdateStatus: func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig) (*operatorv1alpha1.Kubeconfig, error) {
-			return c.client.OperatorV1alpha1().Kubeconfigs(kc.Namespace).UpdateStatus(ctx, kc, opts)
-		},
-		Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
-		Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
-			// A Kubeconfig's phases (Provisioning, Ready, Failed) are not a setup's: reconcile
-			// sets them, and deletion shows as Available=False with reason Deleting.
-			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions,
-				OwnPhase: func() string { return string(s.Phase) }}
-		},
-		Release: c.release,
-		Host:    c.host, Recorder: c.recorder,
-	}
 }
 
 // reconcile realizes a Kubeconfig once its target exists, in the host cluster and then in
@@ -88,7 +59,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 
 	cert := k.Certificate()
 	wrote, out, err := c.realize(ctx, k, cert, r.joined)
-	c.lifecycle().Applied(kc, wrote, err)
+	c.Applied(kc, wrote, err)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +69,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		return inKcp, nil
 	}
 	controller.SetCertificatesReady(&status.Conditions, kc.Generation, 1,
-		c.host.PendingCertificates([]*cmapply.CertificateApplyConfiguration{cert}))
+		c.Host.PendingCertificates([]*cmapply.CertificateApplyConfiguration{cert}))
 	if out.reason == "" {
 		status.ExpirationTimestamp = &metav1.Time{Time: out.notAfter}
 		controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionTrue,
@@ -130,19 +101,19 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	}
 	wrote := 0
 	if joined != nil {
-		n, err := c.host.ApplyJoined(ctx, *joined)
+		n, err := c.Host.ApplyJoined(ctx, *joined)
 		wrote += n
 		if err != nil {
 			return wrote, outcome{}, err
 		}
 	}
-	w, err := c.host.CertificateApplier.ApplyIfChanged(ctx, cert)
+	w, err := c.Host.CertificateApplier.ApplyIfChanged(ctx, cert)
 	if err != nil {
 		return wrote, outcome{}, err
 	}
 	wrote += controller.Count(w)
 
-	secrets := c.host.Secrets.Secrets(k.Namespace)
+	secrets := c.Host.Secrets.Secrets(k.Namespace)
 	issued, err := secrets.Get(k.CertificateName())
 	if apierrors.IsNotFound(err) || (err == nil && (len(issued.Data["tls.crt"]) == 0 || len(issued.Data["tls.key"]) == 0)) {
 		return wrote, outcome{reason: ReasonCertificatePending,
@@ -170,7 +141,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	if err != nil {
 		return wrote, outcome{}, err
 	}
-	w, err = c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+	w, err = c.Host.SecretApplier.ApplyIfChanged(ctx, secret)
 	if err != nil {
 		return wrote, outcome{}, err
 	}
@@ -189,10 +160,10 @@ func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig
 		conflict.message = fmt.Sprintf("spec.secretRef.name %s is the Secret cert-manager issues the certificate into", name)
 		return conflict, nil
 	}
-	existing, err := c.host.Secrets.Secrets(k.Namespace).Get(name)
+	existing, err := c.Host.Secrets.Secrets(k.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		// The cache holds only what the controllers wrote; someone else's Secret is read.
-		existing, err = c.host.Kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
+		existing, err = c.Host.Kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 	if apierrors.IsNotFound(err) {
 		return outcome{}, nil
@@ -210,7 +181,7 @@ func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig
 // spec.secretRef.name: each holds a live credential. It returns how many it deleted.
 func (c *Controller) deleteStaleSecrets(ctx context.Context, k kubeconfig.Kubeconfig) (int, error) {
 	selector := labels.SelectorFromSet(pki.Labels(kubeconfig.Kind, k.Name, kubeconfig.SecretComponent))
-	owned, err := c.host.Secrets.Secrets(k.Namespace).List(selector)
+	owned, err := c.Host.Secrets.Secrets(k.Namespace).List(selector)
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +190,7 @@ func (c *Controller) deleteStaleSecrets(ctx context.Context, k kubeconfig.Kubeco
 		if s.Name == k.SecretName() || s.Labels[pki.LabelOwnerUID] != "" && s.Labels[pki.LabelOwnerUID] != string(k.UID) {
 			continue
 		}
-		err := c.host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
+		err := c.Host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return deleted, fmt.Errorf("deleting the former kubeconfig Secret %s/%s: %w", k.Namespace, s.Name, err)
 		}

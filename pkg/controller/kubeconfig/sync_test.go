@@ -27,7 +27,7 @@ func converged(t *testing.T, notAfter time.Time) (*fixture, *operatorv1alpha1.Ku
 	available := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	require.NotNil(t, available)
 	assert.Equal(t, ReasonCertificatePending, available.Reason)
-	_, exists, err := f.host.Caches["secrets"].GetByKey("team-a/ci-kubeconfig")
+	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/ci-kubeconfig")
 	require.NoError(t, err)
 	assert.False(t, exists, "no kubeconfig before the certificate is issued")
 
@@ -41,7 +41,7 @@ func converged(t *testing.T, notAfter time.Time) (*fixture, *operatorv1alpha1.Ku
 
 // written is the kubeconfig file in the Secret ci-kubeconfig.
 func written(t *testing.T, f *fixture) []byte {
-	o, exists, err := f.host.Caches["secrets"].GetByKey("team-a/ci-kubeconfig")
+	o, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/ci-kubeconfig")
 	require.NoError(t, err)
 	require.True(t, exists, "the kubeconfig Secret is written")
 	return o.(*corev1.Secret).Data[kcp.KubeconfigKey]
@@ -49,10 +49,10 @@ func written(t *testing.T, f *fixture) []byte {
 
 func TestResyncOfARealizedKubeconfigWritesNothing(t *testing.T) {
 	f, _, _ := converged(t, time.Now().Add(24*time.Hour))
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.Reset()
+	f.Ours.ClearActions()
 	f.sync(t, "ci")
-	assert.Empty(t, f.host.Writes(f.ours.Actions()), "a resync of an unchanged, realized Kubeconfig must not write")
+	assert.Empty(t, f.Host.Writes(f.Ours.Actions()), "a resync of an unchanged, realized Kubeconfig must not write")
 }
 
 func TestStatusReportsTheTargetAndTheExpiry(t *testing.T) {
@@ -84,13 +84,13 @@ func TestStatusReportsTheTargetAndTheExpiry(t *testing.T) {
 
 func TestRenewalRewritesTheSecret(t *testing.T) {
 	f, _, _ := converged(t, time.Now().Add(24*time.Hour))
-	f.host.Reset()
+	f.Host.Reset()
 
 	renewed := time.Now().Add(48 * time.Hour).Truncate(time.Second)
 	certPEM := f.issue(t, "ci", renewed, "2")
 	got := f.sync(t, "ci")
 
-	assert.Equal(t, []string{"Secret ci-kubeconfig"}, f.host.Writes(), "only the kubeconfig Secret is written again")
+	assert.Equal(t, []string{"Secret ci-kubeconfig"}, f.Host.Writes(), "only the kubeconfig Secret is written again")
 	require.NotNil(t, got.Status.ExpirationTimestamp)
 	assert.True(t, renewed.Equal(got.Status.ExpirationTimestamp.Time), "the renewed certificate's NotAfter, got %v", got.Status.ExpirationTimestamp)
 	cfg, err := clientcmd.Load(written(t, f))
@@ -103,15 +103,15 @@ func TestANewSecretRefReplacesTheFormerSecret(t *testing.T) {
 	got = got.DeepCopy()
 	got.Spec.SecretRef.Name = "ci-credentials"
 	got.Generation = 2
-	require.NoError(t, f.caches["kubeconfigs"].Update(got))
-	require.NoError(t, f.ours.Tracker().Update(operatorv1alpha1.SchemeGroupVersion.WithResource("kubeconfigs"), got, "team-a"))
-	f.host.Reset()
+	require.NoError(t, f.Caches.Kubeconfigs.Update(got))
+	require.NoError(t, f.Ours.Tracker().Update(operatorv1alpha1.SchemeGroupVersion.WithResource("kubeconfigs"), got, "team-a"))
+	f.Host.Reset()
 
 	got = f.sync(t, "ci")
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase)
-	assert.Contains(t, f.host.Writes(), "Secret ci-credentials")
+	assert.Contains(t, f.Host.Writes(), "Secret ci-credentials")
 	var deleted []string
-	for _, a := range f.host.Kube.Actions() {
+	for _, a := range f.Host.Kube.Actions() {
 		if d, ok := a.(clienttesting.DeleteAction); ok {
 			deleted = append(deleted, d.GetName())
 		}
@@ -128,7 +128,7 @@ func TestDeletionRemovesWhatTheKubeconfigOwns(t *testing.T) {
 	f := newFixture(t, deleting, rootShard("root"), frontProxy("edge", "root"))
 	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
 	var deletes []string
-	for _, a := range append(f.host.Kube.Actions(), f.host.CM.Actions()...) {
+	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		if dc, ok := a.(clienttesting.DeleteCollectionAction); ok {
 			deletes = append(deletes, a.GetResource().Resource+" "+dc.GetListRestrictions().Labels.String())
 		}
@@ -137,7 +137,7 @@ func TestDeletionRemovesWhatTheKubeconfigOwns(t *testing.T) {
 	assert.Contains(t, deletes, "certificates "+owned)
 	assert.Contains(t, deletes, "secrets "+owned, "cert-manager's Secret and the kubeconfig Secret carry the owner label")
 
-	got, err := f.ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
+	got, err := f.Ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), "ci", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, got.Finalizers, "the finalizer goes once what the Kubeconfig owns is deleted")
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase, "Deleting is no Kubeconfig phase: the status update would be rejected")

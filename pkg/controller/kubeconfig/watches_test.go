@@ -30,7 +30,7 @@ func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 	ofRoot := []string{"team-a/to-edge", "team-a/to-root", "team-a/to-shard"}
 	owned := map[string]string{"operator.kcp.io/kubeconfig": "to-edge"}
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a Kubeconfig added", Event: ct.Event{Source: "Kubeconfig", Type: ct.Added, Obj: toRoot}, Want: []string{"team-a/to-root"}},
 		{Name: "a Kubeconfig deleted, seen late", Event: ct.Event{Source: "Kubeconfig", Type: ct.DeletedUnknown, Obj: toRoot}, Want: []string{"team-a/to-root"}},
 		{Name: "a RootShard: every Kubeconfig it signs", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: rootShard("root")}, Want: ofRoot},

@@ -30,13 +30,13 @@ func TestRootShardUsesItsCacheCopy(t *testing.T) {
 	rs := rootShardWithCacheCopy()
 	f := newFixture(t, rs)
 	in := controllertest.NewInstallation(t)
-	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	f.Host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
 
 	name := rootshard.Shard(rs).CacheKubeconfig()
 	assert.Equal(t, "root-kcp-cache-kubeconfig", name)
-	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", name)
-	got, err := f.c.rootShards.RootShards("team-a").Get("root")
+	in.AssertCacheKubeconfig(t, f.Host, rootshard.Kind, "root", name)
+	got, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, operatorv1alpha1.ConditionReferenceValid), "conditions: %+v", got.Status.Conditions)
 }
@@ -48,31 +48,31 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	rs := rootShardWithCacheCopy()
 	f := newFixture(t, rs)
 	events := record.NewFakeRecorder(1000)
-	f.c.recorder = events
+	f.c.Recorder = events
 	in := controllertest.NewInstallation(t)
-	f.host.PutReference(t, in.CopyAs(reference.KubeconfigIssuer, "cache-cache-client"))
+	f.Host.PutReference(t, in.CopyAs(reference.KubeconfigIssuer, "cache-cache-client"))
 	for range 4 {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 
-	got, err := f.c.rootShards.RootShards("team-a").Get("root")
+	got, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
 	assert.NotEqual(t, operatorv1alpha1.PhaseRunning, got.Status.Phase)
 
 	for _, ca := range append([]string{pki.RootCAName("root")}, pki.CAName("root", pki.ServerCA), pki.CAName("root", pki.ClientCA)) {
-		_, exists, err := f.host.Caches["issuers"].GetByKey("team-a/" + ca)
+		_, exists, err := f.Host.Caches["issuers"].GetByKey("team-a/" + ca)
 		require.NoError(t, err)
 		assert.True(t, exists, "the PKI is applied: Issuer %s", ca)
 	}
-	_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/root-server")
+	_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/root-server")
 	require.NoError(t, err)
 	assert.True(t, exists, "the PKI is applied: Certificate root-server")
-	_, exists, err = f.host.Caches["secrets"].GetByKey("team-a/" + rootshard.Shard(rs).CacheKubeconfig())
+	_, exists, err = f.Host.Caches["secrets"].GetByKey("team-a/" + rootshard.Shard(rs).CacheKubeconfig())
 	require.NoError(t, err)
 	assert.False(t, exists, "no kubeconfig from a copy that cannot be used")
-	_, exists, err = f.host.Caches["deployments"].GetByKey("team-a/root-kcp")
+	_, exists, err = f.Host.Caches["deployments"].GetByKey("team-a/root-kcp")
 	require.NoError(t, err)
 	assert.False(t, exists, "the kcp server waits for its cache kubeconfig (its internal front proxy needs none)")
 
@@ -80,9 +80,9 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	in.AssertNoKeyMaterial(t, got.Status.Conditions, controllertest.Events(events))
 
 	// The copy fixed heals it.
-	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	f.Host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
-	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
+	in.AssertCacheKubeconfig(t, f.Host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
 }
 
 // TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt: a copy of a cache-client Secret
@@ -92,33 +92,33 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 	rs := rootShardWithCacheCopy()
 	f := newFixture(t, rs)
 	events := record.NewFakeRecorder(1000)
-	f.c.recorder = events
+	f.c.Recorder = events
 	in := controllertest.NewInstallation(t)
 	for range 2 {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	got, err := f.c.rootShards.RootShards("team-a").Get("root")
+	got, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretNotFound, "cache-cache-client")
 
-	f.host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
+	f.Host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
 	for range 4 {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	got, err = f.c.rootShards.RootShards("team-a").Get("root")
+	got, err = f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, "cache-cache-client", reference.CacheClient)
-	_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/root-server")
+	_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/root-server")
 	require.NoError(t, err)
 	assert.True(t, exists, "the PKI is applied: Certificate root-server")
-	_, exists, err = f.host.Caches["deployments"].GetByKey("team-a/root-kcp")
+	_, exists, err = f.Host.Caches["deployments"].GetByKey("team-a/root-kcp")
 	require.NoError(t, err)
 	assert.False(t, exists, "the kcp server waits for its cache kubeconfig (its internal front proxy needs none)")
 	in.AssertNoKeyMaterial(t, got.Status.Conditions, controllertest.Events(events))
 
-	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	f.Host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
-	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
+	in.AssertCacheKubeconfig(t, f.Host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
 }

@@ -3,15 +3,14 @@
 package rootshard
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
@@ -22,51 +21,46 @@ import (
 // Finalizer keeps a RootShard until what the controller created for it is gone.
 const Finalizer = "operator.kcp.io/rootshard-cleanup"
 
-// Controller reconciles RootShards.
-type Controller struct {
-	loop *controller.Loop
-
-	client       clientset.Interface
-	rootShards   listers.RootShardLister
-	shards       listers.ShardLister
-	cacheServers listers.CacheServerLister
-	// virtualWorkspaces serve the RootShards that name one.
-	virtualWorkspaces listers.VirtualWorkspaceLister
-	// indexes answer which RootShards an event concerns, and which Shards a RootShard has.
-	indexes controller.Indexes
-
-	host *controller.Host
-
-	recorder record.EventRecorder
+// Kind is the RootShard to the shared controller code.
+var Kind = controller.Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
+	Name: rootshard.Kind, Noun: "root shard", Finalizer: Finalizer,
+	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.RootShards().Informer() },
+	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.RootShard] {
+		return l.RootShards.RootShards(ns)
+	},
+	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.RootShard] {
+		return c.OperatorV1alpha1().RootShards(ns)
+	},
+	Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
+	Common: func(s *operatorv1alpha1.RootShardStatus) controller.Common {
+		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+	},
 }
 
-// New returns a RootShard controller reading our kinds and the host cluster's objects from
-// the informers inf, and writing to the host cluster through host.
+// Controller reconciles RootShards.
+type Controller struct {
+	*controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
+}
+
+// New returns a RootShard controller reading our kinds and the host cluster's objects from the
+// informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
-	ops := inf.Ours.Operator().V1alpha1()
-	indexes, err := inf.AddIndexes()
-	if err != nil {
-		return nil, err
-	}
-	c := &Controller{
-		client:            client,
-		indexes:           indexes,
-		rootShards:        ops.RootShards().Lister(),
-		shards:            ops.Shards().Lister(),
-		cacheServers:      ops.CacheServers().Lister(),
-		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
-		host:              host,
-		recorder:          recorder,
-	}
-	c.loop = controller.NewLoop(rootshard.Kind, c.sync)
-	return c, c.watches(inf).Register(c.loop, host, inf)
+	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
+	return c, c.Watch(inf, c.sync, c.watches)
+}
+
+// newController is the controller of base. The namespace bootstrap PKI goes with the last
+// object that uses it.
+func newController(base *controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]) *Controller {
+	c := &Controller{Base: base}
+	c.Cleanup = c.ReleasingBootstrap(func(rs *operatorv1alpha1.RootShard) bool { return rs.Spec.Certificates == nil })
+	return c
 }
 
 // watches are what a RootShard's reconcile reads.
 func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	ops := inf.Ours.Operator().V1alpha1()
 	return controller.Watches{
-		Own: ops.RootShards().Informer(),
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes status.shards, and the service-account keys
 			// the root shard verifies.
@@ -79,7 +73,7 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		// A copy of a cache-client Secret appearing or changing heals or renews the
 		// kubeconfig of the RootShards that name it.
 		Referencing: func(namespace, name string) []string {
-			return controller.Keys(c.indexes.RootShards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+			return controller.Keys(c.Indexes.RootShards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
 		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services, controller.Deployments, controller.StatefulSets,
@@ -87,11 +81,6 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		Owners:   c.owners,
 		Mounting: c.mounting,
 	}
-}
-
-// Run reconciles with workers until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers)
 }
 
 // owners are the RootShards a host object concerns: its owner by label, or every RootShard of
@@ -102,7 +91,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	// A Shard's service-account key is verified by its root shard.
 	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
-		if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+		if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
 			return c.rootShardOfShard(s)
 		}
 		return nil
@@ -126,16 +115,16 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 // namingVirtualWorkspace are the RootShards that name a VirtualWorkspace in
 // spec.kcpVirtualWorkspace.
 func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
-	return controller.Keys(c.indexes.RootShards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
+	return controller.Keys(c.Indexes.RootShards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
 }
 
 // inNamespace are every RootShard of an object's namespace.
 func (c *Controller) inNamespace(m metav1.Object) []string {
-	return controller.InNamespace(c.indexes.RootShards, m.GetNamespace())
+	return controller.InNamespace(c.Indexes.RootShards, m.GetNamespace())
 }
 
 // mounting are the RootShards of a namespace whose pods mount the Secret name, or whose
 // merged bundles are made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Keys(c.indexes.RootShards, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
+	return controller.Keys(c.Indexes.RootShards, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

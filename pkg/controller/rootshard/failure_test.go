@@ -35,25 +35,25 @@ func TestRefusedWriteIsReportedAndHeals(t *testing.T) {
 			f := newFixture(t, testRootShard())
 			f.converge(t)
 			events := record.NewFakeRecorder(100)
-			f.c.recorder = events
+			f.c.Recorder = events
 			synced := func() *metav1.Condition {
-				rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+				rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 				require.NoError(t, err)
 				return meta.FindStatusCondition(rs.Status.Conditions, operatorv1alpha1.ConditionSynced)
 			}
 			require.NotNil(t, synced())
 			assert.Equal(t, metav1.ConditionTrue, synced().Status)
 
-			apply := f.host.DeploymentApplier.Apply
-			f.host.DeploymentApplier.Apply = func(context.Context, *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
+			apply := f.Host.DeploymentApplier.Apply
+			f.Host.DeploymentApplier.Apply = func(context.Context, *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
 				return nil, tc.refusal
 			}
-			rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+			rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 			require.NoError(t, err)
 			rs = rs.DeepCopy()
 			rs.Spec.Replicas = new(int32(3))
 			rs.Generation = 2
-			require.NoError(t, f.rootShards.Update(rs))
+			require.NoError(t, f.Caches.RootShards.Update(rs))
 
 			err = f.c.sync(t.Context(), "team-a/root")
 			require.Error(t, err, "the key is retried with backoff")
@@ -69,14 +69,14 @@ func TestRefusedWriteIsReportedAndHeals(t *testing.T) {
 
 			// The same failure again writes no status: its informer event would requeue the key
 			// at once, past the backoff.
-			f.reset()
+			f.Reset()
 			f.hostCatchesUp(t)
 			require.Error(t, f.c.sync(t.Context(), "team-a/root"))
-			assert.Empty(t, f.writes())
+			assert.Empty(t, f.Writes())
 
-			f.host.DeploymentApplier.Apply = apply
+			f.Host.DeploymentApplier.Apply = apply
 			require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-			assert.Contains(t, f.writes(), "Deployment root-kcp")
+			assert.Contains(t, f.Writes(), "Deployment root-kcp")
 			c = synced()
 			assert.Equal(t, metav1.ConditionTrue, c.Status)
 			assert.Equal(t, "Reconciled", c.Reason)

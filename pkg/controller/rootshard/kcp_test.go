@@ -47,26 +47,26 @@ func TestRootShardKcpReady(t *testing.T) {
 			k.Set(tc.kcp)
 			health := controller.NewKcpHealth(time.Hour)
 			events := record.NewFakeRecorder(10)
-			f.host.Kcp, f.host.KcpHealth, f.c.recorder = k, health, events
-			f.c.loop = controller.NewLoop(rootshard.Kind, f.c.sync)
-			t.Cleanup(f.c.loop.Queue.ShutDown)
+			f.Host.Kcp, f.Host.KcpHealth, f.c.Recorder = k, health, events
+			f.c.Loop = controller.NewLoop(rootshard.Kind, f.c.sync)
+			t.Cleanup(f.c.Loop.Queue.ShutDown)
 			if !tc.deploymentAvailable {
-				obj, exists, err := f.host.Caches["deployments"].GetByKey("team-a/root-kcp")
+				obj, exists, err := f.Host.Caches["deployments"].GetByKey("team-a/root-kcp")
 				require.NoError(t, err)
 				require.True(t, exists)
 				d := obj.(*appsv1.Deployment).DeepCopy()
 				d.Status.ReadyReplicas = 0
-				require.NoError(t, f.host.Caches["deployments"].Update(d))
+				require.NoError(t, f.Host.Caches["deployments"].Update(d))
 			}
 
 			for range 2 {
 				require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 				health.Wait()
-				rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+				rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 				require.NoError(t, err)
-				require.NoError(t, f.rootShards.Update(rs))
+				require.NoError(t, f.Caches.RootShards.Update(rs))
 			}
-			rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+			rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 			require.NoError(t, err)
 			c := meta.FindStatusCondition(rs.Status.Conditions, operatorv1alpha1.ConditionKcpReady)
 			require.NotNil(t, c)

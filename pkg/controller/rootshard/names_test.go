@@ -36,20 +36,20 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 			rs := testRootShard()
 			tc.mutate(rs)
 			f := newFixture(t, rs)
-			f.host.StoreStatefulSets(t)
+			f.Host.StoreStatefulSets(t)
 			for _, name := range []string{"extra-ca", "partner-ca"} {
-				f.host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+				f.Host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
 					Data: map[string][]byte{"tls.crt": []byte(name)}})
 			}
-			f.host.PutReference(t, controllertest.NewInstallation(t).Copies[reference.CacheClient])
-			before := f.host.HostNames("team-a")
+			f.Host.PutReference(t, controllertest.NewInstallation(t).Copies[reference.CacheClient])
+			before := f.Host.HostNames("team-a")
 			for range 6 {
 				require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 				f.hostCatchesUp(t)
-				f.host.CatchUpStatefulSets(t)
+				f.Host.CatchUpStatefulSets(t)
 			}
-			require.NotEmpty(t, f.host.Caches["deployments"].List(), "the RootShard is realized whole")
-			f.host.AssertDerived(t, "team-a", before, hostnames.RootShard(rs))
+			require.NotEmpty(t, f.Host.Caches["deployments"].List(), "the RootShard is realized whole")
+			f.Host.AssertDerived(t, "team-a", before, hostnames.RootShard(rs))
 		})
 	}
 }

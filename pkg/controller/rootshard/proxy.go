@@ -20,7 +20,7 @@ func (c *Controller) realizeProxy(ctx context.Context, rs *operatorv1alpha1.Root
 	p := frontproxy.RootShardProxy{RootShard: rs}
 	wrote := 0
 	if issued {
-		w, err := c.host.ApplyBundles(ctx, p.MergedClientCA(bundles.ClientCA, bundles.ExtraClientCAs))
+		w, err := c.Host.ApplyBundles(ctx, p.MergedClientCA(bundles.ClientCA, bundles.ExtraClientCAs))
 		wrote += w
 		if err != nil {
 			return wrote, err
@@ -35,9 +35,9 @@ func (c *Controller) realizeProxy(ctx context.Context, rs *operatorv1alpha1.Root
 		return wrote, err
 	}
 	for _, apply := range []func() (bool, error){
-		func() (bool, error) { return c.host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
-		func() (bool, error) { return c.host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
-		func() (bool, error) { return c.host.ServiceApplier.ApplyIfChanged(ctx, p.Service()) },
+		func() (bool, error) { return c.Host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
+		func() (bool, error) { return c.Host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
+		func() (bool, error) { return c.Host.ServiceApplier.ApplyIfChanged(ctx, p.Service()) },
 	} {
 		w, err := apply()
 		wrote += controller.Count(w)
@@ -45,14 +45,14 @@ func (c *Controller) realizeProxy(ctx context.Context, rs *operatorv1alpha1.Root
 			return wrote, err
 		}
 	}
-	current, err := c.host.Deployments.Deployments(rs.Namespace).Get(p.DeploymentName())
+	current, err := c.Host.Deployments.Deployments(rs.Namespace).Get(p.DeploymentName())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil
 	}
 	if err != nil {
 		return wrote, err
 	}
-	versions := c.host.MountedVersions(rs.Namespace, p.MountedSecrets())
+	versions := c.Host.MountedVersions(rs.Namespace, p.MountedSecrets())
 	if current == nil {
 		// Created before its Secrets, it would roll once per Secret issued; their events
 		// bring the RootShard back.
@@ -62,11 +62,11 @@ func (c *Controller) realizeProxy(ctx context.Context, rs *operatorv1alpha1.Root
 			}
 		}
 	}
-	if cm, err := c.host.ConfigMaps.ConfigMaps(rs.Namespace).Get(p.ConfigMapName()); err == nil {
+	if cm, err := c.Host.ConfigMaps.ConfigMaps(rs.Namespace).Get(p.ConfigMapName()); err == nil {
 		versions["configmap/"+cm.Name] = cm.ResourceVersion
 	} else if current == nil {
 		return wrote, nil
 	}
-	n, err := c.host.ApplyWorkload(ctx, p.Deployment(current, workload.SecretsHash(versions)))
+	n, err := c.Host.ApplyWorkload(ctx, p.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + n, err
 }

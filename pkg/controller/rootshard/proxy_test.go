@@ -26,44 +26,44 @@ func TestRootShardRealizesItsInternalFrontProxy(t *testing.T) {
 		"deployments":  {"root-proxy"},
 	} {
 		for _, name := range names {
-			_, exists, err := f.host.Caches[cache].GetByKey("team-a/" + name)
+			_, exists, err := f.Host.Caches[cache].GetByKey("team-a/" + name)
 			require.NoError(t, err)
 			assert.True(t, exists, "%s %s", cache, name)
 		}
 	}
-	obj, _, err := f.host.Caches["deployments"].GetByKey("team-a/root-proxy")
+	obj, _, err := f.Host.Caches["deployments"].GetByKey("team-a/root-proxy")
 	require.NoError(t, err)
 	d := obj.(*appsv1.Deployment)
 	assert.EqualValues(t, 2, *d.Spec.Replicas, "2 replicas without spec.proxy.replicas")
 	assert.Equal(t, "/kcp-front-proxy", d.Spec.Template.Spec.Containers[0].Command[0])
 
 	// spec.proxy shapes it, and nothing else changes.
-	rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	rs = rs.DeepCopy()
 	three := int32(3)
 	rs.Spec.Proxy = &operatorv1alpha1.RootShardProxySpec{ComponentSpec: operatorv1alpha1.ComponentSpec{Replicas: &three,
 		Logging: &operatorv1alpha1.LoggingSpec{Level: 4}}}
 	rs.Generation = 2
-	require.NoError(t, f.rootShards.Update(rs))
+	require.NoError(t, f.Caches.RootShards.Update(rs))
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	assert.Equal(t, []string{"Deployment root-proxy", "update rootshards/status"}, f.writes())
+	assert.Equal(t, []string{"Deployment root-proxy", "update rootshards/status"}, f.Writes())
 	f.hostCatchesUp(t)
-	obj, _, err = f.host.Caches["deployments"].GetByKey("team-a/root-proxy")
+	obj, _, err = f.Host.Caches["deployments"].GetByKey("team-a/root-proxy")
 	require.NoError(t, err)
 	d = obj.(*appsv1.Deployment)
 	assert.EqualValues(t, 3, *d.Spec.Replicas)
 	assert.Contains(t, d.Spec.Template.Spec.Containers[0].Args, "-v=4")
-	f.reset()
+	f.Reset()
 
 	// cert-manager renews the proxy's serving certificate: its Deployment rolls, the root
 	// shard's does not.
-	obj, exists, err := f.host.Caches["secrets"].GetByKey("team-a/root-proxy-server")
+	obj, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/root-proxy-server")
 	require.NoError(t, err)
 	require.True(t, exists)
 	renewed := obj.(*corev1.Secret).DeepCopy()
 	renewed.ResourceVersion = "2"
-	require.NoError(t, f.host.Caches["secrets"].Update(renewed))
+	require.NoError(t, f.Host.Caches["secrets"].Update(renewed))
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	assert.Equal(t, []string{"Deployment root-proxy"}, f.writes())
+	assert.Equal(t, []string{"Deployment root-proxy"}, f.Writes())
 }

@@ -19,7 +19,7 @@ import (
 func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles) ([]*corev1ac.SecretApplyConfiguration, error) {
 	cas := reference.RootShardCAs{KeyPairs: map[pki.CA]reference.KeyPair{}, Bundles: bundles}
 	for _, ca := range pki.IntermediateCAs {
-		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
@@ -30,13 +30,13 @@ func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootSh
 	}
 	if ref := rs.Spec.Certificates; ref != nil && ref.CASecretRef != nil {
 		// The user's root CA Secret is not labelled as ours, so it is read, not cached.
-		root, err := c.host.UsersCABundle(ctx, rs.Namespace, ref.CASecretRef)
+		root, err := c.Host.UsersCABundle(ctx, rs.Namespace, ref.CASecretRef)
 		if err != nil {
 			return nil, err
 		}
 		cas.RootCA = root
 	} else {
-		root, err := c.host.Secrets.Secrets(rs.Namespace).Get(kcp.RootCASecret(rs))
+		root, err := c.Host.Secrets.Secrets(rs.Namespace).Get(kcp.RootCASecret(rs))
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

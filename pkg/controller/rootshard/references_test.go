@@ -23,71 +23,71 @@ func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 	f.converge(t)
 
 	for _, r := range reference.RootShardReferences {
-		s := f.host.Secret(t, "team-a", r.Name("root"))
+		s := f.Host.Secret(t, "team-a", r.Name("root"))
 		assert.Equal(t, r.Type(), s.Type)
 		assert.Equal(t, string(r), s.Labels[reference.Label])
 		assert.Equal(t, "root", s.Labels[pki.OwnerLabel("rootshard")], "DeleteOwned removes it with the RootShard")
 		for _, ca := range r.KeyPairs() {
-			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.crt"], s.Data[reference.CertKey(ca)], "%s: %s", r, ca)
-			assert.Equal(t, f.host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.key"], s.Data[reference.KeyKey(ca)], "%s: %s", r, ca)
+			assert.Equal(t, f.Host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.crt"], s.Data[reference.CertKey(ca)], "%s: %s", r, ca)
+			assert.Equal(t, f.Host.Secret(t, "team-a", pki.CAName("root", ca)).Data["tls.key"], s.Data[reference.KeyKey(ca)], "%s: %s", r, ca)
 		}
 	}
-	assert.Equal(t, f.host.Secret(t, "team-a", "root-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.RootCAKey])
+	assert.Equal(t, f.Host.Secret(t, "team-a", "root-ca").Data["tls.crt"], f.Host.Secret(t, "team-a", "root-shard-join").Data[reference.RootCAKey])
 
 	// cert-manager rotates the etcd peer CA: only the shard-join Secret holds it.
 	rotate(t, f, pki.EtcdPeerCA)
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	writes := f.writes()
+	writes := f.Writes()
 	assert.Contains(t, writes, "Secret root-shard-join")
 	assert.NotContains(t, writes, "Secret root-front-proxy-join")
 	assert.NotContains(t, writes, "Secret root-kubeconfig-issuer")
-	assert.Equal(t, f.host.Secret(t, "team-a", "root-etcd-peer-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-shard-join").Data["etcd-peer-ca.key"])
+	assert.Equal(t, f.Host.Secret(t, "team-a", "root-etcd-peer-ca").Data["tls.key"], f.Host.Secret(t, "team-a", "root-shard-join").Data["etcd-peer-ca.key"])
 	f.hostCatchesUp(t)
-	f.reset()
+	f.Reset()
 
 	// And the front-proxy-client CA: the kubeconfig issuer's key pair, and the client CA
 	// bundle the joining shards and front proxies trust.
 	rotate(t, f, pki.FrontProxyClientCA)
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	writes = f.writes()
+	writes = f.Writes()
 	for _, r := range reference.RootShardReferences {
 		assert.Contains(t, writes, "Secret "+r.Name("root"))
 	}
-	assert.Equal(t, f.host.Secret(t, "team-a", "root-front-proxy-client-ca").Data["tls.key"], f.host.Secret(t, "team-a", "root-kubeconfig-issuer").Data["front-proxy-client-ca.key"])
-	assert.Equal(t, f.host.Secret(t, "team-a", "root-merged-client-ca").Data["tls.crt"], f.host.Secret(t, "team-a", "root-shard-join").Data[reference.ClientCABundleKey])
+	assert.Equal(t, f.Host.Secret(t, "team-a", "root-front-proxy-client-ca").Data["tls.key"], f.Host.Secret(t, "team-a", "root-kubeconfig-issuer").Data["front-proxy-client-ca.key"])
+	assert.Equal(t, f.Host.Secret(t, "team-a", "root-merged-client-ca").Data["tls.crt"], f.Host.Secret(t, "team-a", "root-shard-join").Data[reference.ClientCABundleKey])
 }
 
 // rotate plays cert-manager renewing a CA with a new key.
 func rotate(t *testing.T, f *fixture, ca pki.CA) {
 	t.Helper()
-	s := f.host.Secret(t, "team-a", pki.CAName("root", ca)).DeepCopy()
+	s := f.Host.Secret(t, "team-a", pki.CAName("root", ca)).DeepCopy()
 	s.ResourceVersion = "2"
 	s.Data = map[string][]byte{
 		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("rotated " + s.Name)}),
 		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("rotated " + s.Name)}),
 	}
-	require.NoError(t, f.host.Caches["secrets"].Update(s))
+	require.NoError(t, f.Host.Caches["secrets"].Update(s))
 }
 
 func TestNoReferenceSecretBeforeTheCAsAreIssued(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	for range 3 {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-		rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+		rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 		require.NoError(t, err)
-		require.NoError(t, f.rootShards.Update(rs)) // the finalizer, without cert-manager
+		require.NoError(t, f.Caches.RootShards.Update(rs)) // the finalizer, without cert-manager
 	}
-	require.Contains(t, f.writes(), "Certificate root-etcd-client-ca", "the RootShard was realized as far as it could be")
-	for _, w := range f.writes() {
+	require.Contains(t, f.Writes(), "Certificate root-etcd-client-ca", "the RootShard was realized as far as it could be")
+	for _, w := range f.Writes() {
 		assert.NotContains(t, []string{"Secret root-shard-join", "Secret root-front-proxy-join", "Secret root-kubeconfig-issuer"}, w)
 	}
 
 	// Every CA but one is issued: still none.
-	f.host.CatchUp(t)
-	require.NoError(t, f.host.Caches["secrets"].Delete(f.host.Secret(t, "team-a", "root-etcd-client-ca")))
-	f.reset()
+	f.Host.CatchUp(t)
+	require.NoError(t, f.Host.Caches["secrets"].Delete(f.Host.Secret(t, "team-a", "root-etcd-client-ca")))
+	f.Reset()
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	assert.NotContains(t, f.writes(), "Secret root-shard-join")
+	assert.NotContains(t, f.Writes(), "Secret root-shard-join")
 }
 
 // A RootShard whose root CA is the user's (caSecretRef) hands on that CA's certificate, and
@@ -97,13 +97,13 @@ func TestReferenceSecretsOfAUsersRootCA(t *testing.T) {
 	rs.Spec.Certificates = &operatorv1alpha1.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "corp-ca"}}
 	f := newFixture(t, rs)
 	users := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("corp-ca")})
-	_, err := f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+	_, err := f.Host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "corp-ca", Namespace: "team-a"},
 		Data:       map[string][]byte{"tls.crt": users, "tls.key": []byte("the user's root key")},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	f.converge(t)
-	shardJoin := f.host.Secret(t, "team-a", "root-shard-join")
+	shardJoin := f.Host.Secret(t, "team-a", "root-shard-join")
 	assert.Equal(t, users, shardJoin.Data[reference.RootCAKey])
 	for k, v := range shardJoin.Data {
 		assert.NotContains(t, string(v), "the user's root key", k)
@@ -114,12 +114,12 @@ func TestReferenceSecretsOfAUsersRootCA(t *testing.T) {
 func TestReferenceSecretsStayOutOfStatusAndEvents(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	events := record.NewFakeRecorder(1000)
-	f.c.recorder = events
+	f.c.Recorder = events
 	f.converge(t)
 	rotate(t, f, pki.ServerCA)
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 
-	rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
+	rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 	require.NoError(t, err)
 	status, err := json.Marshal(rs.Status)
 	require.NoError(t, err)
@@ -131,6 +131,6 @@ func TestReferenceSecretsStayOutOfStatusAndEvents(t *testing.T) {
 		assert.NotContains(t, text, "PRIVATE KEY")
 		assert.NotContains(t, text, "BEGIN")
 	}
-	require.True(t, slices.ContainsFunc(f.writes(), func(w string) bool { return strings.HasPrefix(w, "Secret root-shard-join") }),
+	require.True(t, slices.ContainsFunc(f.Writes(), func(w string) bool { return strings.HasPrefix(w, "Secret root-shard-join") }),
 		"the rotation was applied, so the check above looked at a write")
 }

@@ -28,12 +28,12 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	status := *rs.Status.DeepCopy()
 	status.ObservedGeneration = rs.Generation
 
-	controller.SetCertificatesReady(&status.Conditions, rs.Generation, len(desired.Certificates), c.host.PendingCertificates(desired.Certificates))
+	controller.SetCertificatesReady(&status.Conditions, rs.Generation, len(desired.Certificates), c.Host.PendingCertificates(desired.Certificates))
 
 	if cacheErr != nil {
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, cacheErr.Reason, cacheErr.Message)
 	} else if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
-		if _, err := c.cacheServers.CacheServers(rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
+		if _, err := c.CacheServers.CacheServers(rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
 			setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", ref.Reference.Name, rs.Namespace))
 		} else {
@@ -43,11 +43,11 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, ReasonReferencesFound, "every referenced object exists")
 	}
 
-	available, reason, message := c.host.ShardAvailable(rootshard.Shard(rs))
+	available, reason, message := c.Host.ShardAvailable(rootshard.Shard(rs))
 	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil
-	for _, s := range c.indexes.ShardsOf(rs.Namespace, rs.Name) {
+	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
 		status.Shards = append(status.Shards, operatorv1alpha1.ShardReference{Name: s.Name})
 	}
 	sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })

@@ -23,37 +23,7 @@ import (
 
 // sync brings the host cluster in line with one RootShard and reports back in its status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	l := c.lifecycle()
-	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
-}
-
-// lifecycle is the RootShard's finalizer, status and deletion. The namespace bootstrap PKI
-// goes with the last object that uses it.
-func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus] {
-	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
-	return controller.Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: rootshard.Kind, Noun: "root shard", Finalizer: Finalizer,
-		Get: func(ns, name string) (*operatorv1alpha1.RootShard, error) {
-			return c.rootShards.RootShards(ns).Get(name)
-		},
-		Update: func(ctx context.Context, rs *operatorv1alpha1.RootShard) (*operatorv1alpha1.RootShard, error) {
-			return c.client.OperatorV1alpha1().RootShards(rs.Namespace).Update(ctx, rs, opts)
-		},
-		UpdateStatus: func(ctx context.Context, rs *operatorv1alpha1.RootShard) (*operatorv1alpha1.RootShard, error) {
-			return c.client.OperatorV1alpha1().RootShards(rs.Namespace).UpdateStatus(ctx, rs, opts)
-		},
-		Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
-		Common: func(s *operatorv1alpha1.RootShardStatus) controller.Common {
-			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
-		},
-		Cleanup: func(ctx context.Context, rs *operatorv1alpha1.RootShard) error {
-			if rs.Spec.Certificates != nil {
-				return nil
-			}
-			return c.bootstrap().Release(ctx, rs.Namespace, rootshard.Kind, rs.Name)
-		},
-		Host: c.host, Recorder: c.recorder,
-	}
+	return c.Reconciling(ctx, key, c.reconcile)
 }
 
 // reconcile realizes a RootShard and observes the result.
@@ -62,39 +32,33 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.
 	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
-	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.virtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}
-	l := c.lifecycle()
 	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
 	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
-	cache, cacheErr := c.host.CacheKubeconfig(ctx, rootshard.Shard(rs))
+	cache, cacheErr := c.Host.CacheKubeconfig(ctx, rootshard.Shard(rs))
 	var refErr *reference.Error
 	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
 		return cacheErr
 	}
 	wrote, err := c.realize(ctx, rs, desired, cache, controller.VirtualWorkspaceEndpoint(vw))
-	l.Applied(rs, wrote, err)
+	c.Applied(rs, wrote, err)
 	if err != nil {
 		return err
 	}
 	*status = c.observe(rs, desired, refErr)
 	if vwReason != "" {
-		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
+		c.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
 	}
 	// After the host side, which kcp's answer never holds up.
-	l.ObserveKcp(ctx, rs, status, c.loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
+	c.ObserveKcp(ctx, rs, status, c.Loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
 		func(ctx context.Context) controller.KcpResult {
-			return controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, "") })
+			return controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
 		})
-	l.ObserveManagedEtcd(ctx, rs, status, c.loop, rootshard.Etcd(rs))
+	c.ObserveManagedEtcd(ctx, rs, status, c.Loop, rootshard.Etcd(rs))
 	return nil
-}
-
-// bootstrap is the namespace bootstrap PKI as this controller sees its users.
-func (c *Controller) bootstrap() controller.Bootstrap {
-	return controller.Bootstrap{Host: c.host, Indexes: c.indexes}
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
@@ -103,12 +67,12 @@ func (c *Controller) bootstrap() controller.Bootstrap {
 // objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI,
 	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
-	wrote, err := c.host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
+	wrote, err := c.Host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
 	if err != nil {
 		return wrote, err
 	}
 	if cache != nil {
-		w, err := c.host.SecretApplier.ApplyIfChanged(ctx, cache)
+		w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, cache)
 		wrote += controller.Count(w)
 		if err != nil {
 			return wrote, err
@@ -125,7 +89,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		if err != nil {
 			return wrote, err
 		}
-		w, err := c.host.ApplyBundles(ctx, append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...)...)
+		w, err := c.Host.ApplyBundles(ctx, append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...)...)
 		wrote += w
 		if err != nil {
 			return wrote, err
@@ -138,8 +102,8 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	}
 	k := rootshard.Shard(rs)
 	k.VirtualWorkspace = vw
-	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
-	n, err = c.host.RealizeShard(ctx, k)
+	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
+	n, err = c.Host.RealizeShard(ctx, k)
 	wrote += n
 	if err != nil {
 		return wrote, err
@@ -153,7 +117,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
 	var b rootshard.CABundles
 	for ca, dst := range map[pki.CA]*[]byte{pki.ServerCA: &b.ServerCA, pki.ClientCA: &b.ClientCA, pki.FrontProxyClientCA: &b.FrontProxyClientCA} {
-		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
 		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
 			return b, false, nil
 		}
@@ -171,7 +135,7 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		if ref == nil {
 			continue
 		}
-		s, err := c.host.Kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		s, err := c.Host.Kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err != nil {
 			return b, false, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
 		}
@@ -186,7 +150,7 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 func (c *Controller) applyEtcdTrust(ctx context.Context, rs *operatorv1alpha1.RootShard) (int, error) {
 	var cas [2][]byte
 	for i, ca := range []pki.CA{pki.EtcdClientCA, pki.EtcdPeerCA} {
-		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
 		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
 			return 0, nil
 		}
@@ -199,7 +163,7 @@ func (c *Controller) applyEtcdTrust(ctx context.Context, rs *operatorv1alpha1.Ro
 	}
 	wrote := 0
 	for _, secret := range rootshard.EtcdTrust(rs, cas[0], cas[1]) {
-		w, err := c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+		w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, secret)
 		if err != nil {
 			return wrote, err
 		}

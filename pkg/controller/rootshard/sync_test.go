@@ -7,51 +7,29 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
 
 // fixture is a RootShard Controller over a fake host and hand-fed caches: a unit test of
 // sync alone.
 type fixture struct {
-	c          *Controller
-	ours       *opfake.Clientset
-	host       *controllertest.Host
-	rootShards cache.Indexer
+	*controllertest.Fixture[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
+	c *Controller
 }
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
-	f := &fixture{ours: opfake.NewSimpleClientset(rs.DeepCopy()), host: controllertest.NewHost(t), rootShards: controllertest.NewCache()}
-	require.NoError(t, f.rootShards.Add(rs.DeepCopy()))
-	shards, cacheServers := controllertest.NewCache(), controllertest.NewCache()
-	f.c = &Controller{
-		client: f.ours, rootShards: listers.NewRootShardLister(f.rootShards), shards: listers.NewShardLister(shards),
-		cacheServers: listers.NewCacheServerLister(cacheServers),
-		indexes:      controller.Indexes{RootShards: f.rootShards, Shards: shards, CacheServers: cacheServers}, host: f.host.Host, recorder: record.NewFakeRecorder(1000),
-	}
+	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, rs)}
+	f.c = newController(f.Base)
 	return f
 }
 
 // hostCatchesUp lets the host catch up, and the RootShard's cache hold what the controller
 // wrote to it.
 func (f *fixture) hostCatchesUp(t *testing.T) {
-	f.host.CatchUp(t)
-	rs, err := f.ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, f.rootShards.Update(rs))
-}
-
-func (f *fixture) writes() []string { return f.host.Writes(f.ours.Actions()) }
-
-func (f *fixture) reset() {
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.CatchUp(t)
+	f.Stored(t, "team-a", "root")
 }
 
 // converge syncs until the RootShard is Running, as the host catches up in between.
@@ -60,10 +38,10 @@ func (f *fixture) converge(t *testing.T) {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	require.Equal(t, operatorv1alpha1.PhaseRunning, rs.Status.Phase, "conditions: %+v", rs.Status.Conditions)
-	f.reset()
+	f.Reset()
 }
 
 func testRootShard() *operatorv1alpha1.RootShard {
@@ -82,25 +60,25 @@ func TestResyncOfARealizedRootShardWritesNothing(t *testing.T) {
 	f.converge(t)
 
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	assert.Empty(t, f.writes(), "a resync of an unchanged, realized RootShard must not write")
+	assert.Empty(t, f.Writes(), "a resync of an unchanged, realized RootShard must not write")
 }
 
 func TestFirstSyncAddsTheFinalizerOnly(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
-	assert.Equal(t, []string{"update rootshards/"}, f.writes())
+	assert.Equal(t, []string{"update rootshards/"}, f.Writes())
 }
 
 func TestChangedSpecReappliesOnlyWhatChanged(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	f.converge(t)
 
-	rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	rs = rs.DeepCopy()
 	rs.Spec.External.Hostname = "other.example.com"
 	rs.Generation = 2
-	require.NoError(t, f.rootShards.Update(rs))
+	require.NoError(t, f.Caches.RootShards.Update(rs))
 
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 	assert.ElementsMatch(t, []string{
@@ -111,7 +89,7 @@ func TestChangedSpecReappliesOnlyWhatChanged(t *testing.T) {
 		"Secret root-front-proxy-join",
 		"Secret root-kubeconfig-issuer",
 		"update rootshards/status", // observedGeneration
-	}, f.writes())
+	}, f.Writes())
 }
 
 // ExternalLogicalClusterAdminKubeconfig is the suffix of that kubeconfig Secret's name.
@@ -124,14 +102,14 @@ func TestMountedSecretChangeRollsTheDeployment(t *testing.T) {
 	f.converge(t)
 
 	// cert-manager renews the server certificate: its Secret gets a new resource version.
-	obj, exists, err := f.host.Caches["secrets"].GetByKey("team-a/root-server")
+	obj, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/root-server")
 	require.NoError(t, err)
 	require.True(t, exists)
 	renewed := obj.(*corev1.Secret).DeepCopy()
 	renewed.ResourceVersion = "2"
-	require.NoError(t, f.host.Caches["secrets"].Update(renewed))
+	require.NoError(t, f.Host.Caches["secrets"].Update(renewed))
 
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 	// The new pod template rolls the pods, so the RootShard is not Available meanwhile.
-	assert.Equal(t, []string{"Deployment root-kcp", "update rootshards/status"}, f.writes())
+	assert.Equal(t, []string{"Deployment root-kcp", "update rootshards/status"}, f.Writes())
 }

@@ -37,7 +37,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 	userSecret := ct.HostObject("partner-ca", nil)
 	ourSecret := ct.HostObject("partner-ca", map[string]string{pki.LabelManagedBy: pki.ManagedBy})
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a RootShard added", Event: ct.Event{Source: "RootShard", Type: ct.Added, Obj: root}, Want: []string{"team-a/root"}},
 		{Name: "a RootShard updated", Event: ct.Event{Source: "RootShard", Type: ct.Updated, Obj: root}, Want: []string{"team-a/root"}},
 		{Name: "a RootShard deleted, seen late", Event: ct.Event{Source: "RootShard", Type: ct.DeletedUnknown, Obj: root}, Want: []string{"team-a/root"}},
@@ -91,7 +91,7 @@ func TestCopiesEnqueueTheRootShardsNamingThem(t *testing.T) {
 		return ct.Event{Source: string(ct.ReferenceCopies), Type: typ, Obj: ct.ReferenceCopy(namespace, name, reference.CacheClient)}
 	}
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a copy added", Event: copyOf(ct.Added, "team-a", "cache-cache-client"), Want: []string{"team-a/root"}},
 		{Name: "a copy updated", Event: copyOf(ct.Updated, "team-a", "other-cache-client"), Want: []string{"team-a/other"}},
 		{Name: "a copy deleted, seen late", Event: copyOf(ct.DeletedUnknown, "team-a", "cache-cache-client"), Want: []string{"team-a/root"}},

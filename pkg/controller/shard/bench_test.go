@@ -28,7 +28,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 		c, inf := setups(b, n)
 		referencing := c.watches(inf).Referencing
 		listed := func(match func(*operatorv1alpha1.Shard) bool) []string {
-			all, err := c.shards.Shards("team-a").List(labels.Everything())
+			all, err := c.Shards.Shards("team-a").List(labels.Everything())
 			require.NoError(b, err)
 			var keys []string
 			for _, s := range all {
@@ -52,7 +52,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 			}, func() []string { return referencing("team-a", "root-1-shard-join") }},
 			{"UsersSecret", func() []string {
 				return listed(func(s *operatorv1alpha1.Shard) bool {
-					rs, err := c.rootShards.RootShards("team-a").Get(rootShardName(s))
+					rs, err := c.RootShards.RootShards("team-a").Get(rootShardName(s))
 					if s.Spec.RootShard.SecretRef != nil {
 						rs, err = reference.JoinedRootShard(shard.Kind, "team-a", s.Name), nil
 					}

@@ -17,14 +17,14 @@ import (
 // withCacheCopy gives shard-1 a spec.cache.secretRef to the copy of kcp-system/cache's
 // cache-client Secret in team-a.
 func (f *fixture) withCacheCopy(t *testing.T) *operatorv1alpha1.Shard {
-	s, err := f.c.shards.Shards("team-a").Get("shard-1")
+	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.Cache = &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: "cache-cache-client"}}
-	require.NoError(t, f.shards.Update(s))
-	_, err = f.ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
+	require.NoError(t, f.Caches.Shards.Update(s))
+	_, err = f.Ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	f.ours.ClearActions()
+	f.Ours.ClearActions()
 	return s
 }
 
@@ -39,23 +39,23 @@ func TestShardUsesItsCacheCopy(t *testing.T) {
 			if joined {
 				j := newJoinedFixture(t)
 				f, in = j.fixture, j.in
-				f.host.PutReference(t, in.Copies[reference.ShardJoin])
+				f.Host.PutReference(t, in.Copies[reference.ShardJoin])
 			} else {
 				f = newFixture(t)
 				f.addRootShard(t)
 			}
 			s := f.withCacheCopy(t)
-			f.host.PutReference(t, in.Copies[reference.CacheClient])
+			f.Host.PutReference(t, in.Copies[reference.CacheClient])
 			for range 4 {
 				s = f.sync(t)
-				f.host.CatchUp(t)
+				f.Host.CatchUp(t)
 			}
 			s = f.sync(t)
 			assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 			assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status)
 			name := shard.Shard(s, reference.JoinedRootShard(shard.Kind, "team-a", "shard-1")).CacheKubeconfig()
 			assert.Equal(t, "shard-1-shard-kcp-cache-kubeconfig", name)
-			in.AssertCacheKubeconfig(t, f.host, shard.Kind, "shard-1", name)
+			in.AssertCacheKubeconfig(t, f.Host, shard.Kind, "shard-1", name)
 		})
 	}
 }
@@ -67,11 +67,11 @@ func TestShardWithAnUnusableCacheCopySaysSo(t *testing.T) {
 	f.addRootShard(t)
 	f.withCacheCopy(t)
 	in := controllertest.NewInstallation(t)
-	f.host.PutReference(t, in.CopyAs(reference.FrontProxyJoin, "cache-cache-client"))
+	f.Host.PutReference(t, in.CopyAs(reference.FrontProxyJoin, "cache-cache-client"))
 
 	s := f.sync(t)
 	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
-	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()))
+	assert.Equal(t, []string{"update shards/status"}, f.Host.Writes(f.Ours.Actions()))
 	in.AssertNoKeyMaterial(t, s.Status.Conditions, nil)
 }
 
@@ -83,16 +83,16 @@ func TestShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 	f.addRootShard(t)
 	f.withCacheCopy(t)
 	in := controllertest.NewInstallation(t)
-	f.host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
+	f.Host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
 
 	s := f.sync(t)
 	controllertest.AssertReferenceNotLabelled(t, s.Status.Conditions, "cache-cache-client", reference.CacheClient)
-	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()))
+	assert.Equal(t, []string{"update shards/status"}, f.Host.Writes(f.Ours.Actions()))
 
-	f.host.PutReference(t, in.Copies[reference.CacheClient])
+	f.Host.PutReference(t, in.Copies[reference.CacheClient])
 	for range 4 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
 	s = f.sync(t)
 	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status, "conditions: %+v", s.Status.Conditions)

@@ -4,16 +4,16 @@
 package shard
 
 import (
-	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -24,49 +24,46 @@ import (
 // Finalizer keeps a Shard until what the controller created for it is gone.
 const Finalizer = "operator.kcp.io/shard-cleanup"
 
+// Kind is the Shard to the shared controller code.
+var Kind = controller.Kind[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]{
+	Name: shard.Kind, Noun: "shard", Finalizer: Finalizer,
+	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.Shards().Informer() },
+	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.Shard] {
+		return l.Shards.Shards(ns)
+	},
+	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.Shard] {
+		return c.OperatorV1alpha1().Shards(ns)
+	},
+	Status: func(s *operatorv1alpha1.Shard) *operatorv1alpha1.ShardStatus { return &s.Status },
+	Common: func(s *operatorv1alpha1.ShardStatus) controller.Common {
+		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+	},
+}
+
 // Controller reconciles Shards.
 type Controller struct {
-	loop *controller.Loop
-
-	client       clientset.Interface
-	shards       listers.ShardLister
-	rootShards   listers.RootShardLister
-	cacheServers listers.CacheServerLister
-	// virtualWorkspaces serve the Shards that name one.
-	virtualWorkspaces listers.VirtualWorkspaceLister
-	// indexes answer which Shards an event concerns.
-	indexes  controller.Indexes
-	host     *controller.Host
-	recorder record.EventRecorder
+	*controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
-	ops := inf.Ours.Operator().V1alpha1()
-	indexes, err := inf.AddIndexes()
-	if err != nil {
-		return nil, err
-	}
-	c := &Controller{
-		client:            client,
-		indexes:           indexes,
-		shards:            ops.Shards().Lister(),
-		rootShards:        ops.RootShards().Lister(),
-		cacheServers:      ops.CacheServers().Lister(),
-		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
-		host:              host,
-		recorder:          recorder,
-	}
-	c.loop = controller.NewLoop(shard.Kind, c.sync)
-	return c, c.watches(inf).Register(c.loop, host, inf)
+	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
+	return c, c.Watch(inf, c.sync, c.watches)
+}
+
+// newController is the controller of base. A Shard being deleted is first deregistered from
+// its root shard's kcp (deregister).
+func newController(base *controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]) *Controller {
+	c := &Controller{Base: base}
+	c.Release = c.deregister
+	return c
 }
 
 // watches are what a Shard's reconcile reads.
 func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	ops := inf.Ours.Operator().V1alpha1()
 	return controller.Watches{
-		Own: ops.Shards().Informer(),
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys its siblings verify.
 			{Informer: ops.Shards().Informer(), Keys: c.siblings, Membership: true},
@@ -79,7 +76,7 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		// A copy of a shard-join or cache-client Secret appearing or changing (a CA rotated
 		// and copied again) re-realizes the Shards that name it.
 		Referencing: func(namespace, name string) []string {
-			return controller.Keys(c.indexes.Shards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
+			return controller.Keys(c.Indexes.Shards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
 		},
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
@@ -89,18 +86,13 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	}
 }
 
-// Run reconciles with workers until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers)
-}
-
 // owners are the Shards a host object concerns: its owner, or every Shard of its RootShard.
 func (c *Controller) owners(m metav1.Object) []string {
 	if name := m.GetLabels()[pki.OwnerLabel(shard.Kind)]; name != "" {
 		keys := []string{m.GetNamespace() + "/" + name}
 		// A Shard's service-account key is verified by its siblings too.
 		if controller.ShardServiceAccountSecret(m, shard.Kind) != "" {
-			if s, err := c.shards.Shards(m.GetNamespace()).Get(name); err == nil {
+			if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
 				keys = append(keys, c.siblings(s)...)
 			}
 		}
@@ -119,15 +111,15 @@ func (c *Controller) owners(m metav1.Object) []string {
 // shardsOf are the keys of the Shards of a RootShard, or of every Shard when rootShard is "".
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
 	if rootShard == "" {
-		return controller.InNamespace(c.indexes.Shards, namespace)
+		return controller.InNamespace(c.Indexes.Shards, namespace)
 	}
-	return c.indexes.ShardKeysOf(namespace, rootShard)
+	return c.Indexes.ShardKeysOf(namespace, rootShard)
 }
 
 // namingVirtualWorkspace are the Shards that name a VirtualWorkspace in
 // spec.kcpVirtualWorkspace.
 func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
-	return controller.Keys(c.indexes.Shards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
+	return controller.Keys(c.Indexes.Shards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
 }
 
 // siblings are the keys of the other Shards of a Shard's RootShard.
@@ -146,12 +138,12 @@ func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRo
 // spec names it and those of the RootShards whose spec does.
 func (c *Controller) mounting(namespace, name string) []string {
 	value := controller.IndexValue(namespace, name)
-	candidates := controller.Indexed[*operatorv1alpha1.Shard](c.indexes.Shards, controller.UsersSecretIndex, value)
-	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.indexes.RootShards, controller.UsersSecretIndex, value) {
-		candidates = append(candidates, c.indexes.ShardsOf(namespace, rs.Name)...)
+	candidates := controller.Indexed[*operatorv1alpha1.Shard](c.Indexes.Shards, controller.UsersSecretIndex, value)
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.Indexes.RootShards, controller.UsersSecretIndex, value) {
+		candidates = append(candidates, c.Indexes.ShardsOf(namespace, rs.Name)...)
 	}
 	return controller.Matching(candidates, func(s *operatorv1alpha1.Shard) bool {
-		rs, err := c.rootShards.RootShards(namespace).Get(rootShardName(s))
+		rs, err := c.RootShards.RootShards(namespace).Get(rootShardName(s))
 		if s.Spec.RootShard.SecretRef != nil {
 			// Names alone: what the pods mount does not depend on the copy's content.
 			rs, err = reference.JoinedRootShard(shard.Kind, namespace, s.Name), nil

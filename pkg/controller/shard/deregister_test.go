@@ -20,24 +20,24 @@ const kcpShardPath = "/rootshards/root/clusters/root/apis/core.kcp.io/v1alpha1/s
 
 // deleteShard marks shard-1 as being deleted, and changes it first.
 func (k *kcpFixture) deleteShard(t *testing.T, change func(s *operatorv1alpha1.Shard)) {
-	s, err := k.c.shards.Shards("team-a").Get("shard-1")
+	s, err := k.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	if change != nil {
 		change(s)
 	}
-	require.NoError(t, k.shards.Update(s))
+	require.NoError(t, k.Caches.Shards.Update(s))
 }
 
 // hostDeletes are the deletions made in the host cluster so far.
 func (k *kcpFixture) hostDeletes() []string {
-	return slices.DeleteFunc(k.host.Writes(), func(w string) bool { return !strings.HasPrefix(w, "delete") })
+	return slices.DeleteFunc(k.Host.Writes(), func(w string) bool { return !strings.HasPrefix(w, "delete") })
 }
 
 // finalizerRemoved says whether the last write to the Shard let it go.
 func (k *kcpFixture) finalizerRemoved(t *testing.T) bool {
-	s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	s, err := k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	return !slices.Contains(s.Finalizers, Finalizer)
 }
@@ -117,14 +117,14 @@ func TestDeletedShardWaitsForKcp(t *testing.T) {
 			k.deleteShard(t, nil)
 
 			for i := range 2 {
-				k.ours.ClearActions()
+				k.Ours.ClearActions()
 				require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"), "retried with backoff")
 				if i > 0 {
-					assert.Empty(t, k.host.Writes(k.ours.Actions()), "the same failure again writes nothing, which would requeue past the backoff")
+					assert.Empty(t, k.Host.Writes(k.Ours.Actions()), "the same failure again writes nothing, which would requeue past the backoff")
 				}
-				s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+				s, err := k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 				require.NoError(t, err)
-				require.NoError(t, k.shards.Update(s))
+				require.NoError(t, k.Caches.Shards.Update(s))
 				assert.Equal(t, operatorv1alpha1.PhaseDeleting, s.Status.Phase)
 				c := condition(s, operatorv1alpha1.ConditionDeregistered)
 				assert.Equal(t, metav1.ConditionFalse, c.Status)
@@ -162,24 +162,24 @@ func TestDeletedShardLetGoWithoutKcp(t *testing.T) {
 			})
 		}, "the Shard has the annotation " + operatorv1alpha1.AnnotationSkipKcpCleanup},
 		{"RootShard missing", func(t *testing.T, k *kcpFixture) {
-			require.NoError(t, k.rootShards.Delete(k.rootShard(t)))
+			require.NoError(t, k.Caches.RootShards.Delete(k.rootShard(t)))
 			k.deleteShard(t, nil)
 		}, `the RootShard "root" does not exist`},
 		{"namespace being deleted, kcp down", func(t *testing.T, k *kcpFixture) {
-			_, err := k.host.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
+			_, err := k.Host.Kube.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{
 				ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
 			k.deleteShard(t, nil)
 		}, "namespace team-a is being deleted, and its RootShard and kcp with it"},
 		{"no kcp dialer", func(t *testing.T, k *kcpFixture) {
-			k.host.NoKcpDialer = true
+			k.Host.NoKcpDialer = true
 			k.deleteShard(t, nil)
 		}, "no kcp can be reached from it (--kcp-dialer=none)"},
 		{"RootShard being deleted, its kcp gone", func(t *testing.T, k *kcpFixture) {
 			rs := k.rootShard(t).DeepCopy()
 			rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-			require.NoError(t, k.rootShards.Update(rs))
+			require.NoError(t, k.Caches.RootShards.Update(rs))
 			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
 			k.deleteShard(t, nil)
 		}, `the RootShard "root" is being deleted, and deleting kcp's Shard "shard-1" from the root workspace: kcp cannot be reached`},
@@ -205,7 +205,7 @@ func TestDeletedShardOfADeletingRootShardIsDeregisteredWhileItsKcpAnswers(t *tes
 	k := newKcpFixture(t, time.Hour)
 	rs := k.rootShard(t).DeepCopy()
 	rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	require.NoError(t, k.rootShards.Update(rs))
+	require.NoError(t, k.Caches.RootShards.Update(rs))
 	k.deleteShard(t, nil)
 	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
 	assert.NotContains(t, k.kcp.Shards, "shard-1")
@@ -220,16 +220,16 @@ func TestDeregistrationFailingAnotherWayWritesNothing(t *testing.T) {
 	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
 	k.deleteShard(t, nil)
 	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
-	s, err := k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	s, err := k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
-	require.NoError(t, k.shards.Update(s))
+	require.NoError(t, k.Caches.Shards.Update(s))
 	first := condition(s, operatorv1alpha1.ConditionDeregistered)
 
 	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.Status = false, http.StatusServiceUnavailable })
-	k.ours.ClearActions()
+	k.Ours.ClearActions()
 	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
-	assert.Empty(t, k.host.Writes(k.ours.Actions()))
-	s, err = k.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	assert.Empty(t, k.Host.Writes(k.Ours.Actions()))
+	s, err = k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, first, condition(s, operatorv1alpha1.ConditionDeregistered))
 }

@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -25,22 +24,20 @@ import (
 // shard-join Secret, named root-shard-join in team-a; no RootShard exists in team-a.
 type joinedFixture struct {
 	*fixture
-	in     *controllertest.Installation
-	events *record.FakeRecorder
+	in *controllertest.Installation
 }
 
 func newJoinedFixture(t *testing.T) *joinedFixture {
 	f := newFixture(t)
-	s, err := f.c.shards.Shards("team-a").Get("shard-1")
+	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.RootShard = operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}
-	require.NoError(t, f.shards.Update(s))
-	_, err = f.ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
+	require.NoError(t, f.Caches.Shards.Update(s))
+	_, err = f.Ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	f.ours.ClearActions()
-	j := &joinedFixture{fixture: f, in: controllertest.NewInstallation(t), events: record.NewFakeRecorder(1000)}
-	f.c.recorder = j.events
+	f.Ours.ClearActions()
+	j := &joinedFixture{fixture: f, in: controllertest.NewInstallation(t)}
 	return j
 }
 
@@ -48,12 +45,12 @@ func newJoinedFixture(t *testing.T) *joinedFixture {
 func (j *joinedFixture) converge(t *testing.T) *operatorv1alpha1.Shard {
 	for range 4 {
 		j.sync(t)
-		j.host.CatchUp(t)
+		j.Host.CatchUp(t)
 	}
 	return j.sync(t)
 }
 
-func (j *joinedFixture) drainEvents() []string { return controllertest.Events(j.events) }
+func (j *joinedFixture) drainEvents() []string { return controllertest.Events(j.Events) }
 
 // TestJoinedShardIsRealizedFromItsCopy: a Shard joined by a copy of shard-join writes local
 // copies of the RootShard's CAs behind local Issuers, issues its certificates from them,
@@ -61,12 +58,12 @@ func (j *joinedFixture) drainEvents() []string { return controllertest.Events(j.
 // kcp.
 func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	// A kcp stand-in: the server has no identity toward the joined root shard's kcp, so it
 	// must not ask it anything.
 	k := controllertest.NewKcp(t)
 	health := controller.NewKcpHealth(time.Hour)
-	j.host.Kcp, j.host.KcpHealth = k, health
+	j.Host.Kcp, j.Host.KcpHealth = k, health
 
 	j.converge(t)
 	health.Wait()
@@ -79,17 +76,17 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 	assert.Empty(t, condition(s, operatorv1alpha1.ConditionKcpReady).Type, "no KcpReady for a joined Shard")
 	assert.Empty(t, k.Requests(), "kcp is not asked about a joined Shard")
 
-	j.in.AssertJoined(t, j.host, shard.Kind, "shard-1", reference.ShardJoin)
+	j.in.AssertJoined(t, j.Host, shard.Kind, "shard-1", reference.ShardJoin)
 	for _, name := range []string{"root-ca", "root-merged-client-ca", "root-merged-ca-bundle"} {
-		_, exists, err := j.host.Caches["secrets"].GetByKey("team-a/" + name)
+		_, exists, err := j.Host.Caches["secrets"].GetByKey("team-a/" + name)
 		require.NoError(t, err)
 		assert.False(t, exists, "nothing is written under the real RootShard's names: %s", name)
 	}
 
 	// The root shard at the copy's root-shard-url.
-	controllertest.AssertKubeconfigServer(t, j.host.Secret(t, "team-a", shard.ClientKubeconfigName(s)), controllertest.InstallationRootShardURL)
+	controllertest.AssertKubeconfigServer(t, j.Host.Secret(t, "team-a", shard.ClientKubeconfigName(s)), controllertest.InstallationRootShardURL)
 
-	deployments := j.host.Caches["deployments"].List()
+	deployments := j.Host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
 	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(shard.Kind, "shard-1", reference.ShardJoin))
 }
@@ -101,16 +98,16 @@ func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 	s := j.sync(t)
 	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
-	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized without the copy")
+	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized without the copy")
 	assert.Equal(t, metav1.ConditionFalse, condition(s, operatorv1alpha1.ConditionRootShard).Status)
 	assert.Equal(t, "InvalidReference", condition(s, operatorv1alpha1.ConditionRootShard).Reason, "kcp-operator's RootShard condition")
 
-	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	s = j.converge(t)
 	assert.True(t, condition(s, operatorv1alpha1.ConditionReferenceValid).Status == metav1.ConditionTrue, "conditions: %+v", s.Status.Conditions)
 	assert.Equal(t, "Valid", condition(s, operatorv1alpha1.ConditionRootShard).Reason, "conditions: %+v", s.Status.Conditions)
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
-	assert.Len(t, j.host.Caches["deployments"].List(), 1)
+	assert.Len(t, j.Host.Caches["deployments"].List(), 1)
 }
 
 // TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt: a copy without the reference label
@@ -124,9 +121,9 @@ func TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
 	assert.Equal(t, "Secret team-a/root-shard-join not found", condition(s, operatorv1alpha1.ConditionReferenceValid).Message)
 	j.drainEvents()
-	j.ours.ClearActions()
+	j.Ours.ClearActions()
 
-	j.host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.ShardJoin]))
+	j.Host.PutReference(t, controllertest.Unlabelled(j.in.Copies[reference.ShardJoin]))
 	s = j.sync(t)
 	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, metav1.ConditionFalse, ref.Status)
@@ -135,34 +132,34 @@ func TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 		"kubectl label secret root-shard-join -n team-a operator.kcp.io/reference=shard-join", ref.Message)
 	controllertest.AssertReferenceNotLabelled(t, s.Status.Conditions, "root-shard-join", reference.ShardJoin)
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
-	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy the server does not see")
+	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy the server does not see")
 	events := j.drainEvents()
 	assert.Contains(t, events, "Warning "+controller.ReasonReferenceSecretNotLabelled+" "+ref.Message)
 	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, events)
 
 	// Another sync says it once: no second Event, no write.
-	j.ours.ClearActions()
+	j.Ours.ClearActions()
 	j.sync(t)
-	assert.Empty(t, j.host.Writes(j.ours.Actions()))
+	assert.Empty(t, j.Host.Writes(j.Ours.Actions()))
 	assert.Empty(t, j.drainEvents())
 
-	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	s = j.converge(t)
 	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status, "conditions: %+v", s.Status.Conditions)
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
-	assert.Len(t, j.host.Caches["deployments"].List(), 1)
+	assert.Len(t, j.Host.Caches["deployments"].List(), 1)
 }
 
 // TestJoinedShardWithACopyOfAnotherKindSaysSo: a copy of another reference Secret under the
 // name is refused with a message naming the Secret, no content, and nothing is written.
 func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, j.in.CopyAs(reference.KubeconfigIssuer, "root-shard-join"))
+	j.Host.PutReference(t, j.in.CopyAs(reference.KubeconfigIssuer, "root-shard-join"))
 
 	s := j.sync(t)
 	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
-	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()), "nothing is realized from a copy that cannot be used")
+	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy that cannot be used")
 	events := j.drainEvents()
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-shard-join")
@@ -174,23 +171,23 @@ func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
 // removed) is reported, and what a good copy realized stays: nothing is deleted or rewritten.
 func TestJoinedShardKeepsWhatItRealizedWhenItsCopyBreaks(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	j.converge(t)
-	j.host.Reset()
-	j.ours.ClearActions()
+	j.Host.Reset()
+	j.Ours.ClearActions()
 	j.drainEvents()
 
 	broken := j.in.Copies[reference.ShardJoin].DeepCopy()
 	delete(broken.Data, reference.KeyKey(pki.ServerCA))
 	broken.ResourceVersion = "2"
-	j.host.PutReference(t, broken)
+	j.Host.PutReference(t, broken)
 	s := j.sync(t)
 	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
 	assert.Contains(t, ref.Message, reference.KeyKey(pki.ServerCA), "names the key at fault")
-	assert.Equal(t, []string{"update shards/status"}, j.host.Writes(j.ours.Actions()))
-	j.host.Secret(t, "team-a", pki.CAName("shard-1-shard-root", pki.ServerCA))
-	assert.Len(t, j.host.Caches["deployments"].List(), 1)
+	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()))
+	j.Host.Secret(t, "team-a", pki.CAName("shard-1-shard-root", pki.ServerCA))
+	assert.Len(t, j.Host.Caches["deployments"].List(), 1)
 	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, j.drainEvents())
 }
 
@@ -198,26 +195,26 @@ func TestJoinedShardKeepsWhatItRealizedWhenItsCopyBreaks(t *testing.T) {
 // shard's kcp: deleting the Shard never reaches kcp, says so in an Event, and lets it go.
 func TestDeletedJoinedShardIsNotDeregistered(t *testing.T) {
 	j := newJoinedFixture(t)
-	j.host.PutReference(t, j.in.Copies[reference.ShardJoin])
+	j.Host.PutReference(t, j.in.Copies[reference.ShardJoin])
 	j.converge(t)
 	k := controllertest.NewKcp(t)
 	k.Shards["shard-1"] = "https://shard-1-shard-kcp.team-a.svc.cluster.local:6443"
-	j.host.Kcp, j.host.KcpHealth = k, controller.NewKcpHealth(time.Hour)
+	j.Host.Kcp, j.Host.KcpHealth = k, controller.NewKcpHealth(time.Hour)
 	j.drainEvents()
-	j.host.Reset()
-	j.ours.ClearActions()
+	j.Host.Reset()
+	j.Ours.ClearActions()
 
-	s, err := j.c.shards.Shards("team-a").Get("shard-1")
+	s, err := j.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-	require.NoError(t, j.shards.Update(s))
+	require.NoError(t, j.Caches.Shards.Update(s))
 
 	require.NoError(t, j.c.sync(t.Context(), "team-a/shard-1"))
 	assert.Empty(t, k.Requests(), "kcp is never reached")
 	assert.Contains(t, k.Shards, "shard-1")
-	assert.Contains(t, j.host.Writes(), "delete-collection deployments/", "its workloads go")
-	got, err := j.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	assert.Contains(t, j.Host.Writes(), "delete-collection deployments/", "its workloads go")
+	got, err := j.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.NotContains(t, got.Finalizers, Finalizer)
 	events := j.drainEvents()

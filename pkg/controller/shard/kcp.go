@@ -26,11 +26,11 @@ const deregisterTimeout = 10 * time.Second
 // the root workspace, read through its RootShard.
 func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) func(context.Context) controller.KcpResult {
 	return func(ctx context.Context) controller.KcpResult {
-		r := controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.host.Kcp.Shard(s, rs, "") })
+		r := controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.Shard(s, rs, "") })
 		if r.Status != metav1.ConditionTrue {
 			return r
 		}
-		root := func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
+		root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
 		return controller.KcpShardRegistered(ctx, root, s.Name, shard.Shard(s, rs).BaseURL())
 	}
 }
@@ -43,48 +43,48 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 // (AnnotationSkipKcpCleanup), and when there is no kcp left to ask: its RootShard does not
 // exist, or is being deleted and its kcp no longer answers.
 func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
-	if c.host.Kcp == nil {
+	if c.Host.Kcp == nil {
 		return nil
 	}
 	if s.Spec.RootShard.SecretRef != nil {
 		// Joined by a copy: the server has no identity toward that root shard's kcp.
-		c.recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
+		c.Recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: the Shard joined by a copy of a shard-join Secret, and the server has no identity toward that kcp; delete it there", s.Name)
 		return nil
 	}
-	if c.host.NoKcpDialer {
-		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+	if c.Host.NoKcpDialer {
+		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: %v", s.Name, kcpclient.ErrNoDialer)
 		return nil
 	}
 	if s.Annotations[operatorv1alpha1.AnnotationSkipKcpCleanup] == "true" {
-		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: the Shard has the annotation %s", s.Name, operatorv1alpha1.AnnotationSkipKcpCleanup)
 		return nil
 	}
-	if terminating, err := c.host.NamespaceTerminating(ctx, s.Namespace); err != nil {
+	if terminating, err := c.Host.NamespaceTerminating(ctx, s.Namespace); err != nil {
 		return err
 	} else if terminating {
-		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted: namespace %s is being deleted, and its RootShard and kcp with it", s.Name, s.Namespace)
 		return nil
 	}
-	rs, err := c.rootShards.RootShards(s.Namespace).Get(rootShardName(s))
+	rs, err := c.RootShards.RootShards(s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
-		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted: the RootShard %q does not exist, so there is no root workspace to delete it from", s.Name, rootShardName(s))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	root := func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
+	root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
 	attempt, cancel := context.WithTimeout(ctx, deregisterTimeout)
 	defer cancel()
 	err = controller.DeleteKcpShard(attempt, root, s.Name, shard.Shard(s, rs).BaseURL())
 	var notThis *controller.NotThisShardsError
 	if errors.As(err, &notThis) {
-		c.recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())
+		c.Recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())
 		c.setDeregistered(s, status, controller.KcpResult{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
 			Message: notThis.Error()})
 		return nil
@@ -100,7 +100,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 		// keep the Shard forever. Its Shard object goes with the root shard's etcd, or stays
 		// there for a root shard made again on the same etcd to find; the Event says which
 		// object, for an admin to delete.
-		c.recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
+		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted: the RootShard %q is being deleted, and %s", s.Name, rs.Name, failure.Message)
 		return nil
 	}
@@ -122,8 +122,8 @@ func (c *Controller) setDeregistered(s *operatorv1alpha1.Shard, status *operator
 	}
 	controller.SetCondition(&status.Conditions, s.Generation, operatorv1alpha1.ConditionDeregistered, r.Status, r.Reason, r.Message)
 	if r.Status == metav1.ConditionTrue {
-		c.recorder.Event(s, corev1.EventTypeNormal, "Deregistered", r.Message)
+		c.Recorder.Event(s, corev1.EventTypeNormal, "Deregistered", r.Message)
 		return
 	}
-	c.recorder.Event(s, corev1.EventTypeWarning, "DeregistrationFailed", r.Message)
+	c.Recorder.Event(s, corev1.EventTypeWarning, "DeregistrationFailed", r.Message)
 }

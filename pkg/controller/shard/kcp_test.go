@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -28,7 +27,6 @@ type kcpFixture struct {
 	*fixture
 	kcp    *controllertest.Kcp
 	health *controller.KcpHealth
-	events *record.FakeRecorder
 }
 
 func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
@@ -36,25 +34,25 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 	f.addRootShard(t)
 	for range 4 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
 	s := f.sync(t)
 	require.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 	require.Equal(t, baseURL, shard.Shard(s, f.rootShard(t)).BaseURL())
 
-	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: controller.NewKcpHealth(interval), events: record.NewFakeRecorder(100)}
+	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: controller.NewKcpHealth(interval)}
+	controllertest.Events(f.Events) // those of the convergence
 	k.kcp.Shards["shard-1"] = baseURL
-	f.host.Kcp, f.host.KcpHealth = k.kcp, k.health
-	f.c.recorder = k.events
-	f.c.loop = controller.NewLoop(shard.Kind, f.c.sync)
-	t.Cleanup(f.c.loop.Queue.ShutDown)
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.Kcp, f.Host.KcpHealth = k.kcp, k.health
+	f.c.Loop = controller.NewLoop(shard.Kind, f.c.sync)
+	t.Cleanup(f.c.Loop.Queue.ShutDown)
+	f.Host.Reset()
+	f.Ours.ClearActions()
 	return k
 }
 
 func (f *fixture) rootShard(t *testing.T) *operatorv1alpha1.RootShard {
-	rs, err := f.c.rootShards.RootShards("team-a").Get("root")
+	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
 	return rs
 }
@@ -66,17 +64,7 @@ func (k *kcpFixture) check(t *testing.T) *operatorv1alpha1.Shard {
 	return k.sync(t)
 }
 
-func (k *kcpFixture) drainEvents() []string {
-	var out []string
-	for {
-		select {
-		case e := <-k.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
-}
+func (k *kcpFixture) drainEvents() []string { return controllertest.Events(k.Events) }
 
 func condition(s *operatorv1alpha1.Shard, t string) metav1.Condition {
 	if c := meta.FindStatusCondition(s.Status.Conditions, t); c != nil {
@@ -143,25 +131,25 @@ func TestShardKcpReadyFollowsKcp(t *testing.T) {
 	s := k.sync(t)
 	assert.Equal(t, operatorv1alpha1.ReasonKcpChecking, condition(s, operatorv1alpha1.ConditionKcpReady).Reason, "before kcp answered")
 	k.health.Wait()
-	require.Equal(t, 1, k.c.loop.Queue.Len(), "the end of a check brings the key back")
-	key, _ := k.c.loop.Queue.Get()
-	k.c.loop.Queue.Done(key)
+	require.Equal(t, 1, k.c.Loop.Queue.Len(), "the end of a check brings the key back")
+	key, _ := k.c.Loop.Queue.Get()
+	k.c.Loop.Queue.Done(key)
 	s = k.sync(t)
 	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionKcpReady).Status)
-	assert.Equal(t, 0, k.c.loop.Queue.Len())
-	assert.Eventually(t, func() bool { return k.c.loop.Queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond,
+	assert.Equal(t, 0, k.c.Loop.Queue.Len())
+	assert.Eventually(t, func() bool { return k.c.Loop.Queue.Len() == 1 }, 5*time.Second, 10*time.Millisecond,
 		"the key comes back after the interval, for the next poll")
 
 	// Polls that find kcp as it was write nothing.
-	k.host.Reset()
-	k.ours.ClearActions()
+	k.Host.Reset()
+	k.Ours.ClearActions()
 	before := len(k.kcp.Requests())
 	for range 2 {
 		time.Sleep(60 * time.Millisecond)
 		k.check(t)
 	}
 	assert.Greater(t, len(k.kcp.Requests()), before, "kcp was asked again")
-	assert.Empty(t, k.host.Writes(k.ours.Actions()), "no status write when nothing changed")
+	assert.Empty(t, k.Host.Writes(k.Ours.Actions()), "no status write when nothing changed")
 
 	k.kcp.Set(func(k *controllertest.Kcp) { k.Down = true })
 	time.Sleep(60 * time.Millisecond)
@@ -174,13 +162,13 @@ func TestShardKcpReadyFollowsKcp(t *testing.T) {
 	k.health.Timeout = 20 * time.Millisecond
 	release := make(chan struct{})
 	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.OnRequest = false, func(*http.Request) { <-release } })
-	k.host.Reset()
-	k.ours.ClearActions()
+	k.Host.Reset()
+	k.Ours.ClearActions()
 	time.Sleep(60 * time.Millisecond)
 	s = k.check(t)
 	close(release)
 	assert.Equal(t, unreachable, condition(s, operatorv1alpha1.ConditionKcpReady))
-	assert.Empty(t, k.host.Writes(k.ours.Actions()), "no status write while kcp stays unreachable")
+	assert.Empty(t, k.Host.Writes(k.Ours.Actions()), "no status write while kcp stays unreachable")
 
 	k.kcp.Set(func(k *controllertest.Kcp) { k.OnRequest = nil })
 	time.Sleep(60 * time.Millisecond)
@@ -201,19 +189,19 @@ func TestShardKcpNotAskedWhileTheDeploymentIsUnavailable(t *testing.T) {
 	require.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionKcpReady).Status)
 	asked := len(k.kcp.Requests())
 
-	obj, exists, err := k.host.Caches["deployments"].GetByKey("team-a/shard-1-shard-kcp")
+	obj, exists, err := k.Host.Caches["deployments"].GetByKey("team-a/shard-1-shard-kcp")
 	require.NoError(t, err)
 	require.True(t, exists)
 	rolling := obj.(*appsv1.Deployment).DeepCopy()
 	rolling.Status.ReadyReplicas, rolling.Status.AvailableReplicas = 0, 0
-	require.NoError(t, k.host.Caches["deployments"].Update(rolling))
+	require.NoError(t, k.Host.Caches["deployments"].Update(rolling))
 	s = k.check(t)
 	c := condition(s, operatorv1alpha1.ConditionKcpReady)
 	assert.Equal(t, metav1.ConditionUnknown, c.Status)
 	assert.Equal(t, operatorv1alpha1.ReasonWaitingForDeployment, c.Reason)
 	assert.Equal(t, asked, len(k.kcp.Requests()), "kcp is not asked while its Deployment is unavailable")
 
-	k.host.CatchUp(t)
+	k.Host.CatchUp(t)
 	s = k.check(t)
 	assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionKcpReady).Status)
 	assert.Greater(t, len(k.kcp.Requests()), asked, "asked at once, not an interval later")
@@ -230,18 +218,18 @@ func TestShardKcpThatHangsHoldsNothing(t *testing.T) {
 
 	start := time.Now()
 	k.sync(t) // starts a check, which hangs
-	s, err := k.c.shards.Shards("team-a").Get("shard-1")
+	s, err := k.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.ShardBaseURL = "https://shard-1.example.com:6443"
 	s.Generation = 2
-	require.NoError(t, k.shards.Update(s))
+	require.NoError(t, k.Caches.Shards.Update(s))
 	s = k.sync(t)
 	assert.Less(t, time.Since(start), 150*time.Millisecond, "the reconciles do not wait for kcp")
-	assert.Contains(t, k.host.Writes(), "Deployment shard-1-shard-kcp", "the host side is realized")
+	assert.Contains(t, k.Host.Writes(), "Deployment shard-1-shard-kcp", "the host side is realized")
 	assert.True(t, meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionSynced))
 
-	k.host.CatchUp(t) // the changed Deployment rolls out
+	k.Host.CatchUp(t) // the changed Deployment rolls out
 	s = k.check(t)
 	c := condition(s, operatorv1alpha1.ConditionKcpReady)
 	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, c.Reason)
@@ -253,7 +241,7 @@ func TestShardKcpThatHangsHoldsNothing(t *testing.T) {
 // Warning Event says that kcp failed.
 func TestShardKcpReadyWithoutADialer(t *testing.T) {
 	k := newKcpFixture(t, time.Hour)
-	k.host.NoKcpDialer = true
+	k.Host.NoKcpDialer = true
 	s := k.check(t)
 	c := condition(s, operatorv1alpha1.ConditionKcpReady)
 	assert.Equal(t, metav1.ConditionUnknown, c.Status)
@@ -261,7 +249,7 @@ func TestShardKcpReadyWithoutADialer(t *testing.T) {
 	assert.Equal(t, "asking kcp whether it is ready: "+kcpclient.ErrNoDialer.Error(), c.Message)
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "the phase stays the Deployment's")
 	assert.Empty(t, k.kcp.Requests(), "kcp is not asked")
-	assert.Zero(t, k.c.loop.Queue.Len(), "nothing is due again")
+	assert.Zero(t, k.c.Loop.Queue.Len(), "nothing is due again")
 	for _, e := range k.drainEvents() {
 		assert.False(t, strings.HasPrefix(e, "Warning"), e)
 	}

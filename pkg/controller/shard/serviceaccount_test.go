@@ -16,7 +16,7 @@ import (
 )
 
 func (f *fixture) addShard(t *testing.T, name, rootShard string) {
-	require.NoError(t, f.shards.Add(&operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
+	require.NoError(t, f.Caches.Shards.Add(&operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: rootShard}}}}))
 }
 
@@ -31,7 +31,7 @@ func TestShardsOfARootShardFollowEachOther(t *testing.T) {
 	f := newFixture(t)
 	f.addShard(t, "shard-2", "root")
 	f.addShard(t, "elsewhere", "other-root")
-	s2, err := f.c.shards.Shards("team-a").Get("shard-2")
+	s2, err := f.c.Shards.Shards("team-a").Get("shard-2")
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{"team-a/shard-1"}, f.c.siblings(s2))
@@ -49,23 +49,23 @@ func TestShardsOfARootShardFollowEachOther(t *testing.T) {
 func TestDeploymentVerifiesTheServiceAccountKeysThatExist(t *testing.T) {
 	f := newFixture(t)
 	f.addRootShard(t)
-	s, err := f.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
+	s, err := f.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	s.Spec.Auth = &operatorv1alpha1.AuthSpec{ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true}}
-	s, err = f.ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
+	s, err = f.Ours.OperatorV1alpha1().Shards("team-a").Update(t.Context(), s, metav1.UpdateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, f.shards.Update(s))
+	require.NoError(t, f.Caches.Shards.Update(s))
 	f.addShard(t, "shard-2", "root")
 	f.addShard(t, "shard-3", "root") // not issued yet
 	f.addShard(t, "elsewhere", "other-root")
 	for _, secret := range []*corev1.Secret{serviceAccountSecret("root", "rootshard"), serviceAccountSecret("shard-2", "shard"), serviceAccountSecret("elsewhere", "shard")} {
-		require.NoError(t, f.host.Caches["secrets"].Add(secret))
+		require.NoError(t, f.Host.Caches["secrets"].Add(secret))
 	}
 	for range 4 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
-	objs := f.host.Caches["deployments"].List()
+	objs := f.Host.Caches["deployments"].List()
 	require.Len(t, objs, 1)
 	d := objs[0].(*appsv1.Deployment)
 	keys := slices.DeleteFunc(slices.Clone(d.Spec.Template.Spec.Containers[0].Args), func(a string) bool {

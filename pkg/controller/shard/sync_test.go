@@ -8,23 +8,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
 
 // fixture is a Shard Controller over a fake host and hand-fed caches: a unit test of sync
 // alone.
 type fixture struct {
-	c                  *Controller
-	ours               *opfake.Clientset
-	host               *controllertest.Host
-	shards, rootShards cache.Indexer
+	*controllertest.Fixture[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
+	c *Controller
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -36,20 +30,13 @@ func newFixture(t *testing.T) *fixture {
 			RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
 		},
 	}
-	f := &fixture{ours: opfake.NewSimpleClientset(s.DeepCopy()), host: controllertest.NewHost(t),
-		shards: controllertest.NewCache(), rootShards: controllertest.NewCache()}
-	require.NoError(t, f.shards.Add(s))
-	cacheServers := controllertest.NewCache()
-	f.c = &Controller{
-		client: f.ours, shards: listers.NewShardLister(f.shards), rootShards: listers.NewRootShardLister(f.rootShards),
-		cacheServers: listers.NewCacheServerLister(cacheServers),
-		indexes:      controller.Indexes{Shards: f.shards, RootShards: f.rootShards, CacheServers: cacheServers}, host: f.host.Host, recorder: record.NewFakeRecorder(1000),
-	}
+	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, s)}
+	f.c = newController(f.Base)
 	return f
 }
 
 func (f *fixture) addRootShard(t *testing.T) {
-	require.NoError(t, f.rootShards.Add(&operatorv1alpha1.RootShard{
+	require.NoError(t, f.Caches.RootShards.Add(&operatorv1alpha1.RootShard{
 		ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
 		Spec: operatorv1alpha1.RootShardSpec{
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{ClusterDomain: "cluster.local"},
@@ -59,27 +46,24 @@ func (f *fixture) addRootShard(t *testing.T) {
 	// What the RootShard controller and cert-manager realized for the root shard, and the
 	// shard's pods mount.
 	for _, name := range []string{"root-ca", "root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
-		require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
+		require.NoError(t, f.Host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}}))
 	}
 }
 
 func TestDeploymentWaitsForTheRootShardsSecrets(t *testing.T) {
 	f := newFixture(t)
-	require.NoError(t, f.rootShards.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"}}))
+	require.NoError(t, f.Caches.RootShards.Add(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"}}))
 	for range 3 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
-	assert.Empty(t, f.host.Caches["deployments"].List(), "no Deployment before the root shard's CAs and bundles exist")
+	assert.Empty(t, f.Host.Caches["deployments"].List(), "no Deployment before the root shard's CAs and bundles exist")
 }
 
 // sync syncs the Shard and lets its cache hold what the controller wrote to it.
 func (f *fixture) sync(t *testing.T) *operatorv1alpha1.Shard {
 	require.NoError(t, f.c.sync(t.Context(), "team-a/shard-1"))
-	s, err := f.ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, f.shards.Update(s))
-	return s
+	return f.Stored(t, "team-a", "shard-1")
 }
 
 func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
@@ -89,7 +73,7 @@ func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
 	require.NotNil(t, cond)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
 	assert.Equal(t, controller.ReasonRootShardNotFound, cond.Reason)
-	assert.Equal(t, []string{"update shards/status"}, f.host.Writes(f.ours.Actions()), "nothing is realized without a RootShard")
+	assert.Equal(t, []string{"update shards/status"}, f.Host.Writes(f.Ours.Actions()), "nothing is realized without a RootShard")
 	rootShard := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionRootShard)
 	require.NotNil(t, rootShard, "kcp-operator's RootShard condition")
 	assert.Equal(t, metav1.ConditionFalse, rootShard.Status)
@@ -99,7 +83,7 @@ func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
 	f.addRootShard(t)
 	for range 4 {
 		s = f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
 	assert.True(t, meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionReferenceValid))
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
@@ -114,13 +98,13 @@ func TestResyncOfARealizedShardWritesNothing(t *testing.T) {
 	f.addRootShard(t)
 	for range 4 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.Reset()
+	f.Ours.ClearActions()
 
 	f.sync(t)
-	assert.Empty(t, f.host.Writes(f.ours.Actions()), "a resync of an unchanged, realized Shard must not write")
+	assert.Empty(t, f.Host.Writes(f.Ours.Actions()), "a resync of an unchanged, realized Shard must not write")
 }
 
 // TestShardClientCABundleRefIsMergedAndMounted checks that a Shard's clientCABundleRef gets
@@ -129,34 +113,34 @@ func TestResyncOfARealizedShardWritesNothing(t *testing.T) {
 func TestShardClientCABundleRefIsMergedAndMounted(t *testing.T) {
 	f := newFixture(t)
 	f.addRootShard(t)
-	s, err := f.c.shards.Shards("team-a").Get("shard-1")
+	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "partner-ca"}
-	require.NoError(t, f.shards.Update(s))
-	_, err = f.host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+	require.NoError(t, f.Caches.Shards.Update(s))
+	_, err = f.Host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": []byte("PARTNER-CA")}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	for range 3 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
-	_, exists, err := f.host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
+	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
 	require.NoError(t, err)
 	assert.False(t, exists, "nothing to merge into before the RootShard's merged client CA has content")
-	assert.Empty(t, f.host.Caches["deployments"].List(), "the Deployment waits for the bundle it mounts")
+	assert.Empty(t, f.Host.Caches["deployments"].List(), "the Deployment waits for the bundle it mounts")
 
-	require.NoError(t, f.host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-client-ca", ResourceVersion: "2"},
+	require.NoError(t, f.Host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-merged-client-ca", ResourceVersion: "2"},
 		Data: map[string][]byte{"tls.crt": []byte("ROOT-CLIENT-CAS\n")}}))
 	for range 3 {
 		f.sync(t)
-		f.host.CatchUp(t)
+		f.Host.CatchUp(t)
 	}
-	obj, exists, err := f.host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
+	obj, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/shard-1-merged-client-ca")
 	require.NoError(t, err)
 	require.True(t, exists)
 	assert.Equal(t, "ROOT-CLIENT-CAS\nPARTNER-CA\n", string(obj.(*corev1.Secret).Data["tls.crt"]))
-	require.Len(t, f.host.Caches["deployments"].List(), 1)
+	require.Len(t, f.Host.Caches["deployments"].List(), 1)
 	assert.Contains(t, f.c.mounting("team-a", "partner-ca"), "team-a/shard-1", "a change to the user's Secret rebuilds the bundle")
 }

@@ -32,7 +32,7 @@ func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 	w.Add(t, root, s1, s2, elsewhere)
 	all := []string{"team-a/elsewhere", "team-a/shard-1", "team-a/shard-2"}
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a Shard added, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: s1}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
 		{Name: "a Shard updated: itself alone", Event: ct.Event{Source: "Shard", Type: ct.Updated, Obj: s1}, Want: []string{"team-a/shard-1"}},
 		{Name: "a Shard deleted, seen late, and its siblings", Event: ct.Event{Source: "Shard", Type: ct.DeletedUnknown, Obj: s2}, Want: []string{"team-a/shard-1", "team-a/shard-2"}},
@@ -88,7 +88,7 @@ func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
 	deleted := copyOf("team-a", "cache-cache-client", reference.CacheClient)
 	deleted.Type = ct.DeletedUnknown
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a shard-join copy added", Event: copyOf("team-a", "root-shard-join", reference.ShardJoin), Want: []string{"team-a/joined", "team-a/joined-too"}},
 		{Name: "a shard-join copy updated", Event: updated, Want: []string{"team-a/joined", "team-a/joined-too"}},
 		{Name: "another shard-join copy", Event: copyOf("team-a", "other-shard-join", reference.ShardJoin), Want: []string{"team-a/both", "team-a/other"}},
@@ -124,7 +124,7 @@ func TestUsersSecretsOfTheRootShardEnqueueItsShards(t *testing.T) {
 	}
 	w.Add(t, root, other, shardOf("shard-1", "root"), shardOf("shard-2", "root"), shardOf("elsewhere", "other-root"))
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "the RootShard's CA Secret", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("company-ca", nil)},
 			Want: []string{"team-a/shard-1", "team-a/shard-2"}},
 		{Name: "another RootShard's root CA Secret: its Shards alone", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Updated, Obj: ct.HostObject("other-root-ca", nil)},

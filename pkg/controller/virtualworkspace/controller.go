@@ -5,15 +5,14 @@
 package virtualworkspace
 
 import (
-	"context"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -24,48 +23,44 @@ import (
 // Finalizer keeps a VirtualWorkspace until what the controller created for it is gone.
 const Finalizer = "operator.kcp.io/virtualworkspace-cleanup"
 
-// Controller reconciles VirtualWorkspaces.
-type Controller struct {
-	loop *controller.Loop
-
-	client            clientset.Interface
-	virtualWorkspaces listers.VirtualWorkspaceLister
-	rootShards        listers.RootShardLister
-	shards            listers.ShardLister
-	cacheServers      listers.CacheServerLister
-	// indexes answer which VirtualWorkspaces an event concerns.
-	indexes  controller.Indexes
-	host     *controller.Host
-	recorder record.EventRecorder
+// Kind is the VirtualWorkspace to the shared controller code.
+var Kind = controller.Kind[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{
+	Name: virtualworkspace.Kind, Noun: "virtual workspace", Finalizer: Finalizer,
+	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.VirtualWorkspaces().Informer() },
+	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.VirtualWorkspace] {
+		return l.VirtualWorkspaces.VirtualWorkspaces(ns)
+	},
+	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.VirtualWorkspace] {
+		return c.OperatorV1alpha1().VirtualWorkspaces(ns)
+	},
+	Status: func(vw *operatorv1alpha1.VirtualWorkspace) *operatorv1alpha1.VirtualWorkspaceStatus {
+		return &vw.Status
+	},
+	Common: func(s *operatorv1alpha1.VirtualWorkspaceStatus) controller.Common {
+		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+	},
 }
 
-// New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects
-// from the informers inf, and writing to the host cluster through host.
+// Controller reconciles VirtualWorkspaces.
+type Controller struct {
+	*controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
+}
+
+// New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
+// informers inf, and writing to the host cluster through host.
 func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
-	ops := inf.Ours.Operator().V1alpha1()
-	indexes, err := inf.AddIndexes()
-	if err != nil {
-		return nil, err
-	}
-	c := &Controller{
-		client:            client,
-		indexes:           indexes,
-		virtualWorkspaces: ops.VirtualWorkspaces().Lister(),
-		rootShards:        ops.RootShards().Lister(),
-		shards:            ops.Shards().Lister(),
-		cacheServers:      ops.CacheServers().Lister(),
-		host:              host,
-		recorder:          recorder,
-	}
-	c.loop = controller.NewLoop(virtualworkspace.Kind, c.sync)
-	return c, c.watches(inf).Register(c.loop, host, inf)
+	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
+	return c, c.Watch(inf, c.sync, c.watches)
+}
+
+func newController(base *controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a VirtualWorkspace's reconcile reads.
 func (c *Controller) watches(inf controller.Informers) controller.Watches {
 	ops := inf.Ours.Operator().V1alpha1()
 	return controller.Watches{
-		Own: ops.VirtualWorkspaces().Informer(),
 		Kinds: []controller.Reference{
 			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,
 			// addresses, cache, bundles).
@@ -80,11 +75,6 @@ func (c *Controller) watches(inf controller.Informers) controller.Watches {
 		Owners:   c.owners,
 		Mounting: c.mounting,
 	}
-}
-
-// Run reconciles with workers until ctx is done.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	return c.loop.Run(ctx, workers)
 }
 
 // owners are the VirtualWorkspaces a host object concerns: its owner, the VirtualWorkspaces
@@ -109,10 +99,10 @@ func (c *Controller) owners(m metav1.Object) []string {
 // ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
 // those that serve one of its Shards.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	candidates := controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.indexes.VirtualWorkspaces, controller.TargetIndex,
+	candidates := controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.Indexes.VirtualWorkspaces, controller.TargetIndex,
 		controller.TargetValue(namespace, rootshard.Kind, rootShard))
-	for _, s := range c.indexes.ShardsOf(namespace, rootShard) {
-		candidates = append(candidates, controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.indexes.VirtualWorkspaces, controller.TargetIndex,
+	for _, s := range c.Indexes.ShardsOf(namespace, rootShard) {
+		candidates = append(candidates, controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.Indexes.VirtualWorkspaces, controller.TargetIndex,
 			controller.TargetValue(namespace, shard.Kind, s.Name))...)
 	}
 	return controller.Matching(candidates, func(vw *operatorv1alpha1.VirtualWorkspace) bool {
@@ -123,23 +113,23 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 		if t.ShardRef == nil {
 			return false
 		}
-		s, err := c.shards.Shards(namespace).Get(t.ShardRef.Name)
+		s, err := c.Shards.Shards(namespace).Get(t.ShardRef.Name)
 		return err == nil && controller.ShardRootShard(s) == rootShard
 	})
 }
 
 // ofShard are the VirtualWorkspaces that serve a Shard.
 func (c *Controller) ofShard(namespace, name string) []string {
-	return controller.Keys(c.indexes.VirtualWorkspaces, controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
+	return controller.Keys(c.Indexes.VirtualWorkspaces, controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
 }
 
 // inNamespace are every VirtualWorkspace of an object's namespace.
 func (c *Controller) inNamespace(m metav1.Object) []string {
-	return controller.InNamespace(c.indexes.VirtualWorkspaces, m.GetNamespace())
+	return controller.InNamespace(c.Indexes.VirtualWorkspaces, m.GetNamespace())
 }
 
 // mounting are the VirtualWorkspaces of a namespace whose pods mount the user's Secret name,
 // or whose client CA bundle is made of it.
 func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Keys(c.indexes.VirtualWorkspaces, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
+	return controller.Keys(c.Indexes.VirtualWorkspaces, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
 }

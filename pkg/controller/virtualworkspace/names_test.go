@@ -30,14 +30,14 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 			f := newFixture(t, rootRS, shard1, vw)
 			f.issueRootShardCAs(t)
 			for _, name := range []string{"extra-ca", "partner-ca"} {
-				f.host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Data: map[string][]byte{"tls.crt": []byte("ca")}})
+				f.Host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}, Data: map[string][]byte{"tls.crt": []byte("ca")}})
 			}
-			before := f.host.HostNames("team-a")
+			before := f.Host.HostNames("team-a")
 			for range 5 {
 				vw = f.sync(t)
 			}
-			require.NotEmpty(t, f.host.Caches["deployments"].List(), "the VirtualWorkspace is realized whole: %+v", vw.Status.Conditions)
-			f.host.AssertDerived(t, "team-a", before, hostnames.VirtualWorkspace(vw))
+			require.NotEmpty(t, f.Host.Caches["deployments"].List(), "the VirtualWorkspace is realized whole: %+v", vw.Status.Conditions)
+			f.Host.AssertDerived(t, "team-a", before, hostnames.VirtualWorkspace(vw))
 		})
 	}
 }

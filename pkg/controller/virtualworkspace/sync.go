@@ -22,32 +22,7 @@ import (
 // sync brings the host cluster in line with one VirtualWorkspace and reports back in its
 // status.
 func (c *Controller) sync(ctx context.Context, key string) error {
-	l := c.lifecycle()
-	return l.Sync(ctx, key, l.RequiringCertManager(c.reconcile))
-}
-
-// lifecycle is the VirtualWorkspace's finalizer, status and deletion.
-func (c *Controller) lifecycle() controller.Lifecycle[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus] {
-	opts := metav1.UpdateOptions{FieldManager: controller.FieldManager}
-	return controller.Lifecycle[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{
-		Kind: virtualworkspace.Kind, Noun: "virtual workspace", Finalizer: Finalizer,
-		Get: func(ns, name string) (*operatorv1alpha1.VirtualWorkspace, error) {
-			return c.virtualWorkspaces.VirtualWorkspaces(ns).Get(name)
-		},
-		Update: func(ctx context.Context, vw *operatorv1alpha1.VirtualWorkspace) (*operatorv1alpha1.VirtualWorkspace, error) {
-			return c.client.OperatorV1alpha1().VirtualWorkspaces(vw.Namespace).Update(ctx, vw, opts)
-		},
-		UpdateStatus: func(ctx context.Context, vw *operatorv1alpha1.VirtualWorkspace) (*operatorv1alpha1.VirtualWorkspace, error) {
-			return c.client.OperatorV1alpha1().VirtualWorkspaces(vw.Namespace).UpdateStatus(ctx, vw, opts)
-		},
-		Status: func(vw *operatorv1alpha1.VirtualWorkspace) *operatorv1alpha1.VirtualWorkspaceStatus {
-			return &vw.Status
-		},
-		Common: func(s *operatorv1alpha1.VirtualWorkspaceStatus) controller.Common {
-			return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
-		},
-		Host: c.host, Recorder: c.recorder,
-	}
+	return c.Reconciling(ctx, key, c.reconcile)
 }
 
 // missing is why a VirtualWorkspace's target cannot be resolved yet.
@@ -58,7 +33,7 @@ type missing struct{ reason, message, what string }
 func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *missing, error) {
 	ns := vw.Namespace
 	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
-		rs, err := c.rootShards.RootShards(ns).Get(name)
+		rs, err := c.RootShards.RootShards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return nil, &missing{controller.ReasonRootShardNotFound,
 				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
@@ -73,7 +48,7 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 		}
 		return rootshard.Shard(rs), nil, nil
 	case t.ShardRef != nil:
-		s, err := c.shards.Shards(ns).Get(t.ShardRef.Name)
+		s, err := c.Shards.Shards(ns).Get(t.ShardRef.Name)
 		if apierrors.IsNotFound(err) {
 			return kcp.Shard{}, &missing{controller.ReasonShardNotFound,
 				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
@@ -93,31 +68,30 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 
 // reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
 func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
-	l := c.lifecycle()
 	target, miss, err := c.target(obj)
 	if err != nil {
 		return err
 	}
 	if miss != nil {
 		// Kubernetes is eventually consistent: the target may come later.
-		l.ReferenceMissing(obj, status, miss.reason, miss.message, miss.what)
+		c.ReferenceMissing(obj, status, miss.reason, miss.message, miss.what)
 		return nil
 	}
 	vw := virtualworkspace.VirtualWorkspace{VirtualWorkspace: obj, Target: target}
 	wrote, err := c.realize(ctx, vw)
-	l.Applied(obj, wrote, err)
+	c.Applied(obj, wrote, err)
 	if err != nil {
 		return err
 	}
-	l.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
 	if target.Cache != nil {
-		if _, err := c.cacheServers.CacheServers(obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
-			l.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
+		if _, err := c.CacheServers.CacheServers(obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
+			c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", target.Cache.Name, obj.Namespace))
 		}
 	}
 	certs := vw.Certificates()
-	l.Observe(obj, status, len(certs), c.host.PendingCertificates(certs), vw.DeploymentName())
+	c.Observe(obj, status, len(certs), c.Host.PendingCertificates(certs), vw.DeploymentName())
 	return nil
 }
 
@@ -125,7 +99,7 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 // Service and Deployment, and returns how many objects it wrote. The Deployment is created
 // once what it mounts exists, and rolls when that changes.
 func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWorkspace) (int, error) {
-	wrote, err := c.host.ApplyCertificates(ctx, nil, vw.Certificates())
+	wrote, err := c.Host.ApplyCertificates(ctx, nil, vw.Certificates())
 	if err != nil {
 		return wrote, err
 	}
@@ -138,7 +112,7 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	if err != nil {
 		return wrote, err
 	}
-	n, err = c.host.ApplyBundles(ctx, kubeconfigs...)
+	n, err = c.Host.ApplyBundles(ctx, kubeconfigs...)
 	wrote += n
 	if err != nil {
 		return wrote, err
@@ -152,31 +126,31 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	for _, secret := range kubeconfigs {
 		keep = append(keep, *secret.Name)
 	}
-	n, err = c.host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
+	n, err = c.Host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
 	wrote += n
 	if err != nil {
 		return wrote, err
 	}
-	w, err := c.host.ServiceApplier.ApplyIfChanged(ctx, vw.Service())
+	w, err := c.Host.ServiceApplier.ApplyIfChanged(ctx, vw.Service())
 	if err != nil {
 		return wrote, err
 	}
 	wrote += controller.Count(w)
 
-	current, err := c.host.Deployments.Deployments(vw.Namespace).Get(vw.DeploymentName())
+	current, err := c.Host.Deployments.Deployments(vw.Namespace).Get(vw.DeploymentName())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil
 	}
 	if err != nil {
 		return wrote, err
 	}
-	versions := c.host.MountedVersions(vw.Namespace, slices.Concat(vw.MountedSecrets(), vw.UsersSecrets()))
+	versions := c.Host.MountedVersions(vw.Namespace, slices.Concat(vw.MountedSecrets(), vw.UsersSecrets()))
 	for _, name := range vw.MountedSecrets() {
 		if _, ok := versions[name]; !ok && current == nil {
 			return wrote, nil // created once everything it mounts exists
 		}
 	}
-	n, err = c.host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
+	n, err = c.Host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
 	return wrote + n, err
 }
 
@@ -197,15 +171,15 @@ func (c *Controller) realizeBundles(ctx context.Context, vw virtualworkspace.Vir
 		if b.ref == nil {
 			continue
 		}
-		base, found, err := c.host.OwnCABundle(vw.Namespace, b.base)
+		base, found, err := c.Host.OwnCABundle(vw.Namespace, b.base)
 		if err != nil || !found {
 			return 0, err
 		}
-		extra, err := c.host.UsersCABundle(ctx, vw.Namespace, b.ref)
+		extra, err := c.Host.UsersCABundle(ctx, vw.Namespace, b.ref)
 		if err != nil {
 			return 0, err
 		}
 		bundles = append(bundles, b.build(base, extra))
 	}
-	return c.host.ApplyBundles(ctx, bundles...)
+	return c.Host.ApplyBundles(ctx, bundles...)
 }

@@ -9,44 +9,23 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
 type fixture struct {
-	c                                     *Controller
-	ours                                  *opfake.Clientset
-	host                                  *controllertest.Host
-	virtualWorkspaces, rootShards, shards cache.Indexer
+	*controllertest.Fixture[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
+	c *Controller
 }
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
-	f := &fixture{ours: opfake.NewSimpleClientset(), host: controllertest.NewHost(t),
-		virtualWorkspaces: controllertest.NewCache(), rootShards: controllertest.NewCache(), shards: controllertest.NewCache()}
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *operatorv1alpha1.VirtualWorkspace:
-			require.NoError(t, f.ours.Tracker().Add(o.DeepCopy()))
-			require.NoError(t, f.virtualWorkspaces.Add(o.DeepCopy()))
-		case *operatorv1alpha1.RootShard:
-			require.NoError(t, f.rootShards.Add(o.DeepCopy()))
-		case *operatorv1alpha1.Shard:
-			require.NoError(t, f.shards.Add(o.DeepCopy()))
-		}
-	}
-	f.c = &Controller{client: f.ours, virtualWorkspaces: listers.NewVirtualWorkspaceLister(f.virtualWorkspaces),
-		rootShards: listers.NewRootShardLister(f.rootShards), shards: listers.NewShardLister(f.shards),
-		cacheServers: listers.NewCacheServerLister(controllertest.NewCache()),
-		indexes:      controller.Indexes{VirtualWorkspaces: f.virtualWorkspaces, RootShards: f.rootShards, Shards: f.shards}, host: f.host.Host, recorder: record.NewFakeRecorder(1000)}
+	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
+	f.c = newController(f.Base)
 	return f
 }
 
@@ -59,7 +38,7 @@ func (f *fixture) issueRootShardCAs(t *testing.T) {
 		names = append(names, pki.CAName("root", ca))
 	}
 	for _, name := range names {
-		require.NoError(t, f.host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"},
+		require.NoError(t, f.Host.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"},
 			Data: map[string][]byte{"tls.crt": []byte("ca")}}))
 	}
 }
@@ -67,10 +46,8 @@ func (f *fixture) issueRootShardCAs(t *testing.T) {
 // sync syncs the VirtualWorkspace, then lets its cache and the host catch up.
 func (f *fixture) sync(t *testing.T) *operatorv1alpha1.VirtualWorkspace {
 	require.NoError(t, f.c.sync(t.Context(), "team-a/vw"))
-	got, err := f.ours.OperatorV1alpha1().VirtualWorkspaces("team-a").Get(t.Context(), "vw", metav1.GetOptions{})
-	require.NoError(t, err)
-	require.NoError(t, f.virtualWorkspaces.Update(got))
-	f.host.CatchUp(t)
+	got := f.Stored(t, "team-a", "vw")
+	f.Host.CatchUp(t)
 	return got
 }
 
@@ -114,7 +91,7 @@ func TestAVirtualWorkspaceWaitsForItsTarget(t *testing.T) {
 			assert.Equal(t, "False/"+tc.reason, condition(got, operatorv1alpha1.ConditionReferenceValid))
 			assert.Equal(t, "False/"+tc.reason, condition(got, operatorv1alpha1.ConditionAvailable))
 			assert.Equal(t, operatorv1alpha1.PhaseProvisioning, got.Status.Phase)
-			assert.Empty(t, f.host.Writes(), "nothing is realized without a target")
+			assert.Empty(t, f.Host.Writes(), "nothing is realized without a target")
 		})
 	}
 }
@@ -132,21 +109,21 @@ func TestAVirtualWorkspaceOfAShardIsRealizedOnceAndNotAgain(t *testing.T) {
 	require.Equal(t, operatorv1alpha1.PhaseRunning, got.Status.Phase, "conditions: %+v", got.Status.Conditions)
 	assert.Equal(t, "True/"+controller.ReasonReferencesFound, condition(got, operatorv1alpha1.ConditionReferenceValid))
 	for _, name := range []string{"vw-virtual-workspace-server", "vw-virtual-workspace-client"} {
-		_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/" + name)
+		_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/" + name)
 		require.NoError(t, err)
 		assert.True(t, exists, "the Certificate %s", name)
 	}
-	_, exists, err := f.host.Caches["secrets"].GetByKey("team-a/vw-virtual-workspace-kubeconfig")
+	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/vw-virtual-workspace-kubeconfig")
 	require.NoError(t, err)
 	assert.True(t, exists, "the kubeconfig toward the shard")
-	_, exists, err = f.host.Caches["deployments"].GetByKey("team-a/vw-virtual-workspace")
+	_, exists, err = f.Host.Caches["deployments"].GetByKey("team-a/vw-virtual-workspace")
 	require.NoError(t, err)
 	assert.True(t, exists)
 
-	f.host.Reset()
-	f.ours.ClearActions()
+	f.Host.Reset()
+	f.Ours.ClearActions()
 	f.sync(t)
-	assert.Empty(t, f.host.Writes(f.ours.Actions()), "a resync of an unchanged, realized VirtualWorkspace must not write")
+	assert.Empty(t, f.Host.Writes(f.Ours.Actions()), "a resync of an unchanged, realized VirtualWorkspace must not write")
 }
 
 // TestTheUsersIdentityTakesTheAdminKeysAway: once kubeconfigSecretRef names the user's own
@@ -159,17 +136,17 @@ func TestTheUsersIdentityTakesTheAdminKeysAway(t *testing.T) {
 	for range 3 {
 		f.sync(t)
 	}
-	_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/vw-virtual-workspace-client")
+	_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/vw-virtual-workspace-client")
 	require.NoError(t, err)
 	require.True(t, exists)
 
 	vw = vw.DeepCopy()
 	vw.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "narrow"}
-	require.NoError(t, f.virtualWorkspaces.Update(vw))
-	f.host.Reset()
+	require.NoError(t, f.Caches.VirtualWorkspaces.Update(vw))
+	f.Host.Reset()
 	require.NoError(t, f.c.sync(t.Context(), "team-a/vw"))
 	var deleted []string
-	for _, a := range append(f.host.Kube.Actions(), f.host.CM.Actions()...) {
+	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		if d, ok := a.(clienttesting.DeleteAction); ok {
 			deleted = append(deleted, d.GetResource().Resource+"/"+d.GetName())
 		}

@@ -34,7 +34,7 @@ func TestWatchesEnqueueTheVirtualWorkspacesConcerned(t *testing.T) {
 	owned := pki.Labels("virtualworkspace", "shard-vw", "server")
 	all := []string{"team-a/other-vw", "team-a/root-vw", "team-a/shard-vw"}
 
-	w.RunWatchCases(t, c.loop, c.watches(w.Informers).Handlers(c.loop, w.Host.Host, w.Informers), []ct.WatchCase{
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
 		{Name: "a VirtualWorkspace added", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added, Obj: rootVW}, Want: []string{"team-a/root-vw"}},
 		{Name: "a VirtualWorkspace deleted", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Deleted, Obj: shardVW}, Want: []string{"team-a/shard-vw"}},
 		{Name: "its RootShard: those of it and of its Shards", Event: ct.Event{Source: "RootShard", Type: ct.Added,

@@ -1,0 +1,93 @@
+package controller
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+)
+
+// Base is what every kind's controller is made of: the kind's lifecycle, built once, the
+// caches of our kinds with their indexes, our clientset, and the loop. A kind's controller
+// embeds it and keeps only what is its own: its watches, its reconcile and what they read.
+type Base[T Object, S any] struct {
+	Lifecycle[T, S]
+	// Listers read our kinds from the caches of Indexes.
+	Listers
+	Indexes Indexes
+	// Ours writes our kinds.
+	Ours clientset.Interface
+	// Loop and Watched, what the loop watches, are set by Watch.
+	Loop    *Loop
+	Watched Watches
+}
+
+// Listers read our kinds from the informers' caches.
+type Listers struct {
+	RootShards        listers.RootShardLister
+	Shards            listers.ShardLister
+	FrontProxies      listers.FrontProxyLister
+	CacheServers      listers.CacheServerLister
+	Kubeconfigs       listers.KubeconfigLister
+	VirtualWorkspaces listers.VirtualWorkspaceLister
+}
+
+// NewBase returns the base of kind's controller over the caches of indexes (Informers.AddIndexes
+// in a server, hand-fed caches in a unit test), writing our kinds through client and the
+// host cluster through host.
+func NewBase[T Object, S any](kind Kind[T, S], client clientset.Interface, indexes Indexes, host *Host, recorder record.EventRecorder) *Base[T, S] {
+	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: host, Recorder: recorder}, Ours: client}
+	b.SetIndexes(indexes)
+	opts := metav1.UpdateOptions{FieldManager: FieldManager}
+	// Through b, so that the caches SetIndexes sets later are read.
+	b.Get = func(namespace, name string) (T, error) { return kind.Lister(b.Listers, namespace).Get(name) }
+	b.Update = func(ctx context.Context, obj T) (T, error) {
+		return kind.Client(b.Ours, obj.GetNamespace()).Update(ctx, obj, opts)
+	}
+	b.UpdateStatus = func(ctx context.Context, obj T) (T, error) {
+		return kind.Client(b.Ours, obj.GetNamespace()).UpdateStatus(ctx, obj, opts)
+	}
+	return b
+}
+
+// SetIndexes has b read our kinds from the caches of indexes.
+func (b *Base[T, S]) SetIndexes(indexes Indexes) {
+	b.Indexes = indexes
+	b.Listers = Listers{
+		RootShards:        listers.NewRootShardLister(orEmpty(indexes.RootShards)),
+		Shards:            listers.NewShardLister(orEmpty(indexes.Shards)),
+		FrontProxies:      listers.NewFrontProxyLister(orEmpty(indexes.FrontProxies)),
+		CacheServers:      listers.NewCacheServerLister(orEmpty(indexes.CacheServers)),
+		Kubeconfigs:       listers.NewKubeconfigLister(orEmpty(indexes.Kubeconfigs)),
+		VirtualWorkspaces: listers.NewVirtualWorkspaceLister(orEmpty(indexes.VirtualWorkspaces)),
+	}
+}
+
+// Watch registers the indexes of our kinds on the informers inf, reads from their caches,
+// and sets up the loop: sync reconciles a key, and the kind's own events and those watches
+// declares enqueue keys. Run starts it.
+func (b *Base[T, S]) Watch(inf Informers, sync func(ctx context.Context, key string) error, watches func(Informers) Watches) error {
+	indexes, err := inf.AddIndexes()
+	if err != nil {
+		return err
+	}
+	b.SetIndexes(indexes)
+	b.Loop = NewLoop(b.Name, sync)
+	b.Watched = watches(inf)
+	b.Watched.Own = b.Informer(inf.Ours.Operator().V1alpha1())
+	return b.Watched.Register(b.Loop, b.Host, inf)
+}
+
+// Run reconciles with workers until ctx is done.
+func (b *Base[T, S]) Run(ctx context.Context, workers int) error {
+	return b.Loop.Run(ctx, workers)
+}
+
+// Reconciling is the sync of a kind whose reconcile needs cert-manager: the lifecycle around
+// reconcile, which runs once cert-manager is installed.
+func (b *Base[T, S]) Reconciling(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
+	return b.Sync(ctx, key, b.RequiringCertManager(reconcile))
+}
