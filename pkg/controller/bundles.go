@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 // BundleSources are the names of the users' Secrets named by caBundleSecretRef and
@@ -53,25 +52,9 @@ func (e *MissingCABundleError) Error() string {
 // OwnCABundle reads the tls.crt of a bundle Secret the controllers write, from the cache;
 // found is false until it is written with content, whose event brings the caller back.
 func (h *Host) OwnCABundle(namespace, name string) (data []byte, found bool, err error) {
-	s, err := h.Secrets.Secrets(namespace).Get(name)
-	if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
-		return nil, false, nil
-	}
-	if err != nil {
+	s, err := h.Issued(namespace, name)
+	if err != nil || s == nil {
 		return nil, false, err
 	}
-	return s.Data["tls.crt"], true, nil
-}
-
-// ApplyBundles applies the bundle Secrets and returns how many it wrote.
-func (h *Host) ApplyBundles(ctx context.Context, secrets ...*corev1ac.SecretApplyConfiguration) (int, error) {
-	wrote := 0
-	for _, s := range secrets {
-		w, err := h.SecretApplier.ApplyIfChanged(ctx, s)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += Count(w)
-	}
-	return wrote, nil
+	return s.Data[corev1.TLSCertKey], true, nil
 }

@@ -69,14 +69,3 @@ func (c *Host) ApplyDisruptionBudget(ctx context.Context, d *appsv1ac.Deployment
 	klog.FromContext(ctx).V(2).Info("Deleted: one replica", "kind", "PodDisruptionBudget", "object", klog.KRef(ns, name))
 	return true, nil
 }
-
-// ApplyWorkload applies a component's Deployment, then its PodDisruptionBudget, and counts
-// the writes.
-func (c *Host) ApplyWorkload(ctx context.Context, d *appsv1ac.DeploymentApplyConfiguration) (int, error) {
-	w, err := c.DeploymentApplier.ApplyIfChanged(ctx, d)
-	if err != nil {
-		return Count(w), err
-	}
-	pdb, err := c.ApplyDisruptionBudget(ctx, d)
-	return Count(w) + Count(pdb), err
-}

@@ -1,60 +1,43 @@
 package controller
 
 import (
-	"context"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// RealizeEtcd applies a managed etcd's Services, StatefulSet and PodDisruptionBudget, and
-// returns how many objects it wrote and the StatefulSet as the cache has it (nil before it
-// exists). The StatefulSet is created once the Secrets its members mount exist, and its pods
-// roll when one changes.
-func (h *Host) RealizeEtcd(ctx context.Context, e *etcd.Cluster) (int, *appsv1.StatefulSet, error) {
-	wrote := 0
-	for _, svc := range []*corev1ac.ServiceApplyConfiguration{e.PeerService(), e.Service()} {
-		w, err := h.ServiceApplier.ApplyIfChanged(ctx, svc)
-		if err != nil {
-			return wrote, nil, err
-		}
-		wrote += Count(w)
+// Etcd applies a managed etcd's Services, StatefulSet and PodDisruptionBudget, and returns
+// the StatefulSet as the cache has it (nil before it exists). The StatefulSet is created once
+// the Secrets its members mount exist, and its pods roll when one changes.
+func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
+	w.Services(e.PeerService(), e.Service())
+	if w.err != nil {
+		return nil
 	}
-	current, err := h.StatefulSets.StatefulSets(e.Namespace).Get(e.Name())
+	current, err := w.host.StatefulSets.StatefulSets(e.Namespace).Get(e.Name())
 	if apierrors.IsNotFound(err) {
 		current, err = nil, nil
 	}
 	if err != nil {
-		return wrote, nil, err
+		w.err = err
+		return nil
 	}
-	versions := h.MountedVersions(e.Namespace, e.MountedSecrets())
-	if current == nil {
+	versions := w.host.MountedVersions(e.Namespace, e.MountedSecrets())
+	if current == nil && slices.ContainsFunc(e.MountedSecrets(), func(s string) bool { _, ok := versions[s]; return !ok }) {
 		// Created before its certificates, the StatefulSet would roll its members once per
 		// certificate issued; their Secrets' events bring the owner back.
-		for _, name := range e.MountedSecrets() {
-			if _, ok := versions[name]; !ok {
-				return wrote, nil, nil
-			}
-		}
+		return nil
 	}
-	w, err := h.StatefulSetApplier.ApplyIfChanged(ctx, e.StatefulSet(workload.SecretsHash(versions)))
-	if err != nil {
-		return wrote, current, err
+	w.apply(w.host.StatefulSetApplier.ApplyIfChanged(w.ctx, e.StatefulSet(workload.SecretsHash(versions))))
+	if pdb := e.DisruptionBudget(); pdb != nil && w.err == nil {
+		w.apply(w.host.DisruptionBudgetApplier.ApplyIfChanged(w.ctx, pdb))
 	}
-	wrote += Count(w)
-	if pdb := e.DisruptionBudget(); pdb != nil {
-		w, err := h.DisruptionBudgetApplier.ApplyIfChanged(ctx, pdb)
-		if err != nil {
-			return wrote, current, err
-		}
-		wrote += Count(w)
-	}
-	return wrote, current, nil
+	return current
 }
 
 // EtcdEndpoint is where a managed etcd's client port is reached: its client Service, whose

@@ -123,19 +123,3 @@ func ReferenceProblem(err error) (*reference.Error, bool) {
 	var e *reference.Error
 	return e, errors.As(err, &e)
 }
-
-// ApplyJoined applies the local CA Secrets, bundles and CA Issuers a consumer realizes from a
-// reference Secret (reference.Join), and returns how many it wrote. They carry the
-// consumer's owner label: its deletion deletes them.
-func (h *Host) ApplyJoined(ctx context.Context, j reference.Joined) (int, error) {
-	wrote := 0
-	for _, s := range j.Secrets {
-		w, err := h.SecretApplier.ApplyIfChanged(ctx, s)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += Count(w)
-	}
-	n, err := h.ApplyCertificates(ctx, j.Issuers, nil)
-	return wrote + n, err
-}

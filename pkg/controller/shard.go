@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
-	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // The reasons of the Available condition. They are part of the API: keep them stable.
@@ -19,94 +18,6 @@ const (
 	ReasonReplicasUnavailable = "ReplicasUnavailable"
 	ReasonReplicasAvailable   = "ReplicasAvailable"
 )
-
-// ApplyCertificates applies Issuers and Certificates, has the leaves whose CA changed since
-// they were issued issued again (ReissueStaleLeaves), and returns how many it wrote.
-func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
-	wrote := 0
-	for _, issuer := range issuers {
-		w, err := h.IssuerApplier.ApplyIfChanged(ctx, issuer)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += Count(w)
-	}
-	for _, cert := range certs {
-		w, err := h.CertificateApplier.ApplyIfChanged(ctx, cert)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += Count(w)
-	}
-	n, err := h.ReissueStaleLeaves(ctx, issuers, certs)
-	return wrote + n, err
-}
-
-// RealizeShard applies a kcp shard's admin kubeconfigs, Service, Deployment and its
-// PodDisruptionBudget, and returns
-// how many objects it wrote. The Deployment's pods roll when a Secret they mount changes.
-func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
-	wrote := 0
-	for _, identity := range []string{kcp.LogicalClusterAdmin, kcp.ExternalLogicalClusterAdmin} {
-		secret, err := s.AdminKubeconfig(identity)
-		if err != nil {
-			return wrote, err
-		}
-		w, err := h.SecretApplier.ApplyIfChanged(ctx, secret)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += Count(w)
-	}
-	w, err := h.ServiceApplier.ApplyIfChanged(ctx, s.Service())
-	if err != nil {
-		return wrote, err
-	}
-	wrote += Count(w)
-
-	if s.Spec.KcpVirtualWorkspace != nil && s.VirtualWorkspace == nil {
-		// Its VirtualWorkspace cannot serve it yet: the Deployment is rolled neither to
-		// in-process virtual workspaces nor to a server that is not there. The
-		// VirtualWorkspace's event brings the shard back.
-		return wrote, nil
-	}
-	etcdReady := true
-	if s.Etcd != nil {
-		n, sts, err := h.RealizeEtcd(ctx, s.Etcd)
-		wrote += n
-		if err != nil {
-			return wrote, err
-		}
-		etcdReady = sts != nil
-		if etcdReady {
-			etcdReady, _, _ = StatefulSetReady(sts)
-		}
-	}
-	current, err := h.Deployments.Deployments(s.Namespace).Get(s.DeploymentName())
-	if apierrors.IsNotFound(err) {
-		current, err = nil, nil
-	}
-	if err != nil {
-		return wrote, err
-	}
-	versions := h.MountedVersions(s.Namespace, s.MountedSecrets())
-	if current == nil {
-		// Created before its Secrets, the Deployment would roll once per Secret issued;
-		// their events bring the shard back when they exist. Created before its managed
-		// etcd has every member ready, kcp would crash-loop until it has; the
-		// StatefulSet's events bring the shard back.
-		if !etcdReady {
-			return wrote, nil
-		}
-		for _, name := range s.RealizedSecrets() {
-			if _, ok := versions[name]; !ok {
-				return wrote, nil
-			}
-		}
-	}
-	n, err := h.ApplyWorkload(ctx, s.Deployment(current, workload.SecretsHash(versions)))
-	return wrote + n, err
-}
 
 // ShardAvailable is a shard's Available condition.
 func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
@@ -196,12 +107,4 @@ func certificateReady(cert *cmv1.Certificate) bool {
 		}
 	}
 	return false
-}
-
-// Count is 1 for a write, 0 for none: for adding up what a reconcile wrote.
-func Count(wrote bool) int {
-	if wrote {
-		return 1
-	}
-	return 0
 }

@@ -6,10 +6,8 @@ import (
 	"context"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -18,7 +16,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
-	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // sync brings the host cluster in line with one FrontProxy and reports back in its status.
@@ -76,16 +73,7 @@ func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.F
 // realizeAndObserve realizes the front proxy f (with the local CAs of a copy, when joined)
 // and observes the host side.
 func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontProxy, status *operatorv1alpha1.FrontProxyStatus, joined *reference.Joined) error {
-	wrote := 0
-	var err error
-	if joined != nil {
-		wrote, err = c.Host.ApplyJoined(ctx, *joined)
-	}
-	if err == nil {
-		var n int
-		n, err = c.realize(ctx, f)
-		wrote += n
-	}
+	wrote, err := c.realize(ctx, f, joined)
 	c.Applied(f.FrontProxy, wrote, err)
 	if err != nil {
 		return err
@@ -96,92 +84,29 @@ func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontPr
 	return nil
 }
 
-// realize applies the front proxy's certificates, kubeconfig, path mappings, Service and
-// Deployment, and returns how many objects it wrote. The Deployment is created once what it
-// mounts exists, and rolls when that changes.
-func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy) (int, error) {
-	wrote, err := c.Host.ApplyCertificates(ctx, nil, f.Certificates())
-	if err != nil {
-		return wrote, err
-	}
+// realize applies the front proxy's local CAs when joined, its certificates, CA bundles,
+// kubeconfig, path mappings, Service and Deployment, and returns how many objects it wrote.
+// The Deployment is created once what it mounts exists, and rolls when that changes.
+func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy, joined *reference.Joined) (int, error) {
+	w := c.Host.Writes(ctx)
+	w.Joined(joined)
+	w.Certificates(nil, f.Certificates())
 	kubeconfig, err := f.DynamicKubeconfig()
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
 	config, err := f.ConfigMap()
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
-	n, err := c.realizeBundles(ctx, f)
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
-	for _, apply := range []func() (bool, error){
-		func() (bool, error) { return c.Host.SecretApplier.ApplyIfChanged(ctx, kubeconfig) },
-		func() (bool, error) { return c.Host.ConfigMapApplier.ApplyIfChanged(ctx, config) },
-		func() (bool, error) { return c.Host.ServiceApplier.ApplyIfChanged(ctx, f.Service()) },
-	} {
-		w, err := apply()
-		if err != nil {
-			return wrote, err
-		}
-		if w {
-			wrote++
-		}
-	}
-
-	current, err := c.Host.Deployments.Deployments(f.Namespace).Get(f.DeploymentName())
-	if apierrors.IsNotFound(err) {
-		current, err = nil, nil
-	}
-	if err != nil {
-		return wrote, err
-	}
-	versions := c.Host.MountedVersions(f.Namespace, slices.Concat(f.MountedSecrets(), f.UsersSecrets(), f.ServiceAccountSecrets()))
-	for _, name := range f.MountedSecrets() {
-		if _, ok := versions[name]; !ok && current == nil {
-			return wrote, nil // created once everything it mounts exists
-		}
-	}
-	cm, err := c.Host.ConfigMaps.ConfigMaps(f.Namespace).Get(f.ConfigMapName())
-	if err != nil {
-		if current == nil {
-			return wrote, nil
-		}
-	} else {
-		versions["configmap/"+cm.Name] = cm.ResourceVersion
-	}
-	n, err = c.Host.ApplyWorkload(ctx, f.Deployment(current, workload.SecretsHash(versions)))
-	return wrote + n, err
-}
-
-// realizeBundles writes the front proxy's own CA bundles, for its clientCABundleRef and
-// caBundleSecretRef, on top of its RootShard's merged ones. Until the RootShard wrote those,
-// there is nothing to add to: their events bring the FrontProxy back, and its Deployment
-// waits for its bundles.
-func (c *Controller) realizeBundles(ctx context.Context, f frontproxy.FrontProxy) (int, error) {
-	var bundles []*corev1ac.SecretApplyConfiguration
-	for _, b := range []struct {
-		ref       *corev1.LocalObjectReference
-		rootShard string
-		build     func(rootShard, extra []byte) *corev1ac.SecretApplyConfiguration
-	}{
-		{f.Spec.ClientCABundleRef, kcp.MergedClientCAName(f.RootShard), f.MergedClientCA},
-		{f.Spec.CABundleSecretRef, rootshard.MergedCABundleName(f.RootShard), f.MergedCABundle},
-	} {
-		if b.ref == nil {
-			continue
-		}
-		base, found, err := c.Host.OwnCABundle(f.Namespace, b.rootShard)
-		if err != nil || !found {
-			return 0, err
-		}
-		extra, err := c.Host.UsersCABundle(ctx, f.Namespace, b.ref)
-		if err != nil {
-			return 0, err
-		}
-		bundles = append(bundles, b.build(base, extra))
-	}
-	return c.Host.ApplyBundles(ctx, bundles...)
+	// Its own CA bundles, on top of its RootShard's merged ones.
+	w.ExtraBundles(f.Namespace,
+		controller.ExtraBundle{Extra: f.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(f.RootShard), Build: f.MergedClientCA},
+		controller.ExtraBundle{Extra: f.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(f.RootShard), Build: f.MergedCABundle})
+	w.Secrets(kubeconfig)
+	w.ConfigMap(config)
+	w.Services(f.Service())
+	w.DeploymentWhenMounted(f.Namespace, f.DeploymentName(), controller.Mounts{Required: f.MountedSecrets(),
+		Rolling: slices.Concat(f.UsersSecrets(), f.ServiceAccountSecrets()), ConfigMap: f.ConfigMapName()}, f.Deployment)
+	return w.Done()
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -99,55 +101,53 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	if out, err := c.secretConflict(ctx, k); out.reason != "" || err != nil {
 		return 0, out, err
 	}
-	wrote := 0
-	if joined != nil {
-		n, err := c.Host.ApplyJoined(ctx, *joined)
-		wrote += n
-		if err != nil {
-			return wrote, outcome{}, err
-		}
-	}
-	w, err := c.Host.CertificateApplier.ApplyIfChanged(ctx, cert)
+	w := c.Host.Writes(ctx)
+	w.Joined(joined)
+	w.Certificates(nil, []*cmapply.CertificateApplyConfiguration{cert})
+	secret, out, err := c.secret(k)
 	if err != nil {
+		wrote, err := w.Fail(err)
 		return wrote, outcome{}, err
 	}
-	wrote += controller.Count(w)
+	if secret != nil {
+		w.Secrets(secret)
+		w.Do(func(ctx context.Context) (int, error) { return c.deleteStaleSecrets(ctx, k) })
+	}
+	wrote, err := w.Done()
+	return wrote, out, err
+}
 
-	secrets := c.Host.Secrets.Secrets(k.Namespace)
-	issued, err := secrets.Get(k.CertificateName())
-	if apierrors.IsNotFound(err) || (err == nil && (len(issued.Data["tls.crt"]) == 0 || len(issued.Data["tls.key"]) == 0)) {
-		return wrote, outcome{reason: ReasonCertificatePending,
+// secret is the kubeconfig Secret once cert-manager issued the certificate and the
+// RootShard's CA bundle is written, with the certificate's expiry; until then nil, and why
+// not.
+func (c *Controller) secret(k kubeconfig.Kubeconfig) (*corev1ac.SecretApplyConfiguration, outcome, error) {
+	issued, err := c.Host.Issued(k.Namespace, k.CertificateName(), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	if issued == nil {
+		return nil, outcome{reason: ReasonCertificatePending,
 			message: fmt.Sprintf("waiting for cert-manager to issue the Certificate %s", k.CertificateName())}, nil
 	}
-	if err != nil {
-		return wrote, outcome{}, err
-	}
-	notAfter, err := expiry(issued.Data["tls.crt"])
+	notAfter, err := expiry(issued.Data[corev1.TLSCertKey])
 	if err != nil {
 		// cert-manager writes it again; that event brings the Kubeconfig back.
-		return wrote, outcome{reason: ReasonCertificatePending,
+		return nil, outcome{reason: ReasonCertificatePending,
 			message: fmt.Sprintf("the Secret %s holds no usable certificate yet: %v", issued.Name, err)}, nil
 	}
-	bundle, err := secrets.Get(k.Target.CABundleSecret())
-	if apierrors.IsNotFound(err) || (err == nil && len(bundle.Data["tls.crt"]) == 0) {
-		return wrote, outcome{reason: ReasonCABundlePending, message: fmt.Sprintf("waiting for the CA bundle %s of RootShard %s",
+	bundle, found, err := c.Host.OwnCABundle(k.Namespace, k.Target.CABundleSecret())
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	if !found {
+		return nil, outcome{reason: ReasonCABundlePending, message: fmt.Sprintf("waiting for the CA bundle %s of RootShard %s",
 			k.Target.CABundleSecret(), k.Target.RootShard.Name)}, nil
 	}
+	secret, err := k.Secret(bundle, issued.Data[corev1.TLSCertKey], issued.Data[corev1.TLSPrivateKeyKey])
 	if err != nil {
-		return wrote, outcome{}, err
+		return nil, outcome{}, err
 	}
-
-	secret, err := k.Secret(bundle.Data["tls.crt"], issued.Data["tls.crt"], issued.Data["tls.key"])
-	if err != nil {
-		return wrote, outcome{}, err
-	}
-	w, err = c.Host.SecretApplier.ApplyIfChanged(ctx, secret)
-	if err != nil {
-		return wrote, outcome{}, err
-	}
-	wrote += controller.Count(w)
-	deleted, err := c.deleteStaleSecrets(ctx, k)
-	return wrote + deleted, outcome{notAfter: notAfter}, err
+	return secret, outcome{notAfter: notAfter}, nil
 }
 
 // secretConflict is a SecretConflict outcome when spec.secretRef.name names a Secret that is

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -63,72 +62,54 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA
 // bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment,
-// then its internal front proxy. It returns how many
-// objects it wrote.
+// then its internal front proxy. It returns how many objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI,
 	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
-	wrote, err := c.Host.ApplyCertificates(ctx, desired.Issuers, desired.Certificates)
-	if err != nil {
-		return wrote, err
-	}
-	if cache != nil {
-		w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, cache)
-		wrote += controller.Count(w)
-		if err != nil {
-			return wrote, err
-		}
-	}
+	w := c.Host.Writes(ctx)
+	w.Certificates(desired.Issuers, desired.Certificates)
+	w.Secrets(cache)
 	bundles, issued, err := c.caBundles(ctx, rs)
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
 	// Until cert-manager issued the CAs, the bundles would be empty; the CA Secrets' events
 	// bring the RootShard back.
 	if issued {
 		refs, err := c.references(ctx, rs, bundles)
 		if err != nil {
-			return wrote, err
+			return w.Fail(err)
 		}
-		w, err := c.Host.ApplyBundles(ctx, append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...)...)
-		wrote += w
-		if err != nil {
-			return wrote, err
-		}
+		w.Secrets(rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles))
+		w.Secrets(refs...)
 	}
-	n, err := c.applyEtcdTrust(ctx, rs)
-	wrote += n
+	etcdTrust, err := c.etcdTrust(rs)
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
+	w.Secrets(etcdTrust...)
 	k := rootshard.Shard(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
-	n, err = c.Host.RealizeShard(ctx, k)
-	wrote += n
-	if err != nil {
-		return wrote, err
+	w.KcpServer(k)
+	if err := c.realizeProxy(w, rs, bundles, issued); err != nil {
+		return w.Fail(err)
 	}
-	n, err = c.realizeProxy(ctx, rs, bundles, issued)
-	return wrote + n, err
+	return w.Done()
 }
 
 // caBundles reads the CA certificates the merged bundles are made of. issued is false until
 // cert-manager has issued the RootShard's CAs.
 func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
 	var b rootshard.CABundles
-	for ca, dst := range map[pki.CA]*[]byte{pki.ServerCA: &b.ServerCA, pki.ClientCA: &b.ClientCA, pki.FrontProxyClientCA: &b.FrontProxyClientCA} {
-		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
-		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
-			return b, false, nil
-		}
-		if err != nil {
+	for _, ca := range []struct {
+		ca  pki.CA
+		dst *[]byte
+	}{{pki.ServerCA, &b.ServerCA}, {pki.ClientCA, &b.ClientCA}, {pki.FrontProxyClientCA, &b.FrontProxyClientCA}} {
+		cert, err := c.Host.IssuedCA(rs.Namespace, pki.CAName(rs.Name, ca.ca))
+		if err != nil || cert == nil {
 			return b, false, err
 		}
-		first, err := pki.FirstCertificate(s.Data["tls.crt"])
-		if err != nil {
-			return b, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
-		}
-		*dst = first
+		*ca.dst = cert
 	}
 	// The users' extra CAs are not labelled as ours, so they are read, not cached.
 	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
@@ -144,30 +125,17 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 	return b, true, nil
 }
 
-// applyEtcdTrust writes the Secrets of the RootShard's etcd CAs alone, which its and its
-// shards' managed etcd clusters trust, once cert-manager issued the CAs; the CA Secrets'
-// events bring the RootShard back, and a renewed CA rewrites them.
-func (c *Controller) applyEtcdTrust(ctx context.Context, rs *operatorv1alpha1.RootShard) (int, error) {
+// etcdTrust are the Secrets of the RootShard's etcd CAs alone, which its and its shards'
+// managed etcd clusters trust, once cert-manager issued the CAs; the CA Secrets' events bring
+// the RootShard back, and a renewed CA rewrites them.
+func (c *Controller) etcdTrust(rs *operatorv1alpha1.RootShard) ([]*corev1ac.SecretApplyConfiguration, error) {
 	var cas [2][]byte
 	for i, ca := range []pki.CA{pki.EtcdClientCA, pki.EtcdPeerCA} {
-		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
-		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
-			return 0, nil
+		cert, err := c.Host.IssuedCA(rs.Namespace, pki.CAName(rs.Name, ca))
+		if err != nil || cert == nil {
+			return nil, err
 		}
-		if err != nil {
-			return 0, err
-		}
-		if cas[i], err = pki.FirstCertificate(s.Data["tls.crt"]); err != nil {
-			return 0, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
-		}
+		cas[i] = cert
 	}
-	wrote := 0
-	for _, secret := range rootshard.EtcdTrust(rs, cas[0], cas[1]) {
-		w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, secret)
-		if err != nil {
-			return wrote, err
-		}
-		wrote += controller.Count(w)
-	}
-	return wrote, nil
+	return rootshard.EtcdTrust(rs, cas[0], cas[1]), nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,46 +106,30 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	return k, true, nil
 }
 
-// realize applies the Shard's certificates, its kubeconfig toward the root shard, and its
-// kcp server, and returns how many objects it wrote.
+// realize applies the Shard's local CAs when joined, its cache kubeconfig, its certificates,
+// its kubeconfig toward the root shard, its CA bundles and its kcp server, and returns how
+// many objects it wrote.
 func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, joined *reference.Joined,
 	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
-	wrote := 0
-	if joined != nil {
-		n, err := c.Host.ApplyJoined(ctx, *joined)
-		wrote += n
-		if err != nil {
-			return wrote, err
-		}
-	}
-	if cache != nil {
-		w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, cache)
-		wrote += controller.Count(w)
-		if err != nil {
-			return wrote, err
-		}
-	}
-	n, err := c.Host.ApplyCertificates(ctx, nil, shard.Certificates(s, rs))
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
+	w := c.Host.Writes(ctx)
+	w.Joined(joined)
+	w.Secrets(cache)
+	w.Certificates(nil, shard.Certificates(s, rs))
 	toRoot, err := shard.ClientKubeconfig(s, rs)
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
-	w, err := c.Host.SecretApplier.ApplyIfChanged(ctx, toRoot)
-	if err != nil {
-		return wrote, err
-	}
-	if w {
-		wrote++
-	}
-	n, err = c.realizeBundles(ctx, s, rs)
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
+	w.Secrets(toRoot)
+	// Its own CA bundles, on top of its RootShard's merged ones.
+	w.ExtraBundles(s.Namespace,
+		controller.ExtraBundle{Extra: s.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(rs),
+			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
+				return shard.MergedClientCA(s, base, extra)
+			}},
+		controller.ExtraBundle{Extra: s.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(rs),
+			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
+				return shard.MergedCABundle(s, base, extra)
+			}})
 	k := shard.Shard(s, rs)
 	k.VirtualWorkspace = vw
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
@@ -154,36 +137,6 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if joined == nil {
 		k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
 	}
-	n, err = c.Host.RealizeShard(ctx, k)
-	return wrote + n, err
-}
-
-// realizeBundles writes the Shard's own CA bundles, for its clientCABundleRef and
-// caBundleSecretRef, on top of its RootShard's merged ones. Until the RootShard wrote those,
-// there is nothing to add to: their events bring the Shard back, and its Deployment waits
-// for its bundles.
-func (c *Controller) realizeBundles(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (int, error) {
-	var bundles []*corev1ac.SecretApplyConfiguration
-	for _, b := range []struct {
-		ref       *corev1.LocalObjectReference
-		rootShard string
-		build     func(s *operatorv1alpha1.Shard, rootShard, extra []byte) *corev1ac.SecretApplyConfiguration
-	}{
-		{s.Spec.ClientCABundleRef, kcp.MergedClientCAName(rs), shard.MergedClientCA},
-		{s.Spec.CABundleSecretRef, rootshard.MergedCABundleName(rs), shard.MergedCABundle},
-	} {
-		if b.ref == nil {
-			continue
-		}
-		base, found, err := c.Host.OwnCABundle(s.Namespace, b.rootShard)
-		if err != nil || !found {
-			return 0, err
-		}
-		extra, err := c.Host.UsersCABundle(ctx, s.Namespace, b.ref)
-		if err != nil {
-			return 0, err
-		}
-		bundles = append(bundles, b.build(s, base, extra))
-	}
-	return c.Host.ApplyBundles(ctx, bundles...)
+	w.KcpServer(k)
+	return w.Done()
 }

@@ -3,12 +3,9 @@ package virtualworkspace
 import (
 	"context"
 	"fmt"
-	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -16,7 +13,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
-	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // sync brings the host cluster in line with one VirtualWorkspace and reports back in its
@@ -99,24 +95,17 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 // Service and Deployment, and returns how many objects it wrote. The Deployment is created
 // once what it mounts exists, and rolls when that changes.
 func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWorkspace) (int, error) {
-	wrote, err := c.Host.ApplyCertificates(ctx, nil, vw.Certificates())
-	if err != nil {
-		return wrote, err
-	}
-	n, err := c.realizeBundles(ctx, vw)
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
+	w := c.Host.Writes(ctx)
+	w.Certificates(nil, vw.Certificates())
+	// Its own CA bundles, on top of what its target trusts.
+	w.ExtraBundles(vw.Namespace,
+		controller.ExtraBundle{Extra: vw.Spec.ClientCABundleRef, Base: vw.Target.ClientCASecret(), Build: vw.MergedClientCA},
+		controller.ExtraBundle{Extra: vw.Spec.CABundleSecretRef, Base: vw.TargetServerCABundle(), Build: vw.MergedCABundle})
 	kubeconfigs, err := vw.Kubeconfigs()
 	if err != nil {
-		return wrote, err
+		return w.Fail(err)
 	}
-	n, err = c.Host.ApplyBundles(ctx, kubeconfigs...)
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
+	w.Secrets(kubeconfigs...)
 	// An identity the spec stopped needing (kubeconfigSecretRef given, a release without the
 	// external admin) goes, key and all.
 	keep := []string{vw.MergedClientCAName(), vw.MergedCABundleName()}
@@ -126,60 +115,11 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	for _, secret := range kubeconfigs {
 		keep = append(keep, *secret.Name)
 	}
-	n, err = c.Host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
-	wrote += n
-	if err != nil {
-		return wrote, err
-	}
-	w, err := c.Host.ServiceApplier.ApplyIfChanged(ctx, vw.Service())
-	if err != nil {
-		return wrote, err
-	}
-	wrote += controller.Count(w)
-
-	current, err := c.Host.Deployments.Deployments(vw.Namespace).Get(vw.DeploymentName())
-	if apierrors.IsNotFound(err) {
-		current, err = nil, nil
-	}
-	if err != nil {
-		return wrote, err
-	}
-	versions := c.Host.MountedVersions(vw.Namespace, slices.Concat(vw.MountedSecrets(), vw.UsersSecrets()))
-	for _, name := range vw.MountedSecrets() {
-		if _, ok := versions[name]; !ok && current == nil {
-			return wrote, nil // created once everything it mounts exists
-		}
-	}
-	n, err = c.Host.ApplyWorkload(ctx, vw.Deployment(current, workload.SecretsHash(versions)))
-	return wrote + n, err
-}
-
-// realizeBundles writes the VirtualWorkspace's own CA bundles, for its clientCABundleRef and
-// caBundleSecretRef, on top of what its target trusts. Until that is written there is nothing
-// to add to: its event brings the VirtualWorkspace back, and the Deployment waits for the
-// bundles it mounts.
-func (c *Controller) realizeBundles(ctx context.Context, vw virtualworkspace.VirtualWorkspace) (int, error) {
-	var bundles []*corev1ac.SecretApplyConfiguration
-	for _, b := range []struct {
-		ref   *corev1.LocalObjectReference
-		base  string
-		build func(base, extra []byte) *corev1ac.SecretApplyConfiguration
-	}{
-		{vw.Spec.ClientCABundleRef, vw.Target.ClientCASecret(), vw.MergedClientCA},
-		{vw.Spec.CABundleSecretRef, vw.TargetServerCABundle(), vw.MergedCABundle},
-	} {
-		if b.ref == nil {
-			continue
-		}
-		base, found, err := c.Host.OwnCABundle(vw.Namespace, b.base)
-		if err != nil || !found {
-			return 0, err
-		}
-		extra, err := c.Host.UsersCABundle(ctx, vw.Namespace, b.ref)
-		if err != nil {
-			return 0, err
-		}
-		bundles = append(bundles, b.build(base, extra))
-	}
-	return c.Host.ApplyBundles(ctx, bundles...)
+	w.Do(func(ctx context.Context) (int, error) {
+		return c.Host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
+	})
+	w.Services(vw.Service())
+	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), controller.Mounts{Required: vw.MountedSecrets(), Rolling: vw.UsersSecrets()},
+		vw.Deployment)
+	return w.Done()
 }

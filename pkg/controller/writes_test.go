@@ -1,0 +1,90 @@
+package controller_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+)
+
+// TestWritesStopAtTheFirstFailure: a batch counts what it wrote, and nothing after a failed
+// write is written.
+func TestWritesStopAtTheFirstFailure(t *testing.T) {
+	host := controllertest.NewHost(t)
+	refused := errors.New("refused")
+	apply := host.SecretApplier.Apply
+	host.SecretApplier.Apply = func(ctx context.Context, s *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
+		if *s.Name == "b" {
+			return nil, refused
+		}
+		return apply(ctx, s)
+	}
+	w := host.Host.Writes(t.Context())
+	w.Secrets(corev1ac.Secret("a", "team-a"), nil, corev1ac.Secret("b", "team-a"), corev1ac.Secret("c", "team-a"))
+	w.Services(corev1ac.Service("s", "team-a"))
+	steps := 0
+	w.Do(func(context.Context) (int, error) { steps++; return 1, nil })
+	wrote, err := w.Done()
+	require.ErrorIs(t, err, refused)
+	assert.Equal(t, 1, wrote)
+	assert.Zero(t, steps, "a step after the failure does not run")
+	assert.Equal(t, []string{"Secret a"}, host.Writes())
+
+	wrote, err = host.Host.Writes(t.Context()).Fail(refused)
+	assert.Zero(t, wrote)
+	assert.ErrorIs(t, err, refused)
+}
+
+// TestDeploymentWhenMounted: a Deployment is created once what it requires exists (its
+// Secrets, its ConfigMap, and not while held), and rolls when any Secret it mounts changes.
+func TestDeploymentWhenMounted(t *testing.T) {
+	host := controllertest.NewHost(t)
+	var hashes []string
+	deployment := func(_ *appsv1.Deployment, hash string) *appsv1ac.DeploymentApplyConfiguration {
+		hashes = append(hashes, hash)
+		return appsv1ac.Deployment("kcp", "team-a").WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
+			WithTemplate(corev1ac.PodTemplateSpec().WithAnnotations(map[string]string{"secrets-hash": hash})))
+	}
+	mounts := controller.Mounts{Required: []string{"server"}, Rolling: []string{"users-ca"}, ConfigMap: "paths"}
+	realize := func(m controller.Mounts) int {
+		t.Helper()
+		w := host.Host.Writes(t.Context())
+		w.DeploymentWhenMounted("team-a", "kcp", m, deployment)
+		wrote, err := w.Done()
+		require.NoError(t, err)
+		return wrote
+	}
+	secret := func(name, version string) {
+		require.NoError(t, host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: version}}))
+	}
+
+	assert.Zero(t, realize(mounts), "its Secret does not exist")
+	secret("server", "1")
+	assert.Zero(t, realize(mounts), "its ConfigMap does not exist")
+	require.NoError(t, host.Caches["configmaps"].Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "paths", ResourceVersion: "1"}}))
+	held := mounts
+	held.Hold = true
+	assert.Zero(t, realize(held), "held back")
+	assert.Empty(t, hashes, "nothing built while it waits")
+
+	assert.Equal(t, 1, realize(mounts), "created once everything exists")
+	assert.Equal(t, 0, realize(held), "unchanged; a Deployment that exists is not held back")
+	secret("users-ca", "1")
+	assert.Equal(t, 1, realize(mounts), "a user's Secret appearing rolls it")
+	secret("server", "2")
+	assert.Equal(t, 1, realize(mounts), "a Secret changing rolls it")
+	require.Len(t, hashes, 4)
+	assert.Equal(t, hashes[0], hashes[1])
+	assert.NotEqual(t, hashes[1], hashes[2])
+	assert.NotEqual(t, hashes[2], hashes[3])
+}
