@@ -39,7 +39,7 @@ func (h *Host) UsersCABundle(ctx context.Context, namespace string, ref *corev1.
 
 // MissingCABundleError is a reconcile's failure for a user's CA bundle Secret
 // (caBundleSecretRef, clientCABundleRef) that does not exist: ReportFailure makes it
-// ReferenceValid=False with ReasonCABundleSecretNotFound, and retries until it appears.
+// ReferenceValid=False with operatorv1alpha1.ReasonCABundleSecretNotFound, and retries until it appears.
 type MissingCABundleError struct {
 	// Name is the Secret's, in the object's namespace.
 	Name string

@@ -10,10 +10,6 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-// ReasonCertManagerNotInstalled is the reason of CertificatesReady=False while the host
-// cluster does not serve cert-manager's API. It is part of the API: keep it stable.
-const ReasonCertManagerNotInstalled = "CertManagerNotInstalled"
-
 // CertManagerNotInstalledMessage says what is missing and what to do.
 var CertManagerNotInstalledMessage = CertManagerGroupVersion + " is not served by the host cluster; install cert-manager"
 
@@ -21,10 +17,10 @@ var CertManagerNotInstalledMessage = CertManagerGroupVersion + " is not served b
 // installed. An Available condition already there is left alone: what runs keeps running.
 func SetCertManagerNotInstalled(conditions *[]metav1.Condition, generation int64) {
 	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse,
-		ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
+		operatorv1alpha1.ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
 	if meta.FindStatusCondition(*conditions, operatorv1alpha1.ConditionAvailable) == nil {
 		SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse,
-			ReasonCertManagerNotInstalled, "waiting for cert-manager to be installed")
+			operatorv1alpha1.ReasonCertManagerNotInstalled, "waiting for cert-manager to be installed")
 	}
 }
 
@@ -47,7 +43,7 @@ func (l Lifecycle[T, S]) RequiringCertManager(reconcile func(ctx context.Context
 			*common.Phase = Phase(*common.Conditions)
 		}
 		if !apiequality.Semantic.DeepEqual(l.Status(obj), status) {
-			l.Recorder.Event(obj, "Warning", ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
+			l.Recorder.Event(obj, "Warning", operatorv1alpha1.ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
 		}
 		return nil
 	}

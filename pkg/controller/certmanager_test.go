@@ -67,15 +67,15 @@ func TestSetCertManagerNotInstalled(t *testing.T) {
 	}{
 		{
 			name:          "a new object waits",
-			wantAvailable: metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonCertManagerNotInstalled},
+			wantAvailable: metav1.Condition{Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonCertManagerNotInstalled},
 		},
 		{
 			name: "what runs keeps its Available condition",
 			conditions: []metav1.Condition{
-				{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: ReasonReplicasAvailable},
-				{Type: operatorv1alpha1.ConditionCertificatesReady, Status: metav1.ConditionTrue, Reason: ReasonCertificatesIssued},
+				{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonReplicasAvailable},
+				{Type: operatorv1alpha1.ConditionCertificatesReady, Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonCertificatesIssued},
 			},
-			wantAvailable: metav1.Condition{Status: metav1.ConditionTrue, Reason: ReasonReplicasAvailable},
+			wantAvailable: metav1.Condition{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonReplicasAvailable},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestSetCertManagerNotInstalled(t *testing.T) {
 			certs := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionCertificatesReady)
 			require.NotNil(t, certs)
 			assert.Equal(t, metav1.ConditionFalse, certs.Status)
-			assert.Equal(t, ReasonCertManagerNotInstalled, certs.Reason)
+			assert.Equal(t, operatorv1alpha1.ReasonCertManagerNotInstalled, certs.Reason)
 			assert.Equal(t, "cert-manager.io/v1 is not served by the host cluster; install cert-manager", certs.Message)
 			assert.Equal(t, int64(3), certs.ObservedGeneration)
 			available := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionAvailable)
@@ -101,7 +101,7 @@ func TestSetCertificatesReadyCountsAndNamesThePending(t *testing.T) {
 	SetCertificatesReady(&conditions, 1, 12, []string{"g", "b", "a", "f", "c", "e", "d"})
 	c := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionCertificatesReady)
 	require.NotNil(t, c)
-	assert.Equal(t, ReasonCertificatesPending, c.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonCertificatesPending, c.Reason)
 	assert.Equal(t, "7 of 12 certificates are not Ready, waiting for cert-manager to issue them: a, b, c, d, e and 2 more", c.Message)
 }
 
@@ -187,7 +187,7 @@ func TestRequiringCertManager(t *testing.T) {
 		synced := meta.FindStatusCondition(status.Conditions, operatorv1alpha1.ConditionSynced)
 		require.NotNil(t, synced, "nothing was written to the host: Synced must say so")
 		assert.Equal(t, metav1.ConditionFalse, synced.Status)
-		assert.Equal(t, ReasonCertManagerNotInstalled, synced.Reason)
+		assert.Equal(t, operatorv1alpha1.ReasonCertManagerNotInstalled, synced.Reason)
 		if i == 0 {
 			require.Len(t, recorder.Events, 1)
 			assert.Equal(t, "Warning CertManagerNotInstalled cert-manager.io/v1 is not served by the host cluster; install cert-manager", <-recorder.Events)

@@ -6,33 +6,10 @@ import (
 	"net"
 	"unicode/utf8"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
-)
-
-// The reasons of the Synced condition, and of the Warning Event of a failed reconcile. They
-// are part of the API: keep them stable. A failure's reason says what kind of refusal it
-// was, so that a user (or an alert) tells a missing RBAC rule from an overloaded or
-// unreachable host cluster without reading the message.
-const (
-	// ReasonReconciled is Synced=True: the last reconcile wrote what it had to.
-	ReasonReconciled = "Reconciled"
-	// ReasonForbidden: the host cluster's RBAC denies the server a verb on a resource.
-	ReasonForbidden = "Forbidden"
-	// ReasonUnauthorized: the host cluster does not accept the server's credentials.
-	ReasonUnauthorized = "Unauthorized"
-	// ReasonTooManyRequests: API priority and fairness, or --max-requests-inflight, throttled us.
-	ReasonTooManyRequests = "TooManyRequests"
-	// ReasonTimeout: the host cluster did not answer in time.
-	ReasonTimeout = "Timeout"
-	// ReasonConflict: someone else wrote the object between our read and our write.
-	ReasonConflict = "Conflict"
-	// ReasonInvalid: the host cluster refused an object as invalid (a webhook or a policy).
-	ReasonInvalid = "Invalid"
-	// ReasonHostUnavailable: the host cluster is unreachable or failing.
-	ReasonHostUnavailable = "HostUnavailable"
-	// ReasonReconcileFailed is any other failure.
-	ReasonReconcileFailed = "ReconcileFailed"
 )
 
 // maxFailureMessage bounds the message of a failure in a condition and an Event: an error
@@ -46,28 +23,28 @@ func FailureReason(err error) string {
 	var conflict *NameConflictError
 	switch {
 	case err == nil:
-		return ReasonReconciled
+		return operatorv1alpha1.ReasonReconciled
 	case errors.As(err, &missing):
-		return ReasonCABundleSecretNotFound
+		return operatorv1alpha1.ReasonCABundleSecretNotFound
 	case errors.As(err, &conflict):
-		return ReasonNameConflict
+		return operatorv1alpha1.ReasonNameConflict
 	case apierrors.IsForbidden(err):
-		return ReasonForbidden
+		return operatorv1alpha1.ReasonForbidden
 	case apierrors.IsUnauthorized(err):
-		return ReasonUnauthorized
+		return operatorv1alpha1.ReasonUnauthorized
 	case apierrors.IsTooManyRequests(err):
-		return ReasonTooManyRequests
+		return operatorv1alpha1.ReasonTooManyRequests
 	case apierrors.IsServerTimeout(err), apierrors.IsTimeout(err), errors.Is(err, context.DeadlineExceeded), isNetTimeout(err):
-		return ReasonTimeout
+		return operatorv1alpha1.ReasonTimeout
 	case apierrors.IsConflict(err):
-		return ReasonConflict
+		return operatorv1alpha1.ReasonConflict
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
-		return ReasonInvalid
+		return operatorv1alpha1.ReasonInvalid
 	case apierrors.IsServiceUnavailable(err), apierrors.IsInternalError(err), apierrors.IsUnexpectedServerError(err),
 		utilnet.IsConnectionRefused(err), utilnet.IsConnectionReset(err), utilnet.IsProbableEOF(err):
-		return ReasonHostUnavailable
+		return operatorv1alpha1.ReasonHostUnavailable
 	}
-	return ReasonReconcileFailed
+	return operatorv1alpha1.ReasonReconcileFailed
 }
 
 // FailureMessage is the message of a reconcile's error in a condition and an Event.

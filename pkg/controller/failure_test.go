@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	"github.com/stretchr/testify/assert"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,24 +35,24 @@ func TestFailureReason(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"no error", nil, ReasonReconciled},
-		{"RBAC denies a verb", wrapped(apierrors.NewForbidden(deployments, "root-kcp", errors.New(`cannot patch resource "deployments"`))), ReasonForbidden},
-		{"credentials refused", wrapped(apierrors.NewUnauthorized("token expired")), ReasonUnauthorized},
-		{"throttled", wrapped(apierrors.NewTooManyRequests("too many requests", 1)), ReasonTooManyRequests},
-		{"server timeout", wrapped(apierrors.NewServerTimeout(deployments, "patch", 1)), ReasonTimeout},
-		{"gateway timeout", wrapped(apierrors.NewTimeoutError("request did not complete", 1)), ReasonTimeout},
-		{"client deadline", wrapped(context.DeadlineExceeded), ReasonTimeout},
-		{"transport timeout", wrapped(&net.OpError{Op: "dial", Err: timeoutError{}}), ReasonTimeout},
-		{"conflict", wrapped(apierrors.NewConflict(deployments, "root-kcp", errors.New("the object has been modified"))), ReasonConflict},
+		{"no error", nil, operatorv1alpha1.ReasonReconciled},
+		{"RBAC denies a verb", wrapped(apierrors.NewForbidden(deployments, "root-kcp", errors.New(`cannot patch resource "deployments"`))), operatorv1alpha1.ReasonForbidden},
+		{"credentials refused", wrapped(apierrors.NewUnauthorized("token expired")), operatorv1alpha1.ReasonUnauthorized},
+		{"throttled", wrapped(apierrors.NewTooManyRequests("too many requests", 1)), operatorv1alpha1.ReasonTooManyRequests},
+		{"server timeout", wrapped(apierrors.NewServerTimeout(deployments, "patch", 1)), operatorv1alpha1.ReasonTimeout},
+		{"gateway timeout", wrapped(apierrors.NewTimeoutError("request did not complete", 1)), operatorv1alpha1.ReasonTimeout},
+		{"client deadline", wrapped(context.DeadlineExceeded), operatorv1alpha1.ReasonTimeout},
+		{"transport timeout", wrapped(&net.OpError{Op: "dial", Err: timeoutError{}}), operatorv1alpha1.ReasonTimeout},
+		{"conflict", wrapped(apierrors.NewConflict(deployments, "root-kcp", errors.New("the object has been modified"))), operatorv1alpha1.ReasonConflict},
 		{"invalid", wrapped(apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "root-kcp",
-			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), -1, "must be positive")})), ReasonInvalid},
-		{"webhook denied", wrapped(apierrors.NewBadRequest("admission webhook denied the request")), ReasonInvalid},
-		{"unavailable", wrapped(apierrors.NewServiceUnavailable("shutting down")), ReasonHostUnavailable},
-		{"internal error", wrapped(apierrors.NewInternalError(errors.New("etcd is down"))), ReasonHostUnavailable},
-		{"connection refused", wrapped(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), ReasonHostUnavailable},
-		{"a user's CA bundle Secret missing", fmt.Errorf("realizing bundles: %w", &MissingCABundleError{Name: "partner-ca"}), ReasonCABundleSecretNotFound},
-		{"anything else", errors.New("reading the CA Secret root-ca: no certificate"), ReasonReconcileFailed},
-		{"not found is not a refusal", wrapped(apierrors.NewNotFound(deployments, "root-kcp")), ReasonReconcileFailed},
+			field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), -1, "must be positive")})), operatorv1alpha1.ReasonInvalid},
+		{"webhook denied", wrapped(apierrors.NewBadRequest("admission webhook denied the request")), operatorv1alpha1.ReasonInvalid},
+		{"unavailable", wrapped(apierrors.NewServiceUnavailable("shutting down")), operatorv1alpha1.ReasonHostUnavailable},
+		{"internal error", wrapped(apierrors.NewInternalError(errors.New("etcd is down"))), operatorv1alpha1.ReasonHostUnavailable},
+		{"connection refused", wrapped(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}), operatorv1alpha1.ReasonHostUnavailable},
+		{"a user's CA bundle Secret missing", fmt.Errorf("realizing bundles: %w", &MissingCABundleError{Name: "partner-ca"}), operatorv1alpha1.ReasonCABundleSecretNotFound},
+		{"anything else", errors.New("reading the CA Secret root-ca: no certificate"), operatorv1alpha1.ReasonReconcileFailed},
+		{"not found is not a refusal", wrapped(apierrors.NewNotFound(deployments, "root-kcp")), operatorv1alpha1.ReasonReconcileFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, FailureReason(tc.err))

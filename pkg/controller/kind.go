@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 )
@@ -40,4 +41,10 @@ type Client[T any] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// SetupStatus is the Common of a kind whose phase is a setup's (Provisioning, Running,
+// Deleting), which Lifecycle sets.
+func SetupStatus(phase *operatorv1alpha1.Phase, observedGeneration *int64, conditions *[]metav1.Condition) Common {
+	return Common{Phase: phase, ObservedGeneration: observedGeneration, Conditions: conditions}
 }

@@ -149,7 +149,7 @@ func (l Lifecycle[T, S]) SetCondition(obj T, status *S, t string, s metav1.Condi
 func (l Lifecycle[T, S]) RootShardMissing(obj T, status *S, rootShard string) {
 	msg := fmt.Sprintf("RootShard %q does not exist in namespace %q", rootShard, obj.GetNamespace())
 	l.SetRootShard(obj, status, false, msg)
-	l.ReferenceMissing(obj, status, ReasonRootShardNotFound, msg, "RootShard")
+	l.ReferenceMissing(obj, status, operatorv1alpha1.ReasonRootShardNotFound, msg, "RootShard")
 }
 
 // SetRootShard sets kcp-operator's RootShard condition of a Shard or FrontProxy: True with
@@ -223,7 +223,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	if common.Phase != nil {
 		*common.Phase = operatorv1alpha1.PhaseDeleting
 	}
-	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, ReasonDeleting, "the "+l.Noun+" is being deleted")
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, operatorv1alpha1.ReasonDeleting, "the "+l.Noun+" is being deleted")
 	var released error
 	if l.Release != nil {
 		released = l.Release(ctx, obj, status)

@@ -18,11 +18,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
-// ReasonNameConflict: an object of the name a setup derives exists and was not created by
-// it. The server never writes, adopts or deletes such an object; the setup waits until it is
-// gone, or is renamed.
-const ReasonNameConflict = "NameConflict"
-
 // NameConflictError is an object that exists in the host cluster under a name a setup
 // derives, and that the setup did not create.
 type NameConflictError struct {

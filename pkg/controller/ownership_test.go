@@ -6,6 +6,8 @@ import (
 	"maps"
 	"testing"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -81,7 +83,7 @@ func TestTheFirstWriteNeverTakesOver(t *testing.T) {
 			var conflict *NameConflictError
 			require.ErrorAs(t, err, &conflict)
 			assert.Contains(t, err.Error(), "ConfigMap team-a/app-config exists and was not created for this object "+tc.conflict)
-			assert.Equal(t, ReasonNameConflict, FailureReason(err))
+			assert.Equal(t, operatorv1alpha1.ReasonNameConflict, FailureReason(err))
 			assert.False(t, wrote)
 			assert.Zero(t, applies, "never written")
 		})
@@ -98,7 +100,7 @@ func TestTheFirstWriteReportsAFailedRead(t *testing.T) {
 	}
 	_, err := a.ApplyIfChanged(t.Context(), corev1ac.ConfigMap("app-config", "team-a").WithLabels(pki.Labels("frontproxy", "app", "front-proxy")))
 	require.Error(t, err)
-	assert.Equal(t, ReasonForbidden, FailureReason(err))
+	assert.Equal(t, operatorv1alpha1.ReasonForbidden, FailureReason(err))
 	assert.Zero(t, applies)
 }
 

@@ -20,8 +20,8 @@ func ReferenceSecretSelector(o *metav1.ListOptions) { o.LabelSelector = referenc
 
 // ResolveReference reads the reference Secret namespace/name from the ReferenceSecrets cache
 // and resolves it as r. A Secret that is not there, not labelled (so not in the cache) or not
-// a well-formed r is a *reference.Error, whose Reason (ReasonReferenceSecretNotFound,
-// ReasonReferenceSecretNotLabelled, ReasonReferenceSecretInvalid) and Message go to
+// a well-formed r is a *reference.Error, whose Reason (operatorv1alpha1.ReasonReferenceSecretNotFound,
+// operatorv1alpha1.ReasonReferenceSecretNotLabelled, operatorv1alpha1.ReasonReferenceSecretInvalid) and Message go to
 // ReferenceValid as they are: the message names the Secret and the key, never their content.
 // Any other error is the cache's, to retry.
 func (h *Host) ResolveReference(ctx context.Context, namespace, name string, r reference.Reference) (*reference.Resolved, error) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -74,18 +76,18 @@ func TestResolveReferenceTellsAnUnlabelledCopyFromNone(t *testing.T) {
 		wantReason, want string
 		wantGet          bool
 	}{
-		{name: "no Secret, from the metadata cache", metadata: []*corev1.Secret{}, wantReason: reference.ReasonSecretNotFound, want: notFound},
+		{name: "no Secret, from the metadata cache", metadata: []*corev1.Secret{}, wantReason: operatorv1alpha1.ReasonReferenceSecretNotFound, want: notFound},
 		{name: "an unlabelled Secret, from the metadata cache", metadata: []*corev1.Secret{unlabelled},
-			wantReason: reference.ReasonSecretNotLabelled, want: notLabelled},
+			wantReason: operatorv1alpha1.ReasonReferenceSecretNotLabelled, want: notLabelled},
 		{name: "a labelled Secret the cache of copies has not caught up with", metadata: []*corev1.Secret{labelled},
-			wantReason: reference.ReasonSecretNotFound, want: notFound},
-		{name: "no Secret, by a GET", wantReason: reference.ReasonSecretNotFound, want: notFound, wantGet: true},
-		{name: "an unlabelled Secret, by a GET", host: []runtime.Object{unlabelled}, wantReason: reference.ReasonSecretNotLabelled, want: notLabelled, wantGet: true},
-		{name: "a Secret without any label, by a GET", host: []runtime.Object{secret(nil)}, wantReason: reference.ReasonSecretNotLabelled, want: notLabelled, wantGet: true},
+			wantReason: operatorv1alpha1.ReasonReferenceSecretNotFound, want: notFound},
+		{name: "no Secret, by a GET", wantReason: operatorv1alpha1.ReasonReferenceSecretNotFound, want: notFound, wantGet: true},
+		{name: "an unlabelled Secret, by a GET", host: []runtime.Object{unlabelled}, wantReason: operatorv1alpha1.ReasonReferenceSecretNotLabelled, want: notLabelled, wantGet: true},
+		{name: "a Secret without any label, by a GET", host: []runtime.Object{secret(nil)}, wantReason: operatorv1alpha1.ReasonReferenceSecretNotLabelled, want: notLabelled, wantGet: true},
 		{name: "an unlabelled Secret, by a GET before the metadata cache syncs", host: []runtime.Object{unlabelled}, unsynced: true,
-			wantReason: reference.ReasonSecretNotLabelled, want: notLabelled, wantGet: true},
+			wantReason: operatorv1alpha1.ReasonReferenceSecretNotLabelled, want: notLabelled, wantGet: true},
 		{name: "a GET refused: not found, as before", host: []runtime.Object{unlabelled}, getFails: true,
-			wantReason: reference.ReasonSecretNotFound, want: notFound, wantGet: true},
+			wantReason: operatorv1alpha1.ReasonReferenceSecretNotFound, want: notFound, wantGet: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kube := kubefake.NewSimpleClientset(tc.host...)
@@ -104,7 +106,7 @@ func TestResolveReferenceTellsAnUnlabelledCopyFromNone(t *testing.T) {
 			require.True(t, ok, "a *reference.Error: %v", err)
 			assert.Equal(t, tc.wantReason, p.Reason)
 			assert.Equal(t, tc.want, p.Message)
-			if tc.wantReason == reference.ReasonSecretNotLabelled {
+			if tc.wantReason == operatorv1alpha1.ReasonReferenceSecretNotLabelled {
 				assert.ErrorIs(t, err, reference.ErrNotLabelled)
 			} else {
 				assert.ErrorIs(t, err, reference.ErrNotFound)
@@ -131,6 +133,6 @@ func TestResolveReferenceAsksNothingOfALabelledCopy(t *testing.T) {
 	_, err := h.ResolveReference(t.Context(), "team-a", "root-shard-join", reference.ShardJoin)
 	p, ok := ReferenceProblem(err)
 	require.True(t, ok)
-	assert.Equal(t, reference.ReasonSecretInvalid, p.Reason, "the copy is read (it has no keys)")
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretInvalid, p.Reason, "the copy is read (it has no keys)")
 	assert.Empty(t, kube.Actions())
 }

@@ -4,19 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
-)
-
-// The reasons of the Available condition. They are part of the API: keep them stable.
-const (
-	ReasonDeploymentNotFound  = "DeploymentNotFound"
-	ReasonReplicasUnavailable = "ReplicasUnavailable"
-	ReasonReplicasAvailable   = "ReplicasAvailable"
 )
 
 // ShardAvailable is a shard's Available condition.
@@ -29,7 +24,7 @@ func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, stri
 func (h *Host) DeploymentAvailable(namespace, name string) (metav1.ConditionStatus, string, string) {
 	d, err := h.Deployments.Deployments(namespace).Get(name)
 	if err != nil {
-		return metav1.ConditionFalse, ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", name)
+		return metav1.ConditionFalse, operatorv1alpha1.ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", name)
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
@@ -37,10 +32,10 @@ func (h *Host) DeploymentAvailable(namespace, name string) (metav1.ConditionStat
 	}
 	st := d.Status
 	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
-		return metav1.ConditionFalse, ReasonReplicasUnavailable,
+		return metav1.ConditionFalse, operatorv1alpha1.ReasonReplicasUnavailable,
 			fmt.Sprintf("%d of %d replicas are updated and ready", min(st.UpdatedReplicas, st.ReadyReplicas), want)
 	}
-	return metav1.ConditionTrue, ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
+	return metav1.ConditionTrue, operatorv1alpha1.ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
 }
 
 // PendingCertificates are the names of the certificates not issued yet.

@@ -11,34 +11,6 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/reference"
-)
-
-// The reasons of the CertificatesReady and ReferenceValid conditions. They are part of the
-// API: keep them stable.
-const (
-	ReasonCertificatesIssued  = "CertificatesIssued"
-	ReasonCertificatesPending = "CertificatesPending"
-	ReasonReferencesFound     = "ReferencesFound"
-	ReasonRootShardNotFound   = "RootShardNotFound"
-	ReasonShardNotFound       = "ShardNotFound"
-	ReasonFrontProxyNotFound  = "FrontProxyNotFound"
-	ReasonCacheServerNotFound = "CacheServerNotFound"
-	ReasonDeleting            = "Deleting"
-
-	// ReasonReferenceSecretNotFound and ReasonReferenceSecretInvalid are a secretRef's: the
-	// Secret is not there, or is not a well-formed reference Secret of the expected kind (the
-	// message, from reference.Resolve, names the key at fault).
-	ReasonReferenceSecretNotFound = reference.ReasonSecretNotFound
-	ReasonReferenceSecretInvalid  = reference.ReasonSecretInvalid
-	// ReasonReferenceSecretNotLabelled: a secretRef's Secret is there but has no label
-	// operator.kcp.io/reference, by which the server caches the copies; the message names the
-	// Secret and the kubectl label command that heals it.
-	ReasonReferenceSecretNotLabelled = reference.ReasonSecretNotLabelled
-	// ReasonCABundleSecretNotFound: a caBundleSecretRef's or clientCABundleRef's Secret is not
-	// there (MissingCABundleError); Synced says so too, since nothing of the object was
-	// realized by that reconcile.
-	ReasonCABundleSecretNotFound = "CABundleSecretNotFound"
 )
 
 // SetCondition sets a condition, keeping its transition time when its status is unchanged.
@@ -51,12 +23,12 @@ func SetCondition(conditions *[]metav1.Condition, generation int64, t string, s 
 // SetCertificatesReady sets CertificatesReady from the certificates not issued yet.
 func SetCertificatesReady(conditions *[]metav1.Condition, generation int64, total int, pending []string) {
 	if len(pending) == 0 {
-		SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, ReasonCertificatesIssued,
+		SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionTrue, operatorv1alpha1.ReasonCertificatesIssued,
 			fmt.Sprintf("all %d certificates are issued", total))
 		return
 	}
 	// Counted and named: when cert-manager's controller is down, this is all there is to see.
-	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, ReasonCertificatesPending,
+	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, operatorv1alpha1.ReasonCertificatesPending,
 		fmt.Sprintf("%d of %d certificates are not Ready, waiting for cert-manager to issue them: %s", len(pending), total, summarize(pending)))
 }
 

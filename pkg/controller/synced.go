@@ -17,7 +17,7 @@ const syncedMessage = "the last reconcile wrote what it had to to the host clust
 
 // SetSynced sets Synced=True in status: the reconcile succeeded.
 func (l Lifecycle[T, S]) SetSynced(obj T, status *S) {
-	l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionTrue, ReasonReconciled, syncedMessage)
+	l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionTrue, operatorv1alpha1.ReasonReconciled, syncedMessage)
 }
 
 // markSynced sets Synced after a reconcile that returned no error: True, unless
@@ -25,7 +25,7 @@ func (l Lifecycle[T, S]) SetSynced(obj T, status *S) {
 // written to the host cluster either.
 func (l Lifecycle[T, S]) markSynced(obj T, status *S) {
 	if l.Host != nil && l.Host.CertManagerAPI != nil && !l.Host.CertManagerReady() {
-		l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
+		l.SetCondition(obj, status, operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, operatorv1alpha1.ReasonCertManagerNotInstalled, CertManagerNotInstalledMessage)
 		return
 	}
 	l.SetSynced(obj, status)

@@ -13,13 +13,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// The reasons of ReferenceValid about a VirtualWorkspace. They are part of the API: keep them
-// stable.
-const (
-	ReasonVirtualWorkspaceNotFound       = "VirtualWorkspaceNotFound"
-	ReasonVirtualWorkspaceTargetMismatch = "VirtualWorkspaceTargetMismatch"
-)
-
 // ShardVirtualWorkspace resolves the VirtualWorkspace that a root shard or shard names in
 // spec.kcpVirtualWorkspace. It returns nil and no reason when none is named; nil and the
 // reason of ReferenceValid=False when it does not exist, is being deleted, or serves another
@@ -32,13 +25,13 @@ func ShardVirtualWorkspace(vws listers.VirtualWorkspaceLister, kind, namespace, 
 	vw, err = vws.VirtualWorkspaces(namespace).Get(ref.Name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q does not exist in namespace %q", ref.Name, namespace), nil
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q does not exist in namespace %q", ref.Name, namespace), nil
 	case err != nil:
 		return nil, "", "", err
 	case vw.DeletionTimestamp != nil:
-		return nil, ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q is being deleted", ref.Name), nil
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q is being deleted", ref.Name), nil
 	case !VirtualWorkspaceServes(vw, kind, name):
-		return nil, ReasonVirtualWorkspaceTargetMismatch,
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
 			fmt.Sprintf("VirtualWorkspace %q serves %s, not %s", ref.Name, VirtualWorkspaceTarget(vw), kindNames[kind]+"/"+name), nil
 	}
 	return vw, "", "", nil

@@ -46,13 +46,13 @@ func TestShardVirtualWorkspace(t *testing.T) {
 		{name: "none named", kind: "shard", shard: "shard-1"},
 		{name: "its own", kind: "shard", shard: "shard-1", vw: "of-shard-1", found: true},
 		{name: "the root shard's own", kind: "rootshard", shard: "root", vw: "of-root", found: true},
-		{name: "missing", kind: "shard", shard: "shard-1", vw: "nope", reason: ReasonVirtualWorkspaceNotFound,
+		{name: "missing", kind: "shard", shard: "shard-1", vw: "nope", reason: operatorv1alpha1.ReasonVirtualWorkspaceNotFound,
 			message: `VirtualWorkspace "nope" does not exist in namespace "team-a"`},
-		{name: "being deleted", kind: "shard", shard: "shard-1", vw: "deleting", reason: ReasonVirtualWorkspaceNotFound,
+		{name: "being deleted", kind: "shard", shard: "shard-1", vw: "deleting", reason: operatorv1alpha1.ReasonVirtualWorkspaceNotFound,
 			message: `VirtualWorkspace "deleting" is being deleted`},
-		{name: "another shard's", kind: "shard", shard: "shard-2", vw: "of-shard-1", reason: ReasonVirtualWorkspaceTargetMismatch,
+		{name: "another shard's", kind: "shard", shard: "shard-2", vw: "of-shard-1", reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
 			message: `VirtualWorkspace "of-shard-1" serves Shard/shard-1, not Shard/shard-2`},
-		{name: "a shard's, named by a root shard", kind: "rootshard", shard: "shard-1", vw: "of-shard-1", reason: ReasonVirtualWorkspaceTargetMismatch,
+		{name: "a shard's, named by a root shard", kind: "rootshard", shard: "shard-1", vw: "of-shard-1", reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
 			message: `VirtualWorkspace "of-shard-1" serves Shard/shard-1, not RootShard/shard-1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

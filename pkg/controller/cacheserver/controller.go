@@ -31,7 +31,7 @@ var Kind = controller.Kind[*operatorv1alpha1.CacheServer, operatorv1alpha1.Cache
 	},
 	Status: func(cs *operatorv1alpha1.CacheServer) *operatorv1alpha1.CacheServerStatus { return &cs.Status },
 	Common: func(s *operatorv1alpha1.CacheServerStatus) controller.Common {
-		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 	},
 }
 

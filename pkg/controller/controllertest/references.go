@@ -318,7 +318,7 @@ func Unlabelled(s *corev1.Secret) *corev1.Secret {
 // as a copy of r, and that Available waits for it.
 func AssertReferenceNotLabelled(t *testing.T, conditions []metav1.Condition, secret string, r reference.Reference) {
 	t.Helper()
-	AssertReferenceInvalid(t, conditions, reference.ReasonSecretNotLabelled, secret)
+	AssertReferenceInvalid(t, conditions, operatorv1alpha1.ReasonReferenceSecretNotLabelled, secret)
 	ref := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, "Secret team-a/"+secret+" exists but is not labelled operator.kcp.io/reference, and the server reads only labelled copies: "+
 		"kubectl label secret "+secret+" -n team-a operator.kcp.io/reference="+string(r), ref.Message)

@@ -33,7 +33,7 @@ var Kind = controller.Kind[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontP
 	},
 	Status: func(fp *operatorv1alpha1.FrontProxy) *operatorv1alpha1.FrontProxyStatus { return &fp.Status },
 	Common: func(s *operatorv1alpha1.FrontProxyStatus) controller.Common {
-		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 	},
 }
 

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -65,7 +64,7 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 	ref := meta.FindStatusCondition(fp.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
 	require.NotNil(t, ref)
 	assert.Equal(t, metav1.ConditionTrue, ref.Status)
-	assert.Equal(t, controller.ReasonReferencesFound, ref.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferencesFound, ref.Reason)
 
 	j.in.AssertJoined(t, j.Host, frontproxy.Kind, "edge", reference.FrontProxyJoin)
 	obj, exists, err := j.Host.Caches["certificates"].GetByKey("team-a/edge-front-proxy-root-edge-server")
@@ -96,18 +95,18 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 func TestJoinedFrontProxyWaitsForAUsableCopy(t *testing.T) {
 	j := newJoinedFixture(t)
 	fp := j.sync(t)
-	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretNotFound, "root-front-proxy-join")
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretNotFound, "root-front-proxy-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, fp.Status.Phase)
 	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()))
 
 	j.Ours.ClearActions()
 	j.Host.PutReference(t, j.in.CopyAs(reference.ShardJoin, "root-front-proxy-join"))
 	fp = j.sync(t)
-	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, reference.ReasonSecretInvalid, "root-front-proxy-join")
+	controllertest.AssertReferenceInvalid(t, fp.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretInvalid, "root-front-proxy-join")
 	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy that cannot be used")
 	events := controllertest.Events(j.Events)
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
-		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-front-proxy-join")
+		return strings.HasPrefix(e, "Warning "+operatorv1alpha1.ReasonReferenceSecretInvalid) && strings.Contains(e, "team-a/root-front-proxy-join")
 	}), "events: %v", events)
 	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)
 
@@ -131,7 +130,7 @@ func TestJoinedFrontProxyWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	assert.Equal(t, []string{"update frontproxies/status"}, j.Host.Writes(j.Ours.Actions()))
 	events := controllertest.Events(j.Events)
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
-		return strings.HasPrefix(e, "Warning "+controller.ReasonReferenceSecretNotLabelled) &&
+		return strings.HasPrefix(e, "Warning "+operatorv1alpha1.ReasonReferenceSecretNotLabelled) &&
 			strings.Contains(e, "kubectl label secret root-front-proxy-join -n team-a operator.kcp.io/reference=front-proxy-join")
 	}), "events: %v", events)
 	j.in.AssertNoKeyMaterial(t, fp.Status.Conditions, events)

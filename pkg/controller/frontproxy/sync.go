@@ -78,7 +78,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontPr
 	if err != nil {
 		return err
 	}
-	c.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	c.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 	certs := f.Certificates()
 	c.Observe(f.FrontProxy, status, len(certs), c.Host.PendingCertificates(certs), f.DeploymentName())
 	return nil

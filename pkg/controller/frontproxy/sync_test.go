@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
@@ -92,7 +91,7 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 		c := meta.FindStatusCondition(got.Status.Conditions, ct)
 		require.NotNil(t, c, ct)
 		assert.Equal(t, metav1.ConditionFalse, c.Status, ct)
-		assert.Equal(t, controller.ReasonCABundleSecretNotFound, c.Reason, ct)
+		assert.Equal(t, operatorv1alpha1.ReasonCABundleSecretNotFound, c.Reason, ct)
 		assert.Contains(t, c.Message, "the CA bundle Secret partner-ca does not exist", ct)
 	}
 

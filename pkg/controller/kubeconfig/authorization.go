@@ -19,35 +19,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
 
-// The reasons of a Kubeconfig's AuthorizationProvisioned condition. They are part of the API:
-// keep them stable.
-const (
-	// ReasonProvisioned (True): the workspace holds one ClusterRoleBinding per ClusterRole of
-	// spec.authorization, for the group kubeconfig:<name>, and no other of the Kubeconfig's.
-	ReasonProvisioned = "Provisioned"
-	// ReasonProvisioning: the workspace is recorded in status.authorization.provisionedCluster;
-	// the bindings are created next.
-	ReasonProvisioning = "Provisioning"
-	// ReasonWaitingForTarget: the target, or its RootShard, does not exist yet.
-	ReasonWaitingForTarget = "WaitingForTarget"
-	// ReasonWaitingForCredentials: the server's own identity toward the RootShard's kcp, or
-	// the CA that verifies kcp, is not issued yet.
-	ReasonWaitingForCredentials = "WaitingForCredentials"
-	// ReasonKcpUnreachable: kcp did not answer (connection refused, timeout), answered 5xx or
-	// 429, or the server has no client for kcp.
-	ReasonKcpUnreachable = "KcpUnreachable"
-	// ReasonKcpRefused: kcp answered with a 4xx: the workspace does not exist, or the server's
-	// identity may not manage ClusterRoleBindings there.
-	ReasonKcpRefused = "KcpRefused"
-	// ReasonNoKcpIdentity: the target is a RootShard named by a reference Secret, toward
-	// whose kcp the server has no identity to bind with. Validation refuses such a spec; this
-	// is for one stored before it did.
-	ReasonNoKcpIdentity = "NoKcpIdentity"
-	// ReasonRootShardUnknown: the Kubeconfig is being deleted, its target Shard or FrontProxy
-	// is gone, and RootShards remain: which kcp holds the bindings cannot be told.
-	ReasonRootShardUnknown = "RootShardUnknown"
-)
-
 // The reasons of the Events about a Kubeconfig's bindings in kcp, beyond the condition's.
 const (
 	// EventBindingsWritten: ClusterRoleBindings were created, updated or deleted in kcp.
@@ -87,14 +58,14 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	if kind, name := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget {
 		// Nothing was ever bound (have is recorded only with a RootShard of ours), so
 		// nothing is to be removed, on deletion either.
-		c.setAuthorization(kc, status, metav1.ConditionFalse, ReasonNoKcpIdentity, fmt.Sprintf(
+		c.setAuthorization(kc, status, metav1.ConditionFalse, operatorv1alpha1.ReasonNoKcpIdentity, fmt.Sprintf(
 			"the server has no identity toward the kcp of the RootShard of the Secret %s to bind roles with: "+
 				"remove spec.authorization and bind them in kcp yourself", name))
 		return nil
 	}
 	if rs == nil {
 		// The target's or RootShard's informer event brings the Kubeconfig back.
-		c.setAuthorization(kc, status, metav1.ConditionFalse, ReasonWaitingForTarget,
+		c.setAuthorization(kc, status, metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForTarget,
 			"waiting for the target "+status.TargetName+" and its RootShard")
 		return nil
 	}
@@ -113,7 +84,7 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	}
 	if have == "" {
 		status.Authorization = &operatorv1alpha1.KubeconfigAuthorizationStatus{ProvisionedCluster: want}
-		c.setAuthorization(kc, status, metav1.ConditionFalse, ReasonProvisioning,
+		c.setAuthorization(kc, status, metav1.ConditionFalse, operatorv1alpha1.ReasonProvisioning,
 			"creating the ClusterRoleBindings in workspace "+want)
 		return nil
 	}
@@ -129,7 +100,7 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		c.Recorder.Eventf(kc, corev1.EventTypeNormal, EventBindingsWritten,
 			"Wrote %d and deleted %d ClusterRoleBindings in kcp workspace %s", written, deleted, want)
 	}
-	c.setAuthorization(kc, status, metav1.ConditionTrue, ReasonProvisioned, fmt.Sprintf(
+	c.setAuthorization(kc, status, metav1.ConditionTrue, operatorv1alpha1.ReasonProvisioned, fmt.Sprintf(
 		"the ClusterRoles %s are bound to the group %s in workspace %s",
 		strings.Join(kc.Spec.Authorization.ClusterRoleBindings.ClusterRoles, ", "), kubeconfig.Group(kc), want))
 	return nil
@@ -201,7 +172,7 @@ func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		msg := fmt.Sprintf("the %s %s is gone, so which RootShard's kcp holds the ClusterRoleBindings in workspace %s is unknown: "+
 			"recreate it, or set the annotation %s=true to let the Kubeconfig go without removing them",
 			kind, name, workspace, operatorv1alpha1.AnnotationSkipKcpCleanup)
-		c.setAuthorization(kc, status, metav1.ConditionFalse, ReasonRootShardUnknown, msg)
+		c.setAuthorization(kc, status, metav1.ConditionFalse, operatorv1alpha1.ReasonRootShardUnknown, msg)
 		return errors.New(msg)
 	}
 	if err := c.removeBindings(ctx, kc, rs, workspace); err != nil {
@@ -262,7 +233,7 @@ func (c *Controller) setAuthorization(kc *operatorv1alpha1.Kubeconfig, status *o
 		return
 	}
 	eventType := corev1.EventTypeWarning
-	if s != metav1.ConditionFalse || reason == ReasonProvisioning {
+	if s != metav1.ConditionFalse || reason == operatorv1alpha1.ReasonProvisioning {
 		eventType = corev1.EventTypeNormal
 	}
 	c.Recorder.Event(kc, eventType, reason, message)
@@ -285,14 +256,14 @@ func (c *Controller) kcpFailed(kc *operatorv1alpha1.Kubeconfig, status *operator
 func kcpFailureReason(err error) string {
 	var notReady *kcpclient.NotReadyError
 	if errors.As(err, &notReady) {
-		return ReasonWaitingForCredentials
+		return operatorv1alpha1.ReasonWaitingForCredentials
 	}
 	var status apierrors.APIStatus
 	if errors.As(err, &status) {
 		code := int(status.Status().Code)
 		if code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests {
-			return ReasonKcpRefused
+			return operatorv1alpha1.ReasonKcpRefused
 		}
 	}
-	return ReasonKcpUnreachable
+	return operatorv1alpha1.ReasonKcpUnreachable
 }

@@ -40,14 +40,14 @@ func TestTheWorkspaceIsRecordedBeforeAnyBindingIsCreated(t *testing.T) {
 	assert.Empty(t, k.asked, "nothing in kcp before the workspace is stored in the status")
 	cond := authorizationCondition(t, got)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
-	assert.Equal(t, ReasonProvisioning, cond.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonProvisioning, cond.Reason)
 
 	got = f.sync(t, "ci")
 	assert.Equal(t, []string{"root root"}, k.asked, "through the FrontProxy's RootShard, in the workspace recorded")
 	assert.ElementsMatch(t, []string{"root patch " + bindingName("view"), "root patch " + bindingName("edit")}, k.writes())
 	cond = authorizationCondition(t, got)
 	assert.Equal(t, metav1.ConditionTrue, cond.Status)
-	assert.Equal(t, ReasonProvisioned, cond.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonProvisioned, cond.Reason)
 }
 
 func TestOneBindingPerRoleForTheKubeconfigsGroup(t *testing.T) {
@@ -130,7 +130,7 @@ func TestAResyncOfProvisionedBindingsWritesNothing(t *testing.T) {
 	assert.Empty(t, k.writes(), "nothing changed: nothing is written to kcp")
 	assert.Empty(t, f.Host.Writes(f.Ours.Actions()), "nor to the host, nor to the status")
 	assert.Empty(t, f.events())
-	assert.Equal(t, ReasonProvisioned, authorizationCondition(t, got).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonProvisioned, authorizationCondition(t, got).Reason)
 }
 
 func TestADriftedBindingIsRestored(t *testing.T) {
@@ -156,7 +156,7 @@ func TestRemovingARoleDeletesItsBinding(t *testing.T) {
 	got = f.sync(t, "ci")
 	assert.Equal(t, []string{"root delete " + bindingName("edit")}, k.writes())
 	assert.Equal(t, []string{bindingName("view")}, keys(k.bindings(t, "root")))
-	assert.Equal(t, ReasonProvisioned, authorizationCondition(t, got).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonProvisioned, authorizationCondition(t, got).Reason)
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase)
 }
 
@@ -215,12 +215,12 @@ var kcpFailures = []struct {
 	fail     error
 	reason   string
 }{
-	{name: "identity not issued", notReady: true, reason: ReasonWaitingForCredentials},
-	{name: "connection refused", fail: &netError{syscall.ECONNREFUSED}, reason: ReasonKcpUnreachable},
-	{name: "503", fail: apierrors.NewServiceUnavailable("kcp is starting"), reason: ReasonKcpUnreachable},
-	{name: "429", fail: apierrors.NewTooManyRequests("slow down", 1), reason: ReasonKcpUnreachable},
-	{name: "403", fail: apierrors.NewForbidden(crbs, "", errors.New("system:kcp-operator may not")), reason: ReasonKcpRefused},
-	{name: "404 workspace", fail: apierrors.NewNotFound(schema.GroupResource{Resource: "workspaces"}, "root:team"), reason: ReasonKcpRefused},
+	{name: "identity not issued", notReady: true, reason: operatorv1alpha1.ReasonWaitingForCredentials},
+	{name: "connection refused", fail: &netError{syscall.ECONNREFUSED}, reason: operatorv1alpha1.ReasonKcpUnreachable},
+	{name: "503", fail: apierrors.NewServiceUnavailable("kcp is starting"), reason: operatorv1alpha1.ReasonKcpUnreachable},
+	{name: "429", fail: apierrors.NewTooManyRequests("slow down", 1), reason: operatorv1alpha1.ReasonKcpUnreachable},
+	{name: "403", fail: apierrors.NewForbidden(crbs, "", errors.New("system:kcp-operator may not")), reason: operatorv1alpha1.ReasonKcpRefused},
+	{name: "404 workspace", fail: apierrors.NewNotFound(schema.GroupResource{Resource: "workspaces"}, "root:team"), reason: operatorv1alpha1.ReasonKcpRefused},
 }
 
 // netError is what a dial that kcp refuses returns.
@@ -264,7 +264,7 @@ func TestAFailingKcpIsAConditionAndTheHostIsStillRealized(t *testing.T) {
 
 			k.notReady, k.fail = false, nil
 			got = f.sync(t, "ci")
-			assert.Equal(t, ReasonProvisioned, authorizationCondition(t, got).Reason)
+			assert.Equal(t, operatorv1alpha1.ReasonProvisioned, authorizationCondition(t, got).Reason)
 			assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase)
 		})
 	}
@@ -276,8 +276,8 @@ func TestKcpFailureReasons(t *testing.T) {
 			assert.Equal(t, tc.reason, kcpFailureReason(tc.fail), tc.name)
 		}
 	}
-	assert.Equal(t, ReasonKcpUnreachable, kcpFailureReason(errNoKcpClients))
-	assert.Equal(t, ReasonKcpUnreachable, kcpFailureReason(apierrors.NewTimeoutError("slow", 1)))
+	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, kcpFailureReason(errNoKcpClients))
+	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, kcpFailureReason(apierrors.NewTimeoutError("slow", 1)))
 }
 
 // deleting is a Kubeconfig ci being deleted whose bindings of roles are in root, and a fake
@@ -324,9 +324,9 @@ func TestDeletionWaitsWhileKcpFails(t *testing.T) {
 	got, _ := f.syncFailing(t, "ci")
 	assert.Empty(t, k.log, "nothing of the host is deleted while the bindings remain")
 	assert.Equal(t, []string{Finalizer}, got.Finalizers)
-	assert.Equal(t, ReasonKcpUnreachable, authorizationCondition(t, got).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, authorizationCondition(t, got).Reason)
 	assert.Equal(t, "root", got.Status.Authorization.ProvisionedCluster)
-	assert.Len(t, eventsWith(f.events(), ReasonKcpUnreachable), 1)
+	assert.Len(t, eventsWith(f.events(), operatorv1alpha1.ReasonKcpUnreachable), 1)
 
 	k.fail = nil
 	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
@@ -372,7 +372,7 @@ func TestAGoneTargetWithRootShardsLeftWaits(t *testing.T) {
 	assert.Empty(t, k.asked)
 	assert.Equal(t, []string{Finalizer}, got.Finalizers)
 	cond := authorizationCondition(t, got)
-	assert.Equal(t, ReasonRootShardUnknown, cond.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonRootShardUnknown, cond.Reason)
 	assert.Contains(t, cond.Message, operatorv1alpha1.AnnotationSkipKcpCleanup)
 }
 

@@ -98,7 +98,7 @@ func TestACopyOfAKubeconfigIssuerSecretIsRealizedAsItsRootShard(t *testing.T) {
 
 	assert.Equal(t, "Secret/"+issuerCopy, got.Status.TargetName)
 	assert.Equal(t, metav1.ConditionTrue, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Status)
-	assert.Equal(t, ReasonCertificatePending, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonCertificatePending, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
 
 	f.issue(t, "ci", time.Now().Add(24*time.Hour), "1")
 	got = f.sync(t, "ci")
@@ -156,7 +156,7 @@ func TestACopyOfAnotherReferenceOrAMalformedOneIsInvalid(t *testing.T) {
 
 			valid := condition(t, got, operatorv1alpha1.ConditionReferenceValid)
 			assert.Equal(t, metav1.ConditionFalse, valid.Status)
-			assert.Equal(t, controller.ReasonReferenceSecretInvalid, valid.Reason)
+			assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretInvalid, valid.Reason)
 			assert.Contains(t, valid.Message, "Secret team-a/"+issuerCopy+" ")
 			assert.Contains(t, valid.Message, tc.wantIn)
 			assert.Equal(t, operatorv1alpha1.KubeconfigPhaseProvisioning, got.Status.Phase)
@@ -192,9 +192,9 @@ func TestAKubeconfigWaitsForItsCopyAndHealsWhenItAppears(t *testing.T) {
 
 	valid := condition(t, got, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, metav1.ConditionFalse, valid.Status)
-	assert.Equal(t, controller.ReasonReferenceSecretNotFound, valid.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotFound, valid.Reason)
 	assert.Equal(t, "Secret team-a/"+issuerCopy+" not found", valid.Message)
-	assert.Equal(t, controller.ReasonReferenceSecretNotFound, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotFound, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
 	assert.Equal(t, "Secret/"+issuerCopy, got.Status.TargetName)
 	assert.Empty(t, f.Host.Writes())
 
@@ -203,7 +203,7 @@ func TestAKubeconfigWaitsForItsCopyAndHealsWhenItAppears(t *testing.T) {
 	f.Host.PutReference(t, controllertest.Unlabelled(copyOf(t, reference.KubeconfigIssuer)))
 	got = f.sync(t, "ci")
 	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, issuerCopy, reference.KubeconfigIssuer)
-	assert.Equal(t, controller.ReasonReferenceSecretNotLabelled, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotLabelled, condition(t, got, operatorv1alpha1.ConditionAvailable).Reason)
 	assert.Contains(t, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Message,
 		"kubectl label secret "+issuerCopy+" -n team-a operator.kcp.io/reference=kubeconfig-issuer")
 	assert.Empty(t, f.Host.Writes())
@@ -226,7 +226,7 @@ func TestACopyGoneBadDeletesNothingAndHeals(t *testing.T) {
 	f.setCopy(t, bad)
 	got := f.sync(t, "ci")
 	valid := condition(t, got, operatorv1alpha1.ConditionReferenceValid)
-	assert.Equal(t, controller.ReasonReferenceSecretInvalid, valid.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretInvalid, valid.Reason)
 	assert.Contains(t, valid.Message, `key "root-shard-url" holds no https URL`)
 	assert.NotContains(t, valid.Message, "kcp.example.com", "the message never quotes the content")
 	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
@@ -239,7 +239,7 @@ func TestACopyGoneBadDeletesNothingAndHeals(t *testing.T) {
 	f.setCopy(t, copyOf(t, reference.KubeconfigIssuer))
 	got = f.sync(t, "ci")
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase, "conditions: %+v", got.Status.Conditions)
-	assert.Equal(t, controller.ReasonReferencesFound, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferencesFound, condition(t, got, operatorv1alpha1.ConditionReferenceValid).Reason)
 }
 
 func TestTheServerDoesNotBindInTheKcpOfACopy(t *testing.T) {
@@ -253,7 +253,7 @@ func TestTheServerDoesNotBindInTheKcpOfACopy(t *testing.T) {
 
 	authz := condition(t, got, operatorv1alpha1.ConditionAuthorizationProvisioned)
 	assert.Equal(t, metav1.ConditionFalse, authz.Status)
-	assert.Equal(t, ReasonNoKcpIdentity, authz.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonNoKcpIdentity, authz.Reason)
 	assert.Contains(t, authz.Message, "remove spec.authorization")
 	assert.Nil(t, got.Status.Authorization)
 	assert.Empty(t, k.asked, "kcp is not reached")

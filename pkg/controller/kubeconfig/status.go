@@ -17,19 +17,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
-// The reasons of a Kubeconfig's Available condition, and of its CertificatesReady condition
-// when it is Failed. They are part of the API: keep them stable.
-const (
-	// ReasonKubeconfigWritten: the kubeconfig Secret holds the current certificate.
-	ReasonKubeconfigWritten = "KubeconfigWritten"
-	// ReasonCertificatePending: cert-manager has not issued the certificate yet.
-	ReasonCertificatePending = "CertificatePending"
-	// ReasonCABundlePending: the RootShard's server CA bundle is not written yet.
-	ReasonCABundlePending = "CABundlePending"
-	// ReasonSecretConflict: spec.secretRef.name names a Secret that is someone else's.
-	ReasonSecretConflict = "SecretConflict"
-)
-
 // resolved is a Kubeconfig's target, or the reason and message of why it cannot be resolved
 // yet.
 type resolved struct {
@@ -65,7 +52,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 	case kubeconfig.ShardTarget:
 		s, err = c.Shards.Shards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
-			return resolved{reason: controller.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
+			return resolved{reason: operatorv1alpha1.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
 		}
 		if err != nil {
 			return resolved{}, err
@@ -74,7 +61,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 	case kubeconfig.FrontProxyTarget:
 		fp, err = c.FrontProxies.FrontProxies(ns).Get(name)
 		if apierrors.IsNotFound(err) {
-			return resolved{reason: controller.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
+			return resolved{reason: operatorv1alpha1.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
 		}
 		if err != nil {
 			return resolved{}, err
@@ -83,7 +70,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 	}
 	rootShard, err := c.RootShards.RootShards(ns).Get(rs)
 	if apierrors.IsNotFound(err) {
-		return resolved{reason: controller.ReasonRootShardNotFound,
+		return resolved{reason: operatorv1alpha1.ReasonRootShardNotFound,
 			message: fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)}, nil
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 )
 
 // events drains the events recorded so far.
@@ -38,21 +37,21 @@ func TestAMissingTargetIsReportedAndHeals(t *testing.T) {
 		heal       metav1.Object
 	}{
 		{name: "root shard", target: operatorv1alpha1.KubeconfigTarget{RootShardRef: &corev1.LocalObjectReference{Name: "root"}},
-			reason: controller.ReasonRootShardNotFound, targetName: "RootShard/root",
+			reason: operatorv1alpha1.ReasonRootShardNotFound, targetName: "RootShard/root",
 			message: `RootShard "root" does not exist in namespace "team-a"`, heal: rootShard("root")},
 		{name: "shard", target: operatorv1alpha1.KubeconfigTarget{ShardRef: &corev1.LocalObjectReference{Name: "beta"}},
 			objs:   []metav1.Object{rootShard("root")},
-			reason: controller.ReasonShardNotFound, targetName: "Shard/beta",
+			reason: operatorv1alpha1.ReasonShardNotFound, targetName: "Shard/beta",
 			message: `Shard "beta" does not exist in namespace "team-a"`, heal: shard("beta", "root")},
 		{name: "front proxy", target: toFrontProxy("edge"), objs: []metav1.Object{rootShard("root")},
-			reason: controller.ReasonFrontProxyNotFound, targetName: "FrontProxy/edge",
+			reason: operatorv1alpha1.ReasonFrontProxyNotFound, targetName: "FrontProxy/edge",
 			message: `FrontProxy "edge" does not exist in namespace "team-a"`, heal: frontProxy("edge", "root")},
 		{name: "the front proxy's root shard", target: toFrontProxy("edge"), objs: []metav1.Object{frontProxy("edge", "root")},
-			reason: controller.ReasonRootShardNotFound, targetName: "FrontProxy/edge",
+			reason: operatorv1alpha1.ReasonRootShardNotFound, targetName: "FrontProxy/edge",
 			message: `RootShard "root" of FrontProxy "edge" does not exist in namespace "team-a"`, heal: rootShard("root")},
 		{name: "the shard's root shard", target: operatorv1alpha1.KubeconfigTarget{ShardRef: &corev1.LocalObjectReference{Name: "beta"}},
 			objs:   []metav1.Object{shard("beta", "root")},
-			reason: controller.ReasonRootShardNotFound, targetName: "Shard/beta",
+			reason: operatorv1alpha1.ReasonRootShardNotFound, targetName: "Shard/beta",
 			message: `RootShard "root" of Shard "beta" does not exist in namespace "team-a"`, heal: rootShard("root")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,13 +103,13 @@ func TestUnrealizableKubeconfigsFail(t *testing.T) {
 	}{
 		{name: "the user's own Secret",
 			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ci-kubeconfig"}}},
-			reason:  ReasonSecretConflict, message: "the Secret ci-kubeconfig exists"},
+			reason:  operatorv1alpha1.ReasonSecretConflict, message: "the Secret ci-kubeconfig exists"},
 		{name: "a RootShard's Secret",
 			change: func(kc *operatorv1alpha1.Kubeconfig) { kc.Spec.SecretRef.Name = "root-merged-ca-bundle" },
-			reason: ReasonSecretConflict, message: "the Secret root-merged-ca-bundle exists"},
+			reason: operatorv1alpha1.ReasonSecretConflict, message: "the Secret root-merged-ca-bundle exists"},
 		{name: "cert-manager's Secret",
 			change: func(kc *operatorv1alpha1.Kubeconfig) { kc.Spec.SecretRef.Name = "kubeconfig-ci" },
-			reason: ReasonSecretConflict, message: "the Secret cert-manager issues"},
+			reason: operatorv1alpha1.ReasonSecretConflict, message: "the Secret cert-manager issues"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kc := kubeconfigFor("ci", toFrontProxy("edge"))

@@ -57,7 +57,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	k := kubeconfig.Kubeconfig{Kubeconfig: kc, Target: r.target}
 	status.TargetName = k.Target.String()
 	controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue,
-		controller.ReasonReferencesFound, "every referenced object exists")
+		operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 
 	cert := k.Certificate()
 	wrote, out, err := c.realize(ctx, k, cert, r.joined)
@@ -66,7 +66,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		return nil, err
 	}
 	inKcp = c.authorize(ctx, kc, status, r.rootShard)
-	if out.reason == ReasonSecretConflict {
+	if out.reason == operatorv1alpha1.ReasonSecretConflict {
 		c.failed(kc, status, out.reason, out.message)
 		return inKcp, nil
 	}
@@ -75,7 +75,7 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	if out.reason == "" {
 		status.ExpirationTimestamp = &metav1.Time{Time: out.notAfter}
 		controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionTrue,
-			ReasonKubeconfigWritten, fmt.Sprintf("the kubeconfig is written to the Secret %s", k.SecretName()))
+			operatorv1alpha1.ReasonKubeconfigWritten, fmt.Sprintf("the kubeconfig is written to the Secret %s", k.SecretName()))
 	} else {
 		controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse,
 			out.reason, out.message)
@@ -126,13 +126,13 @@ func (c *Controller) secret(k kubeconfig.Kubeconfig) (*corev1ac.SecretApplyConfi
 		return nil, outcome{}, err
 	}
 	if issued == nil {
-		return nil, outcome{reason: ReasonCertificatePending,
+		return nil, outcome{reason: operatorv1alpha1.ReasonCertificatePending,
 			message: fmt.Sprintf("waiting for cert-manager to issue the Certificate %s", k.CertificateName())}, nil
 	}
 	notAfter, err := expiry(issued.Data[corev1.TLSCertKey])
 	if err != nil {
 		// cert-manager writes it again; that event brings the Kubeconfig back.
-		return nil, outcome{reason: ReasonCertificatePending,
+		return nil, outcome{reason: operatorv1alpha1.ReasonCertificatePending,
 			message: fmt.Sprintf("the Secret %s holds no usable certificate yet: %v", issued.Name, err)}, nil
 	}
 	bundle, found, err := c.Host.OwnCABundle(k.Namespace, k.Target.CABundleSecret())
@@ -140,7 +140,7 @@ func (c *Controller) secret(k kubeconfig.Kubeconfig) (*corev1ac.SecretApplyConfi
 		return nil, outcome{}, err
 	}
 	if !found {
-		return nil, outcome{reason: ReasonCABundlePending, message: fmt.Sprintf("waiting for the CA bundle %s of RootShard %s",
+		return nil, outcome{reason: operatorv1alpha1.ReasonCABundlePending, message: fmt.Sprintf("waiting for the CA bundle %s of RootShard %s",
 			k.Target.CABundleSecret(), k.Target.RootShard.Name)}, nil
 	}
 	secret, err := k.Secret(bundle, issued.Data[corev1.TLSCertKey], issued.Data[corev1.TLSPrivateKeyKey])
@@ -154,7 +154,7 @@ func (c *Controller) secret(k kubeconfig.Kubeconfig) (*corev1ac.SecretApplyConfi
 // not this Kubeconfig's to write: applying would take it over, and deletion would delete it.
 func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig) (outcome, error) {
 	name := k.SecretName()
-	conflict := outcome{reason: ReasonSecretConflict, message: fmt.Sprintf(
+	conflict := outcome{reason: operatorv1alpha1.ReasonSecretConflict, message: fmt.Sprintf(
 		"the Secret %s exists and is not this Kubeconfig's kubeconfig Secret; choose another spec.secretRef.name", name)}
 	if name == k.CertificateName() {
 		conflict.message = fmt.Sprintf("spec.secretRef.name %s is the Secret cert-manager issues the certificate into", name)

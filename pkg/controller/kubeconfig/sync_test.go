@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
@@ -26,7 +25,7 @@ func converged(t *testing.T, notAfter time.Time) (*fixture, *operatorv1alpha1.Ku
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseProvisioning, got.Status.Phase)
 	available := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	require.NotNil(t, available)
-	assert.Equal(t, ReasonCertificatePending, available.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonCertificatePending, available.Reason)
 	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/ci-kubeconfig")
 	require.NoError(t, err)
 	assert.False(t, exists, "no kubeconfig before the certificate is issued")
@@ -64,9 +63,9 @@ func TestStatusReportsTheTargetAndTheExpiry(t *testing.T) {
 	assert.True(t, notAfter.Equal(got.Status.ExpirationTimestamp.Time), "the issued certificate's NotAfter, got %v", got.Status.ExpirationTimestamp)
 	assert.EqualValues(t, 1, got.Status.ObservedGeneration)
 	for _, c := range []struct{ t, reason string }{
-		{operatorv1alpha1.ConditionReferenceValid, controller.ReasonReferencesFound},
-		{operatorv1alpha1.ConditionCertificatesReady, controller.ReasonCertificatesIssued},
-		{operatorv1alpha1.ConditionAvailable, ReasonKubeconfigWritten},
+		{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ReasonReferencesFound},
+		{operatorv1alpha1.ConditionCertificatesReady, operatorv1alpha1.ReasonCertificatesIssued},
+		{operatorv1alpha1.ConditionAvailable, operatorv1alpha1.ReasonKubeconfigWritten},
 	} {
 		cond := meta.FindStatusCondition(got.Status.Conditions, c.t)
 		require.NotNil(t, cond, c.t)
@@ -143,5 +142,5 @@ func TestDeletionRemovesWhatTheKubeconfigOwns(t *testing.T) {
 	assert.Equal(t, operatorv1alpha1.KubeconfigPhaseReady, got.Status.Phase, "Deleting is no Kubeconfig phase: the status update would be rejected")
 	available := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	require.NotNil(t, available)
-	assert.Equal(t, controller.ReasonDeleting, available.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonDeleting, available.Reason)
 }

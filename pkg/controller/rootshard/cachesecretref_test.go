@@ -58,7 +58,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 
 	got, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
-	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
+	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretInvalid, "cache-cache-client")
 	assert.NotEqual(t, operatorv1alpha1.PhaseRunning, got.Status.Phase)
 
 	for _, ca := range append([]string{pki.RootCAName("root")}, pki.CAName("root", pki.ServerCA), pki.CAName("root", pki.ClientCA)) {
@@ -100,7 +100,7 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 	}
 	got, err := f.c.RootShards.RootShards("team-a").Get("root")
 	require.NoError(t, err)
-	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, reference.ReasonSecretNotFound, "cache-cache-client")
+	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretNotFound, "cache-cache-client")
 
 	f.Host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
 	for range 4 {

@@ -33,7 +33,7 @@ var Kind = controller.Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootSha
 	},
 	Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
 	Common: func(s *operatorv1alpha1.RootShardStatus) controller.Common {
-		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 	},
 }
 

@@ -15,9 +15,9 @@ import (
 
 // The reasons of the RootShard's conditions. They are part of the API: keep them stable.
 const (
-	ReasonReferencesFound     = controller.ReasonReferencesFound
-	ReasonCacheServerNotFound = controller.ReasonCacheServerNotFound
-	ReasonDeleting            = controller.ReasonDeleting
+	ReasonReferencesFound     = operatorv1alpha1.ReasonReferencesFound
+	ReasonCacheServerNotFound = operatorv1alpha1.ReasonCacheServerNotFound
+	ReasonDeleting            = operatorv1alpha1.ReasonDeleting
 )
 
 // observe computes the status of a RootShard from the host cluster's state, as the

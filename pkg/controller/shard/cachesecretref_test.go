@@ -70,7 +70,7 @@ func TestShardWithAnUnusableCacheCopySaysSo(t *testing.T) {
 	f.Host.PutReference(t, in.CopyAs(reference.FrontProxyJoin, "cache-cache-client"))
 
 	s := f.sync(t)
-	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "cache-cache-client")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretInvalid, "cache-cache-client")
 	assert.Equal(t, []string{"update shards/status"}, f.Host.Writes(f.Ours.Actions()))
 	in.AssertNoKeyMaterial(t, s.Status.Conditions, nil)
 }

@@ -36,7 +36,7 @@ var Kind = controller.Kind[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus
 	},
 	Status: func(s *operatorv1alpha1.Shard) *operatorv1alpha1.ShardStatus { return &s.Status },
 	Common: func(s *operatorv1alpha1.ShardStatus) controller.Common {
-		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 	},
 }
 

@@ -72,7 +72,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, metav1.ConditionTrue, ref.Status)
-	assert.Equal(t, controller.ReasonReferencesFound, ref.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferencesFound, ref.Reason)
 	assert.Empty(t, condition(s, operatorv1alpha1.ConditionKcpReady).Type, "no KcpReady for a joined Shard")
 	assert.Empty(t, k.Requests(), "kcp is not asked about a joined Shard")
 
@@ -96,7 +96,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 	j := newJoinedFixture(t)
 	s := j.sync(t)
-	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretNotFound, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized without the copy")
 	assert.Equal(t, metav1.ConditionFalse, condition(s, operatorv1alpha1.ConditionRootShard).Status)
@@ -118,7 +118,7 @@ func TestJoinedShardWithoutItsCopySaysSoAndHeals(t *testing.T) {
 func TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	j := newJoinedFixture(t)
 	s := j.sync(t)
-	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretNotFound, "root-shard-join")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretNotFound, "root-shard-join")
 	assert.Equal(t, "Secret team-a/root-shard-join not found", condition(s, operatorv1alpha1.ConditionReferenceValid).Message)
 	j.drainEvents()
 	j.Ours.ClearActions()
@@ -127,14 +127,14 @@ func TestJoinedShardWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	s = j.sync(t)
 	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
 	assert.Equal(t, metav1.ConditionFalse, ref.Status)
-	assert.Equal(t, controller.ReasonReferenceSecretNotLabelled, ref.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotLabelled, ref.Reason)
 	assert.Equal(t, "Secret team-a/root-shard-join exists but is not labelled operator.kcp.io/reference, and the server reads only labelled copies: "+
 		"kubectl label secret root-shard-join -n team-a operator.kcp.io/reference=shard-join", ref.Message)
 	controllertest.AssertReferenceNotLabelled(t, s.Status.Conditions, "root-shard-join", reference.ShardJoin)
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy the server does not see")
 	events := j.drainEvents()
-	assert.Contains(t, events, "Warning "+controller.ReasonReferenceSecretNotLabelled+" "+ref.Message)
+	assert.Contains(t, events, "Warning "+operatorv1alpha1.ReasonReferenceSecretNotLabelled+" "+ref.Message)
 	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, events)
 
 	// Another sync says it once: no second Event, no write.
@@ -157,12 +157,12 @@ func TestJoinedShardWithACopyOfAnotherKindSaysSo(t *testing.T) {
 	j.Host.PutReference(t, j.in.CopyAs(reference.KubeconfigIssuer, "root-shard-join"))
 
 	s := j.sync(t)
-	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, reference.ReasonSecretInvalid, "root-shard-join")
+	controllertest.AssertReferenceInvalid(t, s.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretInvalid, "root-shard-join")
 	assert.Equal(t, operatorv1alpha1.PhaseProvisioning, s.Status.Phase)
 	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()), "nothing is realized from a copy that cannot be used")
 	events := j.drainEvents()
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
-		return strings.HasPrefix(e, "Warning "+reference.ReasonSecretInvalid) && strings.Contains(e, "team-a/root-shard-join")
+		return strings.HasPrefix(e, "Warning "+operatorv1alpha1.ReasonReferenceSecretInvalid) && strings.Contains(e, "team-a/root-shard-join")
 	}), "events: %v", events)
 	j.in.AssertNoKeyMaterial(t, s.Status.Conditions, events)
 }
@@ -183,7 +183,7 @@ func TestJoinedShardKeepsWhatItRealizedWhenItsCopyBreaks(t *testing.T) {
 	j.Host.PutReference(t, broken)
 	s := j.sync(t)
 	ref := condition(s, operatorv1alpha1.ConditionReferenceValid)
-	assert.Equal(t, reference.ReasonSecretInvalid, ref.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretInvalid, ref.Reason)
 	assert.Contains(t, ref.Message, reference.KeyKey(pki.ServerCA), "names the key at fault")
 	assert.Equal(t, []string{"update shards/status"}, j.Host.Writes(j.Ours.Actions()))
 	j.Host.Secret(t, "team-a", pki.CAName("shard-1-shard-root", pki.ServerCA))

@@ -91,13 +91,13 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	if err != nil {
 		return k, false, err
 	}
-	c.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	c.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 	if vwReason != "" {
 		c.SetVirtualWorkspaceMissing(s, status, vwReason, vwMessage)
 	}
 	if k.Cache != nil {
 		if _, err := c.CacheServers.CacheServers(s.Namespace).Get(k.Cache.Name); apierrors.IsNotFound(err) {
-			c.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
+			c.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, operatorv1alpha1.ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", k.Cache.Name, s.Namespace))
 		}
 	}

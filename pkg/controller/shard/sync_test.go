@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 )
 
@@ -72,7 +71,7 @@ func TestShardWithoutRootShardSaysSoAndHeals(t *testing.T) {
 	cond := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
 	require.NotNil(t, cond)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
-	assert.Equal(t, controller.ReasonRootShardNotFound, cond.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonRootShardNotFound, cond.Reason)
 	assert.Equal(t, []string{"update shards/status"}, f.Host.Writes(f.Ours.Actions()), "nothing is realized without a RootShard")
 	rootShard := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionRootShard)
 	require.NotNil(t, rootShard, "kcp-operator's RootShard condition")

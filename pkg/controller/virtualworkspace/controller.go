@@ -37,7 +37,7 @@ var Kind = controller.Kind[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.
 		return &vw.Status
 	},
 	Common: func(s *operatorv1alpha1.VirtualWorkspaceStatus) controller.Common {
-		return controller.Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 	},
 }
 

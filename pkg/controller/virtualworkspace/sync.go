@@ -31,7 +31,7 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
 		rs, err := c.RootShards.RootShards(ns).Get(name)
 		if apierrors.IsNotFound(err) {
-			return nil, &missing{controller.ReasonRootShardNotFound,
+			return nil, &missing{operatorv1alpha1.ReasonRootShardNotFound,
 				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
 		}
 		return rs, nil, err
@@ -46,7 +46,7 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 	case t.ShardRef != nil:
 		s, err := c.Shards.Shards(ns).Get(t.ShardRef.Name)
 		if apierrors.IsNotFound(err) {
-			return kcp.Shard{}, &missing{controller.ReasonShardNotFound,
+			return kcp.Shard{}, &missing{operatorv1alpha1.ReasonShardNotFound,
 				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
 		}
 		if err != nil {
@@ -59,7 +59,7 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 		return shard.Shard(s, rs), nil, nil
 	}
 	// Validation requires exactly one target; an object stored before it did waits.
-	return kcp.Shard{}, &missing{controller.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
+	return kcp.Shard{}, &missing{operatorv1alpha1.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
 }
 
 // reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
@@ -79,10 +79,10 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 	if err != nil {
 		return err
 	}
-	c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, controller.ReasonReferencesFound, "every referenced object exists")
+	c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 	if target.Cache != nil {
 		if _, err := c.CacheServers.CacheServers(obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
-			c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, controller.ReasonCacheServerNotFound,
+			c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, operatorv1alpha1.ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", target.Cache.Name, obj.Namespace))
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -81,9 +80,9 @@ func TestAVirtualWorkspaceWaitsForItsTarget(t *testing.T) {
 		objs   []metav1.Object
 		reason string
 	}{
-		"no RootShard":              {toRoot, nil, controller.ReasonRootShardNotFound},
-		"no Shard":                  {toShard1, []metav1.Object{rootRS}, controller.ReasonShardNotFound},
-		"a Shard without RootShard": {toShard1, []metav1.Object{shard1}, controller.ReasonRootShardNotFound},
+		"no RootShard":              {toRoot, nil, operatorv1alpha1.ReasonRootShardNotFound},
+		"no Shard":                  {toShard1, []metav1.Object{rootRS}, operatorv1alpha1.ReasonShardNotFound},
+		"a Shard without RootShard": {toShard1, []metav1.Object{shard1}, operatorv1alpha1.ReasonRootShardNotFound},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t, append(tc.objs, virtualWorkspace(tc.target))...)
@@ -107,7 +106,7 @@ func TestAVirtualWorkspaceOfAShardIsRealizedOnceAndNotAgain(t *testing.T) {
 		got = f.sync(t)
 	}
 	require.Equal(t, operatorv1alpha1.PhaseRunning, got.Status.Phase, "conditions: %+v", got.Status.Conditions)
-	assert.Equal(t, "True/"+controller.ReasonReferencesFound, condition(got, operatorv1alpha1.ConditionReferenceValid))
+	assert.Equal(t, "True/"+operatorv1alpha1.ReasonReferencesFound, condition(got, operatorv1alpha1.ConditionReferenceValid))
 	for _, name := range []string{"vw-virtual-workspace-server", "vw-virtual-workspace-client"} {
 		_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/" + name)
 		require.NoError(t, err)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/url"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/keyutil"
 
@@ -66,7 +68,7 @@ type Resolved struct {
 // since it reads r's keys alone.
 func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 	if s == nil {
-		return nil, &Error{Reason: ReasonSecretNotFound, Message: "no reference Secret", cause: ErrNotFound}
+		return nil, &Error{Reason: operatorv1alpha1.ReasonReferenceSecretNotFound, Message: "no reference Secret", cause: ErrNotFound}
 	}
 	keys := r.Keys()
 	if len(keys) == 0 {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -128,7 +130,7 @@ func requireInvalid(t *testing.T, err error, s *corev1.Secret, cause error, want
 	t.Helper()
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, ReasonSecretInvalid, e.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretInvalid, e.Reason)
 	assert.ErrorIs(t, err, cause)
 	assert.Equal(t, "Secret b/"+s.Name+" "+want, e.Message)
 	assert.NotContains(t, e.Message, "-----")
@@ -247,11 +249,11 @@ func TestResolveNotFound(t *testing.T) {
 	_, err := Resolve(nil, ShardJoin)
 	var e *Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, ReasonSecretNotFound, e.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotFound, e.Reason)
 	assert.ErrorIs(t, err, ErrNotFound)
 
 	e = NotFound("b", "root-shard-join")
-	assert.Equal(t, ReasonSecretNotFound, e.Reason)
+	assert.Equal(t, operatorv1alpha1.ReasonReferenceSecretNotFound, e.Reason)
 	assert.Equal(t, "Secret b/root-shard-join not found", e.Error())
 	assert.True(t, errors.Is(e, ErrNotFound))
 

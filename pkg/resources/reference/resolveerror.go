@@ -4,20 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-)
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 
-// The reasons of a ReferenceValid=False condition about a reference Secret. They are part of
-// the API (pkg/controller lists them with the others): keep them stable.
-const (
-	// ReasonSecretNotFound: the Secret a secretRef names is not there (yet).
-	ReasonSecretNotFound = "ReferenceSecretNotFound"
-	// ReasonSecretInvalid: the Secret is there but is not a well-formed reference Secret of
-	// the expected kind.
-	ReasonSecretInvalid = "ReferenceSecretInvalid"
-	// ReasonSecretNotLabelled: a Secret of that name is there but has no label Label, without
-	// which the server, which caches the copies by that label, does not see it.
-	ReasonSecretNotLabelled = "ReferenceSecretNotLabelled"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // What is wrong with a reference Secret, for errors.Is.
@@ -40,7 +29,7 @@ var (
 )
 
 // Error is why a reference Secret cannot be used, shaped for a status condition: Reason is
-// ReasonSecretNotFound, ReasonSecretNotLabelled or ReasonSecretInvalid, and the message names
+// operatorv1alpha1.ReasonReferenceSecretNotFound, operatorv1alpha1.ReasonReferenceSecretNotLabelled or operatorv1alpha1.ReasonReferenceSecretInvalid, and the message names
 // the Secret and the key at fault (or the command that labels it). It never quotes a key's
 // content, so it may go to status, Events and logs.
 type Error struct {
@@ -57,19 +46,19 @@ func (e *Error) Unwrap() error { return e.cause }
 
 // NotFound is the error of a consumer whose referenced Secret namespace/name is not there.
 func NotFound(namespace, name string) *Error {
-	return &Error{Reason: ReasonSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name), cause: ErrNotFound}
+	return &Error{Reason: operatorv1alpha1.ReasonReferenceSecretNotFound, Message: fmt.Sprintf("Secret %s/%s not found", namespace, name), cause: ErrNotFound}
 }
 
 // NotLabelled is the error of a consumer whose referenced Secret namespace/name is there
 // without the label Label: its message names the Secret and the command that labels it as
 // a copy of r.
 func NotLabelled(namespace, name string, r Reference) *Error {
-	return &Error{Reason: ReasonSecretNotLabelled, Message: fmt.Sprintf(
+	return &Error{Reason: operatorv1alpha1.ReasonReferenceSecretNotLabelled, Message: fmt.Sprintf(
 		"Secret %s/%s exists but is not labelled %s, and the server reads only labelled copies: kubectl label secret %s -n %s %s=%s",
 		namespace, name, Label, name, namespace, Label, r), cause: ErrNotLabelled}
 }
 
-// invalid is a ReasonSecretInvalid error about the Secret s.
+// invalid is a operatorv1alpha1.ReasonReferenceSecretInvalid error about the Secret s.
 func invalid(s *corev1.Secret, cause error, format string, args ...any) *Error {
-	return &Error{Reason: ReasonSecretInvalid, Message: fmt.Sprintf("Secret %s/%s ", s.Namespace, s.Name) + fmt.Sprintf(format, args...), cause: cause}
+	return &Error{Reason: operatorv1alpha1.ReasonReferenceSecretInvalid, Message: fmt.Sprintf("Secret %s/%s ", s.Namespace, s.Name) + fmt.Sprintf(format, args...), cause: cause}
 }

@@ -1,0 +1,207 @@
+package v1alpha1
+
+// The conditions of our kinds, each with its reasons. The types and the reasons are part of
+// the API: keep them stable.
+
+// ConditionSynced is whether the last reconcile wrote what it had to the host cluster. It
+// is False, with a reason such as Forbidden or TooManyRequests, while the host cluster
+// refuses the writes, and turns True by itself once they go through again.
+const ConditionSynced = "Synced"
+
+// The reasons of the Synced condition, and of the Warning Event of a failed reconcile. A
+// failure's reason says what kind of refusal it was, so that a user (or an alert) tells a
+// missing RBAC rule from an overloaded or unreachable host cluster without reading the
+// message.
+const (
+	// ReasonReconciled is Synced=True: the last reconcile wrote what it had to.
+	ReasonReconciled = "Reconciled"
+	// ReasonForbidden: the host cluster's RBAC denies the server a verb on a resource.
+	ReasonForbidden = "Forbidden"
+	// ReasonUnauthorized: the host cluster does not accept the server's credentials.
+	ReasonUnauthorized = "Unauthorized"
+	// ReasonTooManyRequests: API priority and fairness, or --max-requests-inflight, throttled us.
+	ReasonTooManyRequests = "TooManyRequests"
+	// ReasonTimeout: the host cluster did not answer in time.
+	ReasonTimeout = "Timeout"
+	// ReasonConflict: someone else wrote the object between our read and our write.
+	ReasonConflict = "Conflict"
+	// ReasonInvalid: the host cluster refused an object as invalid (a webhook or a policy).
+	ReasonInvalid = "Invalid"
+	// ReasonHostUnavailable: the host cluster is unreachable or failing.
+	ReasonHostUnavailable = "HostUnavailable"
+	// ReasonReconcileFailed is any other failure.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonNameConflict: an object of the name a setup derives exists and was not created
+	// by it. The server never writes, adopts or deletes such an object; the setup waits until
+	// it is gone, or is renamed.
+	ReasonNameConflict = "NameConflict"
+)
+
+// The condition types every setup reports.
+const (
+	ConditionAvailable         = "Available"
+	ConditionCertificatesReady = "CertificatesReady"
+	ConditionReferenceValid    = "ReferenceValid"
+)
+
+// The reasons of the Available condition.
+const (
+	ReasonDeploymentNotFound  = "DeploymentNotFound"
+	ReasonReplicasUnavailable = "ReplicasUnavailable"
+	ReasonReplicasAvailable   = "ReplicasAvailable"
+	// ReasonDeleting: the object is being deleted.
+	ReasonDeleting = "Deleting"
+)
+
+// The reasons of a Kubeconfig's Available condition, and of its CertificatesReady condition
+// when it is Failed.
+const (
+	// ReasonKubeconfigWritten: the kubeconfig Secret holds the current certificate.
+	ReasonKubeconfigWritten = "KubeconfigWritten"
+	// ReasonCertificatePending: cert-manager has not issued the certificate yet.
+	ReasonCertificatePending = "CertificatePending"
+	// ReasonCABundlePending: the RootShard's server CA bundle is not written yet.
+	ReasonCABundlePending = "CABundlePending"
+	// ReasonSecretConflict: spec.secretRef.name names a Secret that is someone else's.
+	ReasonSecretConflict = "SecretConflict"
+)
+
+// The reasons of the CertificatesReady condition.
+const (
+	ReasonCertificatesIssued  = "CertificatesIssued"
+	ReasonCertificatesPending = "CertificatesPending"
+	// ReasonCertManagerNotInstalled: the host cluster does not serve cert-manager's API
+	// (CertificatesReady=False; Synced=False too, since nothing was written).
+	ReasonCertManagerNotInstalled = "CertManagerNotInstalled"
+)
+
+// The reasons of the ReferenceValid condition.
+const (
+	ReasonReferencesFound     = "ReferencesFound"
+	ReasonRootShardNotFound   = "RootShardNotFound"
+	ReasonShardNotFound       = "ShardNotFound"
+	ReasonFrontProxyNotFound  = "FrontProxyNotFound"
+	ReasonCacheServerNotFound = "CacheServerNotFound"
+	// ReasonReferenceSecretNotFound: the Secret a secretRef names is not there (yet).
+	ReasonReferenceSecretNotFound = "ReferenceSecretNotFound"
+	// ReasonReferenceSecretInvalid: the Secret is there but is not a well-formed reference
+	// Secret of the expected kind (the message names the key at fault).
+	ReasonReferenceSecretInvalid = "ReferenceSecretInvalid"
+	// ReasonReferenceSecretNotLabelled: a secretRef's Secret is there but has no label
+	// operator.kcp.io/reference, by which the server caches the copies; the message names the
+	// Secret and the kubectl label command that heals it.
+	ReasonReferenceSecretNotLabelled = "ReferenceSecretNotLabelled"
+	// ReasonCABundleSecretNotFound: a caBundleSecretRef's or clientCABundleRef's Secret is not
+	// there; Synced says so too, since nothing of the object was realized by that reconcile.
+	ReasonCABundleSecretNotFound = "CABundleSecretNotFound"
+	// ReasonVirtualWorkspaceNotFound and ReasonVirtualWorkspaceTargetMismatch are about the
+	// VirtualWorkspace a root shard or shard names: not there, or serving another target.
+	ReasonVirtualWorkspaceNotFound       = "VirtualWorkspaceNotFound"
+	ReasonVirtualWorkspaceTargetMismatch = "VirtualWorkspaceTargetMismatch"
+)
+
+// ConditionRootShard, on a Shard or FrontProxy, is kcp-operator's condition of the same name:
+// True with reason Valid once the RootShard it references exists (or the copy of its join
+// Secret is usable), False with reason InvalidReference until then, as kcp-operator sets it,
+// so that `kubectl wait --for=condition=RootShard` written for kcp-operator returns.
+// ReferenceValid says more: which reference, and why.
+const ConditionRootShard = "RootShard"
+
+// kcp-operator's reasons of ConditionRootShard.
+const (
+	ReasonRootShardValid            = "Valid"
+	ReasonRootShardInvalidReference = "InvalidReference"
+)
+
+// ConditionAuthorizationProvisioned is whether the ClusterRoleBindings of a Kubeconfig's
+// spec.authorization are in place in kcp. It is present only while spec.authorization is
+// set or its bindings are being removed; its reasons follow. It says nothing about
+// the host cluster: Synced does.
+const ConditionAuthorizationProvisioned = "AuthorizationProvisioned"
+
+// The reasons of a Kubeconfig's AuthorizationProvisioned condition. It shares
+// ReasonWaitingForCredentials, ReasonKcpUnreachable, ReasonKcpRefused and ReasonNoKcpDialer
+// with KcpReady; for it, KcpUnreachable also covers a 429 and a server without a client for
+// kcp, and KcpRefused any 4xx: the workspace does not exist, or the server's identity may not
+// manage ClusterRoleBindings there.
+const (
+	// ReasonProvisioned (True): the workspace holds one ClusterRoleBinding per ClusterRole of
+	// spec.authorization, for the group kubeconfig:<name>, and no other of the Kubeconfig's.
+	ReasonProvisioned = "Provisioned"
+	// ReasonProvisioning: the workspace is recorded in status.authorization.provisionedCluster;
+	// the bindings are created next.
+	ReasonProvisioning = "Provisioning"
+	// ReasonWaitingForTarget: the target, or its RootShard, does not exist yet.
+	ReasonWaitingForTarget = "WaitingForTarget"
+	// ReasonNoKcpIdentity: the target is a RootShard named by a reference Secret, toward
+	// whose kcp the server has no identity to bind with. Validation refuses such a spec; this
+	// is for one stored before it did.
+	ReasonNoKcpIdentity = "NoKcpIdentity"
+	// ReasonRootShardUnknown: the Kubeconfig is being deleted, its target Shard or FrontProxy
+	// is gone, and RootShards remain: which kcp holds the bindings cannot be told.
+	ReasonRootShardUnknown = "RootShardUnknown"
+)
+
+// ConditionKcpReady is whether the component's kcp itself answers ready: its /readyz
+// answers 200 and, for a Shard, kcp's Shard object of the same name exists in the root
+// workspace. It is polled while the Deployment is Available; Available stays the
+// Deployment's.
+const ConditionKcpReady = "KcpReady"
+
+// ConditionDeregistered, on a Shard being deleted, is whether kcp's Shard object of the same
+// name is gone from the root workspace. While it is False the Shard stays in Deleting and
+// its workloads stay up.
+const ConditionDeregistered = "Deregistered"
+
+// The reasons of the KcpReady and Deregistered conditions. They are part of the API: keep
+// them stable.
+const (
+	// ReasonKcpReady is KcpReady=True: /readyz answered 200 (and the Shard is registered).
+	ReasonKcpReady = "Ready"
+	// ReasonKcpNotReady: /readyz answered another status; the message has its failing checks.
+	ReasonKcpNotReady = "NotReady"
+	// ReasonKcpUnreachable: kcp did not answer (no connection, a timeout) or answered 5xx.
+	ReasonKcpUnreachable = "KcpUnreachable"
+	// ReasonKcpRefused: kcp refused the server's identity (401 or 403).
+	ReasonKcpRefused = "KcpRefused"
+	// ReasonWaitingForCredentials: the server's own identity toward kcp, or the CA that
+	// verifies kcp, is not issued yet.
+	ReasonWaitingForCredentials = "WaitingForCredentials"
+	// ReasonShardNotRegistered: kcp's root workspace has no Shard object of the Shard's name,
+	// or one that routes elsewhere.
+	ReasonShardNotRegistered = "ShardNotRegistered"
+	// ReasonWaitingForDeployment: kcp is not asked while the Deployment is not Available.
+	ReasonWaitingForDeployment = "WaitingForDeployment"
+	// ReasonKcpChecking: the Deployment is Available and kcp is being asked for the first time.
+	ReasonKcpChecking = "Checking"
+	// ReasonDeregistered is Deregistered=True: kcp's Shard object is deleted, or was not there.
+	ReasonDeregistered = "Deregistered"
+	// ReasonNoKcpDialer: the server is told that no kcp can be reached from it
+	// (--kcp-dialer=none): KcpReady, EtcdReady, Deregistered and AuthorizationProvisioned are
+	// Unknown, and what it would clean up in kcp is left there.
+	ReasonNoKcpDialer = "NoKcpDialer"
+)
+
+// ConditionEtcdReady is whether a RootShard's or Shard's managed etcd (spec.etcd.managed)
+// serves: its StatefulSet has every member ready, and etcd's own /health, asked on the
+// client port with kcp's client certificate, says so. It is absent with external etcd
+// endpoints, which are not the server's to watch.
+const ConditionEtcdReady = "EtcdReady"
+
+// The reasons of the EtcdReady condition. They are part of the API: keep them stable.
+const (
+	// ReasonEtcdHealthy is EtcdReady=True: every member is ready and /health answers true.
+	ReasonEtcdHealthy = "Healthy"
+	// ReasonStatefulSetNotFound: the StatefulSet does not exist yet (its certificates are
+	// not issued, or it is being created).
+	ReasonStatefulSetNotFound = "StatefulSetNotFound"
+	// ReasonMembersNotReady: fewer members are ready than the StatefulSet wants.
+	ReasonMembersNotReady = "MembersNotReady"
+	// ReasonEtcdUnhealthy: etcd answered /health with something else than health true (no
+	// leader, an alarm); the message says what.
+	ReasonEtcdUnhealthy = "Unhealthy"
+	// ReasonEtcdUnreachable: etcd did not answer /health (no connection, TLS, a timeout).
+	ReasonEtcdUnreachable = "EtcdUnreachable"
+	// ReasonEtcdChecking: every member is ready and etcd is being asked for the first time.
+	ReasonEtcdChecking = "Checking"
+)
