@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
@@ -80,7 +82,7 @@ type Host struct {
 	Kcp Kcp
 	// KcpHealth polls those kcp servers for the KcpReady condition; nil when they are not
 	// polled (no KcpReady condition).
-	KcpHealth *KcpHealth
+	KcpHealth *kcphealth.Poller
 	// NoKcpDialer is set when the server is told that no kcp can be reached from it
 	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
 	// not wait for a cleanup in kcp.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,12 +20,12 @@ type healthCondition struct {
 	// Type is the condition's type; the poller's keys are prefixed with it.
 	Type string
 	// Waiting is the condition while the component is not asked (its workload is not ready).
-	Waiting KcpResult
+	Waiting kcphealth.Result
 	// NotAskedReasons are the other reasons the condition has while the component is not
 	// asked: a status with one of them is no answer to keep while the first check runs.
 	NotAskedReasons []string
 	// Checking is the condition while the first answer is awaited.
-	Checking KcpResult
+	Checking kcphealth.Result
 	// Unreachable is the reason whose message varies from one attempt to the next (a
 	// timeout's wording, a local port): the first one stands until the component answers,
 	// lest each poll write.
@@ -37,9 +39,9 @@ type healthCondition struct {
 
 var kcpReadyCondition = healthCondition{
 	Type: operatorv1alpha1.ConditionKcpReady,
-	Waiting: KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonWaitingForDeployment,
-		"kcp is asked once its Deployment is available"},
-	Checking:    KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonKcpChecking, "asking kcp whether it is ready"},
+	Waiting: kcphealth.Result{Status: metav1.ConditionUnknown, Reason: operatorv1alpha1.ReasonWaitingForDeployment,
+		Message: "kcp is asked once its Deployment is available"},
+	Checking:    kcphealth.Result{Status: metav1.ConditionUnknown, Reason: operatorv1alpha1.ReasonKcpChecking, Message: "asking kcp whether it is ready"},
 	Unreachable: operatorv1alpha1.ReasonKcpUnreachable,
 	Asking:      "asking kcp whether it is ready",
 	EventReason: func(reason string) string {
@@ -55,13 +57,13 @@ var kcpReadyCondition = healthCondition{
 // in the background, and loop gets the key back when the next check is due or a check ended.
 // Nothing here fails the reconcile: what kcp answers is a condition, never an error, since
 // Synced is about the host's writes. An Event says when KcpReady changes.
-func (l Lifecycle[T, S]) ObserveKcp(ctx context.Context, obj T, status *S, loop *Loop, deploymentAvailable bool, probe func(context.Context) KcpResult) {
+func (l Lifecycle[T, S]) ObserveKcp(ctx context.Context, obj T, status *S, loop *Loop, deploymentAvailable bool, probe func(context.Context) kcphealth.Result) {
 	l.observeHealth(ctx, obj, status, loop, kcpReadyCondition, nil, deploymentAvailable, probe)
 }
 
 // observeHealth sets obj's condition c from Host.KcpHealth. Without asking, while ask is
 // false, it is notAsked, or c.Waiting when that is nil.
-func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, loop *Loop, c healthCondition, notAsked *KcpResult, ask bool, probe func(context.Context) KcpResult) {
+func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, loop *Loop, c healthCondition, notAsked *kcphealth.Result, ask bool, probe func(context.Context) kcphealth.Result) {
 	h := l.Host.KcpHealth
 	if l.Host.Kcp == nil || h == nil {
 		return
@@ -82,7 +84,7 @@ func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, lo
 	if l.Host.NoKcpDialer {
 		// Nothing to poll: every check would fail the same way, at once.
 		h.Forget(key)
-		l.setHealth(obj, status, c, NoKcpDialer(c.Asking))
+		l.setHealth(obj, status, c, kcphealth.NoDialer(c.Asking))
 		return
 	}
 	result, after := h.Observe(ctx, key, probe, func() {
@@ -101,14 +103,14 @@ func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, lo
 	// condition flap through Checking on every restart of the server.
 	if current := meta.FindStatusCondition(*l.Common(status).Conditions, c.Type); current != nil &&
 		current.Reason != c.Waiting.Reason && !slices.Contains(c.NotAskedReasons, current.Reason) {
-		l.setHealth(obj, status, c, KcpResult{current.Status, current.Reason, current.Message})
+		l.setHealth(obj, status, c, kcphealth.Result{Status: current.Status, Reason: current.Reason, Message: current.Message})
 		return
 	}
 	l.setHealth(obj, status, c, c.Checking)
 }
 
 // setHealth sets condition c to r, and says so in an Event when an answer changed it.
-func (l Lifecycle[T, S]) setHealth(obj T, status *S, c healthCondition, r KcpResult) {
+func (l Lifecycle[T, S]) setHealth(obj T, status *S, c healthCondition, r kcphealth.Result) {
 	before := meta.FindStatusCondition(*l.Common(l.Status(obj)).Conditions, c.Type)
 	same := before != nil && before.Status == r.Status && before.Reason == r.Reason
 	if same && r.Reason == c.Unreachable {

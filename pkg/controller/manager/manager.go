@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
@@ -67,7 +69,7 @@ type Config struct {
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
 // whether it still is.
-const DefaultKcpHealthInterval = controller.DefaultKcpHealthInterval
+const DefaultKcpHealthInterval = kcphealth.DefaultInterval
 
 // Run runs the controllers until ctx is done: while leading, or always when leader election
 // is off. The controllers, their Events and the lease each have a client and a rate limiter
@@ -180,7 +182,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
-	host.KcpHealth = controller.NewKcpHealth(cfg.KcpHealth)
+	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
 	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: referenceInformers}
 	rootShards, err := rootshard.New(opClient, inf, host, recorder)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -45,7 +47,7 @@ func TestRootShardKcpReady(t *testing.T) {
 			f.converge(t)
 			k := controllertest.NewKcp(t)
 			k.Set(tc.kcp)
-			health := controller.NewKcpHealth(time.Hour)
+			health := kcphealth.NewPoller(time.Hour)
 			events := record.NewFakeRecorder(10)
 			f.Host.Kcp, f.Host.KcpHealth, f.c.Recorder = k, health, events
 			f.c.Loop = controller.NewLoop(rootshard.Kind, f.c.sync)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,8 +55,8 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	}
 	// After the host side, which kcp's answer never holds up.
 	c.ObserveKcp(ctx, rs, status, c.Loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
-		func(ctx context.Context) controller.KcpResult {
-			return controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
+		func(ctx context.Context) kcphealth.Result {
+			return kcphealth.Readyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
 		})
 	c.ObserveManagedEtcd(ctx, rs, status, c.Loop, rootshard.Etcd(rs))
 	return nil

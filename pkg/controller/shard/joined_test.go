@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -62,7 +63,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 	// A kcp stand-in: the server has no identity toward the joined root shard's kcp, so it
 	// must not ask it anything.
 	k := controllertest.NewKcp(t)
-	health := controller.NewKcpHealth(time.Hour)
+	health := kcphealth.NewPoller(time.Hour)
 	j.Host.Kcp, j.Host.KcpHealth = k, health
 
 	j.converge(t)
@@ -199,7 +200,7 @@ func TestDeletedJoinedShardIsNotDeregistered(t *testing.T) {
 	j.converge(t)
 	k := controllertest.NewKcp(t)
 	k.Shards["shard-1"] = "https://shard-1-shard-kcp.team-a.svc.cluster.local:6443"
-	j.Host.Kcp, j.Host.KcpHealth = k, controller.NewKcpHealth(time.Hour)
+	j.Host.Kcp, j.Host.KcpHealth = k, kcphealth.NewPoller(time.Hour)
 	j.drainEvents()
 	j.Host.Reset()
 	j.Ours.ClearActions()

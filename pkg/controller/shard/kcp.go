@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,14 +26,14 @@ const deregisterTimeout = 10 * time.Second
 
 // kcpReady is the KcpReady check of a Shard: its own kcp's /readyz, then its Shard object in
 // the root workspace, read through its RootShard.
-func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) func(context.Context) controller.KcpResult {
-	return func(ctx context.Context) controller.KcpResult {
-		r := controller.KcpReadyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.Shard(s, rs, "") })
+func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) func(context.Context) kcphealth.Result {
+	return func(ctx context.Context) kcphealth.Result {
+		r := kcphealth.Readyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.Shard(s, rs, "") })
 		if r.Status != metav1.ConditionTrue {
 			return r
 		}
-		root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
-		return controller.KcpShardRegistered(ctx, root, s.Name, shard.Shard(s, rs).BaseURL())
+		root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, kcphealth.RootWorkspace) }
+		return kcphealth.ShardRegistered(ctx, root, s.Name, shard.Shard(s, rs).BaseURL())
 	}
 }
 
@@ -78,23 +80,23 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	if err != nil {
 		return err
 	}
-	root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
+	root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, kcphealth.RootWorkspace) }
 	attempt, cancel := context.WithTimeout(ctx, deregisterTimeout)
 	defer cancel()
-	err = controller.DeleteKcpShard(attempt, root, s.Name, shard.Shard(s, rs).BaseURL())
-	var notThis *controller.NotThisShardsError
+	err = kcphealth.DeleteShard(attempt, root, s.Name, shard.Shard(s, rs).BaseURL())
+	var notThis *kcphealth.NotThisShardsError
 	if errors.As(err, &notThis) {
 		c.Recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())
-		c.setDeregistered(s, status, controller.KcpResult{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
+		c.setDeregistered(s, status, kcphealth.Result{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
 			Message: notThis.Error()})
 		return nil
 	}
 	if err == nil {
-		c.setDeregistered(s, status, controller.KcpResult{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
+		c.setDeregistered(s, status, kcphealth.Result{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonDeregistered,
 			Message: fmt.Sprintf("kcp's Shard %q is not in the root workspace any more", s.Name)})
 		return nil
 	}
-	failure := controller.KcpFailure(fmt.Sprintf("deleting kcp's Shard %q from the root workspace", s.Name), err)
+	failure := kcphealth.Failure(fmt.Sprintf("deleting kcp's Shard %q from the root workspace", s.Name), err)
 	if rs.DeletionTimestamp != nil {
 		// Its root shard's workloads and credentials are going too: waiting for them would
 		// keep the Shard forever. Its Shard object goes with the root shard's etcd, or stays
@@ -111,7 +113,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 }
 
 // setDeregistered sets the Deregistered condition, and says so in an Event when it changed.
-func (c *Controller) setDeregistered(s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus, r controller.KcpResult) {
+func (c *Controller) setDeregistered(s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus, r kcphealth.Result) {
 	before := meta.FindStatusCondition(s.Status.Conditions, operatorv1alpha1.ConditionDeregistered)
 	if before != nil && before.Status == r.Status && before.Reason == r.Reason {
 		// The same failure again: its first message stands, since a transport error's text

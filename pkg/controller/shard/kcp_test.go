@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,7 +28,7 @@ const baseURL = "https://shard-1-shard-kcp.team-a.svc.cluster.local:6443"
 type kcpFixture struct {
 	*fixture
 	kcp    *controllertest.Kcp
-	health *controller.KcpHealth
+	health *kcphealth.Poller
 }
 
 func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
@@ -40,7 +42,7 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 	require.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 	require.Equal(t, baseURL, shard.Shard(s, f.rootShard(t)).BaseURL())
 
-	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: controller.NewKcpHealth(interval)}
+	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: kcphealth.NewPoller(interval)}
 	controllertest.Events(f.Events) // those of the convergence
 	k.kcp.Shards["shard-1"] = baseURL
 	f.Host.Kcp, f.Host.KcpHealth = k.kcp, k.health

@@ -1,4 +1,4 @@
-package controller
+package kcphealth
 
 import (
 	"bufio"
@@ -21,15 +21,15 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
 
-// KcpShards is kcp's Shard API, served in its root workspace: one cluster-scoped object per
+// Shards is kcp's Shard API, served in its root workspace: one cluster-scoped object per
 // shard, named as the shard (--shard-name), which front proxies route by.
-var KcpShards = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
+var Shards = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
 
-// KcpRootWorkspace is the workspace kcp's Shard objects live in.
-const KcpRootWorkspace = "root"
+// RootWorkspace is the workspace kcp's Shard objects live in.
+const RootWorkspace = "root"
 
-// KcpResult is what kcp answered to a check: the KcpReady condition it makes.
-type KcpResult struct {
+// Result is what kcp answered to a check: the KcpReady condition it makes.
+type Result struct {
 	Status  metav1.ConditionStatus
 	Reason  string
 	Message string
@@ -38,63 +38,63 @@ type KcpResult struct {
 // maxKcpMessage bounds a condition's message made of what kcp answered.
 const maxKcpMessage = 512
 
-// KcpConfig returns a client config for a kcp server, or the error that keeps the server
+// Config returns a client config for a kcp server, or the error that keeps the server
 // from building one (a *kcpclient.NotReadyError while its credentials are not issued).
-type KcpConfig func() (*rest.Config, error)
+type Config func() (*rest.Config, error)
 
-// KcpFailure is the reason and message of a failed request to kcp, what is the request in
+// Failure is the reason and message of a failed request to kcp, what is the request in
 // words ("asking kcp's /readyz").
-func KcpFailure(what string, err error) KcpResult {
+func Failure(what string, err error) Result {
 	var notReady *kcpclient.NotReadyError
 	switch {
 	case errors.As(err, &notReady):
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForCredentials,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonWaitingForCredentials,
 			truncate(fmt.Sprintf("%s: waiting for the server's credentials toward kcp: %v", what, err))}
 	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err):
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
 			truncate(fmt.Sprintf("%s: kcp refused the server's identity: %v", what, err))}
 	}
 	// Everything else, a dial error, a timeout, a 5xx or a throttled request, passes with time.
-	return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpUnreachable,
+	return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpUnreachable,
 		truncate(fmt.Sprintf("%s: kcp cannot be reached: %v", what, err))}
 }
 
-// NoKcpDialer is what a health condition says on a server that is told that no kcp or
+// NoDialer is what a health condition says on a server that is told that no kcp or
 // managed etcd can be reached (--kcp-dialer=none, Host.NoKcpDialer), which asks neither:
 // Unknown, and why.
-func NoKcpDialer(what string) KcpResult {
-	return KcpResult{metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, what + ": " + kcpclient.ErrNoDialer.Error()}
+func NoDialer(what string) Result {
+	return Result{metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, what + ": " + kcpclient.ErrNoDialer.Error()}
 }
 
-// KcpReadyz asks a kcp server's /readyz: Ready on 200, NotReady with its failing checks on
+// Readyz asks a kcp server's /readyz: Ready on 200, NotReady with its failing checks on
 // any other status, or why it could not be asked.
-func KcpReadyz(ctx context.Context, config KcpConfig) KcpResult {
+func Readyz(ctx context.Context, config Config) Result {
 	const what = "asking kcp's /readyz"
 	cfg, err := config()
 	if err != nil {
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	}
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/readyz", nil)
 	if err != nil {
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		return KcpResult{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady, "kcp's /readyz answers 200"}
+		return Result{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady, "kcp's /readyz answers 200"}
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpRefused,
 			fmt.Sprintf("%s: kcp refused the server's identity (%d)", what, resp.StatusCode)}
 	}
-	return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpNotReady,
+	return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonKcpNotReady,
 		truncate(fmt.Sprintf("kcp's /readyz answered %d: %s", resp.StatusCode, readyzSummary(resp.Body)))}
 }
 
@@ -125,31 +125,31 @@ func readyzSummary(body io.Reader) string {
 	return strings.Join(lines, "; ")
 }
 
-// KcpShardRegistered checks kcp's Shard object name in the root workspace: it must exist,
+// ShardRegistered checks kcp's Shard object name in the root workspace: it must exist,
 // not be being deleted, and route to baseURL, the address the shard registers itself with
 // (--shard-base-url), else front proxies send its workspaces elsewhere.
-func KcpShardRegistered(ctx context.Context, root KcpConfig, name, baseURL string) KcpResult {
+func ShardRegistered(ctx context.Context, root Config, name, baseURL string) Result {
 	what := fmt.Sprintf("reading kcp's Shard %q in the root workspace", name)
 	shards, err := kcpShards(root)
 	if err != nil {
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	}
 	got, err := shards.Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
 			fmt.Sprintf("kcp's root workspace has no Shard %q: the shard has not registered itself", name)}
 	case err != nil:
-		return KcpFailure(what, err)
+		return Failure(what, err)
 	case got.GetDeletionTimestamp() != nil:
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
 			fmt.Sprintf("kcp's Shard %q in the root workspace is being deleted", name)}
 	}
 	if url, _, _ := unstructured.NestedString(got.Object, "spec", "baseURL"); url != baseURL {
-		return KcpResult{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
 			truncate(fmt.Sprintf("kcp's Shard %q in the root workspace routes to %q, not to this shard's %q", name, url, baseURL))}
 	}
-	return KcpResult{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady,
+	return Result{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady,
 		fmt.Sprintf("kcp's /readyz answers 200 and its Shard %q is registered in the root workspace", name)}
 }
 
@@ -165,11 +165,11 @@ func (e *NotThisShardsError) Error() string {
 		e.Name, e.BaseURL, e.Want)
 }
 
-// DeleteKcpShard deletes kcp's Shard object name from the root workspace, if it routes to
+// DeleteShard deletes kcp's Shard object name from the root workspace, if it routes to
 // baseURL, this shard's address: one of the same name that routes elsewhere is another
 // shard's, and is left (a NotThisShardsError). That it was not there is no error. The
 // delete is held to the UID read, so that a registration made meanwhile is not deleted.
-func DeleteKcpShard(ctx context.Context, root KcpConfig, name, baseURL string) error {
+func DeleteShard(ctx context.Context, root Config, name, baseURL string) error {
 	shards, err := kcpShards(root)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func DeleteKcpShard(ctx context.Context, root KcpConfig, name, baseURL string) e
 }
 
 // kcpShards is a client of kcp's Shard API in the workspace root points at.
-func kcpShards(root KcpConfig) (dynamic.ResourceInterface, error) {
+func kcpShards(root Config) (dynamic.ResourceInterface, error) {
 	cfg, err := root()
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func kcpShards(root KcpConfig) (dynamic.ResourceInterface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Resource(KcpShards), nil
+	return client.Resource(Shards), nil
 }
 
 // truncate bounds a message made of what kcp answered, on a character boundary.

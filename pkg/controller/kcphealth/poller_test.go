@@ -1,4 +1,4 @@
-package controller
+package kcphealth
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var ready = KcpResult{Status: metav1.ConditionTrue, Reason: "Ready"}
+var ready = Result{Status: metav1.ConditionTrue, Reason: "Ready"}
 
 // TestKcpHealthAsksOnceAnInterval: however often a key is observed, its kcp is asked once
 // while a check runs and once an interval after; Forget asks again at once.
 func TestKcpHealthAsksOnceAnInterval(t *testing.T) {
-	h := NewKcpHealth(time.Hour)
+	h := NewPoller(time.Hour)
 	var asked, done atomic.Int32
-	probe := func(context.Context) KcpResult { asked.Add(1); return ready }
+	probe := func(context.Context) Result { asked.Add(1); return ready }
 	for range 5 {
 		h.Observe(t.Context(), "a", probe, func() { done.Add(1) })
 	}
@@ -48,10 +48,10 @@ func TestKcpHealthAsksOnceAnInterval(t *testing.T) {
 // TestKcpHealthBoundsConcurrentChecks: however many keys are due, at most
 // kcpConcurrentChecks checks run at the same time, and none in a worker.
 func TestKcpHealthBoundsConcurrentChecks(t *testing.T) {
-	h := NewKcpHealth(time.Hour)
+	h := NewPoller(time.Hour)
 	var running, most atomic.Int32
 	release := make(chan struct{})
-	probe := func(context.Context) KcpResult {
+	probe := func(context.Context) Result {
 		n := running.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
@@ -75,18 +75,18 @@ func TestKcpHealthBoundsConcurrentChecks(t *testing.T) {
 // TestKcpHealthStopsWithItsContext: a check waiting for its turn ends with the controllers,
 // without a result or an enqueue.
 func TestKcpHealthStopsWithItsContext(t *testing.T) {
-	h := NewKcpHealth(time.Hour)
+	h := NewPoller(time.Hour)
 	ctx, cancel := context.WithCancel(t.Context())
 	var mu sync.Mutex
 	blocked := make(chan struct{})
 	var holding atomic.Int32
 	for i := range kcpConcurrentChecks {
-		h.Observe(ctx, fmt.Sprint(i), func(ctx context.Context) KcpResult { holding.Add(1); <-ctx.Done(); return ready }, func() {})
+		h.Observe(ctx, fmt.Sprint(i), func(ctx context.Context) Result { holding.Add(1); <-ctx.Done(); return ready }, func() {})
 	}
 	// Every slot is taken before the next check is asked for, so that it must wait.
 	require.Eventually(t, func() bool { return holding.Load() == kcpConcurrentChecks }, 5*time.Second, time.Millisecond)
 	enqueued := false
-	h.Observe(ctx, "waiting", func(context.Context) KcpResult { close(blocked); return ready }, func() { mu.Lock(); enqueued = true; mu.Unlock() })
+	h.Observe(ctx, "waiting", func(context.Context) Result { close(blocked); return ready }, func() { mu.Lock(); enqueued = true; mu.Unlock() })
 	cancel()
 	h.Wait()
 	select {

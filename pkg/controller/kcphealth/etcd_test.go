@@ -1,4 +1,4 @@
-package controller
+package kcphealth
 
 import (
 	"context"
@@ -36,13 +36,13 @@ func TestEtcdHealth(t *testing.T) {
 				_, _ = w.Write([]byte(tc.body))
 			}))
 			defer srv.Close()
-			r := EtcdHealth(context.Background(), func() (*rest.Config, error) { return &rest.Config{Host: srv.URL}, nil })
+			r := Etcd(context.Background(), func() (*rest.Config, error) { return &rest.Config{Host: srv.URL}, nil })
 			assert.Equal(t, tc.status, r.Status, r.Message)
 			assert.Equal(t, tc.reason, r.Reason, r.Message)
 		})
 	}
 	t.Run("credentials not issued", func(t *testing.T) {
-		r := EtcdHealth(context.Background(), func() (*rest.Config, error) {
+		r := Etcd(context.Background(), func() (*rest.Config, error) {
 			return nil, &kcpclient.NotReadyError{Reason: "Secret team-a/root-etcd-client is not issued yet"}
 		})
 		assert.Equal(t, operatorv1alpha1.ReasonWaitingForCredentials, r.Reason)
@@ -51,9 +51,9 @@ func TestEtcdHealth(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL
 		srv.Close()
-		r := EtcdHealth(context.Background(), func() (*rest.Config, error) { return &rest.Config{Host: url}, nil })
+		r := Etcd(context.Background(), func() (*rest.Config, error) { return &rest.Config{Host: url}, nil })
 		assert.Equal(t, operatorv1alpha1.ReasonEtcdUnreachable, r.Reason)
-		r = EtcdHealth(context.Background(), func() (*rest.Config, error) { return nil, errors.New("no dialer") })
+		r = Etcd(context.Background(), func() (*rest.Config, error) { return nil, errors.New("no dialer") })
 		assert.Equal(t, operatorv1alpha1.ReasonEtcdUnreachable, r.Reason)
 	})
 }

@@ -1,4 +1,8 @@
-package controller
+// Package kcphealth asks the kcp servers and managed etcds the setups run whether they
+// serve: kcp's /readyz, its Shard objects, etcd's /health, polled at a bounded rate apart
+// from the reconciles (Poller). The results make the KcpReady, Deregistered and EtcdReady
+// conditions.
+package kcphealth
 
 import (
 	"context"
@@ -9,14 +13,14 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// The defaults of KcpHealth. 1000 setups polled every 30 s make about 33 checks a second,
+// The defaults of Poller. 1000 setups polled every 30 s make about 33 checks a second,
 // under the rate; an unreachable kcp holds one of the concurrent checks for at most
-// KcpCheckTimeout.
+// CheckTimeout.
 const (
-	// DefaultKcpHealthInterval is how often a kcp is asked again.
-	DefaultKcpHealthInterval = 30 * time.Second
-	// KcpCheckTimeout bounds one check: a kcp that does not answer in time is unreachable.
-	KcpCheckTimeout = 5 * time.Second
+	// DefaultInterval is how often a kcp is asked again.
+	DefaultInterval = 30 * time.Second
+	// CheckTimeout bounds one check: a kcp that does not answer in time is unreachable.
+	CheckTimeout = 5 * time.Second
 	// kcpChecksPerSecond and kcpChecksBurst bound how often the server asks any kcp at all.
 	kcpChecksPerSecond = 50
 	kcpChecksBurst     = 50
@@ -24,13 +28,13 @@ const (
 	kcpConcurrentChecks = 16
 )
 
-// KcpHealth polls the kcp servers of RootShards and Shards for the KcpReady condition, at
+// Poller polls the kcp servers of RootShards and Shards for the KcpReady condition, at
 // a bounded rate shared by every controller: a check of a key runs at most once an
 // interval, however often the key is reconciled, and all checks together at most
 // kcpChecksPerSecond and kcpConcurrentChecks at a time. Checks run outside the workers, so
 // that a kcp which does not answer never holds up a reconcile; the end of a check enqueues
 // its key, whose reconcile then reads the result.
-type KcpHealth struct {
+type Poller struct {
 	// Interval is how long a result stands before the kcp is asked again.
 	Interval time.Duration
 	// Timeout bounds one check.
@@ -41,31 +45,31 @@ type KcpHealth struct {
 	running sync.WaitGroup
 
 	mu      sync.Mutex
-	entries map[string]*kcpHealthEntry
+	entries map[string]*entry
 	swept   time.Time
 }
 
-// kcpHealthEntry is the last result of one key's checks.
-type kcpHealthEntry struct {
-	result  *KcpResult
+// entry is the last result of one key's checks.
+type entry struct {
+	result  *Result
 	due     time.Time
 	checked time.Time
 	running bool
 }
 
-// NewKcpHealth returns a poller that asks each kcp again after interval
-// (DefaultKcpHealthInterval when zero). The manager sets one on Host.KcpHealth, from
+// NewPoller returns a poller that asks each kcp again after interval
+// (DefaultInterval when zero). The manager sets one on Host.Poller, from
 // --kcp-health-interval.
-func NewKcpHealth(interval time.Duration) *KcpHealth {
+func NewPoller(interval time.Duration) *Poller {
 	if interval <= 0 {
-		interval = DefaultKcpHealthInterval
+		interval = DefaultInterval
 	}
-	return &KcpHealth{
+	return &Poller{
 		Interval: interval,
-		Timeout:  KcpCheckTimeout,
+		Timeout:  CheckTimeout,
 		limiter:  flowcontrol.NewTokenBucketRateLimiter(kcpChecksPerSecond, kcpChecksBurst),
 		slots:    make(chan struct{}, kcpConcurrentChecks),
-		entries:  map[string]*kcpHealthEntry{},
+		entries:  map[string]*entry{},
 	}
 }
 
@@ -74,14 +78,14 @@ func NewKcpHealth(interval time.Duration) *KcpHealth {
 // starts one in the background and returns 0: the check's end calls done, which enqueues
 // the key. probe runs under a context bounded by Timeout; ctx ends it, and every check,
 // when the controllers stop.
-func (h *KcpHealth) Observe(ctx context.Context, key string, probe func(context.Context) KcpResult, done func()) (*KcpResult, time.Duration) {
+func (h *Poller) Observe(ctx context.Context, key string, probe func(context.Context) Result, done func()) (*Result, time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
 	h.sweep(now)
 	e := h.entries[key]
 	if e == nil {
-		e = &kcpHealthEntry{}
+		e = &entry{}
 		h.entries[key] = e
 	}
 	if e.running {
@@ -97,7 +101,7 @@ func (h *KcpHealth) Observe(ctx context.Context, key string, probe func(context.
 }
 
 // check runs probe for e within the global bounds, records its result and calls done.
-func (h *KcpHealth) check(ctx context.Context, e *kcpHealthEntry, probe func(context.Context) KcpResult, done func()) {
+func (h *Poller) check(ctx context.Context, e *entry, probe func(context.Context) Result, done func()) {
 	defer h.running.Done()
 	ran := false
 	defer func() {
@@ -133,7 +137,7 @@ func (h *KcpHealth) check(ctx context.Context, e *kcpHealthEntry, probe func(con
 
 // Forget drops what is known of key: its next Observe checks at once. For a kcp not to be
 // asked (its Deployment is not Available), whose next answer must be fresh.
-func (h *KcpHealth) Forget(key string) {
+func (h *Poller) Forget(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// A check that is running reports into the entry it has, which nobody reads any more.
@@ -141,11 +145,11 @@ func (h *KcpHealth) Forget(key string) {
 }
 
 // Wait waits for the checks that are running: for tests.
-func (h *KcpHealth) Wait() { h.running.Wait() }
+func (h *Poller) Wait() { h.running.Wait() }
 
 // sweep drops, at most once an interval, the entries not checked for several intervals:
 // those of objects that are gone, whose keys nobody observes any more.
-func (h *KcpHealth) sweep(now time.Time) {
+func (h *Poller) sweep(now time.Time) {
 	if now.Sub(h.swept) < h.Interval {
 		return
 	}
