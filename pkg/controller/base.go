@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
@@ -38,10 +39,10 @@ type Listers struct {
 // NewBase returns the base of kind's controller over the caches of indexes (Informers.AddIndexes
 // in a server, hand-fed caches in a unit test), writing our kinds through client and the
 // host cluster through host.
-func NewBase[T Object, S any](kind Kind[T, S], client clientset.Interface, indexes Indexes, host *Host, recorder record.EventRecorder) *Base[T, S] {
+func NewBase[T Object, S any](kind Kind[T, S], client clientset.Interface, indexes Indexes, host *hostcluster.Host, recorder record.EventRecorder) *Base[T, S] {
 	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: host, Recorder: recorder}, Ours: client}
 	b.SetIndexes(indexes)
-	opts := metav1.UpdateOptions{FieldManager: FieldManager}
+	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.
 	b.Get = func(namespace, name string) (T, error) { return kind.Lister(b.Listers, namespace).Get(name) }
 	b.Update = func(ctx context.Context, obj T) (T, error) {

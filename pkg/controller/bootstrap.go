@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -14,7 +15,7 @@ import (
 // Bootstrap is the namespace bootstrap PKI as the controllers see its users: every RootShard
 // and CacheServer of the namespace without spec.certificates (BootstrapIndex).
 type Bootstrap struct {
-	Host    *Host
+	Host    *hostcluster.Host
 	Indexes Indexes
 }
 

@@ -8,10 +8,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
 
 // CertManagerNotInstalledMessage says what is missing and what to do.
-var CertManagerNotInstalledMessage = CertManagerGroupVersion + " is not served by the host cluster; install cert-manager"
+var CertManagerNotInstalledMessage = hostcluster.CertManagerGroupVersion + " is not served by the host cluster; install cert-manager"
 
 // SetCertManagerNotInstalled sets the conditions of an object while cert-manager is not
 // installed. An Available condition already there is left alone: what runs keeps running.
@@ -22,11 +23,6 @@ func SetCertManagerNotInstalled(conditions *[]metav1.Condition, generation int64
 		SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse,
 			operatorv1alpha1.ReasonCertManagerNotInstalled, "waiting for cert-manager to be installed")
 	}
-}
-
-// CertManagerReady reports whether cert-manager's API is served and cached.
-func (h *Host) CertManagerReady() bool {
-	return h.CertManagerAPI.Ready()
 }
 
 // RequiringCertManager is reconcile, run only while cert-manager's API is served. Until

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
@@ -39,7 +39,7 @@ func (l Lifecycle[T, S]) ObserveEtcd(ctx context.Context, obj T, status *S, loop
 		l.observeEtcdMembers(ctx, obj, status, loop, etcdReadyCondition.Waiting)
 		return
 	}
-	ready, n, want := StatefulSetReady(sts)
+	ready, n, want := hostcluster.StatefulSetReady(sts)
 	if !ready {
 		l.observeEtcdMembers(ctx, obj, status, loop, kcphealth.Result{Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonMembersNotReady,
 			Message: fmt.Sprintf("%d of %d etcd members are ready", n, want)})
@@ -64,7 +64,7 @@ func (l Lifecycle[T, S]) ObserveManagedEtcd(ctx context.Context, obj T, status *
 		sts = nil
 	}
 	l.ObserveEtcd(ctx, obj, status, loop, sts, func(ctx context.Context) kcphealth.Result {
-		return kcphealth.Etcd(ctx, func() (*rest.Config, error) { return l.Host.Kcp.Etcd(EtcdEndpoint(e), e.ClientSecret()) })
+		return kcphealth.Etcd(ctx, func() (*rest.Config, error) { return l.Host.Kcp.Etcd(hostcluster.EtcdEndpoint(e), e.ClientSecret()) })
 	})
 }
 

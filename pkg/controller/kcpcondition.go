@@ -4,14 +4,12 @@ import (
 	"context"
 	"slices"
 
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 )
 
 // healthCondition is a condition that Host.KcpHealth polls for: KcpReady from kcp, EtcdReady
@@ -129,19 +127,4 @@ func (l Lifecycle[T, S]) setHealth(obj T, status *S, c healthCondition, r kcphea
 		reason = c.EventReason(reason)
 	}
 	l.Recorder.Event(obj, corev1.EventTypeWarning, reason, r.Message)
-}
-
-// NamespaceTerminating tells whether namespace is being deleted. Its RootShards go with it
-// (references do not leave a namespace), and so does the kcp they run: cleaning up inside
-// that kcp first would only wait for a server that is going away. A namespace that cannot be
-// found is not terminating: the caller's object is in it.
-func (h *Host) NamespaceTerminating(ctx context.Context, namespace string) (bool, error) {
-	ns, err := h.Kube.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating, nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
@@ -54,7 +55,7 @@ type Lifecycle[T Object, S any] struct {
 	// object is retried with backoff, so that what it released stays reachable until then.
 	Release func(ctx context.Context, obj T, status *S) error
 
-	Host     *Host
+	Host     *hostcluster.Host
 	Recorder record.EventRecorder
 }
 
@@ -76,7 +77,7 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 		return err
 	}
 	adopt := obj.GetAnnotations()[operatorv1alpha1.AnnotationAdopt] == operatorv1alpha1.AdoptKcpOperator
-	ctx = WithOwner(ctx, Owner{Kind: l.Name, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
+	ctx = hostcluster.WithOwner(ctx, hostcluster.Owner{Kind: l.Name, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
@@ -237,7 +238,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	// What carries this object's UID, or no UID (written before the mark): never a
 	// leftover of another object of the same name, nor what another derived first.
-	for _, selector := range OwnedSelectors(l.Name, obj.GetName(), obj.GetUID()) {
+	for _, selector := range hostcluster.OwnedSelectors(l.Name, obj.GetName(), obj.GetUID()) {
 		if err := l.Host.DeleteOwned(ctx, obj.GetNamespace(), selector); err != nil {
 			return err
 		}

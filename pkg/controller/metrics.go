@@ -20,30 +20,14 @@ var (
 		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"kind"})
-	hostWrites = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: "kcp_setups", Name: "host_writes_total",
-		Help:           "Server-side applies to the host cluster, by object kind and result: success, or the failure's reason (Forbidden, TooManyRequests, ...).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "result"})
 	registerMetrics sync.Once
 )
 
 // register registers the controllers' metrics once.
 func register() {
 	registerMetrics.Do(func() {
-		legacyregistry.MustRegister(reconciles, reconcileDuration, hostWrites, objectsByPhase, objectConditions)
+		legacyregistry.MustRegister(reconciles, reconcileDuration, objectsByPhase, objectConditions)
 	})
-}
-
-// observeWrite records one apply of an object of kind to the host cluster that ended with
-// err: a host that refuses writes shows as a rate of failures, bounded by the backoff.
-func observeWrite(kind string, err error) {
-	register()
-	result := "success"
-	if err != nil {
-		result = FailureReason(err)
-	}
-	hostWrites.WithLabelValues(kind, result).Inc()
 }
 
 // observe records one reconcile of kind that started at start and ended with err.

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
 
 // Loop is the informer → rate-limited workqueue → sync(key) loop every kind's controller
@@ -152,7 +154,7 @@ func (l *Loop) next(ctx context.Context) bool {
 	}
 	if err != nil {
 		var later *RetryLater
-		var conflict *NameConflictError
+		var conflict *hostcluster.NameConflictError
 		if errors.As(err, &conflict) {
 			// Nothing the controllers watch tells when someone else's object goes: look
 			// again at a steady pace, one read by name, so that the setup heals soon after.

@@ -7,10 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // SetCondition sets a condition, keeping its transition time when its status is unchanged.
@@ -56,9 +54,4 @@ func SetReferenceMissing(conditions *[]metav1.Condition, generation int64, reaso
 	SetCondition(conditions, generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, message)
 	SetCondition(conditions, generation, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, reason, "waiting for the "+what)
 	SetCondition(conditions, generation, operatorv1alpha1.ConditionCertificatesReady, metav1.ConditionFalse, reason, "waiting for the "+what+"'s CAs")
-}
-
-// OwnedSelector selects what the controllers created for the object name of kind.
-func OwnedSelector(kind, name string) string {
-	return labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(kind): name}).String()
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
 
 // syncedMessage is the message of Synced=True.
@@ -37,11 +38,11 @@ func (l Lifecycle[T, S]) markSynced(obj T, status *S) {
 // only when it changed, so that a failure that repeats writes once, and its informer event
 // cannot defeat the queue's backoff.
 func (l Lifecycle[T, S]) ReportFailure(ctx context.Context, obj T, err error) {
-	reason, message := FailureReason(err), FailureMessage(err)
+	reason, message := hostcluster.FailureReason(err), hostcluster.FailureMessage(err)
 	l.Recorder.Event(obj, corev1.EventTypeWarning, reason, message)
 	next := l.copy(obj)
 	l.SetCondition(obj, l.Status(next), operatorv1alpha1.ConditionSynced, metav1.ConditionFalse, reason, message)
-	if missing := (*MissingCABundleError)(nil); errors.As(err, &missing) {
+	if missing := (*hostcluster.MissingCABundleError)(nil); errors.As(err, &missing) {
 		// Not the host's refusal but the user's reference: the condition about references
 		// says it, as for every other missing reference.
 		l.SetCondition(obj, l.Status(next), operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, reason, missing.Error())

@@ -13,11 +13,11 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// ShardVirtualWorkspace resolves the VirtualWorkspace that a root shard or shard names in
+// KcpServerVirtualWorkspace resolves the VirtualWorkspace that a root shard or shard names in
 // spec.kcpVirtualWorkspace. It returns nil and no reason when none is named; nil and the
 // reason of ReferenceValid=False when it does not exist, is being deleted, or serves another
 // target: kcp would then advertise and call a server that does not serve its workspaces.
-func ShardVirtualWorkspace(vws listers.VirtualWorkspaceLister, kind, namespace, name string, spec *operatorv1alpha1.CommonShardSpec) (vw *operatorv1alpha1.VirtualWorkspace, reason, message string, err error) {
+func KcpServerVirtualWorkspace(vws listers.VirtualWorkspaceLister, kind, namespace, name string, spec *operatorv1alpha1.CommonShardSpec) (vw *operatorv1alpha1.VirtualWorkspace, reason, message string, err error) {
 	ref := spec.KcpVirtualWorkspace
 	if ref == nil {
 		return nil, "", "", nil

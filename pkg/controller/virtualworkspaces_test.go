@@ -56,7 +56,7 @@ func TestShardVirtualWorkspace(t *testing.T) {
 			message: `VirtualWorkspace "of-shard-1" serves Shard/shard-1, not RootShard/shard-1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason, message, err := ShardVirtualWorkspace(lister, tc.kind, "team-a", tc.shard, spec(tc.vw))
+			got, reason, message, err := KcpServerVirtualWorkspace(lister, tc.kind, "team-a", tc.shard, spec(tc.vw))
 			require.NoError(t, err)
 			assert.Equal(t, tc.found, got != nil)
 			assert.Equal(t, tc.reason, reason)

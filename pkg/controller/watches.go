@@ -8,6 +8,7 @@ import (
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 )
 
@@ -100,7 +101,7 @@ type Watches struct {
 }
 
 // Handlers are the informers the watches add handlers to, with the handlers of loop.
-func (w Watches) Handlers(loop *Loop, host *Host, inf Informers) []Watch {
+func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []Watch {
 	watches := []Watch{{Informer: w.Own, Handler: loop.Handler()}}
 	for _, ref := range w.Kinds {
 		handler := loop.HandlerFor(ref.Keys)
@@ -127,7 +128,7 @@ func (w Watches) Handlers(loop *Loop, host *Host, inf Informers) []Watch {
 	}
 	if w.Mounting != nil && host.SecretMetadata != nil {
 		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.HandlerFor(func(m metav1.Object) []string {
-			if !UsersSecret(m) {
+			if !hostcluster.UsersSecret(m) {
 				return nil
 			}
 			return w.Mounting(m.GetNamespace(), m.GetName())
@@ -139,7 +140,7 @@ func (w Watches) Handlers(loop *Loop, host *Host, inf Informers) []Watch {
 // Register adds the watches' handlers to their informers. The loop waits for their caches,
 // except cert-manager's, which sync only once cert-manager is installed: for those it waits
 // for the tracker's first answer.
-func (w Watches) Register(loop *Loop, host *Host, inf Informers) error {
+func (w Watches) Register(loop *Loop, host *hostcluster.Host, inf Informers) error {
 	certManager := false
 	for _, watch := range w.Handlers(loop, host, inf) {
 		if !watch.certManager {

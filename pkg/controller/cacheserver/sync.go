@@ -7,7 +7,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -43,7 +43,7 @@ func (c *Controller) realize(ctx context.Context, cs cacheserver.CacheServer) (i
 	}
 	w.Services(cs.Service())
 	w.Secrets(secrets...)
-	w.DeploymentWhenMounted(cs.Namespace, cs.DeploymentName(), controller.Mounts{Required: cs.MountedSecrets(), Rolling: cs.UsersSecrets()},
+	w.DeploymentWhenMounted(cs.Namespace, cs.DeploymentName(), hostcluster.Mounts{Required: cs.MountedSecrets(), Rolling: cs.UsersSecrets()},
 		cs.Deployment)
 	return w.Done()
 }

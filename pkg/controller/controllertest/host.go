@@ -30,11 +30,12 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
 
 // Host is a fake host cluster.
 type Host struct {
-	*controller.Host
+	*hostcluster.Host
 	Kube    *kubefake.Clientset
 	CM      *cmfake.Clientset
 	Caches  map[string]cache.Indexer
@@ -54,7 +55,7 @@ func NewHost(t testing.TB) *Host {
 	for _, k := range []string{"certificates", "issuers", "secrets", "services", "deployments", "configmaps", "poddisruptionbudgets", "statefulsets", "reference-secrets"} {
 		h.Caches[k] = NewCache()
 	}
-	h.Host = controller.NewHost(h.Kube, h.CM,
+	h.Host = hostcluster.NewHost(h.Kube, h.CM,
 		cmlisters.NewCertificateLister(h.Caches["certificates"]), cmlisters.NewIssuerLister(h.Caches["issuers"]),
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
 		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"])).

@@ -18,7 +18,7 @@ import (
 
 // Kcp is a stand-in for the kcp servers of RootShards and Shards in unit tests: one HTTP
 // server that answers /readyz for each and serves kcp's Shard objects in the root
-// workspace, which a test can make fail. It implements controller.Kcp: a root shard's
+// workspace, which a test can make fail. It implements hostcluster.Kcp: a root shard's
 // server is at /rootshards/<name> of it, a shard's at /shards/<name>.
 type Kcp struct {
 	Server *httptest.Server
@@ -68,18 +68,18 @@ func (k *Kcp) Requests() []string {
 	return append([]string{}, k.requests...)
 }
 
-// RootShard implements controller.Kcp.
+// RootShard implements hostcluster.Kcp.
 func (k *Kcp) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	return k.config("/rootshards/"+rs.Name, workspace)
 }
 
-// RootShardProxy implements controller.Kcp: the root shard proxy of rs is at
+// RootShardProxy implements hostcluster.Kcp: the root shard proxy of rs is at
 // /rootshardproxies/<name>.
 func (k *Kcp) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	return k.config("/rootshardproxies/"+rs.Name, workspace)
 }
 
-// Shard implements controller.Kcp.
+// Shard implements hostcluster.Kcp.
 func (k *Kcp) Shard(sh *operatorv1alpha1.Shard, _ *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
 	return k.config("/shards/"+sh.Name, workspace)
 }

@@ -14,6 +14,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -34,7 +35,7 @@ func NewWatching(t testing.TB) *Watching {
 		Ours:        informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
 		Kube:        kubeinformers.NewSharedInformerFactory(w.Host.Kube, 0),
 		CertManager: cminformers.NewSharedInformerFactory(w.Host.CM, 0),
-		References:  kubeinformers.NewSharedInformerFactoryWithOptions(w.Host.Kube, 0, kubeinformers.WithTweakListOptions(controller.ReferenceSecretSelector)),
+		References:  kubeinformers.NewSharedInformerFactoryWithOptions(w.Host.Kube, 0, kubeinformers.WithTweakListOptions(hostcluster.ReferenceSecretSelector)),
 	}
 	w.Host.SecretMetadata = cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	return w

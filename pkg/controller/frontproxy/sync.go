@@ -1,9 +1,8 @@
 package frontproxy
 
 import (
-	"fmt"
-
 	"context"
+	"fmt"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +10,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -45,7 +45,7 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
-	vw, _, _, err := controller.ShardVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, _, _, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 // ReferenceValid says why, and nothing is realized or removed.
 func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
 	joined, err := c.Host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
-	if _, problem := controller.ReferenceProblem(err); err == nil || problem {
+	if _, problem := hostcluster.ReferenceProblem(err); err == nil || problem {
 		c.SetJoinedRootShard(fp, status, fp.Spec.RootShard.SecretRef.Name, err)
 	}
 	if err != nil {
@@ -101,12 +101,12 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy, joine
 	}
 	// Its own CA bundles, on top of its RootShard's merged ones.
 	w.ExtraBundles(f.Namespace,
-		controller.ExtraBundle{Extra: f.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(f.RootShard), Build: f.MergedClientCA},
-		controller.ExtraBundle{Extra: f.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(f.RootShard), Build: f.MergedCABundle})
+		hostcluster.ExtraBundle{Extra: f.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(f.RootShard), Build: f.MergedClientCA},
+		hostcluster.ExtraBundle{Extra: f.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(f.RootShard), Build: f.MergedCABundle})
 	w.Secrets(kubeconfig)
 	w.ConfigMap(config)
 	w.Services(f.Service())
-	w.DeploymentWhenMounted(f.Namespace, f.DeploymentName(), controller.Mounts{Required: f.MountedSecrets(),
+	w.DeploymentWhenMounted(f.Namespace, f.DeploymentName(), hostcluster.Mounts{Required: f.MountedSecrets(),
 		Rolling: slices.Concat(f.UsersSecrets(), f.ServiceAccountSecrets()), ConfigMap: f.ConfigMapName()}, f.Deployment)
 	return w.Done()
 }

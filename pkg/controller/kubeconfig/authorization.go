@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
@@ -248,7 +249,7 @@ func (c *Controller) kcpFailed(kc *operatorv1alpha1.Kubeconfig, status *operator
 		c.setAuthorization(kc, status, metav1.ConditionUnknown, operatorv1alpha1.ReasonNoKcpDialer, doing+": "+kcpclient.ErrNoDialer.Error())
 		return nil
 	}
-	c.setAuthorization(kc, status, metav1.ConditionFalse, kcpFailureReason(err), doing+": "+controller.FailureMessage(err))
+	c.setAuthorization(kc, status, metav1.ConditionFalse, kcpFailureReason(err), doing+": "+hostcluster.FailureMessage(err))
 	return controller.RetryKcpLater(fmt.Errorf("%s in kcp: %w", doing, err))
 }
 

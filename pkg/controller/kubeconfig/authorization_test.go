@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
@@ -293,7 +293,7 @@ func deleting(t *testing.T, mutate func(*operatorv1alpha1.Kubeconfig), objs ...m
 	f := newFixture(t, append([]metav1.Object{kc}, objs...)...)
 	k := withKcp(t, f)
 	for _, b := range kubeconfig.Bindings(kc) {
-		_, err := k.workspace("root").RbacV1().ClusterRoleBindings().Apply(t.Context(), b, controller.ApplyOptions)
+		_, err := k.workspace("root").RbacV1().ClusterRoleBindings().Apply(t.Context(), b, hostcluster.ApplyOptions)
 		require.NoError(t, err)
 	}
 	k.log = nil

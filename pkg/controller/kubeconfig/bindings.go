@@ -14,11 +14,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
 
-// RBACFor builds the RBAC client of one kcp workspace from the config controller.Kcp returns
+// RBACFor builds the RBAC client of one kcp workspace from the config hostcluster.Kcp returns
 // for it. It is a seam for unit tests, which have no kcp.
 type RBACFor func(cfg *rest.Config) (rbacv1client.RbacV1Interface, error)
 
@@ -92,7 +92,7 @@ func (w workspaceBindings) apply(ctx context.Context, b *rbacv1ac.ClusterRoleBin
 			return 0, fmt.Errorf("replacing the ClusterRoleBinding %s in workspace %s: %w", *b.Name, w.workspace, err)
 		}
 	}
-	if _, err := w.crbs.Apply(ctx, b, controller.ApplyOptions); err != nil {
+	if _, err := w.crbs.Apply(ctx, b, hostcluster.ApplyOptions); err != nil {
 		return 0, fmt.Errorf("applying the ClusterRoleBinding %s in workspace %s: %w", *b.Name, w.workspace, err)
 	}
 	return 1, nil

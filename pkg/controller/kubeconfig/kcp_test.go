@@ -20,7 +20,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
 
-// fakeKcp is a kcp for unit tests: controller.Kcp whose configs name a workspace, and an RBAC
+// fakeKcp is a kcp for unit tests: hostcluster.Kcp whose configs name a workspace, and an RBAC
 // client per workspace over a fake clientset. What is written to it, and deletions in the
 // host cluster, go to one log, in order.
 type fakeKcp struct {

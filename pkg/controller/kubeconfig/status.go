@@ -2,7 +2,6 @@ package kubeconfig
 
 import (
 	"context"
-
 	"fmt"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -12,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -88,7 +88,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 // reason to wait, whose message names the key at fault and never its content.
 func (c *Controller) resolveSecret(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, name string) (resolved, error) {
 	r, err := c.Host.ResolveReference(ctx, kc.Namespace, name, reference.KubeconfigIssuer)
-	if problem, ok := controller.ReferenceProblem(err); ok {
+	if problem, ok := hostcluster.ReferenceProblem(err); ok {
 		return resolved{reason: problem.Reason, message: problem.Message}, nil
 	}
 	if err != nil {

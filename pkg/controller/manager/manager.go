@@ -10,8 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +31,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
@@ -129,7 +129,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	// The reference Secrets' copies that secretRefs name are the users': they are cached by
 	// their label alone, apart from what the controllers own.
 	referenceInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync,
-		kubeinformers.WithTweakListOptions(controller.ReferenceSecretSelector))
+		kubeinformers.WithTweakListOptions(hostcluster.ReferenceSecretSelector))
 
 	scheme := runtime.NewScheme()
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
@@ -147,7 +147,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		return err
 	}
 	metadataInformers := metadatainformer.NewSharedInformerFactory(metadataClient, resync)
-	host := controller.NewHost(kube, certManager,
+	host := hostcluster.NewHost(kube, certManager,
 		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
 		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
 		kubeInformers.Core().V1().ConfigMaps().Lister()).
@@ -164,9 +164,9 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	host.Claims = &controller.ClaimClients{Kube: claimKube, CertManager: claimCertManager}
+	host.Claims = &hostcluster.ClaimClients{Kube: claimKube, CertManager: claimCertManager}
 	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
-	if err := host.SecretMetadata.SetTransform(controller.SecretMetadataTransform); err != nil {
+	if err := host.SecretMetadata.SetTransform(hostcluster.SecretMetadataTransform); err != nil {
 		return fmt.Errorf("the Secret metadata cache: %w", err)
 	}
 	host.ReferenceSecrets = referenceInformers.Core().V1().Secrets().Lister()
@@ -175,7 +175,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	host.CertManagerAPI = controller.NewCertManagerAPI(discoveryClient, hostInformers)
+	host.CertManagerAPI = hostcluster.NewCertManagerAPI(discoveryClient, hostInformers)
 	dialer, err := kcpclient.New(cfg.KcpDialer, cfg.Host)
 	if err != nil {
 		return err

@@ -2,7 +2,7 @@ package rootshard
 
 import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -11,7 +11,7 @@ import (
 // after its PKI: its client CA bundle once the CAs are issued, its kubeconfig, path mappings
 // and Service, then its Deployment once everything it mounts exists. Its certificates are
 // among the RootShard's. It fails when what it writes cannot be built.
-func (c *Controller) realizeProxy(w *controller.Writes, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles, issued bool) error {
+func (c *Controller) realizeProxy(w *hostcluster.Writes, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles, issued bool) error {
 	p := frontproxy.RootShardProxy{RootShard: rs}
 	if issued {
 		w.Secrets(p.MergedClientCA(bundles.ClientCA, bundles.ExtraClientCAs))
@@ -27,7 +27,7 @@ func (c *Controller) realizeProxy(w *controller.Writes, rs *operatorv1alpha1.Roo
 	w.Secrets(kubeconfig)
 	w.ConfigMap(config)
 	w.Services(p.Service())
-	w.DeploymentWhenMounted(rs.Namespace, p.DeploymentName(), controller.Mounts{Required: p.MountedSecrets(), ConfigMap: p.ConfigMapName()},
+	w.DeploymentWhenMounted(rs.Namespace, p.DeploymentName(), hostcluster.Mounts{Required: p.MountedSecrets(), ConfigMap: p.ConfigMapName()},
 		p.Deployment)
 	return nil
 }

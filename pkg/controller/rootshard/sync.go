@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -33,7 +32,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.
 	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
-	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, vwReason, vwMessage, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -47,7 +48,7 @@ type Controller struct {
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
 // informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *controller.Host, recorder record.EventRecorder) (*Controller, error) {
+func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
 	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
 	return c, c.Watch(inf, c.sync, c.watches)
 }

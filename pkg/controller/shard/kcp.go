@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +14,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )

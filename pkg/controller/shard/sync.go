@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -57,7 +58,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 // is not observed.
 func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	joined, err := c.Host.Join(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
-	if _, problem := controller.ReferenceProblem(err); err == nil || problem {
+	if _, problem := hostcluster.ReferenceProblem(err); err == nil || problem {
 		c.SetJoinedRootShard(s, status, s.Spec.RootShard.SecretRef.Name, err)
 	}
 	if err != nil {
@@ -82,7 +83,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	if err != nil {
 		return k, false, c.ReferenceInvalid(s, status, err)
 	}
-	vw, vwReason, vwMessage, err := controller.ShardVirtualWorkspace(c.VirtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	vw, vwReason, vwMessage, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
 	if err != nil {
 		return k, false, err
 	}
@@ -122,11 +123,11 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	w.Secrets(toRoot)
 	// Its own CA bundles, on top of its RootShard's merged ones.
 	w.ExtraBundles(s.Namespace,
-		controller.ExtraBundle{Extra: s.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(rs),
+		hostcluster.ExtraBundle{Extra: s.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(rs),
 			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
 				return shard.MergedClientCA(s, base, extra)
 			}},
-		controller.ExtraBundle{Extra: s.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(rs),
+		hostcluster.ExtraBundle{Extra: s.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(rs),
 			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
 				return shard.MergedCABundle(s, base, extra)
 			}})

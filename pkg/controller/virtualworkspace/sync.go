@@ -9,6 +9,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -99,8 +100,8 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	w.Certificates(nil, vw.Certificates())
 	// Its own CA bundles, on top of what its target trusts.
 	w.ExtraBundles(vw.Namespace,
-		controller.ExtraBundle{Extra: vw.Spec.ClientCABundleRef, Base: vw.Target.ClientCASecret(), Build: vw.MergedClientCA},
-		controller.ExtraBundle{Extra: vw.Spec.CABundleSecretRef, Base: vw.TargetServerCABundle(), Build: vw.MergedCABundle})
+		hostcluster.ExtraBundle{Extra: vw.Spec.ClientCABundleRef, Base: vw.Target.ClientCASecret(), Build: vw.MergedClientCA},
+		hostcluster.ExtraBundle{Extra: vw.Spec.CABundleSecretRef, Base: vw.TargetServerCABundle(), Build: vw.MergedCABundle})
 	kubeconfigs, err := vw.Kubeconfigs()
 	if err != nil {
 		return w.Fail(err)
@@ -119,7 +120,7 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 		return c.Host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
 	})
 	w.Services(vw.Service())
-	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), controller.Mounts{Required: vw.MountedSecrets(), Rolling: vw.UsersSecrets()},
+	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), hostcluster.Mounts{Required: vw.MountedSecrets(), Rolling: vw.UsersSecrets()},
 		vw.Deployment)
 	return w.Done()
 }

@@ -8,11 +8,10 @@ import (
 	"fmt"
 	"net/url"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/keyutil"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // What is wrong with a reference Secret, for errors.Is.

@@ -1,53 +1,60 @@
-package controller
+package hostcluster
 
 import (
 	"context"
 	"fmt"
+	"slices"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
-	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
-// ShardAvailable is a shard's Available condition.
-func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
-	return h.DeploymentAvailable(s.Namespace, s.DeploymentName())
-}
-
-// DeploymentAvailable is the Available condition of a component: its Deployment has rolled
-// out, and its updated, ready and desired replica counts agree.
-func (h *Host) DeploymentAvailable(namespace, name string) (metav1.ConditionStatus, string, string) {
-	d, err := h.Deployments.Deployments(namespace).Get(name)
+// PruneOwned deletes the Certificates and Secrets the controllers wrote for the object name
+// of kind that keep does not name: what its spec no longer asks for, such as an identity
+// replaced by the user's own, whose key must not linger. It reads the caches and returns how
+// many objects it deleted; a Certificate goes before its Secret, so that cert-manager does
+// not issue it again.
+func (h *Host) PruneOwned(ctx context.Context, namespace, kind, name string, keep []string) (int, error) {
+	selector := labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(kind): name})
+	deleted := 0
+	certs, err := h.Certificates.Certificates(namespace).List(selector)
 	if err != nil {
-		return metav1.ConditionFalse, operatorv1alpha1.ReasonDeploymentNotFound, fmt.Sprintf("the Deployment %s does not exist yet", name)
+		return 0, err
 	}
-	want := int32(1)
-	if d.Spec.Replicas != nil {
-		want = *d.Spec.Replicas
+	owner, marked := OwnerFrom(ctx)
+	// theirs: what carries another object's UID, although its labels name this one.
+	theirs := func(o metav1.Object) bool {
+		return marked && owner.Kind == kind && owner.Name == name && !markedFor(o, owner.UID)
 	}
-	st := d.Status
-	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas != want || st.ReadyReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
-		return metav1.ConditionFalse, operatorv1alpha1.ReasonReplicasUnavailable,
-			fmt.Sprintf("%d of %d replicas are updated and ready", min(st.UpdatedReplicas, st.ReadyReplicas), want)
-	}
-	return metav1.ConditionTrue, operatorv1alpha1.ReasonReplicasAvailable, fmt.Sprintf("%d of %d replicas are updated and ready", want, want)
-}
-
-// PendingCertificates are the names of the certificates not issued yet.
-func (h *Host) PendingCertificates(certs []*cmapply.CertificateApplyConfiguration) []string {
-	var pending []string
-	for _, want := range certs {
-		cert, err := h.Certificates.Certificates(*want.Namespace).Get(*want.Name)
-		if err != nil || !certificateReady(cert) {
-			pending = append(pending, *want.Name)
+	for _, cert := range certs {
+		if slices.Contains(keep, cert.Name) || theirs(cert) {
+			continue
 		}
+		err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, cert.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("deleting the Certificate %s: %w", cert.Name, err)
+		}
+		deleted++
 	}
-	return pending
+	secrets, err := h.Secrets.Secrets(namespace).List(selector)
+	if err != nil {
+		return deleted, err
+	}
+	for _, secret := range secrets {
+		// cert-manager's own key Secret of an issuance in flight is its to remove.
+		if slices.Contains(keep, secret.Name) || secret.Labels["cert-manager.io/next-private-key"] != "" || theirs(secret) {
+			continue
+		}
+		err := h.Kube.CoreV1().Secrets(namespace).Delete(ctx, secret.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return deleted, fmt.Errorf("deleting the Secret %s: %w", secret.Name, err)
+		}
+		deleted++
+	}
+	return deleted, nil
 }
 
 // DeleteOwned deletes what the controllers own in namespace by label selector: Deployments
@@ -92,14 +99,4 @@ func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) erro
 		return fmt.Errorf("deleting ConfigMaps %s: %w", selector, err)
 	}
 	return nil
-}
-
-// certificateReady reports whether a Certificate has been issued and is current.
-func certificateReady(cert *cmv1.Certificate) bool {
-	for _, cond := range cert.Status.Conditions {
-		if cond.Type == cmv1.CertificateConditionReady {
-			return cond.Status == "True"
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package controller
+package hostcluster
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"syscall"
 	"testing"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-
 	"github.com/stretchr/testify/assert"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // timeoutError is a transport error that timed out, as net/http returns one.

@@ -1,4 +1,4 @@
-package controller_test
+package hostcluster_test
 
 import (
 	"crypto/ecdsa"
@@ -21,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 )
 
@@ -59,10 +59,10 @@ func TestNotSignedBy(t *testing.T) {
 	// cert-manager's tls.crt holds the leaf, then its chain.
 	chain := append(append([]byte{}, leaf...), caPEM...)
 
-	assert.False(t, controller.NotSignedBy(chain, caPEM), "signed by the CA")
-	assert.False(t, controller.NotSignedBy(chain, append(append([]byte{}, caPEM...), renewedPEM...)), "the first certificate of the CA's Secret is the CA")
-	assert.True(t, controller.NotSignedBy(chain, renewedPEM), "the CA was rotated since")
-	assert.True(t, controller.NotSignedBy(chain, append(append([]byte{}, renewedPEM...), caPEM...)), "only the current CA counts")
+	assert.False(t, hostcluster.NotSignedBy(chain, caPEM), "signed by the CA")
+	assert.False(t, hostcluster.NotSignedBy(chain, append(append([]byte{}, caPEM...), renewedPEM...)), "the first certificate of the CA's Secret is the CA")
+	assert.True(t, hostcluster.NotSignedBy(chain, renewedPEM), "the CA was rotated since")
+	assert.True(t, hostcluster.NotSignedBy(chain, append(append([]byte{}, renewedPEM...), caPEM...)), "only the current CA counts")
 	// A CA certificate that lacks its basic constraints still signed what it signed: such a
 	// leaf must not be issued again and again.
 	bare := *ca
@@ -71,11 +71,11 @@ func TestNotSignedBy(t *testing.T) {
 	require.NoError(t, err)
 	bareCA, err := x509.ParseCertificate(bareDER)
 	require.NoError(t, err)
-	assert.False(t, controller.NotSignedBy(testLeaf(t, bareCA, caKey), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: bareDER})))
-	assert.False(t, controller.NotSignedBy(nil, renewedPEM), "no leaf yet")
-	assert.False(t, controller.NotSignedBy(chain, nil), "no CA yet")
-	assert.False(t, controller.NotSignedBy([]byte("not PEM"), renewedPEM))
-	assert.False(t, controller.NotSignedBy(chain, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")))
+	assert.False(t, hostcluster.NotSignedBy(testLeaf(t, bareCA, caKey), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: bareDER})))
+	assert.False(t, hostcluster.NotSignedBy(nil, renewedPEM), "no leaf yet")
+	assert.False(t, hostcluster.NotSignedBy(chain, nil), "no CA yet")
+	assert.False(t, hostcluster.NotSignedBy([]byte("not PEM"), renewedPEM))
+	assert.False(t, hostcluster.NotSignedBy(chain, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")))
 }
 
 // ReissueStaleLeaves deletes the Secret of a Ready leaf its CA's Secret did not sign, and

@@ -1,4 +1,4 @@
-package controller
+package hostcluster
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"net"
 	"unicode/utf8"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // maxFailureMessage bounds the message of a failure in a condition and an Event: an error

@@ -1,4 +1,4 @@
-package controller
+package hostcluster
 
 import (
 	"context"
@@ -73,4 +73,9 @@ func OwnedSelectors(kind, name string, uid types.UID) []string {
 	marked := labels.SelectorFromSet(labels.Merge(base, labels.Set{pki.LabelOwnerUID: string(uid)}))
 	unmarked, _ := labels.NewRequirement(pki.LabelOwnerUID, selection.DoesNotExist, nil)
 	return []string{marked.String(), labels.SelectorFromSet(base).Add(*unmarked).String()}
+}
+
+// OwnedSelector selects what the controllers created for the object name of kind.
+func OwnedSelector(kind, name string) string {
+	return labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel(kind): name}).String()
 }

@@ -1,4 +1,4 @@
-package controller_test
+package hostcluster_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
 
 // TestWritesStopAtTheFirstFailure: a batch counts what it wrote, and nothing after a failed
@@ -55,8 +55,8 @@ func TestDeploymentWhenMounted(t *testing.T) {
 		return appsv1ac.Deployment("kcp", "team-a").WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
 			WithTemplate(corev1ac.PodTemplateSpec().WithAnnotations(map[string]string{"secrets-hash": hash})))
 	}
-	mounts := controller.Mounts{Required: []string{"server"}, Rolling: []string{"users-ca"}, ConfigMap: "paths"}
-	realize := func(m controller.Mounts) int {
+	mounts := hostcluster.Mounts{Required: []string{"server"}, Rolling: []string{"users-ca"}, ConfigMap: "paths"}
+	realize := func(m hostcluster.Mounts) int {
 		t.Helper()
 		w := host.Host.Writes(t.Context())
 		w.DeploymentWhenMounted("team-a", "kcp", m, deployment)

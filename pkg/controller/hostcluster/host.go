@@ -1,11 +1,13 @@
-package controller
+// Package hostcluster is the host cluster as the controllers see it (Host): its clients and
+// caches, the appliers that write only what changed and only what a setup owns (apply,
+// ownership, adopt), a reconcile's batch of writes (Writes), the reads of what cert-manager
+// issued, and the deletion of what a setup owned. It knows nothing of the controllers' loop.
+package hostcluster
 
 import (
 	"context"
 	"encoding/json"
 	"sync"
-
-	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
 
