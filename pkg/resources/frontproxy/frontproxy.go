@@ -176,7 +176,7 @@ func (f FrontProxy) Certificates() []*cmapply.CertificateApplyConfiguration {
 // DynamicKubeconfig builds the Secret of the front proxy's kubeconfig toward the root shard
 // and, through it, the shards.
 func (f FrontProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration, error) {
-	s := rootshard.Shard(f.RootShard)
+	s := rootshard.Server(f.RootShard)
 	secret, err := kcp.KubeconfigFor(f.Namespace, f.DynamicKubeconfigName(), pki.Labels(Kind, f.Name, "dynamic-kubeconfig"),
 		s.BaseURL(), serverCADir+"/tls.crt", "kcp-front-proxy", kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
 	if err != nil {
@@ -199,7 +199,7 @@ type pathMapping struct {
 // as the request-header identity and verified by the server CA, then the user's additional
 // mappings.
 func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
-	base := rootshard.Shard(f.RootShard).BaseURL()
+	base := rootshard.Server(f.RootShard).BaseURL()
 	services := base
 	if f.ServicesBackend != "" {
 		services = f.ServicesBackend

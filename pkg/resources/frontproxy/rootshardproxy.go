@@ -155,7 +155,7 @@ func (p RootShardProxy) serverCA() string {
 // server with each shard's base URL).
 func (p RootShardProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration, error) {
 	secret, err := kcp.KubeconfigFor(p.RootShard.Namespace, p.DynamicKubeconfigName(), p.labels(RootShardProxyComponent+"-dynamic-kubeconfig"),
-		rootshard.Shard(p.RootShard).BaseURL(), serverCADir+"/tls.crt", RootShardProxyCommonName, kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
+		rootshard.Server(p.RootShard).BaseURL(), serverCADir+"/tls.crt", RootShardProxyCommonName, kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
 	if err != nil {
 		return nil, fmt.Errorf("root shard proxy %s: %w", p.ServiceName(), err)
 	}
@@ -167,7 +167,7 @@ func (p RootShardProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration,
 // resolves /clusters/<workspace> to the shard that hosts the workspace, whatever the
 // mapping's backend.
 func (p RootShardProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
-	base := rootshard.Shard(p.RootShard).BaseURL()
+	base := rootshard.Server(p.RootShard).BaseURL()
 	var mappings []pathMapping
 	for _, path := range []string{"/clusters/", "/services/"} {
 		mappings = append(mappings, pathMapping{Path: path, Backend: base, BackendServerCA: serverCADir + "/tls.crt",

@@ -26,7 +26,7 @@ const (
 // URLs, admin kubeconfigs, fixed flags, the mount proxy's identity where the image's kcp has
 // one, etcd, cache, the kind's own flags, then authentication, audit and authorization, then
 // the user's extra arguments.
-func (s Shard) Args() []string {
+func (s Server) Args() []string {
 	spec := s.Spec
 	level := int32(0)
 	if spec.Logging != nil {
@@ -84,7 +84,7 @@ func (s Shard) Args() []string {
 // has one: kcp stops serving them, announces the server's URL, and calls it with its client
 // certificate (--shard-client-cert-file, which every shard passes), verifying it with the
 // server CA, or the CA bundle that holds it where the shard has one.
-func (s Shard) VirtualWorkspaceArgs() []string {
+func (s Server) VirtualWorkspaceArgs() []string {
 	vw := s.VirtualWorkspace
 	if vw == nil {
 		return nil
@@ -109,7 +109,7 @@ func EtcdArgs(etcd operatorv1alpha1.EtcdConfig) []string {
 
 // etcdArgs are the shard's etcd flags: its managed etcd's members, with the client
 // certificate the server issues for it, else the spec's external etcd.
-func (s Shard) etcdArgs() []string {
+func (s Server) etcdArgs() []string {
 	if s.Etcd == nil {
 		return EtcdArgs(s.Spec.Etcd)
 	}

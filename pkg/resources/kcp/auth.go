@@ -96,7 +96,7 @@ func ServiceAccountKeyMounts(issuers []string) []AuthMount {
 
 // serviceAccountPeers are the issuers whose keys a shard verifies besides its own, when
 // auth.serviceAccount is enabled: the others of its RootShard's, sorted and without duplicates.
-func (s Shard) serviceAccountPeers() []string {
+func (s Server) serviceAccountPeers() []string {
 	if !ServiceAccountEnabled(s.Spec.Auth) {
 		return nil
 	}

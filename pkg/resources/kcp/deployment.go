@@ -12,13 +12,13 @@ import (
 )
 
 // SelectorLabels select the shard's pods.
-func (s Shard) SelectorLabels() map[string]string {
+func (s Server) SelectorLabels() map[string]string {
 	return map[string]string{pki.LabelInstance: s.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(s.Kind): s.Name}
 }
 
 // WorkloadLabels are the labels of the shard's Deployment and Service, with kcp-operator's
 // component: rootshard or shard.
-func (s Shard) WorkloadLabels() map[string]string {
+func (s Server) WorkloadLabels() map[string]string {
 	component := pki.ShardWorkload
 	if s.Kind == RootShardKind {
 		component = pki.RootShardWorkload
@@ -29,7 +29,7 @@ func (s Shard) WorkloadLabels() map[string]string {
 // Deployment builds the shard's Deployment. current is the Deployment as it is now (nil
 // when absent), whose replica count is kept when the spec sets none; secretsHash is
 // workload.SecretsHash of the mounted Secrets.
-func (s Shard) Deployment(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
+func (s Server) Deployment(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
 	container := corev1ac.Container().WithName("kcp").WithCommand("/kcp").WithArgs(s.Args()...)
 	podSpec := corev1ac.PodSpec()
 	for _, m := range s.mounts() {
@@ -53,7 +53,7 @@ type optionalMount struct {
 // optionalMounts mount the Secrets of the authentication settings, the other shards'
 // service-account public keys, the audit policy and webhook, and the authorization webhook
 // configuration, where the spec has them.
-func (s Shard) optionalMounts() []optionalMount {
+func (s Server) optionalMounts() []optionalMount {
 	spec := s.Spec
 	var out []optionalMount
 	secret := func(volume, secretName, dir string) {
@@ -83,7 +83,7 @@ func (s Shard) optionalMounts() []optionalMount {
 }
 
 // optionalSecrets are the names of the Secrets of optionalMounts.
-func (s Shard) optionalSecrets() []string {
+func (s Server) optionalSecrets() []string {
 	var names []string
 	for _, m := range s.optionalMounts() {
 		if src := m.volume.Secret; src != nil && src.SecretName != nil {

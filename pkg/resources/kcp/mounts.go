@@ -45,7 +45,7 @@ func KubeconfigDir(identity string) string {
 
 // mounts are the Secrets the shard's pod mounts, in a stable order: its root shard's CAs,
 // its own certificates and kubeconfigs, etcd TLS, the cache's kubeconfig, then the kind's.
-func (s Shard) mounts() []Mount {
+func (s Server) mounts() []Mount {
 	name, rs := s.Name, s.RootShard
 	ms := []Mount{
 		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true, external: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
@@ -82,10 +82,10 @@ func (s Shard) mounts() []Mount {
 
 // ClientCASecret is the Secret of the client CA bundle the shard trusts, which a virtual
 // workspace server next to it trusts too.
-func (s Shard) ClientCASecret() string { return s.clientCA() }
+func (s Server) ClientCASecret() string { return s.clientCA() }
 
 // clientCA is the Secret of the client CA bundle the shard trusts.
-func (s Shard) clientCA() string {
+func (s Server) clientCA() string {
 	if s.ClientCA != "" {
 		return s.ClientCA
 	}
@@ -94,7 +94,7 @@ func (s Shard) clientCA() string {
 
 // MountedSecrets are the names of the Secrets the pod mounts, the optional configuration
 // files' included, sorted: a change to any of them rolls the Deployment.
-func (s Shard) MountedSecrets() []string {
+func (s Server) MountedSecrets() []string {
 	var names []string
 	for _, m := range s.mounts() {
 		names = append(names, m.secret)
@@ -107,7 +107,7 @@ func (s Shard) MountedSecrets() []string {
 // RealizedSecrets are the mounted Secrets the controllers and cert-manager write for the
 // shard, sorted: its Deployment is created once they all exist, so that it does not roll
 // once per Secret while a new setup is issued.
-func (s Shard) RealizedSecrets() []string {
+func (s Server) RealizedSecrets() []string {
 	var names []string
 	for _, m := range s.mounts() {
 		if !m.external {

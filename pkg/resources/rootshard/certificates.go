@@ -31,7 +31,7 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 			certificates.Certificate(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey()))))
 		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
 	}
-	leaves := append(Shard(rs).Leaves(), OperatorLeaf(rs))
+	leaves := append(Server(rs).Leaves(), OperatorLeaf(rs))
 	if e := Etcd(rs); e != nil {
 		leaves = append(leaves, e.Leaves()...)
 	}

@@ -1,6 +1,6 @@
 // Package kcp builds the kcp server process of a root shard or a shard: its command line,
 // mounts, Deployment, Service, admin kubeconfigs and leaf certificates. The rootshard and
-// shard packages describe their kind to it as a Shard. Every function is pure.
+// shard packages describe their kind to it as a Server. Every function is pure.
 package kcp
 
 import (
@@ -16,8 +16,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Shard is what the builders need to know of a root shard or a shard.
-type Shard struct {
+// Server is a kcp server process, of a root shard or a shard: what the builders need to know
+// of it. "Shard" names the kind alone.
+type Server struct {
 	// Kind is the owner label's kind: rootshard or shard.
 	Kind      string
 	Name      string
@@ -80,16 +81,18 @@ const (
 )
 
 // Version is the kcp release of the shard's image.
-func (s Shard) Version() kcpversion.Version { return workload.KcpVersion(s.Spec.Image) }
+func (s Server) Version() kcpversion.Version { return workload.KcpVersion(s.Spec.Image) }
 
 // DeploymentName is the name of the shard's Deployment, the same as its Service's.
-func (s Shard) DeploymentName() string { return s.ServiceName }
+func (s Server) DeploymentName() string { return s.ServiceName }
 
 // KubeconfigName is the Secret of the kubeconfig of an admin identity.
-func (s Shard) KubeconfigName(identity string) string { return s.Name + "-" + identity + "-kubeconfig" }
+func (s Server) KubeconfigName(identity string) string {
+	return s.Name + "-" + identity + "-kubeconfig"
+}
 
 // BaseURL is the URL the shard is reached at inside the cluster, unless the spec overrides it.
-func (s Shard) BaseURL() string {
+func (s Server) BaseURL() string {
 	if s.Spec.ShardBaseURL != "" {
 		return s.Spec.ShardBaseURL
 	}
@@ -98,11 +101,11 @@ func (s Shard) BaseURL() string {
 
 // UsesCacheServer reports whether the shard uses a CacheServer rather than the root shard's
 // embedded cache.
-func (s Shard) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
+func (s Server) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
 
 // CacheKubeconfig is the Secret of the shard's kubeconfig toward its CacheServer: the
 // CacheServer's own, or, for a copy of its cache-client Secret, one the shard owns.
-func (s Shard) CacheKubeconfig() string {
+func (s Server) CacheKubeconfig() string {
 	if s.Cache != nil {
 		return CacheKubeconfigName(s.Cache.Name)
 	}
@@ -113,10 +116,10 @@ func (s Shard) CacheKubeconfig() string {
 const SecurePort = 6443
 
 // ClusterDomain is the host cluster's DNS domain the shard's Service names are in.
-func (s Shard) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
+func (s Server) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
 
 // ExternalURL is the URL the kcp installation is reached at from outside: the root shard's.
-func (s Shard) ExternalURL() string {
+func (s Server) ExternalURL() string {
 	port := s.RootShard.Spec.External.Port
 	if port == 0 {
 		port = operatorv1alpha1.DefaultExternalPort
@@ -127,7 +130,7 @@ func (s Shard) ExternalURL() string {
 // ExternalAdminURL is where the external logical-cluster-admin reaches the installation:
 // the root shard's private address when it has one, as in kcp-operator, else its external
 // URL. The private port defaults to the external port.
-func (s Shard) ExternalAdminURL() string {
+func (s Server) ExternalAdminURL() string {
 	e := s.RootShard.Spec.External
 	if e.PrivateHostname == "" {
 		return s.ExternalURL()
@@ -145,7 +148,7 @@ func (s Shard) ExternalAdminURL() string {
 // Leaves are the shard's own certificates, signed by its root shard's CAs, with the mount
 // proxy's identity where the image's kcp has a mount proxy. The root shard has one too: its
 // local proxy serves the mounted workspaces it holds like any shard's.
-func (s Shard) Leaves() []pki.Leaf {
+func (s Server) Leaves() []pki.Leaf {
 	rs, name := s.RootShard.Name, s.Name
 	leaves := []pki.Leaf{
 		{Name: name + "-server", Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
@@ -169,7 +172,7 @@ func (s Shard) Leaves() []pki.Leaf {
 // serverDNSNames are the names the shard is reached by: its Service in every form, the
 // installation's external hostname for a root shard, the host of its base URL, and
 // localhost for its own probes.
-func (s Shard) serverDNSNames() []string {
+func (s Server) serverDNSNames() []string {
 	svc := s.ServiceName
 	names := []string{svc, svc + "." + s.Namespace, svc + "." + s.Namespace + ".svc",
 		svc + "." + s.Namespace + ".svc." + clusterDomain(s.Spec.ClusterDomain)}
