@@ -246,32 +246,64 @@ func proxyArgs(mountProxy bool, self string) []string {
 	return args
 }
 
-// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
-func (f FrontProxy) Args() []string {
-	args := proxyArgs(f.Version().MountProxy(), "kcp-front-proxy")
-	if a := f.Spec.Auth; a != nil {
-		// Plain comma-separated values: kcp-front-proxy does not strip quotes.
-		if len(a.DropGroups) > 0 {
-			args = append(args, "--authentication-drop-groups="+strings.Join(a.DropGroups, ","))
-		}
-		if len(a.PassOnGroups) > 0 {
-			args = append(args, "--authentication-pass-on-groups="+strings.Join(a.PassOnGroups, ","))
-		}
-	}
-	args = append(args, kcp.OIDCArgs(f.Spec.Auth)...)
-	args = append(args, kcp.TokenAuthArgs(f.Spec.Auth)...)
-	if issuers := f.serviceAccountIssuers(); len(issuers) > 0 {
-		// The front proxy's ServiceAccount getter reads the root shard only: looking up a
-		// token's ServiceAccount would refuse every token of another shard's workspaces.
-		args = append(args, "--service-account-lookup=false")
-		args = append(args, kcp.ServiceAccountKeyArgs(issuers)...)
-	}
+// features are the front proxy's settings in the order of its command line and of its
+// volumes (WORKLOADS.md): what every kcp-front-proxy has, the groups it drops and passes on,
+// authentication and the shards' service-account keys, then the user's extra arguments.
+func (f FrontProxy) features() []workload.Feature {
+	spec := &f.Spec
 	level := int32(0)
-	if f.Spec.Logging != nil {
-		level = f.Spec.Logging.Level
+	if spec.Logging != nil {
+		level = spec.Logging.Level
 	}
-	args = append(args, fmt.Sprintf("-v=%d", level))
-	return append(args, f.Spec.ExtraArgs...)
+	return []workload.Feature{
+		{Args: proxyArgs(f.Version().MountProxy(), "kcp-front-proxy"), Mounts: f.ownMounts()},
+		{Args: groupArgs(spec.Auth)},
+		f.authentication(),
+		f.serviceAccounts(),
+		{Args: append([]string{fmt.Sprintf("-v=%d", level)}, spec.ExtraArgs...)},
+	}
+}
+
+// authentication is the front proxy's OIDC, token webhook and token file, whose Secrets are
+// the user's. It reads the FrontProxy alone, so that the watch of users' Secrets can.
+func (f FrontProxy) authentication() workload.Feature {
+	auth := f.Spec.Auth
+	return workload.Features(kcp.OIDC(auth), kcp.TokenWebhook(auth), kcp.TokenFile(auth))
+}
+
+// Args is the kcp-front-proxy command line.
+func (f FrontProxy) Args() []string { return workload.Features(f.features()...).Args }
+
+// groupArgs are auth.dropGroups and auth.passOnGroups, as plain comma-separated values:
+// kcp-front-proxy does not strip quotes.
+func groupArgs(auth *operatorv1alpha1.AuthSpec) []string {
+	if auth == nil {
+		return nil
+	}
+	var args []string
+	if len(auth.DropGroups) > 0 {
+		args = append(args, "--authentication-drop-groups="+strings.Join(auth.DropGroups, ","))
+	}
+	if len(auth.PassOnGroups) > 0 {
+		args = append(args, "--authentication-pass-on-groups="+strings.Join(auth.PassOnGroups, ","))
+	}
+	return args
+}
+
+// serviceAccounts is auth.serviceAccount: with it enabled, the front proxy verifies the
+// tokens of every shard of its RootShard with its service-account key; without it, none.
+func (f FrontProxy) serviceAccounts() workload.Feature {
+	if !kcp.ServiceAccountEnabled(f.Spec.Auth) {
+		return workload.Feature{}
+	}
+	keys := kcp.ServiceAccountKeys(kcp.SortedIssuers(f.ServiceAccountIssuers))
+	if len(keys.Args) == 0 {
+		return keys
+	}
+	// The front proxy's ServiceAccount getter reads the root shard only: looking up a
+	// token's ServiceAccount would refuse every token of another shard's workspaces.
+	keys.Args = append([]string{"--service-account-lookup=false"}, keys.Args...)
+	return keys
 }
 
 // Service builds the front proxy's Service.

@@ -37,7 +37,7 @@ type Server struct {
 	// KindArgs come after the common flags: what only this kind passes to kcp.
 	KindArgs []string
 	// KindMounts are the Secrets only this kind mounts.
-	KindMounts []Mount
+	KindMounts []workload.Mount
 	// ServiceAccountIssuers are the root shard and shards of RootShard whose service-account
 	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the shard
 	// verifies tokens with each one's public key; its own is always verified.

@@ -13,6 +13,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // Kind is the owner label's kind of everything a Shard owns.
@@ -62,7 +63,7 @@ func Server(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Serve
 		Spec:        &s.Spec.CommonShardSpec,
 		RootShard:   rs,
 		KindArgs:    []string{"--shard-name=" + s.Name},
-		KindMounts:  []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+		KindMounts:  []workload.Mount{{Volume: "client-kubeconfig", Secret: ClientKubeconfigName(s), Dir: clientKubeconfigDir}},
 		Etcd:        Etcd(s, rs),
 	}
 	if s.Spec.ClientCABundleRef != nil {
