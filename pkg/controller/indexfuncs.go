@@ -114,7 +114,7 @@ func usersSecretsOf(obj any) ([]string, error) {
 		return values(o, cacheserver.CacheServer{CacheServer: o}.UsersSecrets()...), nil
 	case *operatorv1alpha1.VirtualWorkspace:
 		v := virtualworkspace.VirtualWorkspace{VirtualWorkspace: o}
-		return values(o, append(v.UsersSecrets(), v.BundleSources()...)...), nil
+		return values(o, v.UsersSecrets()...), nil
 	}
 	return nil, nil
 }

@@ -112,7 +112,7 @@ func (s Server) etcd() workload.Feature {
 func ExternalEtcd(etcd operatorv1alpha1.EtcdConfig) workload.Feature {
 	f := workload.Feature{Args: etcdArgs(etcd.Endpoints, etcd.Prefix, etcd.TLSConfig != nil)}
 	if tls := etcd.TLSConfig; tls != nil {
-		f.Mounts = []workload.Mount{{Volume: "etcd-tls", Secret: tls.SecretRef.Name, Dir: EtcdTLSDir, User: true}}
+		f.Mounts = []workload.Mount{{Volume: "etcd-tls", Secret: tls.SecretRef.Name, Dir: EtcdTLSDir, User: true, Field: "tlsConfig.secretRef"}}
 	}
 	return f
 }

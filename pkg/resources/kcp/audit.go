@@ -26,7 +26,7 @@ func Audit(audit *operatorv1alpha1.AuditSpec) workload.Feature {
 	}
 	if p := audit.Policy; p != nil && p.ConfigMap != nil {
 		f.Args = append(f.Args, "--audit-policy-file="+path.Join(auditPolicyDir, p.ConfigMap.Key))
-		f.Mounts = append(f.Mounts, workload.Mount{Volume: "audit-policy", ConfigMap: p.ConfigMap.Name, Dir: auditPolicyDir, User: true})
+		f.Mounts = append(f.Mounts, workload.Mount{Volume: "audit-policy", ConfigMap: p.ConfigMap.Name, Dir: auditPolicyDir, User: true, Field: "policy.configMap"})
 	}
 	w := audit.Webhook
 	if w == nil {
@@ -50,7 +50,7 @@ func Audit(audit *operatorv1alpha1.AuditSpec) workload.Feature {
 	opt("--audit-webhook-truncate-max-batch-size", itoa(w.TruncateMaxBatchSize), w.TruncateMaxBatchSize != 0)
 	opt("--audit-webhook-truncate-max-event-size", itoa(w.TruncateMaxEventSize), w.TruncateMaxEventSize != 0)
 	opt("--audit-webhook-version", w.Version, w.Version != "")
-	f.Mounts = append(f.Mounts, workload.Mount{Volume: "audit-webhook", Secret: w.ConfigSecretName, Dir: auditWebhookDir, User: true})
+	f.Mounts = append(f.Mounts, workload.Mount{Volume: "audit-webhook", Secret: w.ConfigSecretName, Dir: auditWebhookDir, User: true, Field: "webhook.configSecretName"})
 	return f
 }
 

@@ -46,7 +46,7 @@ func OIDC(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 			key = operatorv1alpha1.DefaultOIDCCAKey
 		}
 		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, key))
-		f.Mounts = []workload.Mount{{Volume: "oidc-ca", Secret: ref.Name, Dir: OIDCCADir, Keys: []string{key}, User: true}}
+		f.Mounts = []workload.Mount{{Volume: "oidc-ca", Secret: ref.Name, Dir: OIDCCADir, Keys: []string{key}, User: true, Field: "oidc.caFileRef"}}
 	}
 	// The flags after the issuer and the client come from a map: sorted, they are stable.
 	sort.Strings(args[2:])
@@ -73,7 +73,7 @@ func TokenWebhook(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 	return workload.Feature{
 		Args: args,
 		Mounts: []workload.Mount{{Volume: "authentication-webhook", Secret: w.ConfigSecretName, Dir: AuthWebhookDir,
-			Keys: []string{KubeconfigKey}, User: true}},
+			Keys: []string{KubeconfigKey}, User: true, Field: "webhook.configSecretName"}},
 	}
 }
 
@@ -91,7 +91,7 @@ func TokenFile(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 	}
 	return workload.Feature{
 		Args:   []string{"--token-auth-file=" + path.Join(TokenAuthFileDir, key)},
-		Mounts: []workload.Mount{{Volume: "token-auth-file", Secret: t.SecretName, Dir: TokenAuthFileDir, Keys: []string{key}, User: true}},
+		Mounts: []workload.Mount{{Volume: "token-auth-file", Secret: t.SecretName, Dir: TokenAuthFileDir, Keys: []string{key}, User: true, Field: "tokenAuthFile.secretName"}},
 	}
 }
 

@@ -33,6 +33,6 @@ func Authorization(authz *operatorv1alpha1.AuthorizationSpec) workload.Feature {
 	}
 	return workload.Feature{
 		Args:   args,
-		Mounts: []workload.Mount{{Volume: "authorization-webhook", Secret: w.ConfigSecretName, Dir: authorizationHookDir, User: true}},
+		Mounts: []workload.Mount{{Volume: "authorization-webhook", Secret: w.ConfigSecretName, Dir: authorizationHookDir, User: true, Field: "webhook.configSecretName"}},
 	}
 }

@@ -9,12 +9,12 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// SelectorLabels select the shard's pods.
+// SelectorLabels select the server's pods.
 func (s Server) SelectorLabels() map[string]string {
 	return map[string]string{pki.LabelInstance: s.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(s.Kind): s.Name}
 }
 
-// WorkloadLabels are the labels of the shard's Deployment and Service, with kcp-operator's
+// WorkloadLabels are the labels of the server's Deployment and Service, with kcp-operator's
 // component: rootshard or shard.
 func (s Server) WorkloadLabels() map[string]string {
 	component := pki.ShardWorkload

@@ -15,13 +15,13 @@ import (
 // ShardBaseContext is the kubeconfig context kcp expects in its kubeconfigs.
 const ShardBaseContext = "shard-base"
 
-// Service builds the shard's Service.
+// Service builds the server's Service.
 func (s Server) Service() *corev1ac.ServiceApplyConfiguration {
 	return workload.Service(s.Namespace, s.ServiceName, s.WorkloadLabels(), s.SelectorLabels(), SecurePort, s.Spec.ServiceTemplate)
 }
 
 // AdminKubeconfig builds the Secret of an admin identity's kubeconfig: the logical-cluster-
-// admin toward the shard itself, the external one toward the installation's external URL.
+// admin toward the server itself, the external one toward the installation's external URL.
 // The external one uses the private address and trusts the server CA bundle when the setup
 // has them (Server.ExternalAdminURL, Server.ServerCABundle).
 func (s Server) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfiguration, error) {

@@ -19,9 +19,13 @@ type Mount struct {
 	// Keys, when set, are the only keys projected, each to a file of its name: a CA's
 	// tls.crt, never its key, and the one file a flag reads of a user's Secret.
 	Keys []string
-	// User marks a Secret the user provides: the Deployment does not wait for it, and the
-	// watch of users' Secrets follows it.
+	// User marks a Secret (or ConfigMap) the user provides: the Deployment does not wait
+	// for it, the watch of users' Secrets follows it, and its author must be able to read it.
 	User bool
+	// Field is the path of the API field that names a User mount's Secret, dotted, below the
+	// setting its function reads (caFileRef of auth.oidc is "oidc.caFileRef" to OIDC(auth)):
+	// the admission check holds that field to reading the Secret.
+	Field string
 	// Optional marks a Secret of the server's that the Deployment does not wait for: another
 	// shard's service-account key, say, which a new shard of the setup brings later.
 	Optional bool
