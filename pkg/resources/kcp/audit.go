@@ -32,26 +32,32 @@ func Audit(audit *operatorv1alpha1.AuditSpec) workload.Feature {
 	if w == nil {
 		return f
 	}
-	f.Args = append(f.Args, "--audit-webhook-config-file="+auditWebhookDir+"/"+KubeconfigKey)
-	opt := func(flag, value string, set bool) {
-		if set {
-			f.Args = append(f.Args, flag+"="+value)
-		}
-	}
-	opt("--audit-webhook-mode", w.Mode, w.Mode != "")
-	opt("--audit-webhook-batch-buffer-size", itoa(w.BatchBufferSize), w.BatchBufferSize != 0)
-	opt("--audit-webhook-batch-max-size", itoa(w.BatchMaxSize), w.BatchMaxSize != 0)
-	opt("--audit-webhook-batch-max-wait", durationString(w.BatchMaxWait), w.BatchMaxWait != nil)
-	opt("--audit-webhook-batch-throttle-enable", "true", w.BatchThrottleEnable)
-	opt("--audit-webhook-batch-throttle-qps", w.BatchThrottleQPS, w.BatchThrottleQPS != "")
-	opt("--audit-webhook-batch-throttle-burst", itoa(w.BatchThrottleBurst), w.BatchThrottleBurst != 0)
-	opt("--audit-webhook-initial-backoff", durationString(w.InitialBackoff), w.InitialBackoff != nil)
-	opt("--audit-webhook-truncate-enabled", "true", w.TruncateEnabled)
-	opt("--audit-webhook-truncate-max-batch-size", itoa(w.TruncateMaxBatchSize), w.TruncateMaxBatchSize != 0)
-	opt("--audit-webhook-truncate-max-event-size", itoa(w.TruncateMaxEventSize), w.TruncateMaxEventSize != 0)
-	opt("--audit-webhook-version", w.Version, w.Version != "")
+	args := flags{"--audit-webhook-config-file=" + auditWebhookDir + "/" + KubeconfigKey}
+	args.opt("--audit-webhook-mode", w.Mode, w.Mode != "")
+	args.opt("--audit-webhook-batch-buffer-size", itoa(w.BatchBufferSize), w.BatchBufferSize != 0)
+	args.opt("--audit-webhook-batch-max-size", itoa(w.BatchMaxSize), w.BatchMaxSize != 0)
+	args.opt("--audit-webhook-batch-max-wait", durationString(w.BatchMaxWait), w.BatchMaxWait != nil)
+	args.opt("--audit-webhook-batch-throttle-enable", "true", w.BatchThrottleEnable)
+	args.opt("--audit-webhook-batch-throttle-qps", w.BatchThrottleQPS, w.BatchThrottleQPS != "")
+	args.opt("--audit-webhook-batch-throttle-burst", itoa(w.BatchThrottleBurst), w.BatchThrottleBurst != 0)
+	args.opt("--audit-webhook-initial-backoff", durationString(w.InitialBackoff), w.InitialBackoff != nil)
+	args.opt("--audit-webhook-truncate-enabled", "true", w.TruncateEnabled)
+	args.opt("--audit-webhook-truncate-max-batch-size", itoa(w.TruncateMaxBatchSize), w.TruncateMaxBatchSize != 0)
+	args.opt("--audit-webhook-truncate-max-event-size", itoa(w.TruncateMaxEventSize), w.TruncateMaxEventSize != 0)
+	args.opt("--audit-webhook-version", w.Version, w.Version != "")
+	f.Args = append(f.Args, args...)
 	f.Mounts = append(f.Mounts, workload.Mount{Volume: "audit-webhook", Secret: w.ConfigSecretName, Dir: auditWebhookDir, User: true, Field: "webhook.configSecretName"})
 	return f
+}
+
+// flags is a command line that takes some flags only where the spec sets them.
+type flags []string
+
+// opt adds flag=value when set.
+func (f *flags) opt(flag, value string, set bool) {
+	if set {
+		*f = append(*f, flag+"="+value)
+	}
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

@@ -63,13 +63,9 @@ func TokenWebhook(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 		return workload.Feature{}
 	}
 	w := auth.Webhook
-	args := []string{"--authentication-token-webhook-config-file=" + AuthWebhookDir + "/" + KubeconfigKey}
-	if w.CacheAuthenticationTTL != nil {
-		args = append(args, "--authentication-token-webhook-cache-ttl="+durationString(w.CacheAuthenticationTTL))
-	}
-	if w.Version != "" {
-		args = append(args, "--authentication-token-webhook-version="+w.Version)
-	}
+	args := flags{"--authentication-token-webhook-config-file=" + AuthWebhookDir + "/" + KubeconfigKey}
+	args.opt("--authentication-token-webhook-cache-ttl", durationString(w.CacheAuthenticationTTL), w.CacheAuthenticationTTL != nil)
+	args.opt("--authentication-token-webhook-version", w.Version, w.Version != "")
 	return workload.Feature{
 		Args: args,
 		Mounts: []workload.Mount{{Volume: "authentication-webhook", Secret: w.ConfigSecretName, Dir: AuthWebhookDir,

@@ -18,21 +18,14 @@ func Authorization(authz *operatorv1alpha1.AuthorizationSpec) workload.Feature {
 		return workload.Feature{}
 	}
 	w := authz.Webhook
-	args := []string{"--authorization-webhook-config-file=" + authorizationHookDir + "/" + KubeconfigKey}
-	if len(w.AllowPaths) > 0 {
-		args = append(args, "--authorization-always-allow-paths="+strings.Join(w.AllowPaths, ","))
-	}
-	if w.CacheAuthorizedTTL != nil {
-		args = append(args, "--authorization-webhook-cache-authorized-ttl="+durationString(w.CacheAuthorizedTTL))
-	}
-	if w.CacheUnauthorizedTTL != nil {
-		args = append(args, "--authorization-webhook-cache-unauthorized-ttl="+durationString(w.CacheUnauthorizedTTL))
-	}
-	if w.Version != "" {
-		args = append(args, "--authorization-webhook-version="+w.Version)
-	}
+	args := flags{"--authorization-webhook-config-file=" + authorizationHookDir + "/" + KubeconfigKey}
+	args.opt("--authorization-always-allow-paths", strings.Join(w.AllowPaths, ","), len(w.AllowPaths) > 0)
+	args.opt("--authorization-webhook-cache-authorized-ttl", durationString(w.CacheAuthorizedTTL), w.CacheAuthorizedTTL != nil)
+	args.opt("--authorization-webhook-cache-unauthorized-ttl", durationString(w.CacheUnauthorizedTTL), w.CacheUnauthorizedTTL != nil)
+	args.opt("--authorization-webhook-version", w.Version, w.Version != "")
 	return workload.Feature{
-		Args:   args,
-		Mounts: []workload.Mount{{Volume: "authorization-webhook", Secret: w.ConfigSecretName, Dir: authorizationHookDir, User: true, Field: "webhook.configSecretName"}},
+		Args: args,
+		Mounts: []workload.Mount{{Volume: "authorization-webhook", Secret: w.ConfigSecretName, Dir: authorizationHookDir,
+			User: true, Field: "webhook.configSecretName"}},
 	}
 }
