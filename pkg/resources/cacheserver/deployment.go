@@ -16,7 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Where things are mounted in the cache-server container (WORKLOADS.md). Nothing is under
+// Where things are mounted in the cache-server container (docs/WORKLOADS.md). Nothing is under
 // /etc/kcp, so that the paths never collide with a shard's.
 const (
 	servingDir  = mountpaths.CacheServerTLSDir + "/server"
@@ -25,7 +25,7 @@ const (
 	EmbeddedEtcdDir = mountpaths.EmbeddedEtcdDir
 )
 
-// Args is the cache-server command line (WORKLOADS.md), in one place, with the flags the
+// Args is the cache-server command line (docs/WORKLOADS.md), in one place, with the flags the
 // image's kcp release defines. Validation refuses spec.etcd on a release without --etcd-*.
 func (c CacheServer) Args() []string {
 	version := c.Version()

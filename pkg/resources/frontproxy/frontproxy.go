@@ -25,7 +25,7 @@ import (
 // Kind is the owner label's kind of everything a FrontProxy owns.
 const Kind = "frontproxy"
 
-// Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
+// Where things are mounted in the kcp-front-proxy container (docs/WORKLOADS.md).
 const (
 	baseDir          = mountpaths.FrontProxyDir
 	servingDir       = baseDir + "/tls"
@@ -56,7 +56,7 @@ type FrontProxy struct {
 	ServicesBackend string
 }
 
-// Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
+// Names of what a FrontProxy owns (docs/PKI.md, docs/WORKLOADS.md).
 func (f FrontProxy) ServiceName() string         { return f.Name + "-front-proxy" }
 func (f FrontProxy) ConfigMapName() string       { return f.Name + "-config" }
 func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-" + f.Name + "-" + role }
@@ -246,7 +246,7 @@ func proxyArgs(mountProxy bool, self string) []string {
 	return args
 }
 
-// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
+// Args is the kcp-front-proxy command line (docs/WORKLOADS.md), in one place.
 func (f FrontProxy) Args() []string {
 	args := proxyArgs(f.Version().MountProxy(), "kcp-front-proxy")
 	if a := f.Spec.Auth; a != nil {

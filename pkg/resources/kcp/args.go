@@ -21,7 +21,7 @@ const (
 	authorizationHookDir = mountpaths.KcpAuthorizationDir + "/webhook"
 )
 
-// Args is the kcp command line of a shard (WORKLOADS.md), in one place so that a new kcp
+// Args is the kcp command line of a shard (docs/WORKLOADS.md), in one place so that a new kcp
 // release is one edit: CAs, request-header authentication, serving, service accounts, shard
 // URLs, admin kubeconfigs, fixed flags, the mount proxy's identity where the image's kcp has
 // one, etcd, cache, the kind's own flags, then authentication, audit and authorization, then
