@@ -15,7 +15,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Where things are mounted in the cache-server container (WORKLOADS.md). Nothing is under
+// Where things are mounted in the cache-server container (docs/WORKLOADS.md). Nothing is under
 // /etc/kcp, so that the paths never collide with a shard's.
 const (
 	servingDir  = mountpaths.CacheServerTLSDir + "/server"
@@ -25,7 +25,7 @@ const (
 )
 
 // features are the cache server's settings in the order of its command line and of its
-// volumes (WORKLOADS.md), with the flags the image's kcp release defines: its serving
+// volumes (docs/WORKLOADS.md), with the flags the image's kcp release defines: its serving
 // certificate and client CA, its etcd, logging, then the user's extra arguments. Validation
 // refuses spec.etcd on a release without --etcd-*.
 func (c CacheServer) features() []workload.Feature {

@@ -36,7 +36,7 @@ func proxyArgs(mountProxy bool, self string) []string {
 }
 
 // features are the front proxy's settings in the order of its command line and of its
-// volumes (WORKLOADS.md): what every kcp-front-proxy has, the groups it drops and passes on,
+// volumes (docs/WORKLOADS.md): what every kcp-front-proxy has, the groups it drops and passes on,
 // authentication and the shards' service-account keys, then the user's extra arguments.
 func (f FrontProxy) features() []workload.Feature {
 	spec := &f.Spec

@@ -24,7 +24,7 @@ import (
 // Kind is the owner label's kind of everything a FrontProxy owns.
 const Kind = "frontproxy"
 
-// Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
+// Where things are mounted in the kcp-front-proxy container (docs/WORKLOADS.md).
 const (
 	baseDir          = mountpaths.FrontProxyDir
 	servingDir       = baseDir + "/tls"
@@ -55,7 +55,7 @@ type FrontProxy struct {
 	ServicesBackend string
 }
 
-// Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
+// Names of what a FrontProxy owns (docs/PKI.md, docs/WORKLOADS.md).
 func (f FrontProxy) ServiceName() string         { return f.Name + "-front-proxy" }
 func (f FrontProxy) ConfigMapName() string       { return f.Name + "-config" }
 func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-" + f.Name + "-" + role }

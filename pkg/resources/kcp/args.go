@@ -9,7 +9,7 @@ import (
 )
 
 // features are the server's settings in the order of its command line and of its volumes
-// (WORKLOADS.md), in one place so that a new kcp release is one edit: its own identity and
+// (docs/WORKLOADS.md), in one place so that a new kcp release is one edit: its own identity and
 // trust, the mount proxy's identity where the image's kcp has one, etcd, cache, the
 // standalone virtual workspace server, the kind's own flags and mounts, then authentication,
 // the other shards' service-account keys, audit and authorization, then the user's extra

@@ -8,7 +8,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Where things are mounted in the kcp container (WORKLOADS.md).
+// Where things are mounted in the kcp container (docs/WORKLOADS.md).
 const (
 	tlsDir = mountpaths.KcpTLSDir
 	// EtcdTLSDir is where the etcd client TLS Secret is mounted.

@@ -3,7 +3,7 @@
 // extraVolumeMounts, from this one list; it imports nothing so that validation can use it.
 package mountpaths
 
-// Directories in the kcp container of a RootShard or Shard (WORKLOADS.md).
+// Directories in the kcp container of a RootShard or Shard (docs/WORKLOADS.md).
 const (
 	// KcpTLSDir holds the shard's certificates and its CAs' certificates.
 	KcpTLSDir = "/etc/kcp/tls"
