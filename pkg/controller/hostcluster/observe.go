@@ -11,8 +11,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
-// KcpServerAvailable is the Available condition of a kcp server (a root shard's or a shard's).
-func (h *Host) KcpServerAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
+// ServerAvailable is the Available condition of a kcp server (a root shard's or a shard's).
+func (h *Host) ServerAvailable(s kcp.Server) (metav1.ConditionStatus, string, string) {
 	return h.DeploymentAvailable(s.Namespace, s.DeploymentName())
 }
 

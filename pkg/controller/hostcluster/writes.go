@@ -222,7 +222,7 @@ func (w *Writes) ExtraBundles(namespace string, bundles ...ExtraBundle) {
 // KcpServer applies a kcp server's admin kubeconfigs and Service, its managed etcd, and its
 // Deployment with its PodDisruptionBudget. The Deployment's pods roll when a Secret they
 // mount changes.
-func (w *Writes) KcpServer(s kcp.Shard) {
+func (w *Writes) KcpServer(s kcp.Server) {
 	for _, identity := range []string{kcp.LogicalClusterAdmin, kcp.ExternalLogicalClusterAdmin} {
 		if w.err != nil {
 			return

@@ -38,7 +38,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	}
 	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
 	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
-	cache, cacheErr := c.Host.CacheKubeconfig(ctx, rootshard.Shard(rs))
+	cache, cacheErr := c.Host.CacheKubeconfig(ctx, rootshard.Server(rs))
 	var refErr *reference.Error
 	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
 		return cacheErr
@@ -88,7 +88,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		return w.Fail(err)
 	}
 	w.Secrets(etcdTrust...)
-	k := rootshard.Shard(rs)
+	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
 	w.KcpServer(k)

@@ -77,8 +77,8 @@ func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Sh
 // and observes the host side. It returns false when the Shard's own cache reference is not
 // usable yet: ReferenceValid says why.
 func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus,
-	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Shard, bool, error) {
-	k := shard.Shard(s, rs)
+	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Server, bool, error) {
+	k := shard.Server(s, rs)
 	cache, err := c.Host.CacheKubeconfig(ctx, k)
 	if err != nil {
 		return k, false, c.ReferenceInvalid(s, status, err)
@@ -131,7 +131,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
 				return shard.MergedCABundle(s, base, extra)
 			}})
-	k := shard.Shard(s, rs)
+	k := shard.Server(s, rs)
 	k.VirtualWorkspace = vw
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
 	// issued itself.
