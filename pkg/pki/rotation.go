@@ -1,6 +1,10 @@
 package pki
 
-import "slices"
+import (
+	"slices"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
 
 // Every CA the server makes can be rotated in two phases (docs/rotation.md): Start issues a
 // new CA, with a new key, in the authority's other slot, next to the old one, and every
@@ -53,4 +57,64 @@ func OtherSlot(slot int32) int32 { return 1 - slot }
 // once the new CA is trusted everywhere, during Start.
 func SwitchesLeavesAtComplete(a Authority) bool {
 	return a == Authority(ServerCA) || a == CacheAuthority
+}
+
+// Slots are where an authority's CAs are, as its rotation has it.
+type Slots struct {
+	// Issuer is the slot the authority's Issuer signs from: new leaves and credentials.
+	Issuer int32
+	// Live are the slots whose CA exists and is trusted, the Issuer's first.
+	Live []int32
+}
+
+// RotationOf is the rotation of authority in rotations, or nil.
+func RotationOf(rotations []operatorv1alpha1.CARotationState, a Authority) *operatorv1alpha1.CARotationState {
+	for i := range rotations {
+		if rotations[i].Authority == a {
+			return &rotations[i]
+		}
+	}
+	return nil
+}
+
+// SlotsOf returns the slots of authority a: slot 0 alone until its first rotation; both
+// from Start until Complete is done, the Issuer on the old one until the leaves switch; the
+// newest alone once Completed.
+func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
+	st := RotationOf(rotations, a)
+	switch {
+	case st == nil:
+		return Slots{Issuer: 0, Live: []int32{0}}
+	case st.Phase == operatorv1alpha1.CARotationCompleted:
+		return Slots{Issuer: st.Slot, Live: []int32{st.Slot}}
+	}
+	issuer := st.Slot
+	if !st.LeavesSwitched {
+		issuer = OtherSlot(st.Slot)
+	}
+	return Slots{Issuer: issuer, Live: []int32{issuer, OtherSlot(issuer)}}
+}
+
+// IssuerSecret is the Secret the Issuer base signs from.
+func IssuerSecret(base string, rotations []operatorv1alpha1.CARotationState, a Authority) string {
+	return SlotName(base, SlotsOf(rotations, a).Issuer)
+}
+
+// TrustSuffix is the suffix of the bundle Secret of a rotated CA's live slots.
+const TrustSuffix = "-trust"
+
+// TrustSecret is the Secret whose tls.crt a pod mounts to trust authority a, whose Issuer is
+// base: the CA's own Secret until its first rotation, then the bundle <ca>-trust of its
+// live slots, which the controllers write, so that the pods trust both CAs while a rotation
+// runs and the mount outlives either slot.
+func TrustSecret(base string, rotations []operatorv1alpha1.CARotationState, a Authority) string {
+	if RotationOf(rotations, a) == nil {
+		return base
+	}
+	return base + TrustSuffix
+}
+
+// TrustSecretOf is TrustSecret for an intermediate CA of rs.
+func TrustSecretOf(rs *operatorv1alpha1.RootShard, ca CA) string {
+	return TrustSecret(CAName(rs.Name, ca), rs.Status.Rotations, Authority(ca))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -80,6 +79,10 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 		return err
 	}
 	*status = c.observe(rs, desired, refErr)
+	// Rotation (docs/rotation.md): each running rotation of the CAs takes a step.
+	if err := c.advanceRotations(ctx, rs, status, wrote); err != nil {
+		return err
+	}
 	if vwReason != "" {
 		l.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
 	}
@@ -125,7 +128,11 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		if err != nil {
 			return wrote, err
 		}
-		w, err := c.host.ApplyBundles(ctx, append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...)...)
+		trust, err := c.trustBundles(rs) // rotation (docs/rotation.md)
+		if err != nil {
+			return wrote, err
+		}
+		w, err := c.host.ApplyBundles(ctx, append(append([]*corev1ac.SecretApplyConfiguration{rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles)}, refs...), trust...)...)
 		wrote += w
 		if err != nil {
 			return wrote, err
@@ -153,18 +160,12 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
 	var b rootshard.CABundles
 	for ca, dst := range map[pki.CA]*[]byte{pki.ServerCA: &b.ServerCA, pki.ClientCA: &b.ClientCA, pki.FrontProxyClientCA: &b.FrontProxyClientCA} {
-		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
-		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
-			return b, false, nil
-		}
-		if err != nil {
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		live, issued, err := c.liveCA(rs, ca)
+		if err != nil || !issued {
 			return b, false, err
 		}
-		first, err := pki.FirstCertificate(s.Data["tls.crt"])
-		if err != nil {
-			return b, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
-		}
-		*dst = first
+		*dst = live
 	}
 	// The users' extra CAs are not labelled as ours, so they are read, not cached.
 	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
@@ -186,16 +187,12 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 func (c *Controller) applyEtcdTrust(ctx context.Context, rs *operatorv1alpha1.RootShard) (int, error) {
 	var cas [2][]byte
 	for i, ca := range []pki.CA{pki.EtcdClientCA, pki.EtcdPeerCA} {
-		s, err := c.host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
-		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
-			return 0, nil
-		}
-		if err != nil {
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		live, issued, err := c.liveCA(rs, ca)
+		if err != nil || !issued {
 			return 0, err
 		}
-		if cas[i], err = pki.FirstCertificate(s.Data["tls.crt"]); err != nil {
-			return 0, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
-		}
+		cas[i] = live
 	}
 	wrote := 0
 	for _, secret := range rootshard.EtcdTrust(rs, cas[0], cas[1]) {

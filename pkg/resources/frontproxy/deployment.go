@@ -25,7 +25,6 @@ type secretMount struct {
 // secretMounts are the Secrets the front proxy's pods mount: all written by the controllers
 // or cert-manager, for the front proxy or its RootShard.
 func (f FrontProxy) secretMounts() []secretMount {
-	rs := f.RootShard.Name
 	mounts := []secretMount{
 		{volume: "serving", secret: f.certName("server"), dir: servingDir},
 		{volume: "kubeconfig", secret: f.DynamicKubeconfigName(), dir: kubeconfigDir},
@@ -37,7 +36,7 @@ func (f FrontProxy) secretMounts() []secretMount {
 		{volume: "ca-server", secret: f.serverCA(), dir: serverCADir, onlyCert: true},
 	}
 	if f.Version().MountProxy() {
-		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.CAName(rs, pki.RequestHeaderClientCA),
+		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(f.RootShard, pki.RequestHeaderClientCA),
 			dir: requestHeaderCADir, onlyCert: true})
 	}
 	return mounts

@@ -147,7 +147,7 @@ func (p RootShardProxy) serverCA() string {
 	if p.RootShard.Spec.CABundleSecretRef != nil {
 		return rootshard.MergedCABundleName(p.RootShard)
 	}
-	return pki.CAName(p.RootShard.Name, pki.ServerCA)
+	return pki.TrustSecretOf(p.RootShard, pki.ServerCA)
 }
 
 // DynamicKubeconfig builds the Secret of the root shard proxy's kubeconfig toward the root
@@ -215,7 +215,7 @@ func (p RootShardProxy) secretMounts() []secretMount {
 		{volume: "ca-server", secret: p.serverCA(), dir: serverCADir, onlyCert: true},
 	}
 	if p.Version().MountProxy() {
-		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.CAName(p.RootShard.Name, pki.RequestHeaderClientCA),
+		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(p.RootShard, pki.RequestHeaderClientCA),
 			dir: requestHeaderCADir, onlyCert: true})
 	}
 	return mounts

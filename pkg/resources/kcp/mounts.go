@@ -50,8 +50,8 @@ func (s Shard) mounts() []Mount {
 	ms := []Mount{
 		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true, external: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
 		{volume: "ca-client", secret: s.clientCA(), dir: caDir("client"), onlyCert: true},
-		{volume: "ca-server", secret: pki.CAName(rs.Name, pki.ServerCA), dir: caDir("server"), onlyCert: true},
-		{volume: "ca-requestheader-client", secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
+		{volume: "ca-server", secret: pki.TrustSecretOf(rs, pki.ServerCA), dir: caDir("server"), onlyCert: true},
+		{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(rs, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
 	}
 	if s.ServerCABundle != "" {
 		ms = append(ms, Mount{volume: "ca-bundle", secret: s.ServerCABundle, dir: caDir("bundle"), onlyCert: true})
