@@ -29,7 +29,7 @@ const (
 )
 
 // LiveCAs reads the first certificate of each live slot of the CA whose Issuer is base, from
-// the cache, the Issuer's slot first. issued is false until the Issuer's slot is issued; the
+// the cache, in slot order. issued is false until the Issuer's slot is issued; the
 // other slot, while a rotation issues or drops it, is left out when it is not there.
 func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
 	for _, slot := range slots.Live {

@@ -63,7 +63,7 @@ func SwitchesLeavesAtComplete(a Authority) bool {
 type Slots struct {
 	// Issuer is the slot the authority's Issuer signs from: new leaves and credentials.
 	Issuer int32
-	// Live are the slots whose CA exists and is trusted, the Issuer's first.
+	// Live are the slots whose CA exists and is trusted, in slot order.
 	Live []int32
 }
 
@@ -92,7 +92,9 @@ func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
 	if !st.LeavesSwitched {
 		issuer = OtherSlot(st.Slot)
 	}
-	return Slots{Issuer: issuer, Live: []int32{issuer, OtherSlot(issuer)}}
+	// In slot order, whichever signs: the bundles keep their bytes when the Issuer switches,
+	// so that no pod rolls for it.
+	return Slots{Issuer: issuer, Live: []int32{0, 1}}
 }
 
 // IssuerSecret is the Secret the Issuer base signs from.

@@ -27,7 +27,7 @@ func RotatingCA(spec Spec, slots pki.Slots) ([]*cmapply.CertificateApplyConfigur
 }
 
 // TrustBundle builds the Secret <ca>-trust (pki.TrustSecret) of a rotated CA whose Issuer is
-// base: the PEM of its live slots' certificates, the issuer's first.
+// base: the PEM of its live slots' certificates, in slot order.
 func TrustBundle(namespace, base string, labels map[string]string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
 	return BundleSecret(namespace, base+pki.TrustSuffix, labels, pems...)
 }
