@@ -14,7 +14,7 @@ import (
 )
 
 // liveCA is the PEM bundle of the live slots of one of rs's intermediate CAs (docs/rotation.md),
-// the Issuer's first; issued is false until cert-manager issued the Issuer's slot.
+// in slot order; issued is false until cert-manager issued the Issuer's slot.
 func (c *Controller) liveCA(rs *operatorv1alpha1.RootShard, ca pki.CA) (pem []byte, issued bool, err error) {
 	pems, issued, err := c.host.LiveCAs(rs.Namespace, pki.CAName(rs.Name, ca), pki.SlotsOf(rs.Status.Rotations, string(ca)))
 	if err != nil || !issued {
