@@ -24,12 +24,12 @@ func fakeCA(name string) []byte {
 // exist, which one the Issuer signs from, which slots every bundle trusts, and the bundle
 // Secrets made of them.
 type rotationView struct {
-	Phase          string                                `json:"phase"`
-	LeavesSwitched bool                                  `json:"leavesSwitched"`
-	Certificates   []string                              `json:"certificates"`
-	IssuerSecret   string                                `json:"issuerSecret"`
-	Trusted        []string                              `json:"trusted"`
-	PodsMount      string                                `json:"podsMount"`
+	Phase          string                               `json:"phase"`
+	LeavesSwitched bool                                 `json:"leavesSwitched"`
+	Certificates   []string                             `json:"certificates"`
+	IssuerSecret   string                               `json:"issuerSecret"`
+	Trusted        []string                             `json:"trusted"`
+	PodsMount      string                               `json:"podsMount"`
 	Bundles        []*corev1ac.SecretApplyConfiguration `json:"bundles"`
 }
 
