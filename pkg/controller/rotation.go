@@ -66,10 +66,11 @@ type RotationObservation struct {
 // NextRotation is one step of an authority's rotation, from what the host shows: Preparing
 // becomes Prepared once the new CA is issued and trusted everywhere, and, for an authority
 // whose leaves switch at Start, once they did; Completing switches the leaves of the others
-// (the server CA's), and becomes Completed once they did and the old slot is deleted, which
-// deleteOld asks for. Prepared and Completed wait for a request.
-func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, now metav1.Time) (next operatorv1alpha1.CARotationState, deleteOld bool) {
-	next = *st.DeepCopy()
+// (the server CA's), and becomes Completed once they did. Prepared and Completed wait for a
+// request. The old slot is deleted once the object says Completed (AdvanceRotations), so
+// that no reconcile of an older copy of the object applies it again.
+func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, now metav1.Time) operatorv1alpha1.CARotationState {
+	next := *st.DeepCopy()
 	switch st.Phase {
 	case operatorv1alpha1.CARotationPreparing:
 		switch {
@@ -87,14 +88,14 @@ func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, no
 			next.LeavesSwitched = true
 		case o.LeavesOnNew && o.Settled:
 			next.Phase, next.LastCompletionTime = operatorv1alpha1.CARotationCompleted, &now
-			deleteOld = true
 		}
 	}
-	return next, deleteOld
+	return next
 }
 
 // AdvanceRotations takes each running rotation of rotations one step, when the host allows
-// it, and deletes an old slot on Complete. base is the name of an authority's Issuer (and of
+// it, and deletes the old slot of a Completed one, which the object's desired CAs no longer
+// hold. base is the name of an authority's Issuer (and of
 // its slot 0) in namespace; settled says whether the reconcile is settled
 // (RotationObservation).
 func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func(pki.Authority) string,
@@ -103,21 +104,22 @@ func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func
 	out := make([]operatorv1alpha1.CARotationState, len(rotations))
 	for i, st := range rotations {
 		out[i] = *st.DeepCopy()
+		issuer := base(st.Authority)
+		if st.Phase == operatorv1alpha1.CARotationCompleted {
+			if err := h.deleteCASlot(ctx, namespace, pki.SlotName(issuer, pki.OtherSlot(st.Slot))); err != nil {
+				return rotations, err
+			}
+			continue
+		}
 		if st.Phase != operatorv1alpha1.CARotationPreparing && st.Phase != operatorv1alpha1.CARotationCompleting {
 			continue
 		}
-		issuer := base(st.Authority)
 		newest := pki.SlotName(issuer, st.Slot)
 		o := RotationObservation{Settled: settled, NewIssued: h.caIssued(namespace, newest)}
 		if o.NewIssued && st.LeavesSwitched {
 			o.LeavesOnNew = h.leavesSignedBy(namespace, issuer, newest)
 		}
-		next, deleteOld := NextRotation(st, o, now)
-		if deleteOld {
-			if err := h.deleteCASlot(ctx, namespace, pki.SlotName(issuer, pki.OtherSlot(st.Slot))); err != nil {
-				return rotations, err
-			}
-		}
+		next := NextRotation(st, o, now)
 		if next.Phase != st.Phase || next.LeavesSwitched != st.LeavesSwitched {
 			klog.FromContext(ctx).Info("A CA rotation advanced", "namespace", namespace, "ca", issuer,
 				"phase", next.Phase, "leavesSwitched", next.LeavesSwitched)
@@ -165,8 +167,14 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 }
 
 // deleteCASlot deletes a CA slot's Certificate, then its Secret, so that cert-manager does
-// not issue it again: what the CA signed is trusted nowhere after this.
+// not issue it again: what the CA signed is trusted nowhere after this. What the cache does
+// not hold is gone already.
 func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
+	_, certErr := h.Certificates.Certificates(namespace).Get(name)
+	_, secretErr := h.Secrets.Secrets(namespace).Get(name)
+	if apierrors.IsNotFound(certErr) && apierrors.IsNotFound(secretErr) {
+		return nil
+	}
 	klog.FromContext(ctx).Info("Deleting the old CA of a completed rotation", "namespace", namespace, "ca", name)
 	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {

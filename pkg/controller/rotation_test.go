@@ -23,7 +23,6 @@ func TestNextRotation(t *testing.T) {
 		o         RotationObservation
 		phase     operatorv1alpha1.CARotationPhase
 		switched  bool
-		deleteOld bool
 	}{
 		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: RotationObservation{Settled: true},
 			phase: "Preparing"},
@@ -44,20 +43,19 @@ func TestNextRotation(t *testing.T) {
 			phase: "Completing", switched: true},
 		{name: "Completing waits to settle", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
 			phase: "Completing", switched: true},
-		{name: "Completed drops the old slot", in: st("client", "Completing", true), o: all,
-			phase: "Completed", switched: true, deleteOld: true},
+		{name: "Completing becomes Completed", in: st("client", "Completing", true), o: all,
+			phase: "Completed", switched: true},
 		{name: "Completed stays", in: st("client", "Completed", true), o: all, phase: "Completed", switched: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			next, deleteOld := NextRotation(tt.in, tt.o, now)
+			next := NextRotation(tt.in, tt.o, now)
 			assert.Equal(t, tt.phase, next.Phase)
 			assert.Equal(t, tt.switched, next.LeavesSwitched)
-			assert.Equal(t, tt.deleteOld, deleteOld)
 			if next.Phase == "Prepared" && tt.in.Phase != "Prepared" {
 				assert.Equal(t, &now, next.LastPreparedTime)
 			}
-			if deleteOld {
+			if next.Phase == "Completed" && tt.in.Phase != "Completed" {
 				assert.Equal(t, &now, next.LastCompletionTime)
 			}
 		})

@@ -320,8 +320,10 @@ func TestRotationWithoutFailures(t *testing.T) {
 
 	// The old slots are gone; the serving certificate comes from the new server CA.
 	for _, ca := range []string{"root-server-ca", "root-client-ca", "root-front-proxy-client-ca"} {
-		_, err := stack.Kubectl(t.Context(), "get", "secret", ca, "-n", ns)
-		assert.Error(t, err, "the old CA %s is deleted", ca)
+		assert.Eventually(t, func() bool {
+			out, err := stack.Kubectl(t.Context(), "get", "secret,certificate", "-n", ns, "--field-selector", "metadata.name="+ca, "-o", "name")
+			return err == nil && strings.TrimSpace(out) == ""
+		}, time.Minute, time.Second, "the old CA %s is deleted, its Certificate first", ca)
 	}
 	serving := certsIn(readSecret(t, stack, ns, "root-server", "tls.crt"))
 	require.NotEmpty(t, serving)

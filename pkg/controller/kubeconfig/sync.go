@@ -136,11 +136,12 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 			return wrote, outcome{}, err
 		}
 	}
-	w, err := c.host.CertificateApplier.ApplyIfChanged(ctx, cert)
+	// ApplyCertificates issues the certificate again when its CA rotated (docs/rotation.md).
+	n, err := c.host.ApplyCertificates(ctx, nil, []*cmapply.CertificateApplyConfiguration{cert})
+	wrote += n
 	if err != nil {
 		return wrote, outcome{}, err
 	}
-	wrote += controller.Count(w)
 
 	secrets := c.host.Secrets.Secrets(k.Namespace)
 	issued, err := secrets.Get(k.CertificateName())
@@ -170,7 +171,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	if err != nil {
 		return wrote, outcome{}, err
 	}
-	w, err = c.host.SecretApplier.ApplyIfChanged(ctx, secret)
+	w, err := c.host.SecretApplier.ApplyIfChanged(ctx, secret)
 	if err != nil {
 		return wrote, outcome{}, err
 	}
