@@ -63,7 +63,7 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.CacheS
 	}
 	certs := cs.Certificates()
 	l.Observe(obj, status, len(certs), c.host.PendingCertificates(certs), cs.DeploymentName())
-	return nil
+	return c.advanceRotations(ctx, cs, status, wrote) // rotation (docs/rotation.md)
 }
 
 // realize applies the cache server's PKI, its client CA and kubeconfig once cert-manager
@@ -138,6 +138,10 @@ func (c *Controller) secrets(ctx context.Context, cs cacheserver.CacheServer) ([
 // caCertificate is the cache server's CA certificate alone, or nil before it is issued.
 func (c *Controller) caCertificate(ctx context.Context, cs cacheserver.CacheServer) ([]byte, error) {
 	name := cs.CASecret()
+	if name == cs.CAName() {
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		return c.liveCA(cs)
+	}
 	s, err := c.host.Secrets.Secrets(cs.Namespace).Get(name)
 	if apierrors.IsNotFound(err) && name != cs.CAName() {
 		// The user's CA Secret is not labelled as ours, so it is read, not cached.

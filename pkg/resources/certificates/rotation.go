@@ -6,6 +6,8 @@ import (
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -30,4 +32,27 @@ func RotatingCA(spec Spec, slots pki.Slots) ([]*cmapply.CertificateApplyConfigur
 // base: the PEM of its live slots' certificates, in slot order.
 func TrustBundle(namespace, base string, labels map[string]string, pems ...[]byte) *corev1ac.SecretApplyConfiguration {
 	return BundleSecret(namespace, base+pki.TrustSuffix, labels, pems...)
+}
+
+// RotatingRootCA is RootCA with its CA in slots (RotatingCA): a CacheServer's CA, from the
+// namespace bootstrap or the user's issuer. A CA the user brings (caSecretRef) is not ours to
+// rotate, and stays as RootCA builds it.
+func RotatingRootCA(namespace, name string, labels map[string]string, c *operatorv1alpha1.Certificates, tmpl *operatorv1alpha1.CertificateTemplate, slots pki.Slots) Objects {
+	out := RootCA(namespace, name, labels, c, tmpl)
+	if c != nil && c.CASecretRef != nil {
+		return out
+	}
+	issuer := LocalIssuer(pki.BootstrapCA)
+	if c != nil && c.IssuerRef != nil {
+		issuer = Issuer{Name: c.IssuerRef.Name, Kind: c.IssuerRef.Kind, Group: c.IssuerRef.Group}
+	}
+	certs, caIssuer := RotatingCA(CA(namespace, name, labels, issuer, tmpl), slots)
+	out.Certificates = slices.DeleteFunc(out.Certificates, func(c *cmapply.CertificateApplyConfiguration) bool { return *c.Name == name })
+	out.Certificates = append(out.Certificates, certs...)
+	for i, is := range out.Issuers {
+		if *is.Name == name {
+			out.Issuers[i] = caIssuer
+		}
+	}
+	return out
 }

@@ -132,7 +132,7 @@ func CacheServer(cs *operatorv1alpha1.CacheServer) []Name {
 	c := cacheserver.CacheServer{CacheServer: cs}
 	objs := c.PKI()
 	n.certificates(objs.Issuers, objs.Certificates)
-	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name))
+	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name), pki.SlotName(c.CAName(), 1))
 	return n.sorted()
 }
 
