@@ -18,11 +18,11 @@ func TestNextRotation(t *testing.T) {
 	}
 	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
 	tests := []struct {
-		name      string
-		in        operatorv1alpha1.CARotationState
-		o         RotationObservation
-		phase     operatorv1alpha1.CARotationPhase
-		switched  bool
+		name     string
+		in       operatorv1alpha1.CARotationState
+		o        RotationObservation
+		phase    operatorv1alpha1.CARotationPhase
+		switched bool
 	}{
 		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: RotationObservation{Settled: true},
 			phase: "Preparing"},
