@@ -377,3 +377,80 @@ func TestRotationSurvivesARestart(t *testing.T) {
 		assert.NotNil(t, ts, "the %s time is recorded", name)
 	}
 }
+
+// TestRotationWithThePlugin rotates a RootShard's requestheader-client CA and a CacheServer's
+// CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
+// Complete before Start is a 409 that says why.
+func TestRotationWithThePlugin(t *testing.T) {
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	ns := namespace(t, "carplugin")
+	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+
+		"---\napiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
+	waitFor(t, ns, "rootshard/root", "Available")
+	waitFor(t, ns, "cacheserver/cache", "Available")
+
+	mallory, err := stack.UserKubeconfig("mallory")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		out, _, _ := stack.KubectlWith(t.Context(), mallory, "auth", "can-i", "update", "rootshards.operator.kcp.io/root", "-n", ns)
+		return strings.TrimSpace(out) == "yes"
+	}, time.Minute, time.Second, "the binding reaches the authorizer")
+	_, stderr, err := stack.KubectlPlugin(t.Context(), mallory, "rotate", "rootshard/root", "-n", ns, "--phase", "start", "--ca", "client")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "Error from server (Forbidden)", "editing a spec grants no rotation")
+	assert.Contains(t, stderr, "rootshards/rotation")
+
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "complete", "--ca", "requestheader-client")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "Error from server (Conflict)")
+	assert.Contains(t, stderr, "no rotation of the requestheader-client CA was started")
+
+	oldRequestHeader := secretCert(t, ns, "root-requestheader-client-ca")
+	out, stderr, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "start", "--ca", "requestheader-client")
+	require.NoError(t, err, stderr)
+	assert.Regexp(t, `(?m)^requestheader-client +Preparing +`, out)
+	out, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "cacheserver/cache", "-n", ns, "--phase", "start", "--ca", "ca")
+	require.NoError(t, err, stderr)
+	assert.Regexp(t, `(?m)^ca +Preparing +`, out)
+
+	// The pods trust the request-header CA through its trust bundle, with both CAs.
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "requestheader-client")
+	trust := certsIn(readSecret(t, stack, ns, "root-requestheader-client-ca-trust", "tls.crt"))
+	require.Len(t, trust, 2)
+	assert.True(t, trust[0].Equal(oldRequestHeader), "slot 0, the old CA, first")
+	mounted := kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.volumes[*].secret.secretName}")
+	assert.Contains(t, mounted, "root-requestheader-client-ca-trust")
+	leaf := certsIn(readSecret(t, stack, ns, "root-proxy-requestheader", "tls.crt"))
+	require.NotEmpty(t, leaf)
+	assert.NoError(t, leaf[0].CheckSignatureFrom(secretCert(t, ns, "root-requestheader-client-ca-next")), "the leaves come from the new CA once Prepared")
+
+	require.Eventually(t, func() bool {
+		out := kubectl(t, "get", "cacheserver", "cache", "-n", ns, "-o", "jsonpath={.status.rotations[0].phase}")
+		return out == string(operatorv1alpha1.CARotationPrepared)
+	}, 6*time.Minute, 2*time.Second, "the CacheServer's CA rotation is Prepared")
+	assert.Len(t, certsIn(readSecret(t, stack, ns, "cache-client-ca", "tls.crt")), 2, "the cache server trusts both CAs")
+
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "complete", "--ca", "requestheader-client")
+	require.NoError(t, err, stderr)
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "cacheserver/cache", "-n", ns, "--phase", "complete", "--ca", "ca")
+	require.NoError(t, err, stderr)
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, "requestheader-client")
+	require.Eventually(t, func() bool {
+		out := kubectl(t, "get", "cacheserver", "cache", "-n", ns, "-o", "jsonpath={.status.rotations[0].phase}")
+		return out == string(operatorv1alpha1.CARotationCompleted)
+	}, 6*time.Minute, 2*time.Second, "the CacheServer's CA rotation is Completed")
+	newCache := secretCert(t, ns, "cache-ca-next")
+	require.Eventually(t, func() bool {
+		bundle := certsIn(readSecret(t, stack, ns, "cache-client-ca", "tls.crt"))
+		return len(bundle) == 1 && bundle[0].Equal(newCache)
+	}, 2*time.Minute, time.Second, "the cache server trusts the new CA alone")
+	serving := certsIn(readSecret(t, stack, ns, "cache-server", "tls.crt"))
+	require.NotEmpty(t, serving)
+	assert.NoError(t, serving[0].CheckSignatureFrom(newCache), "the cache server serves from the new CA")
+	require.Eventually(t, func() bool {
+		return len(certsIn(readSecret(t, stack, ns, "root-requestheader-client-ca-trust", "tls.crt"))) == 1
+	}, 2*time.Minute, time.Second, "the request-header trust bundle drops the old CA")
+	waitFor(t, ns, "rootshard/root", "Available")
+	waitFor(t, ns, "cacheserver/cache", "Available")
+}
