@@ -1,8 +1,6 @@
 package pki
 
 import (
-	"slices"
-
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
@@ -15,27 +13,12 @@ import (
 // Authority is the name of a rotatable CA in the rotation subresource.
 type Authority = string
 
-// The authorities of a RootShard: its root CA and its intermediates (IntermediateCAs by
-// their role), and a CacheServer's CA.
-const (
-	RootAuthority  Authority = "root"
-	CacheAuthority Authority = "ca"
-)
-
-// RootShardAuthorities are the CAs of a RootShard that can be rotated, in a stable order.
-func RootShardAuthorities() []Authority {
-	out := []Authority{RootAuthority}
-	for _, ca := range IntermediateCAs {
-		out = append(out, Authority(ca))
-	}
-	return out
-}
+// CacheAuthority is a CacheServer's CA; a RootShard's authorities are its intermediate CAs
+// by their role (IntermediateCAs).
+const CacheAuthority Authority = "ca"
 
 // CacheServerAuthorities are the CAs of a CacheServer that can be rotated.
 func CacheServerAuthorities() []Authority { return []Authority{CacheAuthority} }
-
-// IsIntermediate reports whether a is one of a RootShard's intermediate CAs.
-func IsIntermediate(a Authority) bool { return slices.Contains(IntermediateCAs, CA(a)) }
 
 // NextSuffix is the suffix of a CA's slot 1.
 const NextSuffix = "-next"

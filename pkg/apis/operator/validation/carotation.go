@@ -41,3 +41,34 @@ func ValidateCARotation(req *operator.CARotation, authorities []string) field.Er
 	}
 	return allErrs
 }
+
+// RootShardAuthorities and CacheServerAuthorities are the CAs status.rotations may name.
+var (
+	RootShardAuthorities   = []string{"server", "client", "front-proxy-client", "requestheader-client", "service-account", "etcd-client", "etcd-peer"}
+	CacheServerAuthorities = []string{"ca"}
+)
+
+// validateRotations checks status.rotations as the rotation subresource and the controllers
+// write it: one entry per known authority, a known phase, slot 0 or 1.
+func validateRotations(rotations []operator.CARotationState, authorities []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	seen := map[string]bool{}
+	phases := []operator.CARotationPhase{operator.CARotationPreparing, operator.CARotationPrepared, operator.CARotationCompleting, operator.CARotationCompleted}
+	for i, r := range rotations {
+		p := fldPath.Index(i)
+		switch {
+		case seen[r.Authority]:
+			allErrs = append(allErrs, field.Duplicate(p.Child("authority"), r.Authority))
+		case !slices.Contains(authorities, r.Authority):
+			allErrs = append(allErrs, field.NotSupported(p.Child("authority"), r.Authority, authorities))
+		}
+		seen[r.Authority] = true
+		if !slices.Contains(phases, r.Phase) {
+			allErrs = append(allErrs, field.NotSupported(p.Child("phase"), r.Phase, phases))
+		}
+		if r.Slot != 0 && r.Slot != 1 {
+			allErrs = append(allErrs, field.Invalid(p.Child("slot"), r.Slot, "must be 0 or 1"))
+		}
+	}
+	return allErrs
+}

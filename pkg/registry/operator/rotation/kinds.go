@@ -7,20 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
-	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 )
 
 // RootShards reaches the rotations of RootShards: their intermediate CAs. The root CA is
 // left out: its rotation would have to issue every intermediate again under the new root
 // with the same key, which cert-manager does not do on its own.
 var RootShards = Access{
-	Authorities: func() []string {
-		var out []string
-		for _, ca := range pki.IntermediateCAs {
-			out = append(out, string(ca))
-		}
-		return out
-	}(),
+	Authorities: validation.RootShardAuthorities,
 	Rotations: func(obj runtime.Object) (*[]operator.CARotationState, bool) {
 		rs, ok := obj.(*operator.RootShard)
 		if !ok {
@@ -32,7 +26,7 @@ var RootShards = Access{
 
 // CacheServers reaches the rotation of a CacheServer's CA, unless the user brings it.
 var CacheServers = Access{
-	Authorities: pki.CacheServerAuthorities(),
+	Authorities: validation.CacheServerAuthorities,
 	Rotations: func(obj runtime.Object) (*[]operator.CARotationState, bool) {
 		cs, ok := obj.(*operator.CacheServer)
 		if !ok {
