@@ -27,7 +27,7 @@ verify-fresh: ## Codegen verification and the tools' build against an empty Go m
 
 .PHONY: test-unit
 test-unit: ## Unit tests.
-	hack/go-test.sh $(OUTPUT)/test-unit.log $(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./hack/bench-chart/...
+	hack/go-test.sh $(OUTPUT)/test-unit.log $(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./test/docs/... ./hack/bench-chart/...
 
 .PHONY: test-integration
 test-integration: ## The real server in-process on embedded etcd, through the clientset.

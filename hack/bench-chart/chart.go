@@ -219,7 +219,7 @@ func describe(e entry) string {
 	return strings.Join(parts, " · ")
 }
 
-// ratio prints a ratio as the README does: two decimals below 1, one above.
+// ratio prints a ratio as docs/performance.md does: two decimals below 1, one above.
 func ratio(r float64) string {
 	if r < 1 {
 		return fmt.Sprintf("%.2f×", r)

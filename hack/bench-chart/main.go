@@ -1,4 +1,4 @@
-// Command bench-chart draws the chart of the README's Performance section from the latest
+// Command bench-chart draws the chart of docs/performance.md from the latest
 // entries of _output/bench/results.json (`make bench` runs it last): mints per second next to
 // TokenRequest, and the time from apply to Running next to cert-manager issuing a chain of the
 // same depth alone. It writes SVG by hand, so that it needs nothing but the standard library.

@@ -100,13 +100,13 @@ func ShardReferenceSecrets(s *operatorv1alpha1.Shard) []string {
 func usersSecretsOf(obj any) ([]string, error) {
 	switch o := obj.(type) {
 	case *operatorv1alpha1.RootShard:
-		return values(o, append(rootshard.Shard(o).MountedSecrets(), BundleSources(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef)...)...), nil
+		return values(o, append(rootshard.Server(o).MountedSecrets(), BundleSources(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef)...)...), nil
 	case *operatorv1alpha1.Shard:
 		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: ShardRootShard(o)}}
 		if o.Spec.RootShard.SecretRef != nil {
 			rs = reference.JoinedRootShard(shard.Kind, o.Namespace, o.Name)
 		}
-		return values(o, append(shard.Shard(o, rs).MountedSecrets(), BundleSources(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef)...)...), nil
+		return values(o, append(shard.Server(o, rs).MountedSecrets(), BundleSources(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef)...)...), nil
 	case *operatorv1alpha1.FrontProxy:
 		f := frontproxy.FrontProxy{FrontProxy: o}
 		return values(o, append(f.UsersSecrets(), f.BundleSources()...)...), nil
@@ -114,7 +114,7 @@ func usersSecretsOf(obj any) ([]string, error) {
 		return values(o, cacheserver.CacheServer{CacheServer: o}.UsersSecrets()...), nil
 	case *operatorv1alpha1.VirtualWorkspace:
 		v := virtualworkspace.VirtualWorkspace{VirtualWorkspace: o}
-		return values(o, append(v.UsersSecrets(), v.BundleSources()...)...), nil
+		return values(o, v.UsersSecrets()...), nil
 	}
 	return nil, nil
 }

@@ -27,7 +27,7 @@ func (h *Host) Join(ctx context.Context, kind, namespace, owner string, ref *cor
 // CacheKubeconfig is the kubeconfig Secret a root shard or shard k writes toward its
 // CacheServer when it names a copy of the CacheServer's cache-client Secret, and nil when it
 // does not. A *reference.Error says why the copy cannot be used.
-func (h *Host) CacheKubeconfig(ctx context.Context, k kcp.Shard) (*corev1ac.SecretApplyConfiguration, error) {
+func (h *Host) CacheKubeconfig(ctx context.Context, k kcp.Server) (*corev1ac.SecretApplyConfiguration, error) {
 	if k.CacheSecretRef == nil {
 		return nil, nil
 	}

@@ -42,10 +42,10 @@ func (h *Host) ApplyCertificates(ctx context.Context, issuers []*cmapply.IssuerA
 	return wrote + n, err
 }
 
-// RealizeShard applies a kcp shard's admin kubeconfigs, Service, Deployment and its
+// RealizeServer applies a kcp shard's admin kubeconfigs, Service, Deployment and its
 // PodDisruptionBudget, and returns
 // how many objects it wrote. The Deployment's pods roll when a Secret they mount changes.
-func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
+func (h *Host) RealizeServer(ctx context.Context, s kcp.Server) (int, error) {
 	wrote := 0
 	for _, identity := range []string{kcp.LogicalClusterAdmin, kcp.ExternalLogicalClusterAdmin} {
 		secret, err := s.AdminKubeconfig(identity)
@@ -108,8 +108,8 @@ func (h *Host) RealizeShard(ctx context.Context, s kcp.Shard) (int, error) {
 	return wrote + n, err
 }
 
-// ShardAvailable is a shard's Available condition.
-func (h *Host) ShardAvailable(s kcp.Shard) (metav1.ConditionStatus, string, string) {
+// ServerAvailable is a shard's Available condition.
+func (h *Host) ServerAvailable(s kcp.Server) (metav1.ConditionStatus, string, string) {
 	return h.DeploymentAvailable(s.Namespace, s.DeploymentName())
 }
 

@@ -39,12 +39,12 @@ type Target struct {
 
 // ForRootShard is a root shard, at its shard base URL.
 func ForRootShard(rs *operatorv1alpha1.RootShard) Target {
-	return Target{Kind: "RootShard", Name: rs.Name, RootShard: rs, URL: rootshard.Shard(rs).BaseURL(), ShardBase: true}
+	return Target{Kind: "RootShard", Name: rs.Name, RootShard: rs, URL: rootshard.Server(rs).BaseURL(), ShardBase: true}
 }
 
 // ForShard is a shard of rs, at its shard base URL.
 func ForShard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) Target {
-	return Target{Kind: "Shard", Name: s.Name, RootShard: rs, URL: shard.Shard(s, rs).BaseURL(), ShardBase: true}
+	return Target{Kind: "Shard", Name: s.Name, RootShard: rs, URL: shard.Server(s, rs).BaseURL(), ShardBase: true}
 }
 
 // ForFrontProxy is a front proxy of rs, at its external hostname (else the RootShard's) and

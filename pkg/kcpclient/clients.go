@@ -26,8 +26,8 @@ import (
 // never holds a worker.
 const requestTimeout = 15 * time.Second
 
-// ShardEndpoint is where a root shard's or shard's kcp server is reached.
-func ShardEndpoint(s kcp.Shard) Endpoint {
+// ServerEndpoint is where a root shard's or shard's kcp server is reached.
+func ServerEndpoint(s kcp.Server) Endpoint {
 	return Endpoint{Namespace: s.Namespace, Service: s.ServiceName, Port: kcp.SecurePort,
 		Selector: s.SelectorLabels(), ClusterDomain: s.ClusterDomain()}
 }
@@ -60,8 +60,8 @@ func NewClients(dialer Dialer, secrets corev1listers.SecretLister) *Clients {
 // RootShard returns a client config for workspace (the server's base when empty) on rs's
 // kcp server.
 func (c *Clients) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
-	s := rootshard.Shard(rs)
-	return c.config(rs, ShardEndpoint(s), s.Name+"-server", workspace)
+	s := rootshard.Server(rs)
+	return c.config(rs, ServerEndpoint(s), s.Name+"-server", workspace)
 }
 
 // RootShardProxy returns a client config for workspace (the proxy's base when empty)
@@ -78,8 +78,8 @@ func (c *Clients) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace strin
 // Shard returns a client config for workspace (the server's base when empty) on the kcp
 // server of sh, a shard of rs.
 func (c *Clients) Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
-	s := shard.Shard(sh, rs)
-	return c.config(rs, ShardEndpoint(s), s.Name+"-server", workspace)
+	s := shard.Server(sh, rs)
+	return c.config(rs, ServerEndpoint(s), s.Name+"-server", workspace)
 }
 
 // config is a client config for workspace on ep as the server's identity toward rs, trusting

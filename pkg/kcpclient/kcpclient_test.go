@@ -52,18 +52,18 @@ func TestNewChoosesTheDialer(t *testing.T) {
 
 func TestEndpointsNameTheServices(t *testing.T) {
 	rs := rootShardFixture()
-	ep := ShardEndpoint(rootshard.Shard(rs))
+	ep := ServerEndpoint(rootshard.Server(rs))
 	assert.Equal(t, "root-kcp.team-a.svc.cluster.local", ep.ServerName())
 	assert.Equal(t, "https://root-kcp.team-a.svc.cluster.local:6443", ep.URL())
 	assert.Equal(t, "team-a/root-kcp", ep.String())
 	assert.Equal(t, map[string]string{"app.kubernetes.io/instance": "root", "app.kubernetes.io/component": "kcp", "operator.kcp.io/rootshard": "root"}, ep.Selector)
 	// The URL is the one the pods' kubeconfigs hold, unless the spec overrides theirs.
-	assert.Equal(t, rootshard.Shard(rs).BaseURL(), ep.URL())
+	assert.Equal(t, rootshard.Server(rs).BaseURL(), ep.URL())
 
 	sh := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team-a"}}
 	sh.Spec.ClusterDomain = "corp.internal"
 	sh.Spec.ShardBaseURL = "https://eu.kcp.example.com:6443"
-	ep = ShardEndpoint(shard.Shard(sh, rs))
+	ep = ServerEndpoint(shard.Server(sh, rs))
 	assert.Equal(t, "https://eu-shard-kcp.team-a.svc.corp.internal:6443", ep.URL(), "the dialer reaches the Service, whatever the shard announces")
 }
 
@@ -73,7 +73,7 @@ func TestEndpointsNameTheServices(t *testing.T) {
 func TestClientsPresentTheServersIdentity(t *testing.T) {
 	rs := rootShardFixture()
 	serverCA, clientCA := newCA(t, "root-server-ca"), newCA(t, "root-client-ca")
-	ep := ShardEndpoint(rootshard.Shard(rs))
+	ep := ServerEndpoint(rootshard.Server(rs))
 	serving := serverCA.issue(t, "root", nil, []string{ep.ServerName()}, x509.ExtKeyUsageServerAuth)
 
 	pool := x509.NewCertPool()

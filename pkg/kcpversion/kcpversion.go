@@ -68,7 +68,7 @@ func (v Version) AtLeast(min Version) bool {
 }
 
 // The first releases of the features that differ between the kcp releases kcp-setups runs
-// (docs/notes/issue-11-research.md §1.1).
+// (docs/kcp-versions.md, "What changes between v0.30.0 and v0.32.3").
 var (
 	// CacheServerClientCA is the first release whose cache server has --client-ca-file
 	// (pkg/cache/server/options/authentication.go, new in v0.30.2).

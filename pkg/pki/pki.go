@@ -1,4 +1,4 @@
-// Package pki is the certificate hierarchy of a kcp setup as data (PKI.md): the names of its
+// Package pki is the certificate hierarchy of a kcp setup as data (docs/PKI.md): the names of its
 // CAs and certificates, their subjects and usages, their lifetimes, and how a user's
 // certificate template is merged into a certificate. It does no I/O; the resources builders
 // turn it into cert-manager objects.

@@ -93,7 +93,7 @@ func TestAlertMetricsAreExported(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 5, alerts, "the README's four alerts and the APIService's")
+	assert.Equal(t, 5, alerts, "the four alerts of docs/operations.md and the APIService's")
 	assert.Contains(t, kubeMetrics, `aggregator_unavailable_apiservice{name="v1alpha1.operator.kcp.io"}`)
 	assert.Contains(t, serverMetrics, `kcp_setups_object_condition{condition="CertificatesReady",kind="rootshard",name="root",namespace="`+ns+`",status="true"} 1`)
 }

@@ -22,7 +22,7 @@ const rootShardBaseURL = "https://root.cluster-1.example.com:6443"
 
 // TestReferencesAcrossClusters: a second host cluster, with its own kcp-setups server, runs
 // a Shard of a RootShard of the first, from a copy of its shard-join Secret made with the
-// README's one-liner. The Shard runs, and the RootShard's kcp (its stand-in) accepts its
+// one-liner of docs/references.md. The Shard runs, and the RootShard's kcp (its stand-in) accepts its
 // client certificate. When the RootShard's front-proxy-client CA rotates, a copy made again
 // carries the new CA: credentials minted in the second cluster are signed by it and
 // accepted, and those minted before are refused.

@@ -46,7 +46,7 @@ const (
 )
 
 // TestReferencesAcrossNamespaces: a RootShard in one namespace, and in another a Shard and a
-// FrontProxy that name copies of its join Secrets, made with the README's one-liner. They
+// FrontProxy that name copies of its join Secrets, made with the one-liner of docs/references.md. They
 // wait for their copies, then realize themselves from them: everything runs, every
 // certificate chains to the RootShard's root CA, no pod mounts a received key, and a
 // credential minted from the FrontProxy works against the RootShard's kcp. A copy of the
@@ -141,8 +141,8 @@ func mintCarol(t *testing.T, s *framework.Stack, ns, resource, name string) mint
 }
 
 // copyReference copies the reference Secret name from fromNS of src into toNS of dst with
-// the README's one-liner, once its owner has written it, and checks that the copy is what
-// the README says: the type, the data and the reference label, and nothing of the owner's.
+// the one-liner of docs/references.md, once its owner has written it, and checks that the copy is what
+// the page says: the type, the data and the reference label, and nothing of the owner's.
 func copyReference(t *testing.T, src *framework.Stack, fromNS, name string, dst *framework.Stack, toNS string) {
 	t.Helper()
 	require.Eventually(t, func() bool {

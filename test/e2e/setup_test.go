@@ -16,7 +16,7 @@ import (
 )
 
 // TestWholeSetup realizes a RootShard, a Shard, a FrontProxy and a CacheServer together:
-// every Certificate of PKI.md is issued with the right chain, the cache is wired into the
+// every Certificate of docs/PKI.md is issued with the right chain, the cache is wired into the
 // shards, every object becomes Available and Running, and deleting them leaves nothing.
 func TestWholeSetup(t *testing.T) {
 	ns := namespace(t, "whole-setup")
@@ -53,7 +53,7 @@ metadata:
 		assert.Equal(t, "True", kubectl(t, "get", o, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="CertificatesReady")].status}`), o)
 	}
 
-	// Every Certificate of PKI.md, and no other, is issued.
+	// Every Certificate of docs/PKI.md, and no other, is issued.
 	want := []string{"kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca", "root-requestheader-client-ca",
 		"root-service-account-ca", "root-etcd-client-ca", "root-etcd-peer-ca", "root-kcp-operator", "root-server", "root-client", "root-service-account", "root-logical-cluster-admin",
 		"root-external-logical-cluster-admin", "shard-1-server", "shard-1-client", "shard-1-service-account", "shard-1-logical-cluster-admin",

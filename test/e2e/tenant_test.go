@@ -193,7 +193,7 @@ spec:
 
 	// Granting use on that one RootShard by name is enough.
 	// kubectl create role refuses a verb that discovery does not list, so the Role is a
-	// manifest, as README shows it.
+	// manifest, as docs/security.md shows it ("Granting use").
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:

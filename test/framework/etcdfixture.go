@@ -15,7 +15,7 @@ import (
 )
 
 // EtcdFixture is a managed etcd built by hand, after the contract of
-// docs/notes/issue-14-design.md (names, args, mounts, SANs), with certificates of CAs made
+// docs/etcd.md (names, args, mounts, SANs), with certificates of CAs made
 // for it: the harness's proof of itself, without the server's builders.
 type EtcdFixture struct {
 	StatefulSet *appsv1.StatefulSet

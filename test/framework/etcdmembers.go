@@ -74,7 +74,7 @@ type memberPort struct {
 	member, port int
 }
 
-// The ports of the design (docs/notes/issue-14-design.md).
+// The ports of the design (docs/etcd.md, "The member").
 const (
 	etcdClientPort  = 2379
 	etcdPeerPort    = 2380

@@ -11,10 +11,11 @@ import (
 	"strings"
 )
 
-// The README's one-liner copies this Secret from namespace a into namespace b; CopyReferenceSecret
+// The docs' one-liner copies this Secret from namespace a into namespace b; CopyReferenceSecret
 // runs it with the Secret, namespaces and clusters of the test put in their place.
 const (
-	readmeSection  = "## One setup across clusters"
+	docsFile       = "docs/references.md"
+	readmeSection  = "## Copying a reference Secret"
 	readmeSecret   = "root-shard-join"
 	readmeFrom     = " -n a "
 	readmeTo       = " -n b "
@@ -25,9 +26,9 @@ const (
 
 // CopyReferenceSecret copies the reference Secret name from namespace fromNS of the stack
 // src into namespace toNS of the stack dst (src itself for a copy across namespaces), with
-// the README's one-liner ("One setup across clusters") run as it is written: its kubectl on
-// each side is the stack's, as `--context` would choose a cluster. So a test that uses it
-// proves the README's copy step. It returns what the pipeline printed.
+// the one-liner of docs/references.md ("Copying a reference Secret") run as it is written: its
+// kubectl on each side is the stack's, as `--context` would choose a cluster. So a test that
+// uses it proves the docs' copy step. It returns what the pipeline printed.
 func CopyReferenceSecret(ctx context.Context, src *Stack, fromNS, name string, dst *Stack, toNS string) (string, error) {
 	line, err := readmeCopyLine()
 	if err != nil {
@@ -46,22 +47,22 @@ func CopyReferenceSecret(ctx context.Context, src *Stack, fromNS, name string, d
 	return string(out), nil
 }
 
-// readmeCopyLine is the copy one-liner of the README's section "One setup across clusters":
-// the line that gets the Secret root-shard-join of namespace a and applies it in b. It
-// fails when the README no longer has it in that shape, so that the test and the README
-// change together.
+// readmeCopyLine is the copy one-liner of docs/references.md's section "Copying a reference
+// Secret": the line that gets the Secret root-shard-join of namespace a and applies it in b.
+// It fails when the page no longer has it in that shape, so that the test and the docs change
+// together.
 func readmeCopyLine() (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(docsFile)))
 	if err != nil {
 		return "", err
 	}
 	_, section, found := bytes.Cut(data, []byte("\n"+readmeSection+"\n"))
 	if !found {
-		return "", fmt.Errorf("README.md has no section %q", readmeSection)
+		return "", fmt.Errorf("%s has no section %q", docsFile, readmeSection)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(section))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -76,11 +77,11 @@ func readmeCopyLine() (string, error) {
 		get, apply, ok := strings.Cut(line, readmePipeline)
 		if !ok || strings.Contains(apply, readmePipeline) || strings.Count(get, readmeSecret) != 1 ||
 			strings.Count(apply, readmeTo) != 1 || !strings.HasPrefix(apply, "apply ") {
-			return "", fmt.Errorf("README.md's copy one-liner is not `%s... | kubectl apply ...%s-f -` any more: %s", readmeGet, readmeTo, line)
+			return "", fmt.Errorf("%s's copy one-liner is not `%s... | kubectl apply ...%s-f -` any more: %s", docsFile, readmeGet, readmeTo, line)
 		}
 		return line, nil
 	}
-	return "", fmt.Errorf("README.md's section %q has no line starting with %q", readmeSection, readmeGet)
+	return "", fmt.Errorf("%s's section %q has no line starting with %q", docsFile, readmeSection, readmeGet)
 }
 
 // kubectlShell is the stack's kubectl as the admin, quoted for a shell.

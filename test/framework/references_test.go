@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The README's copy step is found where CopyReferenceSecret looks for it, in the shape it
-// rewrites: a get of root-shard-join in a, piped into an apply in b.
+// The docs' copy step (docs/references.md) is found where CopyReferenceSecret looks for it, in
+// the shape it rewrites: a get of root-shard-join in a, piped into an apply in b.
 func TestReadmeCopyLine(t *testing.T) {
 	line, err := readmeCopyLine()
 	require.NoError(t, err)

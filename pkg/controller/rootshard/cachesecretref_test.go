@@ -33,7 +33,7 @@ func TestRootShardUsesItsCacheCopy(t *testing.T) {
 	f.host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
 
-	name := rootshard.Shard(rs).CacheKubeconfig()
+	name := rootshard.Server(rs).CacheKubeconfig()
 	assert.Equal(t, "root-kcp-cache-kubeconfig", name)
 	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", name)
 	got, err := f.c.rootShards.RootShards("team-a").Get("root")
@@ -69,7 +69,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	_, exists, err := f.host.Caches["certificates"].GetByKey("team-a/root-server")
 	require.NoError(t, err)
 	assert.True(t, exists, "the PKI is applied: Certificate root-server")
-	_, exists, err = f.host.Caches["secrets"].GetByKey("team-a/" + rootshard.Shard(rs).CacheKubeconfig())
+	_, exists, err = f.host.Caches["secrets"].GetByKey("team-a/" + rootshard.Server(rs).CacheKubeconfig())
 	require.NoError(t, err)
 	assert.False(t, exists, "no kubeconfig from a copy that cannot be used")
 	_, exists, err = f.host.Caches["deployments"].GetByKey("team-a/root-kcp")
@@ -82,7 +82,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	// The copy fixed heals it.
 	f.host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
-	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
+	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Server(rs).CacheKubeconfig())
 }
 
 // TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt: a copy of a cache-client Secret
@@ -120,5 +120,5 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 
 	f.host.PutReference(t, in.Copies[reference.CacheClient])
 	f.converge(t)
-	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Shard(rs).CacheKubeconfig())
+	in.AssertCacheKubeconfig(t, f.host, rootshard.Kind, "root", rootshard.Server(rs).CacheKubeconfig())
 }

@@ -43,7 +43,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, ReasonReferencesFound, "every referenced object exists")
 	}
 
-	available, reason, message := c.host.ShardAvailable(rootshard.Shard(rs))
+	available, reason, message := c.host.ServerAvailable(rootshard.Server(rs))
 	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil

@@ -68,7 +68,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	l := c.lifecycle()
 	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
 	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
-	cache, cacheErr := c.host.CacheKubeconfig(ctx, rootshard.Shard(rs))
+	cache, cacheErr := c.host.CacheKubeconfig(ctx, rootshard.Server(rs))
 	var refErr *reference.Error
 	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
 		return cacheErr
@@ -143,10 +143,10 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	if err != nil {
 		return wrote, err
 	}
-	k := rootshard.Shard(rs)
+	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
-	n, err = c.host.RealizeShard(ctx, k)
+	n, err = c.host.RealizeServer(ctx, k)
 	wrote += n
 	if err != nil {
 		return wrote, err

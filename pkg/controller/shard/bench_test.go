@@ -56,7 +56,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 					if s.Spec.RootShard.SecretRef != nil {
 						rs, err = reference.JoinedRootShard(shard.Kind, "team-a", s.Name), nil
 					}
-					return err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), "partner-ca-0") ||
+					return err == nil && (slices.Contains(shard.Server(s, rs).MountedSecrets(), "partner-ca-0") ||
 						slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), "partner-ca-0"))
 				})
 			}, func() []string { return c.mounting("team-a", "partner-ca-0") }},

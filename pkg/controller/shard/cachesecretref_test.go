@@ -53,7 +53,7 @@ func TestShardUsesItsCacheCopy(t *testing.T) {
 			s = f.sync(t)
 			assert.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
 			assert.Equal(t, metav1.ConditionTrue, condition(s, operatorv1alpha1.ConditionReferenceValid).Status)
-			name := shard.Shard(s, reference.JoinedRootShard(shard.Kind, "team-a", "shard-1")).CacheKubeconfig()
+			name := shard.Server(s, reference.JoinedRootShard(shard.Kind, "team-a", "shard-1")).CacheKubeconfig()
 			assert.Equal(t, "shard-1-shard-kcp-cache-kubeconfig", name)
 			in.AssertCacheKubeconfig(t, f.host, shard.Kind, "shard-1", name)
 		})

@@ -157,7 +157,7 @@ func (c *Controller) mounting(namespace, name string) []string {
 			rs, err = reference.JoinedRootShard(shard.Kind, namespace, s.Name), nil
 		}
 		// A user's CA bundle Secret is not mounted, but the Shard's bundle is made of it.
-		return err == nil && (slices.Contains(shard.Shard(s, rs).MountedSecrets(), name) ||
+		return err == nil && (slices.Contains(shard.Server(s, rs).MountedSecrets(), name) ||
 			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name))
 	})
 }

@@ -31,7 +31,7 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 			return r
 		}
 		root := func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
-		return controller.KcpShardRegistered(ctx, root, s.Name, shard.Shard(s, rs).BaseURL())
+		return controller.KcpShardRegistered(ctx, root, s.Name, shard.Server(s, rs).BaseURL())
 	}
 }
 
@@ -81,7 +81,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	root := func() (*rest.Config, error) { return c.host.Kcp.RootShard(rs, controller.KcpRootWorkspace) }
 	attempt, cancel := context.WithTimeout(ctx, deregisterTimeout)
 	defer cancel()
-	err = controller.DeleteKcpShard(attempt, root, s.Name, shard.Shard(s, rs).BaseURL())
+	err = controller.DeleteKcpShard(attempt, root, s.Name, shard.Server(s, rs).BaseURL())
 	var notThis *controller.NotThisShardsError
 	if errors.As(err, &notThis) {
 		c.recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())

@@ -40,7 +40,7 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 	}
 	s := f.sync(t)
 	require.Equal(t, operatorv1alpha1.PhaseRunning, s.Status.Phase, "conditions: %+v", s.Status.Conditions)
-	require.Equal(t, baseURL, shard.Shard(s, f.rootShard(t)).BaseURL())
+	require.Equal(t, baseURL, shard.Server(s, f.rootShard(t)).BaseURL())
 
 	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: controller.NewKcpHealth(interval), events: record.NewFakeRecorder(100)}
 	k.kcp.Shards["shard-1"] = baseURL

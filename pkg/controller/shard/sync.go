@@ -101,9 +101,9 @@ func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Sh
 // and observes the host side. It returns false when the Shard's own cache reference is not
 // usable yet: ReferenceValid says why.
 func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus,
-	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Shard, bool, error) {
+	rs *operatorv1alpha1.RootShard, joined *reference.Joined) (kcp.Server, bool, error) {
 	l := c.lifecycle()
-	k := shard.Shard(s, rs)
+	k := shard.Server(s, rs)
 	cache, err := c.host.CacheKubeconfig(ctx, k)
 	if err != nil {
 		return k, false, l.ReferenceInvalid(s, status, err)
@@ -172,14 +172,14 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if err != nil {
 		return wrote, err
 	}
-	k := shard.Shard(s, rs)
+	k := shard.Server(s, rs)
 	k.VirtualWorkspace = vw
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
 	// issued itself.
 	if joined == nil {
 		k.ServiceAccountIssuers = c.host.ServiceAccountIssuers(rs, c.indexes.ShardsOf(rs.Namespace, rs.Name))
 	}
-	n, err = c.host.RealizeShard(ctx, k)
+	n, err = c.host.RealizeServer(ctx, k)
 	return wrote + n, err
 }
 

@@ -55,7 +55,7 @@ type missing struct{ reason, message, what string }
 
 // target resolves the root shard or shard a VirtualWorkspace serves, as the kcp builders see
 // it, or says what is missing.
-func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *missing, error) {
+func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, *missing, error) {
 	ns := vw.Namespace
 	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
 		rs, err := c.rootShards.RootShards(ns).Get(name)
@@ -69,26 +69,26 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Shard, *
 	case t.RootShardRef != nil:
 		rs, miss, err := rootShard(t.RootShardRef.Name)
 		if rs == nil {
-			return kcp.Shard{}, miss, err
+			return kcp.Server{}, miss, err
 		}
-		return rootshard.Shard(rs), nil, nil
+		return rootshard.Server(rs), nil, nil
 	case t.ShardRef != nil:
 		s, err := c.shards.Shards(ns).Get(t.ShardRef.Name)
 		if apierrors.IsNotFound(err) {
-			return kcp.Shard{}, &missing{controller.ReasonShardNotFound,
+			return kcp.Server{}, &missing{controller.ReasonShardNotFound,
 				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
 		}
 		if err != nil {
-			return kcp.Shard{}, nil, err
+			return kcp.Server{}, nil, err
 		}
 		rs, miss, err := rootShard(controller.ShardRootShard(s))
 		if rs == nil {
-			return kcp.Shard{}, miss, err
+			return kcp.Server{}, miss, err
 		}
-		return shard.Shard(s, rs), nil, nil
+		return shard.Server(s, rs), nil, nil
 	}
 	// Validation requires exactly one target; an object stored before it did waits.
-	return kcp.Shard{}, &missing{controller.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
+	return kcp.Server{}, &missing{controller.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
 }
 
 // reconcile realizes a VirtualWorkspace once its target exists, and observes the result.

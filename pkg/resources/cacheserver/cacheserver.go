@@ -40,7 +40,7 @@ type CacheServer struct {
 	*operatorv1alpha1.CacheServer
 }
 
-// Names of what a CacheServer owns (PKI.md, WORKLOADS.md).
+// Names of what a CacheServer owns (docs/PKI.md, docs/WORKLOADS.md).
 func (c CacheServer) ServiceName() string    { return c.Name + "-cache-server" }
 func (c CacheServer) DeploymentName() string { return c.ServiceName() }
 func (c CacheServer) CAName() string         { return c.Name + "-ca" }

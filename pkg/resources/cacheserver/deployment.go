@@ -2,7 +2,6 @@ package cacheserver
 
 import (
 	"fmt"
-	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -16,7 +15,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Where things are mounted in the cache-server container (WORKLOADS.md). Nothing is under
+// Where things are mounted in the cache-server container (docs/WORKLOADS.md). Nothing is under
 // /etc/kcp, so that the paths never collide with a shard's.
 const (
 	servingDir  = mountpaths.CacheServerTLSDir + "/server"
@@ -25,55 +24,64 @@ const (
 	EmbeddedEtcdDir = mountpaths.EmbeddedEtcdDir
 )
 
-// Args is the cache-server command line (WORKLOADS.md), in one place, with the flags the
-// image's kcp release defines. Validation refuses spec.etcd on a release without --etcd-*.
-func (c CacheServer) Args() []string {
+// features are the cache server's settings in the order of its command line and of its
+// volumes (docs/WORKLOADS.md), with the flags the image's kcp release defines: its serving
+// certificate and client CA, its etcd, logging, then the user's extra arguments. Validation
+// refuses spec.etcd on a release without --etcd-*.
+func (c CacheServer) features() []workload.Feature {
 	version := c.Version()
-	args := []string{
-		"--tls-cert-file=" + servingDir + "/tls.crt",
-		"--tls-private-key-file=" + servingDir + "/tls.key",
+	own := workload.Feature{
+		Args: []string{
+			"--tls-cert-file=" + servingDir + "/tls.crt",
+			"--tls-private-key-file=" + servingDir + "/tls.key",
+		},
+		Mounts: []workload.Mount{
+			{Volume: "serving", Secret: c.ServerName(), Dir: servingDir},
+			{Volume: "client-ca", Secret: c.ClientCAName(), Dir: clientCADir},
+		},
 	}
 	if version.CacheServerClientCA() {
 		// Before kcp v0.30.2 the cache server has no authentication flags at all.
-		args = append(args, "--client-ca-file="+clientCADir+"/"+ClientCAKey)
+		own.Args = append(own.Args, "--client-ca-file="+clientCADir+"/"+ClientCAKey)
 	}
-	args = append(args, "--root-directory=")
-	if c.Spec.Etcd == nil {
-		args = append(args, "--embedded-etcd-directory="+EmbeddedEtcdDir)
-	} else {
-		args = append(args, kcp.EtcdArgs(*c.Spec.Etcd)...)
+	own.Args = append(own.Args, "--root-directory=")
+	etcd := workload.Feature{Args: []string{"--embedded-etcd-directory=" + EmbeddedEtcdDir}}
+	if c.Spec.Etcd != nil {
+		etcd = kcp.ExternalEtcd(*c.Spec.Etcd)
+	}
+	var logging []string
+	if version.CacheServerEtcd() {
+		// JSON logs like the shards'; the cache server has the flag from kcp v0.31.0 on.
+		logging = append(logging, "--logging-format=json")
 	}
 	level := int32(0)
 	if c.Spec.Logging != nil {
 		level = c.Spec.Logging.Level
 	}
-	if version.CacheServerEtcd() {
-		// JSON logs like the shards'; the cache server has the flag from kcp v0.31.0 on.
-		args = append(args, "--logging-format=json")
-	}
-	args = append(args, fmt.Sprintf("-v=%d", level))
-	return append(args, c.Spec.ExtraArgs...)
+	logging = append(logging, fmt.Sprintf("-v=%d", level))
+	return []workload.Feature{own, etcd, {Args: append(logging, c.Spec.ExtraArgs...)}}
 }
+
+// Args is the cache-server command line.
+func (c CacheServer) Args() []string { return workload.Features(c.features()...).Args }
 
 // Version is the kcp release of the cache server's image.
 func (c CacheServer) Version() kcpversion.Version { return workload.KcpVersion(c.Spec.Image) }
+
+// mounts are the Secrets the cache server's pods mount.
+func (c CacheServer) mounts() []workload.Mount { return workload.Features(c.features()...).Mounts }
 
 // MountedSecrets are the names of the Secrets the pods mount that the controllers and
 // cert-manager write, sorted: the Deployment is created once they exist, and a change to any
 // of them rolls it.
 func (c CacheServer) MountedSecrets() []string {
-	names := []string{c.ServerName(), c.ClientCAName()}
-	sort.Strings(names)
-	return names
+	return workload.Secrets(c.mounts(), workload.WaitedSecret)
 }
 
 // UsersSecrets are the Secrets the pods mount that the user provides: etcd's client TLS. A
 // change to one rolls the Deployment too.
 func (c CacheServer) UsersSecrets() []string {
-	if e := c.Spec.Etcd; e != nil && e.TLSConfig != nil {
-		return []string{e.TLSConfig.SecretRef.Name}
-	}
-	return nil
+	return workload.Secrets(c.mounts(), workload.UsersSecret)
 }
 
 // Deployment builds the cache server's Deployment. current is the Deployment as it is now
@@ -82,21 +90,14 @@ func (c CacheServer) UsersSecrets() []string {
 // a new cache again.
 func (c CacheServer) Deployment(current *appsv1.Deployment, mountsHash string) *appsv1ac.DeploymentApplyConfiguration {
 	spec := c.Spec.ComponentSpec
-	container := corev1ac.Container().WithName("cache-server").WithCommand("/cache-server").WithArgs(c.Args()...)
+	all := workload.Features(c.features()...)
+	container := corev1ac.Container().WithName("cache-server").WithCommand("/cache-server").WithArgs(all.Args...)
 	podSpec := corev1ac.PodSpec()
-	podSpec.WithVolumes(
-		corev1ac.Volume().WithName("serving").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.ServerName())),
-		corev1ac.Volume().WithName("client-ca").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.ClientCAName())))
-	container.WithVolumeMounts(
-		corev1ac.VolumeMount().WithName("serving").WithMountPath(servingDir).WithReadOnly(true),
-		corev1ac.VolumeMount().WithName("client-ca").WithMountPath(clientCADir).WithReadOnly(true))
-	if etcd := c.Spec.Etcd; etcd == nil {
+	workload.AddMounts(podSpec, container, all.Mounts)
+	if c.Spec.Etcd == nil {
 		spec.Replicas = ptr.To[int32](1)
 		podSpec.WithVolumes(corev1ac.Volume().WithName("etcd-data").WithEmptyDir(corev1ac.EmptyDirVolumeSource()))
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("etcd-data").WithMountPath(EmbeddedEtcdDir))
-	} else if etcd.TLSConfig != nil {
-		podSpec.WithVolumes(corev1ac.Volume().WithName("etcd-tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(etcd.TLSConfig.SecretRef.Name)))
-		container.WithVolumeMounts(corev1ac.VolumeMount().WithName("etcd-tls").WithMountPath(kcp.EtcdTLSDir).WithReadOnly(true))
 	}
 	return workload.Deployment(c.DeploymentName(), c.Namespace, pki.WorkloadLabels(Kind, c.Name, pki.CacheServerWorkload), c.SelectorLabels(),
 		&spec, container, podSpec, current, mountsHash, workload.CacheServer)

@@ -17,7 +17,7 @@ type Objects struct {
 }
 
 // RootCA builds the top CA of a setup, name, with its CA Issuer of the same name, from the
-// setup's spec.certificates (PKI.md): the user's CA Secret backs the Issuer directly; the
+// setup's spec.certificates (docs/PKI.md): the user's CA Secret backs the Issuer directly; the
 // user's issuer signs it; without either, the namespace bootstrap signs it, and the
 // bootstrap's objects come with it.
 func RootCA(namespace, name string, labels map[string]string, c *operatorv1alpha1.Certificates, tmpl *operatorv1alpha1.CertificateTemplate) Objects {

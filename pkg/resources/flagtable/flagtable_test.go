@@ -111,11 +111,11 @@ func virtualWorkspaceOf(tag string, cache bool) virtualworkspace.VirtualWorkspac
 	rs := rootShard(tag)
 	if !cache {
 		vw.Spec.Target.RootShardRef = &corev1.LocalObjectReference{Name: rs.Name}
-		return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Shard(rs)}
+		return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Server(rs)}
 	}
 	s := shardOf(tag, true)
 	vw.Spec.Target.ShardRef = &corev1.LocalObjectReference{Name: s.Name}
-	return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: shard.Shard(s, rs)}
+	return virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw, Target: shard.Server(s, rs)}
 }
 
 // thirdPartyOf is a third-party server next to the root shard of tag.
@@ -140,10 +140,10 @@ func commandLines(tag string) []commandLine {
 	plain := rootShard(tag)
 	plain.Spec.Auth, plain.Spec.Audit, plain.Spec.Authorization, plain.Spec.Etcd.TLSConfig = nil, nil, nil, nil
 	out := []commandLine{
-		{"root shard", kcpStart, rootshard.Shard(rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
-		{"plain root shard", kcpStart, rootshard.Shard(plain).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
-		{"shard", kcpStart, shard.Shard(shardOf(tag, false), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
-		{"shard with a cache server", kcpStart, shard.Shard(shardOf(tag, true), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"root shard", kcpStart, rootshard.Server(rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"plain root shard", kcpStart, rootshard.Server(plain).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"shard", kcpStart, shard.Server(shardOf(tag, false), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"shard with a cache server", kcpStart, shard.Server(shardOf(tag, true), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"root shard proxy", frontProxy, rootShardProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"cache server", cacheServer, cacheServerOf(tag, false).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
@@ -151,9 +151,9 @@ func commandLines(tag string) []commandLine {
 	managed := shardOf(tag, false)
 	managed.Spec.Etcd = operatorv1alpha1.EtcdConfig{Prefix: "/kcp", Managed: &operatorv1alpha1.ManagedEtcd{}}
 	out = append(out,
-		commandLine{"shard with a managed etcd", kcpStart, shard.Shard(managed, rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		commandLine{"shard with a managed etcd", kcpStart, shard.Server(managed, rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		commandLine{"managed etcd member", etcdMember, shard.Etcd(managed, rs).StatefulSet("h").Spec.Template.Spec.Containers[0].Args})
-	withVW := rootshard.Shard(rs)
+	withVW := rootshard.Server(rs)
 	withVW.VirtualWorkspace = virtualWorkspaceOf(tag, false).Endpoint()
 	out = append(out,
 		commandLine{"root shard with a virtual workspace", kcpStart, withVW.Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
@@ -252,9 +252,9 @@ func TestGatedFlags(t *testing.T) {
 		cache := cacheServerOf(tc.tag, false).Args()
 		assert.Equal(t, tc.cacheClientCA, has(cache, "--client-ca-file"), "%s cache server --client-ca-file", tc.tag)
 		assert.Equal(t, tc.cacheLogging, has(cache, "--logging-format"), "%s cache server --logging-format", tc.tag)
-		shardArgs := shard.Shard(shardOf(tc.tag, false), rs).Args()
+		shardArgs := shard.Server(shardOf(tc.tag, false), rs).Args()
 		assert.Equal(t, tc.hostname, has(shardArgs, "--external-hostname"), "%s shard --external-hostname", tc.tag)
-		for name, args := range map[string][]string{"shard": shardArgs, "root shard": rootshard.Shard(rs).Args()} {
+		for name, args := range map[string][]string{"shard": shardArgs, "root shard": rootshard.Server(rs).Args()} {
 			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-cert-file"), "%s %s --mount-proxy-client-cert-file", tc.tag, name)
 			assert.Equal(t, tc.mountProxy, has(args, "--mount-proxy-client-key-file"), "%s %s --mount-proxy-client-key-file", tc.tag, name)
 		}

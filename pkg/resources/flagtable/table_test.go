@@ -56,7 +56,7 @@ const (
 )
 
 // flags is every flag the builders emit, per component, with the releases that define it
-// (docs/notes/issue-11-research.md §1). A builder that starts emitting a flag adds it here,
+// (docs/kcp-versions.md, "kcp's flags by release"). A builder that starts emitting a flag adds it here,
 // with its source.
 var flags = map[string]map[string]flagDef{
 	kcpStart: {

@@ -1,56 +1,72 @@
 package frontproxy
 
 import (
-	"sort"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // DeploymentName is the name of the front proxy's Deployment, the same as its Service's.
 func (f FrontProxy) DeploymentName() string { return f.ServiceName() }
 
-// secretMount is a Secret mounted read-only into the kcp-front-proxy container.
-type secretMount struct {
-	volume, secret, dir string
-	onlyCert            bool
+// onlyCert projects a CA's tls.crt alone: its key never enters the pod.
+var onlyCert = []string{"tls.crt"}
+
+// proxyMounts are what a kcp-front-proxy the server runs mounts, written by the controllers
+// or cert-manager for it or its RootShard.
+type proxyMounts struct {
+	// requestHeaderCA is the Secret of the request-header CA (pki.TrustSecretOf: its trust
+	// bundle once rotated, docs/rotation.md).
+	requestHeaderCA string
+	// certName names the proxy's certificates by their role.
+	certName func(role string) string
+	// kubeconfig, clientCA and serverCA are the Secrets of its kubeconfig toward the shards,
+	// of the client CA bundle it verifies clients by, and of the CAs it verifies the shards
+	// by; configMap is its path mappings'.
+	kubeconfig, clientCA, serverCA, configMap string
+	mountProxy                                bool
 }
 
-// secretMounts are the Secrets the front proxy's pods mount: all written by the controllers
-// or cert-manager, for the front proxy or its RootShard.
-func (f FrontProxy) secretMounts() []secretMount {
-	mounts := []secretMount{
-		{volume: "serving", secret: f.certName("server"), dir: servingDir},
-		{volume: "kubeconfig", secret: f.DynamicKubeconfigName(), dir: kubeconfigDir},
-		{volume: "kubeconfig-client", secret: f.certName("kubeconfig"), dir: kubeconfigClient},
-		{volume: "requestheader", secret: f.certName("requestheader"), dir: requestHeaderDir},
-		{volume: "client-ca", secret: f.clientCA(), dir: clientCADir, onlyCert: true},
-		// With caBundleSecretRef, the path mappings' backend CA and the dynamic kubeconfig's
-		// CA, both files of this directory, are the merged bundle.
-		{volume: "ca-server", secret: f.serverCA(), dir: serverCADir, onlyCert: true},
+// mounts are its serving certificate, its kubeconfig toward the shards and the client
+// certificate it names, its request-header identity, the client CA bundle, the server CA
+// (bundle), on a kcp release with the mount proxy the request-header CA, and the path
+// mappings.
+func (p proxyMounts) mounts() []workload.Mount {
+	ms := []workload.Mount{
+		{Volume: "serving", Secret: p.certName("server"), Dir: servingDir},
+		{Volume: "kubeconfig", Secret: p.kubeconfig, Dir: kubeconfigDir},
+		{Volume: "kubeconfig-client", Secret: p.certName("kubeconfig"), Dir: kubeconfigClient},
+		{Volume: "requestheader", Secret: p.certName("requestheader"), Dir: requestHeaderDir},
+		{Volume: "client-ca", Secret: p.clientCA, Dir: clientCADir, Keys: onlyCert},
+		// With a CA bundle, the path mappings' backend CA and the dynamic kubeconfig's CA,
+		// both files of this directory, are the merged bundle.
+		{Volume: "ca-server", Secret: p.serverCA, Dir: serverCADir, Keys: onlyCert},
 	}
-	if f.Version().MountProxy() {
-		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(f.RootShard, pki.RequestHeaderClientCA),
-			dir: requestHeaderCADir, onlyCert: true})
+	if p.mountProxy {
+		ms = append(ms, workload.Mount{Volume: "ca-requestheader-client", Secret: p.requestHeaderCA,
+			Dir: requestHeaderCADir, Keys: onlyCert})
 	}
-	return mounts
+	return append(ms, workload.Mount{Volume: "config", ConfigMap: p.configMap, Dir: configDir})
 }
 
-// MountedSecrets are the names of the Secrets the pods mount, sorted: its Deployment is
-// created once they all exist, and a change to any of them rolls it.
+// ownMounts are the front proxy's proxyMounts.
+func (f FrontProxy) ownMounts() []workload.Mount {
+	return proxyMounts{requestHeaderCA: pki.TrustSecretOf(f.RootShard, pki.RequestHeaderClientCA), certName: f.certName, kubeconfig: f.DynamicKubeconfigName(),
+		clientCA: f.clientCA(), serverCA: f.serverCA(), configMap: f.ConfigMapName(), mountProxy: f.Version().MountProxy()}.mounts()
+}
+
+// mounts are the Secrets and ConfigMaps the front proxy's pods mount.
+func (f FrontProxy) mounts() []workload.Mount { return workload.Features(f.features()...).Mounts }
+
+// MountedSecrets are the names of the Secrets the pods mount that the controllers and
+// cert-manager write for the front proxy or its RootShard, sorted: its Deployment is created
+// once they all exist, and a change to any of them rolls it.
 func (f FrontProxy) MountedSecrets() []string {
-	var names []string
-	for _, m := range f.secretMounts() {
-		names = append(names, m.secret)
-	}
-	sort.Strings(names)
-	return names
+	return workload.Secrets(f.mounts(), workload.WaitedSecret)
 }
 
 // BundleSources are the user's Secrets the front proxy's own CA bundles are made of: a
@@ -69,53 +85,23 @@ func (f FrontProxy) BundleSources() []string {
 // the token webhook's kubeconfig and the static token file. A change to one rolls the
 // Deployment too.
 func (f FrontProxy) UsersSecrets() []string {
-	var names []string
-	for _, m := range kcp.UsersAuthMounts(f.Spec.Auth) {
-		names = append(names, m.Secret)
-	}
-	return names
-}
-
-// serviceAccountIssuers are the shards whose tokens the front proxy verifies: every one of
-// its RootShard's with auth.serviceAccount enabled, none without.
-func (f FrontProxy) serviceAccountIssuers() []string {
-	if !kcp.ServiceAccountEnabled(f.Spec.Auth) {
-		return nil
-	}
-	return kcp.SortedIssuers(f.ServiceAccountIssuers)
+	return workload.Secrets(f.authentication().Mounts, workload.UsersSecret)
 }
 
 // ServiceAccountSecrets are the service-account Secrets whose public keys the pods mount. They
 // exist (the controller only names those), and a change to one rolls the Deployment.
 func (f FrontProxy) ServiceAccountSecrets() []string {
-	var names []string
-	for _, name := range f.serviceAccountIssuers() {
-		names = append(names, kcp.ServiceAccountSecret(name))
-	}
-	return names
+	return workload.Secrets(f.serviceAccounts().Mounts, workload.AnySecret)
 }
 
 // Deployment builds the front proxy's Deployment. current is the Deployment as it is now (nil
 // when absent), whose replica count is kept when the spec sets none; mountsHash is
 // workload.SecretsHash of the mounted Secrets and ConfigMap.
 func (f FrontProxy) Deployment(current *appsv1.Deployment, mountsHash string) *appsv1ac.DeploymentApplyConfiguration {
-	spec := &f.Spec
-	container := corev1ac.Container().WithName("kcp-front-proxy").WithCommand("/kcp-front-proxy").WithArgs(f.Args()...)
+	all := workload.Features(f.features()...)
+	container := corev1ac.Container().WithName("kcp-front-proxy").WithCommand("/kcp-front-proxy").WithArgs(all.Args...)
 	podSpec := corev1ac.PodSpec()
-	for _, m := range f.secretMounts() {
-		src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
-		if m.onlyCert {
-			src.WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"))
-		}
-		podSpec.WithVolumes(corev1ac.Volume().WithName(m.volume).WithSecret(src))
-		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true))
-	}
-	podSpec.WithVolumes(corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(f.ConfigMapName())))
-	container.WithVolumeMounts(corev1ac.VolumeMount().WithName("config").WithMountPath(configDir).WithReadOnly(true))
-	for _, m := range append(kcp.UsersAuthMounts(spec.Auth), kcp.ServiceAccountKeyMounts(f.serviceAccountIssuers())...) {
-		podSpec.WithVolumes(m.Volume)
-		container.WithVolumeMounts(m.Mount)
-	}
+	workload.AddMounts(podSpec, container, all.Mounts)
 	return workload.Deployment(f.DeploymentName(), f.Namespace, pki.WorkloadLabels(Kind, f.Name, pki.FrontProxyWorkload), f.SelectorLabels(),
-		&spec.ComponentSpec, container, podSpec, current, mountsHash, workload.FrontProxy)
+		&f.Spec.ComponentSpec, container, podSpec, current, mountsHash, workload.FrontProxy)
 }

@@ -6,7 +6,6 @@ package frontproxy
 
 import (
 	"fmt"
-	"strings"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -25,7 +24,7 @@ import (
 // Kind is the owner label's kind of everything a FrontProxy owns.
 const Kind = "frontproxy"
 
-// Where things are mounted in the kcp-front-proxy container (WORKLOADS.md).
+// Where things are mounted in the kcp-front-proxy container (docs/WORKLOADS.md).
 const (
 	baseDir          = mountpaths.FrontProxyDir
 	servingDir       = baseDir + "/tls"
@@ -56,7 +55,7 @@ type FrontProxy struct {
 	ServicesBackend string
 }
 
-// Names of what a FrontProxy owns (PKI.md, WORKLOADS.md).
+// Names of what a FrontProxy owns (docs/PKI.md, docs/WORKLOADS.md).
 func (f FrontProxy) ServiceName() string         { return f.Name + "-front-proxy" }
 func (f FrontProxy) ConfigMapName() string       { return f.Name + "-config" }
 func (f FrontProxy) certName(role string) string { return f.RootShard.Name + "-" + f.Name + "-" + role }
@@ -176,7 +175,7 @@ func (f FrontProxy) Certificates() []*cmapply.CertificateApplyConfiguration {
 // DynamicKubeconfig builds the Secret of the front proxy's kubeconfig toward the root shard
 // and, through it, the shards.
 func (f FrontProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration, error) {
-	s := rootshard.Shard(f.RootShard)
+	s := rootshard.Server(f.RootShard)
 	secret, err := kcp.KubeconfigFor(f.Namespace, f.DynamicKubeconfigName(), pki.Labels(Kind, f.Name, "dynamic-kubeconfig"),
 		s.BaseURL(), serverCADir+"/tls.crt", "kcp-front-proxy", kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
 	if err != nil {
@@ -199,7 +198,7 @@ type pathMapping struct {
 // as the request-header identity and verified by the server CA, then the user's additional
 // mappings.
 func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
-	base := rootshard.Shard(f.RootShard).BaseURL()
+	base := rootshard.Server(f.RootShard).BaseURL()
 	services := base
 	if f.ServicesBackend != "" {
 		services = f.ServicesBackend
@@ -218,60 +217,6 @@ func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
 	}
 	return corev1ac.ConfigMap(f.ConfigMapName(), f.Namespace).WithLabels(pki.Labels(Kind, f.Name, "config")).
 		WithData(map[string]string{MappingKey: string(data)}), nil
-}
-
-// proxyArgs are the flags every kcp-front-proxy the server runs has: its serving
-// certificate, its kubeconfigs toward the shards, its path mappings and client CA, and, on a
-// kcp release with the mount proxy, the request-header flags: the shards' mount proxies come
-// back through the front proxy with the user's identity in X-Remote-* headers, and only the
-// proxy's own request-header identity (self) and theirs may assert it.
-func proxyArgs(mountProxy bool, self string) []string {
-	args := []string{
-		"--secure-port=6443",
-		"--tls-cert-file=" + servingDir + "/tls.crt",
-		"--tls-private-key-file=" + servingDir + "/tls.key",
-		"--root-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
-		"--shards-kubeconfig=" + kubeconfigDir + "/" + kcp.KubeconfigKey,
-		"--mapping-file=" + configDir + "/" + MappingKey,
-		"--client-ca-file=" + clientCADir + "/tls.crt",
-	}
-	if mountProxy {
-		args = append(args,
-			"--requestheader-client-ca-file="+requestHeaderCADir+"/tls.crt",
-			"--requestheader-allowed-names="+self+","+kcp.MountsProxyCommonName,
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-")
-	}
-	return args
-}
-
-// Args is the kcp-front-proxy command line (WORKLOADS.md), in one place.
-func (f FrontProxy) Args() []string {
-	args := proxyArgs(f.Version().MountProxy(), "kcp-front-proxy")
-	if a := f.Spec.Auth; a != nil {
-		// Plain comma-separated values: kcp-front-proxy does not strip quotes.
-		if len(a.DropGroups) > 0 {
-			args = append(args, "--authentication-drop-groups="+strings.Join(a.DropGroups, ","))
-		}
-		if len(a.PassOnGroups) > 0 {
-			args = append(args, "--authentication-pass-on-groups="+strings.Join(a.PassOnGroups, ","))
-		}
-	}
-	args = append(args, kcp.OIDCArgs(f.Spec.Auth)...)
-	args = append(args, kcp.TokenAuthArgs(f.Spec.Auth)...)
-	if issuers := f.serviceAccountIssuers(); len(issuers) > 0 {
-		// The front proxy's ServiceAccount getter reads the root shard only: looking up a
-		// token's ServiceAccount would refuse every token of another shard's workspaces.
-		args = append(args, "--service-account-lookup=false")
-		args = append(args, kcp.ServiceAccountKeyArgs(issuers)...)
-	}
-	level := int32(0)
-	if f.Spec.Logging != nil {
-		level = f.Spec.Logging.Level
-	}
-	args = append(args, fmt.Sprintf("-v=%d", level))
-	return append(args, f.Spec.ExtraArgs...)
 }
 
 // Service builds the front proxy's Service.

@@ -31,13 +31,13 @@ func TestNoComponentMountsAnotherShardsServiceAccountKey(t *testing.T) {
 	ref := operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}
 
 	deployments := map[string]*appsv1ac.DeploymentApplyConfiguration{}
-	root := rootshard.Shard(rs)
+	root := rootshard.Server(rs)
 	root.ServiceAccountIssuers = issuers
 	deployments["root"] = root.Deployment(nil, "h")
 	for _, name := range []string{"alpha", "beta"} {
 		s := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
 			Spec: operatorv1alpha1.ShardSpec{RootShard: ref, CommonShardSpec: operatorv1alpha1.CommonShardSpec{Auth: enabled()}}}
-		k := shard.Shard(s, rs)
+		k := shard.Server(s, rs)
 		k.ServiceAccountIssuers = issuers
 		deployments[name] = k.Deployment(nil, "h")
 	}

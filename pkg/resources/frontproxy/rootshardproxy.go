@@ -2,7 +2,6 @@ package frontproxy
 
 import (
 	"fmt"
-	"sort"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -155,7 +154,7 @@ func (p RootShardProxy) serverCA() string {
 // server with each shard's base URL).
 func (p RootShardProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration, error) {
 	secret, err := kcp.KubeconfigFor(p.RootShard.Namespace, p.DynamicKubeconfigName(), p.labels(RootShardProxyComponent+"-dynamic-kubeconfig"),
-		rootshard.Shard(p.RootShard).BaseURL(), serverCADir+"/tls.crt", RootShardProxyCommonName, kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
+		rootshard.Server(p.RootShard).BaseURL(), serverCADir+"/tls.crt", RootShardProxyCommonName, kubeconfigClient+"/tls.crt", kubeconfigClient+"/tls.key")
 	if err != nil {
 		return nil, fmt.Errorf("root shard proxy %s: %w", p.ServiceName(), err)
 	}
@@ -167,7 +166,7 @@ func (p RootShardProxy) DynamicKubeconfig() (*corev1ac.SecretApplyConfiguration,
 // resolves /clusters/<workspace> to the shard that hosts the workspace, whatever the
 // mapping's backend.
 func (p RootShardProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
-	base := rootshard.Shard(p.RootShard).BaseURL()
+	base := rootshard.Server(p.RootShard).BaseURL()
 	var mappings []pathMapping
 	for _, path := range []string{"/clusters/", "/services/"} {
 		mappings = append(mappings, pathMapping{Path: path, Backend: base, BackendServerCA: serverCADir + "/tls.crt",
@@ -184,19 +183,6 @@ func (p RootShardProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, erro
 // Version is the kcp release of the root shard proxy's image.
 func (p RootShardProxy) Version() kcpversion.Version { return workload.KcpVersion(p.spec().Image) }
 
-// Args is the root shard proxy's kcp-front-proxy command line: a FrontProxy's without
-// authentication other than client certificates (kcp-front-proxy's default drop groups stay:
-// system:masters is not passed on), then spec.proxy's logging and extraArgs.
-func (p RootShardProxy) Args() []string {
-	args := proxyArgs(p.Version().MountProxy(), RootShardProxyCommonName)
-	level := int32(0)
-	if l := p.spec().Logging; l != nil {
-		level = l.Level
-	}
-	args = append(args, fmt.Sprintf("-v=%d", level))
-	return append(args, p.spec().ExtraArgs...)
-}
-
 // Service builds the root shard proxy's Service: port 6443, whatever the RootShard's
 // external port (kcp-operator does not let it change), spec.proxy.serviceTemplate applied.
 func (p RootShardProxy) Service() *corev1ac.ServiceApplyConfiguration {
@@ -204,32 +190,30 @@ func (p RootShardProxy) Service() *corev1ac.ServiceApplyConfiguration {
 		kcp.SecurePort, p.spec().ServiceTemplate)
 }
 
-// secretMounts are the Secrets the root shard proxy's pods mount, at a FrontProxy's paths.
-func (p RootShardProxy) secretMounts() []secretMount {
-	mounts := []secretMount{
-		{volume: "serving", secret: p.certName("server"), dir: servingDir},
-		{volume: "kubeconfig", secret: p.DynamicKubeconfigName(), dir: kubeconfigDir},
-		{volume: "kubeconfig-client", secret: p.certName("kubeconfig"), dir: kubeconfigClient},
-		{volume: "requestheader", secret: p.certName("requestheader"), dir: requestHeaderDir},
-		{volume: "client-ca", secret: p.MergedClientCAName(), dir: clientCADir, onlyCert: true},
-		{volume: "ca-server", secret: p.serverCA(), dir: serverCADir, onlyCert: true},
+// features are the root shard proxy's command line and volumes: a FrontProxy's without
+// authentication other than client certificates (kcp-front-proxy's default drop groups stay:
+// system:masters is not passed on), at a FrontProxy's paths, then spec.proxy's logging and
+// extraArgs.
+func (p RootShardProxy) features() []workload.Feature {
+	level := int32(0)
+	if l := p.spec().Logging; l != nil {
+		level = l.Level
 	}
-	if p.Version().MountProxy() {
-		mounts = append(mounts, secretMount{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(p.RootShard, pki.RequestHeaderClientCA),
-			dir: requestHeaderCADir, onlyCert: true})
+	return []workload.Feature{
+		{Args: proxyArgs(p.Version().MountProxy(), RootShardProxyCommonName), Mounts: proxyMounts{requestHeaderCA: pki.TrustSecretOf(p.RootShard, pki.RequestHeaderClientCA),
+			certName: p.certName, kubeconfig: p.DynamicKubeconfigName(), clientCA: p.MergedClientCAName(), serverCA: p.serverCA(),
+			configMap: p.ConfigMapName(), mountProxy: p.Version().MountProxy()}.mounts()},
+		{Args: append([]string{fmt.Sprintf("-v=%d", level)}, p.spec().ExtraArgs...)},
 	}
-	return mounts
 }
+
+// Args is the root shard proxy's kcp-front-proxy command line.
+func (p RootShardProxy) Args() []string { return workload.Features(p.features()...).Args }
 
 // MountedSecrets are the names of the Secrets the pods mount, sorted: its Deployment is
 // created once they all exist, and a change to any of them rolls it.
 func (p RootShardProxy) MountedSecrets() []string {
-	var names []string
-	for _, m := range p.secretMounts() {
-		names = append(names, m.secret)
-	}
-	sort.Strings(names)
-	return names
+	return workload.Secrets(workload.Features(p.features()...).Mounts, workload.WaitedSecret)
 }
 
 // Deployment builds the root shard proxy's Deployment from spec.proxy: image (else the root
@@ -237,18 +221,10 @@ func (p RootShardProxy) MountedSecrets() []string {
 // current is the Deployment as it is now (nil when absent); mountsHash is
 // workload.SecretsHash of the mounted Secrets and ConfigMap.
 func (p RootShardProxy) Deployment(current *appsv1.Deployment, mountsHash string) *appsv1ac.DeploymentApplyConfiguration {
-	container := corev1ac.Container().WithName("kcp-front-proxy").WithCommand("/kcp-front-proxy").WithArgs(p.Args()...)
+	all := workload.Features(p.features()...)
+	container := corev1ac.Container().WithName("kcp-front-proxy").WithCommand("/kcp-front-proxy").WithArgs(all.Args...)
 	podSpec := corev1ac.PodSpec()
-	for _, m := range p.secretMounts() {
-		src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
-		if m.onlyCert {
-			src.WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"))
-		}
-		podSpec.WithVolumes(corev1ac.Volume().WithName(m.volume).WithSecret(src))
-		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true))
-	}
-	podSpec.WithVolumes(corev1ac.Volume().WithName("config").WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(p.ConfigMapName())))
-	container.WithVolumeMounts(corev1ac.VolumeMount().WithName("config").WithMountPath(configDir).WithReadOnly(true))
+	workload.AddMounts(podSpec, container, all.Mounts)
 	return workload.Deployment(p.DeploymentName(), p.RootShard.Namespace, p.labels(RootShardProxyComponent), p.SelectorLabels(),
 		p.spec(), container, podSpec, current, mountsHash, workload.FrontProxy)
 }

@@ -76,7 +76,7 @@ func RootShard(rs *operatorv1alpha1.RootShard) []Name {
 	for _, ca := range pki.IntermediateCAs {
 		n.add(pki.SlotName(pki.CAName(rs.Name, ca), 1), pki.CAName(rs.Name, ca)+pki.TrustSuffix)
 	}
-	n.shard(rootshard.Shard(rs))
+	n.server(rootshard.Server(rs))
 	// The internal front proxy (spec.proxy), kcp-operator's <rs>-proxy.
 	p := frontproxy.RootShardProxy{RootShard: rs}
 	n.certificates(nil, p.Certificates())
@@ -101,7 +101,7 @@ func Shard(s *operatorv1alpha1.Shard) []Name {
 	}
 	n.certificates(nil, shard.Certificates(s, rs))
 	n.add(shard.ClientKubeconfigName(s), shard.MergedClientCAName(s), shard.MergedCABundleName(s))
-	n.shard(shard.Shard(s, rs))
+	n.server(shard.Server(s, rs))
 	return n.sorted()
 }
 
@@ -206,11 +206,11 @@ func (n *names) certificates(issuers []*cmapply.IssuerApplyConfiguration, certs 
 	}
 }
 
-// shard adds a kcp server's admin kubeconfigs, its Service, Deployment and
+// server adds a kcp server's admin kubeconfigs, its Service, Deployment and
 // PodDisruptionBudget (one name), the kubeconfig toward a CacheServer it writes from a copy
 // of a cache-client Secret, and a managed etcd's StatefulSet, Services, budget and
 // certificates.
-func (n *names) shard(s kcp.Shard) {
+func (n *names) server(s kcp.Server) {
 	n.add(s.KubeconfigName(kcp.LogicalClusterAdmin), s.KubeconfigName(kcp.ExternalLogicalClusterAdmin), s.ServiceName, s.DeploymentName())
 	if s.CacheSecretRef != nil {
 		n.add(s.CacheKubeconfig())

@@ -15,16 +15,16 @@ import (
 // ShardBaseContext is the kubeconfig context kcp expects in its kubeconfigs.
 const ShardBaseContext = "shard-base"
 
-// Service builds the shard's Service.
-func (s Shard) Service() *corev1ac.ServiceApplyConfiguration {
+// Service builds the server's Service.
+func (s Server) Service() *corev1ac.ServiceApplyConfiguration {
 	return workload.Service(s.Namespace, s.ServiceName, s.WorkloadLabels(), s.SelectorLabels(), SecurePort, s.Spec.ServiceTemplate)
 }
 
 // AdminKubeconfig builds the Secret of an admin identity's kubeconfig: the logical-cluster-
-// admin toward the shard itself, the external one toward the installation's external URL.
+// admin toward the server itself, the external one toward the installation's external URL.
 // The external one uses the private address and trusts the server CA bundle when the setup
-// has them (Shard.ExternalAdminURL, Shard.ServerCABundle).
-func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfiguration, error) {
+// has them (Server.ExternalAdminURL, Server.ServerCABundle).
+func (s Server) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfiguration, error) {
 	name := s.KubeconfigName(identity)
 	if identity != ExternalLogicalClusterAdmin {
 		return s.KubeconfigSecret(name, identity, s.BaseURL(), identity)
@@ -39,7 +39,7 @@ func (s Shard) AdminKubeconfig(identity string) (*corev1ac.SecretApplyConfigurat
 
 // KubeconfigSecret builds a Secret whose kubeconfig points at server, trusting the root
 // shard's server CA, as the client certificate mounted for role.
-func (s Shard) KubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
+func (s Server) KubeconfigSecret(name, component, server, role string) (*corev1ac.SecretApplyConfiguration, error) {
 	return KubeconfigFor(s.Namespace, name, pki.Labels(s.Kind, s.Name, component+"-kubeconfig"), server,
 		caDir("server")+"/tls.crt", role, leafDir(role)+"/tls.crt", leafDir(role)+"/tls.key")
 }

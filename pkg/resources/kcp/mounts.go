@@ -2,15 +2,13 @@ package kcp
 
 import (
 	"path"
-	"sort"
-
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Where things are mounted in the kcp container (WORKLOADS.md).
+// Where things are mounted in the kcp container (docs/WORKLOADS.md).
 const (
 	tlsDir = mountpaths.KcpTLSDir
 	// EtcdTLSDir is where the etcd client TLS Secret is mounted.
@@ -20,21 +18,6 @@ const (
 	KubeconfigKey = "kubeconfig"
 )
 
-// Mount is a Secret mounted read-only into the kcp container.
-type Mount struct {
-	volume, secret, dir string
-	// onlyCert projects tls.crt alone: a CA's key never enters the pod.
-	onlyCert bool
-	// external marks a Secret that the user or another object provides, whose absence does
-	// not hold back the Deployment's creation.
-	external bool
-}
-
-// NewMount mounts the Secret named secret as volume at dir.
-func NewMount(volume, secret, dir string) Mount {
-	return Mount{volume: volume, secret: secret, dir: dir}
-}
-
 func caDir(role string) string   { return path.Join(tlsDir, "ca", role) }
 func leafDir(role string) string { return path.Join(tlsDir, role) }
 
@@ -43,92 +26,69 @@ func KubeconfigDir(identity string) string {
 	return mountpaths.KcpKubeconfigDir(identity)
 }
 
-// mounts are the Secrets the shard's pod mounts, in a stable order: its root shard's CAs,
-// its own certificates and kubeconfigs, etcd TLS, the cache's kubeconfig, then the kind's.
-func (s Shard) mounts() []Mount {
-	name, rs := s.Name, s.RootShard
-	ms := []Mount{
-		{volume: "ca-root", secret: RootCASecret(rs), dir: caDir("root"), onlyCert: true, external: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
-		{volume: "ca-client", secret: s.clientCA(), dir: caDir("client"), onlyCert: true},
-		{volume: "ca-server", secret: pki.TrustSecretOf(rs, pki.ServerCA), dir: caDir("server"), onlyCert: true},
-		{volume: "ca-requestheader-client", secret: pki.TrustSecretOf(rs, pki.RequestHeaderClientCA), dir: caDir("requestheader-client"), onlyCert: true},
+// onlyCert projects a CA's tls.crt alone: its key never enters the pod.
+var onlyCert = []string{"tls.crt"}
+
+// caMounts are the CAs the server trusts: its root shard's root CA (the user's, with
+// spec.certificates.caSecretRef), its client CA bundle (its own, with a Shard's
+// clientCABundleRef), the server CA, the request-header CA, and the server CA bundle the
+// external admin kubeconfig and the virtual workspace server are verified by, where
+// caBundleSecretRef makes one.
+func (s Server) caMounts() []workload.Mount {
+	rs := s.RootShard
+	ms := []workload.Mount{
+		{Volume: "ca-root", Secret: RootCASecret(rs), Dir: caDir("root"), Keys: onlyCert,
+			User: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
+		{Volume: "ca-client", Secret: s.clientCA(), Dir: caDir("client"), Keys: onlyCert},
+		{Volume: "ca-server", Secret: pki.TrustSecretOf(rs, pki.ServerCA), Dir: caDir("server"), Keys: onlyCert},
+		{Volume: "ca-requestheader-client", Secret: pki.TrustSecretOf(rs, pki.RequestHeaderClientCA), Dir: caDir("requestheader-client"), Keys: onlyCert},
 	}
 	if s.ServerCABundle != "" {
-		ms = append(ms, Mount{volume: "ca-bundle", secret: s.ServerCABundle, dir: caDir("bundle"), onlyCert: true})
+		ms = append(ms, workload.Mount{Volume: "ca-bundle", Secret: s.ServerCABundle, Dir: caDir("bundle"), Keys: onlyCert})
 	}
-	ms = append(ms, []Mount{
-		{volume: "server", secret: name + "-server", dir: leafDir("server")},
-		{volume: "client", secret: name + "-client", dir: leafDir("client")},
-		{volume: "service-account", secret: ServiceAccountSecret(name), dir: leafDir("service-account")},
-		{volume: LogicalClusterAdmin, secret: name + "-" + LogicalClusterAdmin, dir: leafDir(LogicalClusterAdmin)},
-		{volume: ExternalLogicalClusterAdmin, secret: name + "-" + ExternalLogicalClusterAdmin, dir: leafDir(ExternalLogicalClusterAdmin)},
-		{volume: LogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(LogicalClusterAdmin), dir: KubeconfigDir(LogicalClusterAdmin)},
-		{volume: ExternalLogicalClusterAdmin + "-kubeconfig", secret: s.KubeconfigName(ExternalLogicalClusterAdmin), dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
-	}...)
-	if s.Version().MountProxy() {
-		ms = append(ms, Mount{volume: MountsProxy, secret: name + "-" + MountsProxy, dir: leafDir(MountsProxy)})
-	}
-	switch tls := s.Spec.Etcd.TLSConfig; {
-	case s.Etcd != nil:
-		ms = append(ms, Mount{volume: "etcd-tls", secret: s.Etcd.ClientSecret(), dir: EtcdTLSDir})
-	case tls != nil:
-		ms = append(ms, Mount{volume: "etcd-tls", secret: tls.SecretRef.Name, dir: EtcdTLSDir, external: true})
-	}
-	if s.UsesCacheServer() {
-		ms = append(ms, Mount{volume: "cache-kubeconfig", secret: s.CacheKubeconfig(), dir: cacheKubeDir})
-	}
-	return append(ms, s.KindMounts...)
+	return ms
 }
 
-// ClientCASecret is the Secret of the client CA bundle the shard trusts, which a virtual
-// workspace server next to it trusts too.
-func (s Shard) ClientCASecret() string { return s.clientCA() }
+// ownMounts are the server's own certificates and admin kubeconfigs.
+func (s Server) ownMounts() []workload.Mount {
+	name := s.Name
+	return []workload.Mount{
+		{Volume: "server", Secret: name + "-server", Dir: leafDir("server")},
+		{Volume: "client", Secret: name + "-client", Dir: leafDir("client")},
+		{Volume: "service-account", Secret: ServiceAccountSecret(name), Dir: leafDir("service-account")},
+		{Volume: LogicalClusterAdmin, Secret: name + "-" + LogicalClusterAdmin, Dir: leafDir(LogicalClusterAdmin)},
+		{Volume: ExternalLogicalClusterAdmin, Secret: name + "-" + ExternalLogicalClusterAdmin, Dir: leafDir(ExternalLogicalClusterAdmin)},
+		{Volume: LogicalClusterAdmin + "-kubeconfig", Secret: s.KubeconfigName(LogicalClusterAdmin), Dir: KubeconfigDir(LogicalClusterAdmin)},
+		{Volume: ExternalLogicalClusterAdmin + "-kubeconfig", Secret: s.KubeconfigName(ExternalLogicalClusterAdmin), Dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
+	}
+}
 
-// clientCA is the Secret of the client CA bundle the shard trusts.
-func (s Shard) clientCA() string {
+// ClientCASecret is the Secret of the client CA bundle the server trusts, which a virtual
+// workspace server next to it trusts too.
+func (s Server) ClientCASecret() string { return s.clientCA() }
+
+// clientCA is the Secret of the client CA bundle the server trusts.
+func (s Server) clientCA() string {
 	if s.ClientCA != "" {
 		return s.ClientCA
 	}
 	return MergedClientCAName(s.RootShard)
 }
 
-// MountedSecrets are the names of the Secrets the pod mounts, the optional configuration
-// files' included, sorted: a change to any of them rolls the Deployment.
-func (s Shard) MountedSecrets() []string {
-	var names []string
-	for _, m := range s.mounts() {
-		names = append(names, m.secret)
-	}
-	names = append(names, s.optionalSecrets()...)
-	sort.Strings(names)
-	return names
-}
+// MountedSecrets are the names of the Secrets the pod mounts, the user's and the other
+// shards' included, sorted: a change to any of them rolls the Deployment.
+func (s Server) MountedSecrets() []string { return workload.Secrets(s.mounts(), workload.AnySecret) }
 
 // RealizedSecrets are the mounted Secrets the controllers and cert-manager write for the
-// shard, sorted: its Deployment is created once they all exist, so that it does not roll
+// server, sorted: its Deployment is created once they all exist, so that it does not roll
 // once per Secret while a new setup is issued.
-func (s Shard) RealizedSecrets() []string {
-	var names []string
-	for _, m := range s.mounts() {
-		if !m.external {
-			names = append(names, m.secret)
-		}
-	}
-	sort.Strings(names)
-	return names
+func (s Server) RealizedSecrets() []string {
+	return workload.Secrets(s.mounts(), workload.WaitedSecret)
 }
 
-func (m Mount) asVolume() *corev1ac.VolumeApplyConfiguration {
-	src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
-	if m.onlyCert {
-		src.WithItems(corev1ac.KeyToPath().WithKey("tls.crt").WithPath("tls.crt"))
-	}
-	return corev1ac.Volume().WithName(m.volume).WithSecret(src)
-}
-
-func (m Mount) asVolumeMount() *corev1ac.VolumeMountApplyConfiguration {
-	return corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true)
-}
+// UsersSecrets are the mounted Secrets the user provides, sorted: the Deployment does not
+// wait for them.
+func (s Server) UsersSecrets() []string { return workload.Secrets(s.mounts(), workload.UsersSecret) }
 
 // CacheKubeconfigName is the Secret of the kubeconfig toward a CacheServer, which its
 // controller writes.

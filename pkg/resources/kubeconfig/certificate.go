@@ -11,7 +11,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
 
-// Certificate builds the Certificate of the Kubeconfig's identity (PKI.md, kubeconfig-<kc>):
+// Certificate builds the Certificate of the Kubeconfig's identity (docs/PKI.md, kubeconfig-<kc>):
 // CN spec.username and O spec.groups, plus Group when spec.authorization is set, for client
 // auth, signed by the target RootShard's front-proxy-client CA, lasting spec.validity, with
 // spec.certificateTemplate merged in. Its Secret has the same name and carries the owner

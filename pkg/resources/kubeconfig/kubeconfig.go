@@ -45,7 +45,7 @@ type Kubeconfig struct {
 }
 
 // CertificateName is the name of a Kubeconfig's Certificate and of the Secret cert-manager
-// issues it into (PKI.md).
+// issues it into (docs/PKI.md).
 func CertificateName(kubeconfig string) string { return "kubeconfig-" + kubeconfig }
 
 // CertificateName is the name of the Kubeconfig's Certificate and its cert-manager Secret.

@@ -3,7 +3,7 @@
 // extraVolumeMounts, from this one list; it imports nothing so that validation can use it.
 package mountpaths
 
-// Directories in the kcp container of a RootShard or Shard (WORKLOADS.md).
+// Directories in the kcp container of a RootShard or Shard (docs/WORKLOADS.md).
 const (
 	// KcpTLSDir holds the shard's certificates and its CAs' certificates.
 	KcpTLSDir = "/etc/kcp/tls"
@@ -66,9 +66,9 @@ const (
 	VirtualWorkspaceVolumePrefix = "kcp-"
 )
 
-// Shard are the directories the controllers mount into a RootShard's or Shard's kcp
+// KcpServer are the directories the controllers mount into a RootShard's or Shard's kcp
 // container: an extra mount at, under or above one of them would hide what kcp reads there.
-func Shard() []string {
+func KcpServer() []string {
 	dirs := []string{KcpTLSDir, KcpOIDCCADir, KcpAuditDir, KcpAuthorizationDir, KcpAuthenticationDir, EtcdTLSDir, CacheKubeconfigDir}
 	for _, identity := range KcpKubeconfigIdentities {
 		dirs = append(dirs, KcpKubeconfigDir(identity))

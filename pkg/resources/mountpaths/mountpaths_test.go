@@ -26,7 +26,7 @@ var fixtureExtras = map[string]bool{"extra": true, "scratch": true, "seed": true
 // mounts a new directory fails here until the directory is added to its list.
 func TestEveryBuilderMountIsReserved(t *testing.T) {
 	reserved := map[string][]string{
-		"kcp":                mountpaths.Shard(),
+		"kcp":                mountpaths.KcpServer(),
 		"kcp-front-proxy":    mountpaths.FrontProxy(),
 		"cache-server":       mountpaths.CacheServer(),
 		"virtual-workspaces": mountpaths.VirtualWorkspace(),

@@ -50,8 +50,8 @@ func TestJoin(t *testing.T) {
 			rs := j.RootShard
 			assert.Equal(t, reference.JoinedName(c.kind, "eu"), rs.Name)
 			assert.Equal(t, "b", rs.Namespace)
-			assert.Equal(t, resolved.RootShardURL.String(), rootshard.Shard(rs).BaseURL())
-			assert.Equal(t, resolved.ExternalURL.String(), kcp.Shard{RootShard: rs}.ExternalURL())
+			assert.Equal(t, resolved.RootShardURL.String(), rootshard.Server(rs).BaseURL())
+			assert.Equal(t, resolved.ExternalURL.String(), kcp.Server{RootShard: rs}.ExternalURL())
 
 			var names []string
 			keyPairs := map[string]bool{}

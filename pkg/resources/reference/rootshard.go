@@ -43,7 +43,7 @@ func ForRootShard(rs *operatorv1alpha1.RootShard, cas RootShardCAs) ([]*corev1ac
 	if missing := cas.Missing(rs); missing != "" {
 		return nil, fmt.Errorf("the reference Secrets of RootShard %s/%s: the CA %s is not issued yet", rs.Namespace, rs.Name, missing)
 	}
-	shard := rootshard.Shard(rs)
+	shard := rootshard.Server(rs)
 	all := map[string][]byte{
 		RootShardURLKey:     []byte(shard.BaseURL()),
 		ExternalURLKey:      []byte(shard.ExternalURL()),

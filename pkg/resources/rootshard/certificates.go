@@ -15,7 +15,7 @@ const Kind = kcp.RootShardKind
 // PKI is the cert-manager objects of a RootShard's certificate hierarchy.
 type PKI = certificates.Objects
 
-// BuildPKI returns the Issuers and Certificates of a RootShard's PKI (PKI.md): its root CA,
+// BuildPKI returns the Issuers and Certificates of a RootShard's PKI (docs/PKI.md): its root CA,
 // from the namespace bootstrap, the user's issuer or the user's CA Secret; the five
 // intermediate CAs with their Issuers; the root shard's own leaf certificates; the server's
 // identity toward it; and its managed etcd's certificates, when it has one.
@@ -33,7 +33,7 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 		out.Certificates = append(out.Certificates, certs...)
 		out.Issuers = append(out.Issuers, issuer)
 	}
-	leaves := append(Shard(rs).Leaves(), OperatorLeaf(rs))
+	leaves := append(Server(rs).Leaves(), OperatorLeaf(rs))
 	if e := Etcd(rs); e != nil {
 		leaves = append(leaves, e.Leaves()...)
 	}

@@ -110,7 +110,7 @@ func TestOperatorIdentityIsNeverMounted(t *testing.T) {
 	assert.Equal(t, []string{"system:kcp:admin"}, leaf.Organization)
 	assert.Equal(t, pki.CAName(rs.Name, pki.ClientCA), leaf.Issuer)
 
-	s := Shard(rs)
+	s := Server(rs)
 	assert.NotContains(t, s.MountedSecrets(), leaf.Name)
 	d := s.Deployment(nil, "hash")
 	for _, v := range d.Spec.Template.Spec.Volumes {

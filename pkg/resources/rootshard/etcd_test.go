@@ -36,7 +36,7 @@ func TestManagedEtcdGoldens(t *testing.T) {
 	golden.Assert(t, "pki-etcd-managed", objects...)
 
 	ss := e.StatefulSet(workload.SecretsHash(map[string]string{e.ServerSecret(): "1", e.PeerSecret(): "2"}))
-	golden.Assert(t, "workloads-etcd-managed", Shard(rs).Deployment(nil, "hash"), ss, e.Service(), e.PeerService(), e.DisruptionBudget())
+	golden.Assert(t, "workloads-etcd-managed", Server(rs).Deployment(nil, "hash"), ss, e.Service(), e.PeerService(), e.DisruptionBudget())
 }
 
 func TestManagedEtcdNamesAndKcp(t *testing.T) {
@@ -52,7 +52,7 @@ func TestManagedEtcdNamesAndKcp(t *testing.T) {
 		"https://root-etcd-2.root-etcd-peers.team-a.svc.cluster.local:2379",
 	}, e.ClientURLs())
 
-	k := Shard(rs)
+	k := Server(rs)
 	args := k.Args()
 	assert.Contains(t, args, "--etcd-servers="+
 		"https://root-etcd-0.root-etcd-peers.team-a.svc.cluster.local:2379,"+

@@ -6,9 +6,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
-// Shard describes a RootShard's kcp server to the kcp builders.
-func Shard(rs *operatorv1alpha1.RootShard) kcp.Shard {
-	s := kcp.Shard{
+// Server describes a RootShard's kcp server to the kcp builders.
+func Server(rs *operatorv1alpha1.RootShard) kcp.Server {
+	s := kcp.Server{
 		Kind:        Kind,
 		Name:        rs.Name,
 		Namespace:   rs.Namespace,

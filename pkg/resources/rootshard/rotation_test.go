@@ -110,12 +110,12 @@ func view(t *testing.T, rs *operatorv1alpha1.RootShard, ca pki.CA, phase operato
 // which outlives either slot, and a CA never rotated through its own Secret.
 func TestRotationMounts(t *testing.T) {
 	rs := minimalRootShard()
-	before := Shard(rs).MountedSecrets()
+	before := Server(rs).MountedSecrets()
 	assert.Contains(t, before, "root-server-ca")
 	assert.Contains(t, before, "root-requestheader-client-ca")
 
 	rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: "server", Phase: operatorv1alpha1.CARotationCompleted, Slot: 1, LeavesSwitched: true}}
-	after := Shard(rs).MountedSecrets()
+	after := Server(rs).MountedSecrets()
 	assert.Contains(t, after, "root-server-ca-trust")
 	assert.NotContains(t, after, "root-server-ca")
 	assert.NotContains(t, after, "root-server-ca-next")

@@ -64,37 +64,37 @@ func workloadsRootShard() *operatorv1alpha1.RootShard {
 func TestWorkloads(t *testing.T) {
 	for name, rs := range map[string]*operatorv1alpha1.RootShard{"workloads-minimal": minimalRootShard(), "workloads-loaded": workloadsRootShard()} {
 		t.Run(name, func(t *testing.T) {
-			admin, err := Shard(rs).AdminKubeconfig(kcp.LogicalClusterAdmin)
+			admin, err := Server(rs).AdminKubeconfig(kcp.LogicalClusterAdmin)
 			require.NoError(t, err)
-			external, err := Shard(rs).AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
+			external, err := Server(rs).AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 			require.NoError(t, err)
 			bundles := CABundles{ServerCA: []byte("SERVER-CA\n"), ClientCA: []byte("CLIENT-CA"), FrontProxyClientCA: []byte("FRONT-PROXY-CLIENT-CA"), ExtraClientCAs: []byte("EXTRA")}
-			k := Shard(rs)
+			k := Server(rs)
 			// The shards of the RootShard, as the controller hands them.
 			k.ServiceAccountIssuers = []string{"shard-b", "root", "shard-a"}
-			golden.Assert(t, name, k.Deployment(nil, "hash"), Shard(rs).Service(), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
+			golden.Assert(t, name, k.Deployment(nil, "hash"), Server(rs).Service(), admin, external, MergedClientCA(rs, bundles), MergedCABundle(rs, bundles))
 		})
 	}
 }
 
 func TestDeploymentReplicas(t *testing.T) {
 	rs := minimalRootShard()
-	assert.EqualValues(t, 2, *Shard(rs).Deployment(nil, "h").Spec.Replicas, "a new Deployment starts with 2")
+	assert.EqualValues(t, 2, *Server(rs).Deployment(nil, "h").Spec.Replicas, "a new Deployment starts with 2")
 	scaled := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](5)}}
-	assert.EqualValues(t, 5, *Shard(rs).Deployment(scaled, "h").Spec.Replicas, "an unset spec keeps what an HPA chose")
+	assert.EqualValues(t, 5, *Server(rs).Deployment(scaled, "h").Spec.Replicas, "an unset spec keeps what an HPA chose")
 	rs.Spec.Replicas = ptr.To[int32](3)
-	assert.EqualValues(t, 3, *Shard(rs).Deployment(scaled, "h").Spec.Replicas, "a set spec wins")
+	assert.EqualValues(t, 3, *Server(rs).Deployment(scaled, "h").Spec.Replicas, "a set spec wins")
 }
 
 func TestDeploymentRollsWithSecrets(t *testing.T) {
 	rs := minimalRootShard()
-	a := Shard(rs).Deployment(nil, "a").Spec.Template.Annotations
-	b := Shard(rs).Deployment(nil, "b").Spec.Template.Annotations
+	a := Server(rs).Deployment(nil, "a").Spec.Template.Annotations
+	b := Server(rs).Deployment(nil, "b").Spec.Template.Annotations
 	assert.NotEqual(t, a, b)
 }
 
 func TestAdminKubeconfigParses(t *testing.T) {
-	s, err := Shard(minimalRootShard()).AdminKubeconfig(kcp.LogicalClusterAdmin)
+	s, err := Server(minimalRootShard()).AdminKubeconfig(kcp.LogicalClusterAdmin)
 	require.NoError(t, err)
 	cfg, err := clientcmd.Load(s.Data[kcp.KubeconfigKey])
 	require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestVersionGoldens(t *testing.T) {
 		t.Run(minor, func(t *testing.T) {
 			rs := minimalRootShard()
 			rs.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
-			golden.Assert(t, "workloads-minimal-"+minor, Shard(rs).Deployment(nil, "hash"))
+			golden.Assert(t, "workloads-minimal-"+minor, Server(rs).Deployment(nil, "hash"))
 		})
 	}
 }
@@ -121,7 +121,7 @@ func TestVersionGoldens(t *testing.T) {
 func TestVirtualWorkspaceGolden(t *testing.T) {
 	rs := minimalRootShard()
 	rs.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "vw"}
-	k := Shard(rs)
+	k := Server(rs)
 	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw.example.com:6443"}
 	args := k.Args()
 	assert.Contains(t, args, "--run-virtual-workspaces=false")
@@ -130,6 +130,6 @@ func TestVirtualWorkspaceGolden(t *testing.T) {
 	// kcp calls the server with its client certificate (pkg/server/controllers.go@v0.32.3).
 	assert.Contains(t, args, "--shard-client-cert-file=/etc/kcp/tls/client/tls.crt")
 	assert.Contains(t, args, "--shard-client-key-file=/etc/kcp/tls/client/tls.key")
-	assert.NotContains(t, Shard(rs).Args(), "--run-virtual-workspaces=false", "without the controller's endpoint, kcp serves them")
+	assert.NotContains(t, Server(rs).Args(), "--run-virtual-workspaces=false", "without the controller's endpoint, kcp serves them")
 	golden.Assert(t, "workloads-virtual-workspace", k.Deployment(nil, "hash"))
 }

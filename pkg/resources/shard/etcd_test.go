@@ -50,7 +50,7 @@ func TestManagedEtcdGolden(t *testing.T) {
 	s, rs := managedEtcdShard(), rootShard()
 	e := Etcd(s, rs)
 	require.NotNil(t, e)
-	k := Shard(s, rs)
+	k := Server(s, rs)
 	k.ServiceAccountIssuers = issuers
 	ss := e.StatefulSet(workload.SecretsHash(map[string]string{e.ServerSecret(): "1", e.PeerSecret(): "2"}))
 	objects := []any{k.Deployment(nil, "hash"), ss, e.Service(), e.PeerService(), e.DisruptionBudget()}
@@ -69,7 +69,7 @@ func TestManagedEtcd(t *testing.T) {
 	assert.Len(t, e.ClientURLs(), 5)
 	assert.Equal(t, "https://shard-1-shard-etcd-4.shard-1-shard-etcd-peers.team-a.svc.cluster.local:2379", e.ClientURLs()[4])
 
-	args := Shard(s, rs).Args()
+	args := Server(s, rs).Args()
 	assert.Contains(t, args, "--etcd-prefix=/kcp", "a managed etcd keeps the spec's prefix")
 	assert.Contains(t, args, "--etcd-cafile=/etc/etcd/tls/ca.crt")
 

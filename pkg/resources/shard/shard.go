@@ -13,6 +13,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // Kind is the owner label's kind of everything a Shard owns.
@@ -49,12 +50,12 @@ func MergedCABundle(s *operatorv1alpha1.Shard, rootShardCABundle, extra []byte) 
 	return certificates.BundleSecret(s.Namespace, MergedCABundleName(s), pki.Labels(Kind, s.Name, "merged-ca-bundle"), rootShardCABundle, extra)
 }
 
-// Shard describes a Shard's kcp server to the kcp builders. Its cache is its own, else its
+// Server describes a Shard's kcp server to the kcp builders. Its cache is its own, else its
 // RootShard's; without either, it uses the root shard's embedded cache through its
 // kubeconfig toward the root shard.
-func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard {
+func Server(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Server {
 	toRoot := clientKubeconfigDir + "/" + kcp.KubeconfigKey
-	k := kcp.Shard{
+	k := kcp.Server{
 		Kind:        Kind,
 		Name:        s.Name,
 		Namespace:   s.Namespace,
@@ -62,7 +63,7 @@ func Shard(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Shard 
 		Spec:        &s.Spec.CommonShardSpec,
 		RootShard:   rs,
 		KindArgs:    []string{"--shard-name=" + s.Name},
-		KindMounts:  []kcp.Mount{kcp.NewMount("client-kubeconfig", ClientKubeconfigName(s), clientKubeconfigDir)},
+		KindMounts:  []workload.Mount{{Volume: "client-kubeconfig", Secret: ClientKubeconfigName(s), Dir: clientKubeconfigDir}},
 		Etcd:        Etcd(s, rs),
 	}
 	if s.Spec.ClientCABundleRef != nil {
@@ -105,7 +106,7 @@ func Etcd(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) *etcd.Clust
 // shard's certificate templates merged in, and its managed etcd's, when it has one.
 func Certificates(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) []*cmapply.CertificateApplyConfiguration {
 	var out []*cmapply.CertificateApplyConfiguration
-	leaves := Shard(s, rs).Leaves()
+	leaves := Server(s, rs).Leaves()
 	if e := Etcd(s, rs); e != nil {
 		leaves = append(leaves, e.Leaves()...)
 	}
@@ -122,5 +123,5 @@ func Certificates(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) []*
 // ClientKubeconfig builds the Secret of the shard's kubeconfig toward the root shard, as its
 // client certificate.
 func ClientKubeconfig(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (*corev1ac.SecretApplyConfiguration, error) {
-	return Shard(s, rs).KubeconfigSecret(ClientKubeconfigName(s), "client", rootshard.Shard(rs).BaseURL(), "client")
+	return Server(s, rs).KubeconfigSecret(ClientKubeconfigName(s), "client", rootshard.Server(rs).BaseURL(), "client")
 }

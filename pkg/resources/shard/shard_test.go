@@ -65,7 +65,7 @@ func TestBuilders(t *testing.T) {
 	for name, s := range map[string]*operatorv1alpha1.Shard{"minimal": minimalShard(), "loaded": loadedShard()} {
 		t.Run(name, func(t *testing.T) {
 			rs := rootShard()
-			k := Shard(s, rs)
+			k := Server(s, rs)
 			k.ServiceAccountIssuers = issuers
 			client, err := ClientKubeconfig(s, rs)
 			require.NoError(t, err)
@@ -82,22 +82,22 @@ func TestBuilders(t *testing.T) {
 
 func TestCacheFallsBackToTheRootShard(t *testing.T) {
 	rs := rootShard()
-	args := Shard(minimalShard(), rs).Args()
+	args := Server(minimalShard(), rs).Args()
 	assert.Contains(t, args, "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig", "without a cache, the root shard's")
 
 	rs.Spec.Cache = &operatorv1alpha1.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "rs-cache"}}
-	k := Shard(minimalShard(), rs)
+	k := Server(minimalShard(), rs)
 	assert.Equal(t, "rs-cache", k.Cache.Name, "the RootShard's cache")
 	assert.Contains(t, k.Args(), "--cache-kubeconfig=/etc/cache-server/kubeconfig/kubeconfig")
 
-	assert.Equal(t, "cache", Shard(loadedShard(), rs).Cache.Name, "the Shard's own cache wins")
+	assert.Equal(t, "cache", Server(loadedShard(), rs).Cache.Name, "the Shard's own cache wins")
 
 	// kcp-operator's Go SDK may send "cache: {}": no cache of the Shard's own.
 	empty := minimalShard()
 	empty.Spec.Cache = &operatorv1alpha1.CacheConfig{}
-	assert.Equal(t, "rs-cache", Shard(empty, rs).Cache.Name, "cache: {} is the RootShard's cache")
+	assert.Equal(t, "rs-cache", Server(empty, rs).Cache.Name, "cache: {} is the RootShard's cache")
 	rs.Spec.Cache = &operatorv1alpha1.CacheConfig{}
-	assert.Contains(t, Shard(empty, rs).Args(), "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig",
+	assert.Contains(t, Server(empty, rs).Args(), "--cache-kubeconfig=/etc/kcp/client-kubeconfig/kubeconfig",
 		"cache: {} on both is the root shard's embedded cache")
 }
 
@@ -112,7 +112,7 @@ func TestShardCertificatesAreSignedByTheRootShardsCAs(t *testing.T) {
 // tokens of its root shard and of the other shards with their public keys, mounted without
 // their private keys, and its own with its key pair as before; without it, only its own.
 func TestServiceAccountAuthentication(t *testing.T) {
-	k := Shard(loadedShard(), rootShard())
+	k := Server(loadedShard(), rootShard())
 	k.ServiceAccountIssuers = issuers
 	assert.Equal(t, []string{
 		"--service-account-key-file=/etc/kcp/tls/service-account/tls.crt",
@@ -123,7 +123,7 @@ func TestServiceAccountAuthentication(t *testing.T) {
 	assert.Contains(t, k.MountedSecrets(), "shard-2-service-account")
 	assert.NotContains(t, k.RealizedSecrets(), "shard-2-service-account", "another shard's key does not hold back the Deployment")
 
-	off := Shard(minimalShard(), rootShard())
+	off := Server(minimalShard(), rootShard())
 	off.ServiceAccountIssuers = issuers
 	assert.Equal(t, []string{"--service-account-key-file=/etc/kcp/tls/service-account/tls.crt"},
 		withPrefix(off.Args(), "--service-account-key-file="), "disabled: its own key only")
@@ -131,7 +131,7 @@ func TestServiceAccountAuthentication(t *testing.T) {
 }
 
 func TestTokenAuthentication(t *testing.T) {
-	args := Shard(loadedShard(), rootShard()).Args()
+	args := Server(loadedShard(), rootShard()).Args()
 	assert.Contains(t, args, "--authentication-token-webhook-config-file=/etc/kcp/authentication/webhook/kubeconfig")
 	assert.Contains(t, args, "--authentication-token-webhook-version=v1beta1")
 	assert.Contains(t, args, "--token-auth-file=/etc/kcp/authentication/token/tokens.csv")
@@ -154,7 +154,7 @@ func TestExtraArgsComeLastAsWritten(t *testing.T) {
 	s := loadedShard()
 	extra := []string{"--encryption-provider-config", "/etc/kcp/encryption/config.yaml", "-v", "6"}
 	s.Spec.ExtraArgs = extra
-	args := Shard(s, rootShard()).Args()
+	args := Server(s, rootShard()).Args()
 	require.Greater(t, len(args), len(extra))
 	assert.Equal(t, extra, args[len(args)-len(extra):])
 }
@@ -175,7 +175,7 @@ func bundledShard() (*operatorv1alpha1.Shard, *operatorv1alpha1.RootShard) {
 // RootShard's private address change: the mounts, the external kubeconfig and the bundles.
 func TestBundlesGolden(t *testing.T) {
 	s, rs := bundledShard()
-	k := Shard(s, rs)
+	k := Server(s, rs)
 	external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 	require.NoError(t, err)
 	golden.Assert(t, "bundles", k.Deployment(nil, "hash"), external,
@@ -203,7 +203,7 @@ func TestCABundleRefs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, rs := minimalShard(), rootShard()
 			s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef, rs.Spec.CABundleSecretRef = tt.shardCA, tt.shardClient, tt.rsCA
-			k := Shard(s, rs)
+			k := Server(s, rs)
 			mounted := k.MountedSecrets()
 			assert.Contains(t, mounted, tt.wantClientCA)
 			if tt.wantClientCA != "root-merged-client-ca" {
@@ -243,7 +243,7 @@ func TestExternalAdminURL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rs := rootShard()
 			rs.Spec.External.PrivateHostname, rs.Spec.External.PrivatePort = tt.host, tt.port
-			k := Shard(minimalShard(), rs)
+			k := Server(minimalShard(), rs)
 			external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 			require.NoError(t, err)
 			cfg, err := clientcmd.Load(external.Data[kcp.KubeconfigKey])
@@ -262,7 +262,7 @@ func TestVersionGoldens(t *testing.T) {
 		t.Run(minor, func(t *testing.T) {
 			s, rs := minimalShard(), rootShard()
 			s.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
-			objects := []any{Shard(s, rs).Deployment(nil, "hash")}
+			objects := []any{Server(s, rs).Deployment(nil, "hash")}
 			for _, c := range Certificates(s, rs) {
 				objects = append(objects, c)
 			}
@@ -277,7 +277,7 @@ func TestVersionGoldens(t *testing.T) {
 func TestVirtualWorkspaceGolden(t *testing.T) {
 	s, rs := minimalShard(), rootShard()
 	s.Spec.KcpVirtualWorkspace = &corev1.LocalObjectReference{Name: "vw"}
-	k := Shard(s, rs)
+	k := Server(s, rs)
 	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw-shard-1.example.com:6443"}
 	assert.Equal(t, []string{"--run-virtual-workspaces=false", "--shard-virtual-workspace-url=https://vw-shard-1.example.com:6443",
 		"--shard-virtual-workspace-ca-file=/etc/kcp/tls/ca/server/tls.crt"}, k.VirtualWorkspaceArgs())
@@ -285,7 +285,7 @@ func TestVirtualWorkspaceGolden(t *testing.T) {
 	golden.Assert(t, "virtual-workspace", k.Deployment(nil, "hash"))
 
 	s.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "public-ca"}
-	k = Shard(s, rs)
+	k = Server(s, rs)
 	k.VirtualWorkspace = &kcp.VirtualWorkspaceEndpoint{URL: "https://vw-shard-1.example.com:6443"}
 	assert.Contains(t, k.Args(), "--shard-virtual-workspace-ca-file=/etc/kcp/tls/ca/bundle/tls.crt")
 	assert.Contains(t, k.MountedSecrets(), "shard-1-merged-ca-bundle")

@@ -98,7 +98,7 @@ func (v VirtualWorkspace) Kubeconfigs() ([]*corev1ac.SecretApplyConfiguration, e
 	}
 	if v.needsRootCache() {
 		cache, err := kcp.KubeconfigFor(v.Namespace, v.RootCacheKubeconfigName(), v.labels("cache-kubeconfig"),
-			rootshard.Shard(v.Target.RootShard).BaseURL(), serverCAFile, ClientCommonName(v.Name), clientDir+"/tls.crt", clientDir+"/tls.key")
+			rootshard.Server(v.Target.RootShard).BaseURL(), serverCAFile, ClientCommonName(v.Name), clientDir+"/tls.crt", clientDir+"/tls.key")
 		if err != nil {
 			return nil, fmt.Errorf("virtual workspace %s: %w", v.Name, err)
 		}

@@ -77,7 +77,7 @@ func TestExternalAdminKubeconfig(t *testing.T) {
 	rs.Spec.External.PrivateHostname = "kcp.internal"
 	rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "public-ca"}
 	v := minimal()
-	v.Target = rootshard.Shard(rs)
+	v.Target = rootshard.Server(rs)
 	kubeconfigs, err := v.Kubeconfigs()
 	require.NoError(t, err)
 	require.Len(t, kubeconfigs, 2)

@@ -35,8 +35,8 @@ func (v VirtualWorkspace) Deployment(current *appsv1.Deployment, secretsHash str
 	container := corev1ac.Container().WithName(ContainerName).WithCommand(command...).WithArgs(v.Args()...)
 	volumes := &podVolumes{}
 	for _, m := range v.serverMounts() {
-		volumes.add(m.asVolume())
-		container.WithVolumeMounts(m.asVolumeMount())
+		volumes.add(m.AsVolume())
+		container.WithVolumeMounts(m.AsVolumeMount())
 	}
 	podSpec := corev1ac.PodSpec()
 	var initContainers []*corev1ac.ContainerApplyConfiguration
@@ -80,8 +80,8 @@ func (v VirtualWorkspace) initContainer(i int, volumes *podVolumes) *corev1ac.Co
 	}
 	workload.Resources(c, ic.Resources, workload.VirtualWorkspace)
 	for _, m := range v.initMounts(i) {
-		volumes.add(m.asVolume())
-		c.WithVolumeMounts(m.asVolumeMount())
+		volumes.add(m.AsVolume())
+		c.WithVolumeMounts(m.AsVolumeMount())
 	}
 	for j := range ic.VolumeMounts {
 		if strings.HasPrefix(ic.VolumeMounts[j].Name, mountpaths.VirtualWorkspaceVolumePrefix) {

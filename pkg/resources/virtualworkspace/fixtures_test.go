@@ -47,13 +47,13 @@ func object(name string) *operatorv1alpha1.VirtualWorkspace {
 func minimal() VirtualWorkspace {
 	vw := object("vw")
 	vw.Spec.Target.RootShardRef = &corev1.LocalObjectReference{Name: "root"}
-	return VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Shard(rootShard())}
+	return VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Server(rootShard())}
 }
 
 // onShard serves a Shard, whose cache server and image it inherits where given.
 func onShard(vw *operatorv1alpha1.VirtualWorkspace, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) VirtualWorkspace {
 	vw.Spec.Target.ShardRef = &corev1.LocalObjectReference{Name: s.Name}
-	return VirtualWorkspace{VirtualWorkspace: vw, Target: shard.Shard(s, rs)}
+	return VirtualWorkspace{VirtualWorkspace: vw, Target: shard.Server(s, rs)}
 }
 
 // loaded sets every field of a VirtualWorkspace of kcp's own server, next to a Shard with a
@@ -140,7 +140,7 @@ func oldKcp() VirtualWorkspace {
 	rs.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: "v0.30.0"}
 	vw := object("old")
 	vw.Spec.Target.RootShardRef = &corev1.LocalObjectReference{Name: "root"}
-	return VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Shard(rs)}
+	return VirtualWorkspace{VirtualWorkspace: vw, Target: rootshard.Server(rs)}
 }
 
 // fixtures are the VirtualWorkspaces of the golden files.

@@ -1,15 +1,14 @@
 package virtualworkspace
 
 import (
-	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // Where things are mounted in the pod's containers, all under mountpaths.VirtualWorkspaceDir,
@@ -33,30 +32,21 @@ const (
 	serverCAFile = caServerDir + "/tls.crt"
 )
 
-// mount is a Secret mounted read-only into a container of the pod.
-type mount struct {
-	volume, secret, dir string
-	// keys, when set, are the only keys projected: a CA's tls.crt, never its key, and the
-	// kubeconfig alone of a user's Secret.
-	keys []string
-	// users marks a Secret the user provides, which the Deployment does not wait for.
-	users bool
-}
-
 // volume names all begin with mountpaths.VirtualWorkspaceVolumePrefix, which validation
 // keeps the user's volumes off.
 func volume(name string) string { return mountpaths.VirtualWorkspaceVolumePrefix + name }
 
-func caMount(name, secret, dir string) mount {
-	return mount{volume: volume(name), secret: secret, dir: dir, keys: []string{"tls.crt"}}
+// caMount projects a CA's tls.crt alone: its key never enters the pod.
+func caMount(name, secret, dir string) workload.Mount {
+	return workload.Mount{Volume: volume(name), Secret: secret, Dir: dir, Keys: []string{"tls.crt"}}
 }
 
 // caMounts are the CAs every container of the pod gets: the server CA, which the kubeconfigs
 // toward kcp trust; the client CA bundle and the request-header CA the server verifies its
 // clients by; and the server CA bundle the external admin kubeconfig trusts, where it has
 // one.
-func (v VirtualWorkspace) caMounts() []mount {
-	ms := []mount{
+func (v VirtualWorkspace) caMounts() []workload.Mount {
+	ms := []workload.Mount{
 		caMount("ca-server", pki.TrustSecretOf(v.Target.RootShard, pki.ServerCA), caServerDir),
 		caMount("ca-client", v.ClientCASecret(), caClientDir),
 		caMount("ca-requestheader-client", pki.TrustSecretOf(v.Target.RootShard, pki.RequestHeaderClientCA), caRequestHeaderDir),
@@ -68,19 +58,19 @@ func (v VirtualWorkspace) caMounts() []mount {
 }
 
 // clientMount is the server's client certificate, at the path its kubeconfigs name.
-func (v VirtualWorkspace) clientMount() mount {
-	return mount{volume: volume("client"), secret: v.ClientName(), dir: clientDir}
+func (v VirtualWorkspace) clientMount() workload.Mount {
+	return workload.Mount{Volume: volume("client"), Secret: v.ClientName(), Dir: clientDir}
 }
 
 // cacheMounts are the kubeconfig toward the cache: the target's cache server's, which carries
 // its credentials as data, else, for a container that has the client certificate, the one
 // toward the root shard's embedded cache.
-func (v VirtualWorkspace) cacheMounts(hasClient bool) []mount {
+func (v VirtualWorkspace) cacheMounts(hasClient bool) []workload.Mount {
 	switch {
 	case v.Target.Cache != nil:
-		return []mount{{volume: volume("cache-kubeconfig"), secret: kcp.CacheKubeconfigName(v.Target.Cache.Name), dir: cacheKubeconfigDir}}
+		return []workload.Mount{{Volume: volume("cache-kubeconfig"), Secret: kcp.CacheKubeconfigName(v.Target.Cache.Name), Dir: cacheKubeconfigDir}}
 	case v.needsRootCache() && hasClient:
-		return []mount{{volume: volume("cache-kubeconfig"), secret: v.RootCacheKubeconfigName(), dir: cacheKubeconfigDir}}
+		return []workload.Mount{{Volume: volume("cache-kubeconfig"), Secret: v.RootCacheKubeconfigName(), Dir: cacheKubeconfigDir}}
 	}
 	return nil
 }
@@ -98,18 +88,17 @@ func (v VirtualWorkspace) cacheKubeconfig() string {
 // its identity toward kcp (its client certificate and kubeconfig, or the user's kubeconfig
 // instead, without the client certificate), the external admin identity where it has one,
 // and the cache's kubeconfig.
-func (v VirtualWorkspace) serverMounts() []mount {
-	ms := append(v.caMounts(), mount{volume: volume("server"), secret: v.ServerName(), dir: servingDir})
-	if ref := v.Spec.KubeconfigSecretRef; ref != nil {
-		ms = append(ms, mount{volume: volume("server-kubeconfig"), secret: ref.Name, dir: kubeconfigDir,
-			keys: []string{kcp.KubeconfigKey}, users: true})
+func (v VirtualWorkspace) serverMounts() []workload.Mount {
+	ms := append(v.caMounts(), workload.Mount{Volume: volume("server"), Secret: v.ServerName(), Dir: servingDir})
+	if users, ok := v.usersKubeconfig(-1); ok {
+		ms = append(ms, users)
 	} else {
-		ms = append(ms, v.clientMount(), mount{volume: volume("kubeconfig"), secret: v.KubeconfigName(), dir: kubeconfigDir})
+		ms = append(ms, v.clientMount(), workload.Mount{Volume: volume("kubeconfig"), Secret: v.KubeconfigName(), Dir: kubeconfigDir})
 	}
 	if v.HasExternalAdmin() {
 		ms = append(ms,
-			mount{volume: volume("external-admin"), secret: v.ExternalAdminName(), dir: externalAdminDir},
-			mount{volume: volume("external-admin-kubeconfig"), secret: v.ExternalAdminKubeconfigName(), dir: externalAdminKubeconfigDir})
+			workload.Mount{Volume: volume("external-admin"), Secret: v.ExternalAdminName(), Dir: externalAdminDir},
+			workload.Mount{Volume: volume("external-admin-kubeconfig"), Secret: v.ExternalAdminKubeconfigName(), Dir: externalAdminKubeconfigDir})
 	}
 	return append(ms, v.cacheMounts(v.OwnIdentity())...)
 }
@@ -118,20 +107,34 @@ func (v VirtualWorkspace) serverMounts() []mount {
 // and a kubeconfig at InitKubeconfigDir, its own kubeconfigSecretRef, else the server's
 // client kubeconfig with the client certificate it names. Never the serving certificate's
 // key, nor the external admin's.
-func (v VirtualWorkspace) initMounts(i int) []mount {
+func (v VirtualWorkspace) initMounts(i int) []workload.Mount {
 	ms := v.caMounts()
-	ref := v.Spec.InitContainers[i].KubeconfigSecretRef
-	if ref != nil {
-		ms = append(ms, mount{volume: volume("init-kubeconfig-" + strconv.Itoa(i)), secret: ref.Name, dir: InitKubeconfigDir,
-			keys: []string{kcp.KubeconfigKey}, users: true})
+	users, ok := v.usersKubeconfig(i)
+	if ok {
+		ms = append(ms, users)
 	} else {
-		ms = append(ms, v.clientMount(), mount{volume: volume("kubeconfig"), secret: v.KubeconfigName(), dir: InitKubeconfigDir})
+		ms = append(ms, v.clientMount(), workload.Mount{Volume: volume("kubeconfig"), Secret: v.KubeconfigName(), Dir: InitKubeconfigDir})
 	}
-	return append(ms, v.cacheMounts(ref == nil)...)
+	return append(ms, v.cacheMounts(!ok)...)
+}
+
+// usersKubeconfig is the mount of the kubeconfig the user brings for the server
+// (spec.kubeconfigSecretRef, i < 0) or the i-th init container (its kubeconfigSecretRef),
+// with only its kubeconfig, if the user brings one. It needs nothing of the target, so that
+// the watch of users' Secrets (UsersSecrets) reads it from the object alone.
+func (v VirtualWorkspace) usersKubeconfig(i int) (workload.Mount, bool) {
+	ref, name, dir := v.Spec.KubeconfigSecretRef, "server-kubeconfig", kubeconfigDir
+	if i >= 0 {
+		ref, name, dir = v.Spec.InitContainers[i].KubeconfigSecretRef, "init-kubeconfig-"+strconv.Itoa(i), InitKubeconfigDir
+	}
+	if ref == nil {
+		return workload.Mount{}, false
+	}
+	return workload.Mount{Volume: volume(name), Secret: ref.Name, Dir: dir, Keys: []string{kcp.KubeconfigKey}, User: true}, true
 }
 
 // allMounts are the mounts of every container of the pod.
-func (v VirtualWorkspace) allMounts() []mount {
+func (v VirtualWorkspace) allMounts() []workload.Mount {
 	ms := v.serverMounts()
 	for i := range v.Spec.InitContainers {
 		ms = append(ms, v.initMounts(i)...)
@@ -143,13 +146,7 @@ func (v VirtualWorkspace) allMounts() []mount {
 // cert-manager write, sorted and once each: the Deployment is created once they exist, and a
 // change to any of them rolls it.
 func (v VirtualWorkspace) MountedSecrets() []string {
-	var names []string
-	for _, m := range v.allMounts() {
-		if !m.users {
-			names = append(names, m.secret)
-		}
-	}
-	return sortedSet(names)
+	return workload.Secrets(v.allMounts(), workload.WaitedSecret)
 }
 
 // UsersSecrets are the Secrets of the user's that the pods use, sorted and once each: the
@@ -157,19 +154,19 @@ func (v VirtualWorkspace) MountedSecrets() []string {
 // of the extra volumes and the init containers' volumes, projected ones included. A change to
 // one rolls the Deployment too.
 func (v VirtualWorkspace) UsersSecrets() []string {
-	var names []string
-	if ref := v.Spec.KubeconfigSecretRef; ref != nil {
-		names = append(names, ref.Name)
+	var users []workload.Mount
+	for i := -1; i < len(v.Spec.InitContainers); i++ {
+		if m, ok := v.usersKubeconfig(i); ok {
+			users = append(users, m)
+		}
 	}
+	names := workload.Secrets(users, workload.UsersSecret)
 	names = append(names, v.BundleSources()...)
 	names = append(names, volumeSecrets(v.Spec.ExtraVolumes)...)
 	for _, ic := range v.Spec.InitContainers {
-		if ic.KubeconfigSecretRef != nil {
-			names = append(names, ic.KubeconfigSecretRef.Name)
-		}
 		names = append(names, volumeSecrets(ic.Volumes)...)
 	}
-	return sortedSet(names)
+	return workload.SortedSet(names)
 }
 
 // volumeSecrets are the Secrets that volumes mount, directly or projected.
@@ -188,30 +185,4 @@ func volumeSecrets(volumes []corev1.Volume) []string {
 		}
 	}
 	return names
-}
-
-func sortedSet(names []string) []string {
-	sort.Strings(names)
-	out := names[:0]
-	for i, n := range names {
-		if i == 0 || n != names[i-1] {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-func (m mount) asVolume() *corev1ac.VolumeApplyConfiguration {
-	src := corev1ac.SecretVolumeSource().WithSecretName(m.secret)
-	for _, k := range m.keys {
-		src.WithItems(corev1ac.KeyToPath().WithKey(k).WithPath(k))
-	}
-	return corev1ac.Volume().WithName(m.volume).WithSecret(src)
-}
-
-func (m mount) asVolumeMount() *corev1ac.VolumeMountApplyConfiguration {
-	return corev1ac.VolumeMount().WithName(m.volume).WithMountPath(m.dir).WithReadOnly(true)
 }

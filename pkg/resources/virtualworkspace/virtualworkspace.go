@@ -46,7 +46,7 @@ type VirtualWorkspace struct {
 	// Target is the target root shard or shard as the kcp builders see it
 	// (rootshard.Shard(rs) or shard.Shard(s, rs)); Target.RootShard is the RootShard whose
 	// PKI the server's certificates come from.
-	Target kcp.Shard
+	Target kcp.Server
 }
 
 // Names of what a VirtualWorkspace owns. They all carry "-virtual-workspace", so that they

@@ -285,7 +285,7 @@ func TestCache(t *testing.T) {
 	require.Len(t, kubeconfigs, 3)
 	cfg, err := clientcmd.Load(kubeconfigs[2].Data[kcp.KubeconfigKey])
 	require.NoError(t, err)
-	assert.Equal(t, rootshard.Shard(rootShard()).BaseURL(), cfg.Clusters[kcp.ShardBaseContext].Server, "the root shard's embedded cache")
+	assert.Equal(t, rootshard.Server(rootShard()).BaseURL(), cfg.Clusters[kcp.ShardBaseContext].Server, "the root shard's embedded cache")
 	assert.Equal(t, clientDir+"/tls.key", cfg.AuthInfos["vw-virtual-workspace"].ClientKey)
 
 	s.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "least-privilege"}

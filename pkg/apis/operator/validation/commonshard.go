@@ -33,7 +33,7 @@ func validateCABundleRefs(caBundle, clientCABundle *corev1.LocalObjectReference,
 // validateCommonShardSpec checks what a RootShard and a Shard share. roles are the allowed
 // certificate template keys of the kind.
 func validateCommonShardSpec(spec *operator.CommonShardSpec, roles certificateRoles, fldPath *field.Path) field.ErrorList {
-	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, mountpaths.Shard(), fldPath)
+	allErrs := validateComponentSpec(&spec.ComponentSpec, roles, mountpaths.KcpServer(), fldPath)
 	allErrs = append(allErrs, validateClusterDomain(spec.ClusterDomain, fldPath.Child("clusterDomain"))...)
 	if spec.ShardBaseURL != "" {
 		allErrs = append(allErrs, validateBaseURL(spec.ShardBaseURL, httpsSchemes, fldPath.Child("shardBaseURL"))...)

@@ -121,7 +121,7 @@ func TestPodSecurityOfComponents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := validComponentSpec("server")
 			tc.change(&spec)
-			assertErrors(t, tc.want, validateComponentSpec(&spec, certificateRoles{roles: []string{"server"}}, mountpaths.Shard(), field.NewPath("spec")))
+			assertErrors(t, tc.want, validateComponentSpec(&spec, certificateRoles{roles: []string{"server"}}, mountpaths.KcpServer(), field.NewPath("spec")))
 		})
 	}
 }

@@ -98,7 +98,7 @@ func TestValidateExtras(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assertErrors(t, tc.want, validateExtras(tc.args, tc.volumes, tc.mounts, mountpaths.Shard(), field.NewPath("spec")))
+			assertErrors(t, tc.want, validateExtras(tc.args, tc.volumes, tc.mounts, mountpaths.KcpServer(), field.NewPath("spec")))
 		})
 	}
 }

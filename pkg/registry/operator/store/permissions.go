@@ -12,6 +12,8 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // ComponentPermissions holds what every component's spec may ask beyond a ClusterIP Service
@@ -224,16 +226,15 @@ func podPermission(fld *field.Path, value string) Permission {
 func ShardConfigPermissions(spec *operator.CommonShardSpec, fldPath *field.Path) []Permission {
 	perms := EtcdPermissions(&spec.Etcd, fldPath.Child("etcd"))
 	perms = append(perms, ReferencePermissions(spec.KcpVirtualWorkspace, fldPath.Child("kcpVirtualWorkspace"), "virtualworkspaces")...)
-	if a := spec.Audit; a != nil {
-		if a.Policy != nil && a.Policy.ConfigMap != nil {
-			perms = append(perms, readPermission(fldPath.Child("audit", "policy", "configMap"), "configmaps", a.Policy.ConfigMap.Name))
-		}
-		if a.Webhook != nil {
-			perms = append(perms, readPermission(fldPath.Child("audit", "webhook", "configSecretName"), "secrets", a.Webhook.ConfigSecretName))
-		}
+	if spec.Audit != nil {
+		audit := &operatorv1alpha1.AuditSpec{}
+		err := operatorv1alpha1.Convert_operator_AuditSpec_To_v1alpha1_AuditSpec(spec.Audit, audit, nil)
+		perms = append(perms, usersMountsPermissions(kcp.Audit(audit), err, fldPath.Child("audit"))...)
 	}
-	if a := spec.Authorization; a != nil && a.Webhook != nil {
-		perms = append(perms, readPermission(fldPath.Child("authorization", "webhook", "configSecretName"), "secrets", a.Webhook.ConfigSecretName))
+	if spec.Authorization != nil {
+		authz := &operatorv1alpha1.AuthorizationSpec{}
+		err := operatorv1alpha1.Convert_operator_AuthorizationSpec_To_v1alpha1_AuthorizationSpec(spec.Authorization, authz, nil)
+		perms = append(perms, usersMountsPermissions(kcp.Authorization(authz), err, fldPath.Child("authorization"))...)
 	}
 	return perms
 }
@@ -245,14 +246,38 @@ func EtcdPermissions(etcd *operator.EtcdConfig, fldPath *field.Path) []Permissio
 	if etcd == nil {
 		return nil
 	}
-	var perms []Permission
-	if etcd.TLSConfig != nil {
-		perms = append(perms, readPermission(fldPath.Child("tlsConfig", "secretRef"), "secrets", etcd.TLSConfig.SecretRef.Name))
-	}
+	external := operatorv1alpha1.EtcdConfig{}
+	err := operatorv1alpha1.Convert_operator_EtcdConfig_To_v1alpha1_EtcdConfig(etcd, &external, nil)
+	perms := usersMountsPermissions(kcp.ExternalEtcd(external), err, fldPath)
 	if m := etcd.Managed; m != nil {
 		managed := fldPath.Child("managed")
 		perms = append(perms, imagePermissions(m.Image, operatorv1alpha1.DefaultEtcdImageRepository, managed.Child("image"), runEtcdPermission)...)
 		perms = append(perms, WorkloadTemplatePermissions(m.Template, managed.Child("template"), runEtcdPermission)...)
+	}
+	return perms
+}
+
+// usersMountsPermissions holds the Secrets and ConfigMaps of the user's that a setting's
+// feature mounts, as the builders build it, to reading them, each at the field that names
+// it below fldPath: the list of what is mounted is the builders' alone. When the setting
+// could not be read in the builders' version (err), what it mounts is unknown, and it is held
+// to creating Deployments, whose author may mount anything.
+func usersMountsPermissions(f workload.Feature, err error, fldPath *field.Path) []Permission {
+	if err != nil {
+		return []Permission{runPermission(fldPath, err.Error())}
+	}
+	var perms []Permission
+	for _, m := range f.Mounts {
+		if !m.User {
+			continue
+		}
+		names := strings.Split(m.Field, ".")
+		fld := fldPath.Child(names[0], names[1:]...)
+		if m.ConfigMap != "" {
+			perms = append(perms, readPermission(fld, "configmaps", m.ConfigMap))
+		} else {
+			perms = append(perms, readPermission(fld, "secrets", m.Secret))
+		}
 	}
 	return perms
 }
@@ -345,24 +370,14 @@ func CertificatesPermissions(certs *operator.Certificates, fldPath *field.Path) 
 
 // AuthPermissions holds the Secrets an auth spec names, which the server mounts into the
 // component's pods, to reading them: the OIDC issuer's CA, the token webhook's kubeconfig
-// and the static token file. Otherwise an author could have a Secret they may not read
-// mounted, and served back through the component.
+// and the static token file, as the builders' features of kcp and kcp-front-proxy mount
+// them. Otherwise an author could have a Secret they may not read mounted, and served back
+// through the component.
 func AuthPermissions(auth *operator.AuthSpec, fldPath *field.Path) []Permission {
 	if auth == nil {
 		return nil
 	}
-	var perms []Permission
-	secret := func(fld *field.Path, name string) {
-		perms = append(perms, readPermission(fld, "secrets", name))
-	}
-	if o := auth.OIDC; o != nil && o.CAFileRef != nil {
-		secret(fldPath.Child("oidc", "caFileRef"), o.CAFileRef.Name)
-	}
-	if w := auth.Webhook; w != nil {
-		secret(fldPath.Child("webhook", "configSecretName"), w.ConfigSecretName)
-	}
-	if t := auth.TokenAuthFile; t != nil {
-		secret(fldPath.Child("tokenAuthFile", "secretName"), t.SecretName)
-	}
-	return perms
+	out := &operatorv1alpha1.AuthSpec{}
+	err := operatorv1alpha1.Convert_operator_AuthSpec_To_v1alpha1_AuthSpec(auth, out, nil)
+	return usersMountsPermissions(workload.Features(kcp.OIDC(out), kcp.TokenWebhook(out), kcp.TokenFile(out)), err, fldPath)
 }

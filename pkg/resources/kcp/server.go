@@ -1,6 +1,6 @@
 // Package kcp builds the kcp server process of a root shard or a shard: its command line,
 // mounts, Deployment, Service, admin kubeconfigs and leaf certificates. The rootshard and
-// shard packages describe their kind to it as a Shard. Every function is pure.
+// shard packages describe their kind to it as a Server. Every function is pure.
 package kcp
 
 import (
@@ -16,8 +16,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
-// Shard is what the builders need to know of a root shard or a shard.
-type Shard struct {
+// Server is a kcp server process, of a root shard or a shard: what the builders need to know
+// of it. "Shard" names the kind alone.
+type Server struct {
 	// Kind is the owner label's kind: rootshard or shard.
 	Kind      string
 	Name      string
@@ -25,23 +26,23 @@ type Shard struct {
 	// ServiceName names the Service and the Deployment, and is the base of the DNS names.
 	ServiceName string
 	Spec        *operatorv1alpha1.CommonShardSpec
-	// RootShard is the root shard whose PKI and external address the shard uses; a root
+	// RootShard is the root shard whose PKI and external address the server uses; a root
 	// shard's is itself.
 	RootShard *operatorv1alpha1.RootShard
-	// Cache is the CacheServer the shard uses, if any.
+	// Cache is the CacheServer the server uses, if any.
 	Cache *corev1.LocalObjectReference
 	// CacheSecretRef, when set instead, is the copy of a CacheServer's cache-client Secret
-	// the shard uses: the controller writes CacheKubeconfig from it.
+	// the server uses: the controller writes CacheKubeconfig from it.
 	CacheSecretRef *corev1.LocalObjectReference
 	// KindArgs come after the common flags: what only this kind passes to kcp.
 	KindArgs []string
 	// KindMounts are the Secrets only this kind mounts.
-	KindMounts []Mount
+	KindMounts []workload.Mount
 	// ServiceAccountIssuers are the root shard and shards of RootShard whose service-account
-	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the shard
+	// Secret exists, as the controller found them. With auth.serviceAccount enabled, the server
 	// verifies tokens with each one's public key; its own is always verified.
 	ServiceAccountIssuers []string
-	// ClientCA, when set, is the Secret of the client CA bundle the shard trusts instead of
+	// ClientCA, when set, is the Secret of the client CA bundle the server trusts instead of
 	// its root shard's merged client CA: a Shard's own, with its clientCABundleRef.
 	ClientCA string
 	// ServerCABundle, when set, is the Secret of the CA bundle that verifies the
@@ -49,29 +50,29 @@ type Shard struct {
 	// trusts instead of the server CA alone: the front proxy there may serve a certificate
 	// of another issuer, whose CA caBundleSecretRef brings.
 	ServerCABundle string
-	// VirtualWorkspace, when set, is the standalone virtual workspace server the shard
+	// VirtualWorkspace, when set, is the standalone virtual workspace server the kcp server
 	// leaves its virtual workspaces to (spec.kcpVirtualWorkspace, resolved by the
 	// controller); nil, kcp serves them in process.
 	VirtualWorkspace *VirtualWorkspaceEndpoint
-	// Etcd is the shard's managed etcd (spec.etcd.managed); nil, the shard uses the etcd of
+	// Etcd is the server's managed etcd (spec.etcd.managed); nil, the server uses the etcd of
 	// spec.etcd.endpoints.
 	Etcd *etcd.Cluster
 }
 
-// VirtualWorkspaceEndpoint is a standalone virtual workspace server as a shard sees it.
+// VirtualWorkspaceEndpoint is a standalone virtual workspace server as a kcp server sees it.
 type VirtualWorkspaceEndpoint struct {
-	// URL is where the shard reaches the server and what it announces as its virtual
+	// URL is where the kcp server reaches it and what it announces as its virtual
 	// workspace URL: the VirtualWorkspace's URL().
 	URL string
 }
 
-// The admin identities a shard has kubeconfigs for.
+// The admin identities a kcp server has kubeconfigs for.
 const (
 	LogicalClusterAdmin         = "logical-cluster-admin"
 	ExternalLogicalClusterAdmin = "external-logical-cluster-admin"
 )
 
-// MountsProxy is the role of the client certificate a shard forwards requests for mounted
+// MountsProxy is the role of the client certificate a kcp server forwards requests for mounted
 // workspaces to the front proxy with; MountsProxyCommonName is its user, which the front
 // proxy's --requestheader-allowed-names lets through.
 const (
@@ -79,30 +80,32 @@ const (
 	MountsProxyCommonName = "kcp-mounts-proxy"
 )
 
-// Version is the kcp release of the shard's image.
-func (s Shard) Version() kcpversion.Version { return workload.KcpVersion(s.Spec.Image) }
+// Version is the kcp release of the server's image.
+func (s Server) Version() kcpversion.Version { return workload.KcpVersion(s.Spec.Image) }
 
-// DeploymentName is the name of the shard's Deployment, the same as its Service's.
-func (s Shard) DeploymentName() string { return s.ServiceName }
+// DeploymentName is the name of the server's Deployment, the same as its Service's.
+func (s Server) DeploymentName() string { return s.ServiceName }
 
 // KubeconfigName is the Secret of the kubeconfig of an admin identity.
-func (s Shard) KubeconfigName(identity string) string { return s.Name + "-" + identity + "-kubeconfig" }
+func (s Server) KubeconfigName(identity string) string {
+	return s.Name + "-" + identity + "-kubeconfig"
+}
 
-// BaseURL is the URL the shard is reached at inside the cluster, unless the spec overrides it.
-func (s Shard) BaseURL() string {
+// BaseURL is the URL the server is reached at inside the cluster, unless the spec overrides it.
+func (s Server) BaseURL() string {
 	if s.Spec.ShardBaseURL != "" {
 		return s.Spec.ShardBaseURL
 	}
 	return fmt.Sprintf("https://%s.%s.svc.%s:%d", s.ServiceName, s.Namespace, s.ClusterDomain(), SecurePort)
 }
 
-// UsesCacheServer reports whether the shard uses a CacheServer rather than the root shard's
+// UsesCacheServer reports whether the server uses a CacheServer rather than the root shard's
 // embedded cache.
-func (s Shard) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
+func (s Server) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
 
-// CacheKubeconfig is the Secret of the shard's kubeconfig toward its CacheServer: the
-// CacheServer's own, or, for a copy of its cache-client Secret, one the shard owns.
-func (s Shard) CacheKubeconfig() string {
+// CacheKubeconfig is the Secret of the server's kubeconfig toward its CacheServer: the
+// CacheServer's own, or, for a copy of its cache-client Secret, one the server owns.
+func (s Server) CacheKubeconfig() string {
 	if s.Cache != nil {
 		return CacheKubeconfigName(s.Cache.Name)
 	}
@@ -112,11 +115,11 @@ func (s Shard) CacheKubeconfig() string {
 // SecurePort is the port kcp serves on, in its pod and on its Service.
 const SecurePort = 6443
 
-// ClusterDomain is the host cluster's DNS domain the shard's Service names are in.
-func (s Shard) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
+// ClusterDomain is the host cluster's DNS domain the server's Service names are in.
+func (s Server) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
 
 // ExternalURL is the URL the kcp installation is reached at from outside: the root shard's.
-func (s Shard) ExternalURL() string {
+func (s Server) ExternalURL() string {
 	port := s.RootShard.Spec.External.Port
 	if port == 0 {
 		port = operatorv1alpha1.DefaultExternalPort
@@ -127,7 +130,7 @@ func (s Shard) ExternalURL() string {
 // ExternalAdminURL is where the external logical-cluster-admin reaches the installation:
 // the root shard's private address when it has one, as in kcp-operator, else its external
 // URL. The private port defaults to the external port.
-func (s Shard) ExternalAdminURL() string {
+func (s Server) ExternalAdminURL() string {
 	e := s.RootShard.Spec.External
 	if e.PrivateHostname == "" {
 		return s.ExternalURL()
@@ -142,10 +145,10 @@ func (s Shard) ExternalAdminURL() string {
 	return fmt.Sprintf("https://%s:%d", e.PrivateHostname, port)
 }
 
-// Leaves are the shard's own certificates, signed by its root shard's CAs, with the mount
+// Leaves are the server's own certificates, signed by its root shard's CAs, with the mount
 // proxy's identity where the image's kcp has a mount proxy. The root shard has one too: its
 // local proxy serves the mounted workspaces it holds like any shard's.
-func (s Shard) Leaves() []pki.Leaf {
+func (s Server) Leaves() []pki.Leaf {
 	rs, name := s.RootShard.Name, s.Name
 	leaves := []pki.Leaf{
 		{Name: name + "-server", Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
@@ -166,10 +169,10 @@ func (s Shard) Leaves() []pki.Leaf {
 	return leaves
 }
 
-// serverDNSNames are the names the shard is reached by: its Service in every form, the
+// serverDNSNames are the names the server is reached by: its Service in every form, the
 // installation's external hostname for a root shard, the host of its base URL, and
 // localhost for its own probes.
-func (s Shard) serverDNSNames() []string {
+func (s Server) serverDNSNames() []string {
 	svc := s.ServiceName
 	names := []string{svc, svc + "." + s.Namespace, svc + "." + s.Namespace + ".svc",
 		svc + "." + s.Namespace + ".svc." + clusterDomain(s.Spec.ClusterDomain)}
