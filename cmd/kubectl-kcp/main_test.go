@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -26,6 +28,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"kubeconfig", "frontproxy/edge", "--validity", "5m"}, "error: --validity must be at least 10m, got 5m0s"},
 		{[]string{"status", "shard/x"}, `resource type "shard" here: one of rootshard`},
 		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp -h' for help and examples\n"},
+		{[]string{"rotate", "rootshard/root", "--ca", "server"}, "error: --phase must be start or complete, got \"\"\nSee 'kubectl kcp rotate -h'"},
+		{[]string{"rotate", "rootshard/root", "--phase", "start"}, "error: --ca names at least one CA"},
+		{[]string{"rotate", "shard/s", "--phase", "start", "--ca", "server"}, `resource type "shard" here: one of rootshard, cacheserver`},
 	} {
 		var stdout, stderr bytes.Buffer
 		assert.Equal(t, 1, run(tc.args, &stdout, &stderr), "%v", tc.args)
@@ -127,4 +132,15 @@ func TestPrintTree(t *testing.T) {
 		"kcp        └─Shard/shard-1                 Provisioning  False  DeploymentUnavailable  120m",
 		"kcp          └─Certificate/shard-1-server  -             -                             120m",
 	}, "\n")+"\n", out.String())
+}
+
+func TestPrintRotations(t *testing.T) {
+	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
+	started := metav1.NewTime(now.Add(-90 * time.Second))
+	var out bytes.Buffer
+	require.NoError(t, printRotations(&out, []operatorv1alpha1.CARotationState{
+		{Authority: "server", Phase: operatorv1alpha1.CARotationPreparing, LastInitiationTime: &started},
+		{Authority: "client", Phase: operatorv1alpha1.CARotationCompleted},
+	}, now))
+	assert.Equal(t, "CA       PHASE       STARTED\nserver   Preparing   1m30s ago\nclient   Completed   -\n", out.String())
 }

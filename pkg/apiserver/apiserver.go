@@ -28,6 +28,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/rotation"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/virtualworkspace"
@@ -109,6 +110,10 @@ func (c completedConfig) New() (*Server, error) {
 	} {
 		storage[resource+"/kubeconfig"] = &kubeconfigrequest.REST{Resource: operator.Resource(resource), Resolve: resolve, CAs: cas,
 			Authorizer: c.GenericConfig.Authorization.Authorizer, MaxExpiration: c.ExtraConfig.MaxKubeconfigExpiration}
+	}
+	// The rotation subresource (issue 29) writes the rotations into the status.
+	for resource, access := range map[string]rotation.Access{"rootshards": rotation.RootShards, "cacheservers": rotation.CacheServers} {
+		storage[resource+"/rotation"] = &rotation.REST{Resource: operator.Resource(resource), Status: storage[resource+"/status"].(rest.Patcher), Access: access}
 	}
 	apiGroupInfo.VersionedResourcesStorageMap[operatorv1alpha1.SchemeGroupVersion.Version] = storage
 

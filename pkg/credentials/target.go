@@ -70,7 +70,11 @@ func (t Target) Namespace() string { return t.RootShard.Namespace }
 // SignerSecret is the Secret of the CA that signs user credentials: the RootShard's
 // front-proxy-client CA, which every shard and front proxy trusts through the merged client
 // CA, and which signs nothing else.
-func (t Target) SignerSecret() string { return pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA) }
+//
+// While the CA rotates, it is the slot its Issuer signs from (docs/rotation.md).
+func (t Target) SignerSecret() string {
+	return pki.IssuerSecret(pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA), t.RootShard.Status.Rotations, string(pki.FrontProxyClientCA))
+}
 
 // SignerIssuer is the cert-manager Issuer of that CA.
 func (t Target) SignerIssuer() string { return pki.CAName(t.RootShard.Name, pki.FrontProxyClientCA) }

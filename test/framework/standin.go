@@ -23,6 +23,8 @@ type StandIn struct {
 	// URL is where it serves, on loopback.
 	URL  string
 	proc *process
+	// dir holds its files, which Refresh rewrites.
+	dir string
 }
 
 // StandInOptions are what a stand-in serves and trusts: the realized PKI of a RootShard or
@@ -67,7 +69,7 @@ func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, e
 	if err != nil {
 		return nil, err
 	}
-	return &StandIn{URL: "https://127.0.0.1:" + strconv.Itoa(port), proc: p}, nil
+	return &StandIn{URL: "https://127.0.0.1:" + strconv.Itoa(port), proc: p, dir: dir}, nil
 }
 
 // Stop stops the stand-in.

@@ -50,10 +50,11 @@ func TestDiscovery(t *testing.T) {
 		"cacheservers", "cacheservers/status", "kubeconfigs", "kubeconfigs/status",
 		"virtualworkspaces", "virtualworkspaces/status",
 		"rootshards/kubeconfig", "shards/kubeconfig", "frontproxies/kubeconfig",
+		"rootshards/rotation", "cacheservers/rotation",
 	} {
 		assert.True(t, got[want], "discovery lacks %s", want)
 	}
-	assert.Len(t, got, 15, "no other resource: %v", got)
+	assert.Len(t, got, 17, "no other resource: %v", got)
 
 	// The self-service roles cover every resource the server serves: viewers read each one
 	// and its status, editors manage each one, and the kubeconfig subresources are minted.
@@ -68,6 +69,9 @@ func TestDiscovery(t *testing.T) {
 			assert.Contains(t, roles["kcp-setups-view"], resource, "viewers read the status of %s", base)
 		case "kubeconfig":
 			assert.Contains(t, roles["kcp-setups-kubeconfig"], resource, "editors mint through %s", resource)
+		case "rotation":
+			assert.Contains(t, roles["kcp-setups-rotation"], resource, "admins rotate through %s", resource)
+			assert.NotContains(t, roles["kcp-setups-edit"], resource, "editing a spec grants no rotation")
 		default:
 			t.Errorf("no self-service rule for the subresource %s", resource)
 		}

@@ -38,6 +38,8 @@ type CacheServerStatus struct {
 	ObservedGeneration int64
 	// Conditions are Available and CertificatesReady.
 	Conditions []metav1.Condition
+	// Rotations are the rotations of the CacheServer's CA (rotation subresource).
+	Rotations []CARotationState
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -37,6 +37,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Kubeconfig{}, &KubeconfigList{},
 		&VirtualWorkspace{}, &VirtualWorkspaceList{},
 		&KubeconfigRequest{},
+		&CARotation{},
 	)
 	return nil
 }

@@ -44,6 +44,8 @@ type RootShardStatus struct {
 	Conditions []metav1.Condition
 	// Shards are the Shards that point at this RootShard.
 	Shards []ShardReference
+	// Rotations are the rotations of the RootShard's CAs (rotation subresource).
+	Rotations []CARotationState
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -27,7 +27,7 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.CacheS
 	}
 	certs := cs.Certificates()
 	c.Observe(obj, status, len(certs), c.Host.PendingCertificates(certs), cs.DeploymentName())
-	return nil
+	return c.advanceRotations(ctx, cs, status, wrote) // rotation (docs/rotation.md)
 }
 
 // realize applies the cache server's PKI, its Service, its client CA and kubeconfig once
@@ -71,7 +71,8 @@ func (c *Controller) secrets(ctx context.Context, cs cacheserver.CacheServer) ([
 // caCertificate is the cache server's CA certificate alone, or nil before it is issued.
 func (c *Controller) caCertificate(ctx context.Context, cs cacheserver.CacheServer) ([]byte, error) {
 	if cs.CASecret() == cs.CAName() {
-		return c.Host.IssuedCA(cs.Namespace, cs.CAName())
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		return c.liveCA(cs)
 	}
 	return c.Host.UsersCA(ctx, cs.Namespace, cs.CASecret())
 }

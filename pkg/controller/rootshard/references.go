@@ -19,7 +19,8 @@ import (
 func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles) ([]*corev1ac.SecretApplyConfiguration, error) {
 	cas := reference.RootShardCAs{KeyPairs: map[pki.CA]reference.KeyPair{}, Bundles: bundles}
 	for _, ca := range pki.IntermediateCAs {
-		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.CAName(rs.Name, ca))
+		// The slot the CA's Issuer signs from (docs/rotation.md).
+		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.IssuerSecret(pki.CAName(rs.Name, ca), rs.Status.Rotations, string(ca)))
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -49,6 +49,10 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 		return err
 	}
 	*status = c.observe(rs, desired, refErr)
+	// Rotation (docs/rotation.md): each running rotation of the CAs takes a step.
+	if err := c.advanceRotations(ctx, rs, status, wrote); err != nil {
+		return err
+	}
 	if vwReason != "" {
 		c.SetVirtualWorkspaceMissing(rs, status, vwReason, vwMessage)
 	}
@@ -80,8 +84,13 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		if err != nil {
 			return w.Fail(err)
 		}
+		trust, err := c.trustBundles(rs) // rotation (docs/rotation.md)
+		if err != nil {
+			return w.Fail(err)
+		}
 		w.Secrets(rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles))
 		w.Secrets(refs...)
+		w.Secrets(trust...)
 	}
 	etcdTrust, err := c.etcdTrust(rs)
 	if err != nil {
@@ -106,11 +115,12 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		ca  pki.CA
 		dst *[]byte
 	}{{pki.ServerCA, &b.ServerCA}, {pki.ClientCA, &b.ClientCA}, {pki.FrontProxyClientCA, &b.FrontProxyClientCA}} {
-		cert, err := c.Host.IssuedCA(rs.Namespace, pki.CAName(rs.Name, ca.ca))
-		if err != nil || cert == nil {
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		live, issued, err := c.liveCA(rs, ca.ca)
+		if err != nil || !issued {
 			return b, false, err
 		}
-		*ca.dst = cert
+		*ca.dst = live
 	}
 	// The users' extra CAs are not labelled as ours, so they are read, not cached.
 	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
@@ -132,11 +142,12 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 func (c *Controller) etcdTrust(rs *operatorv1alpha1.RootShard) ([]*corev1ac.SecretApplyConfiguration, error) {
 	var cas [2][]byte
 	for i, ca := range []pki.CA{pki.EtcdClientCA, pki.EtcdPeerCA} {
-		cert, err := c.Host.IssuedCA(rs.Namespace, pki.CAName(rs.Name, ca))
-		if err != nil || cert == nil {
+		// Every live slot: both CAs while one rotates (docs/rotation.md).
+		live, issued, err := c.liveCA(rs, ca)
+		if err != nil || !issued {
 			return nil, err
 		}
-		cas[i] = cert
+		cas[i] = live
 	}
 	return rootshard.EtcdTrust(rs, cas[0], cas[1]), nil
 }

@@ -41,6 +41,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.AuthWebhookSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_AuthWebhookSpec(ref),
 		v1alpha1.AuthorizationSpec{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref),
 		v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName():      schema_pkg_apis_operator_v1alpha1_AuthorizationWebhookSpec(ref),
+		v1alpha1.CARotation{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_CARotation(ref),
+		v1alpha1.CARotationSpec{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_CARotationSpec(ref),
+		v1alpha1.CARotationState{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CARotationState(ref),
+		v1alpha1.CARotationStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_CARotationStatus(ref),
 		v1alpha1.CacheConfig{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_CacheConfig(ref),
 		v1alpha1.CacheServer{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_CacheServer(ref),
 		v1alpha1.CacheServerList{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CacheServerList(ref),
@@ -763,6 +767,203 @@ func schema_pkg_apis_operator_v1alpha1_AuthorizationWebhookSpec(ref common.Refer
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_CARotation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CARotation is the body of the rotation subresource of RootShards and CacheServers: it starts or completes the two-phase rotation of certificate authorities. It is not stored itself: the rotation's state is the object's status.rotations.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is what is asked for.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.CARotationSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is each named authority's rotation after the request.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.CARotationStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"spec"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CARotationSpec{}.OpenAPIModelName(), v1alpha1.CARotationStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_CARotationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CARotationSpec names the authorities and the phase.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"authorities": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Authorities are the CAs to rotate. A RootShard's: root (only with the namespace bootstrap or an issuerRef), server, client, front-proxy-client, requestheader-client, service-account, etcd-client, etcd-peer. A CacheServer's: ca.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Start or Complete.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"authorities", "phase"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_CARotationState(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CARotationState is the rotation of one certificate authority.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"authority": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Authority is the CA's role.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Phase is Preparing, Prepared, Completing or Completed.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"slot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Slot is the slot of the newest CA: 0 is the Secret <ca>, 1 the Secret <ca>-next. The other slot holds the old CA until Complete.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"leavesSwitched": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LeavesSwitched says that new leaves and credentials come from the newest CA.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"lastInitiationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastInitiationTime is when Start was asked for.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastPreparedTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastPreparedTime is when the authority became Prepared.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastCompletionTriggeredTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastCompletionTriggeredTime is when Complete was asked for.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"lastCompletionTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastCompletionTime is when the old CA was dropped.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"authority", "phase"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_CARotationStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CARotationStatus is the state of each authority the request named.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"rotations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"authority",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Rotations are the named authorities' rotations after the request.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CARotationState{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.CARotationState{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_CacheConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -1075,11 +1276,32 @@ func schema_pkg_apis_operator_v1alpha1_CacheServerStatus(ref common.ReferenceCal
 							},
 						},
 					},
+					"rotations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"authority",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Rotations are the rotations of the CacheServer's CA, asked for through the rotation subresource.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CARotationState{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.CARotationState{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -3692,11 +3914,32 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 							},
 						},
 					},
+					"rotations": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"authority",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Rotations are the rotations of the RootShard's CAs, asked for through the rotation subresource.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CARotationState{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

@@ -110,7 +110,9 @@ func (c CacheServer) Leaves() []pki.Leaf {
 // PKI is the cache server's cert-manager objects: its CA from spec.certificates or the
 // namespace bootstrap, and its leaves.
 func (c CacheServer) PKI() certificates.Objects {
-	out := certificates.RootCA(c.Namespace, c.CAName(), c.labels("ca"), c.Spec.Certificates, c.caTemplate())
+	// Rotation (docs/rotation.md): the CA in slots, the Issuer on one.
+	out := certificates.RotatingRootCA(c.Namespace, c.CAName(), c.labels("ca"), c.Spec.Certificates, c.caTemplate(),
+		pki.SlotsOf(c.Status.Rotations, pki.CacheAuthority))
 	for _, leaf := range c.Leaves() {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(c.Namespace, leaf, c.labels(leaf.Role), c.template(leaf.Role))))
 	}

@@ -19,7 +19,9 @@ var onlyCert = []string{"tls.crt"}
 // proxyMounts are what a kcp-front-proxy the server runs mounts, written by the controllers
 // or cert-manager for it or its RootShard.
 type proxyMounts struct {
-	rootShard string
+	// requestHeaderCA is the Secret of the request-header CA (pki.TrustSecretOf: its trust
+	// bundle once rotated, docs/rotation.md).
+	requestHeaderCA string
 	// certName names the proxy's certificates by their role.
 	certName func(role string) string
 	// kubeconfig, clientCA and serverCA are the Secrets of its kubeconfig toward the shards,
@@ -45,7 +47,7 @@ func (p proxyMounts) mounts() []workload.Mount {
 		{Volume: "ca-server", Secret: p.serverCA, Dir: serverCADir, Keys: onlyCert},
 	}
 	if p.mountProxy {
-		ms = append(ms, workload.Mount{Volume: "ca-requestheader-client", Secret: pki.CAName(p.rootShard, pki.RequestHeaderClientCA),
+		ms = append(ms, workload.Mount{Volume: "ca-requestheader-client", Secret: p.requestHeaderCA,
 			Dir: requestHeaderCADir, Keys: onlyCert})
 	}
 	return append(ms, workload.Mount{Volume: "config", ConfigMap: p.configMap, Dir: configDir})
@@ -53,7 +55,7 @@ func (p proxyMounts) mounts() []workload.Mount {
 
 // ownMounts are the front proxy's proxyMounts.
 func (f FrontProxy) ownMounts() []workload.Mount {
-	return proxyMounts{rootShard: f.RootShard.Name, certName: f.certName, kubeconfig: f.DynamicKubeconfigName(),
+	return proxyMounts{requestHeaderCA: pki.TrustSecretOf(f.RootShard, pki.RequestHeaderClientCA), certName: f.certName, kubeconfig: f.DynamicKubeconfigName(),
 		clientCA: f.clientCA(), serverCA: f.serverCA(), configMap: f.ConfigMapName(), mountProxy: f.Version().MountProxy()}.mounts()
 }
 

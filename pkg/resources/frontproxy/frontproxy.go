@@ -81,7 +81,7 @@ func (f FrontProxy) serverCA() string {
 	if f.Spec.CABundleSecretRef != nil {
 		return f.MergedCABundleName()
 	}
-	return pki.CAName(f.RootShard.Name, pki.ServerCA)
+	return pki.TrustSecretOf(f.RootShard, pki.ServerCA)
 }
 
 // MergedClientCA builds the front proxy's own client CA bundle, when it has

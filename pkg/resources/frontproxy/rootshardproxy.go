@@ -146,7 +146,7 @@ func (p RootShardProxy) serverCA() string {
 	if p.RootShard.Spec.CABundleSecretRef != nil {
 		return rootshard.MergedCABundleName(p.RootShard)
 	}
-	return pki.CAName(p.RootShard.Name, pki.ServerCA)
+	return pki.TrustSecretOf(p.RootShard, pki.ServerCA)
 }
 
 // DynamicKubeconfig builds the Secret of the root shard proxy's kubeconfig toward the root
@@ -200,7 +200,7 @@ func (p RootShardProxy) features() []workload.Feature {
 		level = l.Level
 	}
 	return []workload.Feature{
-		{Args: proxyArgs(p.Version().MountProxy(), RootShardProxyCommonName), Mounts: proxyMounts{rootShard: p.RootShard.Name,
+		{Args: proxyArgs(p.Version().MountProxy(), RootShardProxyCommonName), Mounts: proxyMounts{requestHeaderCA: pki.TrustSecretOf(p.RootShard, pki.RequestHeaderClientCA),
 			certName: p.certName, kubeconfig: p.DynamicKubeconfigName(), clientCA: p.MergedClientCAName(), serverCA: p.serverCA(),
 			configMap: p.ConfigMapName(), mountProxy: p.Version().MountProxy()}.mounts()},
 		{Args: append([]string{fmt.Sprintf("-v=%d", level)}, p.spec().ExtraArgs...)},

@@ -72,6 +72,10 @@ func RootShard(rs *operatorv1alpha1.RootShard) []Name {
 	n.add(rootshard.MergedCABundleName(rs), kcp.MergedClientCAName(rs),
 		etcd.ClientTrustSecret(rs.Name), etcd.PeerTrustSecret(rs.Name),
 		reference.ShardJoin.Name(rs.Name), reference.FrontProxyJoin.Name(rs.Name), reference.KubeconfigIssuer.Name(rs.Name))
+	// Rotation (docs/rotation.md): each intermediate CA's second slot and trust bundle.
+	for _, ca := range pki.IntermediateCAs {
+		n.add(pki.SlotName(pki.CAName(rs.Name, ca), 1), pki.CAName(rs.Name, ca)+pki.TrustSuffix)
+	}
 	n.server(rootshard.Server(rs))
 	// The internal front proxy (spec.proxy), kcp-operator's <rs>-proxy.
 	p := frontproxy.RootShardProxy{RootShard: rs}
@@ -128,7 +132,7 @@ func CacheServer(cs *operatorv1alpha1.CacheServer) []Name {
 	c := cacheserver.CacheServer{CacheServer: cs}
 	objs := c.PKI()
 	n.certificates(objs.Issuers, objs.Certificates)
-	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name))
+	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name), pki.SlotName(c.CAName(), 1))
 	return n.sorted()
 }
 

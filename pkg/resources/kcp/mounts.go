@@ -40,8 +40,8 @@ func (s Server) caMounts() []workload.Mount {
 		{Volume: "ca-root", Secret: RootCASecret(rs), Dir: caDir("root"), Keys: onlyCert,
 			User: rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil},
 		{Volume: "ca-client", Secret: s.clientCA(), Dir: caDir("client"), Keys: onlyCert},
-		{Volume: "ca-server", Secret: pki.CAName(rs.Name, pki.ServerCA), Dir: caDir("server"), Keys: onlyCert},
-		{Volume: "ca-requestheader-client", Secret: pki.CAName(rs.Name, pki.RequestHeaderClientCA), Dir: caDir("requestheader-client"), Keys: onlyCert},
+		{Volume: "ca-server", Secret: pki.TrustSecretOf(rs, pki.ServerCA), Dir: caDir("server"), Keys: onlyCert},
+		{Volume: "ca-requestheader-client", Secret: pki.TrustSecretOf(rs, pki.RequestHeaderClientCA), Dir: caDir("requestheader-client"), Keys: onlyCert},
 	}
 	if s.ServerCABundle != "" {
 		ms = append(ms, workload.Mount{Volume: "ca-bundle", Secret: s.ServerCABundle, Dir: caDir("bundle"), Keys: onlyCert})

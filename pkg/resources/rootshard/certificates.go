@@ -27,9 +27,11 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	out := certificates.RootCA(ns, rootCA, labels("root-ca"), rs.Spec.Certificates, tmpl(pki.RootCATemplateKey))
 	for _, ca := range pki.IntermediateCAs {
 		name := pki.CAName(rs.Name, ca)
-		out.Certificates = append(out.Certificates,
-			certificates.Certificate(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey()))))
-		out.Issuers = append(out.Issuers, certificates.CAIssuer(ns, name, name, labels(ca.TemplateKey())))
+		// Rotation (docs/rotation.md): one Certificate per live slot, the Issuer on one.
+		certs, issuer := certificates.RotatingCA(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey())),
+			pki.SlotsOf(rs.Status.Rotations, string(ca)))
+		out.Certificates = append(out.Certificates, certs...)
+		out.Issuers = append(out.Issuers, issuer)
 	}
 	leaves := append(Server(rs).Leaves(), OperatorLeaf(rs))
 	if e := Etcd(rs); e != nil {

@@ -46,11 +46,10 @@ func caMount(name, secret, dir string) workload.Mount {
 // clients by; and the server CA bundle the external admin kubeconfig trusts, where it has
 // one.
 func (v VirtualWorkspace) caMounts() []workload.Mount {
-	rs := v.Target.RootShard.Name
 	ms := []workload.Mount{
-		caMount("ca-server", pki.CAName(rs, pki.ServerCA), caServerDir),
+		caMount("ca-server", pki.TrustSecretOf(v.Target.RootShard, pki.ServerCA), caServerDir),
 		caMount("ca-client", v.ClientCASecret(), caClientDir),
-		caMount("ca-requestheader-client", pki.CAName(rs, pki.RequestHeaderClientCA), caRequestHeaderDir),
+		caMount("ca-requestheader-client", pki.TrustSecretOf(v.Target.RootShard, pki.RequestHeaderClientCA), caRequestHeaderDir),
 	}
 	if bundle := v.externalAdminCABundle(); v.HasExternalAdmin() && bundle != "" {
 		ms = append(ms, caMount("ca-bundle", bundle, caBundleDir))

@@ -118,7 +118,7 @@ func (v VirtualWorkspace) TargetServerCABundle() string {
 	if v.Target.ServerCABundle != "" {
 		return v.Target.ServerCABundle
 	}
-	return pki.CAName(v.Target.RootShard.Name, pki.ServerCA)
+	return pki.TrustSecretOf(v.Target.RootShard, pki.ServerCA)
 }
 
 // externalAdminCABundle is the Secret of the CA bundle the external admin kubeconfig trusts,

@@ -5,6 +5,7 @@ import (
 )
 
 // +genclient
+// +genclient:method=Rotate,verb=create,subresource=rotation,input=CARotation,result=CARotation
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // CacheServer is a kcp cache server shared by the shards of a setup.
@@ -50,6 +51,12 @@ type CacheServerStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,3,rep,name=conditions"`
+	// Rotations are the rotations of the CacheServer's CA, asked for through the rotation
+	// subresource.
+	// +optional
+	// +listType=map
+	// +listMapKey=authority
+	Rotations []CARotationState `json:"rotations,omitempty" protobuf:"bytes,4,rep,name=rotations"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

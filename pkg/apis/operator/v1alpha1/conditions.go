@@ -205,3 +205,14 @@ const (
 	// ReasonEtcdChecking: every member is ready and etcd is being asked for the first time.
 	ReasonEtcdChecking = "Checking"
 )
+
+// ConditionCARotation says where the rotations of an object's CAs stand (docs/rotation.md):
+// True with ReasonWaitingForComplete when a rotation is Prepared and waits for Complete, False
+// with ReasonRotating while one is Preparing or Completing. It is absent when none runs.
+const ConditionCARotation = "CARotation"
+
+// The reasons of the CARotation condition.
+const (
+	ReasonWaitingForComplete = "WaitingForComplete"
+	ReasonRotating           = "Rotating"
+)

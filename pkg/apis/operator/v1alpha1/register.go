@@ -40,6 +40,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Kubeconfig{}, &KubeconfigList{},
 		&VirtualWorkspace{}, &VirtualWorkspaceList{},
 		&KubeconfigRequest{},
+		&CARotation{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -6,6 +6,7 @@ import (
 
 // +genclient
 // +genclient:method=CreateKubeconfig,verb=create,subresource=kubeconfig,input=KubeconfigRequest,result=KubeconfigRequest
+// +genclient:method=Rotate,verb=create,subresource=rotation,input=CARotation,result=CARotation
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // RootShard is the first shard of a kcp installation: it owns the setup's PKI and is the
@@ -59,6 +60,12 @@ type RootShardStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Shards []ShardReference `json:"shards,omitempty" protobuf:"bytes,4,rep,name=shards"`
+	// Rotations are the rotations of the RootShard's CAs, asked for through the rotation
+	// subresource.
+	// +optional
+	// +listType=map
+	// +listMapKey=authority
+	Rotations []CARotationState `json:"rotations,omitempty" protobuf:"bytes,5,rep,name=rotations"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

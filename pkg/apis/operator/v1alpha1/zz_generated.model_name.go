@@ -57,6 +57,26 @@ func (in AuthorizationWebhookSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CARotation) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.CARotation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CARotationSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.CARotationSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CARotationState) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.CARotationState"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CARotationStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.CARotationStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CacheConfig) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.CacheConfig"
 }

@@ -34,6 +34,9 @@ type CacheServerStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are Available and CertificatesReady.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// Rotations are the rotations of the CacheServer's CA, asked for through the rotation
+	// subresource.
+	Rotations []CARotationStateApplyConfiguration `json:"rotations,omitempty"`
 }
 
 // CacheServerStatusApplyConfiguration constructs a declarative configuration of the CacheServerStatus type for use with
@@ -67,6 +70,19 @@ func (b *CacheServerStatusApplyConfiguration) WithConditions(values ...*v1.Condi
 			panic("nil value passed to WithConditions")
 		}
 		b.Conditions = append(b.Conditions, *values[i])
+	}
+	return b
+}
+
+// WithRotations adds the given value to the Rotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Rotations field.
+func (b *CacheServerStatusApplyConfiguration) WithRotations(values ...*CARotationStateApplyConfiguration) *CacheServerStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithRotations")
+		}
+		b.Rotations = append(b.Rotations, *values[i])
 	}
 	return b
 }

@@ -36,6 +36,9 @@ type RootShardStatusApplyConfiguration struct {
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// Shards are the Shards that point at this RootShard.
 	Shards []ShardReferenceApplyConfiguration `json:"shards,omitempty"`
+	// Rotations are the rotations of the RootShard's CAs, asked for through the rotation
+	// subresource.
+	Rotations []CARotationStateApplyConfiguration `json:"rotations,omitempty"`
 }
 
 // RootShardStatusApplyConfiguration constructs a declarative configuration of the RootShardStatus type for use with
@@ -82,6 +85,19 @@ func (b *RootShardStatusApplyConfiguration) WithShards(values ...*ShardReference
 			panic("nil value passed to WithShards")
 		}
 		b.Shards = append(b.Shards, *values[i])
+	}
+	return b
+}
+
+// WithRotations adds the given value to the Rotations field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Rotations field.
+func (b *RootShardStatusApplyConfiguration) WithRotations(values ...*CARotationStateApplyConfiguration) *RootShardStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithRotations")
+		}
+		b.Rotations = append(b.Rotations, *values[i])
 	}
 	return b
 }

@@ -51,6 +51,8 @@ type CacheServerInterface interface {
 	Apply(ctx context.Context, cacheServer *applyconfigurationoperatorv1alpha1.CacheServerApplyConfiguration, opts v1.ApplyOptions) (result *operatorv1alpha1.CacheServer, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, cacheServer *applyconfigurationoperatorv1alpha1.CacheServerApplyConfiguration, opts v1.ApplyOptions) (result *operatorv1alpha1.CacheServer, err error)
+	Rotate(ctx context.Context, cacheServerName string, cARotation *operatorv1alpha1.CARotation, opts v1.CreateOptions) (*operatorv1alpha1.CARotation, error)
+
 	CacheServerExpansion
 }
 
@@ -72,4 +74,20 @@ func newCacheServers(c *OperatorV1alpha1Client, namespace string) *cacheServers 
 			gentype.PrefersProtobuf[*operatorv1alpha1.CacheServer](),
 		),
 	}
+}
+
+// Rotate takes the representation of a cARotation and creates it.  Returns the server's representation of the cARotation, and an error, if there is any.
+func (c *cacheServers) Rotate(ctx context.Context, cacheServerName string, cARotation *operatorv1alpha1.CARotation, opts v1.CreateOptions) (result *operatorv1alpha1.CARotation, err error) {
+	result = &operatorv1alpha1.CARotation{}
+	err = c.GetClient().Post().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("cacheservers").
+		Name(cacheServerName).
+		SubResource("rotation").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(cARotation).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -52,6 +52,7 @@ type RootShardInterface interface {
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, rootShard *applyconfigurationoperatorv1alpha1.RootShardApplyConfiguration, opts v1.ApplyOptions) (result *operatorv1alpha1.RootShard, err error)
 	CreateKubeconfig(ctx context.Context, rootShardName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (*operatorv1alpha1.KubeconfigRequest, error)
+	Rotate(ctx context.Context, rootShardName string, cARotation *operatorv1alpha1.CARotation, opts v1.CreateOptions) (*operatorv1alpha1.CARotation, error)
 
 	RootShardExpansion
 }
@@ -87,6 +88,22 @@ func (c *rootShards) CreateKubeconfig(ctx context.Context, rootShardName string,
 		SubResource("kubeconfig").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(kubeconfigRequest).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Rotate takes the representation of a cARotation and creates it.  Returns the server's representation of the cARotation, and an error, if there is any.
+func (c *rootShards) Rotate(ctx context.Context, rootShardName string, cARotation *operatorv1alpha1.CARotation, opts v1.CreateOptions) (result *operatorv1alpha1.CARotation, err error) {
+	result = &operatorv1alpha1.CARotation{}
+	err = c.GetClient().Post().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("rootshards").
+		Name(rootShardName).
+		SubResource("rotation").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(cARotation).
 		Do(ctx).
 		Into(result)
 	return

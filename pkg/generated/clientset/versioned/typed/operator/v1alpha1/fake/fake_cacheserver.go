@@ -19,10 +19,14 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
 	v1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/generated/applyconfiguration/operator/v1alpha1"
 	typedoperatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/typed/operator/v1alpha1"
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 )
 
 // fakeCacheServers implements CacheServerInterface
@@ -50,4 +54,16 @@ func newFakeCacheServers(fake *FakeOperatorV1alpha1, namespace string) typedoper
 		),
 		fake,
 	}
+}
+
+// Rotate takes the representation of a cARotation and creates it.  Returns the server's representation of the cARotation, and an error, if there is any.
+func (c *fakeCacheServers) Rotate(ctx context.Context, cacheServerName string, cARotation *v1alpha1.CARotation, opts v1.CreateOptions) (result *v1alpha1.CARotation, err error) {
+	emptyResult := &v1alpha1.CARotation{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), cacheServerName, "rotation", c.Namespace(), cARotation, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.CARotation), err
 }

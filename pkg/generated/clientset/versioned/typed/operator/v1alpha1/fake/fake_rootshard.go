@@ -65,3 +65,15 @@ func (c *fakeRootShards) CreateKubeconfig(ctx context.Context, rootShardName str
 	}
 	return obj.(*v1alpha1.KubeconfigRequest), err
 }
+
+// Rotate takes the representation of a cARotation and creates it.  Returns the server's representation of the cARotation, and an error, if there is any.
+func (c *fakeRootShards) Rotate(ctx context.Context, rootShardName string, cARotation *v1alpha1.CARotation, opts v1.CreateOptions) (result *v1alpha1.CARotation, err error) {
+	emptyResult := &v1alpha1.CARotation{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), rootShardName, "rotation", c.Namespace(), cARotation, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.CARotation), err
+}

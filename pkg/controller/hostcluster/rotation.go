@@ -1,0 +1,174 @@
+package hostcluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+)
+
+// LiveCAs reads the first certificate of each live slot of the CA whose Issuer is base, from
+// the cache, in slot order. issued is false until the Issuer's slot is issued; the
+// other slot, while a rotation issues or drops it, is left out when it is not there.
+func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
+	for _, slot := range slots.Live {
+		s, err := h.Secrets.Secrets(namespace).Get(pki.SlotName(base, slot))
+		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
+			if slot == slots.Issuer {
+				return nil, false, nil
+			}
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		first, err := pki.FirstCertificate(s.Data["tls.crt"])
+		if err != nil {
+			return nil, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
+		}
+		pems = append(pems, first)
+	}
+	return pems, true, nil
+}
+
+// RotationObservation is what the host shows of one authority's rotation.
+type RotationObservation struct {
+	// NewIssued: the newest slot's Certificate is Ready and its Secret holds the CA.
+	NewIssued bool
+	// LeavesOnNew: every leaf the authority's Issuer signs is Ready and signed by the newest CA.
+	LeavesOnNew bool
+	// Settled: the reconcile wrote nothing, and the object's workloads are available, so that
+	// every bundle it wrote is in the pods.
+	Settled bool
+}
+
+// NextRotation is one step of an authority's rotation, from what the host shows: Preparing
+// becomes Prepared once the new CA is issued and trusted everywhere, and, for an authority
+// whose leaves switch at Start, once they did; Completing switches the leaves of the others
+// (the server CA's), and becomes Completed once they did. Prepared and Completed wait for a
+// request. The old slot is deleted once the object says Completed (AdvanceRotations), so
+// that no reconcile of an older copy of the object applies it again.
+func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, now metav1.Time) operatorv1alpha1.CARotationState {
+	next := *st.DeepCopy()
+	switch st.Phase {
+	case operatorv1alpha1.CARotationPreparing:
+		switch {
+		case !o.NewIssued || !o.Settled:
+		case pki.SwitchesLeavesAtComplete(st.Authority):
+			next.Phase, next.LastPreparedTime = operatorv1alpha1.CARotationPrepared, &now
+		case !st.LeavesSwitched:
+			next.LeavesSwitched = true
+		case o.LeavesOnNew:
+			next.Phase, next.LastPreparedTime = operatorv1alpha1.CARotationPrepared, &now
+		}
+	case operatorv1alpha1.CARotationCompleting:
+		switch {
+		case !st.LeavesSwitched:
+			next.LeavesSwitched = true
+		case o.LeavesOnNew && o.Settled:
+			next.Phase, next.LastCompletionTime = operatorv1alpha1.CARotationCompleted, &now
+		}
+	}
+	return next
+}
+
+// AdvanceRotations takes each running rotation of rotations one step, when the host allows
+// it, and deletes the old slot of a Completed one, which the object's desired CAs no longer
+// hold. base is the name of an authority's Issuer (and of
+// its slot 0) in namespace; settled says whether the reconcile is settled
+// (RotationObservation).
+func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func(pki.Authority) string,
+	rotations []operatorv1alpha1.CARotationState, settled bool) ([]operatorv1alpha1.CARotationState, error) {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	out := make([]operatorv1alpha1.CARotationState, len(rotations))
+	for i, st := range rotations {
+		out[i] = *st.DeepCopy()
+		issuer := base(st.Authority)
+		if st.Phase == operatorv1alpha1.CARotationCompleted {
+			if err := h.deleteCASlot(ctx, namespace, pki.SlotName(issuer, pki.OtherSlot(st.Slot))); err != nil {
+				return rotations, err
+			}
+			continue
+		}
+		if st.Phase != operatorv1alpha1.CARotationPreparing && st.Phase != operatorv1alpha1.CARotationCompleting {
+			continue
+		}
+		newest := pki.SlotName(issuer, st.Slot)
+		o := RotationObservation{Settled: settled, NewIssued: h.caIssued(namespace, newest)}
+		if o.NewIssued && st.LeavesSwitched {
+			o.LeavesOnNew = h.leavesSignedBy(namespace, issuer, newest)
+		}
+		next := NextRotation(st, o, now)
+		if next.Phase != st.Phase || next.LeavesSwitched != st.LeavesSwitched {
+			klog.FromContext(ctx).Info("A CA rotation advanced", "namespace", namespace, "ca", issuer,
+				"phase", next.Phase, "leavesSwitched", next.LeavesSwitched)
+		}
+		out[i] = next
+	}
+	return out, nil
+}
+
+// caIssued reports whether the CA name is Ready and its Secret holds a certificate.
+func (h *Host) caIssued(namespace, name string) bool {
+	cert, err := h.Certificates.Certificates(namespace).Get(name)
+	if err != nil || !certificateReady(cert) {
+		return false
+	}
+	s, err := h.Secrets.Secrets(namespace).Get(name)
+	return err == nil && len(s.Data["tls.crt"]) > 0
+}
+
+// leavesSignedBy reports whether every leaf Certificate of namespace that the Issuer issuer
+// signs, whichever object's, is Ready and its Secret signed by the CA in the Secret ca.
+func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
+	caSecret, err := h.Secrets.Secrets(namespace).Get(ca)
+	if err != nil {
+		return false
+	}
+	certs, err := h.Certificates.Certificates(namespace).List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, c := range certs {
+		ref := c.Spec.IssuerRef
+		if c.Spec.IsCA || ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
+			continue
+		}
+		if !certificateReady(c) {
+			return false
+		}
+		leaf, err := h.Secrets.Secrets(namespace).Get(c.Spec.SecretName)
+		if err != nil || NotSignedBy(leaf.Data["tls.crt"], caSecret.Data["tls.crt"]) {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteCASlot deletes a CA slot's Certificate, then its Secret, so that cert-manager does
+// not issue it again: what the CA signed is trusted nowhere after this. What the cache does
+// not hold is gone already.
+func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
+	_, certErr := h.Certificates.Certificates(namespace).Get(name)
+	_, secretErr := h.Secrets.Secrets(namespace).Get(name)
+	if apierrors.IsNotFound(certErr) && apierrors.IsNotFound(secretErr) {
+		return nil
+	}
+	klog.FromContext(ctx).Info("Deleting the old CA of a completed rotation", "namespace", namespace, "ca", name)
+	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the Certificate %s of an old CA: %w", name, err)
+	}
+	err = h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the Secret %s of an old CA: %w", name, err)
+	}
+	return nil
+}

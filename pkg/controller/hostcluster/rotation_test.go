@@ -1,0 +1,63 @@
+package hostcluster
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// TestNextRotation has one case per step of the phases the controller takes, and per wait.
+func TestNextRotation(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	st := func(a string, phase operatorv1alpha1.CARotationPhase, switched bool) operatorv1alpha1.CARotationState {
+		return operatorv1alpha1.CARotationState{Authority: a, Phase: phase, Slot: 1, LeavesSwitched: switched}
+	}
+	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
+	tests := []struct {
+		name     string
+		in       operatorv1alpha1.CARotationState
+		o        RotationObservation
+		phase    operatorv1alpha1.CARotationPhase
+		switched bool
+	}{
+		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: RotationObservation{Settled: true},
+			phase: "Preparing"},
+		{name: "Preparing waits for the bundles to settle", in: st("client", "Preparing", false), o: RotationObservation{NewIssued: true},
+			phase: "Preparing"},
+		{name: "the client CA's leaves switch once the new CA is trusted", in: st("client", "Preparing", false), o: all,
+			phase: "Preparing", switched: true},
+		{name: "the client CA waits for its leaves", in: st("client", "Preparing", true), o: RotationObservation{NewIssued: true, Settled: true},
+			phase: "Preparing", switched: true},
+		{name: "the client CA is Prepared once its leaves are new", in: st("client", "Preparing", true), o: all,
+			phase: "Prepared", switched: true},
+		{name: "the server CA is Prepared without switching", in: st("server", "Preparing", false), o: all,
+			phase: "Prepared"},
+		{name: "Prepared waits for Complete", in: st("server", "Prepared", false), o: all, phase: "Prepared"},
+		{name: "the server CA's leaves switch at Complete", in: st("server", "Completing", false), o: all,
+			phase: "Completing", switched: true},
+		{name: "Completing waits for the new leaves", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, Settled: true},
+			phase: "Completing", switched: true},
+		{name: "Completing waits to settle", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
+			phase: "Completing", switched: true},
+		{name: "Completing becomes Completed", in: st("client", "Completing", true), o: all,
+			phase: "Completed", switched: true},
+		{name: "Completed stays", in: st("client", "Completed", true), o: all, phase: "Completed", switched: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := NextRotation(tt.in, tt.o, now)
+			assert.Equal(t, tt.phase, next.Phase)
+			assert.Equal(t, tt.switched, next.LeavesSwitched)
+			if next.Phase == "Prepared" && tt.in.Phase != "Prepared" {
+				assert.Equal(t, &now, next.LastPreparedTime)
+			}
+			if next.Phase == "Completed" && tt.in.Phase != "Completed" {
+				assert.Equal(t, &now, next.LastCompletionTime)
+			}
+		})
+	}
+}

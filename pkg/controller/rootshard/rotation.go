@@ -1,0 +1,68 @@
+package rootshard
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+)
+
+// liveCA is the PEM bundle of the live slots of one of rs's intermediate CAs (docs/rotation.md),
+// in slot order; issued is false until cert-manager issued the Issuer's slot.
+func (c *Controller) liveCA(rs *operatorv1alpha1.RootShard, ca pki.CA) (pem []byte, issued bool, err error) {
+	pems, issued, err := c.Host.LiveCAs(rs.Namespace, pki.CAName(rs.Name, ca), pki.SlotsOf(rs.Status.Rotations, string(ca)))
+	if err != nil || !issued {
+		return nil, issued, err
+	}
+	return certificates.Bundle(pems...), true, nil
+}
+
+// trustBundles are the Secrets <ca>-trust (pki.TrustSecret) that the pods mount to trust a
+// CA once it was rotated: its live slots. A CA never rotated has none: its pods mount its
+// own Secret.
+func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.SecretApplyConfiguration, error) {
+	var out []*corev1ac.SecretApplyConfiguration
+	for _, ca := range pki.IntermediateCAs {
+		if pki.RotationOf(rs.Status.Rotations, string(ca)) == nil {
+			continue
+		}
+		bundle, issued, err := c.liveCA(rs, ca)
+		if err != nil {
+			return nil, err
+		}
+		if !issued {
+			continue
+		}
+		out = append(out, certificates.TrustBundle(rs.Namespace, pki.CAName(rs.Name, ca),
+			pki.Labels(rootshard.Kind, rs.Name, ca.TemplateKey()+pki.TrustSuffix), bundle))
+	}
+	return out, nil
+}
+
+// advanceRotations takes the RootShard's running CA rotations a step each, from what the
+// host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
+// nothing was written and the root shard and its shards are available.
+func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
+	if len(status.Rotations) == 0 {
+		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
+		return nil
+	}
+	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
+	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
+		settled = settled && meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.CAName(rs.Name, pki.CA(a)) },
+		status.Rotations, settled)
+	if err != nil {
+		return err
+	}
+	status.Rotations = next
+	controller.SetRotationCondition(&status.Conditions, rs.Generation, next)
+	return nil
+}

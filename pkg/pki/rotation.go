@@ -1,0 +1,106 @@
+package pki
+
+import (
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+// Every CA the server makes can be rotated in two phases (docs/rotation.md): Start issues a
+// new CA, with a new key, in the authority's other slot, next to the old one, and every
+// bundle that trusts the authority carries both; Complete drops the old slot. A CA's two
+// slots are its Secret (and Certificate) <ca>, slot 0, and <ca>-next, slot 1; the Issuer
+// <ca> keeps its name and signs from whichever slot is current.
+
+// Authority is the name of a rotatable CA in the rotation subresource.
+type Authority = string
+
+// CacheAuthority is a CacheServer's CA; a RootShard's authorities are its intermediate CAs
+// by their role (IntermediateCAs).
+const CacheAuthority Authority = "ca"
+
+// CacheServerAuthorities are the CAs of a CacheServer that can be rotated.
+func CacheServerAuthorities() []Authority { return []Authority{CacheAuthority} }
+
+// NextSuffix is the suffix of a CA's slot 1.
+const NextSuffix = "-next"
+
+// SlotName is the Certificate and Secret of slot of the CA whose Issuer is base.
+func SlotName(base string, slot int32) string {
+	if slot == 1 {
+		return base + NextSuffix
+	}
+	return base
+}
+
+// OtherSlot is the slot a rotation issues the new CA in, or the old CA's.
+func OtherSlot(slot int32) int32 { return 1 - slot }
+
+// SwitchesLeavesAtComplete reports whether the leaves of a switch to the new CA only at
+// Complete: serving certificates, which every client must have had the time to trust the new
+// CA for, as Gardener rotates a cluster's server CA; and the service-account signing keys,
+// whose new key invalidates the tokens the old one signed. Every other authority's leaves
+// switch once the new CA is trusted everywhere, during Start.
+func SwitchesLeavesAtComplete(a Authority) bool {
+	return a == Authority(ServerCA) || a == Authority(ServiceAccountCA) || a == CacheAuthority
+}
+
+// Slots are where an authority's CAs are, as its rotation has it.
+type Slots struct {
+	// Issuer is the slot the authority's Issuer signs from: new leaves and credentials.
+	Issuer int32
+	// Live are the slots whose CA exists and is trusted, in slot order.
+	Live []int32
+}
+
+// RotationOf is the rotation of authority in rotations, or nil.
+func RotationOf(rotations []operatorv1alpha1.CARotationState, a Authority) *operatorv1alpha1.CARotationState {
+	for i := range rotations {
+		if rotations[i].Authority == a {
+			return &rotations[i]
+		}
+	}
+	return nil
+}
+
+// SlotsOf returns the slots of authority a: slot 0 alone until its first rotation; both
+// from Start until Complete is done, the Issuer on the old one until the leaves switch; the
+// newest alone once Completed.
+func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
+	st := RotationOf(rotations, a)
+	switch {
+	case st == nil:
+		return Slots{Issuer: 0, Live: []int32{0}}
+	case st.Phase == operatorv1alpha1.CARotationCompleted:
+		return Slots{Issuer: st.Slot, Live: []int32{st.Slot}}
+	}
+	issuer := st.Slot
+	if !st.LeavesSwitched {
+		issuer = OtherSlot(st.Slot)
+	}
+	// In slot order, whichever signs: the bundles keep their bytes when the Issuer switches,
+	// so that no pod rolls for it.
+	return Slots{Issuer: issuer, Live: []int32{0, 1}}
+}
+
+// IssuerSecret is the Secret the Issuer base signs from.
+func IssuerSecret(base string, rotations []operatorv1alpha1.CARotationState, a Authority) string {
+	return SlotName(base, SlotsOf(rotations, a).Issuer)
+}
+
+// TrustSuffix is the suffix of the bundle Secret of a rotated CA's live slots.
+const TrustSuffix = "-trust"
+
+// TrustSecret is the Secret whose tls.crt a pod mounts to trust authority a, whose Issuer is
+// base: the CA's own Secret until its first rotation, then the bundle <ca>-trust of its
+// live slots, which the controllers write, so that the pods trust both CAs while a rotation
+// runs and the mount outlives either slot.
+func TrustSecret(base string, rotations []operatorv1alpha1.CARotationState, a Authority) string {
+	if RotationOf(rotations, a) == nil {
+		return base
+	}
+	return base + TrustSuffix
+}
+
+// TrustSecretOf is TrustSecret for an intermediate CA of rs.
+func TrustSecretOf(rs *operatorv1alpha1.RootShard, ca CA) string {
+	return TrustSecret(CAName(rs.Name, ca), rs.Status.Rotations, Authority(ca))
+}

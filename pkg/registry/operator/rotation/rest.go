@@ -1,0 +1,155 @@
+// Package rotation serves the rotation subresource of RootShards and CacheServers: a
+// CARotation starts or completes the two-phase rotation of the object's certificate
+// authorities. The request writes the rotation's state into the object's status.rotations
+// in etcd, with the object's resourceVersion as a precondition; the controller realizes it
+// and advances the phases, so a rotation survives a restart at any step.
+package rotation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/util/dryrun"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+)
+
+// Access reaches the rotations of one kind's objects.
+type Access struct {
+	// Authorities are the rotatable CAs of the kind.
+	Authorities []string
+	// Rotations points into an object's status.rotations.
+	Rotations func(runtime.Object) (*[]operator.CARotationState, bool)
+	// Refuse says why the object cannot rotate an authority, at the authority's path, or nil:
+	// a CA the user brings (caSecretRef) is the user's to rotate.
+	Refuse func(obj runtime.Object, authority string, path *field.Path) *field.Error
+}
+
+// REST is the rotation subresource of one kind.
+type REST struct {
+	// Resource is the parent resource, for errors: rootshards or cacheservers.
+	Resource schema.GroupResource
+	// Status reads the object and writes its status.
+	Status rest.Patcher
+	Access Access
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+var (
+	_ rest.NamedCreater             = &REST{}
+	_ rest.GroupVersionKindProvider = &REST{}
+	_ rest.Storage                  = &REST{}
+)
+
+// New returns an empty CARotation.
+func (r *REST) New() runtime.Object { return &operator.CARotation{} }
+
+// Destroy cleans up on shutdown; there is nothing to clean.
+func (r *REST) Destroy() {}
+
+// GroupVersionKind is the kind of the subresource's body in every version.
+func (r *REST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return operatorv1alpha1.SchemeGroupVersion.WithKind("CARotation")
+}
+
+// Create takes the step the request asks for, for every authority it names, or for none: a
+// step the current phases do not allow is a 409 that says why.
+func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
+	req, ok := obj.(*operator.CARotation)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a CARotation: %T", obj))
+	}
+	namespace, _ := genericapirequest.NamespaceFrom(ctx)
+	if req.Name != "" && req.Name != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.name: Invalid value: %q: must be %q, the name in the URL", req.Name, name))
+	}
+	if req.Namespace != "" && req.Namespace != namespace {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.namespace: Invalid value: %q: must be %q, the namespace in the URL", req.Namespace, namespace))
+	}
+	out := req.DeepCopy()
+	out.Name, out.Namespace = name, namespace
+	out.ManagedFields = nil
+	out.Status = operator.CARotationStatus{}
+	if errs := validation.ValidateCARotation(out, r.Access.Authorities); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(operator.Kind("CARotation"), name, errs)
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, out.DeepCopyObject()); err != nil {
+			return nil, err
+		}
+	}
+
+	var rotations []operator.CARotationState
+	var conflict *PhaseConflictError
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := r.Status.Get(ctx, name, &metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if errs := r.refused(current, out.Spec.Authorities); len(errs) > 0 {
+			return apierrors.NewInvalid(operator.Kind("CARotation"), name, errs)
+		}
+		obj := current.DeepCopyObject()
+		dst, ok := r.Access.Rotations(obj)
+		if !ok {
+			return apierrors.NewInternalError(fmt.Errorf("%s %s has no status.rotations", r.Resource, name))
+		}
+		next, changed, err := Apply(*dst, out.Spec, r.now())
+		if errors.As(err, &conflict) {
+			return nil // answered below, not retried
+		}
+		rotations = next
+		if !changed || dryrun.IsDryRun(options.DryRun) {
+			return nil
+		}
+		*dst = next
+		// The object carries the resourceVersion it was read at: a write in between, by the
+		// controller or another request, is a conflict, and the step is taken again on it.
+		_, _, err = r.Status.Update(ctx, name, rest.DefaultUpdatedObjectInfo(obj), nil, nil, false,
+			&metav1.UpdateOptions{DryRun: options.DryRun, FieldManager: options.FieldManager})
+		return err
+	})
+	if conflict != nil {
+		return nil, apierrors.NewConflict(r.Resource, name, conflict)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Status.Rotations = Of(rotations, out.Spec.Authorities)
+	return out, nil
+}
+
+// refused checks the named authorities against the object.
+func (r *REST) refused(obj runtime.Object, authorities []string) field.ErrorList {
+	if r.Access.Refuse == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	path := field.NewPath("spec", "authorities")
+	for i, a := range authorities {
+		if err := r.Access.Refuse(obj, a, path.Index(i)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func (r *REST) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

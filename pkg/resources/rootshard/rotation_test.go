@@ -1,0 +1,124 @@
+package rootshard
+
+import (
+	"encoding/pem"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/golden"
+)
+
+// fakeCA is a PEM block standing in for the certificate of the CA Secret name: the bundles
+// only concatenate, and the golden files show each block's fingerprint.
+func fakeCA(name string) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(name)})
+}
+
+// rotationView is what a phase of an authority's rotation builds: which CA Certificates
+// exist, which one the Issuer signs from, which slots every bundle trusts, and the bundle
+// Secrets made of them.
+type rotationView struct {
+	Phase          string                               `json:"phase"`
+	LeavesSwitched bool                                 `json:"leavesSwitched"`
+	Certificates   []string                             `json:"certificates"`
+	IssuerSecret   string                               `json:"issuerSecret"`
+	Trusted        []string                             `json:"trusted"`
+	PodsMount      string                               `json:"podsMount"`
+	Bundles        []*corev1ac.SecretApplyConfiguration `json:"bundles"`
+}
+
+// TestRotationPhases shows, for each authority of a RootShard, its bundles in each phase of
+// a rotation from slot 0 to slot 1 (docs/rotation.md).
+func TestRotationPhases(t *testing.T) {
+	type step struct {
+		phase    operatorv1alpha1.CARotationPhase
+		switched bool
+	}
+	steps := []step{{"", false}, {operatorv1alpha1.CARotationPreparing, false}, {operatorv1alpha1.CARotationPreparing, true},
+		{operatorv1alpha1.CARotationPrepared, false}, {operatorv1alpha1.CARotationPrepared, true},
+		{operatorv1alpha1.CARotationCompleting, false}, {operatorv1alpha1.CARotationCompleting, true},
+		{operatorv1alpha1.CARotationCompleted, true}}
+	for _, ca := range pki.IntermediateCAs {
+		t.Run(string(ca), func(t *testing.T) {
+			var views []any
+			for _, s := range steps {
+				rs := minimalRootShard()
+				if s.phase != "" {
+					rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: string(ca), Phase: s.phase, Slot: 1, LeavesSwitched: s.switched}}
+				}
+				views = append(views, view(t, rs, ca, s.phase, s.switched))
+			}
+			golden.Assert(t, "rotation-"+string(ca), views...)
+		})
+	}
+}
+
+func view(t *testing.T, rs *operatorv1alpha1.RootShard, ca pki.CA, phase operatorv1alpha1.CARotationPhase, switched bool) rotationView {
+	base := pki.CAName(rs.Name, ca)
+	slots := pki.SlotsOf(rs.Status.Rotations, string(ca))
+	v := rotationView{Phase: string(phase), LeavesSwitched: switched, IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, string(ca)),
+		PodsMount: pki.TrustSecretOf(rs, ca)}
+	objs := BuildPKI(rs)
+	for _, c := range objs.Certificates {
+		if c.Labels[pki.LabelComponent] == ca.TemplateKey() {
+			v.Certificates = append(v.Certificates, *c.Name)
+		}
+	}
+	for _, i := range objs.Issuers {
+		if *i.Name == base {
+			assert.Equal(t, v.IssuerSecret, *i.Spec.CA.SecretName, "the Issuer signs from the Issuer's slot")
+		}
+	}
+	var pems [][]byte
+	for _, slot := range slots.Live {
+		v.Trusted = append(v.Trusted, pki.SlotName(base, slot))
+		pems = append(pems, fakeCA(pki.SlotName(base, slot)))
+	}
+	live := certificates.Bundle(pems...)
+	b := CABundles{ServerCA: fakeCA("server"), ClientCA: fakeCA("client"), FrontProxyClientCA: fakeCA("front-proxy-client")}
+	switch ca {
+	case pki.ServerCA:
+		b.ServerCA = live
+		v.Bundles = append(v.Bundles, MergedCABundle(rs, b))
+	case pki.ClientCA:
+		b.ClientCA = live
+		v.Bundles = append(v.Bundles, MergedClientCA(rs, b))
+	case pki.FrontProxyClientCA:
+		b.FrontProxyClientCA = live
+		v.Bundles = append(v.Bundles, MergedClientCA(rs, b))
+	case pki.EtcdClientCA:
+		v.Bundles = append(v.Bundles, EtcdTrust(rs, live, fakeCA("etcd-peer"))[0])
+	case pki.EtcdPeerCA:
+		v.Bundles = append(v.Bundles, EtcdTrust(rs, fakeCA("etcd-client"), live)[1])
+	}
+	if v.PodsMount != base {
+		v.Bundles = append(v.Bundles, certificates.TrustBundle(rs.Namespace, base, pki.Labels(Kind, rs.Name, ca.TemplateKey()+pki.TrustSuffix), live))
+	}
+	for i := range v.Bundles {
+		v.Bundles[i] = golden.RedactedSecret(v.Bundles[i])
+	}
+	return v
+}
+
+// TestRotationMounts checks that the pods trust a rotated CA through its <ca>-trust bundle,
+// which outlives either slot, and a CA never rotated through its own Secret.
+func TestRotationMounts(t *testing.T) {
+	rs := minimalRootShard()
+	before := Server(rs).MountedSecrets()
+	assert.Contains(t, before, "root-server-ca")
+	assert.Contains(t, before, "root-requestheader-client-ca")
+
+	rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: "server", Phase: operatorv1alpha1.CARotationCompleted, Slot: 1, LeavesSwitched: true}}
+	after := Server(rs).MountedSecrets()
+	assert.Contains(t, after, "root-server-ca-trust")
+	assert.NotContains(t, after, "root-server-ca")
+	assert.NotContains(t, after, "root-server-ca-next")
+	assert.Contains(t, after, "root-requestheader-client-ca", "another CA's mount stays")
+	require.Equal(t, len(before), len(after))
+}

@@ -1,0 +1,456 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/test/framework"
+)
+
+// rotate asks the rotation subresource of resource/name in ns for phase of authorities, as
+// an admin does with kubectl create --raw.
+func rotate(t *testing.T, ns, resource, name, phase string, authorities ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"apiVersion": "operator.kcp.io/v1alpha1", "kind": "CARotation",
+		"spec": map[string]any{"phase": phase, "authorities": authorities}})
+	require.NoError(t, err)
+	path := "/apis/operator.kcp.io/v1alpha1/namespaces/" + ns + "/" + resource + "/" + name + "/rotation"
+	return stack.KubectlWith(t.Context(), stack.AdminKubeconfig, "create", "--raw", path, "-f", writeManifest(t, string(body)))
+}
+
+// rotations are the status.rotations of the RootShard name, by authority.
+func rotations(t *testing.T, ns, name string) map[string]operatorv1alpha1.CARotationState {
+	out, err := stack.Kubectl(t.Context(), "get", "rootshard", name, "-n", ns, "-o", "json")
+	if err != nil {
+		return nil
+	}
+	var rs operatorv1alpha1.RootShard
+	if json.Unmarshal([]byte(out), &rs) != nil {
+		return nil
+	}
+	m := map[string]operatorv1alpha1.CARotationState{}
+	for _, r := range rs.Status.Rotations {
+		m[r.Authority] = r
+	}
+	return m
+}
+
+// waitForRotation waits until every authority's rotation of the RootShard name is in phase.
+func waitForRotation(t *testing.T, ns, name string, phase operatorv1alpha1.CARotationPhase, authorities ...string) {
+	t.Helper()
+	var got map[string]operatorv1alpha1.CARotationState
+	if !assert.Eventually(t, func() bool {
+		got = rotations(t, ns, name)
+		for _, a := range authorities {
+			if got[a].Phase != phase {
+				return false
+			}
+		}
+		return true
+	}, 6*time.Minute, 2*time.Second) {
+		t.Fatalf("the rotations of %v of rootshard %s/%s never became %s: %+v; conditions: %s", authorities, ns, name, phase, got,
+			kubectl(t, "get", "rootshard", name, "-n", ns, "-o", "jsonpath={.status.conditions}"))
+	}
+}
+
+// probe is one request of a prober.
+type probe struct {
+	at  time.Time
+	err error
+}
+
+// prober asks a stand-in who its credential is, in a loop, with a new TLS connection each
+// time, so that each request is verified by both sides against what they trust right then.
+type prober struct {
+	name, user string
+	cert       tls.Certificate
+	mu         sync.Mutex
+	roots      *x509.CertPool
+	probes     []probe
+}
+
+// newProber is a prober with the credential and the CA bundle of a minted kubeconfig.
+func newProber(t *testing.T, name string, kubeconfig []byte) *prober {
+	cfg, err := clientcmd.Load(kubeconfig)
+	require.NoError(t, err)
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	auth, cluster := cfg.AuthInfos[ctx.AuthInfo], cfg.Clusters[ctx.Cluster]
+	cert, err := tls.X509KeyPair(auth.ClientCertificateData, auth.ClientKeyData)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	require.NoError(t, err)
+	p := &prober{name: name, user: leaf.Subject.CommonName, cert: cert}
+	p.setCA(t, cluster.CertificateAuthorityData)
+	return p
+}
+
+// setCA replaces the bundle the prober verifies the stand-in by, as a client refreshes its
+// kubeconfig's certificate-authority-data.
+func (p *prober) setCA(t *testing.T, bundle []byte) {
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(bundle))
+	p.mu.Lock()
+	p.roots = pool
+	p.mu.Unlock()
+}
+
+func (p *prober) once(ctx context.Context, url string) error {
+	p.mu.Lock()
+	roots := p.roots
+	p.mu.Unlock()
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "localhost", Certificates: []tls.Certificate{p.cert}, MinVersion: tls.VersionTLS12}}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/apis/authentication.k8s.io/v1/selfsubjectreviews",
+		strings.NewReader(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var review struct {
+		Status struct {
+			UserInfo struct {
+				Username string `json:"username"`
+			} `json:"userInfo"`
+		} `json:"status"`
+	}
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(body, &review) != nil {
+		return fmt.Errorf("HTTP %d: %.200s", resp.StatusCode, body)
+	}
+	if review.Status.UserInfo.Username != p.user {
+		return fmt.Errorf("authenticated as %q, not %q", review.Status.UserInfo.Username, p.user)
+	}
+	return nil
+}
+
+// run probes until ctx ends.
+func (p *prober) run(ctx context.Context, url string, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for ctx.Err() == nil {
+		err := p.once(ctx, url)
+		if ctx.Err() != nil {
+			return
+		}
+		p.mu.Lock()
+		p.probes = append(p.probes, probe{at: time.Now(), err: err})
+		p.mu.Unlock()
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// results counts the probes, the failed ones before until (all when until is zero), and the
+// last probe's error.
+func (p *prober) results(until time.Time) (total, ok, failedBefore int, firstFailure, last error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, pr := range p.probes {
+		total++
+		if pr.err == nil {
+			ok++
+			continue
+		}
+		if until.IsZero() || pr.at.Before(until) {
+			failedBefore++
+			if firstFailure == nil {
+				firstFailure = fmt.Errorf("at %s: %w", pr.at.Format(time.RFC3339Nano), pr.err)
+			}
+		}
+	}
+	if len(p.probes) > 0 {
+		last = p.probes[len(p.probes)-1].err
+	}
+	return total, ok, failedBefore, firstFailure, last
+}
+
+// mounter refreshes a stand-in's files from the realized Secrets of the RootShard name, as
+// the kubelet refreshes a kcp pod's mounts, and remembers when it first wrote a client CA
+// bundle that no longer trusts revoked.
+type mounter struct {
+	mu        sync.Mutex
+	revokedAt time.Time
+	writes    int
+}
+
+func (m *mounter) run(ctx context.Context, t *testing.T, standIn *framework.StandIn, ns, name string, revoked *x509.Certificate, wg *sync.WaitGroup) {
+	defer wg.Done()
+	var last framework.StandInOptions
+	for ctx.Err() == nil {
+		o := framework.StandInOptions{
+			ServingCert: readSecret(t, stack, ns, name+"-server", "tls.crt"), ServingKey: readSecret(t, stack, ns, name+"-server", "tls.key"),
+			ClientCA: readSecret(t, stack, ns, name+"-merged-client-ca", "tls.crt"),
+		}
+		changed := !bytes.Equal(o.ServingCert, last.ServingCert) || !bytes.Equal(o.ServingKey, last.ServingKey) || !bytes.Equal(o.ClientCA, last.ClientCA)
+		if changed && len(o.ServingCert) > 0 && len(o.ClientCA) > 0 && standIn.Refresh(o) == nil {
+			last = o
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(o.ClientCA)
+			_, err := revoked.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+			m.mu.Lock()
+			m.writes++
+			if err != nil && m.revokedAt.IsZero() {
+				m.revokedAt = time.Now()
+			}
+			m.mu.Unlock()
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func (m *mounter) revoked() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.revokedAt
+}
+
+// TestRotationWithoutFailures rotates a RootShard's server, client and front-proxy-client
+// CAs through Start and Complete while two clients call a stand-in serving the realized
+// certificates in a loop: one with a credential minted before Start, one with a credential
+// minted once the rotation was Prepared, both with their kubeconfig's CA bundle refreshed
+// during Prepared. Neither request fails until Complete drops the old CAs; then the
+// credential minted before Start is refused, and the other keeps working.
+func TestRotationWithoutFailures(t *testing.T) {
+	ns := namespace(t, "carotation")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	waitFor(t, ns, "rootshard/root", "Available")
+
+	var before kubeconfigResponse
+	var stderr string
+	var err error
+	require.Eventually(t, func() bool {
+		before, stderr, err = mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+		return err == nil
+	}, time.Minute, time.Second, "mint: %s", stderr)
+	revoked, _ := clientCertOf(t, []byte(before.Status.Kubeconfig))
+
+	o := rootShardPKI(t, ns, "root")
+	o.Name = ns
+	standIn, err := stack.StartStandIn(t.Context(), o)
+	require.NoError(t, err)
+	t.Cleanup(standIn.Stop)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	m := &mounter{}
+	wg.Add(1)
+	go m.run(ctx, t, standIn, ns, "root", revoked, &wg)
+	oldClient := newProber(t, "minted before Start", []byte(before.Status.Kubeconfig))
+	wg.Add(1)
+	go oldClient.run(ctx, standIn.URL, &wg)
+	require.Eventually(t, func() bool { _, ok, _, _, _ := oldClient.results(time.Time{}); return ok >= 5 }, time.Minute, 200*time.Millisecond,
+		"the credential minted before Start works before it")
+
+	authorities := []string{"server", "client", "front-proxy-client"}
+	out, stderr, err := rotate(t, ns, "rootshards", "root", "Start", authorities...)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, `"phase":"Preparing"`)
+	// Completing at once is refused while the new CAs are not trusted everywhere.
+	if _, stderr, err := rotate(t, ns, "rootshards", "root", "Complete", "server"); err != nil {
+		assert.Contains(t, stderr, "is Preparing", "a 409 that says why")
+	}
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, authorities...)
+	waitFor(t, ns, "rootshard/root", "CARotation")
+	assert.Equal(t, "WaitingForComplete", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="CARotation")].reason}`))
+
+	// Prepared: the clients pick up the bundle with both server CAs, and a credential minted
+	// now comes from the new front-proxy-client CA.
+	bundle := readSecret(t, stack, ns, "root-merged-ca-bundle", "tls.crt")
+	require.Len(t, certsIn(bundle), 2, "the server CA bundle carries the old and the new CA")
+	oldClient.setCA(t, bundle)
+	var after kubeconfigResponse
+	after, stderr, err = mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+	require.NoError(t, err, stderr)
+	minted, _ := clientCertOf(t, []byte(after.Status.Kubeconfig))
+	newCA := secretCert(t, ns, "root-front-proxy-client-ca-next")
+	require.NoError(t, minted.CheckSignatureFrom(newCA), "a credential minted once Prepared comes from the new CA")
+	newClient := newProber(t, "minted after Start", []byte(after.Status.Kubeconfig))
+	wg.Add(1)
+	go newClient.run(ctx, standIn.URL, &wg)
+	require.Eventually(t, func() bool { _, ok, _, _, _ := newClient.results(time.Time{}); return ok >= 5 }, time.Minute, 200*time.Millisecond,
+		"the credential minted after Start works")
+
+	_, stderr, err = rotate(t, ns, "rootshards", "root", "Complete", authorities...)
+	require.NoError(t, err, stderr)
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, authorities...)
+
+	// After Complete: the stand-in, once it trusts only the new client CAs, refuses the
+	// credential minted before Start; the other works on.
+	require.Eventually(t, func() bool { return !m.revoked().IsZero() }, 2*time.Minute, time.Second,
+		"the client CA bundle drops the old front-proxy-client CA")
+	require.Eventually(t, func() bool {
+		_, _, _, _, last := oldClient.results(time.Time{})
+		return last != nil
+	}, 2*time.Minute, 500*time.Millisecond, "the credential minted before Start is refused after Complete")
+	newTotal, _, _, _, _ := newClient.results(time.Time{})
+	require.Eventually(t, func() bool {
+		total, _, _, _, last := newClient.results(time.Time{})
+		return total > newTotal+5 && last == nil
+	}, time.Minute, 200*time.Millisecond, "the credential minted after Start works after Complete")
+	cancel()
+	wg.Wait()
+
+	total, ok, failed, first, _ := oldClient.results(m.revoked())
+	t.Logf("minted before Start: %d requests, %d answered", total, ok)
+	assert.Zero(t, failed, "the credential minted before Start failed before Complete dropped its CA: %v", first)
+	total, ok, failed, first, _ = newClient.results(time.Time{})
+	t.Logf("minted after Start: %d requests, %d answered", total, ok)
+	assert.Zero(t, failed, "the credential minted after Start failed: %v", first)
+
+	// The old slots are gone; the serving certificate comes from the new server CA.
+	for _, ca := range []string{"root-server-ca", "root-client-ca", "root-front-proxy-client-ca"} {
+		assert.Eventually(t, func() bool {
+			out, err := stack.Kubectl(t.Context(), "get", "secret,certificate", "-n", ns, "--field-selector", "metadata.name="+ca, "-o", "name")
+			return err == nil && strings.TrimSpace(out) == ""
+		}, time.Minute, time.Second, "the old CA %s is deleted, its Certificate first", ca)
+	}
+	serving := certsIn(readSecret(t, stack, ns, "root-server", "tls.crt"))
+	require.NotEmpty(t, serving)
+	assert.NoError(t, serving[0].CheckSignatureFrom(secretCert(t, ns, "root-server-ca-next")), "the serving certificate comes from the new server CA")
+	assert.Len(t, certsIn(readSecret(t, stack, ns, "root-merged-ca-bundle", "tls.crt")), 1, "the server CA bundle carries the new CA alone")
+	assert.Empty(t, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="CARotation")].reason}`))
+}
+
+// TestRotationSurvivesARestart kills the server right after Start, while the rotation of a
+// RootShard's client CA prepares, starts it again, and completes the rotation.
+func TestRotationSurvivesARestart(t *testing.T) {
+	ns := namespace(t, "carestart")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	waitFor(t, ns, "rootshard/root", "Available")
+	oldCA := secretCert(t, ns, "root-client-ca")
+
+	_, stderr, err := rotate(t, ns, "rootshards", "root", "Start", "client")
+	require.NoError(t, err, stderr)
+	stack.KillServer()
+	require.NoError(t, stack.StartServer(t.Context()))
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "client")
+	// Complete before Prepared was refused; now it is taken.
+	_, stderr, err = rotate(t, ns, "rootshards", "root", "Complete", "client")
+	require.NoError(t, err, stderr)
+	stack.KillServer()
+	require.NoError(t, stack.StartServer(t.Context()))
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, "client")
+
+	newCA := secretCert(t, ns, "root-client-ca-next")
+	assert.False(t, newCA.Equal(oldCA))
+	require.Eventually(t, func() bool {
+		bundle := certsIn(readSecret(t, stack, ns, "root-merged-client-ca", "tls.crt"))
+		for _, c := range bundle {
+			if c.Equal(oldCA) {
+				return false
+			}
+		}
+		return len(bundle) == 2 // the new client CA and the front-proxy-client CA
+	}, 2*time.Minute, time.Second, "the merged client CA drops the old client CA")
+	leaf := certsIn(readSecret(t, stack, ns, "root-client", "tls.crt"))
+	require.NotEmpty(t, leaf)
+	assert.NoError(t, leaf[0].CheckSignatureFrom(newCA), "the client leaf comes from the new CA")
+	waitFor(t, ns, "rootshard/root", "Available")
+	var rs operatorv1alpha1.RootShard
+	require.NoError(t, json.Unmarshal([]byte(kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "json")), &rs))
+	require.Len(t, rs.Status.Rotations, 1)
+	st := rs.Status.Rotations[0]
+	for name, ts := range map[string]*metav1.Time{"initiation": st.LastInitiationTime, "prepared": st.LastPreparedTime,
+		"completion triggered": st.LastCompletionTriggeredTime, "completion": st.LastCompletionTime} {
+		assert.NotNil(t, ts, "the %s time is recorded", name)
+	}
+}
+
+// TestRotationWithThePlugin rotates a RootShard's requestheader-client CA and a CacheServer's
+// CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
+// Complete before Start is a 409 that says why.
+func TestRotationWithThePlugin(t *testing.T) {
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	ns := namespace(t, "carplugin")
+	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+
+		"---\napiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
+	waitFor(t, ns, "rootshard/root", "Available")
+	waitFor(t, ns, "cacheserver/cache", "Available")
+
+	mallory, err := stack.UserKubeconfig("mallory")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		out, _, _ := stack.KubectlWith(t.Context(), mallory, "auth", "can-i", "update", "rootshards.operator.kcp.io/root", "-n", ns)
+		return strings.TrimSpace(out) == "yes"
+	}, time.Minute, time.Second, "the binding reaches the authorizer")
+	_, stderr, err := stack.KubectlPlugin(t.Context(), mallory, "rotate", "rootshard/root", "-n", ns, "--phase", "start", "--ca", "client")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "Error from server (Forbidden)", "editing a spec grants no rotation")
+	assert.Contains(t, stderr, "rootshards/rotation")
+
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "complete", "--ca", "requestheader-client")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "Error from server (Conflict)")
+	assert.Contains(t, stderr, "no rotation of the requestheader-client CA was started")
+
+	oldRequestHeader := secretCert(t, ns, "root-requestheader-client-ca")
+	out, stderr, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "start", "--ca", "requestheader-client")
+	require.NoError(t, err, stderr)
+	assert.Regexp(t, `(?m)^requestheader-client +Preparing +`, out)
+	out, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "cacheserver/cache", "-n", ns, "--phase", "start", "--ca", "ca")
+	require.NoError(t, err, stderr)
+	assert.Regexp(t, `(?m)^ca +Preparing +`, out)
+
+	// The pods trust the request-header CA through its trust bundle, with both CAs.
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "requestheader-client")
+	trust := certsIn(readSecret(t, stack, ns, "root-requestheader-client-ca-trust", "tls.crt"))
+	require.Len(t, trust, 2)
+	assert.True(t, trust[0].Equal(oldRequestHeader), "slot 0, the old CA, first")
+	mounted := kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.volumes[*].secret.secretName}")
+	assert.Contains(t, mounted, "root-requestheader-client-ca-trust")
+	leaf := certsIn(readSecret(t, stack, ns, "root-proxy-requestheader", "tls.crt"))
+	require.NotEmpty(t, leaf)
+	assert.NoError(t, leaf[0].CheckSignatureFrom(secretCert(t, ns, "root-requestheader-client-ca-next")), "the leaves come from the new CA once Prepared")
+
+	require.Eventually(t, func() bool {
+		out := kubectl(t, "get", "cacheserver", "cache", "-n", ns, "-o", "jsonpath={.status.rotations[0].phase}")
+		return out == string(operatorv1alpha1.CARotationPrepared)
+	}, 6*time.Minute, 2*time.Second, "the CacheServer's CA rotation is Prepared")
+	assert.Len(t, certsIn(readSecret(t, stack, ns, "cache-client-ca", "tls.crt")), 2, "the cache server trusts both CAs")
+
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "rootshard/root", "-n", ns, "--phase", "complete", "--ca", "requestheader-client")
+	require.NoError(t, err, stderr)
+	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "rotate", "cacheserver/cache", "-n", ns, "--phase", "complete", "--ca", "ca")
+	require.NoError(t, err, stderr)
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, "requestheader-client")
+	require.Eventually(t, func() bool {
+		out := kubectl(t, "get", "cacheserver", "cache", "-n", ns, "-o", "jsonpath={.status.rotations[0].phase}")
+		return out == string(operatorv1alpha1.CARotationCompleted)
+	}, 6*time.Minute, 2*time.Second, "the CacheServer's CA rotation is Completed")
+	newCache := secretCert(t, ns, "cache-ca-next")
+	require.Eventually(t, func() bool {
+		bundle := certsIn(readSecret(t, stack, ns, "cache-client-ca", "tls.crt"))
+		return len(bundle) == 1 && bundle[0].Equal(newCache)
+	}, 2*time.Minute, time.Second, "the cache server trusts the new CA alone")
+	serving := certsIn(readSecret(t, stack, ns, "cache-server", "tls.crt"))
+	require.NotEmpty(t, serving)
+	assert.NoError(t, serving[0].CheckSignatureFrom(newCache), "the cache server serves from the new CA")
+	require.Eventually(t, func() bool {
+		return len(certsIn(readSecret(t, stack, ns, "root-requestheader-client-ca-trust", "tls.crt"))) == 1
+	}, 2*time.Minute, time.Second, "the request-header trust bundle drops the old CA")
+	waitFor(t, ns, "rootshard/root", "Available")
+	waitFor(t, ns, "cacheserver/cache", "Available")
+}
