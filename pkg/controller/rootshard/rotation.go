@@ -47,7 +47,7 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 
 // advanceRotations takes the RootShard's running CA rotations a step each, from what the
 // host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
-// nothing was written and the root shard and its shards are available.
+// nothing was written and the root shard, its shards and its front proxies are available.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
 	if len(status.Rotations) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
@@ -56,6 +56,10 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
 	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
 		settled = settled && meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	// The front proxies of the RootShard mount its merged bundles too.
+	for _, fp := range c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name) {
+		settled = settled && meta.IsStatusConditionTrue(fp.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	}
 	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.CAName(rs.Name, pki.CA(a)) },
 		status.Rotations, settled)
