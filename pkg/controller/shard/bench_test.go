@@ -25,8 +25,8 @@ import (
 // is. The list's cost grows with n, the index's with the keys it returns.
 func BenchmarkWatchKeys(b *testing.B) {
 	for _, n := range []int{100, 1000} {
-		c, inf := setups(b, n)
-		referencing := c.watches(inf).Referencing
+		c := setups(b, n)
+		referencing := c.watches().Referencing
 		listed := func(match func(*operatorv1alpha1.Shard) bool) []string {
 			all, err := c.Shards.Shards("team-a").List(labels.Everything())
 			require.NoError(b, err)
@@ -79,7 +79,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 
 // setups is a Shard controller over n setups in team-a: RootShards root-i and Shards shard-i,
 // every other one joined by a copy of root-i-shard-join, each with a CA bundle of its own.
-func setups(b *testing.B, n int) (*Controller, controller.Informers) {
+func setups(b *testing.B, n int) *Controller {
 	w := ct.NewWatching(b)
 	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
 	require.NoError(b, err)
@@ -93,5 +93,5 @@ func setups(b *testing.B, n int) (*Controller, controller.Informers) {
 		s.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: fmt.Sprintf("partner-ca-%d", i)}
 		w.Add(b, rs, s)
 	}
-	return c, w.Informers
+	return c
 }
