@@ -37,12 +37,20 @@ type Listers struct {
 	VirtualWorkspaces listers.VirtualWorkspaceLister
 }
 
-// NewBase returns the base of kind's controller over the caches of indexes (Informers.AddIndexes
-// in a server, hand-fed caches in a unit test), writing our kinds through client and the
-// host cluster through host.
-func NewBase[T Object, S any](kind Kind[T, S], client clientset.Interface, indexes Indexes, host *hostcluster.Host, recorder record.EventRecorder) *Base[T, S] {
-	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: host, Recorder: recorder}, Ours: client}
-	b.SetIndexes(indexes)
+// Deps are what a kind's controller is built over: our clientset, the informers it watches,
+// the host cluster it writes to, and the recorder of its Events.
+type Deps struct {
+	Ours      clientset.Interface
+	Informers Informers
+	Host      *hostcluster.Host
+	Recorder  record.EventRecorder
+}
+
+// NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
+// SetIndexes in a unit test, gives it those of our kinds.
+func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
+	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder}, Ours: deps.Ours}
+	b.SetIndexes(Indexes{})
 	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.
 	b.Get = func(namespace, name string) (T, error) { return kind.Lister(b.Indexes, namespace).Get(name) }
@@ -69,10 +77,11 @@ func (b *Base[T, S]) SetIndexes(indexes Indexes) {
 	}
 }
 
-// Watch registers the indexes of our kinds on the informers inf, reads from their caches,
+// Watch registers the indexes of our kinds on the informers of deps, reads from their caches,
 // and sets up the loop: sync reconciles a key, and the kind's own events and those watches
 // declares enqueue keys. Run starts it.
-func (b *Base[T, S]) Watch(inf Informers, sync func(ctx context.Context, key string) error, watches Watches) error {
+func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string) error, watches Watches) error {
+	inf := deps.Informers
 	indexes, err := inf.AddIndexes()
 	if err != nil {
 		return err

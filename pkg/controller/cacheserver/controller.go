@@ -5,12 +5,9 @@ package cacheserver
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
-	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -25,10 +22,10 @@ type Controller struct {
 }
 
 // New returns a CacheServer controller reading our kinds and the host cluster's objects from the
-// informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, client, controller.Indexes{}, host, recorder)}
-	return c, c.Watch(inf, c.sync, c.watches())
+// informers of deps, and writing to the host cluster through it.
+func New(deps controller.Deps) (*Controller, error) {
+	c := &Controller{controller.NewBase(Kind, deps)}
+	return c, c.Watch(deps, c.sync, c.watches())
 }
 
 // watches are what a CacheServer's reconcile reads.

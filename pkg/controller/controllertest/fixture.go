@@ -31,7 +31,8 @@ func NewFixture[T controller.Object, S any](t testing.TB, kind controller.Kind[T
 	f := &Fixture[T, S]{Ours: opfake.NewSimpleClientset(), Host: NewHost(t), Events: record.NewFakeRecorder(1000),
 		Caches: controller.Indexes{RootShards: NewCache(), Shards: NewCache(), FrontProxies: NewCache(), CacheServers: NewCache(),
 			Kubeconfigs: NewCache(), VirtualWorkspaces: NewCache()}}
-	f.Base = controller.NewBase(kind, f.Ours, f.Caches, f.Host.Host, f.Events)
+	f.Base = controller.NewBase(kind, controller.Deps{Ours: f.Ours, Host: f.Host.Host, Recorder: f.Events})
+	f.SetIndexes(f.Caches)
 	f.Add(t, objs...)
 	return f
 }

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -40,6 +41,12 @@ func NewWatching(t testing.TB) *Watching {
 	}
 	w.Host.SecretMetadata = cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{})
 	return w
+}
+
+// Deps are the dependencies of a kind's controller over the informers: our clientset is empty
+// and the Events are dropped.
+func (w *Watching) Deps() controller.Deps {
+	return controller.Deps{Ours: opfake.NewSimpleClientset(), Informers: w.Informers, Host: w.Host.Host, Recorder: record.NewFakeRecorder(10)}
 }
 
 // UsersSecrets is the informer of every Secret's metadata, for Source.

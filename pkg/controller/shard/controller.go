@@ -7,12 +7,9 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
-	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -30,10 +27,10 @@ type Controller struct {
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
-// informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
-	return c, c.Watch(inf, c.sync, c.watches())
+// informers of deps, and writing to the host cluster through it.
+func New(deps controller.Deps) (*Controller, error) {
+	c := newController(controller.NewBase(Kind, deps))
+	return c, c.Watch(deps, c.sync, c.watches())
 }
 
 // newController is the controller of base. A Shard being deleted is first deregistered from
