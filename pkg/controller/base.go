@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
@@ -36,21 +37,30 @@ type Listers struct {
 	VirtualWorkspaces listers.VirtualWorkspaceLister
 }
 
-// NewBase returns the base of kind's controller over the caches of indexes (Informers.AddIndexes
-// in a server, hand-fed caches in a unit test), writing our kinds through client and the
-// host cluster through host.
-func NewBase[T Object, S any](kind Kind[T, S], client clientset.Interface, indexes Indexes, host *hostcluster.Host, recorder record.EventRecorder) *Base[T, S] {
-	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: host, Recorder: recorder}, Ours: client}
-	b.SetIndexes(indexes)
+// Deps are what a kind's controller is built over: our clientset, the informers it watches,
+// the host cluster it writes to, and the recorder of its Events.
+type Deps struct {
+	Ours      clientset.Interface
+	Informers Informers
+	Host      *hostcluster.Host
+	Recorder  record.EventRecorder
+}
+
+// NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
+// SetIndexes in a unit test, gives it those of our kinds.
+func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
+	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder}, Ours: deps.Ours}
+	b.SetIndexes(Indexes{})
 	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.
-	b.Get = func(namespace, name string) (T, error) { return kind.Lister(b.Listers, namespace).Get(name) }
+	b.Get = func(namespace, name string) (T, error) { return kind.Lister(b.Indexes, namespace).Get(name) }
 	b.Update = func(ctx context.Context, obj T) (T, error) {
 		return kind.Client(b.Ours, obj.GetNamespace()).Update(ctx, obj, opts)
 	}
 	b.UpdateStatus = func(ctx context.Context, obj T) (T, error) {
 		return kind.Client(b.Ours, obj.GetNamespace()).UpdateStatus(ctx, obj, opts)
 	}
+	b.Cleanup = b.releaseBootstrap
 	return b
 }
 
@@ -67,17 +77,18 @@ func (b *Base[T, S]) SetIndexes(indexes Indexes) {
 	}
 }
 
-// Watch registers the indexes of our kinds on the informers inf, reads from their caches,
+// Watch registers the indexes of our kinds on the informers of deps, reads from their caches,
 // and sets up the loop: sync reconciles a key, and the kind's own events and those watches
 // declares enqueue keys. Run starts it.
-func (b *Base[T, S]) Watch(inf Informers, sync func(ctx context.Context, key string) error, watches func(Informers) Watches) error {
+func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string) error, watches Watches) error {
+	inf := deps.Informers
 	indexes, err := inf.AddIndexes()
 	if err != nil {
 		return err
 	}
 	b.SetIndexes(indexes)
 	b.Loop = NewLoop(b.Name, sync)
-	b.Watched = watches(inf)
+	b.Watched = watches
 	b.Watched.Own = b.Informer(inf.Ours.Operator().V1alpha1())
 	return b.Watched.Register(b.Loop, b.Host, inf)
 }
@@ -91,4 +102,28 @@ func (b *Base[T, S]) Run(ctx context.Context, workers int) error {
 // reconcile, which runs once cert-manager is installed.
 func (b *Base[T, S]) Reconciling(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
 	return b.Sync(ctx, key, b.RequiringCertManager(reconcile))
+}
+
+// Objects is the kind's cache.
+func (b *Base[T, S]) Objects() cache.Indexer { return b.Cache(b.Indexes) }
+
+// Keys are the keys of the kind's objects whose index holds value.
+func (b *Base[T, S]) Keys(index, value string) []string { return Keys(b.Objects(), index, value) }
+
+// Naming is, for an index of the kind's objects by the objects they name (UsersSecretIndex,
+// ReferenceSecretIndex, VirtualWorkspaceIndex), the keys of those that name the object name of
+// namespace: a Watches' Mounting or Referencing.
+func (b *Base[T, S]) Naming(index string) func(namespace, name string) []string {
+	return func(namespace, name string) []string { return b.Keys(index, IndexValue(namespace, name)) }
+}
+
+// NamingObject is Naming of an object: a Reference's Keys.
+func (b *Base[T, S]) NamingObject(index string) func(metav1.Object) []string {
+	naming := b.Naming(index)
+	return func(m metav1.Object) []string { return naming(m.GetNamespace(), m.GetName()) }
+}
+
+// InNamespace are the keys of every object of the kind in m's namespace.
+func (b *Base[T, S]) InNamespace(m metav1.Object) []string {
+	return InNamespace(b.Objects(), m.GetNamespace())
 }

@@ -53,13 +53,12 @@ func (b Bootstrap) inUse(namespace, kind, name string) bool {
 	return false
 }
 
-// ReleasingBootstrap is the Cleanup of a kind whose objects use their namespace's bootstrap
-// PKI when uses says so (no spec.certificates): the PKI goes with its last user.
-func (b *Base[T, S]) ReleasingBootstrap(uses func(T) bool) func(ctx context.Context, obj T) error {
-	return func(ctx context.Context, obj T) error {
-		if !uses(obj) {
-			return nil
-		}
-		return Bootstrap{Host: b.Host, Indexes: b.Indexes}.Release(ctx, obj.GetNamespace(), b.Name, obj.GetName())
+// releaseBootstrap is the Cleanup of every kind: an object that uses its namespace's bootstrap
+// PKI (BootstrapIndex: a RootShard or a CacheServer without spec.certificates) takes it along
+// when it is the last user.
+func (b *Base[T, S]) releaseBootstrap(ctx context.Context, obj T) error {
+	if users, _ := bootstrapUserOf(obj); len(users) == 0 {
+		return nil
 	}
+	return Bootstrap{Host: b.Host, Indexes: b.Indexes}.Release(ctx, obj.GetNamespace(), b.Name, obj.GetName())
 }

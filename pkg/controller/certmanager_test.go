@@ -71,12 +71,7 @@ func TestRequiringCertManager(t *testing.T) {
 	discovery := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
 	missing := hostcluster.NewCertManagerAPI(discovery, cminformers.NewSharedInformerFactory(cmfake.NewSimpleClientset(), 0))
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-			Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
-			Common: func(s *operatorv1alpha1.RootShardStatus) Common {
-				return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
-			},
-		},
+		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{},
 		Host: &hostcluster.Host{CertManagerAPI: missing}, Recorder: recorder,
 	}
 	reconciled := 0

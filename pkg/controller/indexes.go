@@ -50,9 +50,9 @@ type Indexes struct {
 // and returns their caches. Every controller calls it from New, before the informers start:
 // the first registers them, the others find them.
 func (i Informers) AddIndexes() (Indexes, error) {
-	ops := i.Ours.Operator().V1alpha1()
-	for _, informer := range []cache.SharedIndexInformer{ops.RootShards().Informer(), ops.Shards().Informer(), ops.FrontProxies().Informer(),
-		ops.CacheServers().Informer(), ops.Kubeconfigs().Informer(), ops.VirtualWorkspaces().Informer()} {
+	var x Indexes
+	for _, w := range ours {
+		informer := w.informer(i.Ours.Operator().V1alpha1())
 		have := informer.GetIndexer().GetIndexers()
 		missing := cache.Indexers{}
 		for name, f := range Indexers {
@@ -60,21 +60,14 @@ func (i Informers) AddIndexes() (Indexes, error) {
 				missing[name] = f
 			}
 		}
-		if len(missing) == 0 {
-			continue
+		if len(missing) > 0 {
+			if err := informer.AddIndexers(missing); err != nil {
+				return Indexes{}, fmt.Errorf("adding the indexes of our kinds: %w", err)
+			}
 		}
-		if err := informer.AddIndexers(missing); err != nil {
-			return Indexes{}, fmt.Errorf("adding the indexes of our kinds: %w", err)
-		}
+		*w.cache(&x) = informer.GetIndexer()
 	}
-	return Indexes{
-		RootShards:        ops.RootShards().Informer().GetIndexer(),
-		Shards:            ops.Shards().Informer().GetIndexer(),
-		FrontProxies:      ops.FrontProxies().Informer().GetIndexer(),
-		CacheServers:      ops.CacheServers().Informer().GetIndexer(),
-		Kubeconfigs:       ops.Kubeconfigs().Informer().GetIndexer(),
-		VirtualWorkspaces: ops.VirtualWorkspaces().Informer().GetIndexer(),
-	}, nil
+	return x, nil
 }
 
 // Keys are the keys of the objects of a cache whose index holds value; none when the index

@@ -81,10 +81,10 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
-	if !slices.Contains(obj.GetFinalizers(), l.Finalizer) {
+	if !slices.Contains(obj.GetFinalizers(), l.Finalizer()) {
 		// The update brings the object back through the informer.
 		obj = l.copy(obj)
-		obj.SetFinalizers(append(obj.GetFinalizers(), l.Finalizer))
+		obj.SetFinalizers(append(obj.GetFinalizers(), l.Finalizer()))
 		_, err := l.Update(ctx, obj)
 		return err
 	}
@@ -215,7 +215,7 @@ func (l Lifecycle[T, S]) Observe(obj T, status *S, certificates int, pending []s
 // finalize removes everything the controllers created for an object that is being deleted,
 // and only that, then lets it go.
 func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
-	if !slices.Contains(obj.GetFinalizers(), l.Finalizer) {
+	if !slices.Contains(obj.GetFinalizers(), l.Finalizer()) {
 		return nil
 	}
 	next := l.copy(obj)
@@ -258,7 +258,7 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	l.Recorder.Event(obj, "Normal", "Cleaned", "Deleted what the controllers created for the "+l.Noun)
 	obj = l.copy(obj)
-	obj.SetFinalizers(slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == l.Finalizer }))
+	obj.SetFinalizers(slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == l.Finalizer() }))
 	_, err = l.Update(ctx, obj)
 	return err
 }

@@ -28,16 +28,11 @@ const objectMetricsHeader = `
 func TestObjectMetrics(t *testing.T) {
 	const kind = "metricstest"
 	stored := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{
-		Namespace: "team-a", Name: "root", Generation: 1, Finalizers: []string{"test"},
+		Namespace: "team-a", Name: "root", Generation: 1, Finalizers: []string{"operator.kcp.io/" + kind + "-cleanup"},
 	}}
 	gone := false
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: kind, Finalizer: "test",
-			Status: func(rs *operatorv1alpha1.RootShard) *operatorv1alpha1.RootShardStatus { return &rs.Status },
-			Common: func(s *operatorv1alpha1.RootShardStatus) Common {
-				return Common{Phase: &s.Phase, ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
-			},
-		},
+		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: kind},
 		Get: func(string, string) (*operatorv1alpha1.RootShard, error) {
 			if gone {
 				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "rootshards"}, "root")
@@ -110,13 +105,7 @@ kcp_setups_objects{kind="metricstest",phase="Running"} 0
 func TestObjectMetricsOwnPhase(t *testing.T) {
 	const kind = "ownphasetest"
 	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "admin"}}
-	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Kind: Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
-		Name:   kind,
-		Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
-		Common: func(s *operatorv1alpha1.KubeconfigStatus) Common {
-			return Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions, OwnPhase: func() string { return string(s.Phase) }}
-		},
-	}}
+	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Kind: Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Name: kind}}
 	gauge := func(phase string) float64 {
 		t.Helper()
 		v, err := testutil.GetGaugeMetricValue(objectsByPhase.WithLabelValues(kind, phase))

@@ -67,11 +67,11 @@ func (i Informers) Informer(r HostResource) (informer cache.SharedIndexInformer,
 	return nil, false
 }
 
-// Reference is an informer of one of our kinds, and the keys of the objects its objects
-// concern: those that refer to them, or that they refer to.
+// Reference is one of our kinds, by its name in owner labels ("shard"), and the keys of the
+// objects its objects concern: those that refer to them, or that they refer to.
 type Reference struct {
-	Informer cache.SharedIndexInformer
-	Keys     func(metav1.Object) []string
+	Kind string
+	Keys func(metav1.Object) []string
 	// Membership enqueues on additions and deletions only (MembershipHandler): for what
 	// depends on which objects exist, not on what they hold.
 	Membership bool
@@ -108,7 +108,7 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 		if ref.Membership {
 			handler = loop.MembershipHandler(ref.Keys)
 		}
-		watches = append(watches, Watch{Informer: ref.Informer, Handler: handler})
+		watches = append(watches, Watch{Informer: inf.OurInformer(ref.Kind), Handler: handler})
 	}
 	for _, r := range w.Host {
 		informer, certManager := inf.Informer(r)
@@ -143,6 +143,9 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 func (w Watches) Register(loop *Loop, host *hostcluster.Host, inf Informers) error {
 	certManager := false
 	for _, watch := range w.Handlers(loop, host, inf) {
+		if watch.Informer == nil {
+			return fmt.Errorf("%s: watching a kind that is not one of ours", loop.Kind)
+		}
 		if !watch.certManager {
 			if err := loop.Watch(watch.Informer, watch.Handler); err != nil {
 				return err

@@ -21,7 +21,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
-	f.c = newController(f.Base)
+	f.c = &Controller{Base: f.Base}
 	return f
 }
 
@@ -34,7 +34,7 @@ func (f *fixture) sync(t *testing.T) *operatorv1alpha1.CacheServer {
 }
 
 func cacheServer() *operatorv1alpha1.CacheServer {
-	return &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}}}
+	return &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}}}
 }
 
 func TestResyncOfARealizedCacheServerWritesNothing(t *testing.T) {

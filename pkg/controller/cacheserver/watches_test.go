@@ -5,11 +5,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
@@ -18,7 +16,7 @@ import (
 // enqueues exactly the CacheServers it concerns.
 func TestWatchesEnqueueTheCacheServersConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	cache := &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cache"}}
 	cache.Spec.Etcd = &operatorv1alpha1.EtcdConfig{TLSConfig: &operatorv1alpha1.EtcdTLSConfig{}}

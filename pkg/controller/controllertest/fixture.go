@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -32,7 +31,8 @@ func NewFixture[T controller.Object, S any](t testing.TB, kind controller.Kind[T
 	f := &Fixture[T, S]{Ours: opfake.NewSimpleClientset(), Host: NewHost(t), Events: record.NewFakeRecorder(1000),
 		Caches: controller.Indexes{RootShards: NewCache(), Shards: NewCache(), FrontProxies: NewCache(), CacheServers: NewCache(),
 			Kubeconfigs: NewCache(), VirtualWorkspaces: NewCache()}}
-	f.Base = controller.NewBase(kind, f.Ours, f.Caches, f.Host.Host, f.Events)
+	f.Base = controller.NewBase(kind, controller.Deps{Ours: f.Ours, Host: f.Host.Host, Recorder: f.Events})
+	f.SetIndexes(f.Caches)
 	f.Add(t, objs...)
 	return f
 }
@@ -77,20 +77,7 @@ func (f *Fixture[T, S]) Reset() {
 
 // cacheOf is the cache of one of our kinds' objects.
 func (f *Fixture[T, S]) cacheOf(t testing.TB, o any) cache.Indexer {
-	switch o.(type) {
-	case *operatorv1alpha1.RootShard:
-		return f.Caches.RootShards
-	case *operatorv1alpha1.Shard:
-		return f.Caches.Shards
-	case *operatorv1alpha1.FrontProxy:
-		return f.Caches.FrontProxies
-	case *operatorv1alpha1.CacheServer:
-		return f.Caches.CacheServers
-	case *operatorv1alpha1.Kubeconfig:
-		return f.Caches.Kubeconfigs
-	case *operatorv1alpha1.VirtualWorkspace:
-		return f.Caches.VirtualWorkspaces
-	}
-	require.Failf(t, "not one of our kinds", "%T", o)
-	return nil
+	objects := f.Caches.Cache(controller.OurKind(o))
+	require.NotNil(t, objects, "%T is not one of our kinds", o)
+	return objects
 }

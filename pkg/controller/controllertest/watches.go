@@ -2,6 +2,7 @@ package controllertest
 
 import (
 	"sort"
+	"strings"
 	"testing"
 
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -41,6 +43,12 @@ func NewWatching(t testing.TB) *Watching {
 	return w
 }
 
+// Deps are the dependencies of a kind's controller over the informers: our clientset is empty
+// and the Events are dropped.
+func (w *Watching) Deps() controller.Deps {
+	return controller.Deps{Ours: opfake.NewSimpleClientset(), Informers: w.Informers, Host: w.Host.Host, Recorder: record.NewFakeRecorder(10)}
+}
+
 // UsersSecrets is the informer of every Secret's metadata, for Source.
 const UsersSecrets controller.HostResource = "users-secrets"
 
@@ -58,20 +66,10 @@ func ReferenceCopy(namespace, name string, r reference.Reference) *corev1.Secret
 // Source is the informer of one of our kinds (RootShard, Shard, FrontProxy, CacheServer,
 // Kubeconfig, VirtualWorkspace) or of a host resource.
 func (w *Watching) Source(t testing.TB, source string) cache.SharedIndexInformer {
-	ops := w.Informers.Ours.Operator().V1alpha1()
+	if informer := w.Informers.OurInformer(strings.ToLower(source)); informer != nil {
+		return informer
+	}
 	switch source {
-	case "RootShard":
-		return ops.RootShards().Informer()
-	case "Shard":
-		return ops.Shards().Informer()
-	case "FrontProxy":
-		return ops.FrontProxies().Informer()
-	case "CacheServer":
-		return ops.CacheServers().Informer()
-	case "Kubeconfig":
-		return ops.Kubeconfigs().Informer()
-	case "VirtualWorkspace":
-		return ops.VirtualWorkspaces().Informer()
 	case string(UsersSecrets):
 		return w.Host.SecretMetadata
 	case string(ReferenceCopies):
@@ -85,22 +83,7 @@ func (w *Watching) Source(t testing.TB, source string) cache.SharedIndexInformer
 // Add puts objects of our kinds into their informers' caches.
 func (w *Watching) Add(t testing.TB, objs ...controller.Object) {
 	for _, o := range objs {
-		var source string
-		switch o.(type) {
-		case *operatorv1alpha1.RootShard:
-			source = "RootShard"
-		case *operatorv1alpha1.Shard:
-			source = "Shard"
-		case *operatorv1alpha1.FrontProxy:
-			source = "FrontProxy"
-		case *operatorv1alpha1.CacheServer:
-			source = "CacheServer"
-		case *operatorv1alpha1.Kubeconfig:
-			source = "Kubeconfig"
-		case *operatorv1alpha1.VirtualWorkspace:
-			source = "VirtualWorkspace"
-		}
-		require.NoError(t, w.Source(t, source).GetIndexer().Add(o))
+		require.NoError(t, w.Source(t, controller.OurKind(o)).GetIndexer().Add(o))
 	}
 }
 

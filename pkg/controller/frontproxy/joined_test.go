@@ -30,14 +30,14 @@ type joinedFixture struct {
 
 func newJoinedFixture(t *testing.T) *joinedFixture {
 	fp := &operatorv1alpha1.FrontProxy{
-		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
 		Spec: operatorv1alpha1.FrontProxySpec{
 			RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-front-proxy-join"}},
 			External:  &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.team-a.example.com"},
 		},
 	}
 	j := &joinedFixture{Fixture: controllertest.NewFixture(t, Kind, fp), in: controllertest.NewInstallation(t)}
-	j.c = newController(j.Base)
+	j.c = &Controller{Base: j.Base}
 	return j
 }
 

@@ -24,7 +24,7 @@ type syncFixture struct {
 
 func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *syncFixture {
 	fp := &operatorv1alpha1.FrontProxy{
-		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
 		Spec:       operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}},
 	}
 	if spec != nil {
@@ -35,7 +35,7 @@ func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}})
 	}
-	f.c = newController(f.Base)
+	f.c = &Controller{Base: f.Base}
 	return f
 }
 

@@ -6,11 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -19,7 +17,7 @@ import (
 // enqueues exactly the FrontProxies it concerns.
 func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	edge := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"},
 		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("root"), CABundleSecretRef: &corev1.LocalObjectReference{Name: "partner-ca"}}}
@@ -63,7 +61,7 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 // enqueues exactly the FrontProxies whose spec.rootShard.secretRef names it, in its namespace.
 func TestCopiesEnqueueTheFrontProxiesNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	joinedBy := func(namespace, name, secret string) *operatorv1alpha1.FrontProxy {
 		return &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},

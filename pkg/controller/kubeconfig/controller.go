@@ -13,41 +13,20 @@ package kubeconfig
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
-	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	shardresource "github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Finalizer keeps a Kubeconfig until what the controller created for it is gone.
-const Finalizer = "operator.kcp.io/kubeconfig-cleanup"
-
-// Kind is the Kubeconfig to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{
-	Name: kubeconfig.Kind, Noun: "kubeconfig", Finalizer: Finalizer,
-	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.Kubeconfigs().Informer() },
-	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.Kubeconfig] {
-		return l.Kubeconfigs.Kubeconfigs(ns)
-	},
-	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.Kubeconfig] {
-		return c.OperatorV1alpha1().Kubeconfigs(ns)
-	},
-	Status: func(kc *operatorv1alpha1.Kubeconfig) *operatorv1alpha1.KubeconfigStatus { return &kc.Status },
-	Common: func(s *operatorv1alpha1.KubeconfigStatus) controller.Common {
-		// A Kubeconfig's phases (Provisioning, Ready, Failed) are not a setup's: reconcile
-		// sets them, and deletion shows as Available=False with reason Deleting.
-		return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions,
-			OwnPhase: func() string { return string(s.Phase) }}
-	},
-}
+// Kind is the Kubeconfig to the shared controller code. Its phases (Provisioning, Ready,
+// Failed) are not a setup's: reconcile sets them, and deletion shows as Available=False with
+// reason Deleting.
+var Kind = controller.Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Name: kubeconfig.Kind, Noun: "kubeconfig"}
 
 // Controller reconciles Kubeconfigs.
 type Controller struct {
@@ -57,10 +36,10 @@ type Controller struct {
 }
 
 // New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the
-// informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
-	return c, c.Watch(inf, c.sync, c.watches)
+// informers of deps, and writing to the host cluster through it.
+func New(deps controller.Deps) (*Controller, error) {
+	c := newController(controller.NewBase(Kind, deps))
+	return c, c.Watch(deps, c.sync, c.watches())
 }
 
 // newController is the controller of base. Deletion first removes the bindings of
@@ -73,16 +52,15 @@ func newController(base *controller.Base[*operatorv1alpha1.Kubeconfig, operatorv
 }
 
 // watches are what a Kubeconfig's reconcile reads.
-func (c *Controller) watches(inf controller.Informers) controller.Watches {
-	ops := inf.Ours.Operator().V1alpha1()
+func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
-			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			{Informer: ops.Shards().Informer(), Keys: func(m metav1.Object) []string {
+			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: shardresource.Kind, Keys: func(m metav1.Object) []string {
 				return c.targeting(m.GetNamespace(), kubeconfig.ShardTarget, m.GetName())
 			}},
-			{Informer: ops.FrontProxies().Informer(), Keys: func(m metav1.Object) []string {
+			{Kind: frontproxy.Kind, Keys: func(m metav1.Object) []string {
 				return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
 			}},
 		},
@@ -117,7 +95,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // targeting are the keys of the Kubeconfigs of a namespace whose target is kind/name.
 func (c *Controller) targeting(namespace, kind, name string) []string {
-	return controller.Keys(c.Indexes.Kubeconfigs, controller.TargetIndex, controller.TargetValue(namespace, kind, name))
+	return c.Keys(controller.TargetIndex, controller.TargetValue(namespace, kind, name))
 }
 
 // ofRootShard are the keys of the Kubeconfigs whose credentials a RootShard signs: toward

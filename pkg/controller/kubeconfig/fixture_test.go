@@ -94,7 +94,7 @@ func caBundle(rootShard string) *corev1.Secret {
 // kubeconfigFor is a Kubeconfig with its finalizer toward target.
 func kubeconfigFor(name string, target operatorv1alpha1.KubeconfigTarget) *operatorv1alpha1.Kubeconfig {
 	return &operatorv1alpha1.Kubeconfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
 		Spec: operatorv1alpha1.KubeconfigSpec{
 			Target:          target,
 			TargetWorkspace: "root",

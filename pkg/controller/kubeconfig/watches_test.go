@@ -5,12 +5,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -19,7 +17,7 @@ import (
 // enqueues exactly the Kubeconfigs it concerns.
 func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	toRoot := kubeconfigFor("to-root", operatorv1alpha1.KubeconfigTarget{RootShardRef: &corev1.LocalObjectReference{Name: "root"}})
 	w.Add(t, toRoot,

@@ -184,27 +184,28 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
 	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: referenceInformers}
-	rootShards, err := rootshard.New(opClient, inf, host, recorder)
+	deps := controller.Deps{Ours: opClient, Informers: inf, Host: host, Recorder: recorder}
+	rootShards, err := rootshard.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the RootShard controller: %w", err)
 	}
-	shards, err := shard.New(opClient, inf, host, recorder)
+	shards, err := shard.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the Shard controller: %w", err)
 	}
-	frontProxies, err := frontproxy.New(opClient, inf, host, recorder)
+	frontProxies, err := frontproxy.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the FrontProxy controller: %w", err)
 	}
-	cacheServers, err := cacheserver.New(opClient, inf, host, recorder)
+	cacheServers, err := cacheserver.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the CacheServer controller: %w", err)
 	}
-	kubeconfigs, err := kubeconfig.New(opClient, inf, host, recorder)
+	kubeconfigs, err := kubeconfig.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
 	}
-	virtualWorkspaces, err := virtualworkspace.New(opClient, inf, host, recorder)
+	virtualWorkspaces, err := virtualworkspace.New(deps)
 	if err != nil {
 		return fmt.Errorf("setting up the VirtualWorkspace controller: %w", err)
 	}

@@ -21,7 +21,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, rs)}
-	f.c = newController(f.Base)
+	f.c = &Controller{Base: f.Base}
 	return f
 }
 

@@ -6,11 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -20,7 +18,7 @@ import (
 // enqueues exactly the RootShards it concerns.
 func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
 	root.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
@@ -76,7 +74,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 // exactly the RootShards whose spec.cache.secretRef names it, in its namespace.
 func TestCopiesEnqueueTheRootShardsNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	naming := func(namespace, name, secret string) *operatorv1alpha1.RootShard {
 		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}

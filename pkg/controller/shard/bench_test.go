@@ -9,12 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -25,8 +23,8 @@ import (
 // is. The list's cost grows with n, the index's with the keys it returns.
 func BenchmarkWatchKeys(b *testing.B) {
 	for _, n := range []int{100, 1000} {
-		c, inf := setups(b, n)
-		referencing := c.watches(inf).Referencing
+		c := setups(b, n)
+		referencing := c.watches().Referencing
 		listed := func(match func(*operatorv1alpha1.Shard) bool) []string {
 			all, err := c.Shards.Shards("team-a").List(labels.Everything())
 			require.NoError(b, err)
@@ -79,9 +77,9 @@ func BenchmarkWatchKeys(b *testing.B) {
 
 // setups is a Shard controller over n setups in team-a: RootShards root-i and Shards shard-i,
 // every other one joined by a copy of root-i-shard-join, each with a CA bundle of its own.
-func setups(b *testing.B, n int) (*Controller, controller.Informers) {
+func setups(b *testing.B, n int) *Controller {
 	w := ct.NewWatching(b)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(b, err)
 	for i := range n {
 		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("root-%d", i)}}
@@ -93,5 +91,5 @@ func setups(b *testing.B, n int) (*Controller, controller.Informers) {
 		s.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: fmt.Sprintf("partner-ca-%d", i)}
 		w.Add(b, rs, s)
 	}
-	return c, w.Informers
+	return c
 }

@@ -7,39 +7,19 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
-	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// Finalizer keeps a Shard until what the controller created for it is gone.
-const Finalizer = "operator.kcp.io/shard-cleanup"
-
 // Kind is the Shard to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]{
-	Name: shard.Kind, Noun: "shard", Finalizer: Finalizer,
-	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.Shards().Informer() },
-	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.Shard] {
-		return l.Shards.Shards(ns)
-	},
-	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.Shard] {
-		return c.OperatorV1alpha1().Shards(ns)
-	},
-	Status: func(s *operatorv1alpha1.Shard) *operatorv1alpha1.ShardStatus { return &s.Status },
-	Common: func(s *operatorv1alpha1.ShardStatus) controller.Common {
-		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
-	},
-}
+var Kind = controller.Kind[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]{Name: shard.Kind, Noun: "shard"}
 
 // Controller reconciles Shards.
 type Controller struct {
@@ -47,10 +27,10 @@ type Controller struct {
 }
 
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
-// informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
-	return c, c.Watch(inf, c.sync, c.watches)
+// informers of deps, and writing to the host cluster through it.
+func New(deps controller.Deps) (*Controller, error) {
+	c := newController(controller.NewBase(Kind, deps))
+	return c, c.Watch(deps, c.sync, c.watches())
 }
 
 // newController is the controller of base. A Shard being deleted is first deregistered from
@@ -62,23 +42,20 @@ func newController(base *controller.Base[*operatorv1alpha1.Shard, operatorv1alph
 }
 
 // watches are what a Shard's reconcile reads.
-func (c *Controller) watches(inf controller.Informers) controller.Watches {
-	ops := inf.Ours.Operator().V1alpha1()
+func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys its siblings verify.
-			{Informer: ops.Shards().Informer(), Keys: c.siblings, Membership: true},
+			{Kind: shard.Kind, Keys: c.siblings, Membership: true},
 			// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
-			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
-			{Informer: ops.CacheServers().Informer(), Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), "") }},
+			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
+			{Kind: cacheserver.Kind, Keys: c.InNamespace},
 			// The VirtualWorkspace it names appearing heals it; its address is in its flags.
-			{Informer: ops.VirtualWorkspaces().Informer(), Keys: c.namingVirtualWorkspace},
+			{Kind: virtualworkspace.Kind, Keys: c.NamingObject(controller.VirtualWorkspaceIndex)},
 		},
 		// A copy of a shard-join or cache-client Secret appearing or changing (a CA rotated
 		// and copied again) re-realizes the Shards that name it.
-		Referencing: func(namespace, name string) []string {
-			return controller.Keys(c.Indexes.Shards, controller.ReferenceSecretIndex, controller.IndexValue(namespace, name))
-		},
+		Referencing: c.Naming(controller.ReferenceSecretIndex),
 		// What the Shard owns, and what its RootShard owns that it mounts (CAs, bundles).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments, controller.StatefulSets,
 			controller.DisruptionBudgets, controller.Certificates},
@@ -104,23 +81,14 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	// A CacheServer's kubeconfig is mounted by the Shards that use it.
 	if m.GetLabels()[pki.OwnerLabel(cacheserver.Kind)] != "" {
-		return c.shardsOf(m.GetNamespace(), "")
+		return c.InNamespace(m)
 	}
 	return nil
 }
 
-// shardsOf are the keys of the Shards of a RootShard, or of every Shard when rootShard is "".
+// shardsOf are the keys of the Shards of a RootShard.
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
-	if rootShard == "" {
-		return controller.InNamespace(c.Indexes.Shards, namespace)
-	}
 	return c.Indexes.ShardKeysOf(namespace, rootShard)
-}
-
-// namingVirtualWorkspace are the Shards that name a VirtualWorkspace in
-// spec.kcpVirtualWorkspace.
-func (c *Controller) namingVirtualWorkspace(m metav1.Object) []string {
-	return controller.Keys(c.Indexes.Shards, controller.VirtualWorkspaceIndex, controller.IndexValue(m.GetNamespace(), m.GetName()))
 }
 
 // siblings are the keys of the other Shards of a Shard's RootShard.

@@ -6,14 +6,9 @@ package virtualworkspace
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
-	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	operatorinformers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -21,26 +16,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// Finalizer keeps a VirtualWorkspace until what the controller created for it is gone.
-const Finalizer = "operator.kcp.io/virtualworkspace-cleanup"
-
 // Kind is the VirtualWorkspace to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{
-	Name: virtualworkspace.Kind, Noun: "virtual workspace", Finalizer: Finalizer,
-	Informer: func(i operatorinformers.Interface) cache.SharedIndexInformer { return i.VirtualWorkspaces().Informer() },
-	Lister: func(l controller.Listers, ns string) controller.Getter[*operatorv1alpha1.VirtualWorkspace] {
-		return l.VirtualWorkspaces.VirtualWorkspaces(ns)
-	},
-	Client: func(c clientset.Interface, ns string) controller.Client[*operatorv1alpha1.VirtualWorkspace] {
-		return c.OperatorV1alpha1().VirtualWorkspaces(ns)
-	},
-	Status: func(vw *operatorv1alpha1.VirtualWorkspace) *operatorv1alpha1.VirtualWorkspaceStatus {
-		return &vw.Status
-	},
-	Common: func(s *operatorv1alpha1.VirtualWorkspaceStatus) controller.Common {
-		return controller.SetupStatus(&s.Phase, &s.ObservedGeneration, &s.Conditions)
-	},
-}
+var Kind = controller.Kind[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{Name: virtualworkspace.Kind, Noun: "virtual workspace"}
 
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
@@ -48,33 +25,30 @@ type Controller struct {
 }
 
 // New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
-// informers inf, and writing to the host cluster through host.
-func New(client clientset.Interface, inf controller.Informers, host *hostcluster.Host, recorder record.EventRecorder) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, client, controller.Indexes{}, host, recorder))
-	return c, c.Watch(inf, c.sync, c.watches)
-}
-
-func newController(base *controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]) *Controller {
-	return &Controller{Base: base}
+// informers of deps, and writing to the host cluster through it.
+func New(deps controller.Deps) (*Controller, error) {
+	c := &Controller{controller.NewBase(Kind, deps)}
+	return c, c.Watch(deps, c.sync, c.watches())
 }
 
 // watches are what a VirtualWorkspace's reconcile reads.
-func (c *Controller) watches(inf controller.Informers) controller.Watches {
-	ops := inf.Ours.Operator().V1alpha1()
+func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,
 			// addresses, cache, bundles).
-			{Informer: ops.RootShards().Informer(), Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			{Informer: ops.Shards().Informer(), Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
-			{Informer: ops.CacheServers().Informer(), Keys: c.inNamespace},
+			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: shard.Kind, Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: cacheserver.Kind, Keys: c.InNamespace},
 		},
 		// What the VirtualWorkspace owns, and what its target owns that it mounts (CAs,
 		// bundles, the cache's kubeconfig).
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
 			controller.DisruptionBudgets, controller.Certificates},
-		Owners:   c.owners,
-		Mounting: c.mounting,
+		Owners: c.owners,
+		// The VirtualWorkspaces whose pods mount a user's Secret, or whose client CA bundle is
+		// made of it.
+		Mounting: c.Naming(controller.UsersSecretIndex),
 	}
 }
 
@@ -92,7 +66,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	case l[pki.OwnerLabel(shard.Kind)] != "":
 		return c.ofShard(m.GetNamespace(), l[pki.OwnerLabel(shard.Kind)])
 	case l[pki.OwnerLabel(cacheserver.Kind)] != "":
-		return c.inNamespace(m)
+		return c.InNamespace(m)
 	}
 	return nil
 }
@@ -121,16 +95,5 @@ func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 
 // ofShard are the VirtualWorkspaces that serve a Shard.
 func (c *Controller) ofShard(namespace, name string) []string {
-	return controller.Keys(c.Indexes.VirtualWorkspaces, controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
-}
-
-// inNamespace are every VirtualWorkspace of an object's namespace.
-func (c *Controller) inNamespace(m metav1.Object) []string {
-	return controller.InNamespace(c.Indexes.VirtualWorkspaces, m.GetNamespace())
-}
-
-// mounting are the VirtualWorkspaces of a namespace whose pods mount the user's Secret name,
-// or whose client CA bundle is made of it.
-func (c *Controller) mounting(namespace, name string) []string {
-	return controller.Keys(c.Indexes.VirtualWorkspaces, controller.UsersSecretIndex, controller.IndexValue(namespace, name))
+	return c.Keys(controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
 }

@@ -24,7 +24,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
-	f.c = newController(f.Base)
+	f.c = &Controller{Base: f.Base}
 	return f
 }
 
@@ -51,7 +51,7 @@ func (f *fixture) sync(t *testing.T) *operatorv1alpha1.VirtualWorkspace {
 }
 
 func virtualWorkspace(target operatorv1alpha1.VirtualWorkspaceTarget) *operatorv1alpha1.VirtualWorkspace {
-	return &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw", Namespace: "team-a", Generation: 1, Finalizers: []string{Finalizer}},
+	return &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
 		Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: target}}
 }
 

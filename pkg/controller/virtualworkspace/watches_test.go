@@ -6,11 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -18,7 +16,7 @@ import (
 // controller watches enqueues exactly the VirtualWorkspaces it concerns.
 func TestWatchesEnqueueTheVirtualWorkspacesConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(opfake.NewSimpleClientset(), w.Informers, w.Host.Host, record.NewFakeRecorder(10))
+	c, err := New(w.Deps())
 	require.NoError(t, err)
 	ns := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "team-a", Name: name} }
 	rootVW := &operatorv1alpha1.VirtualWorkspace{ObjectMeta: ns("root-vw"),
