@@ -18,6 +18,22 @@ import (
 // the cache, in slot order. issued is false until the Issuer's slot is issued; the
 // other slot, while a rotation issues or drops it, is left out when it is not there.
 func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
+	return h.liveSlots(namespace, base, slots, pki.FirstCertificate)
+}
+
+// LiveCAChains is LiveCAs with each slot's whole tls.crt, the chain above the CA included:
+// a RootShard's root CA, whose bundles carry the chain up to the namespace bootstrap or the
+// user's issuer.
+func (h *Host) LiveCAChains(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
+	return h.liveSlots(namespace, base, slots, func(chain []byte) ([]byte, error) {
+		if _, err := pki.FirstCertificate(chain); err != nil {
+			return nil, err
+		}
+		return chain, nil
+	})
+}
+
+func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]byte) ([]byte, error)) (pems [][]byte, issued bool, err error) {
 	for _, slot := range slots.Live {
 		s, err := h.Secrets.Secrets(namespace).Get(pki.SlotName(base, slot))
 		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
@@ -29,11 +45,11 @@ func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, 
 		if err != nil {
 			return nil, false, err
 		}
-		first, err := pki.FirstCertificate(s.Data["tls.crt"])
+		pem, err := read(s.Data["tls.crt"])
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
 		}
-		pems = append(pems, first)
+		pems = append(pems, pem)
 	}
 	return pems, true, nil
 }
