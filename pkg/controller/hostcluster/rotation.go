@@ -58,7 +58,8 @@ func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]by
 type RotationObservation struct {
 	// NewIssued: the newest slot's Certificate is Ready and its Secret holds the CA.
 	NewIssued bool
-	// LeavesOnNew: every leaf the authority's Issuer signs is Ready and signed by the newest CA.
+	// LeavesOnNew: every certificate the authority's Issuer signs (the root CA's: the
+	// intermediates) is Ready and signed by the newest CA.
 	LeavesOnNew bool
 	// Settled: the reconcile wrote nothing, and the object's workloads are available, so that
 	// every bundle it wrote is in the pods.
@@ -141,8 +142,9 @@ func (h *Host) caIssued(namespace, name string) bool {
 	return err == nil && len(s.Data["tls.crt"]) > 0
 }
 
-// leavesSignedBy reports whether every leaf Certificate of namespace that the Issuer issuer
-// signs, whichever object's, is Ready and its Secret signed by the CA in the Secret ca.
+// leavesSignedBy reports whether every Certificate of namespace that the Issuer issuer signs,
+// whichever object's, is Ready and its Secret signed by the CA in the Secret ca: leaves, and
+// the intermediate CAs a RootShard's root CA signs.
 func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	caSecret, err := h.Secrets.Secrets(namespace).Get(ca)
 	if err != nil {
@@ -154,7 +156,7 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	}
 	for _, c := range certs {
 		ref := c.Spec.IssuerRef
-		if c.Spec.IsCA || ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
+		if ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
 			continue
 		}
 		if !certificateReady(c) {
