@@ -8,6 +8,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -36,12 +37,14 @@ func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootSh
 		}
 		cas.RootCA = root
 	} else {
-		// Every live slot of the root CA: both while it rotates (docs/rotation.md).
-		root, issued, err := c.liveRoot(rs)
-		if err != nil || !issued {
+		root, err := c.Host.Secrets.Secrets(rs.Namespace).Get(kcp.RootCASecret(rs))
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
 			return nil, err
 		}
-		cas.RootCA = root
+		cas.RootCA = reference.FromSecret(root).Cert
 	}
 	if cas.Missing(rs) != "" {
 		return nil, nil
