@@ -43,8 +43,8 @@ func newRotateCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
 		Long: `Start or complete the two-phase rotation of certificate authorities through the rotation
 subresource (docs/rotation.md). start issues a new CA next to each old one, which every bundle
 trusts too; complete, once the rotation is Prepared, drops the old CAs, and what they signed
-stops working. A RootShard's CAs: server, client, front-proxy-client, requestheader-client,
-service-account, etcd-client, etcd-peer; a CacheServer's: ca.`,
+stops working. A RootShard's CAs: root, server, client, front-proxy-client,
+requestheader-client, service-account, etcd-client, etcd-peer; a CacheServer's: ca.`,
 		Example:           rotateExample,
 		ValidArgsFunction: completeObjects(flags, rootShardKind),
 		RunE: func(cmd *cobra.Command, args []string) error {

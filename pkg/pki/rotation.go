@@ -13,9 +13,33 @@ import (
 // Authority is the name of a rotatable CA in the rotation subresource.
 type Authority = string
 
-// CacheAuthority is a CacheServer's CA; a RootShard's authorities are its intermediate CAs
-// by their role (IntermediateCAs).
+// CacheAuthority is a CacheServer's CA; a RootShard's authorities are its root CA,
+// RootAuthority, and its intermediate CAs by their role (IntermediateCAs).
 const CacheAuthority Authority = "ca"
+
+// RootAuthority is a RootShard's root CA (RootCAName), the Issuer that signs its
+// intermediates. What it signs are CAs, which keep their keys when they are issued again
+// (CARotation): its rotation issues them again under the new root, and every leaf and
+// bundle, whose anchors are the intermediates, keeps verifying.
+const RootAuthority Authority = "root"
+
+// RootShardIssuer is the Issuer (and slot 0) of authority a of the RootShard rootShard.
+func RootShardIssuer(rootShard string, a Authority) string {
+	if a == RootAuthority {
+		return RootCAName(rootShard)
+	}
+	return CAName(rootShard, CA(a))
+}
+
+// RootShardAuthorities are the CAs of a RootShard that can be rotated: its root CA, then its
+// intermediates.
+func RootShardAuthorities() []Authority {
+	out := []Authority{RootAuthority}
+	for _, ca := range IntermediateCAs {
+		out = append(out, Authority(ca))
+	}
+	return out
+}
 
 // CacheServerAuthorities are the CAs of a CacheServer that can be rotated.
 func CacheServerAuthorities() []Authority { return []Authority{CacheAuthority} }
@@ -98,6 +122,11 @@ func TrustSecret(base string, rotations []operatorv1alpha1.CARotationState, a Au
 		return base
 	}
 	return base + TrustSuffix
+}
+
+// RootTrustSecret is TrustSecret for the root CA of rs that the server issues.
+func RootTrustSecret(rs *operatorv1alpha1.RootShard) string {
+	return TrustSecret(RootCAName(rs.Name), rs.Status.Rotations, RootAuthority)
 }
 
 // TrustSecretOf is TrustSecret for an intermediate CA of rs.

@@ -454,3 +454,92 @@ func TestRotationWithThePlugin(t *testing.T) {
 	waitFor(t, ns, "rootshard/root", "Available")
 	waitFor(t, ns, "cacheserver/cache", "Available")
 }
+
+// TestRotationOfTheRootCA rotates a RootShard's root CA through Start and Complete: the
+// intermediates are issued again under the new root with their keys, so that a credential
+// minted before Start still verifies after Complete, and the old root is gone.
+func TestRotationOfTheRootCA(t *testing.T) {
+	ns := namespace(t, "carootca")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	waitFor(t, ns, "rootshard/root", "Available")
+
+	var minted kubeconfigResponse
+	var stderr string
+	var err error
+	require.Eventually(t, func() bool {
+		minted, stderr, err = mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+		return err == nil
+	}, time.Minute, time.Second, "mint: %s", stderr)
+	credential, _ := clientCertOf(t, []byte(minted.Status.Kubeconfig))
+	oldRoot := secretCert(t, ns, "root-ca")
+	intermediates := []string{"root-server-ca", "root-client-ca", "root-front-proxy-client-ca", "root-requestheader-client-ca",
+		"root-service-account-ca", "root-etcd-client-ca", "root-etcd-peer-ca"}
+	before := map[string]*x509.Certificate{}
+	for _, ca := range intermediates {
+		before[ca] = secretCert(t, ns, ca)
+		require.NoError(t, before[ca].CheckSignatureFrom(oldRoot), "%s is signed by the root CA", ca)
+	}
+
+	out, stderr, err := rotate(t, ns, "rootshards", "root", "Start", "root")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, `"phase":"Preparing"`)
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "root")
+
+	// Prepared: both roots are trusted where the root is, and every intermediate comes from
+	// the new root, with its key and subject.
+	newRoot := secretCert(t, ns, "root-ca-next")
+	require.False(t, newRoot.Equal(oldRoot))
+	assert.NotEqual(t, oldRoot.RawSubjectPublicKeyInfo, newRoot.RawSubjectPublicKeyInfo, "the new root has a new key")
+	hasBoth := func(data []byte) bool {
+		var old, next bool
+		for _, c := range certsIn(data) {
+			old, next = old || c.Equal(oldRoot), next || c.Equal(newRoot)
+		}
+		return old && next
+	}
+	assert.True(t, hasBoth(readSecret(t, stack, ns, "root-ca-trust", "tls.crt")), "the pods' root CA bundle carries both roots")
+	assert.True(t, hasBoth(readSecret(t, stack, ns, "root-shard-join", "root-ca.crt")), "the shard-join reference carries both roots")
+	assert.Contains(t, kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.volumes[*].secret.secretName}"),
+		"root-ca-trust")
+	for _, ca := range intermediates {
+		now := secretCert(t, ns, ca)
+		assert.NoError(t, now.CheckSignatureFrom(newRoot), "%s is issued again under the new root", ca)
+		assert.Equal(t, before[ca].RawSubjectPublicKeyInfo, now.RawSubjectPublicKeyInfo, "%s keeps its public key", ca)
+		assert.Equal(t, before[ca].RawSubject, now.RawSubject, "%s keeps its subject", ca)
+	}
+
+	_, stderr, err = rotate(t, ns, "rootshards", "root", "Complete", "root")
+	require.NoError(t, err, stderr)
+	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, "root")
+	assert.Eventually(t, func() bool {
+		out, err := stack.Kubectl(t.Context(), "get", "secret,certificate", "-n", ns, "--field-selector", "metadata.name=root-ca", "-o", "name")
+		return err == nil && strings.TrimSpace(out) == ""
+	}, time.Minute, time.Second, "the old root CA is deleted, its Certificate first")
+	require.Eventually(t, func() bool {
+		for _, c := range certsIn(readSecret(t, stack, ns, "root-ca-trust", "tls.crt")) {
+			if c.Equal(oldRoot) {
+				return false
+			}
+		}
+		return true
+	}, 2*time.Minute, time.Second, "the pods' root CA bundle drops the old root")
+
+	// After Complete: the credential minted before Start verifies against the client CA
+	// bundle, and chains up to the new root through the re-issued front-proxy-client CA.
+	_, err = credential.Verify(x509.VerifyOptions{Roots: certPool(t, readSecret(t, stack, ns, "root-merged-client-ca", "tls.crt")),
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.NoError(t, err, "the credential minted before Start verifies against the client CA bundle after Complete")
+	inters := x509.NewCertPool()
+	inters.AddCert(secretCert(t, ns, "root-front-proxy-client-ca"))
+	_, err = credential.Verify(x509.VerifyOptions{Roots: certPool(t, readSecret(t, stack, ns, "root-ca-trust", "tls.crt")), Intermediates: inters,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.NoError(t, err, "the credential minted before Start chains up to the new root")
+	serving := certsIn(readSecret(t, stack, ns, "root-server", "tls.crt"))
+	require.NotEmpty(t, serving)
+	_, err = serving[0].Verify(x509.VerifyOptions{Roots: certPool(t, readSecret(t, stack, ns, "root-merged-ca-bundle", "tls.crt")),
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	assert.NoError(t, err, "the serving certificate verifies against the server CA bundle")
+	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	waitFor(t, ns, "rootshard/root", "Available")
+}

@@ -18,6 +18,22 @@ import (
 // the cache, in slot order. issued is false until the Issuer's slot is issued; the
 // other slot, while a rotation issues or drops it, is left out when it is not there.
 func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
+	return h.liveSlots(namespace, base, slots, pki.FirstCertificate)
+}
+
+// LiveCAChains is LiveCAs with each slot's whole tls.crt, the chain above the CA included:
+// a RootShard's root CA, whose bundles carry the chain up to the namespace bootstrap or the
+// user's issuer.
+func (h *Host) LiveCAChains(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
+	return h.liveSlots(namespace, base, slots, func(chain []byte) ([]byte, error) {
+		if _, err := pki.FirstCertificate(chain); err != nil {
+			return nil, err
+		}
+		return chain, nil
+	})
+}
+
+func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]byte) ([]byte, error)) (pems [][]byte, issued bool, err error) {
 	for _, slot := range slots.Live {
 		s, err := h.Secrets.Secrets(namespace).Get(pki.SlotName(base, slot))
 		if apierrors.IsNotFound(err) || (err == nil && len(s.Data["tls.crt"]) == 0) {
@@ -29,11 +45,11 @@ func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, 
 		if err != nil {
 			return nil, false, err
 		}
-		first, err := pki.FirstCertificate(s.Data["tls.crt"])
+		pem, err := read(s.Data["tls.crt"])
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
 		}
-		pems = append(pems, first)
+		pems = append(pems, pem)
 	}
 	return pems, true, nil
 }
@@ -42,7 +58,8 @@ func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, 
 type RotationObservation struct {
 	// NewIssued: the newest slot's Certificate is Ready and its Secret holds the CA.
 	NewIssued bool
-	// LeavesOnNew: every leaf the authority's Issuer signs is Ready and signed by the newest CA.
+	// LeavesOnNew: every certificate the authority's Issuer signs (the root CA's: the
+	// intermediates) is Ready and signed by the newest CA.
 	LeavesOnNew bool
 	// Settled: the reconcile wrote nothing, and the object's workloads are available, so that
 	// every bundle it wrote is in the pods.
@@ -125,8 +142,9 @@ func (h *Host) caIssued(namespace, name string) bool {
 	return err == nil && len(s.Data["tls.crt"]) > 0
 }
 
-// leavesSignedBy reports whether every leaf Certificate of namespace that the Issuer issuer
-// signs, whichever object's, is Ready and its Secret signed by the CA in the Secret ca.
+// leavesSignedBy reports whether every Certificate of namespace that the Issuer issuer signs,
+// whichever object's, is Ready and its Secret signed by the CA in the Secret ca: leaves, and
+// the intermediate CAs a RootShard's root CA signs.
 func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	caSecret, err := h.Secrets.Secrets(namespace).Get(ca)
 	if err != nil {
@@ -138,7 +156,7 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	}
 	for _, c := range certs {
 		ref := c.Spec.IssuerRef
-		if c.Spec.IsCA || ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
+		if ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
 			continue
 		}
 		if !certificateReady(c) {

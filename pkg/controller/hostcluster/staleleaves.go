@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,14 +16,18 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// ReissueStaleLeaves deletes the Secret of each leaf certificate of certs that the current
-// certificate of its CA did not sign, so that cert-manager issues it again, at once, from
-// that CA. cert-manager never issues a leaf again because its issuer changed: after a CA is
-// rotated (its Secret deleted, or renewed with a new key) or issued twice, the merged bundles
-// carry the new CA, and every client that trusts them rejects the old leaf until it expires.
-// Only leaves whose Certificate is Ready are touched, never one in the middle of an issuance,
-// and only those whose issuer is a CA Issuer whose Secret holds a certificate: one of
-// issuers, or one of ours in the cache. It returns how many Secrets it deleted.
+// ReissueStaleLeaves has cert-manager issue again, at once, each certificate of certs that
+// the current certificate of its CA did not sign. cert-manager never issues a certificate
+// again because its issuer changed: after a CA is rotated (its Secret deleted, or renewed with
+// a new key) or issued twice, the merged bundles carry the new CA, and every client that
+// trusts them rejects the old leaf until it expires. A leaf's Secret is deleted, so that
+// cert-manager issues it with a new key. A CA, such as an intermediate after its root CA
+// rotated (docs/rotation.md), keeps its key: its Secret holds the key everything below it
+// was signed with, so its Certificate is marked Issuing instead, as cmctl renew does, and
+// cert-manager issues it again with the same key and subject; what it signed still verifies.
+// Only certificates whose Certificate is Ready are touched, never one in the middle of an
+// issuance, and only those whose issuer is a CA Issuer whose Secret holds a certificate: one
+// of issuers, or one of ours in the cache. It returns how many it had issued again.
 func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
 	caSecrets := map[string]string{}
 	for _, i := range issuers {
@@ -31,7 +37,7 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 	}
 	deleted := 0
 	for _, c := range certs {
-		if c.Spec == nil || c.Spec.SecretName == nil || (c.Spec.IsCA != nil && *c.Spec.IsCA) ||
+		if c.Spec == nil || c.Spec.SecretName == nil ||
 			c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil || (c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer") {
 			continue
 		}
@@ -62,6 +68,16 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		if !h.notSignedBy(leaf, ca) {
 			continue
 		}
+		if c.Spec.IsCA != nil && *c.Spec.IsCA {
+			renewed, err := h.renewCA(ctx, cert, caSecret)
+			if renewed {
+				deleted++
+			}
+			if err != nil {
+				return deleted, err
+			}
+			continue
+		}
 		klog.FromContext(ctx).Info("Deleting a leaf certificate's Secret so that cert-manager issues it again: its CA changed since it was issued",
 			"namespace", ns, "secret", leaf.Name, "ca", caSecret)
 		// The UID precondition spares a Secret cert-manager wrote anew meanwhile; a Secret
@@ -77,6 +93,39 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 	}
 	return deleted, nil
 }
+
+// renewCA marks the Certificate of a CA whose issuer's CA changed Issuing, so that
+// cert-manager issues it again from that CA; its key stays (privateKey.rotationPolicy Never,
+// docs/PKI.md). A Certificate marked already, or written since the cache saw it, is left to
+// the next reconcile.
+func (h *Host) renewCA(ctx context.Context, cert *cmv1.Certificate, caSecret string) (bool, error) {
+	for _, cond := range cert.Status.Conditions {
+		if cond.Type == cmv1.CertificateConditionIssuing && cond.Status == cmmeta.ConditionTrue {
+			return false, nil
+		}
+	}
+	klog.FromContext(ctx).Info("Issuing a CA again, with its key, from its issuer's current CA: the issuer's CA changed since it was issued",
+		"namespace", cert.Namespace, "certificate", cert.Name, "ca", caSecret)
+	renewed := cert.DeepCopy()
+	now := metav1.Now()
+	renewed.Status.Conditions = append(renewed.Status.Conditions, cmv1.CertificateCondition{
+		Type: cmv1.CertificateConditionIssuing, Status: cmmeta.ConditionTrue, Reason: IssuerCAChangedReason,
+		Message:            fmt.Sprintf("issued again from the current CA of %s, with the same key", caSecret),
+		LastTransitionTime: &now, ObservedGeneration: cert.Generation,
+	})
+	_, err := h.CertManager.CertmanagerV1().Certificates(cert.Namespace).UpdateStatus(ctx, renewed, metav1.UpdateOptions{FieldManager: FieldManager})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("marking the Certificate %s/%s of a CA Issuing again: %w", cert.Namespace, cert.Name, err)
+	}
+}
+
+// IssuerCAChangedReason is the reason of the Issuing condition renewCA sets.
+const IssuerCAChangedReason = "IssuerCAChanged"
 
 // caIssuerSecret is the Secret of the CA Issuer name of ours in ns, if it is one.
 func (h *Host) caIssuerSecret(ns, name string) (string, bool) {

@@ -78,8 +78,9 @@ func TestNotSignedBy(t *testing.T) {
 	assert.False(t, hostcluster.NotSignedBy(chain, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")))
 }
 
-// ReissueStaleLeaves deletes the Secret of a Ready leaf its CA's Secret did not sign, and
-// nothing else: not a leaf its CA signed, not one cert-manager is issuing, not a CA.
+// ReissueStaleLeaves deletes the Secret of a Ready leaf its CA's Secret did not sign, marks
+// Issuing the Certificate of such a CA, whose key must stay, and touches nothing else: not
+// what its CA signed, not what cert-manager is issuing.
 func TestReissueStaleLeaves(t *testing.T) {
 	const ns = "team"
 	caPEM, ca, caKey := testCA(t, "root-server-ca")
@@ -90,7 +91,8 @@ func TestReissueStaleLeaves(t *testing.T) {
 	certs := []*cmapply.CertificateApplyConfiguration{
 		cmapply.Certificate("root-server", ns).WithSpec(cmapply.CertificateSpec().WithSecretName("root-server").
 			WithIssuerRef(cmmetaIssuer("root-server-ca"))),
-		// A CA whose issuer rotated stays: the bundles carry the CA itself.
+		// A CA whose issuer rotated is issued again with its key: the bundles carry the CA
+		// itself, and what it signed must keep verifying.
 		cmapply.Certificate("root-client-ca", ns).WithSpec(cmapply.CertificateSpec().WithSecretName("root-client-ca").WithIsCA(true).
 			WithIssuerRef(cmmetaIssuer("root-server-ca"))),
 	}
@@ -102,10 +104,10 @@ func TestReissueStaleLeaves(t *testing.T) {
 		deleted []string
 	}{
 		{name: "signed by the current CA", ca: caPEM, ready: "True"},
-		{name: "the CA rotated", ca: renewedPEM, ready: "True", deleted: []string{"delete secrets/"}},
+		{name: "the CA rotated", ca: renewedPEM, ready: "True", deleted: []string{"delete secrets/", "update certificates/status"}},
 		{name: "the CA rotated, the leaf is being issued", ca: renewedPEM, ready: "False"},
 		// A Shard's leaves: the Issuer is the RootShard's, known from the cache only.
-		{name: "the CA rotated, its Issuer is another object's", ca: renewedPEM, ready: "True", cached: true, deleted: []string{"delete secrets/"}},
+		{name: "the CA rotated, its Issuer is another object's", ca: renewedPEM, ready: "True", cached: true, deleted: []string{"delete secrets/", "update certificates/status"}},
 		{name: "signed by the current CA, its Issuer is another object's", ca: caPEM, ready: "True", cached: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -120,8 +122,11 @@ func TestReissueStaleLeaves(t *testing.T) {
 				require.NoError(t, err)
 			}
 			for _, name := range []string{"root-server", "root-client-ca"} {
-				require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-					Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionStatus(tc.ready)}}}}))
+				c := &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+					Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionStatus(tc.ready)}}}}
+				require.NoError(t, h.Caches["certificates"].Add(c))
+				_, err := h.CM.CertmanagerV1().Certificates(ns).Create(t.Context(), c, metav1.CreateOptions{})
+				require.NoError(t, err)
 			}
 			desired := issuers
 			if tc.cached {
@@ -134,8 +139,20 @@ func TestReissueStaleLeaves(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, tc.deleted, n)
 			assert.ElementsMatch(t, tc.deleted, h.Writes())
+			// The CA keeps its Secret, hence its key: cert-manager issues it again from the
+			// Issuing condition, as cmctl renew has it do.
+			_, err = h.Kube.CoreV1().Secrets(ns).Get(t.Context(), "root-client-ca", metav1.GetOptions{})
+			require.NoError(t, err, "a CA's Secret is never deleted")
+			ca, err := h.CM.CertmanagerV1().Certificates(ns).Get(t.Context(), "root-client-ca", metav1.GetOptions{})
+			require.NoError(t, err)
+			issuing := false
+			for _, c := range ca.Status.Conditions {
+				issuing = issuing || (c.Type == cmv1.CertificateConditionIssuing && c.Status == cmmeta.ConditionTrue)
+			}
+			assert.Equal(t, len(tc.deleted) > 0, issuing, "the CA is Issuing once its issuer's CA changed")
+			require.NoError(t, h.Caches["certificates"].Update(ca))
 			// Until the cache sees the deletion, the next reconcile tries again, and finds the
-			// Secret gone: nothing more is deleted.
+			// Secret gone: nothing more is deleted; the CA's Certificate is Issuing already.
 			n, err = h.ReissueStaleLeaves(t.Context(), desired, certs)
 			require.NoError(t, err)
 			assert.Zero(t, n)
@@ -145,4 +162,86 @@ func TestReissueStaleLeaves(t *testing.T) {
 
 func cmmetaIssuer(name string) *cmmetaapply.IssuerReferenceApplyConfiguration {
 	return cmmetaapply.IssuerReference().WithName(name).WithKind("Issuer").WithGroup("cert-manager.io")
+}
+
+// issueCA signs a CA certificate of subject name and key under parent (self-signed without
+// one), as cert-manager issues an intermediate again with its key (rotationPolicy Never).
+func issueCA(t *testing.T, name string, serial int64, key *ecdsa.PrivateKey, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
+	require.NoError(t, err)
+	c, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return c
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	return k
+}
+
+func pemOf(c ...*x509.Certificate) []byte {
+	var out []byte
+	for _, x := range c {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: x.Raw})...)
+	}
+	return out
+}
+
+// The root CA's rotation (docs/rotation.md) rests on this: an intermediate issued again under
+// the new root, with its key and subject, is the anchor of everything the old one signed. A
+// leaf it signed before verifies against a bundle of the re-issued intermediate alone (the
+// merged bundles), and chains up to the new root through it; the leaf is not stale (not
+// issued again), the old intermediate is, under the new root.
+func TestAReissuedIntermediateKeepsWhatItSigned(t *testing.T) {
+	oldRootKey, newRootKey, interKey := newKey(t), newKey(t), newKey(t)
+	oldRoot := issueCA(t, "root-ca", 1, oldRootKey, nil, nil)
+	newRoot := issueCA(t, "root-ca-next", 2, newRootKey, nil, nil)
+	oldInter := issueCA(t, "root-server-ca", 3, interKey, oldRoot, oldRootKey)
+	newInter := issueCA(t, "root-server-ca", 4, interKey, newRoot, newRootKey)
+	require.Equal(t, oldInter.SubjectKeyId, newInter.SubjectKeyId, "same key, same key identifier")
+
+	leafPEM := testLeaf(t, oldInter, interKey)
+	// cert-manager's tls.crt of the leaf: the leaf, then the old chain.
+	chain := append(append([]byte{}, leafPEM...), pemOf(oldInter, oldRoot)...)
+	leaf := firstCert(t, leafPEM)
+
+	anchors := x509.NewCertPool()
+	anchors.AddCert(newInter)
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: anchors})
+	require.NoError(t, err, "the re-issued intermediate alone verifies the leaf the old one signed")
+
+	roots := x509.NewCertPool()
+	roots.AddCert(newRoot)
+	inters := x509.NewCertPool()
+	inters.AddCert(newInter)
+	chains, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inters})
+	require.NoError(t, err, "the leaf chains up to the new root through the re-issued intermediate")
+	assert.Equal(t, newRoot.Raw, chains[0][len(chains[0])-1].Raw)
+
+	onlyNewRoot := x509.NewCertPool()
+	onlyNewRoot.AddCert(newRoot)
+	_, err = oldInter.Verify(x509.VerifyOptions{Roots: onlyNewRoot})
+	assert.Error(t, err, "the old intermediate does not chain to the new root: it must be issued again")
+
+	assert.False(t, hostcluster.NotSignedBy(chain, pemOf(newInter)), "the leaf is not stale: its key signed it")
+	assert.True(t, hostcluster.NotSignedBy(pemOf(oldInter, oldRoot), pemOf(newRoot)), "the old intermediate is stale under the new root")
+	assert.False(t, hostcluster.NotSignedBy(pemOf(newInter, newRoot), pemOf(newRoot)), "the re-issued one is not")
+}
+
+func firstCert(t *testing.T, p []byte) *x509.Certificate {
+	t.Helper()
+	block, _ := pem.Decode(p)
+	require.NotNil(t, block)
+	c, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	return c
 }

@@ -8,7 +8,6 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -37,14 +36,12 @@ func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootSh
 		}
 		cas.RootCA = root
 	} else {
-		root, err := c.Host.Secrets.Secrets(rs.Namespace).Get(kcp.RootCASecret(rs))
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
+		// Every live slot of the root CA: both while it rotates (docs/rotation.md).
+		root, issued, err := c.liveRoot(rs)
+		if err != nil || !issued {
 			return nil, err
 		}
-		cas.RootCA = reference.FromSecret(root).Cert
+		cas.RootCA = root
 	}
 	if cas.Missing(rs) != "" {
 		return nil, nil

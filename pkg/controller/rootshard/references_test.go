@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -133,4 +134,37 @@ func TestReferenceSecretsStayOutOfStatusAndEvents(t *testing.T) {
 	}
 	require.True(t, slices.ContainsFunc(f.Writes(), func(w string) bool { return strings.HasPrefix(w, "Secret root-shard-join") }),
 		"the rotation was applied, so the check above looked at a write")
+}
+
+// While the root CA rotates, what carries the root carries both slots, each with the chain
+// above it, each certificate once: the pods' ca-root, now <rs>-ca-trust, and the reference
+// Secrets' root-ca.crt.
+func TestARotatingRootCAIsTrustedInBothSlots(t *testing.T) {
+	rs := testRootShard()
+	rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: operatorv1alpha1.CARotationPreparing, Slot: 1}}
+	f := newFixture(t, rs)
+	for range 5 {
+		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		f.hostCatchesUp(t)
+	}
+	old := f.Host.Secret(t, "team-a", "root-ca").Data["tls.crt"]
+	next := f.Host.Secret(t, "team-a", "root-ca-next").Data["tls.crt"]
+	require.NotEqual(t, old, next)
+	trust := f.Host.Secret(t, "team-a", "root-ca-trust").Data["tls.crt"]
+	for _, chain := range [][]byte{old, next} {
+		block, _ := pem.Decode(chain)
+		require.NotNil(t, block)
+		assert.Contains(t, string(trust), string(pem.EncodeToMemory(block)), "the trust bundle carries each slot")
+	}
+	assert.Equal(t, trust, f.Host.Secret(t, "team-a", "root-shard-join").Data[reference.RootCAKey], "the reference carries what the pods trust")
+	obj, exists, err := f.Host.Caches["deployments"].GetByKey("team-a/root-kcp")
+	require.NoError(t, err)
+	require.True(t, exists)
+	var mounted []string
+	for _, v := range obj.(*appsv1.Deployment).Spec.Template.Spec.Volumes {
+		if v.Name == "ca-root" && v.Secret != nil {
+			mounted = append(mounted, v.Secret.SecretName)
+		}
+	}
+	assert.Equal(t, []string{"root-ca-trust"}, mounted, "the pods mount the root's trust bundle as ca-root")
 }

@@ -23,11 +23,32 @@ func (c *Controller) liveCA(rs *operatorv1alpha1.RootShard, ca pki.CA) (pem []by
 	return certificates.Bundle(pems...), true, nil
 }
 
+// liveRoot is the bundle of the live slots of rs's root CA, each with the chain above it,
+// each certificate once (docs/rotation.md); issued is false until cert-manager issued the
+// Issuer's slot. The user's root CA (caSecretRef) is not read here.
+func (c *Controller) liveRoot(rs *operatorv1alpha1.RootShard) (pem []byte, issued bool, err error) {
+	chains, issued, err := c.Host.LiveCAChains(rs.Namespace, pki.RootCAName(rs.Name), pki.SlotsOf(rs.Status.Rotations, pki.RootAuthority))
+	if err != nil || !issued {
+		return nil, issued, err
+	}
+	return certificates.ChainsBundle(chains...), true, nil
+}
+
 // trustBundles are the Secrets <ca>-trust (pki.TrustSecret) that the pods mount to trust a
 // CA once it was rotated: its live slots. A CA never rotated has none: its pods mount its
 // own Secret.
 func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.SecretApplyConfiguration, error) {
 	var out []*corev1ac.SecretApplyConfiguration
+	if pki.RotationOf(rs.Status.Rotations, pki.RootAuthority) != nil {
+		bundle, issued, err := c.liveRoot(rs)
+		if err != nil {
+			return nil, err
+		}
+		if issued {
+			out = append(out, certificates.TrustBundle(rs.Namespace, pki.RootCAName(rs.Name),
+				pki.Labels(rootshard.Kind, rs.Name, pki.RootCATemplateKey+pki.TrustSuffix), bundle))
+		}
+	}
 	for _, ca := range pki.IntermediateCAs {
 		if pki.RotationOf(rs.Status.Rotations, string(ca)) == nil {
 			continue
@@ -61,7 +82,7 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	for _, fp := range c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name) {
 		settled = settled && meta.IsStatusConditionTrue(fp.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	}
-	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.CAName(rs.Name, pki.CA(a)) },
+	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
 		status.Rotations, settled)
 	if err != nil {
 		return err

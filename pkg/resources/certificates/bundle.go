@@ -2,6 +2,7 @@ package certificates
 
 import (
 	"bytes"
+	"encoding/pem"
 
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -32,4 +33,35 @@ func Bundle(pems ...[]byte) []byte {
 		bundle.WriteByte('\n')
 	}
 	return bundle.Bytes()
+}
+
+// ChainsBundle is the bundle of the certificate chains chains, in order, each certificate
+// once: the chains of a root CA's two slots share what is above them (the namespace
+// bootstrap, or the user's issuer). A chain that holds no PEM block is skipped; one whose
+// blocks cannot be read is kept as it is, after the others.
+func ChainsBundle(chains ...[]byte) []byte {
+	if len(chains) == 1 {
+		return Bundle(chains...)
+	}
+	seen := map[string]bool{}
+	var blocks, unread [][]byte
+	for _, chain := range chains {
+		rest := chain
+		for {
+			var block *pem.Block
+			block, rest = pem.Decode(rest)
+			if block == nil {
+				break
+			}
+			if seen[string(block.Bytes)] {
+				continue
+			}
+			seen[string(block.Bytes)] = true
+			blocks = append(blocks, pem.EncodeToMemory(block))
+		}
+		if len(bytes.TrimSpace(rest)) > 0 {
+			unread = append(unread, rest)
+		}
+	}
+	return Bundle(append(blocks, unread...)...)
 }

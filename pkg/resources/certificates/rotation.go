@@ -34,8 +34,8 @@ func TrustBundle(namespace, base string, labels map[string]string, pems ...[]byt
 	return BundleSecret(namespace, base+pki.TrustSuffix, labels, pems...)
 }
 
-// RotatingRootCA is RootCA with its CA in slots (RotatingCA): a CacheServer's CA, from the
-// namespace bootstrap or the user's issuer. A CA the user brings (caSecretRef) is not ours to
+// RotatingRootCA is RootCA with its CA in slots (RotatingCA): a CacheServer's CA or a
+// RootShard's root CA, from the namespace bootstrap or the user's issuer. A CA the user brings (caSecretRef) is not ours to
 // rotate, and stays as RootCA builds it.
 func RotatingRootCA(namespace, name string, labels map[string]string, c *operatorv1alpha1.Certificates, tmpl *operatorv1alpha1.CertificateTemplate, slots pki.Slots) Objects {
 	out := RootCA(namespace, name, labels, c, tmpl)

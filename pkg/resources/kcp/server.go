@@ -189,12 +189,13 @@ func (s Server) serverDNSNames() []string {
 const RootShardKind = "rootshard"
 
 // RootCASecret is the Secret that holds a root shard's root CA certificate: the user's when
-// it brings one, else the one cert-manager issues.
+// it brings one, else the one cert-manager issues, or, from its first rotation on, the
+// bundle <rs>-ca-trust of its live slots (pki.RootTrustSecret).
 func RootCASecret(rs *operatorv1alpha1.RootShard) string {
 	if c := rs.Spec.Certificates; c != nil && c.CASecretRef != nil {
 		return c.CASecretRef.Name
 	}
-	return pki.RootCAName(rs.Name)
+	return pki.RootTrustSecret(rs)
 }
 
 // MergedClientCAName is the Secret with every CA a root shard's shards trust for clients.

@@ -24,7 +24,9 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	labels := func(component string) map[string]string { return pki.Labels(Kind, rs.Name, component) }
 
 	rootCA := pki.RootCAName(rs.Name)
-	out := certificates.RootCA(ns, rootCA, labels("root-ca"), rs.Spec.Certificates, tmpl(pki.RootCATemplateKey))
+	// The root CA rotates in slots too, unless the user brings it (docs/rotation.md).
+	out := certificates.RotatingRootCA(ns, rootCA, labels("root-ca"), rs.Spec.Certificates, tmpl(pki.RootCATemplateKey),
+		pki.SlotsOf(rs.Status.Rotations, pki.RootAuthority))
 	for _, ca := range pki.IntermediateCAs {
 		name := pki.CAName(rs.Name, ca)
 		// Rotation (docs/rotation.md): one Certificate per live slot, the Issuer on one.

@@ -12,6 +12,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
 // fakeCA is a PEM block standing in for the certificate of the CA Secret name: the bundles
@@ -121,4 +122,59 @@ func TestRotationMounts(t *testing.T) {
 	assert.NotContains(t, after, "root-server-ca-next")
 	assert.Contains(t, after, "root-requestheader-client-ca", "another CA's mount stays")
 	require.Equal(t, len(before), len(after))
+}
+
+// TestRootRotationPhases shows the root CA's slots, its Issuer's slot, what the pods mount
+// as ca-root and the bundle <rs>-ca-trust in each phase of a rotation from slot 0 to slot
+// 1: each slot's chain, what is above both once (docs/rotation.md). The intermediates keep
+// their Issuer.
+func TestRootRotationPhases(t *testing.T) {
+	steps := []struct {
+		phase    operatorv1alpha1.CARotationPhase
+		switched bool
+	}{{"", false}, {operatorv1alpha1.CARotationPreparing, false}, {operatorv1alpha1.CARotationPreparing, true},
+		{operatorv1alpha1.CARotationPrepared, true}, {operatorv1alpha1.CARotationCompleting, true}, {operatorv1alpha1.CARotationCompleted, true}}
+	var views []any
+	for _, s := range steps {
+		rs := minimalRootShard()
+		if s.phase != "" {
+			rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: s.phase, Slot: 1, LeavesSwitched: s.switched}}
+		}
+		base := pki.RootCAName(rs.Name)
+		slots := pki.SlotsOf(rs.Status.Rotations, pki.RootAuthority)
+		v := rotationView{Phase: string(s.phase), LeavesSwitched: s.switched, IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, pki.RootAuthority),
+			PodsMount: kcp.RootCASecret(rs)}
+		objs := BuildPKI(rs)
+		for _, c := range objs.Certificates {
+			switch {
+			case c.Labels[pki.LabelComponent] == pki.RootCATemplateKey:
+				v.Certificates = append(v.Certificates, *c.Name)
+				assert.Equal(t, pki.BootstrapCA, *c.Spec.IssuerRef.Name, "every slot from the same parent")
+			case c.Spec.IsCA != nil && *c.Spec.IsCA && *c.Name != pki.BootstrapCA:
+				assert.Equal(t, base, *c.Spec.IssuerRef.Name, "an intermediate keeps its Issuer")
+			}
+		}
+		for _, i := range objs.Issuers {
+			if *i.Name == base {
+				assert.Equal(t, v.IssuerSecret, *i.Spec.CA.SecretName, "the Issuer signs from the Issuer's slot")
+			}
+		}
+		var chains [][]byte
+		for _, slot := range slots.Live {
+			v.Trusted = append(v.Trusted, pki.SlotName(base, slot))
+			chains = append(chains, certificates.Bundle(fakeCA(pki.SlotName(base, slot)), fakeCA(pki.BootstrapCA)))
+		}
+		if v.PodsMount != base {
+			v.Bundles = append(v.Bundles, golden.RedactedSecret(certificates.TrustBundle(rs.Namespace, base,
+				pki.Labels(Kind, rs.Name, pki.RootCATemplateKey+pki.TrustSuffix), certificates.ChainsBundle(chains...))))
+		}
+		views = append(views, v)
+	}
+	golden.Assert(t, "rotation-root", views...)
+
+	rs := minimalRootShard()
+	assert.Contains(t, Server(rs).MountedSecrets(), "root-ca")
+	rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: operatorv1alpha1.CARotationCompleted, Slot: 1, LeavesSwitched: true}}
+	assert.Contains(t, Server(rs).MountedSecrets(), "root-ca-trust", "ca-root outlives either slot")
+	assert.NotContains(t, Server(rs).MountedSecrets(), "root-ca")
 }

@@ -44,7 +44,7 @@ func ValidateCARotation(req *operator.CARotation, authorities []string) field.Er
 
 // RootShardAuthorities and CacheServerAuthorities are the CAs status.rotations may name.
 var (
-	RootShardAuthorities   = []string{"server", "client", "front-proxy-client", "requestheader-client", "service-account", "etcd-client", "etcd-peer"}
+	RootShardAuthorities   = []string{"root", "server", "client", "front-proxy-client", "requestheader-client", "service-account", "etcd-client", "etcd-peer"}
 	CacheServerAuthorities = []string{"ca"}
 )
 

@@ -22,15 +22,15 @@ func TestValidateRotations(t *testing.T) {
 
 // TestRotationAuthoritiesArePKIs: the authorities the API takes are the PKI's.
 func TestRotationAuthoritiesArePKIs(t *testing.T) {
-	var intermediates []string
-	for _, ca := range pki.IntermediateCAs {
-		intermediates = append(intermediates, string(ca))
-	}
-	assert.Equal(t, intermediates, RootShardAuthorities)
+	assert.Equal(t, pki.RootShardAuthorities(), RootShardAuthorities)
+	assert.Contains(t, RootShardAuthorities, "root", "the root CA the server issues is rotated too")
 	assert.Equal(t, pki.CacheServerAuthorities(), CacheServerAuthorities)
 }
 
 func TestValidateCARotation(t *testing.T) {
 	assert.NotEmpty(t, ValidateCARotation(nil, RootShardAuthorities))
 	assert.Empty(t, ValidateCARotation(&operator.CARotation{Spec: operator.CARotationSpec{Phase: operator.CARotationStart, Authorities: []string{"client"}}}, RootShardAuthorities))
+	assert.Empty(t, ValidateCARotation(&operator.CARotation{Spec: operator.CARotationSpec{Phase: operator.CARotationStart, Authorities: []string{"root", "server"}}}, RootShardAuthorities))
+	assert.NotEmpty(t, ValidateCARotation(&operator.CARotation{Spec: operator.CARotationSpec{Phase: operator.CARotationStart, Authorities: []string{"root"}}}, CacheServerAuthorities),
+		"a CacheServer has no root authority")
 }

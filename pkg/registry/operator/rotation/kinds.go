@@ -8,11 +8,11 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
-// RootShards reaches the rotations of RootShards: their intermediate CAs. The root CA is
-// left out: its rotation would have to issue every intermediate again under the new root
-// with the same key, which cert-manager does not do on its own.
+// RootShards reaches the rotations of RootShards: their root CA, unless the user brings it,
+// and their intermediate CAs.
 var RootShards = Access{
 	Authorities: validation.RootShardAuthorities,
 	Rotations: func(obj runtime.Object) (*[]operator.CARotationState, bool) {
@@ -21,6 +21,14 @@ var RootShards = Access{
 			return nil, false
 		}
 		return &rs.Status.Rotations, true
+	},
+	Refuse: func(obj runtime.Object, authority string, path *field.Path) *field.Error {
+		rs, ok := obj.(*operator.RootShard)
+		if ok && authority == pki.RootAuthority && rs.Spec.Certificates != nil && rs.Spec.Certificates.CASecretRef != nil {
+			return field.Invalid(path, authority, fmt.Sprintf(
+				"the RootShard's root CA is the Secret %s of spec.certificates.caSecretRef: rotate it by replacing that Secret", rs.Spec.Certificates.CASecretRef.Name))
+		}
+		return nil
 	},
 }
 

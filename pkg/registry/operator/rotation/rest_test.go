@@ -134,6 +134,8 @@ func TestCreateDryRunWritesNothing(t *testing.T) {
 func TestCreateRefuses(t *testing.T) {
 	csWithCA := &objects{obj: &operator.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a", ResourceVersion: "1"},
 		Spec: operator.CacheServerSpec{Certificates: &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "my-ca"}}}}}
+	rsWithCA := rootShardStore()
+	rsWithCA.obj.(*operator.RootShard).Spec.Certificates = &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "my-root-ca"}}
 	tests := []struct {
 		name   string
 		store  *objects
@@ -154,6 +156,8 @@ func TestCreateRefuses(t *testing.T) {
 			check: apierrors.IsBadRequest, says: []string{"metadata.name"}},
 		{name: "a CacheServer's own CA Secret", store: csWithCA, access: CacheServers, req: request(operator.CARotationStart, "ca"),
 			check: apierrors.IsInvalid, says: []string{"spec.authorities[0]", "caSecretRef"}},
+		{name: "a RootShard's own root CA Secret", store: rsWithCA, access: RootShards, req: request(operator.CARotationStart, "client", "root"),
+			check: apierrors.IsInvalid, says: []string{"spec.authorities[1]", "caSecretRef", "my-root-ca"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +175,31 @@ func TestCreateRefuses(t *testing.T) {
 			assert.Zero(t, store.writes)
 		})
 	}
+}
+
+// The root CA the server issues, from the namespace bootstrap or the user's issuerRef, is
+// rotated as any other; with caSecretRef, its intermediates are still the server's.
+func TestCreateStartsTheRootCA(t *testing.T) {
+	for name, c := range map[string]*operator.Certificates{
+		"bootstrap": nil,
+		"issuerRef": {IssuerRef: &operator.ObjectReference{Name: "my-issuer", Kind: "Issuer"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := rootShardStore()
+			store.obj.(*operator.RootShard).Spec.Certificates = c
+			r := &REST{Resource: operator.Resource("rootshards"), Status: store, Access: RootShards}
+			out, err := r.Create(ctx(t), "root", request(operator.CARotationStart, "root"), nil, &metav1.CreateOptions{})
+			require.NoError(t, err)
+			require.Len(t, out.(*operator.CARotation).Status.Rotations, 1)
+			assert.Equal(t, operator.CARotationPreparing, out.(*operator.CARotation).Status.Rotations[0].Phase)
+			assert.Equal(t, 1, store.writes)
+		})
+	}
+	store := rootShardStore()
+	store.obj.(*operator.RootShard).Spec.Certificates = &operator.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "my-root-ca"}}
+	r := &REST{Resource: operator.Resource("rootshards"), Status: store, Access: RootShards}
+	_, err := r.Create(ctx(t), "root", request(operator.CARotationStart, "client"), nil, &metav1.CreateOptions{})
+	require.NoError(t, err, "the intermediates below the user's root CA are the server's")
 }
 
 func TestCreateOnAMissingObject(t *testing.T) {
