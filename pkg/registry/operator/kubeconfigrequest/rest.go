@@ -26,6 +26,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
 // DefaultMaxExpiration is the longest lifetime of a minted credential, unless the server's
@@ -83,16 +84,10 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a KubeconfigRequest: %T", obj))
 	}
-	namespace, _ := genericapirequest.NamespaceFrom(ctx)
-	if req.Name != "" && req.Name != name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.name: Invalid value: %q: must be %q, the name in the URL", req.Name, name))
-	}
-	if req.Namespace != "" && req.Namespace != namespace {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.namespace: Invalid value: %q: must be %q, the namespace in the URL", req.Namespace, namespace))
-	}
 	out := req.DeepCopy()
-	out.Name, out.Namespace = name, namespace
-	out.ManagedFields = nil
+	if err := store.BindToURL(ctx, name, &out.ObjectMeta); err != nil {
+		return nil, err
+	}
 	out.Status = operator.KubeconfigRequestStatus{}
 	if out.Spec.ExpirationSeconds == nil {
 		out.Spec.ExpirationSeconds = ptr(operatorv1alpha1.DefaultExpirationSeconds)
@@ -109,7 +104,7 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 		return nil, apierrors.NewInvalid(operator.Kind("KubeconfigRequest"), name, errs)
 	}
 
-	target, err := r.Resolve(ctx, namespace, name)
+	target, err := r.Resolve(ctx, out.Namespace, name)
 	if err != nil {
 		return nil, err
 	}

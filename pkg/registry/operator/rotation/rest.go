@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/util/dryrun"
 	"k8s.io/client-go/util/retry"
@@ -24,6 +23,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
 // Access reaches the rotations of one kind's objects.
@@ -72,16 +72,10 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 	if !ok {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a CARotation: %T", obj))
 	}
-	namespace, _ := genericapirequest.NamespaceFrom(ctx)
-	if req.Name != "" && req.Name != name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.name: Invalid value: %q: must be %q, the name in the URL", req.Name, name))
-	}
-	if req.Namespace != "" && req.Namespace != namespace {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("metadata.namespace: Invalid value: %q: must be %q, the namespace in the URL", req.Namespace, namespace))
-	}
 	out := req.DeepCopy()
-	out.Name, out.Namespace = name, namespace
-	out.ManagedFields = nil
+	if err := store.BindToURL(ctx, name, &out.ObjectMeta); err != nil {
+		return nil, err
+	}
 	out.Status = operator.CARotationStatus{}
 	if errs := validation.ValidateCARotation(out, r.Access.Authorities); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(operator.Kind("CARotation"), name, errs)
