@@ -143,6 +143,15 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	}, time.Minute, time.Second, "minting: %v", err)
 	assert.NotEmpty(t, minted.Status.Kubeconfig)
 
+	// Rotating the root CA: its intermediates are issued again under the new root, through
+	// their Certificates' status, under these rules.
+	rotateRoot := rotateTheRootCA(t, ops, ns)
+	if !assert.Eventually(t, func() bool {
+		return rotateRoot() == operatorv1alpha1.CARotationCompleted
+	}, 4*time.Minute, time.Second, "the root CA rotates through Start and Complete") {
+		t.Logf("the server's log:\n%s", tail(srv.Log()))
+	}
+
 	// Pruning: a VirtualWorkspace that comes to name its own kubeconfig loses the generated
 	// identity, Certificate and key Secret, under these rules.
 	prune := pruneAnIdentity(t, ops, ns)
@@ -249,6 +258,15 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 					// its leftover ConfigMaps and Issuers.
 					exercise = adoptFromKcpOperator(t, ops, work)
 				}
+				if slices.Equal(rule.Resources, []string{"certificates/status"}) {
+					// Only a rotation of the root CA has cert-manager issue the intermediates
+					// again, with their keys, by marking them Issuing.
+					// The RootShard is realized and Available, then its workloads roll onto
+					// both roots, before the intermediates are issued again: it takes longer.
+					rotate := rotateTheRootCA(t, ops, work)
+					waitForLogWithin(t, srv, 4*time.Minute, func() { rotate() }, wants...)
+					return
+				}
 				if slices.Contains(rule.Resources, "persistentvolumeclaims") {
 					// Only the deletion of a managed etcd's owner that asks for its volumes to
 					// go uses them: create one, and delete it once the controllers hold it.
@@ -298,6 +316,47 @@ spec: {selfSigned: {}}
 					CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
 			adopting = err == nil || apierrors.IsAlreadyExists(err)
 		}
+	}
+}
+
+// rotateTheRootCA returns a step that, called again and again, creates a RootShard root in
+// namespace unless it is there, asks its root CA's rotation to Start, then to Complete once
+// Prepared. It returns the rotation's phase as last seen.
+func rotateTheRootCA(t *testing.T, ops clientset.Interface, namespace string) func() operatorv1alpha1.CARotationPhase {
+	made, started, completing := false, false, false
+	rootShards := ops.OperatorV1alpha1().RootShards(namespace)
+	ask := func(phase operatorv1alpha1.CARotationRequestPhase) bool {
+		_, err := rootShards.Rotate(t.Context(), "root", &operatorv1alpha1.CARotation{
+			Spec: operatorv1alpha1.CARotationSpec{Phase: phase, Authorities: []string{"root"}}}, metav1.CreateOptions{})
+		return err == nil
+	}
+	return func() operatorv1alpha1.CARotationPhase {
+		ctx := t.Context()
+		if !made {
+			_, err := rootShards.Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
+				Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
+					CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
+			made = err == nil || apierrors.IsAlreadyExists(err)
+			return ""
+		}
+		if !started {
+			started = ask(operatorv1alpha1.CARotationStart)
+			return ""
+		}
+		rs, err := rootShards.Get(ctx, "root", metav1.GetOptions{})
+		if err != nil {
+			return ""
+		}
+		var phase operatorv1alpha1.CARotationPhase
+		for _, r := range rs.Status.Rotations {
+			if r.Authority == "root" {
+				phase = r.Phase
+			}
+		}
+		if phase == operatorv1alpha1.CARotationPrepared && !completing {
+			completing = ask(operatorv1alpha1.CARotationComplete)
+		}
+		return phase
 	}
 }
 
@@ -434,6 +493,12 @@ func withoutRules(t *testing.T, role string, drop func(int, rbacv1.PolicyRule) b
 // nil) before each look; the quotes klog escapes in an error are read as quotes.
 func waitForLog(t *testing.T, srv *framework.ServerProcess, meanwhile func(), whats ...string) {
 	t.Helper()
+	waitForLogWithin(t, srv, time.Minute, meanwhile, whats...)
+}
+
+// waitForLogWithin is waitForLog for a meanwhile that needs up to within to get there.
+func waitForLogWithin(t *testing.T, srv *framework.ServerProcess, within time.Duration, meanwhile func(), whats ...string) {
+	t.Helper()
 	says := func() bool {
 		if meanwhile != nil {
 			meanwhile()
@@ -441,7 +506,7 @@ func waitForLog(t *testing.T, srv *framework.ServerProcess, meanwhile func(), wh
 		log := strings.ReplaceAll(srv.Log(), `\"`, `"`)
 		return slices.ContainsFunc(whats, func(what string) bool { return strings.Contains(log, what) })
 	}
-	if !assert.Eventually(t, says, time.Minute, time.Second) {
+	if !assert.Eventually(t, says, within, time.Second) {
 		t.Fatalf("the server's log never says one of %q:\n%s", whats, tail(srv.Log()))
 	}
 }
