@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -164,6 +165,15 @@ func TestJoinTrustsBothSlotsOfARotatingCA(t *testing.T) {
 			require.NoError(t, err)
 			j := reference.Join(c.kind, "b", "eu", resolved)
 			mounted := c.mounted(j.RootShard)
+			// Every CA Secret of the joined RootShard the pods mount is one Join writes.
+			for _, name := range mounted {
+				for _, ca := range pki.IntermediateCAs {
+					if strings.HasPrefix(name, pki.CAName(j.RootShard.Name, ca)) {
+						assert.True(t, slices.ContainsFunc(j.Secrets, func(s *corev1ac.SecretApplyConfiguration) bool { return *s.Name == name }),
+							"the pods mount %s, which Join writes", name)
+					}
+				}
+			}
 			for _, ca := range []pki.CA{pki.ServerCA, pki.RequestHeaderClientCA} {
 				local := pki.CAName(j.RootShard.Name, ca)
 				assert.Equal(t, []string{string(ca), string(ca) + "-next"}, subjects(t, secretData(t, j.Secrets, local+"-trust")[corev1.TLSCertKey]),
