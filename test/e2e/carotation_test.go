@@ -610,9 +610,12 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 	// The request-header CA's Issuer moved to the new CA at Start, the server CA's moves at
 	// Complete: the local Issuers sign from what the copy carries.
 	assert.Eventually(t, func() bool {
-		return secretCert(t, b, "shard-1-shard-root-requestheader-client-ca").Equal(next["requestheader-client"])
+		local := certsIn(readSecret(t, stack, b, "shard-1-shard-root-requestheader-client-ca", "tls.crt"))
+		return len(local) > 0 && local[0].Equal(next["requestheader-client"])
 	}, 2*time.Minute, time.Second, "the local request-header CA is the new one")
 	assert.True(t, secretCert(t, b, "shard-1-shard-root-server-ca").Equal(old["server"]), "the local server CA is the old one until Complete")
+	assert.Eventually(t, func() bool { return signedBy(t, b, "shard-1-mounts-proxy", next["requestheader-client"]) }, 2*time.Minute, time.Second,
+		"the joined shard's mounts-proxy identity is issued again from the new request-header CA")
 	waitFor(t, b, "shard/shard-1", "Available")
 
 	_, stderr, err = rotate(t, a, "rootshards", "root", "Complete", "server", "requestheader-client")
@@ -633,7 +636,18 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 			"once Completed, %s holds the new %s CA alone", ca.trust, ca.authority)
 		assert.Contains(t, strings.Fields(mounted()), ca.trust)
 	}
-	assert.Eventually(t, func() bool { return secretCert(t, b, "shard-1-shard-root-server-ca").Equal(next["server"]) }, 2*time.Minute, time.Second,
-		"the local server CA is the new one")
+	assert.Eventually(t, func() bool {
+		local := certsIn(readSecret(t, stack, b, "shard-1-shard-root-server-ca", "tls.crt"))
+		return len(local) > 0 && local[0].Equal(next["server"])
+	}, 2*time.Minute, time.Second, "the local server CA is the new one")
+	assert.Eventually(t, func() bool { return signedBy(t, b, "shard-1-server", next["server"]) }, 2*time.Minute, time.Second,
+		"the joined shard's serving certificate is issued again from the new server CA")
 	waitFor(t, b, "shard/shard-1", "Available")
+}
+
+// signedBy reports whether the first certificate of the Secret name in ns is signed by ca;
+// false while the Secret is missing, as when a stale leaf is issued again.
+func signedBy(t *testing.T, ns, name string, ca *x509.Certificate) bool {
+	certs := certsIn(readSecret(t, stack, ns, name, "tls.crt"))
+	return len(certs) > 0 && certs[0].CheckSignatureFrom(ca) == nil
 }
