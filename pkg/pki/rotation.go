@@ -129,7 +129,17 @@ func RootTrustSecret(rs *operatorv1alpha1.RootShard) string {
 	return TrustSecret(RootCAName(rs.Name), rs.Status.Rotations, RootAuthority)
 }
 
-// TrustSecretOf is TrustSecret for an intermediate CA of rs.
+// TrustSecretOf is TrustSecret for an intermediate CA of rs. A RootShard joined from a
+// reference Secret (JoinedAnnotation) trusts each of its CAs through <ca>-trust always: the
+// consumer writes it from the copy's bundle of the CA's live slots, whose rotation the
+// in-memory RootShard does not know of.
 func TrustSecretOf(rs *operatorv1alpha1.RootShard, ca CA) string {
+	if _, joined := rs.Annotations[JoinedAnnotation]; joined {
+		return CAName(rs.Name, ca) + TrustSuffix
+	}
 	return TrustSecret(CAName(rs.Name, ca), rs.Status.Rotations, Authority(ca))
 }
+
+// JoinedAnnotation marks the in-memory RootShard a consumer of a reference Secret realizes
+// against (reference.JoinedRootShard); it is never written anywhere.
+const JoinedAnnotation = AnnotationPrefix + "joined"

@@ -543,3 +543,111 @@ func TestRotationOfTheRootCA(t *testing.T) {
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
 	waitFor(t, ns, "rootshard/root", "Available")
 }
+
+// TestJoinedSetupFollowsARotation: a Shard in another namespace joined through a copy of
+// the RootShard's shard-join Secret follows a rotation of the server and request-header
+// client CAs, which its pods trust, as docs/rotation.md tells a sync tool to: the copy
+// refreshed while the rotation is Prepared makes the joined pods trust both CAs; refreshed
+// again once it is Completed, the new CA alone.
+func TestJoinedSetupFollowsARotation(t *testing.T) {
+	a, b := namespace(t, "joinrot-a"), namespace(t, "joinrot-b")
+	kubectl(t, "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")))
+	waitFor(t, a, "rootshard/root", "Available")
+	copyReference(t, stack, a, "root-shard-join", stack, b)
+	waitFor(t, b, "shard/shard-1", "Available")
+
+	cas := []struct{ authority, source, trust string }{
+		{"server", "root-server-ca", "shard-1-shard-root-server-ca-trust"},
+		{"requestheader-client", "root-requestheader-client-ca", "shard-1-shard-root-requestheader-client-ca-trust"},
+	}
+	mounted := func() string {
+		return kubectl(t, "get", "deployments", "-n", b, "-l", "operator.kcp.io/shard=shard-1", "-o",
+			"jsonpath={.items[*].spec.template.spec.volumes[*].secret.secretName}")
+	}
+	// trusted are the CAs of a trust bundle of the joined shard.
+	trusted := func(name string) []*x509.Certificate { return certsIn(readSecret(t, stack, b, name, "tls.crt")) }
+	holds := func(certs []*x509.Certificate, want ...*x509.Certificate) bool {
+		if len(certs) != len(want) {
+			return false
+		}
+		for _, w := range want {
+			found := false
+			for _, c := range certs {
+				found = found || c.Equal(w)
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	old := map[string]*x509.Certificate{}
+	for _, ca := range cas {
+		old[ca.authority] = secretCert(t, a, ca.source)
+		assert.True(t, holds(trusted(ca.trust), old[ca.authority]), "before the rotation, %s holds the %s CA alone", ca.trust, ca.authority)
+		assert.Contains(t, strings.Fields(mounted()), ca.trust, "the joined shard's pods trust the %s CA by %s", ca.authority, ca.trust)
+	}
+
+	_, stderr, err := rotate(t, a, "rootshards", "root", "Start", "server", "requestheader-client")
+	require.NoError(t, err, stderr)
+	waitForRotation(t, a, "root", operatorv1alpha1.CARotationPrepared, "server", "requestheader-client")
+
+	// Prepared: the sync tool copies the reference again, and the joined shard trusts both.
+	for _, ca := range cas {
+		assert.Len(t, certsIn(readSecret(t, stack, a, "root-shard-join", ca.authority+"-ca-trust.crt")), 2,
+			"the reference Secret's %s-ca-trust.crt holds both CAs", ca.authority)
+	}
+	copyReference(t, stack, a, "root-shard-join", stack, b)
+	next := map[string]*x509.Certificate{}
+	for _, ca := range cas {
+		next[ca.authority] = secretCert(t, a, ca.source+"-next")
+		require.False(t, next[ca.authority].Equal(old[ca.authority]))
+		assert.Eventually(t, func() bool { return holds(trusted(ca.trust), old[ca.authority], next[ca.authority]) }, 2*time.Minute, time.Second,
+			"while Prepared, %s holds the old and the new %s CA", ca.trust, ca.authority)
+		assert.Contains(t, strings.Fields(mounted()), ca.trust)
+	}
+	// The request-header CA's Issuer moved to the new CA at Start, the server CA's moves at
+	// Complete: the local Issuers sign from what the copy carries.
+	assert.Eventually(t, func() bool {
+		local := certsIn(readSecret(t, stack, b, "shard-1-shard-root-requestheader-client-ca", "tls.crt"))
+		return len(local) > 0 && local[0].Equal(next["requestheader-client"])
+	}, 2*time.Minute, time.Second, "the local request-header CA is the new one")
+	assert.True(t, secretCert(t, b, "shard-1-shard-root-server-ca").Equal(old["server"]), "the local server CA is the old one until Complete")
+	assert.Eventually(t, func() bool { return signedBy(t, b, "shard-1-mounts-proxy", next["requestheader-client"]) }, 2*time.Minute, time.Second,
+		"the joined shard's mounts-proxy identity is issued again from the new request-header CA")
+	waitFor(t, b, "shard/shard-1", "Available")
+
+	_, stderr, err = rotate(t, a, "rootshards", "root", "Complete", "server", "requestheader-client")
+	require.NoError(t, err, stderr)
+	waitForRotation(t, a, "root", operatorv1alpha1.CARotationCompleted, "server", "requestheader-client")
+
+	// Completed: once the reference Secret dropped the old CAs (the reconcile after the one
+	// that said Completed writes it), copied once more, the joined shard trusts the new CAs
+	// alone, and signs from the new server CA.
+	for _, ca := range cas {
+		require.Eventually(t, func() bool {
+			return holds(certsIn(readSecret(t, stack, a, "root-shard-join", ca.authority+"-ca-trust.crt")), next[ca.authority])
+		}, 2*time.Minute, time.Second, "the reference Secret's %s-ca-trust.crt holds the new CA alone", ca.authority)
+	}
+	copyReference(t, stack, a, "root-shard-join", stack, b)
+	for _, ca := range cas {
+		assert.Eventually(t, func() bool { return holds(trusted(ca.trust), next[ca.authority]) }, 2*time.Minute, time.Second,
+			"once Completed, %s holds the new %s CA alone", ca.trust, ca.authority)
+		assert.Contains(t, strings.Fields(mounted()), ca.trust)
+	}
+	assert.Eventually(t, func() bool {
+		local := certsIn(readSecret(t, stack, b, "shard-1-shard-root-server-ca", "tls.crt"))
+		return len(local) > 0 && local[0].Equal(next["server"])
+	}, 2*time.Minute, time.Second, "the local server CA is the new one")
+	assert.Eventually(t, func() bool { return signedBy(t, b, "shard-1-server", next["server"]) }, 2*time.Minute, time.Second,
+		"the joined shard's serving certificate is issued again from the new server CA")
+	waitFor(t, b, "shard/shard-1", "Available")
+}
+
+// signedBy reports whether the first certificate of the Secret name in ns is signed by ca;
+// false while the Secret is missing, as when a stale leaf is issued again.
+func signedBy(t *testing.T, ns, name string, ca *x509.Certificate) bool {
+	certs := certsIn(readSecret(t, stack, ns, name, "tls.crt"))
+	return len(certs) > 0 && certs[0].CheckSignatureFrom(ca) == nil
+}

@@ -153,6 +153,11 @@ func (in *Installation) AssertJoined(t *testing.T, h *Host, kind, owner string, 
 	}
 	prefix := reference.JoinedName(kind, owner)
 	bundles := map[string]string{"-merged-client-ca": reference.ClientCABundleKey, "-merged-ca-bundle": reference.ServerCABundleKey}
+	for _, ca := range []pki.CA{pki.ServerCA, pki.RequestHeaderClientCA} {
+		if slices.Contains(r.KeyPairs(), ca) {
+			bundles[strings.TrimPrefix(pki.CAName(prefix, ca), prefix)+pki.TrustSuffix] = reference.TrustKey(ca)
+		}
+	}
 	if r == reference.ShardJoin {
 		bundles["-ca"] = reference.RootCAKey
 	}
@@ -172,9 +177,51 @@ func (in *Installation) AssertJoined(t *testing.T, h *Host, kind, owner string, 
 	}
 }
 
-// AssertOnlyCertsMounted checks that every volume of d that mounts one of the Secrets cas
+// LocalTrust are the trust bundles <ca>-trust the consumer owner of kind writes from its copy
+// of r, which its pods mount where they trust a CA (pki.TrustSecretOf).
+func LocalTrust(kind, owner string, r reference.Reference) []string {
+	var names []string
+	for _, ca := range []pki.CA{pki.ServerCA, pki.RequestHeaderClientCA} {
+		if slices.Contains(r.KeyPairs(), ca) {
+			names = append(names, pki.CAName(reference.JoinedName(kind, owner), ca)+pki.TrustSuffix)
+		}
+	}
+	return names
+}
+
+// AssertTrustMounted checks that no pod of d mounts a local CA Secret of the consumer owner
+// of kind (its key pair is the local Issuer's alone), and that the pods trust the local CAs
+// through their trust bundles (LocalTrust), each volume projecting tls.crt alone.
+func AssertTrustMounted(t *testing.T, d *appsv1.Deployment, kind, owner string, r reference.Reference) {
+	t.Helper()
+	keyPairs := LocalCAs(kind, owner, r)
+	for _, name := range workloadSecrets(d) {
+		assert.NotContains(t, keyPairs, name, "the pods mount the key pair Secret %s", name)
+	}
+	assertOnlyCertsMounted(t, d, LocalTrust(kind, owner, r))
+}
+
+// workloadSecrets are the Secrets the pods of d mount, as volumes or projected.
+func workloadSecrets(d *appsv1.Deployment) []string {
+	var out []string
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			out = append(out, v.Secret.SecretName)
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					out = append(out, src.Secret.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// assertOnlyCertsMounted checks that every volume of d that mounts one of the Secrets cas
 // projects its tls.crt alone, so that no CA key enters a pod, and that at least one does.
-func AssertOnlyCertsMounted(t *testing.T, d *appsv1.Deployment, cas []string) {
+func assertOnlyCertsMounted(t *testing.T, d *appsv1.Deployment, cas []string) {
 	t.Helper()
 	mounted := 0
 	for _, v := range d.Spec.Template.Spec.Volumes {

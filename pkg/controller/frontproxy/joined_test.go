@@ -81,7 +81,7 @@ func TestJoinedFrontProxyIsRealizedFromItsCopy(t *testing.T) {
 
 	deployments := j.Host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
-	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(frontproxy.Kind, "edge", reference.FrontProxyJoin))
+	controllertest.AssertTrustMounted(t, deployments[0].(*appsv1.Deployment), frontproxy.Kind, "edge", reference.FrontProxyJoin)
 
 	j.Host.Reset()
 	j.Ours.ClearActions()

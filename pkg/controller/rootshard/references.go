@@ -16,7 +16,7 @@ import (
 // every CA they are made of. The CA Secrets' events bring the RootShard back, when they are
 // issued and whenever a CA rotates, so that the reference Secrets follow.
 func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootShard, bundles rootshard.CABundles) ([]*corev1ac.SecretApplyConfiguration, error) {
-	cas := reference.RootShardCAs{KeyPairs: map[pki.CA]reference.KeyPair{}, Bundles: bundles}
+	cas := reference.RootShardCAs{KeyPairs: map[pki.CA]reference.KeyPair{}, Trust: map[pki.CA][]byte{}, Bundles: bundles}
 	for _, ca := range pki.IntermediateCAs {
 		// The slot the CA's Issuer signs from (docs/rotation.md).
 		s, err := c.Host.Secrets.Secrets(rs.Namespace).Get(pki.IssuerSecret(pki.CAName(rs.Name, ca), rs.Status.Rotations, string(ca)))
@@ -27,6 +27,12 @@ func (c *Controller) references(ctx context.Context, rs *operatorv1alpha1.RootSh
 			return nil, err
 		}
 		cas.KeyPairs[ca] = reference.FromSecret(s)
+		// And every live slot, which the consumers' pods trust: both while the CA rotates.
+		live, issued, err := c.liveCA(rs, ca)
+		if err != nil || !issued {
+			return nil, err
+		}
+		cas.Trust[ca] = live
 	}
 	if ref := rs.Spec.Certificates; ref != nil && ref.CASecretRef != nil {
 		// The user's root CA Secret is not labelled as ours, so it is read, not cached.

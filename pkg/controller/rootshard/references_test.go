@@ -168,3 +168,44 @@ func TestARotatingRootCAIsTrustedInBothSlots(t *testing.T) {
 	}
 	assert.Equal(t, []string{"root-ca-trust"}, mounted, "the pods mount the root's trust bundle as ca-root")
 }
+
+// While an intermediate CA rotates, the reference Secrets carry, next to the key pair of the
+// slot its Issuer signs from, the bundle of both slots (<ca>-trust.crt), the same bytes as the
+// <ca>-trust its own pods mount: a consumer of a copy refreshed now trusts both CAs.
+func TestReferenceSecretsOfARotatingCACarryBothSlots(t *testing.T) {
+	rs := testRootShard()
+	rs.Status.Rotations = []operatorv1alpha1.CARotationState{
+		// The server CA's Issuer stays on the old slot until Complete; the request-header
+		// CA's moved to the new one.
+		{Authority: string(pki.ServerCA), Phase: operatorv1alpha1.CARotationPreparing, Slot: 1},
+		{Authority: string(pki.RequestHeaderClientCA), Phase: operatorv1alpha1.CARotationPrepared, Slot: 1, LeavesSwitched: true},
+	}
+	f := newFixture(t, rs)
+	for range 5 {
+		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		f.hostCatchesUp(t)
+	}
+	for _, c := range []struct {
+		ca     pki.CA
+		issuer string
+	}{{pki.ServerCA, "root-server-ca"}, {pki.RequestHeaderClientCA, "root-requestheader-client-ca-next"}} {
+		base := pki.CAName("root", c.ca)
+		old, next := f.Host.Secret(t, "team-a", base).Data["tls.crt"], f.Host.Secret(t, "team-a", base+"-next").Data["tls.crt"]
+		require.NotEqual(t, old, next)
+		trust := f.Host.Secret(t, "team-a", base+"-trust").Data["tls.crt"]
+		for _, chain := range [][]byte{old, next} {
+			block, _ := pem.Decode(chain)
+			require.NotNil(t, block)
+			assert.Contains(t, string(trust), string(pem.EncodeToMemory(block)), "%s-trust carries each slot", base)
+		}
+		for _, r := range []reference.Reference{reference.ShardJoin, reference.FrontProxyJoin} {
+			s := f.Host.Secret(t, "team-a", r.Name("root"))
+			assert.Equal(t, trust, s.Data[reference.TrustKey(c.ca)], "%s: %s carries what the pods trust", r, c.ca)
+			assert.Equal(t, f.Host.Secret(t, "team-a", c.issuer).Data["tls.key"], s.Data[reference.KeyKey(c.ca)], "%s: the key of the Issuer's slot", r)
+		}
+	}
+	// A CA that does not rotate is trusted alone.
+	client, err := pki.FirstCertificate(f.Host.Secret(t, "team-a", "root-client-ca").Data["tls.crt"])
+	require.NoError(t, err)
+	assert.Equal(t, client, f.Host.Secret(t, "team-a", "root-shard-join").Data[reference.TrustKey(pki.ClientCA)])
+}

@@ -88,7 +88,7 @@ func TestJoinedShardIsRealizedFromItsCopy(t *testing.T) {
 
 	deployments := j.Host.Caches["deployments"].List()
 	require.Len(t, deployments, 1)
-	controllertest.AssertOnlyCertsMounted(t, deployments[0].(*appsv1.Deployment), controllertest.LocalCAs(shard.Kind, "shard-1", reference.ShardJoin))
+	controllertest.AssertTrustMounted(t, deployments[0].(*appsv1.Deployment), shard.Kind, "shard-1", reference.ShardJoin)
 }
 
 // TestJoinedShardWithoutItsCopySaysSoAndHeals: until the copy is there, the Shard says which

@@ -167,10 +167,11 @@ func joined(kind, namespace, owner string, ref reference.Reference) reference.Jo
 	u := &url.URL{Scheme: "https", Host: "kcp.invalid"}
 	pem := reference.Certificates{PEM: []byte("-")}
 	r := &reference.Resolved{Reference: ref, RootShardURL: u, ExternalURL: u, ExternalAdminURL: u,
-		RootCA: pem, ClientCABundle: pem, ServerCABundle: pem, CAs: map[pki.CA]reference.CheckedKeyPair{}}
+		RootCA: pem, ClientCABundle: pem, ServerCABundle: pem, CAs: map[pki.CA]reference.CheckedKeyPair{}, Trust: map[pki.CA]reference.Certificates{}}
 	// A managed etcd's trust Secrets are written whenever the Secret holds the etcd CAs.
 	for _, ca := range append(ref.KeyPairs(), pki.EtcdClientCA, pki.EtcdPeerCA) {
 		r.CAs[ca] = reference.CheckedKeyPair{PEM: reference.KeyPair{Cert: pem.PEM, Key: pem.PEM}, Cert: &x509.Certificate{}}
+		r.Trust[ca] = pem
 	}
 	return reference.Join(kind, namespace, owner, r)
 }

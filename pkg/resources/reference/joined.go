@@ -1,9 +1,8 @@
 package reference
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"net"
+	"slices"
 	"strconv"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
@@ -31,12 +30,17 @@ import (
 type Joined struct {
 	RootShard *operatorv1alpha1.RootShard
 	// Secrets are the local CA Secrets (kubernetes.io/tls, each key pair received: an
-	// Issuer's, mounted by no pod), the root CA's certificate, and the merged client CA and
-	// server CA bundles, all owned by the consumer.
+	// Issuer's, mounted by no pod), each CA's trust bundle <ca>-trust (what the pods mount to
+	// trust it), the root CA's certificate, and the merged client CA and server CA bundles,
+	// all owned by the consumer.
 	Secrets []*corev1ac.SecretApplyConfiguration
 	// Issuers are the local CA Issuers, one per key pair received.
 	Issuers []*cmapply.IssuerApplyConfiguration
 }
+
+// trustedByPods are the CAs whose certificates pods mount through pki.TrustSecretOf; the
+// others they trust through the merged bundles, the root CA's Secret and the etcd trusts.
+var trustedByPods = []pki.CA{pki.ServerCA, pki.RequestHeaderClientCA}
 
 // JoinedName is the name of the in-memory RootShard of a consumer of kind (shard,
 // frontproxy, kubeconfig) named owner: the prefix of its local CA Secrets and Issuers, such
@@ -53,7 +57,10 @@ func JoinedName(kind, owner string) string {
 // JoinedRootShard is the RootShard of a consumer's copy without what the copy holds: enough
 // for the names of what the consumer writes and mounts.
 func JoinedRootShard(kind, namespace, owner string) *operatorv1alpha1.RootShard {
-	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: JoinedName(kind, owner), Namespace: namespace}}
+	// Its pods trust each CA through <ca>-trust, which Join writes from the copy, whatever
+	// the names of a rotation in the RootShard's status would be (pki.TrustSecretOf).
+	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: JoinedName(kind, owner), Namespace: namespace,
+		Annotations: map[string]string{pki.JoinedAnnotation: "true"}}}
 	// The server CA bundle, not the server CA alone, verifies the installation: the
 	// RootShard's caBundleSecretRef may have added a CA to it.
 	rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: rootshard.MergedCABundleName(rs)}
@@ -78,6 +85,11 @@ func Join(kind, namespace, owner string, r *Resolved) Joined {
 			WithType(corev1.SecretTypeTLS).
 			WithData(map[string][]byte{corev1.TLSCertKey: pair.PEM.Cert, corev1.TLSPrivateKeyKey: pair.PEM.Key}))
 		j.Issuers = append(j.Issuers, certs.CAIssuer(namespace, secretName, secretName, labels(ca.TemplateKey())))
+		if slices.Contains(trustedByPods, ca) {
+			// What the pods trust: both CAs while the RootShard rotates this one, the key
+			// pair being the one its Issuer signs from (docs/rotation.md).
+			j.Secrets = append(j.Secrets, certs.TrustBundle(namespace, secretName, labels(ca.TemplateKey()+pki.TrustSuffix), r.Trust[ca].PEM))
+		}
 	}
 	if len(r.RootCA.PEM) > 0 {
 		j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, kcp.RootCASecret(rs), labels("ca"), r.RootCA.PEM))
@@ -86,18 +98,12 @@ func Join(kind, namespace, owner string, r *Resolved) Joined {
 		j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, kcp.MergedClientCAName(rs), labels("merged-client-ca"), r.ClientCABundle.PEM))
 	}
 	j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, rootshard.MergedCABundleName(rs), labels("merged-ca-bundle"), r.ServerCABundle.PEM))
-	if client, peer := r.CAs[pki.EtcdClientCA], r.CAs[pki.EtcdPeerCA]; client.Cert != nil && peer.Cert != nil {
-		// A managed etcd trusts each of its CAs alone, as the RootShard's own do.
-		for _, t := range []struct {
-			name, component string
-			ca              *x509.Certificate
-		}{
-			{etcd.ClientTrustSecret(name), "etcd-client-trust", client.Cert},
-			{etcd.PeerTrustSecret(name), "etcd-peer-trust", peer.Cert},
-		} {
-			pemCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: t.ca.Raw})
-			j.Secrets = append(j.Secrets, certs.BundleSecret(namespace, t.name, labels(t.component), pemCA))
-		}
+	if client, peer := r.Trust[pki.EtcdClientCA], r.Trust[pki.EtcdPeerCA]; len(client.PEM) > 0 && len(peer.PEM) > 0 {
+		// A managed etcd trusts each of its CAs alone (its live slots), as the RootShard's
+		// own do.
+		j.Secrets = append(j.Secrets,
+			certs.BundleSecret(namespace, etcd.ClientTrustSecret(name), labels("etcd-client-trust"), client.PEM),
+			certs.BundleSecret(namespace, etcd.PeerTrustSecret(name), labels("etcd-peer-trust"), peer.PEM))
 	}
 	return j
 }

@@ -80,6 +80,23 @@ func CertKey(ca pki.CA) string { return ca.TemplateKey() + ".crt" }
 // KeyKey is the data key of a CA's private key, such as server-ca.key.
 func KeyKey(ca pki.CA) string { return ca.TemplateKey() + ".key" }
 
+// TrustKey is the data key of the bundle of a CA's live slots, such as server-ca-trust.crt:
+// the CA's certificate alone, or, while the CA rotates (docs/rotation.md), the old and the
+// new one, whichever the Issuer signs from. A consumer's pods trust the CA by it. Copies
+// made before it existed lack it: the consumer then trusts the CA of the key pair alone.
+func TrustKey(ca pki.CA) string { return ca.TemplateKey() + pki.TrustSuffix + ".crt" }
+
+// TrustKeys are the data keys of the bundles of the CAs of KeyPairs, sorted: written with
+// every key of Keys, but optional in a copy (TrustKey).
+func (r Reference) TrustKeys() []string {
+	var keys []string
+	for _, ca := range r.KeyPairs() {
+		keys = append(keys, TrustKey(ca))
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // KeyPairs are the CAs whose key pairs a reference Secret holds: those that issue its
 // consumer's own certificates.
 func (r Reference) KeyPairs() []pki.CA {
@@ -100,8 +117,8 @@ func (r Reference) KeyPairs() []pki.CA {
 	return nil
 }
 
-// Keys are every data key of a reference Secret, sorted: a well-formed one has each of them,
-// non-empty, and no other.
+// Keys are the data keys a reference Secret must have, sorted: a well-formed one has each of
+// them, non-empty, and no other but TrustKeys.
 func (r Reference) Keys() []string {
 	var keys []string
 	switch r {

@@ -45,6 +45,10 @@ type Resolved struct {
 	ClientCABundle, ServerCABundle Certificates
 	// CAs are the CA key pairs, by role (Reference.KeyPairs): each a CA.
 	CAs map[pki.CA]CheckedKeyPair
+	// Trust are the bundles of the live slots of the CAs of CAs, by role (TrustKey): each
+	// holds the CA of its key pair, and while the CA rotates the other one too. A copy without
+	// the key has the CA of the key pair alone.
+	Trust map[pki.CA]Certificates
 
 	// CacheURL is the CacheServer's https URL.
 	CacheURL *url.URL
@@ -58,9 +62,10 @@ type Resolved struct {
 // into another namespace or cluster), and checks it: its type is r's, every key of r is there
 // and non-empty, every URL is an https URL, every PEM block of a certificate key is a
 // certificate that parses, every private key parses and belongs to its certificate, and a
-// CA's certificate is a CA. The first problem (a missing key before any malformed one, each
-// in the order of r.Keys(), the key pairs last) is an *Error: its message names the Secret and
-// the key, never their content.
+// CA's certificate is a CA, and a CA's trust bundle (TrustKey, optional) holds the CA of its
+// key pair. The first problem (a missing key before any malformed one, each in the order of
+// r.Keys(), the key pairs, then the trust bundles, last) is an *Error: its message names the
+// Secret and the key, never their content.
 //
 // Keys that r does not list are ignored: sync tools and GitOps add their own annotations,
 // labels and sometimes keys to what they copy, and an extra key grants the consumer nothing
@@ -115,6 +120,11 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 			}
 			res.CAs[ca] = kp
 		}
+		trust, err := trustBundles(s, pairs, res.CAs)
+		if err != nil {
+			return nil, err
+		}
+		res.Trust = trust
 	}
 	if r == CacheClient {
 		kp, err := keyPair(s, ClientCertKey, ClientKeyKey, false)
@@ -124,6 +134,40 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 		res.Client = kp
 	}
 	return res, nil
+}
+
+// trustBundles reads the trust bundle of each CA of pairs, whose key pairs are checked: the
+// certificates under its TrustKey, each a CA and the key pair's among them, or, in a copy made
+// before the key existed, the key pair's CA alone.
+func trustBundles(s *corev1.Secret, pairs []pki.CA, cas map[pki.CA]CheckedKeyPair) (map[pki.CA]Certificates, error) {
+	out := make(map[pki.CA]Certificates, len(pairs))
+	for _, ca := range pairs {
+		k, own := TrustKey(ca), cas[ca].Cert
+		v, ok := s.Data[k]
+		if !ok {
+			out[ca] = Certificates{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: own.Raw}), Certs: []*x509.Certificate{own}}
+			continue
+		}
+		if len(v) == 0 {
+			return nil, invalid(s, ErrMissingKey, "has an empty key %q", k)
+		}
+		parsed, err := certificates(s, k, true)
+		if err != nil {
+			return nil, err
+		}
+		hasOwn := false
+		for i, c := range parsed {
+			if !c.BasicConstraintsValid || !c.IsCA {
+				return nil, invalid(s, ErrNotCA, "key %q: its certificate #%d is not a CA", k, i+1)
+			}
+			hasOwn = hasOwn || c.Equal(own)
+		}
+		if !hasOwn {
+			return nil, invalid(s, ErrMalformed, "key %q does not hold the CA of %q", k, CertKey(ca))
+		}
+		out[ca] = Certificates{PEM: v, Certs: parsed}
+	}
+	return out, nil
 }
 
 // httpsURL is the URL under key k. url.Parse's error quotes its input; it is not passed on,

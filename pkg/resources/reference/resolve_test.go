@@ -97,6 +97,9 @@ func TestResolveWellFormed(t *testing.T) {
 				assert.Equal(t, s.Data[CertKey(ca)], kp.PEM.Cert, "%s as received, chain included", ca)
 				assert.Equal(t, s.Data[KeyKey(ca)], kp.PEM.Key, ca)
 				assert.Equal(t, string(ca), kp.Cert.Subject.CommonName)
+				assert.Equal(t, s.Data[TrustKey(ca)], res.Trust[ca].PEM, "%s: the bundle of its live slots as received", ca)
+				require.Len(t, res.Trust[ca].Certs, 1, "%s: not rotating, the CA alone", ca)
+				assert.True(t, res.Trust[ca].Certs[0].Equal(kp.Cert), ca)
 			}
 			switch r {
 			case CacheClient:
@@ -211,6 +214,26 @@ func TestResolveRefuses(t *testing.T) {
 			}
 		}
 	}
+	// The trust bundles are optional (copies made before them lack them), but one that is
+	// there is checked as a certificate key, and must hold the CA of its key pair.
+	for _, r := range RootShardReferences {
+		for _, ca := range r.KeyPairs() {
+			k, another := TrustKey(ca), pki.ServerCA
+			if ca == pki.ServerCA {
+				another = pki.ClientCA
+			}
+			add(r, failure{"empty " + k, func(s *corev1.Secret) { s.Data[k] = nil }, ErrMissingKey, `has an empty key "` + k + `"`})
+			add(r, failure{"a private key in " + k, func(s *corev1.Secret) { s.Data[k] = append(s.Data[k], secretPEM...) }, ErrMalformed,
+				`key "` + k + `" holds a PEM block of type "EC PRIVATE KEY" where only certificates belong`})
+			add(r, failure{"a leaf in " + k, func(s *corev1.Secret) { s.Data[k] = append(s.Data[k], other.Cert...) }, ErrNotCA,
+				`key "` + k + `": its certificate #2 is not a CA`})
+			add(r, failure{"another CA alone in " + k, func(s *corev1.Secret) {
+				first, err := pki.FirstCertificate(wellFormedOnce(t)[ShardJoin].Data[CertKey(another)])
+				require.NoError(t, err)
+				s.Data[k] = first
+			}, ErrMalformed, `key "` + k + `" does not hold the CA of "` + CertKey(ca) + `"`})
+		}
+	}
 	add(ShardJoin, failure{"a leaf as the root CA", func(s *corev1.Secret) { s.Data[RootCAKey] = other.Cert }, ErrNotCA, `key "root-ca.crt" holds a certificate that is not a CA`})
 	add(CacheClient, failure{"a leaf as the cache CA", func(s *corev1.Secret) { s.Data[CACertKey] = other.Cert }, ErrNotCA, `key "ca.crt" holds a certificate that is not a CA`})
 	for _, typ := range []corev1.SecretType{KubeconfigIssuer.Type(), corev1.SecretTypeOpaque, corev1.SecretTypeTLS, ""} {
@@ -269,4 +292,51 @@ func wellFormedOnce(t *testing.T) map[Reference]*corev1.Secret {
 		wellFormedCache = wellFormed(t)
 	}
 	return wellFormedCache
+}
+
+// A copy of a rotating CA carries both CAs in its trust bundle, the key pair's being one of
+// them, whichever the Issuer signs from.
+func TestResolveTrustsBothSlotsOfARotatingCA(t *testing.T) {
+	cas := realCAs(t)
+	next, _ := credentialstest.NewCA(t, "server-next")
+	own, err := pki.FirstCertificate(cas.KeyPairs[pki.ServerCA].Cert)
+	require.NoError(t, err)
+	for _, bundle := range [][]byte{append(slices.Clone(own), next...), append(slices.Clone(next), own...)} {
+		cas.Trust = map[pki.CA][]byte{pki.ServerCA: bundle}
+		built, err := ForRootShard(testRootShard(), cas)
+		require.NoError(t, err)
+		for i, r := range []Reference{ShardJoin, FrontProxyJoin} {
+			s := copied(built[i])
+			assert.Equal(t, bundle, s.Data[TrustKey(pki.ServerCA)], r)
+			res, err := Resolve(s, r)
+			require.NoError(t, err, r)
+			var cns []string
+			for _, c := range res.Trust[pki.ServerCA].Certs {
+				cns = append(cns, c.Subject.CommonName)
+			}
+			assert.ElementsMatch(t, []string{"server", "server-next"}, cns, r)
+			assert.Len(t, res.Trust[pki.ClientCA].Certs, 1, "%s: a CA that does not rotate is trusted alone", r)
+		}
+	}
+}
+
+// A copy made before the trust bundles existed still resolves: each CA's trust is the CA of
+// its key pair alone.
+func TestResolveACopyWithoutTrustBundles(t *testing.T) {
+	for _, r := range RootShardReferences {
+		s := wellFormedOnce(t)[r].DeepCopy()
+		for _, k := range r.TrustKeys() {
+			require.Contains(t, s.Data, k)
+			delete(s.Data, k)
+		}
+		res, err := Resolve(s, r)
+		require.NoError(t, err, r)
+		for ca, kp := range res.CAs {
+			first, err := pki.FirstCertificate(kp.PEM.Cert)
+			require.NoError(t, err)
+			assert.Equal(t, string(first), string(res.Trust[ca].PEM), "%s: %s alone", r, ca)
+			require.Len(t, res.Trust[ca].Certs, 1)
+			assert.True(t, res.Trust[ca].Certs[0].Equal(kp.Cert))
+		}
+	}
 }

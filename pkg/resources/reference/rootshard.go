@@ -18,8 +18,12 @@ var RootShardReferences = []Reference{ShardJoin, FrontProxyJoin, KubeconfigIssue
 type RootShardCAs struct {
 	// RootCA is the tls.crt of the root CA's Secret (kcp.RootCASecret).
 	RootCA []byte
-	// KeyPairs are the intermediate CAs' Secrets, by role.
+	// KeyPairs are the intermediate CAs' Secrets, by role: the slot each Issuer signs from.
 	KeyPairs map[pki.CA]KeyPair
+	// Trust are the bundles of the intermediate CAs' live slots, by role (both while one
+	// rotates, docs/rotation.md); a CA without one is trusted alone, the first certificate of
+	// its key pair.
+	Trust map[pki.CA][]byte
 	// Bundles are what the merged CA bundles are made of.
 	Bundles rootshard.CABundles
 }
@@ -54,10 +58,19 @@ func ForRootShard(rs *operatorv1alpha1.RootShard, cas RootShardCAs) ([]*corev1ac
 	}
 	for ca, kp := range cas.KeyPairs {
 		all[CertKey(ca)], all[KeyKey(ca)] = kp.Cert, kp.Key
+		trust := cas.Trust[ca]
+		if len(trust) == 0 {
+			first, err := pki.FirstCertificate(kp.Cert)
+			if err != nil {
+				return nil, fmt.Errorf("the reference Secrets of RootShard %s/%s: the CA %s: %w", rs.Namespace, rs.Name, pki.CAName(rs.Name, ca), err)
+			}
+			trust = first
+		}
+		all[TrustKey(ca)] = trust
 	}
 	var out []*corev1ac.SecretApplyConfiguration
 	for _, r := range RootShardReferences {
-		out = append(out, r.secret(rootshard.Kind, rs.Namespace, rs.Name, only(all, r.Keys())))
+		out = append(out, r.secret(rootshard.Kind, rs.Namespace, rs.Name, only(all, append(r.Keys(), r.TrustKeys()...))))
 	}
 	return out, nil
 }
