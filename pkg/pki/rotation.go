@@ -86,14 +86,14 @@ func RotationOf(rotations []operatorv1alpha1.CARotationState, a Authority) *oper
 }
 
 // SlotsOf returns the slots of authority a: slot 0 alone until its first rotation; both
-// from Start until Complete is done, the Issuer on the old one until the leaves switch; the
-// newest alone once Completed.
+// from Start until Complete drops the old one, the Issuer on the old one until the leaves
+// switch; the newest alone once dropped (OldDropped).
 func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
 	st := RotationOf(rotations, a)
 	switch {
 	case st == nil:
 		return Slots{Issuer: 0, Live: []int32{0}}
-	case st.Phase == operatorv1alpha1.CARotationCompleted:
+	case OldDropped(st):
 		return Slots{Issuer: st.Slot, Live: []int32{st.Slot}}
 	}
 	issuer := st.Slot
@@ -103,6 +103,15 @@ func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
 	// In slot order, whichever signs: the bundles keep their bytes when the Issuer switches,
 	// so that no pod rolls for it.
 	return Slots{Issuer: issuer, Live: []int32{0, 1}}
+}
+
+// OldDropped reports whether the rotation st dropped its old CA: Complete, once every leaf
+// came from the new CA, drops it from what the object wants (LastCompletionTime), while the
+// rotation is still Completing; it becomes Completed once the old CA is deleted and the
+// bundles without it are in the pods, so that Completed means what it says.
+func OldDropped(st *operatorv1alpha1.CARotationState) bool {
+	return st.Phase == operatorv1alpha1.CARotationCompleted ||
+		(st.Phase == operatorv1alpha1.CARotationCompleting && st.LastCompletionTime != nil)
 }
 
 // IssuerSecret is the Secret the Issuer base signs from.

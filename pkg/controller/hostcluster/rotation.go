@@ -64,14 +64,18 @@ type RotationObservation struct {
 	// Settled: the reconcile wrote nothing, and the object's workloads are available, so that
 	// every bundle it wrote is in the pods.
 	Settled bool
+	// OldGone: the old slot's Certificate and Secret are deleted.
+	OldGone bool
 }
 
 // NextRotation is one step of an authority's rotation, from what the host shows: Preparing
 // becomes Prepared once the new CA is issued and trusted everywhere, and, for an authority
 // whose leaves switch at Start, once they did; Completing switches the leaves of the others
-// (the server CA's), and becomes Completed once they did. Prepared and Completed wait for a
-// request. The old slot is deleted once the object says Completed (AdvanceRotations), so
-// that no reconcile of an older copy of the object applies it again.
+// (the server CA's), then, once every leaf comes from the new CA, drops the old CA
+// (LastCompletionTime, pki.OldDropped), and becomes Completed once the old CA is deleted and
+// the bundles without it are in the pods. Prepared and Completed wait for a request. The old
+// slot is deleted only once the object says it dropped it (AdvanceRotations), so that no
+// reconcile of an older copy of the object applies it again.
 func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, now metav1.Time) operatorv1alpha1.CARotationState {
 	next := *st.DeepCopy()
 	switch st.Phase {
@@ -89,8 +93,12 @@ func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, no
 		switch {
 		case !st.LeavesSwitched:
 			next.LeavesSwitched = true
-		case o.LeavesOnNew && o.Settled:
-			next.Phase, next.LastCompletionTime = operatorv1alpha1.CARotationCompleted, &now
+		case st.LastCompletionTime == nil:
+			if o.LeavesOnNew && o.Settled {
+				next.LastCompletionTime = &now
+			}
+		case o.OldGone && o.Settled:
+			next.Phase = operatorv1alpha1.CARotationCompleted
 		}
 	}
 	return next
@@ -108,24 +116,26 @@ func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func
 	for i, st := range rotations {
 		out[i] = *st.DeepCopy()
 		issuer := base(st.Authority)
-		if st.Phase == operatorv1alpha1.CARotationCompleted {
-			if err := h.deleteCASlot(ctx, namespace, pki.SlotName(issuer, pki.OtherSlot(st.Slot))); err != nil {
+		o := RotationObservation{Settled: settled}
+		if pki.OldDropped(&st) {
+			old := pki.SlotName(issuer, pki.OtherSlot(st.Slot))
+			if err := h.deleteCASlot(ctx, namespace, old); err != nil {
 				return rotations, err
 			}
-			continue
+			o.OldGone = h.caSlotGone(namespace, old)
 		}
 		if st.Phase != operatorv1alpha1.CARotationPreparing && st.Phase != operatorv1alpha1.CARotationCompleting {
 			continue
 		}
 		newest := pki.SlotName(issuer, st.Slot)
-		o := RotationObservation{Settled: settled, NewIssued: h.caIssued(namespace, newest)}
+		o.NewIssued = h.caIssued(namespace, newest)
 		if o.NewIssued && st.LeavesSwitched {
 			o.LeavesOnNew = h.leavesSignedBy(namespace, issuer, newest)
 		}
 		next := NextRotation(st, o, now)
-		if next.Phase != st.Phase || next.LeavesSwitched != st.LeavesSwitched {
+		if next.Phase != st.Phase || next.LeavesSwitched != st.LeavesSwitched || pki.OldDropped(&next) != pki.OldDropped(&st) {
 			klog.FromContext(ctx).Info("A CA rotation advanced", "namespace", namespace, "ca", issuer,
-				"phase", next.Phase, "leavesSwitched", next.LeavesSwitched)
+				"phase", next.Phase, "leavesSwitched", next.LeavesSwitched, "oldDropped", pki.OldDropped(&next))
 		}
 		out[i] = next
 	}
@@ -170,16 +180,22 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	return true
 }
 
+// caSlotGone reports whether the cache holds neither the Certificate nor the Secret of a CA
+// slot.
+func (h *Host) caSlotGone(namespace, name string) bool {
+	_, certErr := h.Certificates.Certificates(namespace).Get(name)
+	_, secretErr := h.Secrets.Secrets(namespace).Get(name)
+	return apierrors.IsNotFound(certErr) && apierrors.IsNotFound(secretErr)
+}
+
 // deleteCASlot deletes a CA slot's Certificate, then its Secret, so that cert-manager does
 // not issue it again: what the CA signed is trusted nowhere after this. What the cache does
 // not hold is gone already.
 func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
-	_, certErr := h.Certificates.Certificates(namespace).Get(name)
-	_, secretErr := h.Secrets.Secrets(namespace).Get(name)
-	if apierrors.IsNotFound(certErr) && apierrors.IsNotFound(secretErr) {
+	if h.caSlotGone(namespace, name) {
 		return nil
 	}
-	klog.FromContext(ctx).Info("Deleting the old CA of a completed rotation", "namespace", namespace, "ca", name)
+	klog.FromContext(ctx).Info("Deleting the old CA of a rotation that dropped it", "namespace", namespace, "ca", name)
 	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting the Certificate %s of an old CA: %w", name, err)

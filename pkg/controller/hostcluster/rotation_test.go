@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // TestNextRotation has one case per step of the phases the controller takes, and per wait.
@@ -17,12 +18,18 @@ func TestNextRotation(t *testing.T) {
 		return operatorv1alpha1.CARotationState{Authority: a, Phase: phase, Slot: 1, LeavesSwitched: switched}
 	}
 	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
+	earlier := metav1.NewTime(now.Add(-time.Minute))
+	dropped := func(st operatorv1alpha1.CARotationState) operatorv1alpha1.CARotationState {
+		st.LastCompletionTime = &earlier
+		return st
+	}
 	tests := []struct {
 		name     string
 		in       operatorv1alpha1.CARotationState
 		o        RotationObservation
 		phase    operatorv1alpha1.CARotationPhase
 		switched bool
+		dropped  bool
 	}{
 		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: RotationObservation{Settled: true},
 			phase: "Preparing"},
@@ -43,9 +50,17 @@ func TestNextRotation(t *testing.T) {
 			phase: "Completing", switched: true},
 		{name: "Completing waits to settle", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
 			phase: "Completing", switched: true},
-		{name: "Completing becomes Completed", in: st("client", "Completing", true), o: all,
-			phase: "Completed", switched: true},
-		{name: "Completed stays", in: st("client", "Completed", true), o: all, phase: "Completed", switched: true},
+		{name: "Completing drops the old CA once the leaves are new", in: st("client", "Completing", true), o: all,
+			phase: "Completing", switched: true, dropped: true},
+		{name: "the server CA's old CA is dropped once its leaves are new", in: st("server", "Completing", true), o: all,
+			phase: "Completing", switched: true, dropped: true},
+		{name: "a dropped CA waits for its Secret to go", in: dropped(st("client", "Completing", true)), o: all,
+			phase: "Completing", switched: true, dropped: true},
+		{name: "a dropped CA waits for the bundles without it to settle", in: dropped(st("client", "Completing", true)),
+			o: RotationObservation{NewIssued: true, LeavesOnNew: true, OldGone: true}, phase: "Completing", switched: true, dropped: true},
+		{name: "Completing becomes Completed once the old CA is gone and the bundles settled", in: dropped(st("client", "Completing", true)),
+			o: RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true, OldGone: true}, phase: "Completed", switched: true, dropped: true},
+		{name: "Completed stays", in: dropped(st("client", "Completed", true)), o: all, phase: "Completed", switched: true, dropped: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,8 +70,9 @@ func TestNextRotation(t *testing.T) {
 			if next.Phase == "Prepared" && tt.in.Phase != "Prepared" {
 				assert.Equal(t, &now, next.LastPreparedTime)
 			}
-			if next.Phase == "Completed" && tt.in.Phase != "Completed" {
-				assert.Equal(t, &now, next.LastCompletionTime)
+			assert.Equal(t, tt.dropped, pki.OldDropped(&next), "the old CA is dropped")
+			if tt.in.LastCompletionTime == nil && tt.dropped {
+				assert.Equal(t, &now, next.LastCompletionTime, "when the old CA was dropped")
 			}
 		})
 	}

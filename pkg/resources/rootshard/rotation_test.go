@@ -3,9 +3,11 @@ package rootshard
 import (
 	"encoding/pem"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -21,12 +23,22 @@ func fakeCA(name string) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte(name)})
 }
 
+// dropTime is the LastCompletionTime of a rotation that dropped its old CA, or nil.
+func dropTime(dropped bool) *metav1.Time {
+	if !dropped {
+		return nil
+	}
+	t := metav1.NewTime(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	return &t
+}
+
 // rotationView is what a phase of an authority's rotation builds: which CA Certificates
 // exist, which one the Issuer signs from, which slots every bundle trusts, and the bundle
 // Secrets made of them.
 type rotationView struct {
 	Phase          string                               `json:"phase"`
 	LeavesSwitched bool                                 `json:"leavesSwitched"`
+	OldDropped     bool                                 `json:"oldDropped,omitempty"`
 	Certificates   []string                             `json:"certificates"`
 	IssuerSecret   string                               `json:"issuerSecret"`
 	Trusted        []string                             `json:"trusted"`
@@ -38,20 +50,21 @@ type rotationView struct {
 // a rotation from slot 0 to slot 1 (docs/rotation.md).
 func TestRotationPhases(t *testing.T) {
 	type step struct {
-		phase    operatorv1alpha1.CARotationPhase
-		switched bool
+		phase             operatorv1alpha1.CARotationPhase
+		switched, dropped bool
 	}
-	steps := []step{{"", false}, {operatorv1alpha1.CARotationPreparing, false}, {operatorv1alpha1.CARotationPreparing, true},
-		{operatorv1alpha1.CARotationPrepared, false}, {operatorv1alpha1.CARotationPrepared, true},
-		{operatorv1alpha1.CARotationCompleting, false}, {operatorv1alpha1.CARotationCompleting, true},
-		{operatorv1alpha1.CARotationCompleted, true}}
+	steps := []step{{"", false, false}, {operatorv1alpha1.CARotationPreparing, false, false}, {operatorv1alpha1.CARotationPreparing, true, false},
+		{operatorv1alpha1.CARotationPrepared, false, false}, {operatorv1alpha1.CARotationPrepared, true, false},
+		{operatorv1alpha1.CARotationCompleting, false, false}, {operatorv1alpha1.CARotationCompleting, true, false},
+		{operatorv1alpha1.CARotationCompleting, true, true}, {operatorv1alpha1.CARotationCompleted, true, true}}
 	for _, ca := range pki.IntermediateCAs {
 		t.Run(string(ca), func(t *testing.T) {
 			var views []any
 			for _, s := range steps {
 				rs := minimalRootShard()
 				if s.phase != "" {
-					rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: string(ca), Phase: s.phase, Slot: 1, LeavesSwitched: s.switched}}
+					rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: string(ca), Phase: s.phase, Slot: 1, LeavesSwitched: s.switched,
+						LastCompletionTime: dropTime(s.dropped)}}
 				}
 				views = append(views, view(t, rs, ca, s.phase, s.switched))
 			}
@@ -64,7 +77,8 @@ func view(t *testing.T, rs *operatorv1alpha1.RootShard, ca pki.CA, phase operato
 	base := pki.CAName(rs.Name, ca)
 	slots := pki.SlotsOf(rs.Status.Rotations, string(ca))
 	v := rotationView{Phase: string(phase), LeavesSwitched: switched, IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, string(ca)),
-		PodsMount: pki.TrustSecretOf(rs, ca)}
+		OldDropped: rs.Status.Rotations != nil && pki.OldDropped(&rs.Status.Rotations[0]),
+		PodsMount:  pki.TrustSecretOf(rs, ca)}
 	objs := BuildPKI(rs)
 	for _, c := range objs.Certificates {
 		if c.Labels[pki.LabelComponent] == ca.TemplateKey() {
@@ -130,20 +144,23 @@ func TestRotationMounts(t *testing.T) {
 // their Issuer.
 func TestRootRotationPhases(t *testing.T) {
 	steps := []struct {
-		phase    operatorv1alpha1.CARotationPhase
-		switched bool
-	}{{"", false}, {operatorv1alpha1.CARotationPreparing, false}, {operatorv1alpha1.CARotationPreparing, true},
-		{operatorv1alpha1.CARotationPrepared, true}, {operatorv1alpha1.CARotationCompleting, true}, {operatorv1alpha1.CARotationCompleted, true}}
+		phase             operatorv1alpha1.CARotationPhase
+		switched, dropped bool
+	}{{"", false, false}, {operatorv1alpha1.CARotationPreparing, false, false}, {operatorv1alpha1.CARotationPreparing, true, false},
+		{operatorv1alpha1.CARotationPrepared, true, false}, {operatorv1alpha1.CARotationCompleting, true, false},
+		{operatorv1alpha1.CARotationCompleting, true, true}, {operatorv1alpha1.CARotationCompleted, true, true}}
 	var views []any
 	for _, s := range steps {
 		rs := minimalRootShard()
 		if s.phase != "" {
-			rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: s.phase, Slot: 1, LeavesSwitched: s.switched}}
+			rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: s.phase, Slot: 1, LeavesSwitched: s.switched,
+				LastCompletionTime: dropTime(s.dropped)}}
 		}
 		base := pki.RootCAName(rs.Name)
 		slots := pki.SlotsOf(rs.Status.Rotations, pki.RootAuthority)
 		v := rotationView{Phase: string(s.phase), LeavesSwitched: s.switched, IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, pki.RootAuthority),
-			PodsMount: kcp.RootCASecret(rs)}
+			OldDropped: s.dropped,
+			PodsMount:  kcp.RootCASecret(rs)}
 		objs := BuildPKI(rs)
 		for _, c := range objs.Certificates {
 			switch {
