@@ -60,11 +60,12 @@ func OtherSlot(slot int32) int32 { return 1 - slot }
 
 // SwitchesLeavesAtComplete reports whether the leaves of a switch to the new CA only at
 // Complete: serving certificates, which every client must have had the time to trust the new
-// CA for, as Gardener rotates a cluster's server CA; and the service-account signing keys,
-// whose new key invalidates the tokens the old one signed. Every other authority's leaves
-// switch once the new CA is trusted everywhere, during Start.
+// CA for, as Gardener rotates a cluster's server CA. Every other authority's leaves switch
+// once the new CA is trusted everywhere, during Start; the service-account CA's among them,
+// the signing keys of tokens, whose old public keys stay verifiable until Complete
+// (ServiceAccountKeys).
 func SwitchesLeavesAtComplete(a Authority) bool {
-	return a == Authority(ServerCA) || a == Authority(ServiceAccountCA) || a == CacheAuthority
+	return a == Authority(ServerCA) || a == CacheAuthority
 }
 
 // Slots are where an authority's CAs are, as its rotation has it.

@@ -68,19 +68,34 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 
 // advanceRotations takes the RootShard's running CA rotations a step each, from what the
 // host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
-// nothing was written and the root shard, its shards and its front proxies are available.
+// nothing was written and the root shard, its shards, its front proxies and its
+// VirtualWorkspaces are available; and, while the service-account CA's rotation prepares,
+// once every shard's <shard>-service-account-trust holds its current key, so that issuing
+// the leaves again keeps the old keys verifiable.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
 	if len(status.Rotations) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
 		return nil
 	}
 	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
-	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
+	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
+	for _, s := range shards {
 		settled = settled && meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	}
-	// The front proxies of the RootShard mount its merged bundles too.
+	// The front proxies and the VirtualWorkspaces of the RootShard mount its merged bundles
+	// too.
 	for _, fp := range c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name) {
 		settled = settled && meta.IsStatusConditionTrue(fp.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	for _, vw := range c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name) {
+		settled = settled && meta.IsStatusConditionTrue(vw.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	if st := pki.RotationOf(status.Rotations, pki.Authority(pki.ServiceAccountCA)); st != nil && st.Phase == operatorv1alpha1.CARotationPreparing && !st.LeavesSwitched {
+		names := []string{rs.Name}
+		for _, s := range shards {
+			names = append(names, s.Name)
+		}
+		settled = settled && c.Host.ServiceAccountKeysKept(rs.Namespace, names)
 	}
 	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
 		status.Rotations, settled)
