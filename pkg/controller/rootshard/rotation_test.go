@@ -146,3 +146,28 @@ func TestARotationWaitsForTheVirtualWorkspaces(t *testing.T) {
 	rs = f.syncs(t, 5)
 	assert.Equal(t, operatorv1alpha1.CARotationPrepared, pki.RotationOf(rs.Status.Rotations, string(pki.ClientCA)).Phase)
 }
+
+// The service-account leaves are not issued again before every shard's
+// <shard>-service-account-trust holds its current key: the Shard's controller writes its
+// own, and until it did, the old key would be lost.
+func TestServiceAccountLeavesWaitForEveryShardsKeys(t *testing.T) {
+	f := newFixture(t, testRootShard())
+	s := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1"},
+		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}}}
+	meta.SetStatusCondition(&s.Status.Conditions, metav1.Condition{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "Available"})
+	shardLeaf := signingLeaf(t, "shard-1")
+	f.Add(t, s, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",
+		Labels: pki.Labels("shard", "shard-1", "service-account")}, Data: map[string][]byte{"tls.crt": shardLeaf}})
+	f.issueLeaf(t, signingLeaf(t, "root"))
+	f.converge(t)
+	f.setRotation(t, operatorv1alpha1.CARotationState{Authority: string(pki.ServiceAccountCA), Phase: operatorv1alpha1.CARotationPreparing, Slot: 1})
+
+	rs := f.syncs(t, 5)
+	assert.False(t, pki.RotationOf(rs.Status.Rotations, string(pki.ServiceAccountCA)).LeavesSwitched,
+		"held while shard-1-service-account-trust does not hold the Shard's key")
+
+	f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account-trust",
+		Labels: pki.Labels("shard", "shard-1", "service-account-trust")}, Data: map[string][]byte{"tls.crt": shardLeaf}})
+	rs = f.syncs(t, 2)
+	assert.True(t, pki.RotationOf(rs.Status.Rotations, string(pki.ServiceAccountCA)).LeavesSwitched)
+}
