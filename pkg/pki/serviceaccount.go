@@ -1,84 +1,32 @@
 package pki
 
 import (
-	"bytes"
-	"crypto/x509"
-	"encoding/pem"
-	"fmt"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // A shard signs its ServiceAccount tokens with the key of its service-account leaf, and
 // every component verifies them by that leaf's public key, not by the CA that signed it: a
 // new key breaks every token the old one signed. So the leaf keeps its key when cert-manager
-// renews it (SigningRotation), and a rotation of the service-account CA, which issues the
-// leaves again with new keys during Start, keeps the old public keys verifiable until
-// Complete: from the CA's first rotation on, the components verify a shard's tokens by the
-// Secret <shard>-service-account-trust, whose tls.crt holds the public certificates of the
-// shard's live signing keys (ServiceAccountKeys), as <ca>-trust holds a CA's live slots.
+// renews it (SigningRotation), and a rotation of the service-account CA brings the new key in
+// the leaf's other slot, as a CA's (SigningSlots): Start issues it there, from the CA's new
+// slot, while the old leaf keeps signing; every verifier trusts both keys through the
+// Secret <shard>-service-account-trust (the public certificates of the live slots, in slot
+// order, as <ca>-trust holds a CA's); only then do the shards sign with the new slot
+// (LeavesSwitched); Complete drops the old slot.
 
-// ServiceAccountKeys is the tls.crt of a shard's <shard>-service-account-trust: the first
-// certificate of leaf, the tls.crt of its current signing leaf, after, while the
-// service-account CA rotates, the certificates of previous (that Secret's tls.crt as it is)
-// whose key is another, in their order; once the rotation is Completed, the current key
-// alone, so that the tokens of the old one stop verifying. A renewed leaf, with the same key,
-// takes its predecessor's place.
-func ServiceAccountKeys(previous, leaf []byte, rotating bool) ([]byte, error) {
-	current, err := FirstCertificate(leaf)
-	if err != nil {
-		return nil, fmt.Errorf("reading the signing leaf: %w", err)
-	}
-	key, err := publicKeyOf(current)
-	if err != nil {
-		return nil, err
-	}
-	var out []byte
-	for rest := previous; rotating; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil || bytes.Equal(c.RawSubjectPublicKeyInfo, key) {
-			continue
-		}
-		out = append(out, pem.EncodeToMemory(block)...)
-	}
-	return append(out, current...), nil
+// ServiceAccountRole is the role, and the component label, of a shard's signing leaf.
+const ServiceAccountRole = "service-account"
+
+// SigningSlots are the slots of a shard's signing leaf, as the rotation of the
+// service-account CA in rotations has them: Issuer is the slot the shard signs with (the old
+// one until the rotation's leaves switch), Live the slots that exist and are trusted.
+func SigningSlots(rotations []operatorv1alpha1.CARotationState) Slots {
+	return slotsOf(RotationOf(rotations, Authority(ServiceAccountCA)))
 }
 
-// HoldsServiceAccountKey reports whether keys, a <shard>-service-account-trust's tls.crt,
-// holds the public key of leaf, a signing leaf's tls.crt.
-func HoldsServiceAccountKey(keys, leaf []byte) bool {
-	current, err := FirstCertificate(leaf)
-	if err != nil {
-		return false
-	}
-	key, err := publicKeyOf(current)
-	if err != nil {
-		return false
-	}
-	for rest := keys; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			return false
-		}
-		if c, err := x509.ParseCertificate(block.Bytes); err == nil && bytes.Equal(c.RawSubjectPublicKeyInfo, key) {
-			return true
-		}
-	}
-}
-
-// publicKeyOf is the DER of the public key of a PEM certificate.
-func publicKeyOf(certPEM []byte) ([]byte, error) {
-	block, _ := pem.Decode(certPEM)
-	c, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("parsing a signing certificate: %w", err)
-	}
-	return c.RawSubjectPublicKeyInfo, nil
+// IsSigningLeaf reports whether labels, a Certificate's, are a signing leaf's: its verifiers
+// know it by its key, so it is never issued again with another one (the Host's stale
+// leaves), and its old slot is not signed by the new CA.
+func IsSigningLeaf(labels map[string]string) bool {
+	return labels[LabelComponent] == ServiceAccountRole
 }

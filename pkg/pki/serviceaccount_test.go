@@ -1,66 +1,42 @@
 package pki
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-// certOf is a certificate of key, serial telling its renewals apart.
-func certOf(t *testing.T, key *ecdsa.PrivateKey, serial int64) []byte {
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "root-service-account"},
-		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(0, 0).Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
-
-func TestServiceAccountKeys(t *testing.T) {
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		require.NoError(t, err)
-		return k
-	}
-	oldKey, newerKey := newKey(), newKey()
-	old, renewed, next := certOf(t, oldKey, 1), certOf(t, oldKey, 2), certOf(t, newerKey, 3)
-	ca := certOf(t, newKey(), 4)
-	join := func(pems ...[]byte) []byte {
-		var out []byte
-		for _, p := range pems {
-			out = append(out, p...)
-		}
-		return out
-	}
+// The signing leaf's slots follow the service-account CA's, but the shard signs with the old
+// slot until the leaves switch, while the CA's Issuer signs the new slot from Start.
+func TestSigningSlots(t *testing.T) {
+	sa := Authority(ServiceAccountCA)
 	for _, tc := range []struct {
 		name     string
-		previous []byte
-		leaf     []byte
-		rotating bool
-		want     []byte
+		st       *operatorv1alpha1.CARotationState
+		signing  int32
+		live     []int32
+		caIssuer int32
 	}{
-		{"first write", nil, join(old, ca), true, old},
-		{"the leaf issued again keeps the old key first", old, next, true, join(old, next)},
-		{"unchanged", join(old, next), next, true, join(old, next)},
-		{"a renewal with the same key takes its place", join(next, old), renewed, true, join(next, renewed)},
-		{"completed: the current key alone", join(old, next), next, false, next},
+		{"never rotated", nil, 0, []int32{0}, 0},
+		{"Start: the new key issued, the old one signs", &operatorv1alpha1.CARotationState{Authority: sa, Phase: "Preparing", Slot: 1}, 0, []int32{0, 1}, 1},
+		{"the shards sign with the new slot", &operatorv1alpha1.CARotationState{Authority: sa, Phase: "Preparing", Slot: 1, LeavesSwitched: true}, 1, []int32{0, 1}, 1},
+		{"Prepared", &operatorv1alpha1.CARotationState{Authority: sa, Phase: "Prepared", Slot: 1, LeavesSwitched: true}, 1, []int32{0, 1}, 1},
+		{"Completed: the new slot alone", &operatorv1alpha1.CARotationState{Authority: sa, Phase: "Completed", Slot: 1, LeavesSwitched: true}, 1, []int32{1}, 1},
+		{"a second rotation back to slot 0", &operatorv1alpha1.CARotationState{Authority: sa, Phase: "Preparing", Slot: 0}, 1, []int32{0, 1}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ServiceAccountKeys(tc.previous, tc.leaf, tc.rotating)
-			require.NoError(t, err)
-			assert.Equal(t, string(tc.want), string(got))
-			assert.True(t, HoldsServiceAccountKey(got, tc.leaf))
+			var rotations []operatorv1alpha1.CARotationState
+			if tc.st != nil {
+				rotations = []operatorv1alpha1.CARotationState{*tc.st}
+			}
+			got := SigningSlots(rotations)
+			assert.Equal(t, tc.signing, got.Issuer, "the signing slot")
+			assert.Equal(t, tc.live, got.Live)
+			assert.Equal(t, tc.caIssuer, SlotsOf(rotations, sa).Issuer, "the CA's Issuer")
 		})
 	}
-	assert.False(t, HoldsServiceAccountKey(old, next))
-	_, err := ServiceAccountKeys(nil, []byte("no certificate"), true)
-	assert.Error(t, err)
+	assert.True(t, IsSigningLeaf(Labels("shard", "s", ServiceAccountRole)))
+	assert.False(t, IsSigningLeaf(Labels("shard", "s", ServiceAccountRole+TrustSuffix)))
 }

@@ -1,10 +1,10 @@
 package hostcluster
 
 import (
-	"fmt"
+	"bytes"
+	"context"
 	"sort"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -37,54 +37,80 @@ func (h *Host) ServiceAccountIssuers(rs *operatorv1alpha1.RootShard, shards []*o
 }
 
 // ServiceAccountTrust is the Secret <name>-service-account-trust of the root shard or shard
-// name, of kind, of rs (pki.ServiceAccountKeys), from what the cache holds: the public
-// certificates of its live signing keys. It is nil before the first rotation of rs's
-// service-account CA, and while the signing leaf is not issued, as when a rotation has
-// cert-manager issue it again: the Secret then stays as it is, with the old key.
+// name, of kind, of rs, from what the cache holds: the public certificates of its signing
+// leaf's live slots, in slot order (pki.SigningSlots). It is nil before the first rotation of
+// rs's service-account CA, and while the slot the shard signs with is not issued.
 func (h *Host) ServiceAccountTrust(rs *operatorv1alpha1.RootShard, kind, name string) (*corev1ac.SecretApplyConfiguration, error) {
-	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
-	if st == nil {
+	if pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA)) == nil {
 		return nil, nil
 	}
-	leaf, err := h.Secrets.Secrets(rs.Namespace).Get(kcp.ServiceAccountSecret(name))
-	if apierrors.IsNotFound(err) || (err == nil && len(leaf.Data["tls.crt"]) == 0) {
-		return nil, nil
-	}
-	if err != nil {
+	keys, issued, err := h.signingKeys(rs, name)
+	if err != nil || !issued {
 		return nil, err
-	}
-	var previous []byte
-	switch trust, err := h.Secrets.Secrets(rs.Namespace).Get(kcp.ServiceAccountTrustSecret(name)); {
-	case err == nil:
-		previous = trust.Data["tls.crt"]
-	case !apierrors.IsNotFound(err):
-		return nil, err
-	}
-	keys, err := pki.ServiceAccountKeys(previous, leaf.Data["tls.crt"], st.Phase != operatorv1alpha1.CARotationCompleted)
-	if err != nil {
-		return nil, fmt.Errorf("the service-account Secret %s: %w", leaf.Name, err)
 	}
 	return certificates.TrustBundle(rs.Namespace, kcp.ServiceAccountSecret(name),
 		pki.Labels(kind, name, ServiceAccountTrustComponent), keys), nil
 }
 
-// ServiceAccountTrustComponent is the component label of a <shard>-service-account-trust.
-const ServiceAccountTrustComponent = "service-account" + pki.TrustSuffix
+// signingKeys is the tls.crt of <name>-service-account-trust: the first certificate of each
+// live slot of name's signing leaf, in slot order; issued is false until the slot it signs
+// with is issued.
+func (h *Host) signingKeys(rs *operatorv1alpha1.RootShard, name string) ([]byte, bool, error) {
+	pems, issued, err := h.LiveCAs(rs.Namespace, kcp.ServiceAccountSecret(name), pki.SigningSlots(rs.Status.Rotations))
+	if err != nil || !issued {
+		return nil, issued, err
+	}
+	return certificates.Bundle(pems...), true, nil
+}
 
-// ServiceAccountKeysKept reports whether the <name>-service-account-trust of each of names
-// holds the key of its current signing leaf, where that leaf is issued: until then, a
-// rotation of the service-account CA must not have the leaves issued again, or the tokens of
-// the old key would stop verifying before Complete.
-func (h *Host) ServiceAccountKeysKept(namespace string, names []string) bool {
+// ServiceAccountTrustComponent is the component label of a <shard>-service-account-trust.
+const ServiceAccountTrustComponent = pki.ServiceAccountRole + pki.TrustSuffix
+
+// SigningKeysTrusted reports whether, for each of names (the root shard of rs and its
+// shards), every live slot of its signing leaf is issued, the newest from the Secret newCA,
+// and its <name>-service-account-trust holds exactly their keys: before the shards sign with
+// the new slot, every verifier must be able to have it.
+func (h *Host) SigningKeysTrusted(rs *operatorv1alpha1.RootShard, names []string, newCA string) bool {
+	slots := pki.SigningSlots(rs.Status.Rotations)
+	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
+	ca, err := h.Secrets.Secrets(rs.Namespace).Get(newCA)
+	if st == nil || err != nil {
+		return false
+	}
 	for _, name := range names {
-		leaf, err := h.Secrets.Secrets(namespace).Get(kcp.ServiceAccountSecret(name))
-		if err != nil || len(leaf.Data["tls.crt"]) == 0 {
-			continue
+		for _, slot := range slots.Live {
+			leaf, err := h.Secrets.Secrets(rs.Namespace).Get(pki.SlotName(kcp.ServiceAccountSecret(name), slot))
+			if err != nil || len(leaf.Data["tls.crt"]) == 0 {
+				return false
+			}
+			if slot == st.Slot && NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"]) {
+				return false
+			}
 		}
-		trust, err := h.Secrets.Secrets(namespace).Get(kcp.ServiceAccountTrustSecret(name))
-		if err != nil || !pki.HoldsServiceAccountKey(trust.Data["tls.crt"], leaf.Data["tls.crt"]) {
+		keys, issued, err := h.signingKeys(rs, name)
+		if err != nil || !issued {
+			return false
+		}
+		trust, err := h.Secrets.Secrets(rs.Namespace).Get(kcp.ServiceAccountTrustSecret(name))
+		if err != nil || !bytes.Equal(trust.Data["tls.crt"], keys) {
 			return false
 		}
 	}
 	return true
+}
+
+// DeleteOldSigningSlots deletes, once rs's service-account CA's rotation is Completed, the
+// old slot of the signing leaf of each of names, its Certificate then its Secret: its key
+// verifies nowhere any more.
+func (h *Host) DeleteOldSigningSlots(ctx context.Context, rs *operatorv1alpha1.RootShard, names []string) error {
+	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
+	if st == nil || st.Phase != operatorv1alpha1.CARotationCompleted {
+		return nil
+	}
+	for _, name := range names {
+		if err := h.deleteCASlot(ctx, rs.Namespace, pki.SlotName(kcp.ServiceAccountSecret(name), pki.OtherSlot(st.Slot))); err != nil {
+			return err
+		}
+	}
+	return nil
 }

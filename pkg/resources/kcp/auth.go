@@ -93,13 +93,15 @@ func TokenFile(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 }
 
 // ServiceAccountSecret is the Secret cert-manager writes a root shard's or a shard's
-// service-account key pair to: the shard signs tokens with tls.key, others verify them with
+// service-account key pair to, slot 0 of its signing leaf (<shard>-service-account-next is
+// slot 1, pki.SigningSlots): the shard signs tokens with tls.key, others verify them with
 // tls.crt.
 func ServiceAccountSecret(shard string) string { return shard + "-service-account" }
 
 // ServiceAccountTrustSecret is the Secret of the public certificates of a shard's live
-// signing keys (pki.ServiceAccountKeys), which the controllers write from the first rotation
-// of the service-account CA on: it keeps the old key verifiable until the rotation completes.
+// signing leaves, in slot order (pki.SigningSlots), which the controllers write from the
+// first rotation of the service-account CA on: while it rotates, it holds the old key and the
+// new one, which exists before the shard signs with it.
 func ServiceAccountTrustSecret(shard string) string {
 	return ServiceAccountSecret(shard) + pki.TrustSuffix
 }

@@ -13,13 +13,15 @@ import (
 )
 
 // serviceAccountView is what a phase of the service-account CA's rotation builds for the
-// root shard's kcp server: the Issuer's slot its signing leaf comes from, the leaf's key
-// policy, and each --service-account-key-file with the Secret mounted there.
+// root shard's kcp server: the slot the service-account CA's Issuer signs from, the slots of
+// its signing leaf with their key policy, the Secret it signs with
+// (--service-account-private-key-file), and each --service-account-key-file with the Secret
+// mounted there.
 type serviceAccountView struct {
 	Phase          string            `json:"phase"`
 	LeavesSwitched bool              `json:"leavesSwitched"`
 	IssuerSecret   string            `json:"issuerSecret"`
-	LeafRotation   string            `json:"leafRotationPolicy"`
+	SigningLeaves  map[string]string `json:"signingLeaves"`
 	SigningKey     string            `json:"signingKey"`
 	VerifyKeys     map[string]string `json:"verifyKeys"`
 }
@@ -27,7 +29,9 @@ type serviceAccountView struct {
 // TestServiceAccountKeyRotationPhases shows, in each phase of a rotation of the
 // service-account CA from slot 0 to slot 1, where the root shard signs its tokens and which
 // Secrets it verifies its own and a peer's tokens by (docs/rotation.md): the signing leaves
-// themselves until the first rotation, then their <shard>-service-account-trust.
+// themselves until the first rotation, then their <shard>-service-account-trust. The new
+// slot root-service-account-next exists from Start, signed by the new CA, but the root shard
+// signs with it only once the leaves switch.
 func TestServiceAccountKeyRotationPhases(t *testing.T) {
 	steps := []struct {
 		phase    operatorv1alpha1.CARotationPhase
@@ -43,10 +47,11 @@ func TestServiceAccountKeyRotationPhases(t *testing.T) {
 		}
 		base := pki.CAName(rs.Name, pki.ServiceAccountCA)
 		v := serviceAccountView{Phase: string(s.phase), LeavesSwitched: s.switched,
-			IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, string(pki.ServiceAccountCA)), VerifyKeys: map[string]string{}}
+			IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, string(pki.ServiceAccountCA)),
+			SigningLeaves: map[string]string{}, VerifyKeys: map[string]string{}}
 		for _, c := range BuildPKI(rs).Certificates {
-			if *c.Name == "root-service-account" {
-				v.LeafRotation = string(*c.Spec.PrivateKey.RotationPolicy)
+			if pki.IsSigningLeaf(c.Labels) {
+				v.SigningLeaves[*c.Name] = string(*c.Spec.PrivateKey.RotationPolicy)
 				assert.Equal(t, base, *c.Spec.IssuerRef.Name, "the leaf keeps its Issuer")
 			}
 		}
