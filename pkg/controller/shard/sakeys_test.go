@@ -22,8 +22,9 @@ import (
 )
 
 // TestShardKeepsItsServiceAccountKeysInARotation: while its RootShard's service-account CA
-// rotates, a Shard writes <s>-service-account-trust with its signing key, verifies its own
-// tokens by it too, and its peers' by theirs.
+// rotates, a Shard has its new signing key issued in its leaf's other slot, writes
+// <s>-service-account-trust with both keys, verifies its own tokens by it too, and its
+// peers' by theirs, while it signs with the old slot.
 func TestShardKeepsItsServiceAccountKeysInARotation(t *testing.T) {
 	f := newFixture(t)
 	f.addRootShard(t)
@@ -59,7 +60,9 @@ func TestShardKeepsItsServiceAccountKeysInARotation(t *testing.T) {
 		f.Host.CatchUp(t)
 	}
 
-	assert.Equal(t, string(leaf), string(f.Host.Secret(t, "team-a", "shard-1-service-account-trust").Data["tls.crt"]))
+	// The new slot, which the fake cert-manager issued, is trusted next to the old one.
+	next := f.Host.Secret(t, "team-a", "shard-1-service-account-next").Data["tls.crt"]
+	assert.Equal(t, string(leaf)+string(next), string(f.Host.Secret(t, "team-a", "shard-1-service-account-trust").Data["tls.crt"]))
 	objs := f.Host.Caches["deployments"].List()
 	require.Len(t, objs, 1)
 	mounted := map[string]string{}
@@ -70,7 +73,7 @@ func TestShardKeepsItsServiceAccountKeysInARotation(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "shard-1-service-account-trust", mounted["service-account-trust"], "its own keys kept")
-	assert.Equal(t, "shard-1-service-account", mounted["service-account"], "it signs with its leaf")
+	assert.Equal(t, "shard-1-service-account", mounted["service-account"], "it signs with its old slot until the leaves switch")
 	assert.Equal(t, "root-service-account-trust", mounted["sa-root"], "the root shard's keys kept")
 	assert.Contains(t, pod.Containers[0].Args, "--service-account-key-file=/etc/kcp/tls/service-account-trust/tls.crt")
 }
