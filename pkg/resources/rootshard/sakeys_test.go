@@ -47,7 +47,7 @@ func TestServiceAccountKeyRotationPhases(t *testing.T) {
 		}
 		base := pki.CAName(rs.Name, pki.ServiceAccountCA)
 		v := serviceAccountView{Phase: string(s.phase), LeavesSwitched: s.switched,
-			IssuerSecret: pki.IssuerSecret(base, rs.Status.Rotations, string(pki.ServiceAccountCA)),
+			IssuerSecret:  pki.IssuerSecret(base, rs.Status.Rotations, string(pki.ServiceAccountCA)),
 			SigningLeaves: map[string]string{}, VerifyKeys: map[string]string{}}
 		for _, c := range BuildPKI(rs).Certificates {
 			if pki.IsSigningLeaf(c.Labels) {
