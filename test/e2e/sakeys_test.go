@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,20 @@ func (tok token) verifiedBy(keys []crypto.PublicKey) bool {
 	return false
 }
 
+// signingSecret is the Secret the Deployment name signs tokens with: the one mounted where
+// its --service-account-private-key-file is.
+func signingSecret(t *testing.T, ns, name string) string {
+	t.Helper()
+	d := deployment(t, ns, name)
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if file, ok := strings.CutPrefix(a, "--service-account-private-key-file="); ok {
+			return secretAt(&d, path.Dir(file))
+		}
+	}
+	t.Fatalf("%s has no --service-account-private-key-file", name)
+	return ""
+}
+
 // verifyKeys are the public keys the Deployment name verifies service-account tokens with:
 // those of every certificate in the file of each --service-account-key-file, read from the
 // Secret mounted there.
@@ -100,9 +115,11 @@ func verifyKeys(t *testing.T, ns, name string) []crypto.PublicKey {
 }
 
 // TestServiceAccountKeyRotation rotates the service-account CA of a RootShard with a Shard,
-// both verifying each other's tokens (auth.serviceAccount): at Prepared, every shard signs
-// with a new key and accepts the tokens of both the old and the new keys of each shard; after
-// Complete, the tokens of the old keys are refused, those of the new ones accepted.
+// both verifying each other's tokens (auth.serviceAccount): at no observed moment between
+// Start and Complete does a shard sign with a key the other does not verify; at Prepared,
+// every shard signs with a new key, its signing leaf's other slot, and accepts the tokens of
+// both the old and the new keys of each shard; after Complete, the tokens of the old keys are
+// refused, those of the new ones accepted, and the old slots are gone.
 func TestServiceAccountKeyRotation(t *testing.T) {
 	ns := namespace(t, "sakeys")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, serviceAccountRotationSetup))
@@ -127,17 +144,22 @@ func TestServiceAccountKeyRotation(t *testing.T) {
 		oldCerts[name] = secretCert(t, ns, name)
 	}
 
+	// From Start to Complete, every key a shard signs with is verified by every shard.
+	watch := watchSigning(t.Context(), ns, deployments)
 	_, stderr, err := rotate(t, ns, "rootshards", "root", "Start", "service-account")
 	require.NoError(t, err, stderr)
 	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "service-account")
 
-	// Prepared: each shard signs with a new key, and every shard accepts both keys of each.
+	// Prepared: each shard signs with a new key, its leaf's other slot, and every shard
+	// accepts both keys of each.
 	newTokens := map[string]token{}
-	for _, name := range issuers {
-		now := secretCert(t, ns, name)
-		require.NotEqual(t, oldCerts[name].RawSubjectPublicKeyInfo, now.RawSubjectPublicKeyInfo, "%s signs with a new key", name)
-		assert.NoError(t, now.CheckSignatureFrom(secretCert(t, ns, "root-service-account-ca-next")), "%s comes from the new CA", name)
-		newTokens[name] = signToken(t, signingKey(t, ns, name), name)
+	for i, name := range issuers {
+		require.Equal(t, name+"-next", signingSecret(t, ns, deployments[i]), "%s signs with its new slot", deployments[i])
+		now := secretCert(t, ns, name+"-next")
+		require.NotEqual(t, oldCerts[name].RawSubjectPublicKeyInfo, now.RawSubjectPublicKeyInfo, "%s-next holds a new key", name)
+		assert.NoError(t, now.CheckSignatureFrom(secretCert(t, ns, "root-service-account-ca-next")), "%s-next comes from the new CA", name)
+		assert.Equal(t, oldCerts[name].RawSubjectPublicKeyInfo, secretCert(t, ns, name).RawSubjectPublicKeyInfo, "%s keeps the old key until Complete", name)
+		newTokens[name] = signToken(t, signingKey(t, ns, name+"-next"), name)
 	}
 	for _, d := range deployments {
 		assert.Contains(t, kubectl(t, "get", "deployment", d, "-n", ns, "-o", "jsonpath={.spec.template.spec.volumes[*].secret.secretName}"),
@@ -167,12 +189,20 @@ func TestServiceAccountKeyRotation(t *testing.T) {
 			return true
 		}, 2*time.Minute, time.Second, "%s refuses the old keys and accepts the new ones after Complete", d)
 	}
-	final := verifyKeys(t, ns, "root-kcp")
-	for _, name := range issuers {
-		assert.True(t, signToken(t, signingKey(t, ns, name), name).verifiedBy(final), "%s still signs with a key the shards accept", name)
-		assert.NotEqual(t, oldCerts[name].RawSubjectPublicKeyInfo, secretCert(t, ns, name).RawSubjectPublicKeyInfo,
-			"%s keeps the new key after Complete", name)
-	}
 	waitFor(t, ns, "rootshard/root", "Available")
 	waitFor(t, ns, "shard/alpha", "Available")
+	moments, broken := watch.Stop()
+	assert.Empty(t, broken, "moments between Start and Complete when a shard signed with a key another did not verify")
+	assert.Greater(t, moments, 10, "the Deployments were observed throughout the rotation")
+	t.Logf("observed %d moments of the rotation", moments)
+
+	final := verifyKeys(t, ns, "root-kcp")
+	for i, name := range issuers {
+		assert.Equal(t, name+"-next", signingSecret(t, ns, deployments[i]), "%s signs with the new slot after Complete", deployments[i])
+		assert.True(t, signToken(t, signingKey(t, ns, name+"-next"), name).verifiedBy(final), "%s still signs with a key the shards accept", name)
+		assert.Eventually(t, func() bool {
+			out, err := stack.Kubectl(t.Context(), "get", "secret,certificate", name, "-n", ns, "--ignore-not-found", "-o", "name")
+			return err == nil && out == ""
+		}, time.Minute, time.Second, "the old slot %s is deleted after Complete", name)
+	}
 }
