@@ -38,12 +38,12 @@ func (h *Host) ServiceAccountIssuers(rs *operatorv1alpha1.RootShard, shards []*o
 
 // ServiceAccountTrust is the Secret <name>-service-account-trust of the root shard or shard
 // name, of kind, of rs, from what the cache holds: the public certificates of its signing
-// leaf's live slots, in slot order (pki.SigningSlots). It is nil before the first rotation of
-// rs's service-account CA, and while the slot the shard signs with is not issued.
+// leaf's live slots, in slot order (pki.SigningSlots). It is nil while the slot the shard
+// signs with is not issued. It is written before the first rotation of rs's service-account
+// CA too, although nothing mounts it then: when a rotation starts, the verifiers move onto it
+// (kcp.ServiceAccountKeysSecret), and it must exist already, or they would drop the shard's
+// key until it does.
 func (h *Host) ServiceAccountTrust(rs *operatorv1alpha1.RootShard, kind, name string) (*corev1ac.SecretApplyConfiguration, error) {
-	if pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA)) == nil {
-		return nil, nil
-	}
 	keys, issued, err := h.signingKeys(rs, name)
 	if err != nil || !issued {
 		return nil, err
