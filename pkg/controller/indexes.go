@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // The indexes of our kinds' informers that answer "which objects of a namespace refer to X"
@@ -139,6 +141,29 @@ func (x Indexes) ShardKeysOf(namespace, rootShard string) []string {
 // FrontProxiesOf are the FrontProxies of the RootShard rootShard of namespace.
 func (x Indexes) FrontProxiesOf(namespace, rootShard string) []*operatorv1alpha1.FrontProxy {
 	return Indexed[*operatorv1alpha1.FrontProxy](x.FrontProxies, RootShardIndex, IndexValue(namespace, rootShard))
+}
+
+// VirtualWorkspacesOf are the VirtualWorkspaces whose PKI is the RootShard rootShard's of
+// namespace: those that serve it, and those that serve one of its Shards, each once.
+func (x Indexes) VirtualWorkspacesOf(namespace, rootShard string) []*operatorv1alpha1.VirtualWorkspace {
+	candidates := Indexed[*operatorv1alpha1.VirtualWorkspace](x.VirtualWorkspaces, TargetIndex, TargetValue(namespace, rootshard.Kind, rootShard))
+	shards := sets.New[string]()
+	for _, s := range x.ShardsOf(namespace, rootShard) {
+		shards.Insert(s.Name)
+		candidates = append(candidates, Indexed[*operatorv1alpha1.VirtualWorkspace](x.VirtualWorkspaces, TargetIndex, TargetValue(namespace, shard.Kind, s.Name))...)
+	}
+	seen := sets.New[string]()
+	var out []*operatorv1alpha1.VirtualWorkspace
+	for _, vw := range candidates {
+		t := vw.Spec.Target
+		ours := (t.RootShardRef != nil && t.RootShardRef.Name == rootShard) ||
+			(t.RootShardRef == nil && t.ShardRef != nil && shards.Has(t.ShardRef.Name))
+		if ours && !seen.Has(vw.Name) {
+			seen.Insert(vw.Name)
+			out = append(out, vw)
+		}
+	}
+	return out
 }
 
 // orEmpty is objects, or an empty cache for nil.

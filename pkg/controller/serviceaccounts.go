@@ -15,11 +15,12 @@ func ShardRootShard(s *operatorv1alpha1.Shard) string {
 	return s.Spec.RootShard.Reference.Name
 }
 
-// ShardServiceAccountSecret is the Shard a host object is the service-account Secret of, by
-// its labels, or "": the components of its RootShard that verify its tokens mount it.
+// ShardServiceAccountSecret is the Shard a host object is the service-account Secret of, or
+// the bundle of its live service-account keys (<s>-service-account-trust), by its labels,
+// or "": the components of its RootShard that verify its tokens mount it.
 func ShardServiceAccountSecret(m metav1.Object, shardKind string) string {
 	l := m.GetLabels()
-	if l[pki.LabelComponent] != "service-account" {
+	if c := l[pki.LabelComponent]; c != "service-account" && c != "service-account"+pki.TrustSuffix {
 		return ""
 	}
 	return l[pki.OwnerLabel(shardKind)]

@@ -91,7 +91,11 @@ var (
 	// CARotation keeps a CA's key when cert-manager renews it: the renewed CA has the same
 	// subject and key, so every chain it signed, and every bundle that trusts it, stays
 	// valid. Only a rotation (a new CA next to the old one) changes a CA's key.
-	CARotation        = cmv1.RotationPolicyNever
+	CARotation = cmv1.RotationPolicyNever
+	// SigningRotation keeps a signing leaf's key when cert-manager renews it: the tokens a
+	// shard signed are verified by that key, not by a CA (docs/rotation.md), so only a
+	// rotation of the service-account CA changes it.
+	SigningRotation   = cmv1.RotationPolicyNever
 	DefaultKeyEncoded = cmv1.PKCS8
 )
 

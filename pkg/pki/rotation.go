@@ -60,11 +60,12 @@ func OtherSlot(slot int32) int32 { return 1 - slot }
 
 // SwitchesLeavesAtComplete reports whether the leaves of a switch to the new CA only at
 // Complete: serving certificates, which every client must have had the time to trust the new
-// CA for, as Gardener rotates a cluster's server CA; and the service-account signing keys,
-// whose new key invalidates the tokens the old one signed. Every other authority's leaves
-// switch once the new CA is trusted everywhere, during Start.
+// CA for, as Gardener rotates a cluster's server CA. Every other authority's leaves switch
+// once the new CA is trusted everywhere, during Start; the service-account CA's among them,
+// where the switch is the shards' signing with their leaves' new slot (SigningSlots), once
+// every verifier trusts its key.
 func SwitchesLeavesAtComplete(a Authority) bool {
-	return a == Authority(ServerCA) || a == Authority(ServiceAccountCA) || a == CacheAuthority
+	return a == Authority(ServerCA) || a == CacheAuthority
 }
 
 // Slots are where an authority's CAs are, as its rotation has it.
@@ -89,7 +90,19 @@ func RotationOf(rotations []operatorv1alpha1.CARotationState, a Authority) *oper
 // from Start until Complete drops the old one, the Issuer on the old one until the leaves
 // switch; the newest alone once dropped (OldDropped).
 func SlotsOf(rotations []operatorv1alpha1.CARotationState, a Authority) Slots {
-	st := RotationOf(rotations, a)
+	slots := slotsOf(RotationOf(rotations, a))
+	if st := RotationOf(rotations, a); a == Authority(ServiceAccountCA) && st != nil {
+		// The service-account CA signs the signing leaves' new slot (SigningSlots) from Start
+		// on: the verifiers know a leaf by its key, not by its CA, so the new keys are issued
+		// and trusted before any shard signs with them.
+		slots.Issuer = st.Slot
+	}
+	return slots
+}
+
+// slotsOf are the slots of a rotation st, nil for none: the Issuer on the old slot until
+// the leaves switch.
+func slotsOf(st *operatorv1alpha1.CARotationState) Slots {
 	switch {
 	case st == nil:
 		return Slots{Issuer: 0, Live: []int32{0}}

@@ -40,6 +40,8 @@ type Host struct {
 	CM      *cmfake.Clientset
 	Caches  map[string]cache.Indexer
 	applied []string
+	// deletesSeen are how many of the Kube and CM actions CatchUpDeletes went through.
+	deletesSeen [2]int
 }
 
 // NewCache returns an indexer like an informer's.
@@ -131,6 +133,29 @@ func (h *Host) CatchUp(t *testing.T) {
 	}
 }
 
+// CatchUpDeletes removes from the caches what was deleted through the fake clients since
+// the last call, as the informers would.
+func (h *Host) CatchUpDeletes(t *testing.T) {
+	for i, actions := range [][]clienttesting.Action{h.Kube.Actions(), h.CM.Actions()} {
+		for _, a := range actions[h.deletesSeen[i]:] {
+			d, ok := a.(clienttesting.DeleteAction)
+			if !ok {
+				continue
+			}
+			c, ok := h.Caches[d.GetResource().Resource]
+			if !ok {
+				continue
+			}
+			obj, exists, err := c.GetByKey(d.GetNamespace() + "/" + d.GetName())
+			require.NoError(t, err)
+			if exists {
+				require.NoError(t, c.Delete(obj))
+			}
+		}
+		h.deletesSeen[i] = len(actions)
+	}
+}
+
 // Writes are the write requests made through the appliers and the fake clients, and those
 // in more action lists (such as our own fake clientset's).
 func (h *Host) Writes(more ...[]clienttesting.Action) []string {
@@ -150,6 +175,7 @@ func (h *Host) Reset() {
 	h.applied = nil
 	h.Kube.ClearActions()
 	h.CM.ClearActions()
+	h.deletesSeen = [2]int{}
 }
 
 // Secret is a Secret of the host's cache; the test fails when there is none.

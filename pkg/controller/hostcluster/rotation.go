@@ -154,7 +154,7 @@ func (h *Host) caIssued(namespace, name string) bool {
 
 // leavesSignedBy reports whether every Certificate of namespace that the Issuer issuer signs,
 // whichever object's, is Ready and its Secret signed by the CA in the Secret ca: leaves, and
-// the intermediate CAs a RootShard's root CA signs.
+// the intermediate CAs a RootShard's root CA signs; but the signing leaves.
 func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	caSecret, err := h.Secrets.Secrets(namespace).Get(ca)
 	if err != nil {
@@ -166,7 +166,9 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 	}
 	for _, c := range certs {
 		ref := c.Spec.IssuerRef
-		if ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") {
+		// A signing leaf's old slot stays signed by the old CA until Complete; its new slot
+		// was issued by the new CA before the shards signed with it (SigningKeysTrusted).
+		if ref.Name != issuer || (ref.Kind != "" && ref.Kind != "Issuer") || pki.IsSigningLeaf(c.Labels) {
 			continue
 		}
 		if !certificateReady(c) {
@@ -181,28 +183,29 @@ func (h *Host) leavesSignedBy(namespace, issuer, ca string) bool {
 }
 
 // caSlotGone reports whether the cache holds neither the Certificate nor the Secret of a CA
-// slot.
+// slot (or a signing leaf's).
 func (h *Host) caSlotGone(namespace, name string) bool {
 	_, certErr := h.Certificates.Certificates(namespace).Get(name)
 	_, secretErr := h.Secrets.Secrets(namespace).Get(name)
 	return apierrors.IsNotFound(certErr) && apierrors.IsNotFound(secretErr)
 }
 
-// deleteCASlot deletes a CA slot's Certificate, then its Secret, so that cert-manager does
-// not issue it again: what the CA signed is trusted nowhere after this. What the cache does
+// deleteCASlot deletes a CA slot's (or a signing leaf's) Certificate, then its Secret, so
+// that cert-manager does not issue it again: what the CA signed, or the leaf's key, is
+// trusted nowhere after this. What the cache does
 // not hold is gone already.
 func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
 	if h.caSlotGone(namespace, name) {
 		return nil
 	}
-	klog.FromContext(ctx).Info("Deleting the old CA of a rotation that dropped it", "namespace", namespace, "ca", name)
+	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
 	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Certificate %s of an old CA: %w", name, err)
+		return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
 	}
 	err = h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Secret %s of an old CA: %w", name, err)
+		return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // ReissueStaleLeaves has cert-manager issue again, at once, each certificate of certs that
@@ -27,7 +29,8 @@ import (
 // cert-manager issues it again with the same key and subject; what it signed still verifies.
 // Only certificates whose Certificate is Ready are touched, never one in the middle of an
 // issuance, and only those whose issuer is a CA Issuer whose Secret holds a certificate: one
-// of issuers, or one of ours in the cache. It returns how many it had issued again.
+// of issuers, or one of ours in the cache; never a signing leaf. It returns how many it had
+// issued again.
 func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
 	caSecrets := map[string]string{}
 	for _, i := range issuers {
@@ -37,6 +40,11 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 	}
 	deleted := 0
 	for _, c := range certs {
+		// A signing leaf keeps its key: its verifiers know it by that key, not by its CA, and a
+		// rotation brings a new key in its other slot (pki.SigningSlots).
+		if pki.IsSigningLeaf(c.Labels) {
+			continue
+		}
 		if c.Spec == nil || c.Spec.SecretName == nil ||
 			c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil || (c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer") {
 			continue

@@ -10,6 +10,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
@@ -39,8 +40,11 @@ func (c *Controller) watches() controller.Watches {
 			{Kind: shard.Kind, Keys: c.rootShardOfShard},
 			// A CacheServer appearing heals a reference.
 			{Kind: cacheserver.Kind, Keys: c.InNamespace},
-			// So does the VirtualWorkspace it names, whose address its flags carry.
-			{Kind: virtualworkspace.Kind, Keys: c.NamingObject(controller.VirtualWorkspaceIndex)},
+			// So does the VirtualWorkspace it names, whose address its flags carry; and a
+			// VirtualWorkspace of its PKI or a FrontProxy becoming available lets a CA
+			// rotation go on (advanceRotations).
+			{Kind: virtualworkspace.Kind, Keys: c.ofVirtualWorkspace},
+			{Kind: frontproxy.Kind, Keys: c.rootShardOfFrontProxy},
 		},
 		// A copy of a cache-client Secret appearing or changing heals or renews the
 		// kubeconfig of the RootShards that name it.
@@ -73,6 +77,34 @@ func (c *Controller) owners(m metav1.Object) []string {
 		return c.InNamespace(m)
 	}
 	return nil
+}
+
+// ofVirtualWorkspace are the RootShards a VirtualWorkspace concerns: those that name it
+// (spec.kcpVirtualWorkspace), and the one whose PKI it is issued from, its target's.
+func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
+	keys := c.NamingObject(controller.VirtualWorkspaceIndex)(m)
+	vw, ok := m.(*operatorv1alpha1.VirtualWorkspace)
+	if !ok {
+		return keys
+	}
+	switch t := vw.Spec.Target; {
+	case t.RootShardRef != nil:
+		keys = append(keys, vw.Namespace+"/"+t.RootShardRef.Name)
+	case t.ShardRef != nil:
+		if s, err := c.Shards.Shards(vw.Namespace).Get(t.ShardRef.Name); err == nil {
+			keys = append(keys, c.rootShardOfShard(s)...)
+		}
+	}
+	return keys
+}
+
+// rootShardOfFrontProxy is the RootShard a FrontProxy points at.
+func (c *Controller) rootShardOfFrontProxy(m metav1.Object) []string {
+	fp, ok := m.(*operatorv1alpha1.FrontProxy)
+	if !ok || fp.Spec.RootShard.Reference == nil {
+		return nil
+	}
+	return []string{fp.Namespace + "/" + fp.Spec.RootShard.Reference.Name}
 }
 
 // rootShardOfShard is the RootShard a Shard points at.

@@ -68,19 +68,38 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 
 // advanceRotations takes the RootShard's running CA rotations a step each, from what the
 // host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
-// nothing was written and the root shard, its shards and its front proxies are available.
+// nothing was written and the root shard, its shards, its front proxies and its
+// VirtualWorkspaces are available; and, before the shards sign with the new slot of their
+// signing leaves (the service-account CA's leaves switching), once every shard's new leaf is
+// issued and its <shard>-service-account-trust holds both keys. The old slots of the signing
+// leaves are deleted once the rotation is Completed.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
 	if len(status.Rotations) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
 		return nil
 	}
 	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
-	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
+	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
+	for _, s := range shards {
 		settled = settled && meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionAvailable)
 	}
-	// The front proxies of the RootShard mount its merged bundles too.
+	// The front proxies and the VirtualWorkspaces of the RootShard mount its merged bundles
+	// too.
 	for _, fp := range c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name) {
 		settled = settled && meta.IsStatusConditionTrue(fp.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	for _, vw := range c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name) {
+		settled = settled && meta.IsStatusConditionTrue(vw.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	}
+	names := []string{rs.Name}
+	for _, s := range shards {
+		names = append(names, s.Name)
+	}
+	if st := pki.RotationOf(status.Rotations, pki.Authority(pki.ServiceAccountCA)); st != nil && st.Phase == operatorv1alpha1.CARotationPreparing && !st.LeavesSwitched {
+		// The shards sign with their new keys only once every verifier above is settled
+		// with them.
+		newCA := pki.SlotName(pki.CAName(rs.Name, pki.ServiceAccountCA), st.Slot)
+		settled = settled && c.Host.SigningKeysTrusted(rs, names, newCA)
 	}
 	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
 		status.Rotations, settled)
@@ -88,6 +107,11 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 		return err
 	}
 	status.Rotations = next
+	// As the old CA slot (AdvanceRotations): once the object says Completed, so that no
+	// reconcile of an older copy of it applies the old slot again.
+	if err := c.Host.DeleteOldSigningSlots(ctx, rs, names); err != nil {
+		return err
+	}
 	controller.SetRotationCondition(&status.Conditions, rs.Generation, next)
 	return nil
 }

@@ -97,6 +97,12 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 		return w.Fail(err)
 	}
 	w.Secrets(etcdTrust...)
+	// The root shard's live service-account keys, once its service-account CA was rotated.
+	saTrust, err := c.Host.ServiceAccountTrust(rs, rootshard.Kind, rs.Name)
+	if err != nil {
+		return w.Fail(err)
+	}
+	w.Secrets(saTrust)
 	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))

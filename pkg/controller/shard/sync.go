@@ -131,6 +131,13 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 			Build: func(base, extra []byte) *corev1ac.SecretApplyConfiguration {
 				return shard.MergedCABundle(s, base, extra)
 			}})
+	// The shard's live service-account keys, once its RootShard's service-account CA was
+	// rotated.
+	saTrust, err := c.Host.ServiceAccountTrust(rs, shard.Kind, s.Name)
+	if err != nil {
+		return w.Fail(err)
+	}
+	w.Secrets(saTrust)
 	k := shard.Server(s, rs)
 	k.VirtualWorkspace = vw
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it

@@ -74,23 +74,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 // ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
 // those that serve one of its Shards.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	candidates := controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.Indexes.VirtualWorkspaces, controller.TargetIndex,
-		controller.TargetValue(namespace, rootshard.Kind, rootShard))
-	for _, s := range c.Indexes.ShardsOf(namespace, rootShard) {
-		candidates = append(candidates, controller.Indexed[*operatorv1alpha1.VirtualWorkspace](c.Indexes.VirtualWorkspaces, controller.TargetIndex,
-			controller.TargetValue(namespace, shard.Kind, s.Name))...)
-	}
-	return controller.Matching(candidates, func(vw *operatorv1alpha1.VirtualWorkspace) bool {
-		t := vw.Spec.Target
-		if t.RootShardRef != nil {
-			return t.RootShardRef.Name == rootShard
-		}
-		if t.ShardRef == nil {
-			return false
-		}
-		s, err := c.Shards.Shards(namespace).Get(t.ShardRef.Name)
-		return err == nil && controller.ShardRootShard(s) == rootShard
-	})
+	return controller.Matching(c.Indexes.VirtualWorkspacesOf(namespace, rootShard), func(*operatorv1alpha1.VirtualWorkspace) bool { return true })
 }
 
 // ofShard are the VirtualWorkspaces that serve a Shard.

@@ -39,6 +39,9 @@ type Spec struct {
 	DNSNames     []string
 	IPAddresses  []string
 	Usages       []cmv1.KeyUsage
+	// KeepsKey renews the certificate with its key (pki.SigningRotation): a signing key,
+	// which verifiers know by itself.
+	KeepsKey bool
 	// Template is the user's template for the certificate's role, if any.
 	Template *operatorv1alpha1.CertificateTemplate
 }
@@ -53,7 +56,7 @@ func CA(namespace, name string, labels map[string]string, issuer Issuer, tmpl *o
 func Leaf(namespace string, leaf pki.Leaf, labels map[string]string, tmpl *operatorv1alpha1.CertificateTemplate) Spec {
 	return Spec{Namespace: namespace, Name: leaf.Name, Labels: labels, Issuer: LocalIssuer(leaf.Issuer),
 		CommonName: leaf.CommonName, Organization: leaf.Organization, DNSNames: leaf.DNSNames, IPAddresses: leaf.IPAddresses,
-		Usages: leaf.Usage.KeyUsages(), Template: tmpl}
+		Usages: leaf.Usage.KeyUsages(), KeepsKey: leaf.Usage == pki.Signing, Template: tmpl}
 }
 
 // Certificate builds the Certificate of spec; its Secret has the same name. A template's
@@ -63,6 +66,9 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	duration, renewBefore, rotation := pki.LeafDuration, &pki.LeafRenewBefore, pki.DefaultRotation
 	if spec.IsCA {
 		duration, renewBefore, rotation = pki.CADuration, &pki.CARenewBefore, pki.CARotation
+	}
+	if spec.KeepsKey {
+		rotation = pki.SigningRotation
 	}
 	labels := maps.Clone(spec.Labels)
 	secretLabels := maps.Clone(spec.Labels)

@@ -85,7 +85,7 @@ func (f FrontProxy) serviceAccounts() workload.Feature {
 	if !kcp.ServiceAccountEnabled(f.Spec.Auth) {
 		return workload.Feature{}
 	}
-	keys := kcp.ServiceAccountKeys(kcp.SortedIssuers(f.ServiceAccountIssuers))
+	keys := kcp.ServiceAccountKeys(f.RootShard, kcp.SortedIssuers(f.ServiceAccountIssuers))
 	if len(keys.Args) == 0 {
 		return keys
 	}

@@ -213,6 +213,8 @@ func (n *names) certificates(issuers []*cmapply.IssuerApplyConfiguration, certs 
 // certificates.
 func (n *names) server(s kcp.Server) {
 	n.add(s.KubeconfigName(kcp.LogicalClusterAdmin), s.KubeconfigName(kcp.ExternalLogicalClusterAdmin), s.ServiceName, s.DeploymentName())
+	// Rotation (docs/rotation.md): the signing leaf's second slot, and the trust of its keys.
+	n.add(pki.SlotName(kcp.ServiceAccountSecret(s.Name), 1), kcp.ServiceAccountTrustSecret(s.Name))
 	if s.CacheSecretRef != nil {
 		n.add(s.CacheKubeconfig())
 	}

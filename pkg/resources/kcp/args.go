@@ -1,6 +1,7 @@
 package kcp
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,7 +28,7 @@ func (s Server) features() []workload.Feature {
 		TokenWebhook(spec.Auth),
 		TokenFile(spec.Auth),
 		// The other shards' keys, its own being verified with --service-account-key-file.
-		ServiceAccountKeys(s.serviceAccountPeers()),
+		ServiceAccountKeys(s.RootShard, s.serviceAccountPeers()),
 		Audit(spec.Audit),
 		Authorization(spec.Authorization),
 		{Args: spec.ExtraArgs},
@@ -48,8 +49,9 @@ func (s Server) base() workload.Feature {
 	if s.Spec.Logging != nil {
 		level = s.Spec.Logging.Level
 	}
+	trust := s.ownServiceAccountTrust()
 	return workload.Feature{
-		Args: []string{
+		Args: slices.Concat([]string{
 			"start",
 			"--root-ca-file=" + caDir("root") + "/tls.crt",
 			"--client-ca-file=" + caDir("client") + "/tls.crt",
@@ -63,6 +65,7 @@ func (s Server) base() workload.Feature {
 			"--service-account-key-file=" + leafDir("service-account") + "/tls.crt",
 			"--service-account-private-key-file=" + leafDir("service-account") + "/tls.key",
 			"--service-account-lookup=false",
+		}, trust.Args, []string{
 			"--shard-base-url=" + s.BaseURL(),
 			"--shard-external-url=" + s.ExternalURL(),
 			"--shard-client-cert-file=" + leafDir("client") + "/tls.crt",
@@ -74,8 +77,8 @@ func (s Server) base() workload.Feature {
 			"--enable-leader-election=true",
 			"--logging-format=json",
 			"-v=" + strconv.Itoa(int(level)),
-		},
-		Mounts: append(s.caMounts(), s.ownMounts()...),
+		}),
+		Mounts: slices.Concat(s.caMounts(), s.ownMounts(), trust.Mounts),
 	}
 }
 

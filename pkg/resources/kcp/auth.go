@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/mountpaths"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -92,9 +93,28 @@ func TokenFile(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 }
 
 // ServiceAccountSecret is the Secret cert-manager writes a root shard's or a shard's
-// service-account key pair to: the shard signs tokens with tls.key, others verify them with
+// service-account key pair to, slot 0 of its signing leaf (<shard>-service-account-next is
+// slot 1, pki.SigningSlots): the shard signs tokens with tls.key, others verify them with
 // tls.crt.
 func ServiceAccountSecret(shard string) string { return shard + "-service-account" }
+
+// ServiceAccountTrustSecret is the Secret of the public certificates of a shard's live
+// signing leaves, in slot order (pki.SigningSlots), which the controllers write from the
+// first rotation of the service-account CA on: while it rotates, it holds the old key and the
+// new one, which exists before the shard signs with it.
+func ServiceAccountTrustSecret(shard string) string {
+	return ServiceAccountSecret(shard) + pki.TrustSuffix
+}
+
+// ServiceAccountKeysSecret is the Secret whose tls.crt the components verify the tokens of
+// shard, of the RootShard rs, with: its signing leaf's until rs's service-account CA is first
+// rotated, then <shard>-service-account-trust, as pki.TrustSecret does for a CA.
+func ServiceAccountKeysSecret(rs *operatorv1alpha1.RootShard, shard string) string {
+	if pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA)) == nil {
+		return ServiceAccountSecret(shard)
+	}
+	return ServiceAccountTrustSecret(shard)
+}
 
 // ServiceAccountEnabled reports whether auth.serviceAccount.enabled is set: the component then
 // verifies the tokens of every shard of its RootShard, not only its own (a shard) or none (a
@@ -103,21 +123,37 @@ func ServiceAccountEnabled(auth *operatorv1alpha1.AuthSpec) bool {
 	return auth != nil && auth.ServiceAccount != nil && auth.ServiceAccount.Enabled
 }
 
-// ServiceAccountKeys is auth.serviceAccount toward the issuers, the shards whose tokens a
-// component verifies: one --service-account-key-file per issuer, each the tls.crt, and only
-// it, of its service-account Secret (the private key stays with the shard that signs with
-// it). The Secrets are the server's, but of other shards: a Deployment does not wait for
-// them, and a new one rolls it.
-func ServiceAccountKeys(issuers []string) workload.Feature {
+// ServiceAccountKeys is auth.serviceAccount toward the issuers, the shards of rs whose tokens
+// a component verifies: one --service-account-key-file per issuer, each the tls.crt, and
+// only it, of its ServiceAccountKeysSecret (the private key stays with the shard that signs
+// with it). The Secrets are the server's, but of other shards: a Deployment does not wait
+// for them, and a new one rolls it.
+func ServiceAccountKeys(rs *operatorv1alpha1.RootShard, issuers []string) workload.Feature {
 	var f workload.Feature
 	for _, name := range issuers {
 		dir := path.Join(ServiceAccountKeysDir, name)
 		f.Args = append(f.Args, "--service-account-key-file="+path.Join(dir, "tls.crt"))
 		// Shard names are at most 59 characters (validation), so "sa-<name>" is a DNS label.
-		f.Mounts = append(f.Mounts, workload.Mount{Volume: "sa-" + name, Secret: ServiceAccountSecret(name), Dir: dir,
+		f.Mounts = append(f.Mounts, workload.Mount{Volume: "sa-" + name, Secret: ServiceAccountKeysSecret(rs, name), Dir: dir,
 			Keys: []string{"tls.crt"}, Optional: true})
 	}
 	return f
+}
+
+// ownServiceAccountTrust is, from the first rotation of the service-account CA on, the
+// server's own <name>-service-account-trust as one more --service-account-key-file next to
+// its signing leaf's: the key it signed with before the rotation issued its leaf again stays
+// verifiable until Complete, and its current key is verified even before the controller
+// wrote it there.
+func (s Server) ownServiceAccountTrust() workload.Feature {
+	if pki.RotationOf(s.RootShard.Status.Rotations, pki.Authority(pki.ServiceAccountCA)) == nil {
+		return workload.Feature{}
+	}
+	dir := leafDir("service-account-trust")
+	return workload.Feature{
+		Args:   []string{"--service-account-key-file=" + dir + "/tls.crt"},
+		Mounts: []workload.Mount{{Volume: "service-account-trust", Secret: ServiceAccountTrustSecret(s.Name), Dir: dir, Keys: onlyCert}},
+	}
 }
 
 // serviceAccountPeers are the issuers whose keys a shard verifies besides its own, when

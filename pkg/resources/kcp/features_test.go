@@ -43,7 +43,7 @@ func TestEachSettingMountsWhatItsFlagsRead(t *testing.T) {
 		{"auth.oidc", OIDC(auth), auth, 1},
 		{"auth.webhook", TokenWebhook(auth), auth, 1},
 		{"auth.tokenAuthFile", TokenFile(auth), auth, 1},
-		{"auth.serviceAccount", ServiceAccountKeys([]string{"root", "shard-a"}), nil, 2},
+		{"auth.serviceAccount", ServiceAccountKeys(&operatorv1alpha1.RootShard{}, []string{"root", "shard-a"}), nil, 2},
 		{"audit", Audit(audit), audit, 2},
 		{"authorization", Authorization(authz), authz, 1},
 		{"etcd", ExternalEtcd(etcd), etcd, 1},

@@ -55,12 +55,18 @@ func (s Server) ownMounts() []workload.Mount {
 	return []workload.Mount{
 		{Volume: "server", Secret: name + "-server", Dir: leafDir("server")},
 		{Volume: "client", Secret: name + "-client", Dir: leafDir("client")},
-		{Volume: "service-account", Secret: ServiceAccountSecret(name), Dir: leafDir("service-account")},
+		{Volume: "service-account", Secret: s.SigningSecret(), Dir: leafDir("service-account")},
 		{Volume: LogicalClusterAdmin, Secret: name + "-" + LogicalClusterAdmin, Dir: leafDir(LogicalClusterAdmin)},
 		{Volume: ExternalLogicalClusterAdmin, Secret: name + "-" + ExternalLogicalClusterAdmin, Dir: leafDir(ExternalLogicalClusterAdmin)},
 		{Volume: LogicalClusterAdmin + "-kubeconfig", Secret: s.KubeconfigName(LogicalClusterAdmin), Dir: KubeconfigDir(LogicalClusterAdmin)},
 		{Volume: ExternalLogicalClusterAdmin + "-kubeconfig", Secret: s.KubeconfigName(ExternalLogicalClusterAdmin), Dir: KubeconfigDir(ExternalLogicalClusterAdmin)},
 	}
+}
+
+// SigningSecret is the slot of the server's signing leaf it signs its tokens with
+// (pki.SigningSlots): --service-account-private-key-file.
+func (s Server) SigningSecret() string {
+	return pki.SlotName(ServiceAccountSecret(s.Name), pki.SigningSlots(s.RootShard.Status.Rotations).Issuer)
 }
 
 // ClientCASecret is the Secret of the client CA bundle the server trusts, which a virtual

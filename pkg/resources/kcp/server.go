@@ -155,13 +155,18 @@ func (s Server) Leaves() []pki.Leaf {
 			DNSNames: s.serverDNSNames(), Usage: pki.ServerAuth},
 		{Name: name + "-client", Role: "client", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "shard-" + name,
 			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
-		{Name: ServiceAccountSecret(name), Role: "service-account", Issuer: pki.CAName(rs, pki.ServiceAccountCA),
-			CommonName: name + "-service-account", Usage: pki.Signing},
+	}
+	// The signing leaf, in each live slot (pki.SigningSlots).
+	for _, slot := range pki.SigningSlots(s.RootShard.Status.Rotations).Live {
+		leaves = append(leaves, pki.Leaf{Name: pki.SlotName(ServiceAccountSecret(name), slot), Role: pki.ServiceAccountRole,
+			Issuer: pki.CAName(rs, pki.ServiceAccountCA), CommonName: name + "-service-account", Usage: pki.Signing})
+	}
+	leaves = append(leaves, []pki.Leaf{
 		{Name: name + "-" + LogicalClusterAdmin, Role: LogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
 			CommonName: LogicalClusterAdmin, Organization: []string{"system:kcp:logical-cluster-admin"}, Usage: pki.ClientAuth},
 		{Name: name + "-" + ExternalLogicalClusterAdmin, Role: ExternalLogicalClusterAdmin, Issuer: pki.CAName(rs, pki.ClientCA),
 			CommonName: ExternalLogicalClusterAdmin, Organization: []string{"system:kcp:external-logical-cluster-admin"}, Usage: pki.ClientAuth},
-	}
+	}...)
 	if s.Version().MountProxy() {
 		leaves = append(leaves, pki.Leaf{Name: name + "-" + MountsProxy, Role: MountsProxy,
 			Issuer: pki.CAName(rs, pki.RequestHeaderClientCA), CommonName: MountsProxyCommonName, Usage: pki.ClientAuth})
