@@ -72,7 +72,7 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 // VirtualWorkspaces are available; and, before the shards sign with the new slot of their
 // signing leaves (the service-account CA's leaves switching), once every shard's new leaf is
 // issued and its <shard>-service-account-trust holds both keys. The old slots of the signing
-// leaves are deleted once the rotation is Completed.
+// leaves are deleted once the stored RootShard says the old CA was dropped (pki.OldDropped).
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
 	if len(status.Rotations) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
@@ -107,8 +107,8 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 		return err
 	}
 	status.Rotations = next
-	// As the old CA slot (AdvanceRotations): once the object says Completed, so that no
-	// reconcile of an older copy of it applies the old slot again.
+	// As the old CA slot (AdvanceRotations): once the stored object says the old CA was
+	// dropped, so that no reconcile of an older copy of it applies the old slot again.
 	if err := c.Host.DeleteOldSigningSlots(ctx, rs, names); err != nil {
 		return err
 	}
