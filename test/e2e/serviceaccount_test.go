@@ -15,26 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-const serviceAccountSetup = `apiVersion: operator.kcp.io/v1alpha1
-kind: RootShard
-metadata:
-  name: root
-spec:
-  external: {hostname: kcp.example.com, port: 6443}
-  etcd: {endpoints: ["https://etcd.example.com:2379"]}
-  auth:
-    serviceAccount: {enabled: true}
----
-apiVersion: operator.kcp.io/v1alpha1
-kind: Shard
-metadata:
-  name: alpha
-spec:
-  rootShard: {ref: {name: root}}
-  etcd: {endpoints: ["https://etcd-alpha:2379"]}
-  auth:
-    serviceAccount: {enabled: true}
----
+// serviceAccountSetup is serviceAccountRotationSetup with a second Shard and a FrontProxy.
+const serviceAccountSetup = serviceAccountRotationSetup + `---
 apiVersion: operator.kcp.io/v1alpha1
 kind: Shard
 metadata:

@@ -9,17 +9,13 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
-	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
 
 // liveCA is the PEM bundle of the live slots of the cache server's CA (docs/rotation.md), or
 // nil before cert-manager issued the Issuer's slot.
 func (c *Controller) liveCA(cs cacheserver.CacheServer) ([]byte, error) {
-	pems, issued, err := c.Host.LiveCAs(cs.Namespace, cs.CAName(), pki.SlotsOf(cs.Status.Rotations, pki.CacheAuthority))
-	if err != nil || !issued {
-		return nil, err
-	}
-	return certificates.Bundle(pems...), nil
+	bundle, _, err := c.Host.LiveCAs(cs.Namespace, cs.CAName(), pki.SlotsOf(cs.Status.Rotations, pki.CacheAuthority))
+	return bundle, err
 }
 
 // advanceRotations takes the rotation of the cache server's CA a step, from what the host

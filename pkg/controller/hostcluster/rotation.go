@@ -12,16 +12,22 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
 
 // LiveCAs reads the first certificate of each live slot of the CA whose Issuer is base, from
-// the cache, in slot order. issued is false until the Issuer's slot is issued; the
-// other slot, while a rotation issues or drops it, is left out when it is not there.
-func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {
-	return h.liveSlots(namespace, base, slots, pki.FirstCertificate)
+// the cache, in slot order, as one PEM bundle. issued is false until the Issuer's slot is
+// issued; the other slot, while a rotation issues or drops it, is left out when it is not
+// there.
+func (h *Host) LiveCAs(namespace, base string, slots pki.Slots) (bundle []byte, issued bool, err error) {
+	pems, issued, err := h.liveSlots(namespace, base, slots, pki.FirstCertificate)
+	if err != nil || !issued {
+		return nil, issued, err
+	}
+	return certificates.Bundle(pems...), true, nil
 }
 
-// LiveCAChains is LiveCAs with each slot's whole tls.crt, the chain above the CA included:
+// LiveCAChains is LiveCAs with each slot's whole tls.crt, one per slot, the chain above the CA included:
 // a RootShard's root CA, whose bundles carry the chain up to the namespace bootstrap or the
 // user's issuer.
 func (h *Host) LiveCAChains(namespace, base string, slots pki.Slots) (pems [][]byte, issued bool, err error) {

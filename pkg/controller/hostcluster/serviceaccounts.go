@@ -15,8 +15,8 @@ import (
 
 // ServiceAccountIssuers are the names of the root shard rs and of those of shards that belong
 // to it, whose service-account Secret exists in the host cluster (kcp.ServiceAccountKeysSecret:
-// <shard>-service-account-trust from the first rotation of the service-account CA on), sorted: the keys that the
-// components with auth.serviceAccount enabled verify tokens with. A Secret not issued yet is
+// <shard>-service-account-trust from the first rotation of the service-account CA on),
+// sorted: the keys that the components with auth.serviceAccount enabled verify tokens with. A Secret not issued yet is
 // left out rather than mounted, since kcp exits on a missing key file and a pod waiting for
 // a Secret would hold back every component's rollout; its Secret's event brings it in.
 func (h *Host) ServiceAccountIssuers(rs *operatorv1alpha1.RootShard, shards []*operatorv1alpha1.Shard) []string {
@@ -56,11 +56,7 @@ func (h *Host) ServiceAccountTrust(rs *operatorv1alpha1.RootShard, kind, name st
 // live slot of name's signing leaf, in slot order; issued is false until the slot it signs
 // with is issued.
 func (h *Host) signingKeys(rs *operatorv1alpha1.RootShard, name string) ([]byte, bool, error) {
-	pems, issued, err := h.LiveCAs(rs.Namespace, kcp.ServiceAccountSecret(name), pki.SigningSlots(rs.Status.Rotations))
-	if err != nil || !issued {
-		return nil, issued, err
-	}
-	return certificates.Bundle(pems...), true, nil
+	return h.LiveCAs(rs.Namespace, kcp.ServiceAccountSecret(name), pki.SigningSlots(rs.Status.Rotations))
 }
 
 // ServiceAccountTrustComponent is the component label of a <shard>-service-account-trust.

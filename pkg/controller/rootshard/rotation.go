@@ -16,11 +16,7 @@ import (
 // liveCA is the PEM bundle of the live slots of one of rs's intermediate CAs (docs/rotation.md),
 // in slot order; issued is false until cert-manager issued the Issuer's slot.
 func (c *Controller) liveCA(rs *operatorv1alpha1.RootShard, ca pki.CA) (pem []byte, issued bool, err error) {
-	pems, issued, err := c.Host.LiveCAs(rs.Namespace, pki.CAName(rs.Name, ca), pki.SlotsOf(rs.Status.Rotations, string(ca)))
-	if err != nil || !issued {
-		return nil, issued, err
-	}
-	return certificates.Bundle(pems...), true, nil
+	return c.Host.LiveCAs(rs.Namespace, pki.CAName(rs.Name, ca), pki.SlotsOf(rs.Status.Rotations, string(ca)))
 }
 
 // liveRoot is the bundle of the live slots of rs's root CA, each with the chain above it,
