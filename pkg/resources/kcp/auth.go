@@ -100,8 +100,9 @@ func ServiceAccountSecret(shard string) string { return shard + "-service-accoun
 
 // ServiceAccountTrustSecret is the Secret of the public certificates of a shard's live
 // signing leaves, in slot order (pki.SigningSlots), which the controllers write from the
-// first rotation of the service-account CA on: while it rotates, it holds the old key and the
-// new one, which exists before the shard signs with it.
+// start and the components mount from the first rotation of the service-account CA on
+// (ServiceAccountKeysSecret): while it rotates, it holds the old key and the new one, which
+// exists before the shard signs with it.
 func ServiceAccountTrustSecret(shard string) string {
 	return ServiceAccountSecret(shard) + pki.TrustSuffix
 }
