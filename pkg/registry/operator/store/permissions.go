@@ -28,14 +28,14 @@ import (
 func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
 	perms := ImagePermissions(spec.Image, fldPath.Child("image"))
 	if len(spec.ExtraArgs) > 0 {
-		perms = append(perms, runPermission(fldPath.Child("extraArgs"), strings.Join(spec.ExtraArgs, " ")))
+		perms = append(perms, ArgsPermissions(spec.ExtraArgs, fldPath.Child("extraArgs"))...)
 	}
 	if t := spec.ServiceTemplate; t != nil {
 		if t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
 			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "spec", "type"), string(t.Spec.Type)))
 		}
 		if m := t.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "metadata"), metadataValue(m)))
+			perms = append(perms, ChangeOf(servicePermission(fldPath.Child("serviceTemplate", "metadata"), metadataValue(m)), m))
 		}
 	}
 	perms = append(perms, WorkloadTemplatePermissions(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"), runPermission)...)
@@ -80,7 +80,7 @@ func WorkloadTemplatePermissions(tmpl *operator.DeploymentTemplate, fldPath *fie
 	}
 	var perms []Permission
 	if m := tmpl.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-		perms = append(perms, run(fldPath.Child("metadata"), metadataValue(m)))
+		perms = append(perms, ChangeOf(run(fldPath.Child("metadata"), metadataValue(m)), m))
 	}
 	if tmpl.Spec == nil || tmpl.Spec.Template == nil {
 		return perms
@@ -88,16 +88,19 @@ func WorkloadTemplatePermissions(tmpl *operator.DeploymentTemplate, fldPath *fie
 	podPath := fldPath.Child("spec", "template")
 	if m := tmpl.Spec.Template.Metadata; m != nil {
 		if len(m.Labels) > 0 {
-			perms = append(perms, run(podPath.Child("metadata", "labels"), strings.Join(slices.Sorted(maps.Keys(m.Labels)), ", ")))
+			perms = append(perms, ChangeOf(run(podPath.Child("metadata", "labels"), strings.Join(slices.Sorted(maps.Keys(m.Labels)), ", ")), m.Labels))
 		}
-		var others []string
-		for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
+		// The allowed annotations are no part of what is held: kubectl rollout restart
+		// changes one of them, and asks nothing.
+		others := map[string]string{}
+		for k, v := range m.Annotations {
 			if !slices.Contains(AllowedPodAnnotations, k) {
-				others = append(others, k)
+				others[k] = v
 			}
 		}
 		if len(others) > 0 {
-			perms = append(perms, run(podPath.Child("metadata", "annotations"), strings.Join(others, ", ")))
+			value := strings.Join(slices.Sorted(maps.Keys(others)), ", ")
+			perms = append(perms, ChangeOf(run(podPath.Child("metadata", "annotations"), value), others))
 		}
 	}
 	if spec := tmpl.Spec.Template.Spec; spec != nil {
@@ -123,7 +126,9 @@ func imagePermissions(image *operator.ImageSpec, def string, fldPath *field.Path
 	}
 	var perms []Permission
 	if image.Repository != "" && image.Repository != def {
-		perms = append(perms, run(fldPath.Child("repository"), image.Repository))
+		// The tag chooses the code of that repository that runs: a change asks again.
+		what := struct{ Repository, Tag string }{image.Repository, image.Tag}
+		perms = append(perms, ChangeOf(run(fldPath.Child("repository"), image.Repository), what))
 	}
 	for i, ref := range image.ImagePullSecrets {
 		perms = append(perms, readPermission(fldPath.Child("imagePullSecrets").Index(i).Child("name"), "secrets", ref.Name))
@@ -137,7 +142,7 @@ func ArgsPermissions(args []string, fldPath *field.Path) []Permission {
 	if len(args) == 0 {
 		return nil
 	}
-	return []Permission{runPermission(fldPath, strings.Join(args, " "))}
+	return []Permission{ChangeOf(runPermission(fldPath, strings.Join(args, " ")), args)}
 }
 
 // CommandPermissions holds a container's command to creating Deployments: whatever the image,
@@ -147,7 +152,7 @@ func CommandPermissions(command []string, fldPath *field.Path) []Permission {
 	if len(command) == 0 {
 		return nil
 	}
-	return []Permission{runPermission(fldPath, strings.Join(command, " "))}
+	return []Permission{ChangeOf(runPermission(fldPath, strings.Join(command, " ")), command)}
 }
 
 // runPermission is create on Deployments, for a field that chooses what a pod runs.
@@ -191,10 +196,10 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 			perms = append(perms, readPermission(idx.Child("persistentVolumeClaim", "claimName"), "persistentvolumeclaims", v.PersistentVolumeClaim.ClaimName))
 		}
 		if v.CSI != nil {
-			perms = append(perms, podPermission(idx.Child("csi"), "CSI driver "+v.CSI.Driver))
+			perms = append(perms, ChangeOf(podPermission(idx.Child("csi"), "CSI driver "+v.CSI.Driver), v))
 		}
 		if v.Ephemeral != nil {
-			perms = append(perms, podPermission(idx.Child("ephemeral"), "an ephemeral volume claim"))
+			perms = append(perms, ChangeOf(podPermission(idx.Child("ephemeral"), "an ephemeral volume claim"), v))
 		}
 		if v.Projected == nil {
 			continue
@@ -208,7 +213,7 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 				perms = append(perms, readPermission(srcPath.Child("configMap", "name"), "configmaps", src.ConfigMap.Name))
 			}
 			if t := src.ServiceAccountToken; t != nil {
-				perms = append(perms, podPermission(srcPath.Child("serviceAccountToken"), "a token for audience "+strconv.Quote(t.Audience)))
+				perms = append(perms, ChangeOf(podPermission(srcPath.Child("serviceAccountToken"), "a token for audience "+strconv.Quote(t.Audience)), t))
 			}
 		}
 	}
@@ -313,10 +318,10 @@ func CertificateTemplatePermissions(t *operator.CertificateTemplate, fldPath *fi
 		perms = append(perms, issuerPermission(t.Spec.IssuerRef, fldPath.Child("spec", "issuerRef")))
 	}
 	if m := t.Spec.SecretTemplate; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-		perms = append(perms, Permission{
+		perms = append(perms, ChangeOf(Permission{
 			Field: fldPath.Child("spec", "secretTemplate").String(), Value: metadataValue(m),
 			Verb: "patch", Resource: "secrets",
-		})
+		}, m))
 	}
 	return perms
 }
@@ -341,10 +346,10 @@ func CABundlePermissions(caBundle, clientCABundle *corev1.LocalObjectReference, 
 }
 
 func issuerPermission(ref *operator.ObjectReference, fldPath *field.Path) Permission {
-	return Permission{
+	return ChangeOf(Permission{
 		Field: fldPath.String(), Value: ref.Kind + "/" + ref.Name,
 		Verb: "create", Group: cmv1.SchemeGroupVersion.Group, Resource: "certificates",
-	}
+	}, ref)
 }
 
 // CertificatesPermissions holds where a setup's root CA comes from to what the author could
