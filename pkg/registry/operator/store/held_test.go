@@ -255,7 +255,9 @@ var contentCases = []contentCase{
 				ClaimName: pick(v, "a", "b")}}})
 		}},
 	{name: "Secret a field names", kinds: []string{"SecretPermissions"}, asks: true,
-		build: func(v int) []Permission { return SecretPermissions(ref(pick(v, "a", "b")), spec.Child("kubeconfigSecretRef")) }},
+		build: func(v int) []Permission {
+			return SecretPermissions(ref(pick(v, "a", "b")), spec.Child("kubeconfigSecretRef"))
+		}},
 	// Certificates.
 	{name: "secretTemplate reflector namespaces on a CA Secret", kinds: []string{"CertificateTemplatesPermissions", "CertificateTemplatePermissions"}, asks: true,
 		build: func(v int) []Permission {
@@ -263,7 +265,9 @@ var contentCases = []contentCase{
 				"reflector.v1.k8s.emberstack.com/reflection-allowed": "true", reflectorNamespaces: pick(v, "team-a", "team-a,payments")}))
 		}},
 	{name: "secretTemplate unchanged", kinds: []string{"CertificateTemplatePermissions"}, asks: false,
-		build: func(int) []Permission { return certTemplate(secretTemplate(map[string]string{reflectorNamespaces: "team-a"})) }},
+		build: func(int) []Permission {
+			return certTemplate(secretTemplate(map[string]string{reflectorNamespaces: "team-a"}))
+		}},
 	{name: "certificate template issuerRef group", kinds: []string{"CertificateTemplatePermissions", "issuerPermission"}, asks: true,
 		build: func(v int) []Permission {
 			return certTemplate(operator.CertificateTemplate{Spec: &operator.CertificateSpecTemplate{IssuerRef: issuer("corp", pick(v, "cert-manager.io", "awspca.cert-manager.io"))}})
