@@ -57,7 +57,8 @@ func metadataValue(m *operator.MetadataTemplate) string {
 
 // AllowedPodAnnotations are the pod template annotations any author may set: they tell
 // kubectl, the cluster autoscaler and Prometheus about the pods, and select or grant nothing.
-// Every other pod or workload label and annotation needs the right to create the workload:
+// Every other pod or workload label and annotation needs the right to create the workload,
+// held by its value as well as its key:
 // labels put pods into other Services, NetworkPolicies and PodDisruptionBudgets, and
 // annotations drive sidecar injectors, image updaters and secret replicators.
 var AllowedPodAnnotations = []string{
@@ -181,7 +182,8 @@ func SecretPermissions(ref *corev1.LocalObjectReference, fldPath *field.Path) []
 // inline CSI volume (a secrets-store driver reads a vault as the pod), an ephemeral volume
 // (the cluster creates a claim for the pod) and a projected service account token (the
 // pod's identity toward other systems) each stand for what only the author of a pod may do,
-// so they need create on pods.
+// so they need create on pods; each is held by the whole volume (or token projection), so
+// that another vault path, claim or audience, or a further volume, asks again.
 func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permission {
 	var perms []Permission
 	for i, v := range volumes {
