@@ -14,7 +14,8 @@ func ValidateCacheServer(cacheServer *operator.CacheServer) field.ErrorList {
 		return nilObject("CacheServer")
 	}
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&cacheServer.ObjectMeta, true, cacheServerNameFunc, field.NewPath("metadata"))
-	return append(allErrs, validateCacheServerSpec(&cacheServer.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateCacheServerSpec(&cacheServer.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateKeptKeys(cacheServer.Spec.CertificateTemplates, nil, cacheServerTemplates, field.NewPath("spec", "certificateTemplates"))...)
 }
 
 // ValidateCacheServerUpdate validates an update of a CacheServer's metadata and spec.
@@ -25,6 +26,7 @@ func ValidateCacheServerUpdate(newObj, oldObj *operator.CacheServer) field.Error
 	specPath := field.NewPath("spec")
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateCacheServerSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateKeptKeys(newObj.Spec.CertificateTemplates, &oldObj.Spec.CertificateTemplates, cacheServerTemplates, specPath.Child("certificateTemplates"))...)
 	allErrs = append(allErrs, validateCertificatesUpdate(newObj.Spec.Certificates, oldObj.Spec.Certificates, specPath.Child("certificates"))...)
 	return allErrs
 }

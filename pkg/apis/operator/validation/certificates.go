@@ -59,17 +59,19 @@ type certificateRoles struct {
 	rootCA []string
 	// aliases are pairs of keys that name the same certificate: one or the other.
 	aliases [][2]string
+	// keepsKey are the keys of the certificates that keep their key (validateKeptKeys).
+	keepsKey []string
 }
 
 // The certificateTemplates rules of each kind.
 var (
 	rootShardTemplates = certificateRoles{roles: RootShardCertificateRoles, rootCA: []string{"root-ca"},
-		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
+		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}, keepsKey: rootShardKeptKeys}
 	shardTemplates = certificateRoles{roles: ShardCertificateRoles,
-		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}}
+		ignored: map[string]string{"virtual-workspaces": virtualWorkspacesRoleElsewhere}, keepsKey: shardKeptKeys}
 	frontProxyTemplates  = certificateRoles{roles: FrontProxyCertificateRoles}
 	cacheServerTemplates = certificateRoles{roles: CacheServerCertificateRoles, rootCA: []string{"ca", "root-ca"},
-		aliases: [][2]string{{"ca", "root-ca"}}}
+		aliases: [][2]string{{"ca", "root-ca"}}, keepsKey: cacheServerKeptKeys}
 	virtualWorkspaceTemplates = certificateRoles{roles: VirtualWorkspaceCertificateRoles}
 )
 

@@ -118,7 +118,7 @@ func validCertificateTemplate() operator.CertificateTemplate {
 			IPAddresses:    []string{"10.0.0.1", "2001:db8::1"},
 			Duration:       duration("2160h"),
 			RenewBefore:    duration("360h"),
-			PrivateKey:     &operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 4096, Encoding: "PKCS8", RotationPolicy: "Always"},
+			PrivateKey:     &operator.CertificatePrivateKeyTemplate{Algorithm: "RSA", KeySize: 4096, Encoding: "PKCS8", RotationPolicy: "Never"},
 			SecretTemplate: &operator.MetadataTemplate{Labels: map[string]string{"team": "a"}},
 		},
 	}

@@ -14,7 +14,8 @@ func ValidateRootShard(rootShard *operator.RootShard) field.ErrorList {
 		return nilObject("RootShard")
 	}
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&rootShard.ObjectMeta, true, rootShardNameFunc, field.NewPath("metadata"))
-	return append(allErrs, validateRootShardSpec(&rootShard.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateRootShardSpec(&rootShard.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateKeptKeys(rootShard.Spec.CertificateTemplates, nil, rootShardTemplates, field.NewPath("spec", "certificateTemplates"))...)
 }
 
 // ValidateRootShardUpdate validates an update of a RootShard's metadata and spec.
@@ -25,6 +26,7 @@ func ValidateRootShardUpdate(newObj, oldObj *operator.RootShard) field.ErrorList
 	specPath := field.NewPath("spec")
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateRootShardSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateKeptKeys(newObj.Spec.CertificateTemplates, &oldObj.Spec.CertificateTemplates, rootShardTemplates, specPath.Child("certificateTemplates"))...)
 	allErrs = append(allErrs, validateCertificatesUpdate(newObj.Spec.Certificates, oldObj.Spec.Certificates, specPath.Child("certificates"))...)
 	allErrs = append(allErrs, validateEtcdConfigUpdate(&newObj.Spec.Etcd, &oldObj.Spec.Etcd, specPath.Child("etcd"))...)
 	return allErrs

@@ -13,7 +13,8 @@ func ValidateShard(shard *operator.Shard) field.ErrorList {
 		return nilObject("Shard")
 	}
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&shard.ObjectMeta, true, shardNameFunc, field.NewPath("metadata"))
-	return append(allErrs, validateShardSpec(&shard.Spec, field.NewPath("spec"))...)
+	allErrs = append(allErrs, validateShardSpec(&shard.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateKeptKeys(shard.Spec.CertificateTemplates, nil, shardTemplates, field.NewPath("spec", "certificateTemplates"))...)
 }
 
 // ValidateShardUpdate validates an update of a Shard's metadata and spec.
@@ -24,6 +25,7 @@ func ValidateShardUpdate(newObj, oldObj *operator.Shard) field.ErrorList {
 	specPath := field.NewPath("spec")
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateShardSpec(&newObj.Spec, specPath)...)
+	allErrs = append(allErrs, validateKeptKeys(newObj.Spec.CertificateTemplates, &oldObj.Spec.CertificateTemplates, shardTemplates, specPath.Child("certificateTemplates"))...)
 	allErrs = append(allErrs, validateRootShardConfigUpdate(&newObj.Spec.RootShard, &oldObj.Spec.RootShard, specPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateEtcdConfigUpdate(&newObj.Spec.Etcd, &oldObj.Spec.Etcd, specPath.Child("etcd"))...)
 	return allErrs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -150,6 +151,29 @@ func TestBindingRolesNeedsBind(t *testing.T) {
 			for _, s := range tc.forbidden {
 				assert.Contains(t, err.Error(), s)
 			}
+		})
+	}
+}
+
+// TestBindPermissionsAreContentAddressed holds spec.authorization's permissions to what they
+// bind (store's TestEveryPermissionKindIsContentAddressed names it): a role or a workspace
+// changed in place is a permission the stored object did not hold, so it is asked again,
+// while the same bindings are the same permissions.
+func TestBindPermissionsAreContentAddressed(t *testing.T) {
+	same := bindPermissions(bound("root:team-a", "view", "edit"))
+	assert.Equal(t, same, bindPermissions(bound("root:team-a", "view", "edit")), "the same bindings hold the same permissions")
+	for name, kc := range map[string]*operator.Kubeconfig{
+		"a role changed in place": bound("root:team-a", "view", "admin"),
+		"another workspace":       bound("root:payments", "view", "edit"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var asked []store.Permission
+			for _, p := range bindPermissions(kc) {
+				if !slices.Contains(same, p) {
+					asked = append(asked, p)
+				}
+			}
+			assert.NotEmpty(t, asked, "the change is not held by the stored bindings")
 		})
 	}
 }

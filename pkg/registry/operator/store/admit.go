@@ -105,9 +105,12 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 // listIndex is a list index in a field path, such as the [1] of clusterRoles[1].
 var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
 
-// heldBefore reports whether had, the stored object's permissions, holds p. Where a value
-// stands in a list does not matter: removing or reordering list items shifts the indices of
-// the rest, and what is asked for stays the same, so it is not asked again.
+// heldBefore reports whether had, the stored object's permissions, holds p: the same right
+// for the same content, which each permission carries in its Value, or in its Digest where
+// the Value shows less than the content (the keys of a template's labels, a volume's driver),
+// so a change of anything under a held field asks again (TestEveryPermissionKindIsContentAddressed).
+// Where a value stands in a list does not matter: removing or reordering list items shifts
+// the indices of the rest, and what is asked for stays the same, so it is not asked again.
 func heldBefore(p Permission, had []Permission) bool {
 	p.Field = listIndex.ReplaceAllString(p.Field, "[]")
 	return slices.ContainsFunc(had, func(h Permission) bool {

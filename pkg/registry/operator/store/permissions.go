@@ -28,14 +28,14 @@ import (
 func ComponentPermissions(spec *operator.ComponentSpec, fldPath *field.Path) []Permission {
 	perms := ImagePermissions(spec.Image, fldPath.Child("image"))
 	if len(spec.ExtraArgs) > 0 {
-		perms = append(perms, runPermission(fldPath.Child("extraArgs"), strings.Join(spec.ExtraArgs, " ")))
+		perms = append(perms, ArgsPermissions(spec.ExtraArgs, fldPath.Child("extraArgs"))...)
 	}
 	if t := spec.ServiceTemplate; t != nil {
 		if t.Spec != nil && t.Spec.Type != "" && t.Spec.Type != corev1.ServiceTypeClusterIP {
 			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "spec", "type"), string(t.Spec.Type)))
 		}
 		if m := t.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-			perms = append(perms, servicePermission(fldPath.Child("serviceTemplate", "metadata"), metadataValue(m)))
+			perms = append(perms, ChangeOf(servicePermission(fldPath.Child("serviceTemplate", "metadata"), metadataValue(m)), m))
 		}
 	}
 	perms = append(perms, WorkloadTemplatePermissions(spec.DeploymentTemplate, fldPath.Child("deploymentTemplate"), runPermission)...)
@@ -57,7 +57,8 @@ func metadataValue(m *operator.MetadataTemplate) string {
 
 // AllowedPodAnnotations are the pod template annotations any author may set: they tell
 // kubectl, the cluster autoscaler and Prometheus about the pods, and select or grant nothing.
-// Every other pod or workload label and annotation needs the right to create the workload:
+// Every other pod or workload label and annotation needs the right to create the workload,
+// held by its value as well as its key:
 // labels put pods into other Services, NetworkPolicies and PodDisruptionBudgets, and
 // annotations drive sidecar injectors, image updaters and secret replicators.
 var AllowedPodAnnotations = []string{
@@ -80,7 +81,7 @@ func WorkloadTemplatePermissions(tmpl *operator.DeploymentTemplate, fldPath *fie
 	}
 	var perms []Permission
 	if m := tmpl.Metadata; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-		perms = append(perms, run(fldPath.Child("metadata"), metadataValue(m)))
+		perms = append(perms, ChangeOf(run(fldPath.Child("metadata"), metadataValue(m)), m))
 	}
 	if tmpl.Spec == nil || tmpl.Spec.Template == nil {
 		return perms
@@ -88,16 +89,19 @@ func WorkloadTemplatePermissions(tmpl *operator.DeploymentTemplate, fldPath *fie
 	podPath := fldPath.Child("spec", "template")
 	if m := tmpl.Spec.Template.Metadata; m != nil {
 		if len(m.Labels) > 0 {
-			perms = append(perms, run(podPath.Child("metadata", "labels"), strings.Join(slices.Sorted(maps.Keys(m.Labels)), ", ")))
+			perms = append(perms, ChangeOf(run(podPath.Child("metadata", "labels"), strings.Join(slices.Sorted(maps.Keys(m.Labels)), ", ")), m.Labels))
 		}
-		var others []string
-		for _, k := range slices.Sorted(maps.Keys(m.Annotations)) {
+		// The allowed annotations are no part of what is held: kubectl rollout restart
+		// changes one of them, and asks nothing.
+		others := map[string]string{}
+		for k, v := range m.Annotations {
 			if !slices.Contains(AllowedPodAnnotations, k) {
-				others = append(others, k)
+				others[k] = v
 			}
 		}
 		if len(others) > 0 {
-			perms = append(perms, run(podPath.Child("metadata", "annotations"), strings.Join(others, ", ")))
+			value := strings.Join(slices.Sorted(maps.Keys(others)), ", ")
+			perms = append(perms, ChangeOf(run(podPath.Child("metadata", "annotations"), value), others))
 		}
 	}
 	if spec := tmpl.Spec.Template.Spec; spec != nil {
@@ -123,7 +127,9 @@ func imagePermissions(image *operator.ImageSpec, def string, fldPath *field.Path
 	}
 	var perms []Permission
 	if image.Repository != "" && image.Repository != def {
-		perms = append(perms, run(fldPath.Child("repository"), image.Repository))
+		// The tag chooses the code of that repository that runs: a change asks again.
+		what := struct{ Repository, Tag string }{image.Repository, image.Tag}
+		perms = append(perms, ChangeOf(run(fldPath.Child("repository"), image.Repository), what))
 	}
 	for i, ref := range image.ImagePullSecrets {
 		perms = append(perms, readPermission(fldPath.Child("imagePullSecrets").Index(i).Child("name"), "secrets", ref.Name))
@@ -137,7 +143,7 @@ func ArgsPermissions(args []string, fldPath *field.Path) []Permission {
 	if len(args) == 0 {
 		return nil
 	}
-	return []Permission{runPermission(fldPath, strings.Join(args, " "))}
+	return []Permission{ChangeOf(runPermission(fldPath, strings.Join(args, " ")), args)}
 }
 
 // CommandPermissions holds a container's command to creating Deployments: whatever the image,
@@ -147,7 +153,7 @@ func CommandPermissions(command []string, fldPath *field.Path) []Permission {
 	if len(command) == 0 {
 		return nil
 	}
-	return []Permission{runPermission(fldPath, strings.Join(command, " "))}
+	return []Permission{ChangeOf(runPermission(fldPath, strings.Join(command, " ")), command)}
 }
 
 // runPermission is create on Deployments, for a field that chooses what a pod runs.
@@ -176,7 +182,8 @@ func SecretPermissions(ref *corev1.LocalObjectReference, fldPath *field.Path) []
 // inline CSI volume (a secrets-store driver reads a vault as the pod), an ephemeral volume
 // (the cluster creates a claim for the pod) and a projected service account token (the
 // pod's identity toward other systems) each stand for what only the author of a pod may do,
-// so they need create on pods.
+// so they need create on pods; each is held by the whole volume (or token projection), so
+// that another vault path, claim or audience, or a further volume, asks again.
 func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permission {
 	var perms []Permission
 	for i, v := range volumes {
@@ -191,10 +198,10 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 			perms = append(perms, readPermission(idx.Child("persistentVolumeClaim", "claimName"), "persistentvolumeclaims", v.PersistentVolumeClaim.ClaimName))
 		}
 		if v.CSI != nil {
-			perms = append(perms, podPermission(idx.Child("csi"), "CSI driver "+v.CSI.Driver))
+			perms = append(perms, ChangeOf(podPermission(idx.Child("csi"), "CSI driver "+v.CSI.Driver), v))
 		}
 		if v.Ephemeral != nil {
-			perms = append(perms, podPermission(idx.Child("ephemeral"), "an ephemeral volume claim"))
+			perms = append(perms, ChangeOf(podPermission(idx.Child("ephemeral"), "an ephemeral volume claim"), v))
 		}
 		if v.Projected == nil {
 			continue
@@ -208,7 +215,7 @@ func VolumesPermissions(volumes []corev1.Volume, fldPath *field.Path) []Permissi
 				perms = append(perms, readPermission(srcPath.Child("configMap", "name"), "configmaps", src.ConfigMap.Name))
 			}
 			if t := src.ServiceAccountToken; t != nil {
-				perms = append(perms, podPermission(srcPath.Child("serviceAccountToken"), "a token for audience "+strconv.Quote(t.Audience)))
+				perms = append(perms, ChangeOf(podPermission(srcPath.Child("serviceAccountToken"), "a token for audience "+strconv.Quote(t.Audience)), t))
 			}
 		}
 	}
@@ -313,10 +320,10 @@ func CertificateTemplatePermissions(t *operator.CertificateTemplate, fldPath *fi
 		perms = append(perms, issuerPermission(t.Spec.IssuerRef, fldPath.Child("spec", "issuerRef")))
 	}
 	if m := t.Spec.SecretTemplate; m != nil && (len(m.Labels) > 0 || len(m.Annotations) > 0) {
-		perms = append(perms, Permission{
+		perms = append(perms, ChangeOf(Permission{
 			Field: fldPath.Child("spec", "secretTemplate").String(), Value: metadataValue(m),
 			Verb: "patch", Resource: "secrets",
-		})
+		}, m))
 	}
 	return perms
 }
@@ -341,10 +348,10 @@ func CABundlePermissions(caBundle, clientCABundle *corev1.LocalObjectReference, 
 }
 
 func issuerPermission(ref *operator.ObjectReference, fldPath *field.Path) Permission {
-	return Permission{
+	return ChangeOf(Permission{
 		Field: fldPath.String(), Value: ref.Kind + "/" + ref.Name,
 		Verb: "create", Group: cmv1.SchemeGroupVersion.Group, Resource: "certificates",
-	}
+	}, ref)
 }
 
 // CertificatesPermissions holds where a setup's root CA comes from to what the author could

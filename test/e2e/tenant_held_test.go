@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// editor binds user to kcp-setups-edit and kcp-setups-kubeconfig in ns, waits until the
+// authorizer says so, and returns a kubectl that runs as that user and returns its stderr
+// (with -v=6, the response status).
+func editor(t *testing.T, ns, user string) func(args ...string) (string, error) {
+	t.Helper()
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	kubectl(t, "create", "rolebinding", user+"-setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user="+user)
+	kubectl(t, "create", "rolebinding", user+"-mint", "-n", ns, "--clusterrole=kcp-setups-kubeconfig", "--user="+user)
+	kc, err := stack.UserKubeconfig(user)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		out, _, _ := stack.KubectlWith(t.Context(), kc, "auth", "can-i", "update", "rootshards.operator.kcp.io", "-n", ns)
+		return strings.TrimSpace(out) == "yes"
+	}, time.Minute, time.Second, "the bindings reach the authorizer")
+	out, _, err := stack.KubectlWith(t.Context(), kc, "auth", "can-i", "create", "services", "-n", ns)
+	require.Error(t, err)
+	require.Equal(t, "no", strings.TrimSpace(out), "%s may not create Services herself", user)
+	return func(args ...string) (string, error) {
+		_, stderr, err := stack.KubectlWith(t.Context(), kc, append([]string{"-v=6", "-n", ns}, args...)...)
+		return stderr, err
+	}
+}
+
+// TestHeldValuesAreAskedAgain has the namespace's admin approve a RootShard whose Service
+// carries an external-dns hostname, whose pods carry a label and mount a secrets-store CSI
+// volume; eve, bound only to kcp-setups-edit, changes the value under each held key through
+// kubectl: each is a 403 naming the field and the right, and nothing is stored. An edit of
+// eve's that changes nothing held passes, and the admin passes each of her patches.
+func TestHeldValuesAreAskedAgain(t *testing.T) {
+	ns := namespace(t, "held")
+	as := editor(t, ns, "eve")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  serviceTemplate:
+    metadata:
+      annotations: {external-dns.alpha.kubernetes.io/hostname: kcp.team-a.example.com}
+  deploymentTemplate:
+    spec:
+      template:
+        metadata:
+          labels: {app: kcp-team-a}
+  extraVolumes:
+  - name: vault
+    csi:
+      driver: secrets-store.csi.k8s.io
+      readOnly: true
+      volumeAttributes: {secretProviderClass: team-a}
+`))
+	get := func(path string) string {
+		return kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={"+path+"}")
+	}
+	hostname := `.spec.serviceTemplate.metadata.annotations.external-dns\.alpha\.kubernetes\.io/hostname`
+	label := ".spec.deploymentTemplate.spec.template.metadata.labels.app"
+	vault := ".spec.extraVolumes"
+	stored := map[string]string{hostname: get(hostname), label: get(label), vault: get(vault)}
+	require.Equal(t, "kcp.team-a.example.com", stored[hostname])
+	require.Equal(t, "kcp-team-a", stored[label])
+	require.Contains(t, stored[vault], `"secretProviderClass":"team-a"`)
+
+	tests := []struct {
+		name, patch, says string
+	}{
+		{
+			name:  "her hostname on the admin's external-dns annotation",
+			patch: `{"spec":{"serviceTemplate":{"metadata":{"annotations":{"external-dns.alpha.kubernetes.io/hostname":"login.bank.example.com"}}}}}`,
+			says: `user "eve" may not set spec.serviceTemplate.metadata to external-dns.alpha.kubernetes.io/hostname without create on services in namespace "` +
+				ns + `"`,
+		},
+		{
+			name:  "the admin's pod label with another team's value",
+			patch: `{"spec":{"deploymentTemplate":{"spec":{"template":{"metadata":{"labels":{"app":"payments"}}}}}}}`,
+			says:  `spec.deploymentTemplate.spec.template.metadata.labels to app without create on deployments.apps in namespace "` + ns + `"`,
+		},
+		{
+			name: "the admin's CSI volume reading another vault",
+			patch: `{"spec":{"extraVolumes":[{"name":"vault","csi":{"driver":"secrets-store.csi.k8s.io","readOnly":true,` +
+				`"volumeAttributes":{"secretProviderClass":"payments"}}}]}}`,
+			says: `spec.extraVolumes[0].csi to CSI driver secrets-store.csi.k8s.io without create on pods in namespace "` + ns + `"`,
+		},
+		{
+			name: "a further CSI volume of the admin's driver",
+			patch: `{"spec":{"extraVolumes":[{"name":"vault","csi":{"driver":"secrets-store.csi.k8s.io","readOnly":true,` +
+				`"volumeAttributes":{"secretProviderClass":"team-a"}}},{"name":"vault2","csi":{"driver":"secrets-store.csi.k8s.io",` +
+				`"readOnly":true,"volumeAttributes":{"secretProviderClass":"payments"}}}]}}`,
+			says: `spec.extraVolumes[1].csi to CSI driver secrets-store.csi.k8s.io without create on pods`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stderr, err := as("patch", "rootshard", "root", "--type=merge", "-p", tc.patch)
+			require.Error(t, err, "refused")
+			assert.Contains(t, stderr, "403 Forbidden")
+			assert.Contains(t, stderr, tc.says)
+			for path, want := range stored {
+				assert.Equal(t, want, get(path), "nothing was stored at %s", path)
+			}
+			// The namespace's admin holds every right: the same patch passes.
+			out, err := stack.Kubectl(t.Context(), "patch", "rootshard", "root", "-n", ns, "--type=merge", "--dry-run=server", "-p", tc.patch)
+			assert.NoError(t, err, "%s", out)
+		})
+	}
+
+	// An edit that changes nothing held asks nothing: eve keeps the admin's approval.
+	stderr, err := as("patch", "rootshard", "root", "--type=merge", "-p", `{"spec":{"logging":{"level":4}}}`)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stderr, "200 OK")
+
+	// The admin changes the hostname for real, and it is stored.
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", tests[0].patch)
+	assert.Equal(t, "login.bank.example.com", get(hostname))
+}
+
+// TestEditorCannotRekeyACA has eve, bound only to kcp-setups-edit, ask through kubectl for
+// what would give the client CA a new key at once, outside the two-phase rotation that she
+// may not start: rotationPolicy Always on its template, and a new key size. Each is a 422 at
+// the field's path that names the rotation subresource, for her as for the admin, and nothing
+// is stored; a leaf's template may do both.
+func TestEditorCannotRekeyACA(t *testing.T) {
+	ns := namespace(t, "rekey")
+	as := editor(t, ns, "eve")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	stderr, err := as("create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/root/rotation", "-f", writeManifest(t,
+		`{"apiVersion":"operator.kcp.io/v1alpha1","kind":"CARotation","spec":{"phase":"Start","authorities":["client"]}}`))
+	require.Error(t, err)
+	require.Contains(t, stderr, "403", "eve may not rotate the client CA")
+
+	tests := []struct {
+		name, patch string
+		says        []string
+	}{
+		{
+			name:  "rotationPolicy Always",
+			patch: `{"spec":{"certificateTemplates":{"client-ca":{"spec":{"privateKey":{"rotationPolicy":"Always"}}}}}}`,
+			says: []string{`spec.certificateTemplates[client-ca].spec.privateKey.rotationPolicy: Invalid value: "Always": must be Never (or unset)`,
+				"rootshards/rotation"},
+		},
+		{
+			name:  "a new size",
+			patch: `{"spec":{"certificateTemplates":{"client-ca":{"spec":{"privateKey":{"size":384}}}}}}`,
+			says: []string{`spec.certificateTemplates[client-ca].spec.privateKey.size: Forbidden: may not change from 256 to 384`,
+				"rootshards/rotation"},
+		},
+		{
+			name:  "another algorithm",
+			patch: `{"spec":{"certificateTemplates":{"client-ca":{"spec":{"privateKey":{"algorithm":"RSA","size":4096}}}}}}`,
+			says:  []string{`spec.certificateTemplates[client-ca].spec.privateKey.algorithm: Forbidden: may not change from ECDSA to RSA`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stderr, err := as("patch", "rootshard", "root", "--type=merge", "-p", tc.patch)
+			require.Error(t, err, "refused")
+			assert.Contains(t, stderr, "422 Unprocessable Entity")
+			for _, s := range tc.says {
+				assert.Contains(t, stderr, s)
+			}
+			assert.Empty(t, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.spec.certificateTemplates}"), "nothing was stored")
+			// Not a matter of rights: the admin is refused the same.
+			out, err := stack.Kubectl(t.Context(), "patch", "rootshard", "root", "-n", ns, "--type=merge", "--dry-run=server", "-p", tc.patch)
+			require.Error(t, err)
+			assert.Contains(t, out, "spec.certificateTemplates[client-ca].spec.privateKey")
+		})
+	}
+
+	// A leaf's key is its own: eve may give the server certificate a new key and rotationPolicy.
+	stderr, err = as("patch", "rootshard", "root", "--type=merge", "-p",
+		`{"spec":{"certificateTemplates":{"server":{"spec":{"privateKey":{"rotationPolicy":"Always","size":384}}}}}}`)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stderr, "200 OK")
+}
