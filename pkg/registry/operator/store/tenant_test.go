@@ -212,3 +212,12 @@ func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
 	assert.Equal(t, []string{"use rootshards root"}, asked)
 	assert.Contains(t, err.Error(), "spec.auth to RootShard/root")
 }
+
+// TestTheRootShardsProxyCountsItsReplicas: spec.proxy.replicas is a pod count the server's
+// --max-replicas bounds, as spec.replicas is (TestNestedReplicasAreBoundedByTheServer).
+func TestTheRootShardsProxyCountsItsReplicas(t *testing.T) {
+	two := int32(2000000000)
+	assert.Empty(t, rootshard.Kind.NestedReplicas(&operator.RootShard{}))
+	rs := &operator.RootShard{Spec: operator.RootShardSpec{Proxy: &operator.RootShardProxySpec{ComponentSpec: operator.ComponentSpec{Replicas: &two}}}}
+	assert.Equal(t, map[string]*int32{"proxy.replicas": &two}, rootshard.Kind.NestedReplicas(rs))
+}
