@@ -161,8 +161,35 @@ spec:
 		}
 	}
 
+	// A path mapping to a Service name of another DNS domain leaves the cluster.
+	_, stderr, err := stack.KubectlWith(t.Context(), eve, "create", "-v=6", "-n", own, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: FrontProxy
+metadata:
+  name: outside
+spec:
+  rootShard: {ref: {name: root}}
+  additionalPathMappings:
+  - {path: /services/x/, backend: "https://x.`+own+`.svc.attacker.example:6443"}
+`))
+	require.Error(t, err)
+	assert.Contains(t, stderr, "422 Unprocessable Entity")
+	assert.Contains(t, stderr, `spec.additionalPathMappings[0].backend: Forbidden: must be a Service of this cluster: "attacker.example" is not the cluster's domain "cluster.local"`)
+
+	// Even the admin, who holds trust, may not give a Shard another shard's address.
+	out, err := stack.Kubectl(t.Context(), "create", "-n", other, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: twin
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd-shard:2379"]}
+  shardBaseURL: https://root-kcp.`+other+`.svc.cluster.local:6443
+`))
+	require.Error(t, err)
+	assert.Contains(t, out, `spec.shardBaseURL: Invalid value: "https://root-kcp.`+other+`.svc.cluster.local:6443": is the base URL of RootShard "root" of this namespace`)
+
 	// Her own RootShard's internal front proxy is under --max-replicas.
-	_, stderr, err := stack.KubectlWith(t.Context(), eve, "create", "-v=6", "-n", own, "-f",
+	_, stderr, err = stack.KubectlWith(t.Context(), eve, "create", "-v=6", "-n", own, "-f",
 		writeManifest(t, rootShardManifest("wide", "kcp.example.com", 6443)+"  proxy:\n    replicas: 2000000000\n"))
 	require.Error(t, err)
 	assert.Contains(t, stderr, "422 Unprocessable Entity")
