@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -21,18 +22,27 @@ import (
 
 // neighbours has the FrontProxy and Shard endpoints hold an object against the other objects
 // of this API (store.Neighbours): a path mapping's backend stays in the cluster's own domain,
-// a shardBaseURL is no other shard's address.
-func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST) {
+// a shardBaseURL is no other shard's address, and a new address is refused to a requester
+// who could not create the Kubeconfigs whose Secrets it rewrites (authz answers that).
+func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz authorizer.Authorizer) {
 	kinds := map[string]rest.Lister{}
 	for resource, main := range mains {
 		kinds[resource] = main
 	}
 	if fp, ok := mains["frontproxies"]; ok {
-		fp.SetNeighbourCheck(kinds, backendsInClusterDomain)
+		fp.SetNeighbourCheck(kinds, func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+			if err := backendsInClusterDomain(ctx, n, obj, old); err != nil {
+				return err
+			}
+			return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
+		})
 	}
 	if s, ok := mains["shards"]; ok {
 		s.SetNeighbourCheck(kinds, func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
-			return shardBaseURLUnused(scheme, n, obj, old)
+			if err := shardBaseURLUnused(scheme, n, obj, old); err != nil {
+				return err
+			}
+			return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
 		})
 	}
 }

@@ -46,6 +46,7 @@ func neighboursOf(objects ...runtime.Object) store.Neighbours {
 		"rootshards":   func() runtime.Object { return &operator.RootShardList{} },
 		"shards":       func() runtime.Object { return &operator.ShardList{} },
 		"frontproxies": func() runtime.Object { return &operator.FrontProxyList{} },
+		"kubeconfigs":  func() runtime.Object { return &operator.KubeconfigList{} },
 	} {
 		var own []runtime.Object
 		for _, o := range objects {
