@@ -220,4 +220,26 @@ spec:
 		return strings.Contains(args, "--authentication-drop-groups")
 	}, 3*time.Minute, time.Second, "the FrontProxy is realized: %s", args)
 	assert.Contains(t, args, `"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,system:kcp:initializer:*,system:kcp:terminator:*,contractors"`)
+
+	// The admin declares a Kubeconfig for alice toward eve's FrontProxy. Moving the FrontProxy
+	// would rewrite alice's Secret toward eve's new host: eve, who may not impersonate alice,
+	// is refused; the admin, who could declare that Kubeconfig, is not.
+	kubectl(t, "apply", "-n", own, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: Kubeconfig
+metadata:
+  name: alice
+spec:
+  username: alice
+  validity: 24h
+  secretRef: {name: alice-kubeconfig}
+  target: {frontProxyRef: {name: edge}}
+`))
+	move := `{"spec":{"external":{"hostname":"edge.attacker.example"}}}`
+	_, stderr, err = stack.KubectlWith(t.Context(), eve, "patch", "-v=6", "frontproxy", "edge", "-n", own, "--type=merge", "-p", move)
+	require.Error(t, err, "refused")
+	assert.Contains(t, stderr, "403 Forbidden")
+	assert.Contains(t, stderr, `user "eve" may not change spec.external: the server would rewrite the kubeconfig Secrets of Kubeconfig "alice"`)
+	assert.Empty(t, kubectl(t, "get", "frontproxy", "edge", "-n", own, "-o", "jsonpath={.spec.external.hostname}"), "nothing stored")
+	out, err = stack.Kubectl(t.Context(), "patch", "--dry-run=server", "frontproxy", "edge", "-n", own, "--type=merge", "-p", move)
+	assert.NoError(t, err, "the admin may declare alice's Kubeconfig, and so move it: %s", out)
 }
