@@ -100,8 +100,9 @@ func (s strategy[T, Spec, Status]) validateLimits(obj T, old *T) field.ErrorList
 		prev = counts(*old)
 	}
 	var allErrs field.ErrorList
-	for _, fld := range slices.Sorted(maps.Keys(counts(obj))) {
-		replicas := counts(obj)[fld]
+	now := counts(obj)
+	for _, fld := range slices.Sorted(maps.Keys(now)) {
+		replicas := now[fld]
 		if replicas == nil || *replicas <= s.limits.MaxReplicas {
 			continue
 		}
