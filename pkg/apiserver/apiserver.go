@@ -203,5 +203,6 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 	if err := claims(scheme, mains); err != nil {
 		return nil, err
 	}
+	neighbours(scheme, mains, authz)
 	return storage, nil
 }

@@ -96,7 +96,27 @@ var (
 	// VirtualWorkspaceExternalAdmin is the first release whose virtual-workspaces command has
 	// --external-logical-cluster-admin-kubeconfig (cmd/virtual-workspaces/options/options.go@v0.31.2).
 	VirtualWorkspaceExternalAdmin = MustParse("v0.31.2")
+	// FrontProxyDropsInitializerGroups is the first release whose kcp-front-proxy drops
+	// system:kcp:initializer:* and system:kcp:terminator:* by default too
+	// (pkg/proxy/options/authentication.go@v0.32.0 NewAuthentication).
+	FrontProxyDropsInitializerGroups = MustParse("v0.32.0")
 )
+
+// FrontProxyDefaultDropGroups are the groups every kcp-front-proxy release drops unless
+// --authentication-drop-groups is given (pkg/proxy/options/authentication.go@v0.30.0): a
+// client that claims them would be shard admin on every shard behind the proxy.
+var FrontProxyDefaultDropGroups = []string{"system:masters", "system:kcp:logical-cluster-admin"}
+
+// FrontProxyDropGroups are the groups kcp-front-proxy of release v drops by default, "prefix*"
+// for a prefix, as the flag writes them. --authentication-drop-groups replaces them, so a
+// front proxy given more groups to drop is given these too.
+func (v Version) FrontProxyDropGroups() []string {
+	groups := append([]string(nil), FrontProxyDefaultDropGroups...)
+	if v.AtLeast(FrontProxyDropsInitializerGroups) {
+		groups = append(groups, "system:kcp:initializer:*", "system:kcp:terminator:*")
+	}
+	return groups
+}
 
 // CacheServerClientCA reports whether the cache server takes --client-ca-file.
 func (v Version) CacheServerClientCA() bool { return v.AtLeast(CacheServerClientCA) }

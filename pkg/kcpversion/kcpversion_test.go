@@ -76,3 +76,13 @@ func TestVirtualWorkspaceGates(t *testing.T) {
 		assert.Equal(t, want, gates{v.VirtualWorkspacesShardExternalURL(), v.VirtualWorkspacesJSONLogs(), v.VirtualWorkspaceExternalAdmin()}, tag)
 	}
 }
+
+func TestFrontProxyDropGroups(t *testing.T) {
+	old := []string{"system:masters", "system:kcp:logical-cluster-admin"}
+	all := append(old[:2:2], "system:kcp:initializer:*", "system:kcp:terminator:*")
+	for tag, want := range map[string][]string{
+		"v0.30.0": old, "v0.31.6": old, "v0.32.0-rc.1": old, "v0.32.0": all, "v0.32.3": all, "main": all,
+	} {
+		assert.Equal(t, want, FromTag(tag).FrontProxyDropGroups(), tag)
+	}
+}

@@ -120,3 +120,25 @@ func selfServiceRoles(t *testing.T) map[string][]string {
 	require.NotEmpty(t, roles["kcp-setups-view"], "roles.yaml has no kcp-setups-view")
 	return roles
 }
+
+// TestOnlyAdminsTrust: trust on RootShards (an identity source, an etcd without TLS or a
+// shardBaseURL on a FrontProxy or Shard, docs/security.md) is granted by kcp-setups-trust,
+// which aggregates into admin only; no role that edit aggregates grants it.
+func TestOnlyAdminsTrust(t *testing.T) {
+	data, err := os.ReadFile("../../artifacts/deploy/roles.yaml")
+	require.NoError(t, err)
+	var trusting []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		for _, rule := range role.Rules {
+			if slices.Contains(rule.Verbs, "trust") || slices.Contains(rule.Verbs, "*") {
+				trusting = append(trusting, role.Name)
+				assert.Equal(t, []string{"rootshards"}, rule.Resources, role.Name)
+				assert.Empty(t, role.Labels["rbac.authorization.k8s.io/aggregate-to-edit"], "%s aggregates into edit", role.Name)
+				assert.Equal(t, "true", role.Labels["rbac.authorization.k8s.io/aggregate-to-admin"], role.Name)
+			}
+		}
+	}
+	assert.Equal(t, []string{"kcp-setups-trust"}, trusting)
+}

@@ -29,6 +29,9 @@ type Kcp struct {
 	NotReady map[string]Readyz
 	// Shards are kcp's Shard objects in the root workspace: name to spec.baseURL.
 	Shards map[string]string
+	// ShardUIDs are the operator.kcp.io/shard-uid annotations of kcp's Shard objects, by
+	// name; a merge patch of the annotation sets it.
+	ShardUIDs map[string]string
 	// Down makes every request fail without an answer (the connection is closed).
 	Down bool
 	// Status, when set, is the status every request is answered with (a 503, a 403).
@@ -48,7 +51,7 @@ type Readyz struct {
 
 // NewKcp starts a kcp stand-in that answers ready for every server and has no Shard objects.
 func NewKcp(t *testing.T) *Kcp {
-	k := &Kcp{NotReady: map[string]Readyz{}, Shards: map[string]string{}}
+	k := &Kcp{NotReady: map[string]Readyz{}, Shards: map[string]string{}, ShardUIDs: map[string]string{}}
 	k.Server = httptest.NewServer(http.HandlerFunc(k.serve))
 	t.Cleanup(k.Server.Close)
 	return k
@@ -155,18 +158,42 @@ func (k *Kcp) serveShard(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	switch r.Method {
 	case http.MethodGet:
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"apiVersion": "core.kcp.io/v1alpha1", "kind": "Shard",
-			"metadata": map[string]any{"name": name},
-			"spec":     map[string]any{"baseURL": baseURL},
-		})
+		k.writeShard(w, name, baseURL)
+	case http.MethodPatch:
+		var patch struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&patch); err != nil {
+			writeStatus(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		if uid, ok := patch.Metadata.Annotations["operator.kcp.io/shard-uid"]; ok {
+			k.ShardUIDs[name] = uid
+		}
+		k.writeShard(w, name, baseURL)
 	case http.MethodDelete:
 		delete(k.Shards, name)
+		delete(k.ShardUIDs, name)
 		writeStatus(w, http.StatusOK, "")
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	}
+}
+
+// writeShard answers with kcp's Shard object name.
+func (k *Kcp) writeShard(w http.ResponseWriter, name, baseURL string) {
+	metadata := map[string]any{"name": name, "resourceVersion": "1"}
+	if uid, ok := k.ShardUIDs[name]; ok {
+		metadata["annotations"] = map[string]string{"operator.kcp.io/shard-uid": uid}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"apiVersion": "core.kcp.io/v1alpha1", "kind": "Shard",
+		"metadata": metadata,
+		"spec":     map[string]any{"baseURL": baseURL},
+	})
 }
 
 // writeStatus answers as kube-apiserver does, with a Status.

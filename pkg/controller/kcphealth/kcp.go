@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -125,10 +126,19 @@ func readyzSummary(body io.Reader) string {
 	return strings.Join(lines, "; ")
 }
 
+// AnnotationShardUID marks kcp's Shard object in the root workspace with the UID of the
+// Shard it was registered for. kcp's shard creates the object on start, or updates the spec of
+// one that exists and keeps its metadata; the server marks it the first time it sees it route
+// to the shard's own base URL (ShardRegistered), and deletes it only while it carries that
+// UID (DeleteShard): a Shard named after a shard registered elsewhere never deletes it.
+const AnnotationShardUID = "operator.kcp.io/shard-uid"
+
 // ShardRegistered checks kcp's Shard object name in the root workspace: it must exist,
 // not be being deleted, and route to baseURL, the address the shard registers itself with
-// (--shard-base-url), else front proxies send its workspaces elsewhere.
-func ShardRegistered(ctx context.Context, root Config, name, baseURL string) Result {
+// (--shard-base-url), else front proxies send its workspaces elsewhere. It must carry the
+// Shard's uid: one that carries none yet is marked with it (the registration is recorded);
+// one that carries another's is another Shard's registration.
+func ShardRegistered(ctx context.Context, root Config, name, baseURL, uid string) Result {
 	what := fmt.Sprintf("reading kcp's Shard %q in the root workspace", name)
 	shards, err := kcpShards(root)
 	if err != nil {
@@ -149,27 +159,46 @@ func ShardRegistered(ctx context.Context, root Config, name, baseURL string) Res
 		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
 			truncate(fmt.Sprintf("kcp's Shard %q in the root workspace routes to %q, not to this shard's %q", name, url, baseURL))}
 	}
+	switch mark := got.GetAnnotations()[AnnotationShardUID]; {
+	case uid == "":
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+			fmt.Sprintf("the Shard %q has no UID to mark kcp's Shard with", name)}
+	case mark == "":
+		// kcp's shard registered itself at this shard's address: record whose it is.
+		patch := fmt.Sprintf(`{"metadata":{"resourceVersion":%q,"annotations":{%q:%q}}}`, got.GetResourceVersion(), AnnotationShardUID, uid)
+		if _, err := shards.Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return Failure(fmt.Sprintf("marking kcp's Shard %q in the root workspace with the Shard's UID", name), err)
+		}
+	case mark != uid:
+		return Result{metav1.ConditionFalse, operatorv1alpha1.ReasonShardNotRegistered,
+			truncate(fmt.Sprintf("kcp's Shard %q in the root workspace was registered for another Shard (%s %s), not for this one", name, AnnotationShardUID, mark))}
+	}
 	return Result{metav1.ConditionTrue, operatorv1alpha1.ReasonKcpReady,
 		fmt.Sprintf("kcp's /readyz answers 200 and its Shard %q is registered in the root workspace", name)}
 }
 
-// NotThisShardsError is kcp's Shard object of a Shard's name that routes elsewhere: another
-// shard's registration (the root shard registers itself as root), which deregistering must
-// leave in place.
+// NotThisShardsError is kcp's Shard object of a Shard's name that does not carry the Shard's
+// UID: another shard's registration (the root shard registers itself as root, a shard
+// joined elsewhere registers under its own name), which deregistering must leave in place.
 type NotThisShardsError struct {
-	Name, BaseURL, Want string
+	Name, Mark, UID string
 }
 
 func (e *NotThisShardsError) Error() string {
-	return fmt.Sprintf("kcp's Shard %q in the root workspace routes to %q, not to this shard's %q: it is another shard's registration, left in place",
-		e.Name, e.BaseURL, e.Want)
+	if e.Mark == "" {
+		return fmt.Sprintf("kcp's Shard %q in the root workspace carries no %s: it was not registered for this Shard, and is left in place",
+			e.Name, AnnotationShardUID)
+	}
+	return fmt.Sprintf("kcp's Shard %q in the root workspace carries %s %s, not this Shard's %s: it is another shard's registration, left in place",
+		e.Name, AnnotationShardUID, e.Mark, e.UID)
 }
 
-// DeleteShard deletes kcp's Shard object name from the root workspace, if it routes to
-// baseURL, this shard's address: one of the same name that routes elsewhere is another
-// shard's, and is left (a NotThisShardsError). That it was not there is no error. The
-// delete is held to the UID read, so that a registration made meanwhile is not deleted.
-func DeleteShard(ctx context.Context, root Config, name, baseURL string) error {
+// DeleteShard deletes kcp's Shard object name from the root workspace, if it carries uid,
+// the Shard's, in AnnotationShardUID: one without it is another shard's, and is left (a
+// NotThisShardsError), whatever it routes to. That it was not there is no error. The
+// delete is held to the UID of kcp's object read, so that a registration made meanwhile is
+// not deleted.
+func DeleteShard(ctx context.Context, root Config, name, uid string) error {
 	shards, err := kcpShards(root)
 	if err != nil {
 		return err
@@ -181,11 +210,11 @@ func DeleteShard(ctx context.Context, root Config, name, baseURL string) error {
 	if err != nil {
 		return err
 	}
-	if url, _, _ := unstructured.NestedString(got.Object, "spec", "baseURL"); url != baseURL {
-		return &NotThisShardsError{Name: name, BaseURL: url, Want: baseURL}
+	if mark := got.GetAnnotations()[AnnotationShardUID]; uid == "" || mark != uid {
+		return &NotThisShardsError{Name: name, Mark: mark, UID: uid}
 	}
-	uid := got.GetUID()
-	if err := shards.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+	kcpUID := got.GetUID()
+	if err := shards.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &kcpUID}}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	return nil

@@ -78,21 +78,43 @@ func TestDeletedShardNotInKcpIsLetGo(t *testing.T) {
 	assert.True(t, k.finalizerRemoved(t))
 }
 
-// TestDeletedShardLeavesAnotherShardsRegistration: kcp's Shard object of the Shard's name
-// that routes elsewhere (the root shard registers itself as root) is another shard's: it is
-// not deleted, an Event says so, and the Shard goes.
+// TestDeletedShardLeavesAnotherShardsRegistration: kcp's Shard object of the Shard's name is
+// deleted only when it carries the Shard's UID (operator.kcp.io/shard-uid), whatever it routes
+// to: one with no mark or another Shard's (the root shard registers itself as root; a shard
+// joined elsewhere under a name a tenant copies, with its URL) is left, an Event says so, and
+// the Shard goes.
 func TestDeletedShardLeavesAnotherShardsRegistration(t *testing.T) {
-	k := newKcpFixture(t, time.Hour)
-	k.kcp.Set(func(kcp *controllertest.Kcp) {
-		kcp.Shards["shard-1"] = "https://root-kcp.team-a.svc.cluster.local:6443"
-	})
-	k.deleteShard(t, nil)
+	tests := []struct {
+		name, url, mark string
+		marked          bool
+		says            string
+	}{
+		{name: "routes elsewhere, another's mark", url: "https://root-kcp.team-a.svc.cluster.local:6443", mark: "root-uid", marked: true,
+			says: `carries operator.kcp.io/shard-uid root-uid, not this Shard's ` + shardUID},
+		{name: "routes to this shard's URL, another's mark", url: baseURL, mark: "other-uid", marked: true,
+			says: `carries operator.kcp.io/shard-uid other-uid, not this Shard's`},
+		{name: "routes to this shard's URL, no mark", url: baseURL,
+			says: `carries no operator.kcp.io/shard-uid: it was not registered for this Shard, and is left in place`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newKcpFixture(t, time.Hour)
+			k.kcp.Set(func(kcp *controllertest.Kcp) {
+				kcp.Shards["shard-1"] = tc.url
+				delete(kcp.ShardUIDs, "shard-1")
+				if tc.marked {
+					kcp.ShardUIDs["shard-1"] = tc.mark
+				}
+			})
+			k.deleteShard(t, nil)
 
-	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
-	assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests(), "never deleted")
-	assert.Contains(t, k.kcp.Shards, "shard-1")
-	assert.True(t, k.finalizerRemoved(t))
-	assert.Contains(t, strings.Join(k.drainEvents(), "\n"), `Warning DeregistrationSkipped kcp's Shard "shard-1" in the root workspace routes to "https://root-kcp.team-a.svc.cluster.local:6443", not to this shard's`)
+			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests(), "never deleted")
+			assert.Contains(t, k.kcp.Shards, "shard-1")
+			assert.True(t, k.finalizerRemoved(t))
+			assert.Contains(t, strings.Join(k.drainEvents(), "\n"), `Warning DeregistrationSkipped kcp's Shard "shard-1" in the root workspace `+tc.says)
+		})
+	}
 }
 
 // TestDeletedShardWaitsForKcp: while kcp cannot take the deletion, the Shard stays in

@@ -32,7 +32,7 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 			return r
 		}
 		root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, kcphealth.RootWorkspace) }
-		return kcphealth.ShardRegistered(ctx, root, s.Name, shard.Server(s, rs).BaseURL())
+		return kcphealth.ShardRegistered(ctx, root, s.Name, shard.Server(s, rs).BaseURL(), string(s.UID))
 	}
 }
 
@@ -82,7 +82,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 	root := func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, kcphealth.RootWorkspace) }
 	attempt, cancel := context.WithTimeout(ctx, deregisterTimeout)
 	defer cancel()
-	err = kcphealth.DeleteShard(attempt, root, s.Name, shard.Server(s, rs).BaseURL())
+	err = kcphealth.DeleteShard(attempt, root, s.Name, string(s.UID))
 	var notThis *kcphealth.NotThisShardsError
 	if errors.As(err, &notThis) {
 		c.Recorder.Event(s, corev1.EventTypeWarning, "DeregistrationSkipped", notThis.Error())

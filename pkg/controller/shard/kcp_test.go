@@ -23,6 +23,9 @@ import (
 // baseURL is the address shard-1 registers itself with in kcp (--shard-base-url).
 const baseURL = "https://shard-1-shard-kcp.team-a.svc.cluster.local:6443"
 
+// shardUID is shard-1's UID, which marks kcp's Shard object registered for it.
+const shardUID = "3f2c9d8e-0000-4000-8000-000000000001"
+
 // kcpFixture is a realized, Running Shard whose kcp is a stand-in the test controls.
 type kcpFixture struct {
 	*fixture
@@ -44,6 +47,7 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 	k := &kcpFixture{fixture: f, kcp: controllertest.NewKcp(t), health: kcphealth.NewPoller(interval)}
 	controllertest.Events(f.Events) // those of the convergence
 	k.kcp.Shards["shard-1"] = baseURL
+	k.kcp.ShardUIDs["shard-1"] = shardUID // marked when it was found registered
 	f.Host.Kcp, f.Host.KcpHealth = k.kcp, k.health
 	f.c.Loop = controller.NewLoop(shard.Kind, f.c.sync)
 	t.Cleanup(f.c.Loop.Queue.ShutDown)
@@ -104,6 +108,10 @@ func TestShardKcpReady(t *testing.T) {
 			[]string{`no Shard "shard-1"`}, "Warning ShardNotRegistered"},
 		{"registered elsewhere", func(k *controllertest.Kcp) { k.Shards["shard-1"] = "https://old:6443" }, metav1.ConditionFalse, "ShardNotRegistered",
 			[]string{`routes to "https://old:6443", not to this shard's "` + baseURL + `"`}, "Warning ShardNotRegistered"},
+		{"registered at this address for another Shard", func(k *controllertest.Kcp) { k.ShardUIDs["shard-1"] = "other-uid" }, metav1.ConditionFalse, "ShardNotRegistered",
+			[]string{`was registered for another Shard (operator.kcp.io/shard-uid other-uid)`}, "Warning ShardNotRegistered"},
+		{"registered at this address, not marked yet: marked with this Shard's UID", func(k *controllertest.Kcp) { delete(k.ShardUIDs, "shard-1") },
+			metav1.ConditionTrue, "Ready", []string{`its Shard "shard-1" is registered`}, "Normal KcpReady"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKcpFixture(t, time.Hour)
@@ -121,6 +129,9 @@ func TestShardKcpReady(t *testing.T) {
 			events := k.drainEvents()
 			require.Len(t, events, 1)
 			assert.True(t, strings.HasPrefix(events[0], tc.event), events[0])
+			if tc.status == metav1.ConditionTrue {
+				assert.Equal(t, shardUID, k.kcp.ShardUIDs["shard-1"], "kcp's Shard carries the Shard's UID")
+			}
 		})
 	}
 }

@@ -2,9 +2,11 @@ package frontproxy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -46,7 +48,7 @@ func (f FrontProxy) features() []workload.Feature {
 	}
 	return []workload.Feature{
 		{Args: proxyArgs(f.Version().MountProxy(), "kcp-front-proxy"), Mounts: f.ownMounts()},
-		{Args: groupArgs(spec.Auth)},
+		{Args: groupArgs(spec.Auth, f.Version())},
 		f.authentication(),
 		f.serviceAccounts(),
 		{Args: append([]string{fmt.Sprintf("-v=%d", level)}, spec.ExtraArgs...)},
@@ -64,14 +66,23 @@ func (f FrontProxy) authentication() workload.Feature {
 func (f FrontProxy) Args() []string { return workload.Features(f.features()...).Args }
 
 // groupArgs are auth.dropGroups and auth.passOnGroups, as plain comma-separated values:
-// kcp-front-proxy does not strip quotes.
-func groupArgs(auth *operatorv1alpha1.AuthSpec) []string {
+// kcp-front-proxy does not strip quotes. --authentication-drop-groups replaces the groups the
+// release drops by default (system:masters, system:kcp:logical-cluster-admin, …), so the
+// user's groups are added to those, never put in their place: a client claiming them would be
+// shard admin on every shard behind the proxy.
+func groupArgs(auth *operatorv1alpha1.AuthSpec, v kcpversion.Version) []string {
 	if auth == nil {
 		return nil
 	}
 	var args []string
 	if len(auth.DropGroups) > 0 {
-		args = append(args, "--authentication-drop-groups="+strings.Join(auth.DropGroups, ","))
+		drop := v.FrontProxyDropGroups()
+		for _, g := range auth.DropGroups {
+			if !slices.Contains(drop, g) {
+				drop = append(drop, g)
+			}
+		}
+		args = append(args, "--authentication-drop-groups="+strings.Join(drop, ","))
 	}
 	if len(auth.PassOnGroups) > 0 {
 		args = append(args, "--authentication-pass-on-groups="+strings.Join(auth.PassOnGroups, ","))

@@ -77,8 +77,46 @@ func TestServicePort(t *testing.T) {
 }
 
 func TestGroupsArePlainCommaSeparated(t *testing.T) {
-	assert.Contains(t, loaded().Args(), "--authentication-drop-groups=system:masters,system:kcp:admin")
+	assert.Contains(t, loaded().Args(), "--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,system:kcp:initializer:*,system:kcp:terminator:*,system:kcp:admin")
 	assert.Contains(t, loaded().Args(), "--authentication-pass-on-groups=team-a")
+}
+
+// TestDropGroupsKeepTheDefaults: --authentication-drop-groups replaces kcp-front-proxy's
+// default list, so a user's dropGroups are added to the release's defaults, never put in
+// their place; without dropGroups the flag is left out and the defaults apply as they are.
+func TestDropGroupsKeepTheDefaults(t *testing.T) {
+	dropFlag := func(tag string, groups ...string) []string {
+		f := minimal()
+		f.Spec.Image = &operatorv1alpha1.ImageSpec{Tag: tag}
+		if groups != nil {
+			f.Spec.Auth = &operatorv1alpha1.AuthSpec{DropGroups: groups}
+		}
+		var out []string
+		for _, a := range f.Args() {
+			if strings.HasPrefix(a, "--authentication-drop-groups") {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name, tag string
+		groups    []string
+		want      []string
+	}{
+		{name: "no dropGroups: the release's defaults", tag: "v0.32.3"},
+		{name: "a group of the author's, v0.31", tag: "v0.31.6", groups: []string{"contractors"},
+			want: []string{"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,contractors"}},
+		{name: "a group of the author's, v0.32", tag: "v0.32.3", groups: []string{"contractors"},
+			want: []string{"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,system:kcp:initializer:*,system:kcp:terminator:*,contractors"}},
+		{name: "a default named again is named once", tag: "v0.30.0", groups: []string{"system:masters", "contractors"},
+			want: []string{"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,contractors"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, dropFlag(tc.tag, tc.groups...))
+		})
+	}
 }
 
 // TestServiceAccountAuthentication: with auth.serviceAccount enabled, the front proxy verifies

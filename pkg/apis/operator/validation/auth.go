@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 )
 
 // validateAuth checks the authentication settings of a shard or front proxy.
@@ -21,6 +23,21 @@ func validateAuth(auth *operator.AuthSpec, fldPath *field.Path) field.ErrorList 
 	allErrs = append(allErrs, validateTokenAuthFile(auth.TokenAuthFile, fldPath.Child("tokenAuthFile"))...)
 	allErrs = append(allErrs, validateFlagGroups(auth.DropGroups, fldPath.Child("dropGroups"))...)
 	allErrs = append(allErrs, validateFlagGroups(auth.PassOnGroups, fldPath.Child("passOnGroups"))...)
+	return append(allErrs, validatePassOnGroups(auth.PassOnGroups, fldPath.Child("passOnGroups"))...)
+}
+
+// validatePassOnGroups refuses passing on a group kcp-front-proxy drops by default: the front
+// proxy always drops them (the builders add them to any dropGroups), and a spec that asks to
+// pass them on says that a client claiming them should be shard admin behind the proxy.
+func validatePassOnGroups(groups []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i, group := range groups {
+		if slices.Contains(kcpversion.FrontProxyDefaultDropGroups, group) {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Index(i), fmt.Sprintf(
+				"%s is always dropped by the front proxy (with %s): a client claiming it would be shard admin on every shard",
+				group, strings.Join(kcpversion.FrontProxyDefaultDropGroups, ", "))))
+		}
+	}
 	return allErrs
 }
 

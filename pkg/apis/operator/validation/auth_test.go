@@ -101,6 +101,14 @@ func TestValidateAuth(t *testing.T) {
 				invalid("spec.auth.passOnGroups[0]"),
 			},
 		},
+		{
+			name: "passing on the groups the front proxy always drops",
+			auth: &operator.AuthSpec{PassOnGroups: []string{"team-a", "system:masters", "system:kcp:logical-cluster-admin", "system:*"}},
+			want: []wantErr{
+				forbidden("spec.auth.passOnGroups[1]", "system:masters is always dropped by the front proxy"),
+				forbidden("spec.auth.passOnGroups[2]", "system:kcp:logical-cluster-admin is always dropped"),
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

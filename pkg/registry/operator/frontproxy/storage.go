@@ -52,13 +52,16 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 // permissions are what a FrontProxy's fields have the server do with its own rights. Beyond
 // every component's, the proxy is a front door to the RootShard it references, so it needs
 // use on it (or get on the copy of its join Secret), asked again on every change of spec.auth:
-// auth decides whom that front door lets in.
+// auth decides whom that front door lets in. An identity source of its own (OIDC, a token
+// webhook, a token file) says who a user is to every shard, so it needs trust on the
+// RootShard, asked again on every change of that source.
 func permissions(o *operator.FrontProxy) []store.Permission {
 	spec := field.NewPath("spec")
 	perms := slices.Concat(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
 		store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
 		store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
-		store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")))
+		store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")),
+		store.TrustPermissions(&o.Spec.RootShard, store.IdentitySources(o.Spec.Auth, spec.Child("auth"))))
 	if o.Spec.Auth != nil {
 		for _, p := range store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")) {
 			p.Field = spec.Child("auth").String()

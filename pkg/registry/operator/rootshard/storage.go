@@ -41,6 +41,12 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	},
 
 	Replicas: func(o *operator.RootShard) *int32 { return o.Spec.Replicas },
+	NestedReplicas: func(o *operator.RootShard) map[string]*int32 {
+		if o.Spec.Proxy == nil {
+			return nil
+		}
+		return map[string]*int32{"proxy.replicas": o.Spec.Proxy.Replicas}
+	},
 
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,

@@ -32,7 +32,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
 				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec),
 				store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")),
-				store.CachePermissions(o.Spec.Cache, spec.Child("cache")))...)
+				store.CachePermissions(o.Spec.Cache, spec.Child("cache")),
+				trustPermissions(o, spec))...)
 	},
 
 	Replicas: func(o *operator.Shard) *int32 { return o.Spec.Replicas },
@@ -53,6 +54,15 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 			store.PhaseColumn(func(o *operator.Shard) string { return string(o.Status.Phase) }),
 		},
 	},
+}
+
+// trustPermissions hold what a Shard has its RootShard's kcp trust to trust on the RootShard:
+// an identity source of its own says who a user is on the shard, a storage without TLS is the
+// shard's RBAC for anyone on the path, and a base URL of the author's choice is where the
+// root shard and the front proxies send their users' requests.
+func trustPermissions(o *operator.Shard, spec *field.Path) []store.Permission {
+	return store.TrustPermissions(&o.Spec.RootShard,
+		append(store.IdentitySources(o.Spec.Auth, spec.Child("auth")), store.ShardTrusted(&o.Spec.CommonShardSpec, spec)...))
 }
 
 // NewREST returns the shards endpoint and its status subresource.

@@ -51,6 +51,9 @@ type Kind[T Object, Spec, Status any] struct {
 	Admit Admit[T]
 	// Replicas, when set, points at the object's pod count, which the server's Limits bound.
 	Replicas func(T) *int32
+	// NestedReplicas, when set, are the pod counts of the object's further workloads, by the
+	// path of their field below spec (a RootShard's proxy.replicas), bound as Replicas is.
+	NestedReplicas func(T) map[string]*int32
 
 	// Warnings, when set, are the warnings a create or an update returns to the client with
 	// the object it stored, such as for a deprecated field that is accepted and mapped to its

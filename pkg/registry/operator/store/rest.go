@@ -24,6 +24,9 @@ type REST struct {
 	admit  admitter
 	limits *Limits
 	claims *Claims
+	// neighbours, when set, holds an object against the other objects of this API
+	// (SetNeighbourCheck).
+	neighbours func(ctx context.Context, obj, old runtime.Object) error
 }
 
 // SetLimits sets the server's bounds on specs; it is called before the server serves.
@@ -32,14 +35,15 @@ func (r *REST) SetLimits(l Limits) { *r.limits = l }
 // Create stores a new object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return create(ctx, r.Store, obj, r.claimsCreate(r.admit.create(createValidation)), options)
+	return create(ctx, r.Store, obj, r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))), options)
 }
 
 // Update stores a changed object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return update(ctx, r.Store, name, objInfo, r.claimsCreate(r.admit.create(createValidation)), r.claimsUpdate(r.admit.update(updateValidation)),
+	return update(ctx, r.Store, name, objInfo, r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))),
+		r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation))),
 		forceAllowCreate, options)
 }
 

@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -75,23 +78,42 @@ func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old ru
 	return append(append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...), ValidateAdopt(obj.(T))...)
 }
 
-// validateLimits holds spec.replicas to the server's --max-replicas. An update is held to it
-// only when it changes the count, so that lowering the flag does not lock existing objects.
+// validateLimits holds spec.replicas, and every nested pod count (spec.proxy.replicas), to
+// the server's --max-replicas. An update is held to it only for a count it changes, so that
+// lowering the flag does not lock existing objects.
 func (s strategy[T, Spec, Status]) validateLimits(obj T, old *T) field.ErrorList {
-	if s.kind.Replicas == nil || s.limits == nil || s.limits.MaxReplicas <= 0 {
+	if s.limits == nil || s.limits.MaxReplicas <= 0 {
 		return nil
 	}
-	replicas := s.kind.Replicas(obj)
-	if replicas == nil || *replicas <= s.limits.MaxReplicas {
-		return nil
-	}
-	if old != nil {
-		if prev := s.kind.Replicas(*old); prev != nil && *prev == *replicas {
-			return nil
+	counts := func(o T) map[string]*int32 {
+		out := map[string]*int32{}
+		if s.kind.NestedReplicas != nil {
+			maps.Copy(out, s.kind.NestedReplicas(o))
 		}
+		if s.kind.Replicas != nil {
+			out["replicas"] = s.kind.Replicas(o)
+		}
+		return out
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), *replicas,
-		fmt.Sprintf("must be no more than %d, the server's --max-replicas", s.limits.MaxReplicas))}
+	var prev map[string]*int32
+	if old != nil {
+		prev = counts(*old)
+	}
+	var allErrs field.ErrorList
+	now := counts(obj)
+	for _, fld := range slices.Sorted(maps.Keys(now)) {
+		replicas := now[fld]
+		if replicas == nil || *replicas <= s.limits.MaxReplicas {
+			continue
+		}
+		if p := prev[fld]; p != nil && *p == *replicas {
+			continue
+		}
+		names := strings.Split(fld, ".")
+		allErrs = append(allErrs, field.Invalid(field.NewPath("spec", names...), *replicas,
+			fmt.Sprintf("must be no more than %d, the server's --max-replicas", s.limits.MaxReplicas)))
+	}
+	return allErrs
 }
 
 func (s strategy[T, Spec, Status]) WarningsOnCreate(_ context.Context, obj runtime.Object) []string {

@@ -149,6 +149,28 @@ func TestReplicasAreBoundedByTheServer(t *testing.T) {
 	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(50, ""), cacheServer(500, "")), "lowered under the bound")
 }
 
+// TestNestedReplicasAreBoundedByTheServer: a further workload's pod count (a RootShard's
+// spec.proxy.replicas) is under the same --max-replicas, at its own path.
+func TestNestedReplicasAreBoundedByTheServer(t *testing.T) {
+	kind := testKind()
+	kind.Validate = func(*operator.CacheServer) field.ErrorList { return nil }
+	kind.ValidateUpdate = func(_, _ *operator.CacheServer) field.ErrorList { return nil }
+	kind.Replicas = func(o *operator.CacheServer) *int32 { return o.Spec.Replicas }
+	// The CacheServer's own count stands in for a nested one, so that both are bound at once.
+	kind.NestedReplicas = func(o *operator.CacheServer) map[string]*int32 {
+		return map[string]*int32{"proxy.replicas": o.Spec.Replicas}
+	}
+	s := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: kind, limits: &Limits{MaxReplicas: 100}}
+
+	errs := s.Validate(t.Context(), cacheServer(2000000000, ""))
+	require.Len(t, errs, 2)
+	assert.Equal(t, "spec.proxy.replicas", errs[0].Field)
+	assert.Contains(t, errs[0].Error(), "must be no more than 100, the server's --max-replicas")
+	assert.Equal(t, "spec.replicas", errs[1].Field)
+	assert.Empty(t, s.ValidateUpdate(t.Context(), cacheServer(500, ""), cacheServer(500, "")), "kept as it was")
+	assert.Len(t, s.ValidateUpdate(t.Context(), cacheServer(501, ""), cacheServer(500, "")), 2, "raised")
+}
+
 // TestNormalizeBeforeValidation: the kind's Normalize rewrites what a client sent on create
 // and on update, and a spec that normalizes to the stored one is no change of the generation.
 func TestNormalizeBeforeValidation(t *testing.T) {

@@ -173,14 +173,15 @@ func TestWhatATenantMayNotGetForFree(t *testing.T) {
 
 // TestChangingAFrontProxysAuthUsesItsRootShardAgain: use on the RootShard is asked when the
 // FrontProxy is created, and again whenever spec.auth changes, since auth decides whom the
-// front door to that RootShard lets in; any other change does not ask it again.
+// front door to that RootShard lets in; any other change does not ask it again. (An identity
+// source in auth needs trust as well: TestIdentitySourcesNeedTrust.)
 func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
-	fp := func(issuer string, replicas int32) *operator.FrontProxy {
+	fp := func(drop string, replicas int32) *operator.FrontProxy {
 		return &operator.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a"},
 			Spec: operator.FrontProxySpec{
 				ComponentSpec: operator.ComponentSpec{Replicas: &replicas},
 				RootShard:     operator.RootShardConfig{Reference: localRef("root")},
-				Auth:          &operator.AuthSpec{OIDC: &operator.OIDCConfiguration{IssuerURL: issuer, ClientID: "kcp"}},
+				Auth:          &operator.AuthSpec{DropGroups: []string{drop}},
 			}}
 	}
 	var asked []string
@@ -197,17 +198,26 @@ func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
 		return store.CheckRequest(ctx, &frontproxy.Kind, deny, obj, old)
 	}
 
-	err := check(fp("https://dex.example.com", 2), nil)
+	err := check(fp("contractors", 2), nil)
 	require.Error(t, err)
 	assert.Equal(t, []string{"use rootshards root"}, asked, "one right, asked once for both fields")
 	assert.Contains(t, err.Error(), `spec.rootShard.ref to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 	assert.Contains(t, err.Error(), `spec.auth to RootShard/root without use on rootshards.operator.kcp.io "root"`)
 
-	require.NoError(t, check(fp("https://dex.example.com", 3), fp("https://dex.example.com", 2)), "scaling asks nothing")
+	require.NoError(t, check(fp("contractors", 3), fp("contractors", 2)), "scaling asks nothing")
 	assert.Empty(t, asked)
 
-	err = check(fp("https://evil.example.com", 2), fp("https://dex.example.com", 2))
-	require.Error(t, err, "another issuer is a new use of the RootShard")
+	err = check(fp("interns", 2), fp("contractors", 2))
+	require.Error(t, err, "another auth is a new use of the RootShard")
 	assert.Equal(t, []string{"use rootshards root"}, asked)
 	assert.Contains(t, err.Error(), "spec.auth to RootShard/root")
+}
+
+// TestTheRootShardsProxyCountsItsReplicas: spec.proxy.replicas is a pod count the server's
+// --max-replicas bounds, as spec.replicas is (TestNestedReplicasAreBoundedByTheServer).
+func TestTheRootShardsProxyCountsItsReplicas(t *testing.T) {
+	two := int32(2000000000)
+	assert.Empty(t, rootshard.Kind.NestedReplicas(&operator.RootShard{}))
+	rs := &operator.RootShard{Spec: operator.RootShardSpec{Proxy: &operator.RootShardProxySpec{ComponentSpec: operator.ComponentSpec{Replicas: &two}}}}
+	assert.Equal(t, map[string]*int32{"proxy.replicas": &two}, rootshard.Kind.NestedReplicas(rs))
 }
