@@ -284,6 +284,23 @@ var contentCases = []contentCase{
 		build: func(v int) []Permission {
 			return CertificatesPermissions(&operator.Certificates{CASecretRef: ref(pick(v, "a", "b"))}, spec.Child("certificates"))
 		}},
+	// trust on the RootShard: what its kcp takes on the author's word.
+	{name: "OIDC issuer", kinds: []string{"TrustPermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return TrustPermissions(&operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+				IdentitySources(&operator.AuthSpec{OIDC: &operator.OIDCConfiguration{IssuerURL: pick(v, "https://idp.example.com", "https://idp.attacker.example")}}, spec.Child("auth")))
+		}},
+	{name: "shardBaseURL and a plain etcd", kinds: []string{"TrustPermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return TrustPermissions(&operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+				ShardTrusted(&operator.CommonShardSpec{ShardBaseURL: "https://s.example.com:6443",
+					Etcd: operator.EtcdConfig{Endpoints: []string{pick(v, "http://etcd-a:2379", "http://etcd-b:2379")}}}, spec))
+		}},
+	{name: "trusted unchanged", kinds: []string{"TrustPermissions"}, asks: false,
+		build: func(int) []Permission {
+			return TrustPermissions(&operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
+				ShardTrusted(&operator.CommonShardSpec{ShardBaseURL: "https://s.example.com:6443"}, spec))
+		}},
 	{name: "CA bundle Secret", kinds: []string{"CABundlePermissions"}, asks: true,
 		build: func(v int) []Permission { return CABundlePermissions(ref(pick(v, "a", "b")), nil, spec) }},
 	{name: "client CA bundle Secret", kinds: []string{"CABundlePermissions"}, asks: true,
