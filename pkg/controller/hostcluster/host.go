@@ -130,18 +130,29 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		if t := o.Spec.SecretTemplate; t != nil {
 			labels = t.Labels
 		}
-		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
-		if s, ok := adopted.(*corev1.Secret); ok {
-			// A CA taken over from kcp-operator keeps its key, whatever its algorithm.
+		// A Secret of ours must carry the owner's UID: cert-manager would issue the
+		// Certificate around the key of a Secret that merely carries our labels.
+		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup,
+			func(ctx context.Context, existing metav1.Object) (bool, string) {
+				return c.adoptableSecret(ctx, *o.Name, existing)
+			}, true)
+		if s, ok := adopted.(*corev1.Secret); ok && err == nil {
+			// A CA taken over from kcp-operator keeps its key, whatever its algorithm: its
+			// Secret is the one kcp-operator's Certificate was issued into (adoptableSecret).
 			keepKey(o, s.Data)
 		}
 		return err
 	}
-	c.CertificateApplier.Prepare = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) {
+	c.CertificateApplier.Prepare = func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) {
 		if o.Spec == nil || o.Spec.SecretName == nil || o.Spec.IsCA == nil || !*o.Spec.IsCA {
 			return
 		}
-		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil {
+		var labels map[string]string
+		if t := o.Spec.SecretTemplate; t != nil {
+			labels = t.Labels
+		}
+		// Only the key of the owner's own CA Secret, marked with its UID.
+		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil && ownMarked(ctx, s, labels) {
 			keepKey(o, s.Data)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -198,20 +199,52 @@ func (h *Host) caSlotGone(namespace, name string) bool {
 
 // deleteCASlot deletes a CA slot's (or a signing leaf's) Certificate, then its Secret, so
 // that cert-manager does not issue it again: what the CA signed, or the leaf's key, is
-// trusted nowhere after this. What the cache does
-// not hold is gone already.
+// trusted nowhere after this. Only the reconciled owner's are deleted, never by name alone:
+// each carries the managed-by label, the owner's label and its UID (slotOf), and the delete
+// is held to the UID read (a precondition), so that an object that took the name since is
+// never reached. Another's under the name is a NameConflictError, and stays. What the cache
+// does not hold is gone already.
 func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
 	if h.caSlotGone(namespace, name) {
 		return nil
 	}
-	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
-	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
+	owner, ok := OwnerFrom(ctx)
+	if !ok {
+		return fmt.Errorf("deleting the old slot %s/%s: no owner to hold it to", namespace, name)
 	}
-	err = h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
+	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
+	if cert, err := h.Certificates.Certificates(namespace).Get(name); err == nil {
+		if !slotOf(cert, owner) {
+			return &NameConflictError{Kind: "Certificate", Namespace: namespace, Name: name, Holder: holder(cert)}
+		}
+		err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, deleteHeldTo(cert.UID))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
+		}
+	}
+	if s, err := h.Secrets.Secrets(namespace).Get(name); err == nil {
+		if !slotOf(s, owner) {
+			return &NameConflictError{Kind: "Secret", Namespace: namespace, Name: name, Holder: holder(s)}
+		}
+		err := h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, deleteHeldTo(s.UID))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
+		}
 	}
 	return nil
+}
+
+// slotOf reports whether a slot's Certificate or Secret is owner's: the managed-by label, the
+// owner's kind and name, and its UID, exactly (slots came after the UID mark: none is
+// without it).
+func slotOf(o metav1.Object, owner Owner) bool {
+	l := o.GetLabels()
+	return l[pki.LabelManagedBy] == pki.ManagedBy && l[pki.OwnerLabel(owner.Kind)] == owner.Name &&
+		l[pki.LabelOwnerUID] == string(owner.UID)
+}
+
+// deleteHeldTo are the options of a delete held to the UID read: a 409 when the name is
+// another object's by now.
+func deleteHeldTo(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 }
