@@ -130,7 +130,7 @@ func TestACAIsTakenOverOnlyFromKcpOperatorsCertificate(t *testing.T) {
 			if tc.host.certificate {
 				_, err := h.CM.CertmanagerV1().Certificates(ns).Create(ctx, &cmv1.Certificate{
 					ObjectMeta: metav1.ObjectMeta{Name: tc.ca, Namespace: ns, Labels: tc.host.certLabels},
-					Spec: cmv1.CertificateSpec{SecretName: tc.ca, IsCA: true, IssuerRef: cmmeta.IssuerReference{Name: issuer, Kind: "Issuer", Group: "cert-manager.io"}},
+					Spec:       cmv1.CertificateSpec{SecretName: tc.ca, IsCA: true, IssuerRef: cmmeta.IssuerReference{Name: issuer, Kind: "Issuer", Group: "cert-manager.io"}},
 				}, metav1.CreateOptions{})
 				require.NoError(t, err)
 			}

@@ -126,7 +126,7 @@ func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func
 		o := RotationObservation{Settled: settled}
 		if pki.OldDropped(&st) {
 			old := pki.SlotName(issuer, pki.OtherSlot(st.Slot))
-			if err := h.deleteCASlot(ctx, namespace, old); err != nil {
+			if err := h.deleteCASlot(ctx, namespace, old, reconciled(ctx)); err != nil {
 				return rotations, err
 			}
 			o.OldGone = h.caSlotGone(namespace, old)
@@ -204,12 +204,11 @@ func (h *Host) caSlotGone(namespace, name string) bool {
 // is held to the UID read (a precondition), so that an object that took the name since is
 // never reached. Another's under the name is a NameConflictError, and stays. What the cache
 // does not hold is gone already.
-func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
+func (h *Host) deleteCASlot(ctx context.Context, namespace, name string, owner Owner) error {
 	if h.caSlotGone(namespace, name) {
 		return nil
 	}
-	owner, ok := OwnerFrom(ctx)
-	if !ok {
+	if owner.Kind == "" {
 		return fmt.Errorf("deleting the old slot %s/%s: no owner to hold it to", namespace, name)
 	}
 	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
@@ -247,4 +246,11 @@ func slotOf(o metav1.Object, owner Owner) bool {
 // another object's by now.
 func deleteHeldTo(uid types.UID) metav1.DeleteOptions {
 	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+}
+
+// reconciled is the reconcile's owner, as WithOwner set it, whose UID an object created
+// without one (a unit test's) lacks.
+func reconciled(ctx context.Context) Owner {
+	o, _ := ctx.Value(ownerKey{}).(Owner)
+	return o
 }
