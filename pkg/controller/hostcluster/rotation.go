@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,6 +53,13 @@ func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]by
 		if err != nil {
 			return nil, false, err
 		}
+		if !h.slotIssued(s, slot == slots.Issuer) {
+			// Not what cert-manager issued for the slot's Certificate: never trusted.
+			if slot == slots.Issuer {
+				return nil, false, nil
+			}
+			continue
+		}
 		pem, err := read(s.Data["tls.crt"])
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
@@ -59,6 +67,20 @@ func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]by
 		pems = append(pems, pem)
 	}
 	return pems, true, nil
+}
+
+// slotIssued reports whether a slot's Secret s is the one cert-manager issued for the slot's
+// Certificate: the cache holds a Certificate of its name, and both carry one owner's UID. A
+// Secret with our labels is not enough: anyone who may create Secrets can set them, and a CA
+// slot's Secret is trusted by every bundle. Only the Issuer's slot is read without a
+// Certificate of its name (a CA the user gave, caSecretRef).
+func (h *Host) slotIssued(s *corev1.Secret, issuer bool) bool {
+	cert, err := h.Certificates.Certificates(s.Namespace).Get(s.Name)
+	if apierrors.IsNotFound(err) {
+		return issuer
+	}
+	uid := cert.Labels[pki.LabelOwnerUID]
+	return err == nil && s.Labels[pki.LabelOwnerUID] == uid
 }
 
 // RotationObservation is what the host shows of one authority's rotation.

@@ -1,6 +1,7 @@
 package hostcluster_test
 
 import (
+	"strings"
 	"testing"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
@@ -77,6 +78,45 @@ func TestTheOldSlotIsDeletedOnlyAsTheOwners(t *testing.T) {
 				require.NotNil(t, d.DeleteOptions.Preconditions)
 				assert.Equal(t, types.UID("uid-slot"), *d.DeleteOptions.Preconditions.UID, "held to the UID read")
 			}
+		})
+	}
+}
+
+// TestAPlantedSlotIsNeverTrusted: during a rotation, the other slot's Secret is in the CA's
+// bundle only when it is what cert-manager issued for the slot's Certificate (the cache holds
+// the Certificate, both with one owner's UID); a Secret merely labelled as ours is left out.
+func TestAPlantedSlotIsNeverTrusted(t *testing.T) {
+	const ns = "team-a"
+	oldPEM, _, _ := testCA(t, "root-client-ca")
+	newPEM, _, _ := testCA(t, "root-client-ca")
+	ours := pki.Labels("rootshard", "root", "client-ca")
+	ours[pki.LabelOwnerUID] = "uid-root"
+	slots := pki.SlotsOf([]operatorv1alpha1.CARotationState{{Authority: "client", Slot: 1, Phase: operatorv1alpha1.CARotationPreparing}}, "client")
+	for _, tc := range []struct {
+		name        string
+		certificate map[string]string // the labels of the -next Certificate in the cache, nil for none
+		secret      map[string]string // the -next Secret's
+		trusted     bool
+	}{
+		{name: "issued for the slot's Certificate", certificate: ours, secret: ours, trusted: true},
+		{name: "planted, no Certificate of the slot", secret: ours},
+		{name: "planted with our labels, without the UID", certificate: ours, secret: pki.Labels("rootshard", "root", "client-ca")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := controllertest.NewHost(t)
+			require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: "root-client-ca", Namespace: ns, Labels: ours}}))
+			require.NoError(t, h.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "root-client-ca", Namespace: ns, Labels: ours},
+				Data: map[string][]byte{"tls.crt": oldPEM}}))
+			if tc.certificate != nil {
+				require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: "root-client-ca-next", Namespace: ns, Labels: tc.certificate}}))
+			}
+			require.NoError(t, h.Caches["secrets"].Add(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "root-client-ca-next", Namespace: ns, Labels: tc.secret},
+				Data: map[string][]byte{"tls.crt": newPEM}}))
+			bundle, issued, err := h.LiveCAs(ns, "root-client-ca", slots)
+			require.NoError(t, err)
+			require.True(t, issued)
+			assert.Contains(t, string(bundle), string(oldPEM))
+			assert.Equal(t, tc.trusted, strings.Contains(string(bundle), string(newPEM)), "the -next slot in the bundle")
 		})
 	}
 }
