@@ -144,7 +144,9 @@ data: {tls.crt: %s, tls.key: %s}
 		"her Secret is not written")
 	kubectl(t, "delete", "secret", "root-front-proxy-client-ca", "-n", ns)
 	if _, err := stack.Kubectl(t.Context(), "wait", "-n", ns, "--for=condition=Available", "rootshard/root", "--timeout=3m"); err != nil {
-		t.Fatalf("root is not Available: %s", kubectl(t, "get", "rootshard/root", "-n", ns, "-o", "jsonpath={.status.conditions}"))
+		certs, _ := stack.Kubectl(t.Context(), "get", "certificates,certificaterequests", "-n", ns, "-o",
+			`jsonpath={range .items[*]}{.kind} {.metadata.name} {.spec.privateKey} {.status.conditions}{"\n"}{end}`)
+		t.Fatalf("root is not Available: %s\n%s", kubectl(t, "get", "rootshard/root", "-n", ns, "-o", "jsonpath={.status.conditions}"), certs)
 	}
 	kubectl(t, "wait", "-n", ns, "--for=condition=TakenOver", "rootshard/root", "--timeout=1m")
 	for _, ca := range kcpOperatorV09CAs {
