@@ -152,8 +152,17 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 			labels = t.Labels
 		}
 		// Only the key of the owner's own CA Secret, marked with its UID.
-		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil && ownMarked(ctx, s, labels) {
-			keepKey(o, s.Data)
+		s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName)
+		if err == nil {
+			if ownMarked(ctx, s, labels) {
+				keepKey(o, s.Data)
+			}
+			return
+		}
+		// Until the cache holds the Secret (a CA just taken over, whose Secret gets our labels
+		// from cert-manager), the key the Certificate last asked for.
+		if cert, err := c.Certificates.Certificates(*o.Namespace).Get(*o.Name); err == nil && ownMarked(ctx, cert, o.Labels) {
+			keepAskedKey(o, cert.Spec.PrivateKey)
 		}
 	}
 	// A Deployment's selector cannot change: kcp-operator's is replaced, and its pods roll.
@@ -331,6 +340,23 @@ func keepKey(o *cmapply.CertificateApplyConfiguration, data map[string][]byte) {
 	}
 	if encoding, ok := keyEncoding(data[corev1.TLSPrivateKeyKey]); ok {
 		pk.WithEncoding(encoding)
+	}
+}
+
+// keepAskedKey has a CA Certificate that keeps its key on renewal ask for the key asked
+// before (asked, the Certificate as the cache holds it), as keepKey does from its Secret.
+func keepAskedKey(o *cmapply.CertificateApplyConfiguration, asked *cmv1.CertificatePrivateKey) {
+	pk := o.Spec.PrivateKey
+	if asked == nil || pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever || asked.Algorithm == "" {
+		return
+	}
+	pk.WithAlgorithm(asked.Algorithm)
+	pk.Size = nil
+	if asked.Size > 0 {
+		pk.WithSize(asked.Size)
+	}
+	if asked.Encoding != "" {
+		pk.WithEncoding(asked.Encoding)
 	}
 }
 
