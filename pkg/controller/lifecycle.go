@@ -76,8 +76,12 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	if err != nil {
 		return err
 	}
-	adopt := obj.GetAnnotations()[operatorv1alpha1.AnnotationAdopt] == operatorv1alpha1.AdoptKcpOperator
-	ctx = hostcluster.WithOwner(ctx, hostcluster.Owner{Kind: l.Name, Name: obj.GetName(), UID: obj.GetUID(), Adopt: adopt})
+	takeover, over := l.takeover(obj)
+	owner := hostcluster.Owner{Kind: l.Name, Name: obj.GetName(), UID: obj.GetUID(), Adopt: takeover}
+	if takeover {
+		owner.KcpOperatorNames = hostcluster.KcpOperatorNames(obj)
+	}
+	ctx = hostcluster.WithOwner(ctx, owner)
 	if obj.GetDeletionTimestamp() != nil {
 		return l.finalize(ctx, obj)
 	}
@@ -96,14 +100,43 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 		return err
 	}
 	l.markSynced(obj, status)
+	var leftovers error
+	switch {
+	case takeover && meta.IsStatusConditionTrue(*l.Common(status).Conditions, operatorv1alpha1.ConditionAvailable):
+		// Everything is realized: what kcp-operator made that nothing took over goes, and the
+		// takeover is over.
+		leftovers = l.Host.RemoveKcpOperatorLeftovers(ctx, obj.GetNamespace(), l.Name, obj.GetName(), l.Recorder, obj)
+		if leftovers == nil {
+			l.SetCondition(obj, status, operatorv1alpha1.ConditionTakenOver, metav1.ConditionTrue, operatorv1alpha1.ReasonTakenOverFromKcpOperator,
+				"Took over what kcp-operator made for this object; the annotation "+operatorv1alpha1.AnnotationAdopt+" has no effect any more")
+		}
+	case over:
+		// An object with the annotation that was Available before it was recorded.
+		l.SetCondition(obj, status, operatorv1alpha1.ConditionTakenOver, metav1.ConditionTrue, operatorv1alpha1.ReasonTakenOverFromKcpOperator,
+			"Was Available with the annotation "+operatorv1alpha1.AnnotationAdopt+", which has no effect any more")
+	}
 	if _, err := l.writeStatus(ctx, obj, next); err != nil {
 		return err
 	}
-	if adopt && meta.IsStatusConditionTrue(*l.Common(status).Conditions, operatorv1alpha1.ConditionAvailable) {
-		// Everything is realized: what kcp-operator made that nothing took over goes.
-		return l.Host.RemoveKcpOperatorLeftovers(ctx, obj.GetNamespace(), l.Name, obj.GetName(), l.Recorder, obj)
+	return leftovers
+}
+
+// takeover reports whether obj takes over what kcp-operator made (the annotation
+// operator.kcp.io/adopt: kcp-operator): only during a takeover, until the object was first
+// Available, which the condition TakenOver records. Once over, the annotation has no effect;
+// over is true when it is over but not recorded yet (the object was Available before).
+func (l Lifecycle[T, S]) takeover(obj T) (takeover, over bool) {
+	if obj.GetAnnotations()[operatorv1alpha1.AnnotationAdopt] != operatorv1alpha1.AdoptKcpOperator {
+		return false, false
 	}
-	return nil
+	conditions := *l.Common(l.Status(obj)).Conditions
+	if meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionTakenOver) != nil {
+		return false, false
+	}
+	if meta.IsStatusConditionTrue(conditions, operatorv1alpha1.ConditionAvailable) {
+		return false, true
+	}
+	return true, false
 }
 
 // writeStatus writes next's status when it differs from obj's, and returns the object as it

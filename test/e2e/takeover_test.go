@@ -168,7 +168,18 @@ func TestTakeOverFromKcpOperator(t *testing.T) {
 	assert.Contains(t, conditionMessage(t, stack, ns, "rootshard/root", "Synced"), "not by kcp-setups")
 	assert.Equal(t, before, state(), "without the annotation nothing of kcp-operator's is written")
 
-	kubectl(t, "annotate", "-n", ns, "rootshard/root", "shard/shard-1", "frontproxy/fp", "operator.kcp.io/adopt=kcp-operator")
+	// The annotation is refused on objects created without it: a takeover happens only
+	// while an object created with it is first realized.
+	_, stderr, err := stack.KubectlWith(t.Context(), stack.AdminKubeconfig, "annotate", "-n", ns, "rootshard/root", "operator.kcp.io/adopt=kcp-operator")
+	require.Error(t, err)
+	assert.Contains(t, stderr, `The RootShard "root" is invalid`)
+	assert.Contains(t, stderr, "metadata.annotations[operator.kcp.io/adopt]")
+	assert.Contains(t, stderr, "may be set only when the object is created")
+	// The same manifests, created again with the annotation.
+	kubectl(t, "delete", "-n", ns, "-f", manifests, "--wait")
+	assert.Equal(t, before, state(), "deleting the objects that took nothing over touches nothing of kcp-operator's")
+	adopting := strings.ReplaceAll(kcpOperatorManifests, "\nspec:\n", "\n  annotations: {operator.kcp.io/adopt: kcp-operator}\nspec:\n")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, adopting))
 	for _, o := range []string{"rootshard/root", "shard/shard-1", "frontproxy/fp"} {
 		if _, err := stack.Kubectl(t.Context(), "wait", "-n", ns, "--for=condition=Available", o, "--timeout=3m"); err != nil {
 			t.Fatalf("%s is not Available: %s", o, kubectl(t, "get", o, "-n", ns, "-o", "jsonpath={.status.conditions}"))
@@ -184,6 +195,9 @@ func TestTakeOverFromKcpOperator(t *testing.T) {
 		_, err := stack.Kubectl(t.Context(), "get", "secret/root-legacy-kubeconfig", "-n", ns)
 		return err != nil
 	}, time.Minute, time.Second, "what kcp-operator made and nothing took over goes")
+	for _, o := range []string{"rootshard/root", "shard/shard-1", "frontproxy/fp"} {
+		kubectl(t, "wait", "-n", ns, "--for=condition=TakenOver", o, "--timeout=1m")
+	}
 	assert.Equal(t, "legacy-admin", kubectl(t, "get", "certificate/legacy-admin", "-n", ns, "-o", "jsonpath={.metadata.name}"),
 		"a certificate nobody made for the setup stays")
 

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -32,7 +34,7 @@ var kcpOperators = map[string]string{pki.LabelManagedBy: "kcp-operator", labelAp
 // kcp-operator made for an object of the owner's kind and name is written over; without it,
 // or for another name, component or maker, it stays a NameConflict.
 func TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects(t *testing.T) {
-	owner := Owner{Kind: "rootshard", Name: "root", UID: "uid-1", Adopt: true}
+	owner := Owner{Kind: "rootshard", Name: "root", UID: "uid-1", Adopt: true, KcpOperatorNames: []string{"root-kcp"}}
 	with := func(change map[string]string) map[string]string {
 		l := map[string]string{}
 		for k, v := range kcpOperators {
@@ -62,7 +64,10 @@ func TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects(t *testing.T) {
 		{name: "kcp-operator's for another RootShard", owner: owner, host: existingCM(with(map[string]string{pki.LabelInstance: "other"}))},
 		{name: "kcp-operator's for a Shard of the name", owner: owner, host: existingCM(with(map[string]string{pki.LabelComponent: "shard"}))},
 		{name: "another maker", owner: owner, host: existingCM(with(map[string]string{pki.LabelManagedBy: "helm"}))},
-		{name: "a cert-manager Secret of kcp-operator's", owner: owner, adopted: true,
+		{name: "a name kcp-operator does not make for the owner", owner: Owner{Kind: "rootshard", Name: "root", UID: "uid-1", Adopt: true,
+			KcpOperatorNames: []string{"root-server"}}, host: existingCM(kcpOperators)},
+		// A Secret's labels prove nothing: only kcp-operator's Certificate does (adoptableSecret).
+		{name: "labelled as a cert-manager Secret of kcp-operator's", owner: owner,
 			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "root"})},
 		{name: "a cert-manager Secret of another RootShard", owner: owner,
 			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "other"})},
@@ -133,4 +138,27 @@ func TestACAKeepsItsKeysAlgorithm(t *testing.T) {
 	c = ca(cmv1.RotationPolicyNever)
 	keepKey(c, map[string][]byte{"tls.crt": []byte("not PEM")})
 	assert.Equal(t, 256, *c.Spec.PrivateKey.Size)
+}
+
+// TestKcpOperatorNames: the names a takeover may adopt are kcp-operator's for the kind and
+// name, never a rotation's slot or a CA kcp-operator does not have.
+func TestKcpOperatorNames(t *testing.T) {
+	rs := KcpOperatorNames(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"}})
+	for _, name := range []string{"root-kcp", "root-ca", "root-client-ca", "root-front-proxy-client-ca", "root-server", "root-proxy", "root-proxy-server"} {
+		assert.Contains(t, rs, name)
+	}
+	fp := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "fp"}}
+	fp.Spec.RootShard.Reference = &corev1.LocalObjectReference{Name: "root"}
+	cs := KcpOperatorNames(&operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}})
+	assert.Contains(t, KcpOperatorNames(fp), "root-fp-server")
+	assert.Contains(t, cs, "cache-ca")
+	for _, names := range [][]string{rs, KcpOperatorNames(fp), cs,
+		KcpOperatorNames(&operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "s"}}),
+		KcpOperatorNames(&operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw"}})} {
+		for _, name := range names {
+			assert.False(t, strings.HasSuffix(name, pki.NextSuffix) || strings.HasSuffix(name, pki.TrustSuffix), "%s is a rotation's slot", name)
+			assert.NotContains(t, name, "etcd", "kcp-operator has no etcd CA")
+		}
+	}
+	assert.Empty(t, KcpOperatorNames(&operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Name: "kc"}}))
 }

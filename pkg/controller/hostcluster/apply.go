@@ -122,7 +122,9 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 		return false, &NameConflictError{Kind: a.Kind, Namespace: ns, Name: name, Holder: holder(existing)}
 	}
 	if !cached && a.Lookup != nil && a.Labels != nil {
-		adopted, err := claim(ctx, a.Kind, ns, name, desiredLabels, a.Lookup)
+		adopted, err := claim(ctx, a.Kind, ns, name, desiredLabels, a.Lookup, func(ctx context.Context, existing metav1.Object) (bool, string) {
+			return adoptable(ctx, a.Kind, existing)
+		}, false)
 		if err != nil {
 			return false, err
 		}

@@ -130,19 +130,39 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 		if t := o.Spec.SecretTemplate; t != nil {
 			labels = t.Labels
 		}
-		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup)
-		if s, ok := adopted.(*corev1.Secret); ok {
-			// A CA taken over from kcp-operator keeps its key, whatever its algorithm.
+		// A Secret of ours must carry the owner's UID: cert-manager would issue the
+		// Certificate around the key of a Secret that merely carries our labels.
+		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup,
+			func(ctx context.Context, existing metav1.Object) (bool, string) {
+				return c.adoptableSecret(ctx, *o.Name, existing)
+			}, true)
+		if s, ok := adopted.(*corev1.Secret); ok && err == nil {
+			// A CA taken over from kcp-operator keeps its key, whatever its algorithm: its
+			// Secret is the one kcp-operator's Certificate was issued into (adoptableSecret).
 			keepKey(o, s.Data)
 		}
 		return err
 	}
-	c.CertificateApplier.Prepare = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) {
+	c.CertificateApplier.Prepare = func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) {
 		if o.Spec == nil || o.Spec.SecretName == nil || o.Spec.IsCA == nil || !*o.Spec.IsCA {
 			return
 		}
-		if s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName); err == nil {
-			keepKey(o, s.Data)
+		var labels map[string]string
+		if t := o.Spec.SecretTemplate; t != nil {
+			labels = t.Labels
+		}
+		// Only the key of the owner's own CA Secret, marked with its UID.
+		s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName)
+		if err == nil {
+			if ownMarked(ctx, s, labels) {
+				keepKey(o, s.Data)
+			}
+			return
+		}
+		// Until the cache holds the Secret (a CA just taken over, whose Secret gets our labels
+		// from cert-manager), the key the Certificate last asked for.
+		if cert, err := c.Certificates.Certificates(*o.Namespace).Get(*o.Name); err == nil && ownMarked(ctx, cert, o.Labels) {
+			keepAskedKey(o, cert.Spec.PrivateKey)
 		}
 	}
 	// A Deployment's selector cannot change: kcp-operator's is replaced, and its pods roll.
@@ -320,6 +340,23 @@ func keepKey(o *cmapply.CertificateApplyConfiguration, data map[string][]byte) {
 	}
 	if encoding, ok := keyEncoding(data[corev1.TLSPrivateKeyKey]); ok {
 		pk.WithEncoding(encoding)
+	}
+}
+
+// keepAskedKey has a CA Certificate that keeps its key on renewal ask for the key asked
+// before (asked, the Certificate as the cache holds it), as keepKey does from its Secret.
+func keepAskedKey(o *cmapply.CertificateApplyConfiguration, asked *cmv1.CertificatePrivateKey) {
+	pk := o.Spec.PrivateKey
+	if asked == nil || pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever || asked.Algorithm == "" {
+		return
+	}
+	pk.WithAlgorithm(asked.Algorithm)
+	pk.Size = nil
+	if asked.Size > 0 {
+		pk.WithSize(asked.Size)
+	}
+	if asked.Encoding != "" {
+		pk.WithEncoding(asked.Encoding)
 	}
 }
 

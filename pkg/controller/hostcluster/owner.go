@@ -18,8 +18,11 @@ type Owner struct {
 	Kind, Name string
 	UID        types.UID
 	// Adopt is whether the owner takes over what kcp-operator made for an object of its kind
-	// and name (operatorv1alpha1.AnnotationAdopt): see adoptable.
+	// and name (operatorv1alpha1.AnnotationAdopt, during a takeover only): see adoptable.
 	Adopt bool
+	// KcpOperatorNames are the names kcp-operator makes for the owner (KcpOperatorNames),
+	// when it adopts: no other name is taken over.
+	KcpOperatorNames []string
 }
 
 type ownerKey struct{}

@@ -106,10 +106,12 @@ func listed(name string, list runtime.Object, err error) (metav1.Object, error) 
 // claim checks, before the first write of a name the cache does not hold, that no object of
 // that name exists that the controllers did not create for this owner: the caches hold only
 // what carries the managed-by label, so a foreign object looks absent to them. The read goes
-// to the host cluster itself. What kcp-operator made for an owner that adopts it (adoptable)
-// is returned, to be taken over.
+// to the host cluster itself. What kcp-operator made for an owner that adopts it (adopt, as
+// adoptable) is returned, to be taken over. With marked, an object of ours must carry the
+// owner's UID when desired does: what the labels alone say anyone may have written.
 func claim(ctx context.Context, kind, namespace, name string, desired map[string]string,
-	lookup func(ctx context.Context, namespace, name string) (metav1.Object, error)) (adopted metav1.Object, err error) {
+	lookup func(ctx context.Context, namespace, name string) (metav1.Object, error),
+	adopt func(ctx context.Context, existing metav1.Object) (bool, string), marked bool) (adopted metav1.Object, err error) {
 	existing, err := lookup(ctx, namespace, name)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -117,13 +119,25 @@ func claim(ctx context.Context, kind, namespace, name string, desired map[string
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s/%s before its first write: %w", kind, namespace, name, err)
 	}
-	if OwnedBy(existing, desired) {
+	if OwnedBy(existing, desired) && (!marked || ownMarked(ctx, existing, desired)) {
 		// Ours, and the cache is behind.
 		return nil, nil
 	}
-	if adoptable(ctx, existing) {
+	ok, why := adopt(ctx, existing)
+	if ok {
 		klog.FromContext(ctx).Info("Taking over what kcp-operator made", "kind", kind, "object", klog.KRef(namespace, name))
 		return existing, nil
 	}
-	return nil, &NameConflictError{Kind: kind, Namespace: namespace, Name: name, Holder: holder(existing)}
+	h := holder(existing)
+	if why != "" {
+		h += "; " + why
+	}
+	return nil, &NameConflictError{Kind: kind, Namespace: namespace, Name: name, Holder: h}
+}
+
+// ownMarked reports whether existing carries the UID the reconcile's owner marks desired with
+// (ownerMark), or desired is no owner's (the namespace's shared bootstrap PKI).
+func ownMarked(ctx context.Context, existing metav1.Object, desired map[string]string) bool {
+	mark, ok := ownerMark(ctx, desired)
+	return !ok || existing.GetLabels()[pki.LabelOwnerUID] == mark[pki.LabelOwnerUID]
 }

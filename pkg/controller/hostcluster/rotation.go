@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -51,6 +53,13 @@ func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]by
 		if err != nil {
 			return nil, false, err
 		}
+		if !h.slotIssued(s, slot == slots.Issuer) {
+			// Not what cert-manager issued for the slot's Certificate: never trusted.
+			if slot == slots.Issuer {
+				return nil, false, nil
+			}
+			continue
+		}
 		pem, err := read(s.Data["tls.crt"])
 		if err != nil {
 			return nil, false, fmt.Errorf("reading the CA Secret %s: %w", s.Name, err)
@@ -58,6 +67,20 @@ func (h *Host) liveSlots(namespace, base string, slots pki.Slots, read func([]by
 		pems = append(pems, pem)
 	}
 	return pems, true, nil
+}
+
+// slotIssued reports whether a slot's Secret s is the one cert-manager issued for the slot's
+// Certificate: the cache holds a Certificate of its name, and both carry one owner's UID. A
+// Secret with our labels is not enough: anyone who may create Secrets can set them, and a CA
+// slot's Secret is trusted by every bundle. Only the Issuer's slot is read without a
+// Certificate of its name (a CA the user gave, caSecretRef).
+func (h *Host) slotIssued(s *corev1.Secret, issuer bool) bool {
+	cert, err := h.Certificates.Certificates(s.Namespace).Get(s.Name)
+	if apierrors.IsNotFound(err) {
+		return issuer
+	}
+	uid := cert.Labels[pki.LabelOwnerUID]
+	return err == nil && s.Labels[pki.LabelOwnerUID] == uid
 }
 
 // RotationObservation is what the host shows of one authority's rotation.
@@ -125,7 +148,7 @@ func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func
 		o := RotationObservation{Settled: settled}
 		if pki.OldDropped(&st) {
 			old := pki.SlotName(issuer, pki.OtherSlot(st.Slot))
-			if err := h.deleteCASlot(ctx, namespace, old); err != nil {
+			if err := h.deleteCASlot(ctx, namespace, old, reconciled(ctx)); err != nil {
 				return rotations, err
 			}
 			o.OldGone = h.caSlotGone(namespace, old)
@@ -198,20 +221,58 @@ func (h *Host) caSlotGone(namespace, name string) bool {
 
 // deleteCASlot deletes a CA slot's (or a signing leaf's) Certificate, then its Secret, so
 // that cert-manager does not issue it again: what the CA signed, or the leaf's key, is
-// trusted nowhere after this. What the cache does
-// not hold is gone already.
-func (h *Host) deleteCASlot(ctx context.Context, namespace, name string) error {
+// trusted nowhere after this. Only the reconciled owner's are deleted, never by name alone:
+// each carries the managed-by label, the owner's label and its UID (slotOf), and the delete
+// is held to the UID read (a precondition), so that an object that took the name since is
+// never reached. Another's under the name is a NameConflictError, and stays. What the cache
+// does not hold is gone already.
+func (h *Host) deleteCASlot(ctx context.Context, namespace, name string, owner Owner) error {
 	if h.caSlotGone(namespace, name) {
 		return nil
 	}
-	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
-	err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
+	if owner.Kind == "" {
+		return fmt.Errorf("deleting the old slot %s/%s: no owner to hold it to", namespace, name)
 	}
-	err = h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
+	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
+	if cert, err := h.Certificates.Certificates(namespace).Get(name); err == nil {
+		if !slotOf(cert, owner) {
+			return &NameConflictError{Kind: "Certificate", Namespace: namespace, Name: name, Holder: holder(cert)}
+		}
+		err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, deleteHeldTo(cert.UID))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
+		}
+	}
+	if s, err := h.Secrets.Secrets(namespace).Get(name); err == nil {
+		if !slotOf(s, owner) {
+			return &NameConflictError{Kind: "Secret", Namespace: namespace, Name: name, Holder: holder(s)}
+		}
+		err := h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, deleteHeldTo(s.UID))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
+		}
 	}
 	return nil
+}
+
+// slotOf reports whether a slot's Certificate or Secret is owner's: the managed-by label, the
+// owner's kind and name, and its UID, exactly (slots came after the UID mark: none is
+// without it).
+func slotOf(o metav1.Object, owner Owner) bool {
+	l := o.GetLabels()
+	return l[pki.LabelManagedBy] == pki.ManagedBy && l[pki.OwnerLabel(owner.Kind)] == owner.Name &&
+		l[pki.LabelOwnerUID] == string(owner.UID)
+}
+
+// deleteHeldTo are the options of a delete held to the UID read: a 409 when the name is
+// another object's by now.
+func deleteHeldTo(uid types.UID) metav1.DeleteOptions {
+	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+}
+
+// reconciled is the reconcile's owner, as WithOwner set it, whose UID an object created
+// without one (a unit test's) lacks.
+func reconciled(ctx context.Context) Owner {
+	o, _ := ctx.Value(ownerKey{}).(Owner)
+	return o
 }

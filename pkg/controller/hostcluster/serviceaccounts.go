@@ -96,15 +96,16 @@ func (h *Host) SigningKeysTrusted(rs *operatorv1alpha1.RootShard, names []string
 }
 
 // DeleteOldSigningSlots deletes, once rs's service-account CA's rotation dropped the old CA
-// (pki.OldDropped), the old slot of the signing leaf of each of names, its Certificate then
-// its Secret: its key verifies nowhere any more.
-func (h *Host) DeleteOldSigningSlots(ctx context.Context, rs *operatorv1alpha1.RootShard, names []string) error {
+// (pki.OldDropped), the old slot of the signing leaf of each of owners (the root shard of rs
+// and its shards, each by its kind, name and UID), its Certificate then its Secret: its key
+// verifies nowhere any more. Each is deleted only as its owner's (deleteCASlot).
+func (h *Host) DeleteOldSigningSlots(ctx context.Context, rs *operatorv1alpha1.RootShard, owners []Owner) error {
 	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
 	if st == nil || !pki.OldDropped(st) {
 		return nil
 	}
-	for _, name := range names {
-		if err := h.deleteCASlot(ctx, rs.Namespace, pki.SlotName(kcp.ServiceAccountSecret(name), pki.OtherSlot(st.Slot))); err != nil {
+	for _, o := range owners {
+		if err := h.deleteCASlot(ctx, rs.Namespace, pki.SlotName(kcp.ServiceAccountSecret(o.Name), pki.OtherSlot(st.Slot)), o); err != nil {
 			return err
 		}
 	}

@@ -8,9 +8,11 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // liveCA is the PEM bundle of the live slots of one of rs's intermediate CAs (docs/rotation.md),
@@ -105,7 +107,11 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	status.Rotations = next
 	// As the old CA slot (AdvanceRotations): once the stored object says the old CA was
 	// dropped, so that no reconcile of an older copy of it applies the old slot again.
-	if err := c.Host.DeleteOldSigningSlots(ctx, rs, names); err != nil {
+	owners := []hostcluster.Owner{{Kind: rootshard.Kind, Name: rs.Name, UID: rs.UID}}
+	for _, s := range shards {
+		owners = append(owners, hostcluster.Owner{Kind: shard.Kind, Name: s.Name, UID: s.UID})
+	}
+	if err := c.Host.DeleteOldSigningSlots(ctx, rs, owners); err != nil {
 		return err
 	}
 	controller.SetRotationCondition(&status.Conditions, rs.Generation, next)

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"math/big"
 	"slices"
 	"strings"
@@ -129,11 +130,11 @@ func (f *fixture) addShardKeys(t *testing.T, name string, cert []byte) {
 	if strings.HasSuffix(name, pki.TrustSuffix) {
 		s.Labels = pki.Labels("shard", "shard-1", "service-account-trust")
 	}
-	if _, exists, _ := f.Host.Caches["secrets"].GetByKey("team-a/" + name); exists {
-		require.NoError(t, f.Host.Caches["secrets"].Update(s))
-		return
+	if !strings.HasSuffix(name, pki.TrustSuffix) {
+		// The slot's Certificate, which its old slot's deletion finds the Shard's.
+		require.NoError(t, f.Host.Caches["certificates"].Update(&cmv1.Certificate{ObjectMeta: s.ObjectMeta}))
 	}
-	require.NoError(t, f.Host.Caches["secrets"].Add(s))
+	require.NoError(t, f.Host.Caches["secrets"].Update(s))
 }
 
 // A rotation of the service-account CA brings each shard's new signing key in its leaf's

@@ -72,9 +72,10 @@ func RootShard(rs *operatorv1alpha1.RootShard) []Name {
 	n.add(rootshard.MergedCABundleName(rs), kcp.MergedClientCAName(rs),
 		etcd.ClientTrustSecret(rs.Name), etcd.PeerTrustSecret(rs.Name),
 		reference.ShardJoin.Name(rs.Name), reference.FrontProxyJoin.Name(rs.Name), reference.KubeconfigIssuer.Name(rs.Name))
-	// Rotation (docs/rotation.md): each intermediate CA's second slot and trust bundle.
-	for _, ca := range pki.IntermediateCAs {
-		n.add(pki.SlotName(pki.CAName(rs.Name, ca), 1), pki.CAName(rs.Name, ca)+pki.TrustSuffix)
+	// Rotation (docs/rotation.md): the root CA's and each intermediate CA's second slot and
+	// trust bundle, whether or not a rotation runs: a rotation must never find them taken.
+	for _, a := range pki.RootShardAuthorities() {
+		n.slots(pki.RootShardIssuer(rs.Name, a))
 	}
 	n.server(rootshard.Server(rs))
 	// The internal front proxy (spec.proxy), kcp-operator's <rs>-proxy.
@@ -132,7 +133,10 @@ func CacheServer(cs *operatorv1alpha1.CacheServer) []Name {
 	c := cacheserver.CacheServer{CacheServer: cs}
 	objs := c.PKI()
 	n.certificates(objs.Issuers, objs.Certificates)
-	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name), pki.SlotName(c.CAName(), 1))
+	n.add(c.ServiceName(), c.ClientCAName(), c.KubeconfigName(), reference.CacheClient.Name(cs.Name))
+	for range pki.CacheServerAuthorities() {
+		n.slots(c.CAName())
+	}
 	return n.sorted()
 }
 
@@ -188,6 +192,16 @@ func (n *names) add(names ...string) {
 	}
 }
 
+// slots adds the rotation slots of the CA (or signing leaf) whose slot 0 is base: its second
+// slot (pki.SlotName) and its trust bundle (pki.TrustSuffix).
+func (n *names) slots(base string) {
+	n.add(SlotNames(base)...)
+}
+
+// SlotNames are the names of the rotation slots of the CA or signing leaf whose slot 0 is
+// base: never a name kcp-operator makes, and never another object's.
+func SlotNames(base string) []string { return []string{pki.SlotName(base, 1), base + pki.TrustSuffix} }
+
 // certificates adds Issuers, Certificates and the Secrets cert-manager issues them into, but
 // not the namespace bootstrap's, which every setup shares.
 func (n *names) certificates(issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) {
@@ -214,7 +228,7 @@ func (n *names) certificates(issuers []*cmapply.IssuerApplyConfiguration, certs 
 func (n *names) server(s kcp.Server) {
 	n.add(s.KubeconfigName(kcp.LogicalClusterAdmin), s.KubeconfigName(kcp.ExternalLogicalClusterAdmin), s.ServiceName, s.DeploymentName())
 	// Rotation (docs/rotation.md): the signing leaf's second slot, and the trust of its keys.
-	n.add(pki.SlotName(kcp.ServiceAccountSecret(s.Name), 1), kcp.ServiceAccountTrustSecret(s.Name))
+	n.slots(kcp.ServiceAccountSecret(s.Name)) // <name>-service-account-trust among them
 	if s.CacheSecretRef != nil {
 		n.add(s.CacheKubeconfig())
 	}

@@ -81,3 +81,37 @@ func TestOfKnowsEveryKind(t *testing.T) {
 	_, ok := Of(&corev1.Secret{})
 	assert.False(t, ok)
 }
+
+// TestEverySlotNameIsDerived: the second slot and the trust bundle of every CA a RootShard or
+// CacheServer can rotate, and of every signing leaf, are derived before any rotation, so
+// that no Kubeconfig's secretRef or other object takes one first.
+func TestEverySlotNameIsDerived(t *testing.T) {
+	rs := Strings(RootShard(&operatorv1alpha1.RootShard{ObjectMeta: meta("r2")}))
+	s := &operatorv1alpha1.Shard{ObjectMeta: meta("s")}
+	s.Spec.RootShard.Reference = &corev1.LocalObjectReference{Name: "r2"}
+	shard := Strings(Shard(s))
+	cs := Strings(CacheServer(&operatorv1alpha1.CacheServer{ObjectMeta: meta("cache")}))
+	for _, row := range []struct {
+		names []string
+		slot  string
+	}{
+		{rs, "r2-ca-next"},
+		{rs, "r2-ca-trust"},
+		{rs, "r2-server-ca-next"},
+		{rs, "r2-client-ca-trust"},
+		{rs, "r2-front-proxy-client-ca-next"},
+		{rs, "r2-front-proxy-client-ca-trust"},
+		{rs, "r2-requestheader-client-ca-next"},
+		{rs, "r2-service-account-ca-trust"},
+		{rs, "r2-etcd-client-ca-next"},
+		{rs, "r2-etcd-peer-ca-trust"},
+		{rs, "r2-service-account-next"},
+		{rs, "r2-service-account-trust"},
+		{shard, "s-service-account-next"},
+		{shard, "s-service-account-trust"},
+		{cs, "cache-ca-next"},
+		{cs, "cache-ca-trust"},
+	} {
+		assert.Contains(t, row.names, row.slot)
+	}
+}

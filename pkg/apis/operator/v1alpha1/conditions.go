@@ -216,3 +216,12 @@ const (
 	ReasonWaitingForComplete = "WaitingForComplete"
 	ReasonRotating           = "Rotating"
 )
+
+// ConditionTakenOver records that an object with the annotation operator.kcp.io/adopt:
+// kcp-operator (AnnotationAdopt) took over what kcp-operator made for it: set True once the
+// object is first Available, its lastTransitionTime saying when. From then on the annotation
+// has no effect: a takeover happens once, while the object is first realized.
+const ConditionTakenOver = "TakenOver"
+
+// ReasonTakenOverFromKcpOperator is TakenOver's reason.
+const ReasonTakenOverFromKcpOperator = "TakenOverFromKcpOperator"

@@ -20,6 +20,20 @@ func ValidateAdopt(o metav1.Object) field.ErrorList {
 	return field.ErrorList{field.NotSupported(adoptPath, v, []string{operatorv1alpha1.AdoptKcpOperator})}
 }
 
+// ValidateAdoptUpdate refuses the adopt annotation on an update of an object stored without
+// it: a takeover of kcp-operator's objects happens only while an object created with the
+// annotation is first realized (the condition TakenOver records its end), never later, when
+// the names it derives hold the setup's own objects and keys.
+func ValidateAdoptUpdate(o, old metav1.Object) field.ErrorList {
+	errs := ValidateAdopt(o)
+	_, has := o.GetAnnotations()[operatorv1alpha1.AnnotationAdopt]
+	if _, had := old.GetAnnotations()[operatorv1alpha1.AnnotationAdopt]; has && !had {
+		errs = append(errs, field.Invalid(adoptPath, o.GetAnnotations()[operatorv1alpha1.AnnotationAdopt],
+			"may be set only when the object is created: a takeover of kcp-operator's objects happens while an object created with it is first realized, never later"))
+	}
+	return errs
+}
+
 // AdoptPermissions are what taking over kcp-operator's objects has the server do: it
 // rewrites and deletes Deployments, Services, ConfigMaps, Secrets (the CAs' keys among them),
 // Certificates and Issuers of the namespace that its author did not make through this server.

@@ -75,7 +75,7 @@ func (s strategy[T, Spec, Status]) Validate(_ context.Context, obj runtime.Objec
 
 func (s strategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {
 	prev := old.(T)
-	return append(append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...), ValidateAdopt(obj.(T))...)
+	return append(append(s.kind.ValidateUpdate(obj.(T), prev), s.validateLimits(obj.(T), &prev)...), ValidateAdoptUpdate(obj.(T), prev)...)
 }
 
 // validateLimits holds spec.replicas, and every nested pod count (spec.proxy.replicas), to
