@@ -50,6 +50,7 @@ func TestShardKeepsItsServiceAccountKeysInARotation(t *testing.T) {
 	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	own := serviceAccountSecret("shard-1", "shard")
 	own.Data = map[string][]byte{"tls.crt": leaf}
+	own.Labels[pki.LabelOwnerUID] = shardUID // the Shard's own, as cert-manager copies it from the Certificate
 	rootKeys := serviceAccountSecret("root", "rootshard")
 	rootKeys.Name = "root-service-account-trust"
 	for _, secret := range []*corev1.Secret{own, rootKeys} {
