@@ -40,7 +40,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		o.Spec.Certificates = operator.WithoutEmptyCertificates(o.Spec.Certificates)
 	},
 
-	Replicas: func(o *operator.RootShard) *int32 { return o.Spec.Replicas },
+	Replicas:  func(o *operator.RootShard) *int32 { return o.Spec.Replicas },
+	Rotations: func(o *operator.RootShard) []operator.CARotationState { return o.Status.Rotations },
 
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
 // Object is an internal API object with spec and status.
@@ -51,6 +53,9 @@ type Kind[T Object, Spec, Status any] struct {
 	Admit Admit[T]
 	// Replicas, when set, points at the object's pod count, which the server's Limits bound.
 	Replicas func(T) *int32
+	// Rotations, when set, are the object's status.rotations, whose steps only the rotation
+	// subresource and the server's controllers take (rotationsCheck).
+	Rotations func(T) []operator.CARotationState
 
 	// Warnings, when set, are the warnings a create or an update returns to the client with
 	// the object it stored, such as for a deprecated field that is accepted and mapped to its
