@@ -96,7 +96,7 @@ func (c rotationsCheck) check(ctx context.Context, obj, old runtime.Object) erro
 	if meta != nil {
 		name = meta.GetName()
 	}
-	return apierrors.NewForbidden(operator.Resource(c.resource+"/status"), name, fmt.Errorf("%s", strings.Join(refused, "; ")))
+	return apierrors.NewForbidden(operator.Resource(c.resource), name, fmt.Errorf("%s", strings.Join(refused, "; ")))
 }
 
 // update runs next, then the check against the stored object.
