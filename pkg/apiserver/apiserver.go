@@ -3,12 +3,16 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -111,6 +115,17 @@ func (c completedConfig) New() (*Server, error) {
 		storage[resource+"/kubeconfig"] = &kubeconfigrequest.REST{Resource: operator.Resource(resource), Resolve: resolve, CAs: cas,
 			Authorizer: c.GenericConfig.Authorization.Authorizer, MaxExpiration: c.ExtraConfig.MaxKubeconfigExpiration}
 	}
+	// Only the controllers take their steps of a rotation (store.ControllerIdentity): they
+	// write through the loopback client, as its user.
+	controllers, err := loopbackUser(c.GenericConfig.Authentication.Authenticator, c.GenericConfig.LoopbackClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	if controllers != nil {
+		for _, resource := range []string{"rootshards", "cacheservers"} {
+			storage[resource+"/status"].(*store.StatusREST).SetController(controllers)
+		}
+	}
 	// The rotation subresource (issue 29) writes the rotations into the status.
 	for resource, access := range map[string]rotation.Access{"rootshards": rotation.RootShards, "cacheservers": rotation.CacheServers} {
 		storage[resource+"/rotation"] = &rotation.REST{Resource: operator.Resource(resource), Status: storage[resource+"/status"].(rest.Patcher), Access: access}
@@ -136,6 +151,22 @@ func (c completedConfig) New() (*Server, error) {
 		})
 	}
 	return &Server{GenericAPIServer: genericServer}, nil
+}
+
+// loopbackUser is the user a request with the loopback client's token authenticates as: the
+// server's own, system:apiserver with a UID the process drew at start, which no client of
+// the host cluster can show. It is nil when the server authenticates nobody (the
+// integration tier), where every request passes.
+func loopbackUser(authn authenticator.Request, loopback *restclient.Config) (user.Info, error) {
+	if authn == nil || loopback == nil || loopback.BearerToken == "" {
+		return nil, nil
+	}
+	req := (&http.Request{Header: http.Header{"Authorization": {"Bearer " + loopback.BearerToken}}}).WithContext(context.Background())
+	resp, ok, err := authn.AuthenticateRequest(req)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("the loopback client's token does not authenticate the server's own user: %v", err)
+	}
+	return resp.User, nil
 }
 
 // hostCaches return the caches of the host cluster's Secrets that the kubeconfig

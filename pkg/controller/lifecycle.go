@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -17,7 +17,6 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
 // Object is one of our kinds, as a pointer.
@@ -49,6 +48,10 @@ type Lifecycle[T Object, S any] struct {
 	UpdateStatus func(ctx context.Context, obj T) (T, error)
 	// Cleanup, when set, runs once what the object owns is deleted: for what it shares.
 	Cleanup func(ctx context.Context, obj T) error
+	// EtcdClaims, when set, are the names of the volume claims of the object's managed etcd
+	// (none without one), which its deletion deletes when it carries
+	// AnnotationDeleteEtcdVolumes.
+	EtcdClaims func(obj T) []string
 	// Release, when set, runs first when the object is being deleted: it undoes what the
 	// object made outside the host cluster (in kcp), and may set conditions on status,
 	// which is written either way. While it fails, nothing of the host is deleted and the
@@ -277,11 +280,16 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 		}
 	}
 	// A managed etcd's data stays unless its owner says otherwise: a setup deleted by
-	// mistake loses no data.
-	if obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
-		selector := labels.SelectorFromSet(pki.Labels(l.Name, obj.GetName(), etcd.Component)).String()
-		if err := l.Host.DeleteVolumeClaims(ctx, obj.GetNamespace(), selector); err != nil {
+	// mistake loses no data. Its claims go by name and UID, never by labels, which anyone
+	// who may label a claim can set.
+	if l.EtcdClaims != nil && obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
+		kept, err := l.Host.DeleteEtcdClaims(ctx, obj.GetNamespace(), l.EtcdClaims(obj), obj.GetUID())
+		if err != nil {
 			return err
+		}
+		if len(kept) > 0 {
+			l.Recorder.Eventf(obj, "Warning", "EtcdVolumesKept", "Kept the PersistentVolumeClaims %s: they are not marked as this %s's (label %s)",
+				strings.Join(kept, ", "), l.Noun, pki.LabelOwnerUID)
 		}
 	}
 	if l.Cleanup != nil {

@@ -10,9 +10,11 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	clientsetscheme "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/scheme"
 )
 
 // object is a pointer to one of our kinds.
@@ -28,6 +30,7 @@ type kindClient[T object, L runtime.Object] interface {
 	List(context.Context, metav1.ListOptions) (L, error)
 	Update(context.Context, T, metav1.UpdateOptions) (T, error)
 	UpdateStatus(context.Context, T, metav1.UpdateOptions) (T, error)
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
 	Delete(context.Context, string, metav1.DeleteOptions) error
 	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
 }
@@ -85,9 +88,15 @@ func (c crudCase[T, L]) run(t *testing.T) {
 	expectEvent(t, w, watch.Modified, name)
 
 	// The status endpoint writes the status only: a spec change is dropped and the
-	// generation stays.
+	// generation stays, and so are its labels, annotations and finalizers, as a
+	// CustomResourceDefinition's status subresource keeps the stored metadata.
 	c.setStatus(updated, provisioning)
 	c.mutateSpec(updated)
+	updated.SetLabels(map[string]string{"team": "b"})
+	updated.SetAnnotations(map[string]string{
+		operatorv1alpha1.AnnotationAdopt: "anything", operatorv1alpha1.AnnotationDeleteEtcdVolumes: "true",
+	})
+	updated.SetFinalizers([]string{"example.com/held"})
 	statusUpdated, err := c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, provisioning, c.phase(statusUpdated))
@@ -96,11 +105,50 @@ func (c crudCase[T, L]) run(t *testing.T) {
 	stored, err := c.client.Get(ctx, name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, stored.GetGeneration(), "a spec change through status must not be stored")
+	assertMetadataOf(t, created, stored, "an update of the status")
+
+	// A patch of the status subresource, merge or apply, stores no metadata either.
+	for pt, patch := range map[types.PatchType]string{
+		types.MergePatchType: `{"metadata":{"labels":null,"annotations":{"operator.kcp.io/adopt":"anything"},"finalizers":["example.com/held"]}}`,
+		types.ApplyPatchType: `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"` + kindOf(t, created) + `","metadata":{"name":"` + name +
+			`","labels":{"team":"b"},"annotations":{"operator.kcp.io/delete-etcd-volumes":"true"},"finalizers":["example.com/held"]}}`,
+	} {
+		_, err := c.client.Patch(ctx, name, pt, []byte(patch), metav1.PatchOptions{FieldManager: "status-writer", Force: forceFor(pt)}, "status")
+		require.NoError(t, err, "a %s patch of the status", pt)
+		stored, err = c.client.Get(ctx, name, metav1.GetOptions{})
+		require.NoError(t, err)
+		assertMetadataOf(t, created, stored, string(pt)+" patch of the status")
+	}
 
 	require.NoError(t, c.client.Delete(ctx, name, metav1.DeleteOptions{}))
 	expectEvent(t, w, watch.Deleted, name)
 	_, err = c.client.Get(ctx, name, metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "expected NotFound, got %v", err)
+}
+
+// assertMetadataOf asserts that stored has the labels, annotations and finalizers of want.
+func assertMetadataOf(t *testing.T, want, stored metav1.Object, what string) {
+	t.Helper()
+	assert.Equal(t, want.GetLabels(), stored.GetLabels(), "%s must not store labels", what)
+	assert.Equal(t, want.GetAnnotations(), stored.GetAnnotations(), "%s must not store annotations", what)
+	assert.Equal(t, want.GetFinalizers(), stored.GetFinalizers(), "%s must not store finalizers", what)
+}
+
+// kindOf is the kind of one of our objects, by its Go type.
+func kindOf(t *testing.T, obj runtime.Object) string {
+	t.Helper()
+	gvks, _, err := clientsetscheme.Scheme.ObjectKinds(obj)
+	require.NoError(t, err)
+	return gvks[0].Kind
+}
+
+// forceFor is Force for an apply patch, which alone takes it.
+func forceFor(pt types.PatchType) *bool {
+	if pt != types.ApplyPatchType {
+		return nil
+	}
+	force := true
+	return &force
 }
 
 func TestCRUDEveryKind(t *testing.T) {

@@ -5,8 +5,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
@@ -27,6 +29,11 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		w.err = err
 		return nil
 	}
+	if current != nil {
+		// A StatefulSet's claim templates cannot change: one from before the claims carried
+		// their owner's UID keeps them unmarked (and its owner's deletion keeps those claims).
+		e.OwnerUID = claimsOwnerUID(current)
+	}
 	versions := w.host.MountedVersions(e.Namespace, e.MountedSecrets())
 	if current == nil && slices.ContainsFunc(e.MountedSecrets(), func(s string) bool { _, ok := versions[s]; return !ok }) {
 		// Created before its certificates, the StatefulSet would roll its members once per
@@ -38,6 +45,16 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		w.apply(w.host.DisruptionBudgetApplier.ApplyIfChanged(w.ctx, pdb))
 	}
 	return current
+}
+
+// claimsOwnerUID is the owner UID the claim templates of sts give its claims.
+func claimsOwnerUID(sts *appsv1.StatefulSet) types.UID {
+	for _, t := range sts.Spec.VolumeClaimTemplates {
+		if uid := t.Labels[pki.LabelOwnerUID]; uid != "" {
+			return types.UID(uid)
+		}
+	}
+	return ""
 }
 
 // EtcdEndpoint is where a managed etcd's client port is reached: its client Service, whose

@@ -67,7 +67,7 @@ func (h *Host) DeleteOwned(ctx context.Context, namespace, selector string) erro
 		return fmt.Errorf("deleting Deployments %s: %w", selector, err)
 	}
 	// A managed etcd's pods go with its StatefulSet; its PersistentVolumeClaims stay (see
-	// DeleteVolumeClaims).
+	// DeleteEtcdClaims).
 	if err := h.Kube.AppsV1().StatefulSets(namespace).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, opts); err != nil {
 		return fmt.Errorf("deleting StatefulSets %s: %w", selector, err)
 	}

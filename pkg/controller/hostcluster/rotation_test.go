@@ -5,9 +5,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -69,6 +73,7 @@ func TestNextRotation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			next := NextRotation(tt.in, tt.o, now)
+			assertControllersStep(t, tt.in, next)
 			assert.Equal(t, tt.phase, next.Phase)
 			assert.Equal(t, tt.switched, next.LeavesSwitched)
 			if next.Phase == "Prepared" && tt.in.Phase != "Prepared" {
@@ -79,5 +84,19 @@ func TestNextRotation(t *testing.T) {
 				assert.Equal(t, &now, next.LastCompletionTime, "when the old CA was dropped")
 			}
 		})
+	}
+}
+
+// assertControllersStep asserts that the status API takes the step from in to next as one the
+// server's controllers take (validation.RotationSteps), so that their writes pass it.
+func assertControllersStep(t *testing.T, in, next operatorv1alpha1.CARotationState) {
+	t.Helper()
+	var before, after operator.CARotationState
+	require.NoError(t, operatorv1alpha1.Convert_v1alpha1_CARotationState_To_operator_CARotationState(&in, &before, nil))
+	require.NoError(t, operatorv1alpha1.Convert_v1alpha1_CARotationState_To_operator_CARotationState(&next, &after, nil))
+	steps, errs := validation.RotationSteps([]operator.CARotationState{after}, []operator.CARotationState{before}, field.NewPath("status", "rotations"))
+	require.Empty(t, errs, "the status API refuses the controllers' step")
+	for _, s := range steps {
+		assert.Equal(t, validation.RotationController, s.By)
 	}
 }

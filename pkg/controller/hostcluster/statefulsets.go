@@ -7,9 +7,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // WithStatefulSets gives the host its cache of StatefulSets (the managed etcd clusters), and
@@ -47,21 +50,38 @@ func StatefulSetReady(s *appsv1.StatefulSet) (ready bool, readyReplicas, want in
 	return rolledOut && st.ReadyReplicas == want && st.Replicas == want, st.ReadyReplicas, want
 }
 
-// DeleteVolumeClaims deletes the PersistentVolumeClaims a selector matches: a managed etcd's
-// data, which stays after its owner is gone unless the owner says otherwise.
-func (c *Host) DeleteVolumeClaims(ctx context.Context, namespace, selector string) error {
+// DeleteEtcdClaims deletes a managed etcd's volume claims, its data, which stays after its
+// owner is gone unless the owner says otherwise: each claim of names (etcd.Cluster's
+// ClaimNames) that carries the owner's uid (pki.LabelOwnerUID), with that claim's UID as a
+// precondition. A claim of the name that is another's (another owner UID, or none: made
+// before the mark, or by someone else) stays, and so does one that was replaced since it was
+// read; kept are the names of those that stayed.
+func (c *Host) DeleteEtcdClaims(ctx context.Context, namespace string, names []string, uid types.UID) (kept []string, err error) {
 	claims := c.Kube.CoreV1().PersistentVolumeClaims(namespace)
-	list, err := claims.List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return fmt.Errorf("listing PersistentVolumeClaims %s: %w", selector, err)
-	}
-	for _, pvc := range list.Items {
-		err := claims.Delete(ctx, pvc.Name, metav1.DeleteOptions{})
-		observeWrite("PersistentVolumeClaim", err)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting PersistentVolumeClaim %s/%s: %w", namespace, pvc.Name, err)
+	for _, name := range names {
+		pvc, err := claims.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
 		}
-		klog.FromContext(ctx).V(2).Info("Deleted", "kind", "PersistentVolumeClaim", "object", klog.KRef(namespace, pvc.Name))
+		if err != nil {
+			return kept, fmt.Errorf("reading PersistentVolumeClaim %s/%s: %w", namespace, name, err)
+		}
+		if uid == "" || pvc.Labels[pki.LabelOwnerUID] != string(uid) {
+			kept = append(kept, name)
+			continue
+		}
+		err = claims.Delete(ctx, name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pvc.UID))})
+		observeWrite("PersistentVolumeClaim", err)
+		switch {
+		case apierrors.IsNotFound(err):
+		case apierrors.IsConflict(err):
+			// Replaced since it was read: another claim of the name, which is not judged here.
+			kept = append(kept, name)
+		case err != nil:
+			return kept, fmt.Errorf("deleting PersistentVolumeClaim %s/%s: %w", namespace, name, err)
+		default:
+			klog.FromContext(ctx).V(2).Info("Deleted", "kind", "PersistentVolumeClaim", "object", klog.KRef(namespace, name))
+		}
 	}
-	return nil
+	return kept, nil
 }

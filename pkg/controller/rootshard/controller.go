@@ -28,6 +28,7 @@ type Controller struct {
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
 	c := &Controller{controller.NewBase(Kind, deps)}
+	c.EtcdClaims = func(rs *operatorv1alpha1.RootShard) []string { return rootshard.Etcd(rs).ClaimNames() }
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 

@@ -38,6 +38,7 @@ func New(deps controller.Deps) (*Controller, error) {
 func newController(base *controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]) *Controller {
 	c := &Controller{Base: base}
 	c.Release = c.deregister
+	c.EtcdClaims = shard.EtcdClaimNames
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -36,9 +37,11 @@ type Cluster struct {
 	// RootShard is the RootShard whose etcd CAs sign the certificates.
 	RootShard string
 	Spec      *operatorv1alpha1.ManagedEtcd
-	// DeleteVolumes deletes the members' volumes with the StatefulSet: the owner's
-	// AnnotationDeleteEtcdVolumes.
-	DeleteVolumes bool
+	// OwnerUID is the owner's UID, which the members' volume claims carry (pki.LabelOwnerUID),
+	// so that AnnotationDeleteEtcdVolumes deletes the owner's claims and no other's of the
+	// same name. Empty, the claims carry none (a StatefulSet from before the mark, whose claim
+	// templates cannot change).
+	OwnerUID types.UID
 }
 
 // New describes the managed etcd of a RootShard or Shard (owner, its metadata, and spec),
@@ -54,8 +57,7 @@ func New(kind string, owner *metav1.ObjectMeta, spec *operatorv1alpha1.CommonSha
 	}
 	return &Cluster{
 		Kind: kind, OwnerName: owner.Name, Base: base, Namespace: owner.Namespace, ClusterDomain: domain,
-		RootShard: rootShard, Spec: spec.Etcd.Managed,
-		DeleteVolumes: owner.Annotations[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true",
+		RootShard: rootShard, Spec: spec.Etcd.Managed, OwnerUID: owner.UID,
 	}
 }
 
@@ -89,6 +91,20 @@ func (c *Cluster) Replicas() int32 {
 		return operatorv1alpha1.DefaultEtcdReplicas
 	}
 	return *c.Spec.Replicas
+}
+
+// ClaimNames are the members' volume claims, as the StatefulSet controller names them:
+// <template>-<StatefulSet>-<ordinal>, for every member (spec.etcd.managed.replicas cannot
+// change, so there are no others). A nil Cluster, an external etcd, has none.
+func (c *Cluster) ClaimNames() []string {
+	if c == nil {
+		return nil
+	}
+	names := make([]string, 0, c.Replicas())
+	for i := range c.Replicas() {
+		names = append(names, dataVolume+"-"+c.MemberName(i))
+	}
+	return names
 }
 
 // MemberName is the pod name of member i.

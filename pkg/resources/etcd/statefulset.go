@@ -15,6 +15,7 @@ import (
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -145,10 +146,6 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 	ss := appsv1ac.StatefulSet(c.Name(), c.Namespace).WithLabels(c.Labels())
 	workload.ApplyStatefulSetTemplate(ss, pod, podSpec, spec.Template)
 
-	whenDeleted := appsv1.RetainPersistentVolumeClaimRetentionPolicyType
-	if c.DeleteVolumes {
-		whenDeleted = appsv1.DeletePersistentVolumeClaimRetentionPolicyType
-	}
 	return ss.WithSpec(appsv1ac.StatefulSetSpec().
 		WithReplicas(c.Replicas()).
 		WithServiceName(c.PeerServiceName()).
@@ -159,14 +156,17 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(c.SelectorLabels())).
 		WithTemplate(pod.WithSpec(podSpec)).
 		WithVolumeClaimTemplates(c.volumeClaimTemplate()).
+		// The claims stay with the StatefulSet: the StatefulSet controller would delete the
+		// claims of its names whoever's they are; the owner's deletion deletes its own, by
+		// name and UID, when AnnotationDeleteEtcdVolumes asks for it.
 		WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
-			WithWhenDeleted(whenDeleted).
+			WithWhenDeleted(appsv1.RetainPersistentVolumeClaimRetentionPolicyType).
 			WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
 }
 
 // volumeClaimTemplate is each member's data volume. The StatefulSet controller puts its
-// labels, with the owner label among them, on every claim, so that the owner's deletion
-// finds them.
+// labels on every claim: the owner label, and the owner's UID, by which the owner's deletion
+// tells its claims from another's of the same name.
 func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConfiguration {
 	size := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 	var class *string
@@ -185,7 +185,11 @@ func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConf
 	// Not corev1ac.PersistentVolumeClaim, which sets a kind, an apiVersion and a namespace that
 	// a claim template has no use for.
 	claim := &corev1ac.PersistentVolumeClaimApplyConfiguration{}
-	return claim.WithName(dataVolume).WithLabels(c.Labels()).WithSpec(spec)
+	claim.WithName(dataVolume).WithLabels(c.Labels()).WithSpec(spec)
+	if c.OwnerUID != "" {
+		claim.WithLabels(map[string]string{pki.LabelOwnerUID: string(c.OwnerUID)})
+	}
+	return claim
 }
 
 // probes check a member on its plain-HTTP metrics port, which serves etcd's /readyz and

@@ -19,6 +19,7 @@ import (
 // with it.
 func managedEtcdShard() *operatorv1alpha1.Shard {
 	s := minimalShard()
+	s.UID = "shard-uid"
 	s.Annotations = map[string]string{operatorv1alpha1.AnnotationDeleteEtcdVolumes: "true"}
 	size := resource.MustParse("20Gi")
 	s.Spec.Etcd = operatorv1alpha1.EtcdConfig{Prefix: "/kcp", Managed: &operatorv1alpha1.ManagedEtcd{
@@ -74,8 +75,16 @@ func TestManagedEtcd(t *testing.T) {
 	assert.Contains(t, args, "--etcd-cafile=/etc/etcd/tls/ca.crt")
 
 	ss := e.StatefulSet("h")
-	assert.Equal(t, ptr.To(appsv1.DeletePersistentVolumeClaimRetentionPolicyType), ss.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted,
-		"the owner's annotation deletes the volumes")
+	assert.Equal(t, ptr.To(appsv1.RetainPersistentVolumeClaimRetentionPolicyType), ss.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted,
+		"the StatefulSet controller deletes no claim, whoever's: the owner's annotation has the server delete its own")
+	claim := ss.Spec.VolumeClaimTemplates[0]
+	assert.Equal(t, "shard-uid", claim.Labels["operator.kcp.io/owner-uid"], "the claims carry the owner's UID")
+	assert.Equal(t, "shard-1", claim.Labels["operator.kcp.io/shard"])
+	assert.Equal(t, []string{"data-shard-1-shard-etcd-0", "data-shard-1-shard-etcd-1", "data-shard-1-shard-etcd-2",
+		"data-shard-1-shard-etcd-3", "data-shard-1-shard-etcd-4"}, e.ClaimNames(), "as the StatefulSet controller names them")
+	e.OwnerUID = ""
+	assert.NotContains(t, e.StatefulSet("h").Spec.VolumeClaimTemplates[0].Labels, "operator.kcp.io/owner-uid",
+		"a StatefulSet from before the mark keeps its claim templates")
 	assert.Equal(t, "etcd", ss.Labels["app.kubernetes.io/component"], "a template's labels do not replace ours")
 	assert.Equal(t, "a", ss.Labels["team"])
 	assert.Nil(t, ss.Spec.Template.Spec.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,

@@ -26,8 +26,10 @@ const (
 const AnnotationSkipKcpCleanup = "operator.kcp.io/skip-kcp-cleanup"
 
 // AnnotationDeleteEtcdVolumes, set to "true" on a RootShard or Shard with a managed etcd,
-// deletes the etcd members' PersistentVolumeClaims with it. Without it they are kept, so
-// that deleting a setup by mistake does not lose its data.
+// deletes the etcd members' PersistentVolumeClaims with it: those of the StatefulSet's claim
+// names that carry the owner's UID. Setting it needs delete on persistentvolumeclaims in the
+// namespace. Without it they are kept, so that deleting a setup by mistake does not lose its
+// data.
 const AnnotationDeleteEtcdVolumes = "operator.kcp.io/delete-etcd-volumes"
 
 // AnnotationAdopt, set to AdoptKcpOperator on a setup, has the server take over what

@@ -43,7 +43,8 @@ func ValidateRootShardStatusUpdate(newObj, oldObj *operator.RootShard) field.Err
 	allErrs = append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, statusPath)...)
 	allErrs = append(allErrs, validateShardReferences(status.Shards, statusPath.Child("shards"))...)
 	allErrs = append(allErrs, validateRotations(status.Rotations, RootShardAuthorities, statusPath.Child("rotations"))...)
-	return allErrs
+	_, stepErrs := RotationSteps(status.Rotations, oldObj.Status.Rotations, statusPath.Child("rotations"))
+	return append(allErrs, stepErrs...)
 }
 
 // validateRootShardSpec checks the common shard pieces plus what only a RootShard has.

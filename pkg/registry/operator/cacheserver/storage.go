@@ -32,7 +32,8 @@ var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.
 		o.Spec.Certificates = operator.WithoutEmptyCertificates(o.Spec.Certificates)
 	},
 
-	Replicas: func(o *operator.CacheServer) *int32 { return o.Spec.Replicas },
+	Replicas:  func(o *operator.CacheServer) *int32 { return o.Spec.Replicas },
+	Rotations: func(o *operator.CacheServer) []operator.CARotationState { return o.Status.Rotations },
 
 	Validate:             validation.ValidateCacheServer,
 	ValidateUpdate:       validation.ValidateCacheServerUpdate,

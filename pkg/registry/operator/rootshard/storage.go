@@ -47,6 +47,7 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		}
 		return map[string]*int32{"proxy.replicas": o.Spec.Proxy.Replicas}
 	},
+	Rotations: func(o *operator.RootShard) []operator.CARotationState { return o.Status.Rotations },
 
 	Validate:             validation.ValidateRootShard,
 	ValidateUpdate:       validation.ValidateRootShardUpdate,

@@ -6,8 +6,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 )
 
 var now = time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
@@ -76,6 +78,13 @@ func TestApply(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.changed, changed)
+			// The status API takes each step as the rotation subresource's.
+			steps, errs := validation.RotationSteps(got, before, field.NewPath("status", "rotations"))
+			require.Empty(t, errs, "the status API refuses the subresource's step")
+			assert.Equal(t, tt.changed, len(steps) > 0)
+			for _, s := range steps {
+				assert.Equal(t, validation.RotationRequest, s.By, s.Authority)
+			}
 			require.Len(t, got, len(tt.want))
 			for i, w := range tt.want {
 				assert.Equal(t, w.Authority, got[i].Authority)

@@ -112,7 +112,8 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 		*dst = next
 		// The object carries the resourceVersion it was read at: a write in between, by the
 		// controller or another request, is a conflict, and the step is taken again on it.
-		_, _, err = r.Status.Update(ctx, name, rest.DefaultUpdatedObjectInfo(obj), nil, nil, false,
+		// Marked as the subresource's: the status takes Start and Complete from it alone.
+		_, _, err = r.Status.Update(store.WithRotationRequest(ctx), name, rest.DefaultUpdatedObjectInfo(obj), nil, nil, false,
 			&metav1.UpdateOptions{DryRun: options.DryRun, FieldManager: options.FieldManager})
 		return err
 	})

@@ -151,7 +151,7 @@ func newAdmitter[T Object, Spec, Status any](kind *Kind[T, Spec, Status], authz 
 			}
 		}
 		permissions := func(o T) []Permission {
-			perms := AdoptPermissions(o)
+			perms := append(AdoptPermissions(o), EtcdVolumesPermissions(o)...)
 			if kind.Permissions != nil {
 				perms = append(kind.Permissions(o), perms...)
 			}

@@ -284,6 +284,17 @@ var contentCases = []contentCase{
 		build: func(v int) []Permission {
 			return CertificatesPermissions(&operator.Certificates{CASecretRef: ref(pick(v, "a", "b"))}, spec.Child("certificates"))
 		}},
+	// delete-etcd-volumes: its whole content is its value.
+	{name: "delete-etcd-volumes set", kinds: []string{"EtcdVolumesPermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return EtcdVolumesPermissions(&metav1.ObjectMeta{Annotations: map[string]string{
+				operatorv1alpha1.AnnotationDeleteEtcdVolumes: pick(v, "false", "true")}})
+		}},
+	{name: "delete-etcd-volumes kept", kinds: []string{"EtcdVolumesPermissions"}, asks: false,
+		build: func(int) []Permission {
+			return EtcdVolumesPermissions(&metav1.ObjectMeta{Annotations: map[string]string{
+				operatorv1alpha1.AnnotationDeleteEtcdVolumes: "true"}})
+		}},
 	// trust on the RootShard: what its kcp takes on the author's word.
 	{name: "OIDC issuer", kinds: []string{"TrustPermissions"}, asks: true,
 		build: func(v int) []Permission {

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
 // Object is an internal API object with spec and status.
@@ -54,6 +56,9 @@ type Kind[T Object, Spec, Status any] struct {
 	// NestedReplicas, when set, are the pod counts of the object's further workloads, by the
 	// path of their field below spec (a RootShard's proxy.replicas), bound as Replicas is.
 	NestedReplicas func(T) map[string]*int32
+	// Rotations, when set, are the object's status.rotations, whose steps only the rotation
+	// subresource and the server's controllers take (rotationsCheck).
+	Rotations func(T) []operator.CARotationState
 
 	// Warnings, when set, are the warnings a create or an update returns to the client with
 	// the object it stored, such as for a deprecated field that is accepted and mapped to its

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
 // REST is the main endpoint of a kind.
@@ -53,8 +56,13 @@ func (*REST) Categories() []string { return Categories }
 // StatusREST is the status subresource of a kind: it reads the whole object and writes only
 // its status.
 type StatusREST struct {
-	store *genericregistry.Store
+	store     *genericregistry.Store
+	rotations rotationsCheck
 }
+
+// SetController tells the status subresource the user the server's controllers write as
+// (ControllerIdentity); it is called before the server serves.
+func (r *StatusREST) SetController(u user.Info) { r.rotations.controller.Set(u) }
 
 var (
 	_ rest.Patcher                = &StatusREST{}
@@ -79,7 +87,7 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 // Update writes the status of an object.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// The status subresource never creates an object, whatever the patch type asks.
-	return update(ctx, r.store, name, objInfo, createValidation, updateValidation, false, options)
+	return update(ctx, r.store, name, objInfo, createValidation, r.rotations.update(updateValidation), false, options)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
@@ -121,7 +129,17 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 	statusStore := *store
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore}, nil
+	check := rotationsCheck{resource: kind.Resource.Resource, controller: &ControllerIdentity{}}
+	if kind.Rotations != nil {
+		check.rotations = func(obj runtime.Object) ([]operator.CARotationState, bool) {
+			o, ok := obj.(T)
+			if !ok {
+				return nil, false
+			}
+			return kind.Rotations(o), true
+		}
+	}
+	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore, rotations: check}, nil
 }
 
 // attrs returns the labels and the selectable fields of an object.

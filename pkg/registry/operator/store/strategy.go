@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -138,23 +139,58 @@ func (strategy[T, Spec, Status]) AllowCreateOnUpdate(context.Context) bool { ret
 func (strategy[T, Spec, Status]) AllowUnconditionalUpdate(context.Context) bool { return true }
 
 // statusStrategy is the update strategy of the status subresource: it owns the status and
-// ignores the spec and metadata other than what metadata updates always allow.
+// ignores the spec and the metadata, as a CustomResourceDefinition's status subresource does.
 type statusStrategy[T Object, Spec, Status any] struct {
 	strategy[T, Spec, Status]
 }
 
-// GetResetFields says that the status endpoint never writes the spec, for server-side apply.
+// GetResetFields says that the status endpoint never writes the spec, nor the metadata that
+// a status write keeps (PrepareForUpdate), for server-side apply.
 func (statusStrategy[T, Spec, Status]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 	return map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(operatorv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
+		fieldpath.APIVersion(operatorv1alpha1.SchemeGroupVersion.String()): fieldpath.NewSet(
+			fieldpath.MakePathOrDie("spec"),
+			fieldpath.MakePathOrDie("metadata", "labels"),
+			fieldpath.MakePathOrDie("metadata", "annotations"),
+			fieldpath.MakePathOrDie("metadata", "finalizers"),
+			fieldpath.MakePathOrDie("metadata", "ownerReferences"),
+		),
 	}
 }
 
-// PrepareForUpdate keeps the stored spec and generation.
+// PrepareForUpdate keeps the stored spec and metadata, but the managed fields that record the
+// write: labels, annotations, finalizers and owner references are what the main endpoint's
+// checks hold (the adopt and delete-etcd-volumes annotations are rights, a finalizer holds
+// the host's cleanup), and a writer of the status alone, such as a user granted only
+// rootshards/status, passes none of them.
 func (s statusStrategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newObj, oldObj := obj.(T), old.(T)
 	*s.kind.Spec(newObj) = *s.kind.Spec(oldObj)
-	newObj.SetGeneration(oldObj.GetGeneration())
+	newMeta, oldMeta := objectMeta(newObj), objectMeta(oldObj)
+	if newMeta == nil || oldMeta == nil {
+		// Not an ObjectMeta (no kind of ours): what metadata.Object sets is kept instead.
+		newObj.SetLabels(oldObj.GetLabels())
+		newObj.SetAnnotations(oldObj.GetAnnotations())
+		newObj.SetFinalizers(oldObj.GetFinalizers())
+		newObj.SetOwnerReferences(oldObj.GetOwnerReferences())
+		newObj.SetGeneration(oldObj.GetGeneration())
+		return
+	}
+	managed := newMeta.ManagedFields
+	// The resourceVersion was checked against the stored one before, as the CRDs' status
+	// strategy says.
+	*newMeta = *oldMeta.DeepCopy()
+	newMeta.ManagedFields = managed
+}
+
+// objectMeta is the ObjectMeta of o, or nil when o does not embed one.
+func objectMeta(o metav1.Object) *metav1.ObjectMeta {
+	a, ok := o.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil
+	}
+	m, _ := a.GetObjectMeta().(*metav1.ObjectMeta)
+	return m
 }
 
 func (s statusStrategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, old runtime.Object) field.ErrorList {

@@ -91,6 +91,51 @@ func TestStatusPrepareForUpdateKeepsSpecAndGeneration(t *testing.T) {
 	assert.Equal(t, operator.PhaseRunning, newObj.Status.Phase)
 }
 
+// TestStatusWriteKeepsTheStoredMetadata: a write of the status subresource stores the status
+// it brings and the stored metadata, as a CustomResourceDefinition's status does, whatever
+// metadata it brings; only its managed fields, which record the write, are its own.
+func TestStatusWriteKeepsTheStoredMetadata(t *testing.T) {
+	s := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
+		strategy: strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind()},
+	}
+	stored := func() *operator.CacheServer {
+		o := cacheServer(1, operator.PhaseProvisioning)
+		o.Labels = map[string]string{"team": "a"}
+		o.Annotations = map[string]string{"note": "kept"}
+		o.Finalizers = []string{"operator.kcp.io/cacheserver"}
+		o.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "u1"}}
+		return o
+	}
+	managed := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"}}
+	for _, tc := range []struct {
+		name  string
+		write func(o *operator.CacheServer)
+	}{
+		{"an adopt annotation", func(o *operator.CacheServer) { o.Annotations["operator.kcp.io/adopt"] = "anything" }},
+		{"a delete-etcd-volumes annotation", func(o *operator.CacheServer) { o.Annotations["operator.kcp.io/delete-etcd-volumes"] = "true" }},
+		{"annotations dropped", func(o *operator.CacheServer) { o.Annotations = nil }},
+		{"a label", func(o *operator.CacheServer) { o.Labels["operator.kcp.io/reference"] = "x" }},
+		{"labels dropped", func(o *operator.CacheServer) { o.Labels = nil }},
+		{"finalizers dropped", func(o *operator.CacheServer) { o.Finalizers = nil }},
+		{"a finalizer added", func(o *operator.CacheServer) { o.Finalizers = append(o.Finalizers, "x/y") }},
+		{"owner references changed", func(o *operator.CacheServer) { o.OwnerReferences = nil }},
+		{"the generation", func(o *operator.CacheServer) { o.Generation = 9 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := stored()
+			newObj := stored()
+			newObj.Status.Phase = operator.PhaseRunning
+			newObj.ManagedFields = managed
+			tc.write(newObj)
+			s.PrepareForUpdate(t.Context(), newObj, old)
+			want := old.ObjectMeta.DeepCopy()
+			want.ManagedFields = managed
+			assert.Equal(t, *want, newObj.ObjectMeta, "the stored metadata, with the write's managed fields")
+			assert.Equal(t, operator.PhaseRunning, newObj.Status.Phase, "the status is the write's")
+		})
+	}
+}
+
 func TestStrategiesCallTheirValidation(t *testing.T) {
 	main := strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: testKind(), NameGenerator: names.SimpleNameGenerator}
 	status := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{strategy: main}
@@ -108,6 +153,9 @@ func TestResetFields(t *testing.T) {
 	assert.True(t, main.GetResetFields()[v].Has(fieldpath.MakePathOrDie("status")))
 	assert.False(t, main.GetResetFields()[v].Has(fieldpath.MakePathOrDie("spec")))
 	assert.True(t, status.GetResetFields()[v].Has(fieldpath.MakePathOrDie("spec")))
+	for _, f := range []string{"labels", "annotations", "finalizers", "ownerReferences"} {
+		assert.True(t, status.GetResetFields()[v].Has(fieldpath.MakePathOrDie("metadata", f)), f)
+	}
 	assert.False(t, status.GetResetFields()[v].Has(fieldpath.MakePathOrDie("status")))
 }
 
