@@ -234,7 +234,7 @@ func TestHelmChart(t *testing.T) {
 		require.NoError(t, err)
 		port, err := stack.FreePort()
 		require.NoError(t, err)
-		serverRBACIsSufficientAndMinimal(t, "chart-rbac", port, localArgs(t, args, port, kubeconfig))
+		serverRBACIsSufficientAndMinimal(t, "chart-rbac", port, localArgs(t, args, port, kubeconfig), nil)
 	})
 
 	out = helm(t, "uninstall", release, "-n", ns)

@@ -2,11 +2,14 @@ package etcd
 
 import (
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	networkingv1 "k8s.io/api/networking/v1"
+	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
@@ -46,4 +49,23 @@ func TestPlainListenersAreLoopback(t *testing.T) {
 	assert.Contains(t, container.ReadinessProbe.Exec.Command, "--endpoints=https://127.0.0.1:2379")
 	assert.Nil(t, container.LivenessProbe.HTTPGet)
 	assert.Nil(t, container.StartupProbe.HTTPGet)
+}
+
+// TestDocumentedNetworkPolicySelectsTheMembers: the managed etcd's NetworkPolicy of
+// artifacts/networkpolicies selects the members' pods, and lets in their peers, by the
+// labels the builders give a RootShard's members, and opens no metrics port.
+func TestDocumentedNetworkPolicySelectsTheMembers(t *testing.T) {
+	data, err := os.ReadFile("../../../artifacts/networkpolicies/managed-etcd.yaml")
+	require.NoError(t, err)
+	var policy networkingv1.NetworkPolicy
+	require.NoError(t, yaml.UnmarshalStrict(data, &policy))
+	c := &Cluster{Kind: "rootshard", OwnerName: "root", Base: "root", Namespace: "kcp", RootShard: "root", Spec: &operatorv1alpha1.ManagedEtcd{}}
+	assert.Equal(t, c.SelectorLabels(), policy.Spec.PodSelector.MatchLabels)
+	require.Len(t, policy.Spec.Ingress, 2)
+	assert.Equal(t, c.SelectorLabels(), policy.Spec.Ingress[1].From[0].PodSelector.MatchLabels, "the peers")
+	for _, rule := range policy.Spec.Ingress {
+		for _, p := range rule.Ports {
+			assert.Contains(t, []int32{ClientPort, PeerPort}, p.Port.IntVal)
+		}
+	}
 }
