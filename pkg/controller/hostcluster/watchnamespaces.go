@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -28,8 +29,8 @@ func ParseWatchNamespaces(value string) (WatchNamespaces, error) {
 		if ns == "" {
 			continue
 		}
-		if ns == metav1.NamespaceAll || strings.ContainsAny(ns, " /") {
-			return nil, fmt.Errorf("--watch-namespaces: %q is not a namespace name", ns)
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(errs, "; "))
 		}
 		out = append(out, ns)
 	}
