@@ -124,15 +124,12 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	// namespace at work.
 	roles := []string{workRole, "kcp-setups/kcp-setups:leader-election"}
 	workNamespace := func(role string, i int) string { return fmt.Sprintf("%s-%d-%d", prefix, len(role), i) }
-	useNamespace := func(name string) string { return namespace(t, name) }
+	useNamespace := namespace
 	if namespacedRole != nil {
 		first := namespace(t, prefix)
 		namespacedRole(t, first)
 		roles = append(roles, "*/"+workRole)
-		served := []string{first}
-		for _, name := range []string{prefix + "-adopt", prefix + "-cm"} {
-			served = append(served, name)
-		}
+		served := []string{first, prefix + "-adopt", prefix + "-cm"}
 		for _, role := range roles {
 			for i := range rulesOf(t, strings.Replace(role, "*", first, 1)) {
 				served = append(served, workNamespace(role, i))
@@ -143,7 +140,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 			namespacedRole(t, name)
 		}
 		args = append(slices.Clone(args), "--watch-namespaces="+strings.Join(served, ","))
-		useNamespace = func(name string) string {
+		useNamespace = func(t *testing.T, name string) string {
 			require.Contains(t, served, name, "a namespace the server serves")
 			return name
 		}
@@ -160,7 +157,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 		return srv, clientset.NewForConfigOrDie(srv.Config())
 	}
 	srv, ops := start("kcp-setups-" + prefix)
-	ns := useNamespace(prefix)
+	ns := useNamespace(t, prefix)
 	_, err := ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
@@ -207,7 +204,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 		t.Logf("the server's log:\n%s", tail(srv.Log()))
 	}
 	// Taking over kcp-operator's objects: its Deployment is replaced, its leftovers go.
-	adoptIn := useNamespace(prefix + "-adopt")
+	adoptIn := useNamespace(t, prefix+"-adopt")
 	adopt := adoptFromKcpOperator(t, ops, adoptIn)
 	if !assert.Eventually(t, func() bool {
 		adopt()
@@ -243,7 +240,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	}, {
 		name: "cert-manager", role: workRoleIn(prefix + "-cm"), resource: "certificates",
 		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
-			other := useNamespace(prefix + "-cm")
+			other := useNamespace(t, prefix+"-cm")
 			_, err := ops.OperatorV1alpha1().CacheServers(other).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			waitForLog(t, srv, nil, forbidden("list", "certificates", "cert-manager.io"))
@@ -266,7 +263,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	for _, role := range roles {
 		for i, rule := range rulesOf(t, strings.Replace(role, "*", ns, 1)) {
 			t.Run(fmt.Sprintf("%s/%d/%s", role, i, strings.Join(rule.Resources, ",")), func(t *testing.T) {
-				work := useNamespace(workNamespace(role, i))
+				work := useNamespace(t, workNamespace(role, i))
 				restore := withoutRules(t, strings.Replace(role, "*", work, 1), func(j int, _ rbacv1.PolicyRule) bool { return j == i })
 				defer restore()
 				err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
