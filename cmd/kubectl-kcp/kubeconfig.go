@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,7 @@ type kubeconfigOptions struct {
 	workspace, username, output, name string
 	groups                            []string
 	validity                          time.Duration
-	merge                             bool
+	merge, overwrite                  bool
 }
 
 func newKubeconfigCommand(flags *clientFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -51,6 +52,15 @@ The server caps --validity at its --max-kubeconfig-expiration and says so in a w
 			}
 			if o.merge && o.output != "" {
 				return usageError{cmd.CommandPath(), fmt.Errorf("--merge and --output are exclusive")}
+			}
+			if o.overwrite && !o.merge && o.output == "" {
+				return usageError{cmd.CommandPath(), fmt.Errorf("--overwrite needs --merge or --output")}
+			}
+			if o.output != "" && !o.overwrite {
+				// Refused before minting, so no credential is made for nothing.
+				if _, err := os.Lstat(o.output); err == nil {
+					return fmt.Errorf("%s already exists: pass --overwrite to replace it", o.output)
+				}
 			}
 			if o.validity != 0 && o.validity < 10*time.Minute {
 				return usageError{cmd.CommandPath(), fmt.Errorf("--validity must be at least 10m, got %s", o.validity)}
@@ -77,13 +87,13 @@ The server caps --validity at its --max-kubeconfig-expiration and says so in a w
 				if name == "" {
 					name = fmt.Sprintf("kcp-%s-%s", ns, target.name)
 				}
-				file, contexts, err := mergeKubeconfig(flags, data, name)
+				file, contexts, err := mergeKubeconfig(flags, data, name, o.overwrite)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(stderr, "Merged contexts %v into %s, valid until %s\n", contexts, file, minted.Status.ExpirationTimestamp.UTC().Format(time.RFC3339))
 			case o.output != "":
-				if err := os.WriteFile(o.output, data, 0o600); err != nil {
+				if err := writePrivateFile(o.output, data, o.overwrite); err != nil {
 					return err
 				}
 				fmt.Fprintf(stderr, "Wrote %s, valid until %s\n", o.output, minted.Status.ExpirationTimestamp.UTC().Format(time.RFC3339))
@@ -100,15 +110,17 @@ The server caps --validity at its --max-kubeconfig-expiration and says so in a w
 	cmd.Flags().StringSliceVar(&o.groups, "group", nil, "The groups to mint for (default: yours; others need impersonate).")
 	cmd.Flags().BoolVar(&o.merge, "merge", false, "Merge into the kubeconfig kubectl uses (--kubeconfig, else the first file of KUBECONFIG, else ~/.kube/config).")
 	cmd.Flags().StringVar(&o.name, "name", "", "With --merge: the name of the merged cluster, user and default context (default kcp-<namespace>-<name>).")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Write the kubeconfig to this file (mode 0600) instead of standard output.")
+	cmd.Flags().StringVarP(&o.output, "output", "o", "", "Write the kubeconfig to this file (mode 0600) instead of standard output; an existing file needs --overwrite.")
+	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "With --output: replace an existing file; with --merge: replace the clusters, contexts and users of the same names.")
 	return cmd
 }
 
 // mergeKubeconfig merges the minted kubeconfig data into the kubeconfig file kubectl writes
 // to, renaming its entries after name: its default context becomes name, every other context
-// name-<context>, its user name. The current context stays. It returns the file and the
-// merged contexts.
-func mergeKubeconfig(flags *clientFlags, data []byte, name string) (string, []string, error) {
+// name-<context>, its user name. The current context stays. An entry of the same name is
+// replaced only with overwrite; otherwise nothing is written. The file is left with mode
+// 0600. It returns the file and the merged contexts.
+func mergeKubeconfig(flags *clientFlags, data []byte, name string, overwrite bool) (string, []string, error) {
 	minted, err := clientcmd.Load(data)
 	if err != nil {
 		return "", nil, fmt.Errorf("the minted kubeconfig: %w", err)
@@ -130,27 +142,73 @@ func mergeKubeconfig(flags *clientFlags, data []byte, name string) (string, []st
 		}
 		return name + "-" + entry
 	}
+	var taken []string
 	users := map[string]string{}
 	for user, auth := range minted.AuthInfos {
 		users[user] = name
 		if len(minted.AuthInfos) > 1 {
 			users[user] = name + "-" + user
 		}
+		if _, ok := into.AuthInfos[users[user]]; ok {
+			taken = append(taken, fmt.Sprintf("user %q", users[user]))
+		}
 		into.AuthInfos[users[user]] = auth
 	}
 	var contexts []string
 	for ctxName, c := range minted.Contexts {
 		merged := rename(ctxName)
+		if _, ok := into.Clusters[merged]; ok {
+			taken = append(taken, fmt.Sprintf("cluster %q", merged))
+		}
+		if _, ok := into.Contexts[merged]; ok {
+			taken = append(taken, fmt.Sprintf("context %q", merged))
+		}
 		into.Clusters[merged] = minted.Clusters[c.Cluster]
 		into.Contexts[merged] = &clientcmdapi.Context{Cluster: merged, AuthInfo: users[c.AuthInfo]}
 		contexts = append(contexts, merged)
 	}
+	if len(taken) > 0 && !overwrite {
+		slices.Sort(taken)
+		return "", nil, fmt.Errorf("%s already has %s: pass --overwrite to replace them, or --name to merge under another name",
+			file, strings.Join(taken, ", "))
+	}
 	if into.CurrentContext == "" {
 		into.CurrentContext = name
+	}
+	// clientcmd.WriteToFile keeps an existing file's mode: the file is made the user's alone
+	// before the key is written into it.
+	if err := os.Chmod(file, 0o600); err != nil && !os.IsNotExist(err) {
+		return "", nil, fmt.Errorf("making %s private: %w", file, err)
 	}
 	if err := clientcmd.WriteToFile(*into, file); err != nil {
 		return "", nil, err
 	}
 	slices.Sort(contexts)
 	return file, contexts, nil
+}
+
+// writePrivateFile writes data to file with mode 0600. An existing file is refused without
+// overwrite; with it, its mode is set to 0600 before the data is written, since os.WriteFile
+// would keep a mode that lets others read the key.
+func writePrivateFile(file string, data []byte, overwrite bool) error {
+	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if !overwrite {
+		flag |= os.O_EXCL
+	}
+	f, err := os.OpenFile(file, flag, 0o600)
+	if os.IsExist(err) {
+		return fmt.Errorf("%s already exists: pass --overwrite to replace it", file)
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("making %s private: %w", file, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -26,6 +26,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"kubeconfig", "deployment/x"}, `error: the server doesn't have a resource type "deployment" here: one of rootshard, shard, frontproxy`},
 		{[]string{"kubeconfig", "frontproxy/edge", "--merge", "-o", "f"}, "error: --merge and --output are exclusive"},
 		{[]string{"kubeconfig", "frontproxy/edge", "--validity", "5m"}, "error: --validity must be at least 10m, got 5m0s"},
+		{[]string{"kubeconfig", "frontproxy/edge", "--overwrite"}, "error: --overwrite needs --merge or --output"},
+		{[]string{"kubeconfig", "frontproxy/edge", "-o", "main_test.go"}, "error: main_test.go already exists: pass --overwrite to replace it"},
 		{[]string{"status", "shard/x"}, `resource type "shard" here: one of rootshard`},
 		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp -h' for help and examples\n"},
 		{[]string{"rotate", "rootshard/root", "--ca", "server"}, "error: --phase must be start or complete, got \"\"\nSee 'kubectl kcp rotate -h'"},
@@ -82,7 +84,8 @@ func TestMergeKubeconfig(t *testing.T) {
 	require.NoError(t, clientcmd.WriteToFile(*host, file))
 	flags := &clientFlags{loading: &clientcmd.ClientConfigLoadingRules{ExplicitPath: file}}
 
-	got, contexts, err := mergeKubeconfig(flags, minted(t), "kcp-team-a-edge")
+	require.NoError(t, os.Chmod(file, 0o644))
+	got, contexts, err := mergeKubeconfig(flags, minted(t), "kcp-team-a-edge", false)
 	require.NoError(t, err)
 	assert.Equal(t, file, got)
 	assert.Equal(t, []string{"kcp-team-a-edge", "kcp-team-a-edge-base"}, contexts)
@@ -96,17 +99,79 @@ func TestMergeKubeconfig(t *testing.T) {
 	assert.Equal(t, "kcp-team-a-edge", merged.Contexts["kcp-team-a-edge"].AuthInfo)
 	assert.Equal(t, "kcp-team-a-edge-base", merged.Contexts["kcp-team-a-edge-base"].Cluster)
 	assert.Equal(t, []byte("cert"), merged.AuthInfos["kcp-team-a-edge"].ClientCertificateData)
+	info, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "an existing 0644 file is made the user's alone")
+
+	// Entries of the same names are never replaced silently: the file stays as it was.
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+	again := clientcmdapi.NewConfig()
+	again.AuthInfos["kcp"] = &clientcmdapi.AuthInfo{ClientCertificateData: []byte("cert-2"), ClientKeyData: []byte("key-2")}
+	again.Clusters["default"] = &clientcmdapi.Cluster{Server: "https://other:6443"}
+	again.Contexts["default"] = &clientcmdapi.Context{Cluster: "default", AuthInfo: "kcp"}
+	again.CurrentContext = "default"
+	data, err := clientcmd.Write(*again)
+	require.NoError(t, err)
+	_, _, err = mergeKubeconfig(flags, data, "kcp-team-a-edge", false)
+	require.EqualError(t, err, file+` already has cluster "kcp-team-a-edge", context "kcp-team-a-edge", user "kcp-team-a-edge": `+
+		"pass --overwrite to replace them, or --name to merge under another name")
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing is written")
+	// One name taken is enough to refuse: here only the user.
+	_, _, err = mergeKubeconfig(flags, data, "admin", false)
+	require.EqualError(t, err, file+` already has user "admin": pass --overwrite to replace them, or --name to merge under another name`)
+	// With --overwrite they are replaced, and the rest stays.
+	_, _, err = mergeKubeconfig(flags, data, "kcp-team-a-edge", true)
+	require.NoError(t, err)
+	merged, err = clientcmd.LoadFromFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "https://other:6443", merged.Clusters["kcp-team-a-edge"].Server)
+	assert.Equal(t, []byte("cert-2"), merged.AuthInfos["kcp-team-a-edge"].ClientCertificateData)
+	assert.Equal(t, "https://kcp:6443", merged.Clusters["kcp-team-a-edge-base"].Server, "entries of other names stay")
+	assert.Equal(t, "https://host:6443", merged.Clusters["host"].Server)
 
 	// Into a file that does not exist yet: it is made, with the minted context current.
 	fresh := filepath.Join(t.TempDir(), "new")
-	_, _, err = mergeKubeconfig(&clientFlags{loading: &clientcmd.ClientConfigLoadingRules{ExplicitPath: fresh}}, minted(t), "x")
+	_, _, err = mergeKubeconfig(&clientFlags{loading: &clientcmd.ClientConfigLoadingRules{ExplicitPath: fresh}}, minted(t), "x", false)
 	require.NoError(t, err)
 	cfg, err := clientcmd.LoadFromFile(fresh)
 	require.NoError(t, err)
 	assert.Equal(t, "x", cfg.CurrentContext)
-	info, err := os.Stat(fresh)
+	info, err = os.Stat(fresh)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "a kubeconfig with a key is the user's alone")
+}
+
+func TestWritePrivateFile(t *testing.T) {
+	dir := t.TempDir()
+	perm := func(file string) os.FileMode {
+		info, err := os.Stat(file)
+		require.NoError(t, err)
+		return info.Mode().Perm()
+	}
+
+	fresh := filepath.Join(dir, "fresh")
+	require.NoError(t, writePrivateFile(fresh, []byte("key"), false))
+	assert.Equal(t, os.FileMode(0o600), perm(fresh))
+
+	// An existing file is refused without --overwrite, and left as it was.
+	open := filepath.Join(dir, "open")
+	require.NoError(t, os.WriteFile(open, []byte("theirs"), 0o644))
+	require.NoError(t, os.Chmod(open, 0o644))
+	require.EqualError(t, writePrivateFile(open, []byte("key"), false), open+" already exists: pass --overwrite to replace it")
+	got, err := os.ReadFile(open)
+	require.NoError(t, err)
+	assert.Equal(t, "theirs", string(got))
+	assert.Equal(t, os.FileMode(0o644), perm(open))
+
+	// With --overwrite it is replaced, and a 0644 file no longer lets others read the key.
+	require.NoError(t, writePrivateFile(open, []byte("key"), true))
+	got, err = os.ReadFile(open)
+	require.NoError(t, err)
+	assert.Equal(t, "key", string(got))
+	assert.Equal(t, os.FileMode(0o600), perm(open))
 }
 
 func TestPrintTree(t *testing.T) {

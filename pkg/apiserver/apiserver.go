@@ -26,6 +26,7 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
@@ -181,17 +182,21 @@ func (c completedConfig) hostCaches(server *genericapiserver.GenericAPIServer) (
 	if err != nil {
 		return nil, nil, err
 	}
-	cas, casSynced := secretCache(server, kube, "start-kcp-setups-ca-informer", kubeconfigrequest.CASecretsSelector().String())
-	refs, refsSynced := secretCache(server, kube, "start-kcp-setups-reference-informer", kubeconfigrequest.ReferenceSecretsSelector().String())
+	namespaces := hostcluster.WatchNamespaces(c.ExtraConfig.Limits.Namespaces)
+	cas, casSynced := secretCache(server, kube, namespaces, "start-kcp-setups-ca-informer", kubeconfigrequest.CASecretsSelector().String())
+	refs, refsSynced := secretCache(server, kube, namespaces, "start-kcp-setups-reference-informer", kubeconfigrequest.ReferenceSecretsSelector().String())
 	return &kubeconfigrequest.CASource{Secrets: cas, Synced: casSynced},
 		&kubeconfigrequest.ReferenceSource{Secrets: refs, Synced: refsSynced}, nil
 }
 
-// secretCache is an informer of the host cluster's Secrets that selector selects, started by
-// the post-start hook name. Each cache has its own selector, so that no other Secret is kept.
-func secretCache(server *genericapiserver.GenericAPIServer, kube kubernetes.Interface, name, selector string) (corev1listers.SecretLister, cache.InformerSynced) {
-	factory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0,
-		kubeinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+// secretCache is an informer of the host cluster's Secrets that selector selects in
+// namespaces (every namespace when empty), started by the post-start hook name. Each cache
+// has its own selector, so that no other Secret is kept.
+func secretCache(server *genericapiserver.GenericAPIServer, kube kubernetes.Interface, namespaces hostcluster.WatchNamespaces,
+	name, selector string) (corev1listers.SecretLister, cache.InformerSynced) {
+	tweak := func(o *metav1.ListOptions) { o.LabelSelector = selector }
+	factory := kubeinformers.NewSharedInformerFactoryWithOptions(kube, 0, kubeinformers.WithTweakListOptions(tweak))
+	manager.SecretsInformer(factory, kube, namespaces, tweak)
 	// Asked for before Start, which starts only the informers asked for.
 	secrets := factory.Core().V1().Secrets()
 	lister, synced := secrets.Lister(), secrets.Informer().HasSynced

@@ -19,8 +19,9 @@ import (
 )
 
 const (
-	chartDir      = "../../charts/kcp-setups"
-	monitoringDir = "../../artifacts/monitoring"
+	chartDir            = "../../charts/kcp-setups"
+	monitoringDir       = "../../artifacts/monitoring"
+	namespacedDeployDir = "../../artifacts/deploy-namespaced"
 )
 
 // helm runs the stack's helm as the admin and fails the test on error.
@@ -116,8 +117,39 @@ func TestChartTemplateEqualsKustomize(t *testing.T) {
 	assert.Contains(t, string(rendered), "--leader-elect=false")
 	assert.NotContains(t, string(rendered), "--leader-elect-resource-name")
 
+	// A namespaced install: what `kubectl apply -k artifacts/deploy-namespaced` installs,
+	// object by object; with two namespaces, a Role and its binding in each, and the
+	// ClusterRole without any rule on a namespaced resource.
+	namespaced := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "watchNamespaces={kcp}"))
+	namespacedKustomize := objectsOf(t, kubectl(t, "kustomize", namespacedDeployDir))
+	delete(namespacedKustomize, "v1/Namespace/<nil>/kcp-setups")
+	for key, want := range namespacedKustomize {
+		assert.Equal(t, want, namespaced[key], "%s", key)
+	}
+	for key := range namespaced {
+		assert.Contains(t, namespacedKustomize, key, "the namespaced chart renders %s, which the namespaced kustomize install does not", key)
+	}
+	two := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "watchNamespaces={team-a,team-b}"))
+	assert.Len(t, two, len(chart)+4, "a Role and a RoleBinding in each namespace")
+	for _, ns := range []string{"team-a", "team-b"} {
+		role := two["rbac.authorization.k8s.io/v1/Role/"+ns+"/kcp-setups:apiserver"]
+		require.NotNil(t, role, ns)
+		assert.Equal(t, chart["rbac.authorization.k8s.io/v1/ClusterRole/<nil>/kcp-setups:apiserver"]["rules"].([]any)[3:], role["rules"],
+			"the Role has the ClusterRole's rules on namespaced resources")
+		assert.NotNil(t, two["rbac.authorization.k8s.io/v1/RoleBinding/"+ns+"/kcp-setups:apiserver"], ns)
+	}
+	rendered, err = sigsyaml.Marshal(two["rbac.authorization.k8s.io/v1/ClusterRole/<nil>/kcp-setups:apiserver"])
+	require.NoError(t, err)
+	for _, resource := range []string{"secrets", "persistentvolumeclaims", "deployments", "statefulsets", "certificates", "configmaps", "services", "events"} {
+		assert.NotContains(t, string(rendered), "- "+resource+"\n", "the ClusterRole names no namespaced resource")
+	}
+	rendered, err = sigsyaml.Marshal(two["apps/v1/Deployment/kcp-setups/kcp-setups"])
+	require.NoError(t, err)
+	assert.Contains(t, string(rendered), "--watch-namespaces=team-a,team-b")
+
 	// What the schema and the templates refuse.
 	for _, tc := range []struct{ set, says string }{
+		{"watchNamespaces={Team_A}", "watchNamespaces"},
 		{"replicas=0", "replicas"},
 		{"replicas=two", "replicas"},
 		{"etcd.bundled.enabled=false", "etcd.external.endpoints is required"},
@@ -202,7 +234,7 @@ func TestHelmChart(t *testing.T) {
 		require.NoError(t, err)
 		port, err := stack.FreePort()
 		require.NoError(t, err)
-		serverRBACIsSufficientAndMinimal(t, "chart-rbac", port, localArgs(t, args, port, kubeconfig))
+		serverRBACIsSufficientAndMinimal(t, "chart-rbac", port, localArgs(t, args, port, kubeconfig), nil)
 	})
 
 	out = helm(t, "uninstall", release, "-n", ns)

@@ -97,7 +97,7 @@ func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
-	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args)
+	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args, nil)
 }
 
 // serverRBACIsSufficientAndMinimal runs the server with args on port, as the ServiceAccount
@@ -105,8 +105,46 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 // chart's): it serves, realizes a RootShard, mints and prunes. Then it takes single rules of
 // the ClusterRole kcp-setups:apiserver and the Role kcp-setups:leader-election away, and each
 // one's absence breaks a named behaviour. Its namespaces are named after prefix.
-func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, args []string) {
+//
+// With namespacedRole (a namespaced install), the server's rights on the setups' objects are
+// a Role and RoleBinding that namespacedRole applies in a namespace: every namespace the test
+// uses is made first, with them, and served (--watch-namespaces); the rules of that Role are
+// taken away one by one in the namespace at work, as the ClusterRole's are.
+func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, args []string, namespacedRole func(t *testing.T, ns string)) {
 	ctx := t.Context()
+	const workRole = "kcp-setups:apiserver"
+	// workRoleIn is the role with the rights on the setups' objects in namespace ns.
+	workRoleIn := func(ns string) string {
+		if namespacedRole != nil {
+			return ns + "/" + workRole
+		}
+		return workRole
+	}
+	// The roles whose rules go one by one; the namespaced one is named with * for the
+	// namespace at work.
+	roles := []string{workRole, "kcp-setups/kcp-setups:leader-election"}
+	workNamespace := func(role string, i int) string { return fmt.Sprintf("%s-%d-%d", prefix, len(role), i) }
+	useNamespace := namespace
+	if namespacedRole != nil {
+		first := namespace(t, prefix)
+		namespacedRole(t, first)
+		roles = append(roles, "*/"+workRole)
+		served := []string{first, prefix + "-adopt", prefix + "-cm"}
+		for _, role := range roles {
+			for i := range rulesOf(t, strings.Replace(role, "*", first, 1)) {
+				served = append(served, workNamespace(role, i))
+			}
+		}
+		for _, name := range served[1:] {
+			namespace(t, name)
+			namespacedRole(t, name)
+		}
+		args = append(slices.Clone(args), "--watch-namespaces="+strings.Join(served, ","))
+		useNamespace = func(t *testing.T, name string) string {
+			require.Contains(t, served, name, "a namespace the server serves")
+			return name
+		}
+	}
 	// The stack's own server would reconcile too: it steps aside meanwhile.
 	stack.StopServer()
 	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
@@ -119,7 +157,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 		return srv, clientset.NewForConfigOrDie(srv.Config())
 	}
 	srv, ops := start("kcp-setups-" + prefix)
-	ns := namespace(t, prefix)
+	ns := useNamespace(t, prefix)
 	_, err := ops.OperatorV1alpha1().RootShards(ns).Create(ctx, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com"},
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}}}}, metav1.CreateOptions{})
@@ -166,7 +204,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 		t.Logf("the server's log:\n%s", tail(srv.Log()))
 	}
 	// Taking over kcp-operator's objects: its Deployment is replaced, its leftovers go.
-	adoptIn := namespace(t, prefix+"-adopt")
+	adoptIn := useNamespace(t, prefix+"-adopt")
 	adopt := adoptFromKcpOperator(t, ops, adoptIn)
 	if !assert.Eventually(t, func() bool {
 		adopt()
@@ -188,7 +226,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 		resource string // the rule that goes names it
 		check    func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface)
 	}{{
-		name: "secrets", role: "kcp-setups:apiserver", resource: "secrets",
+		name: "secrets", role: workRoleIn(ns), resource: "secrets",
 		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
 			waitForLog(t, srv, nil, forbidden("list", "secrets", ""))
 			// Right after a start the client CA of the delegated authentication may still be
@@ -200,9 +238,9 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 			}, 30*time.Second, time.Second, "minting cannot read the CAs: %v", err)
 		},
 	}, {
-		name: "cert-manager", role: "kcp-setups:apiserver", resource: "certificates",
+		name: "cert-manager", role: workRoleIn(prefix + "-cm"), resource: "certificates",
 		check: func(t *testing.T, srv *framework.ServerProcess, ops clientset.Interface) {
-			other := namespace(t, prefix+"-cm")
+			other := useNamespace(t, prefix+"-cm")
 			_, err := ops.OperatorV1alpha1().CacheServers(other).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache"}}, metav1.CreateOptions{})
 			require.NoError(t, err)
 			waitForLog(t, srv, nil, forbidden("list", "certificates", "cert-manager.io"))
@@ -222,10 +260,11 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 
 	// And every rule is needed: without any one of them, the server, at work on a new setup,
 	// says what it may not do. The Lease goes first, so that creating it is needed too.
-	for _, role := range []string{"kcp-setups:apiserver", "kcp-setups/kcp-setups:leader-election"} {
-		for i, rule := range rulesOf(t, role) {
+	for _, role := range roles {
+		for i, rule := range rulesOf(t, strings.Replace(role, "*", ns, 1)) {
 			t.Run(fmt.Sprintf("%s/%d/%s", role, i, strings.Join(rule.Resources, ",")), func(t *testing.T) {
-				restore := withoutRules(t, role, func(j int, _ rbacv1.PolicyRule) bool { return j == i })
+				work := useNamespace(t, workNamespace(role, i))
+				restore := withoutRules(t, strings.Replace(role, "*", work, 1), func(j int, _ rbacv1.PolicyRule) bool { return j == i })
 				defer restore()
 				err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
 				require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
@@ -234,7 +273,6 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 				require.NoError(t, err)
 				defer srv.Stop()
 				ops := clientset.NewForConfigOrDie(srv.Config())
-				work := namespace(t, fmt.Sprintf("%s-%d-%d", prefix, len(role), i))
 				var wants []string
 				for _, verb := range rule.Verbs {
 					for _, resource := range rule.Resources {

@@ -15,8 +15,9 @@ import (
 // TestKubectlPlugin runs `kubectl kcp` as a user has it, found by kubectl on the PATH, on the
 // example setup of artifacts/examples: the status tree names every object of it and their
 // certificates; a kubeconfig minted on the front proxy and merged into the user's kubeconfig
-// is accepted by a kcp stand-in, as the identity asked for, for the validity asked for; and
-// errors read and exit as kubectl's.
+// is accepted by a kcp stand-in, as the identity asked for, for the validity asked for; the
+// file is left 0600 and entries of the same names, or an existing -o file, are replaced only
+// with --overwrite; and errors read and exit as kubectl's.
 func TestKubectlPlugin(t *testing.T) {
 	ns := namespace(t, "plugin")
 	kubectl(t, "apply", "-n", ns, "-f", "../../artifacts/examples/")
@@ -51,10 +52,12 @@ func TestKubectlPlugin(t *testing.T) {
 	assert.Contains(t, out, "─CertificatesReady")
 
 	// Minted on the front proxy and merged into a user's kubeconfig, next to what it had.
+	// The user's file is 0644: the merge leaves it the user's alone.
 	mine := filepath.Join(t.TempDir(), "config")
 	admin, err := os.ReadFile(stack.AdminKubeconfig)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(mine, admin, 0o600))
+	require.NoError(t, os.WriteFile(mine, admin, 0o644))
+	require.NoError(t, os.Chmod(mine, 0o644))
 	_, stderr, err := stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns,
 		"--workspace", "root:team-a", "--validity", "8h", "--merge", "--username", "alice", "--group", "team-a")
 	require.NoError(t, err, stderr)
@@ -69,6 +72,39 @@ func TestKubectlPlugin(t *testing.T) {
 	assert.Contains(t, merged.Clusters[context].Server, "/clusters/root:team-a")
 	cert := parseCert(t, merged.AuthInfos[merged.Contexts[context].AuthInfo].ClientCertificateData)
 	assert.WithinDuration(t, time.Now().Add(8*time.Hour), cert.NotAfter, 2*time.Minute, "valid for 8h")
+	info, err := os.Stat(mine)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "the file with the key is the user's alone")
+
+	// The same names again: refused and nothing written, unless --overwrite.
+	written, err := os.ReadFile(mine)
+	require.NoError(t, err)
+	_, stderr, err = stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns, "--merge",
+		"--username", "alice", "--group", "team-a")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "error: "+mine+` already has cluster "`+context+`"`)
+	assert.Contains(t, stderr, "pass --overwrite to replace them")
+	unchanged, err := os.ReadFile(mine)
+	require.NoError(t, err)
+	assert.Equal(t, string(written), string(unchanged), "a refused merge writes nothing")
+	// -o onto an existing file is refused too, before anything is minted; --overwrite replaces it, 0600.
+	out, stderr, err = stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns, "-o", mine)
+	require.Error(t, err, out)
+	assert.Equal(t, "error: "+mine+" already exists: pass --overwrite to replace it\n", stderr)
+	file := filepath.Join(t.TempDir(), "edge.kubeconfig")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	require.NoError(t, os.Chmod(file, 0o644))
+	_, stderr, err = stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns, "-o", file, "--overwrite",
+		"--username", "alice", "--group", "team-a")
+	require.NoError(t, err, stderr)
+	info, err = os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "-o --overwrite leaves the file the user's alone")
+	_, err = clientcmd.LoadFromFile(file)
+	require.NoError(t, err)
+	_, stderr, err = stack.KubectlPlugin(t.Context(), mine, "kubeconfig", "frontproxy/edge", "-n", ns, "--merge", "--overwrite",
+		"--workspace", "root:team-a", "--validity", "8h", "--username", "alice", "--group", "team-a")
+	require.NoError(t, err, stderr)
 	// kubectl still reaches the host cluster with the file, and the stand-in with the context.
 	_, stderr, err = stack.KubectlWith(t.Context(), mine, "get", "rootshard", "root", "-n", ns)
 	require.NoError(t, err, stderr)

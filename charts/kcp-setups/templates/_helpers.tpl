@@ -48,3 +48,68 @@ etcd-client
 {{- required "etcd.external.clientSecret is required when etcd.bundled.enabled is false" .Values.etcd.external.clientSecret -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+The rules of the controllers on the objects of the setups: in the ClusterRole
+kcp-setups:apiserver, or, with watchNamespaces, in a Role of each namespace served.
+*/}}
+{{- define "kcp-setups.workloadRules" -}}
+# The controllers: what they record, and the objects they realize setups with. They read
+# through label-filtered informers (list, watch), write with server-side apply (patch, and
+# create for an object that does not exist yet), and delete by label when a setup goes
+# (deletecollection; Services have none: delete).
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [""]
+  resources: [secrets]
+  # get: the Secrets a user names (CA bundles, a CA, a kubeconfig's target Secret), which
+  # carry no label of ours; delete: a Kubeconfig's former Secret, and the Secret of a leaf
+  # certificate its CA did not sign, which cert-manager then issues again.
+  verbs: [get, list, watch, create, patch, delete, deletecollection]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [list, watch, create, patch, deletecollection]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [list, watch, create, patch, delete]
+- apiGroups: [apps]
+  resources: [deployments, statefulsets]
+  verbs: [list, watch, create, patch, deletecollection]
+# A managed etcd's data: deleted only when its owner asks for it
+# (operator.kcp.io/delete-etcd-volumes), each claim read by name for its owner UID first,
+# read nowhere else.
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
+  verbs: [get, delete]
+# delete: the budget of a Deployment scaled down to one replica.
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [list, watch, create, patch, delete, deletecollection]
+- apiGroups: [cert-manager.io]
+  resources: [issuers, certificates]
+  verbs: [list, watch, create, patch, deletecollection]
+# delete: an identity the spec stopped needing, such as a VirtualWorkspace's generated one
+# once it names its own kubeconfig, goes with its Certificate first, so that cert-manager does
+# not issue its key again.
+- apiGroups: [cert-manager.io]
+  resources: [certificates]
+  verbs: [delete]
+# update certificates/status: an intermediate CA whose root CA rotated is marked Issuing, as
+# cmctl renew does, so that cert-manager issues it again under the new root with its key.
+- apiGroups: [cert-manager.io]
+  resources: [certificates/status]
+  verbs: [update]
+# delete: taking over what kcp-operator made (operator.kcp.io/adopt): its Deployments, whose
+# selector cannot change, are replaced, and its ConfigMaps and Issuers that nothing took over
+# are removed once the setup is Available.
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [delete]
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [delete]
+- apiGroups: [cert-manager.io]
+  resources: [issuers]
+  verbs: [delete]
+{{- end }}

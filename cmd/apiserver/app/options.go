@@ -32,6 +32,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	"github.com/kcp-setups/apiserver/pkg/apiserver"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
 	generatedopenapi "github.com/kcp-setups/apiserver/pkg/generated/openapi"
@@ -64,6 +65,8 @@ type Options struct {
 	KcpDialer string
 	// KcpHealthInterval is how often the controllers ask a ready kcp whether it still is.
 	KcpHealthInterval time.Duration
+	// WatchNamespaces are the namespaces served, comma-separated; empty is every namespace.
+	WatchNamespaces string
 	// ShutdownWatchTerminationGracePeriod is how long the server lets the watches open at
 	// shutdown drain once it has ended them; without it, an open watch (kube-apiserver
 	// proxies every client's) holds the shutdown for the whole request timeout.
@@ -137,6 +140,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces) or "+kcpclient.NoDialer+
 			" (no kcp can be reached, as on a host whose pods run nothing: KcpReady and a managed etcd's EtcdReady are Unknown with reason "+
 			operatorv1alpha1.ReasonNoKcpDialer+", and deleting a Shard or a Kubeconfig does not wait for kcp).")
+	fs.StringVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces,
+		"The namespaces of the host cluster the server serves, comma-separated; empty serves every namespace. The server caches Secrets, "+
+			"Services, Deployments, StatefulSets, ConfigMaps, disruption budgets, cert-manager's objects and its own kinds of these namespaces "+
+			"only, and refuses (403) to create its kinds in any other; its RBAC may then be Roles in these namespaces.")
 	fs.DurationVar(&o.KcpHealthInterval, "kcp-health-interval", o.KcpHealthInterval,
 		"How often the controllers ask each RootShard's and Shard's kcp for its readiness (the KcpReady condition).")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", o.ShutdownWatchTerminationGracePeriod,
@@ -174,6 +181,9 @@ func (o *Options) Validate() error {
 	}
 	if !slices.Contains(kcpclient.Dialers, o.KcpDialer) {
 		errs = append(errs, fmt.Errorf("--kcp-dialer must be one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.KcpDialer))
+	}
+	if _, err := hostcluster.ParseWatchNamespaces(o.WatchNamespaces); err != nil {
+		errs = append(errs, err)
 	}
 	if o.ShutdownWatchTerminationGracePeriod < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-watch-termination-grace-period must not be negative, not %s", o.ShutdownWatchTerminationGracePeriod))
@@ -273,8 +283,12 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	serverConfig.ShutdownWatchTerminationGracePeriod = o.ShutdownWatchTerminationGracePeriod
 	serverConfig.AddReadyzChecks(apiserver.AuthenticationReady(clientCA(serverConfig), requestHeaderCA(serverConfig)))
+	namespaces, err := hostcluster.ParseWatchNamespaces(o.WatchNamespaces)
+	if err != nil {
+		return nil, err
+	}
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration,
-		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas}}
+		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas, Namespaces: namespaces}}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {
@@ -291,6 +305,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			KcpDialer:      o.KcpDialer,
 			KcpHealth:      o.KcpHealthInterval,
 			Status:         status,
+			Namespaces:     namespaces,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil

@@ -190,3 +190,19 @@ current-context: host
 	}
 	assert.Contains(t, names, "controllers")
 }
+
+func TestWatchNamespacesFlag(t *testing.T) {
+	o := NewOptions()
+	assert.Empty(t, o.WatchNamespaces, "every namespace by default")
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--watch-namespaces", "team-b,team-a"}))
+	assert.Equal(t, "team-b,team-a", o.WatchNamespaces)
+
+	cmd := NewCommand()
+	cmd.SetArgs(append([]string{"--embedded-etcd-dir", t.TempDir(), "--watch-namespaces", "team-a,team/b"}, loggingArgs...))
+	cmd.SetContext(t.Context())
+	err := cmd.Execute()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--watch-namespaces: "team/b" is not a namespace name`)
+}

@@ -65,6 +65,9 @@ type Config struct {
 	// Status, when set, records why the controllers failed to start: the server's readyz
 	// check "controllers".
 	Status *Status
+	// Namespaces are the namespaces served (--watch-namespaces): the informers of the host
+	// and of our kinds hold only their objects. Empty is every namespace.
+	Namespaces hostcluster.WatchNamespaces
 }
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
@@ -130,6 +133,9 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	// their label alone, apart from what the controllers own.
 	referenceInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync,
 		kubeinformers.WithTweakListOptions(hostcluster.ReferenceSecretSelector))
+	// Before any informer is asked for: a factory keeps the first informer of a type.
+	limitInformers(cfg.Namespaces, ours, kube, kubeInformers, certManager, hostInformers, opClient, ourInformers)
+	SecretsInformer(referenceInformers, kube, cfg.Namespaces, hostcluster.ReferenceSecretSelector)
 
 	scheme := runtime.NewScheme()
 	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
@@ -165,7 +171,11 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		return err
 	}
 	host.Claims = &hostcluster.ClaimClients{Kube: claimKube, CertManager: claimCertManager}
-	host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+	if cfg.Namespaces.All() {
+		host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+	} else {
+		host.SecretMetadata = secretMetadataInformer(cfg.Namespaces, metadataClient, resync)
+	}
 	if err := host.SecretMetadata.SetTransform(hostcluster.SecretMetadataTransform); err != nil {
 		return fmt.Errorf("the Secret metadata cache: %w", err)
 	}
@@ -213,6 +223,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	go host.CertManagerAPI.Run(ctx)
 	kubeInformers.Start(ctx.Done())
 	metadataInformers.Start(ctx.Done())
+	if !cfg.Namespaces.All() {
+		// Not the factory's: started and stopped with the controllers.
+		go host.SecretMetadata.RunWithContext(ctx)
+	}
 	referenceInformers.Start(ctx.Done())
 	defer ourInformers.Shutdown()
 	defer hostInformers.Shutdown()

@@ -41,9 +41,8 @@ const nonRootID int64 = 65532
 
 // Port names of a member.
 const (
-	clientPortName  = "client"
-	peerPortName    = "peer"
-	metricsPortName = "metrics"
+	clientPortName = "client"
+	peerPortName   = "peer"
 )
 
 // MountedSecrets are the Secrets the members mount, sorted: their resource versions make the
@@ -73,7 +72,9 @@ func (c *Cluster) Args() []string {
 		"--data-dir=" + dataDir,
 		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", PeerPort),
 		fmt.Sprintf("--listen-client-urls=https://0.0.0.0:%d", ClientPort),
-		fmt.Sprintf("--listen-metrics-urls=http://0.0.0.0:%d", MetricsPort),
+		// Metrics and health in plain HTTP, so on loopback only: nothing off the pod reads
+		// them without a port-forward, which needs the host's pods/portforward right.
+		fmt.Sprintf("--listen-metrics-urls=http://127.0.0.1:%d", MetricsPort),
 		fmt.Sprintf("--advertise-client-urls=https://%s:%d", self, ClientPort),
 		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, PeerPort),
 		"--initial-cluster=" + strings.Join(members, ","),
@@ -104,8 +105,7 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name")))).
 		WithPorts(
 			corev1ac.ContainerPort().WithName(clientPortName).WithContainerPort(ClientPort).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName(peerPortName).WithContainerPort(PeerPort).WithProtocol(corev1.ProtocolTCP),
-			corev1ac.ContainerPort().WithName(metricsPortName).WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP)).
+			corev1ac.ContainerPort().WithName(peerPortName).WithContainerPort(PeerPort).WithProtocol(corev1.ProtocolTCP)).
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName("server-tls").WithMountPath(serverTLSDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName("peer-tls").WithMountPath(peerTLSDir).WithReadOnly(true),
@@ -192,19 +192,28 @@ func (c *Cluster) volumeClaimTemplate() *corev1ac.PersistentVolumeClaimApplyConf
 	return claim
 }
 
-// probes check a member on its plain-HTTP metrics port, which serves etcd's /readyz and
-// /livez without a client certificate. /livez fails only when the member is stuck, so it
-// bears with it longer than /readyz, which fails without a quorum.
+// probes run etcdctl in the member against its own client port, with its serving
+// certificate (a client one of the etcd client CA too): the kubelet cannot reach the
+// loopback metrics listener, and has no client certificate for the client port.
+// Readiness asks `endpoint health` (a linearizable read, and no alarm), which fails without
+// a quorum, as /readyz; liveness asks for a serializable read, which the member answers
+// from its own data without a leader, as /livez, so that it bears with a lost quorum.
 func probes(c *corev1ac.ContainerApplyConfiguration) {
-	get := func(path string) *corev1ac.ProbeApplyConfiguration {
-		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().
-			WithPath(path).WithPort(intstr.FromString(metricsPortName)).WithScheme(corev1.URISchemeHTTP)).
+	etcdctl := func(args ...string) *corev1ac.ProbeApplyConfiguration {
+		command := append([]string{"etcdctl",
+			fmt.Sprintf("--endpoints=https://127.0.0.1:%d", ClientPort),
+			"--cacert=" + clientTrustDir + "/tls.crt",
+			"--cert=" + serverTLSDir + "/tls.crt",
+			"--key=" + serverTLSDir + "/tls.key",
+			fmt.Sprintf("--command-timeout=%ds", workload.ProbeTimeoutSeconds/2),
+		}, args...)
+		return corev1ac.Probe().WithExec(corev1ac.ExecAction().WithCommand(command...)).
 			WithTimeoutSeconds(workload.ProbeTimeoutSeconds)
 	}
 	p := workload.Etcd
-	c.WithStartupProbe(get("/readyz").WithPeriodSeconds(5).WithFailureThreshold(60)).
-		WithReadinessProbe(get("/readyz").WithPeriodSeconds(10).WithFailureThreshold(p.ReadinessFailures)).
-		WithLivenessProbe(get("/livez").WithPeriodSeconds(10).WithFailureThreshold(p.LivenessFailures))
+	c.WithStartupProbe(etcdctl("endpoint", "health").WithPeriodSeconds(5).WithFailureThreshold(60)).
+		WithReadinessProbe(etcdctl("endpoint", "health").WithPeriodSeconds(10).WithFailureThreshold(p.ReadinessFailures)).
+		WithLivenessProbe(etcdctl("get", "health", "--consistency=s").WithPeriodSeconds(10).WithFailureThreshold(p.LivenessFailures))
 }
 
 // Service is the client Service kcp may reach the cluster through.

@@ -81,6 +81,9 @@ const DefaultMaxReplicas int32 = 100
 type Limits struct {
 	// MaxReplicas bounds spec.replicas; zero or less bounds nothing.
 	MaxReplicas int32
+	// Namespaces are the only namespaces objects are created in (--watch-namespaces); empty
+	// is every namespace.
+	Namespaces []string
 }
 
 // Categories are the categories every kind belongs to, so that `kubectl get kcp` lists them.

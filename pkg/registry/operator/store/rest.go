@@ -3,8 +3,12 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,14 +42,37 @@ func (r *REST) SetLimits(l Limits) { *r.limits = l }
 // Create stores a new object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return create(ctx, r.Store, obj, r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))), options)
+	return create(ctx, r.Store, obj, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation)))), options)
+}
+
+// served refuses, before next, an object whose namespace the server does not serve
+// (Limits.Namespaces): nothing would realize it, and the server's caches do not see its
+// namespace. Objects already stored there can still be updated and deleted.
+func (r *REST) served(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	return func(ctx context.Context, obj runtime.Object) error {
+		if namespaces := r.limits.Namespaces; len(namespaces) > 0 {
+			o, err := meta.Accessor(obj)
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			if !slices.Contains(namespaces, o.GetNamespace()) {
+				return apierrors.NewForbidden(r.DefaultQualifiedResource, o.GetName(),
+					fmt.Errorf("namespace %q is not served by this server, which serves only %s (--watch-namespaces)",
+						o.GetNamespace(), strings.Join(namespaces, ", ")))
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		return next(ctx, obj)
+	}
 }
 
 // Update stores a changed object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return update(ctx, r.Store, name, objInfo, r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))),
+	return update(ctx, r.Store, name, objInfo, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation)))),
 		r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation))),
 		forceAllowCreate, options)
 }
