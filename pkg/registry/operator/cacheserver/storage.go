@@ -2,6 +2,7 @@
 package cacheserver
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -14,12 +15,13 @@ import (
 
 // Kind describes CacheServers to the shared registry code.
 var Kind = store.Kind[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
-	Resource: operator.Resource("cacheservers"),
-	Singular: operator.Resource("cacheserver"),
-	New:      func() *operator.CacheServer { return &operator.CacheServer{} },
-	NewList:  func() runtime.Object { return &operator.CacheServerList{} },
-	Spec:     func(o *operator.CacheServer) *operator.CacheServerSpec { return &o.Spec },
-	Status:   func(o *operator.CacheServer) *operator.CacheServerStatus { return &o.Status },
+	Resource:   operator.Resource("cacheservers"),
+	Singular:   operator.Resource("cacheserver"),
+	New:        func() *operator.CacheServer { return &operator.CacheServer{} },
+	NewList:    func() runtime.Object { return &operator.CacheServerList{} },
+	Spec:       func(o *operator.CacheServer) *operator.CacheServerSpec { return &o.Spec },
+	Status:     func(o *operator.CacheServer) *operator.CacheServerStatus { return &o.Status },
+	Conditions: func(o *operator.CacheServer) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Permissions: func(o *operator.CacheServer) []store.Permission {
 		spec := field.NewPath("spec")

@@ -2,6 +2,7 @@
 package frontproxy
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -18,12 +19,13 @@ import (
 
 // Kind describes FrontProxies to the shared registry code.
 var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.FrontProxyStatus]{
-	Resource: operator.Resource("frontproxies"),
-	Singular: operator.Resource("frontproxy"),
-	New:      func() *operator.FrontProxy { return &operator.FrontProxy{} },
-	NewList:  func() runtime.Object { return &operator.FrontProxyList{} },
-	Spec:     func(o *operator.FrontProxy) *operator.FrontProxySpec { return &o.Spec },
-	Status:   func(o *operator.FrontProxy) *operator.FrontProxyStatus { return &o.Status },
+	Resource:   operator.Resource("frontproxies"),
+	Singular:   operator.Resource("frontproxy"),
+	New:        func() *operator.FrontProxy { return &operator.FrontProxy{} },
+	NewList:    func() runtime.Object { return &operator.FrontProxyList{} },
+	Spec:       func(o *operator.FrontProxy) *operator.FrontProxySpec { return &o.Spec },
+	Status:     func(o *operator.FrontProxy) *operator.FrontProxyStatus { return &o.Status },
+	Conditions: func(o *operator.FrontProxy) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Permissions: permissions,
 

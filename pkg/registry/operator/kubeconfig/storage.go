@@ -3,6 +3,7 @@ package kubeconfig
 
 import (
 	"context"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"time"
 
@@ -21,12 +22,13 @@ import (
 
 // Kind describes Kubeconfigs to the shared registry code.
 var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.KubeconfigStatus]{
-	Resource: operator.Resource("kubeconfigs"),
-	Singular: operator.Resource("kubeconfig"),
-	New:      func() *operator.Kubeconfig { return &operator.Kubeconfig{} },
-	NewList:  func() runtime.Object { return &operator.KubeconfigList{} },
-	Spec:     func(o *operator.Kubeconfig) *operator.KubeconfigSpec { return &o.Spec },
-	Status:   func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
+	Resource:   operator.Resource("kubeconfigs"),
+	Singular:   operator.Resource("kubeconfig"),
+	New:        func() *operator.Kubeconfig { return &operator.Kubeconfig{} },
+	NewList:    func() runtime.Object { return &operator.KubeconfigList{} },
+	Spec:       func(o *operator.Kubeconfig) *operator.KubeconfigSpec { return &o.Spec },
+	Status:     func(o *operator.Kubeconfig) *operator.KubeconfigStatus { return &o.Status },
+	Conditions: func(o *operator.Kubeconfig) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Admit: admit,
 	Permissions: func(o *operator.Kubeconfig) []store.Permission {

@@ -2,6 +2,7 @@
 package rootshard
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 	"strconv"
 
@@ -18,12 +19,13 @@ import (
 
 // Kind describes RootShards to the shared registry code.
 var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.RootShardStatus]{
-	Resource: operator.Resource("rootshards"),
-	Singular: operator.Resource("rootshard"),
-	New:      func() *operator.RootShard { return &operator.RootShard{} },
-	NewList:  func() runtime.Object { return &operator.RootShardList{} },
-	Spec:     func(o *operator.RootShard) *operator.RootShardSpec { return &o.Spec },
-	Status:   func(o *operator.RootShard) *operator.RootShardStatus { return &o.Status },
+	Resource:   operator.Resource("rootshards"),
+	Singular:   operator.Resource("rootshard"),
+	New:        func() *operator.RootShard { return &operator.RootShard{} },
+	NewList:    func() runtime.Object { return &operator.RootShardList{} },
+	Spec:       func(o *operator.RootShard) *operator.RootShardSpec { return &o.Spec },
+	Status:     func(o *operator.RootShard) *operator.RootShardStatus { return &o.Status },
+	Conditions: func(o *operator.RootShard) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Permissions: func(o *operator.RootShard) []store.Permission {
 		spec := field.NewPath("spec")

@@ -2,6 +2,7 @@
 package shard
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/fields"
@@ -18,12 +19,13 @@ import (
 
 // Kind describes Shards to the shared registry code.
 var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]{
-	Resource: operator.Resource("shards"),
-	Singular: operator.Resource("shard"),
-	New:      func() *operator.Shard { return &operator.Shard{} },
-	NewList:  func() runtime.Object { return &operator.ShardList{} },
-	Spec:     func(o *operator.Shard) *operator.ShardSpec { return &o.Spec },
-	Status:   func(o *operator.Shard) *operator.ShardStatus { return &o.Status },
+	Resource:   operator.Resource("shards"),
+	Singular:   operator.Resource("shard"),
+	New:        func() *operator.Shard { return &operator.Shard{} },
+	NewList:    func() runtime.Object { return &operator.ShardList{} },
+	Spec:       func(o *operator.Shard) *operator.ShardSpec { return &o.Spec },
+	Status:     func(o *operator.Shard) *operator.ShardStatus { return &o.Status },
+	Conditions: func(o *operator.Shard) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Permissions: func(o *operator.Shard) []store.Permission {
 		spec := field.NewPath("spec")

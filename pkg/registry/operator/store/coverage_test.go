@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
@@ -149,4 +150,48 @@ func TestEveryRunFieldNeedsAPermission(t *testing.T) {
 	// The walk itself must find the fields it guards: kcp's, managed etcd's, and a
 	// VirtualWorkspace's and its init containers' images, commands and arguments.
 	require.GreaterOrEqual(t, found, 17, "the reflection walk found too few fields")
+}
+
+// TestEveryKindPointsAtItsConditions: the status subresource keeps the conditions recorded for
+// good (TakenOver) through Kind.Conditions, so every kind sets it, at its status's conditions.
+func TestEveryKindPointsAtItsConditions(t *testing.T) {
+	check := func(name string, set func() (status any, conditions *[]metav1.Condition)) {
+		t.Run(name, func(t *testing.T) {
+			status, conditions := set()
+			require.NotNil(t, conditions)
+			*conditions = append(*conditions, metav1.Condition{Type: "X"})
+			assert.Equal(t, []metav1.Condition{{Type: "X"}}, reflect.ValueOf(status).Elem().FieldByName("Conditions").Interface())
+		})
+	}
+	check("RootShard", func() (any, *[]metav1.Condition) {
+		o := rootshard.Kind.New()
+		return rootshard.Kind.Status(o), conditionsOf(rootshard.Kind.Conditions, o)
+	})
+	check("Shard", func() (any, *[]metav1.Condition) {
+		o := shard.Kind.New()
+		return shard.Kind.Status(o), conditionsOf(shard.Kind.Conditions, o)
+	})
+	check("FrontProxy", func() (any, *[]metav1.Condition) {
+		o := frontproxy.Kind.New()
+		return frontproxy.Kind.Status(o), conditionsOf(frontproxy.Kind.Conditions, o)
+	})
+	check("CacheServer", func() (any, *[]metav1.Condition) {
+		o := cacheserver.Kind.New()
+		return cacheserver.Kind.Status(o), conditionsOf(cacheserver.Kind.Conditions, o)
+	})
+	check("VirtualWorkspace", func() (any, *[]metav1.Condition) {
+		o := virtualworkspace.Kind.New()
+		return virtualworkspace.Kind.Status(o), conditionsOf(virtualworkspace.Kind.Conditions, o)
+	})
+	check("Kubeconfig", func() (any, *[]metav1.Condition) {
+		o := kubeconfig.Kind.New()
+		return kubeconfig.Kind.Status(o), conditionsOf(kubeconfig.Kind.Conditions, o)
+	})
+}
+
+func conditionsOf[T any](f func(T) *[]metav1.Condition, o T) *[]metav1.Condition {
+	if f == nil {
+		return nil
+	}
+	return f(o)
 }

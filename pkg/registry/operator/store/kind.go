@@ -33,6 +33,9 @@ type Kind[T Object, Spec, Status any] struct {
 	// Spec and Status point into an object.
 	Spec   func(T) *Spec
 	Status func(T) *Status
+	// Conditions point at the status's conditions, of which a status write keeps the ones
+	// the controllers record for good (keptConditions).
+	Conditions func(T) *[]metav1.Condition
 
 	// Normalize, when set, rewrites a spec that a client sent into the form it is stored
 	// in, before validation, on create and update: a shape that means the same as another

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"maps"
 	"slices"
 	"strings"
@@ -166,6 +167,9 @@ func (statusStrategy[T, Spec, Status]) GetResetFields() map[fieldpath.APIVersion
 func (s statusStrategy[T, Spec, Status]) PrepareForUpdate(_ context.Context, obj, old runtime.Object) {
 	newObj, oldObj := obj.(T), old.(T)
 	*s.kind.Spec(newObj) = *s.kind.Spec(oldObj)
+	if s.kind.Conditions != nil {
+		keepConditions(s.kind.Conditions(newObj), *s.kind.Conditions(oldObj))
+	}
 	newMeta, oldMeta := objectMeta(newObj), objectMeta(oldObj)
 	if newMeta == nil || oldMeta == nil {
 		// Not an ObjectMeta (no kind of ours): what metadata.Object sets is kept instead.
@@ -199,4 +203,20 @@ func (s statusStrategy[T, Spec, Status]) ValidateUpdate(_ context.Context, obj, 
 
 func (statusStrategy[T, Spec, Status]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
 	return nil
+}
+
+// keptConditions are the conditions the controllers record once and for good, which no
+// status write changes or removes once stored: TakenOver ends a takeover, after which the
+// annotation operator.kcp.io/adopt has no effect; a status writer who could drop it would
+// have the next reconcile adopt again.
+var keptConditions = []string{operatorv1alpha1.ConditionTakenOver}
+
+// keepConditions puts the stored keptConditions back into conditions, as they were.
+func keepConditions(conditions *[]metav1.Condition, stored []metav1.Condition) {
+	for _, t := range keptConditions {
+		if c := meta.FindStatusCondition(stored, t); c != nil {
+			meta.RemoveStatusCondition(conditions, t)
+			*conditions = append(*conditions, *c)
+		}
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
 // testKind is a Kind over CacheServers with validation that records its calls.
@@ -244,4 +245,41 @@ func TestNormalizeBeforeValidation(t *testing.T) {
 	s.PrepareForUpdate(t.Context(), withIssuer, created)
 	assert.Equal(t, "ca", withIssuer.Spec.Certificates.IssuerRef.Name, "a source is kept")
 	assert.Equal(t, created.Generation+1, withIssuer.Generation)
+}
+
+// TestStatusWriteKeepsTakenOver: TakenOver, once stored, is what ends a takeover; a writer of
+// the status alone (sam, with rootshards/status) who drops it or sets it False would have the
+// next reconcile adopt again, so a status write keeps it as stored. A write that records it
+// first (the controllers') stores it.
+func TestStatusWriteKeepsTakenOver(t *testing.T) {
+	k := testKind()
+	k.Conditions = func(o *operator.CacheServer) *[]metav1.Condition { return &o.Status.Conditions }
+	s := statusStrategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{
+		strategy: strategy[*operator.CacheServer, operator.CacheServerSpec, operator.CacheServerStatus]{kind: k},
+	}
+	takenOver := metav1.Condition{Type: operatorv1alpha1.ConditionTakenOver, Status: metav1.ConditionTrue,
+		Reason: operatorv1alpha1.ReasonTakenOverFromKcpOperator, LastTransitionTime: metav1.Unix(100, 0)}
+	available := metav1.Condition{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "Ready"}
+	for _, tc := range []struct {
+		name   string
+		stored []metav1.Condition
+		write  []metav1.Condition
+		want   []metav1.Condition
+	}{
+		{"dropped", []metav1.Condition{available, takenOver}, []metav1.Condition{available}, []metav1.Condition{available, takenOver}},
+		{"all dropped", []metav1.Condition{available, takenOver}, nil, []metav1.Condition{takenOver}},
+		{"set False", []metav1.Condition{takenOver},
+			[]metav1.Condition{{Type: operatorv1alpha1.ConditionTakenOver, Status: metav1.ConditionFalse, Reason: "X"}}, []metav1.Condition{takenOver}},
+		{"recorded first", []metav1.Condition{available}, []metav1.Condition{available, takenOver}, []metav1.Condition{available, takenOver}},
+		{"other conditions are the write's", []metav1.Condition{available, takenOver}, []metav1.Condition{takenOver}, []metav1.Condition{takenOver}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := cacheServer(1, operator.PhaseRunning)
+			old.Status.Conditions = tc.stored
+			newObj := cacheServer(1, operator.PhaseRunning)
+			newObj.Status.Conditions = tc.write
+			s.PrepareForUpdate(t.Context(), newObj, old)
+			assert.ElementsMatch(t, tc.want, newObj.Status.Conditions)
+		})
+	}
 }

@@ -2,6 +2,7 @@
 package virtualworkspace
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,12 +17,13 @@ import (
 
 // Kind describes VirtualWorkspaces to the shared registry code.
 var Kind = store.Kind[*operator.VirtualWorkspace, operator.VirtualWorkspaceSpec, operator.VirtualWorkspaceStatus]{
-	Resource: operator.Resource("virtualworkspaces"),
-	Singular: operator.Resource("virtualworkspace"),
-	New:      func() *operator.VirtualWorkspace { return &operator.VirtualWorkspace{} },
-	NewList:  func() runtime.Object { return &operator.VirtualWorkspaceList{} },
-	Spec:     func(o *operator.VirtualWorkspace) *operator.VirtualWorkspaceSpec { return &o.Spec },
-	Status:   func(o *operator.VirtualWorkspace) *operator.VirtualWorkspaceStatus { return &o.Status },
+	Resource:   operator.Resource("virtualworkspaces"),
+	Singular:   operator.Resource("virtualworkspace"),
+	New:        func() *operator.VirtualWorkspace { return &operator.VirtualWorkspace{} },
+	NewList:    func() runtime.Object { return &operator.VirtualWorkspaceList{} },
+	Spec:       func(o *operator.VirtualWorkspace) *operator.VirtualWorkspaceSpec { return &o.Spec },
+	Status:     func(o *operator.VirtualWorkspace) *operator.VirtualWorkspaceStatus { return &o.Status },
+	Conditions: func(o *operator.VirtualWorkspace) *[]metav1.Condition { return &o.Status.Conditions },
 
 	Permissions: permissions,
 
