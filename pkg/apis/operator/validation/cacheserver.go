@@ -36,7 +36,7 @@ func ValidateCacheServerStatusUpdate(newObj, oldObj *operator.CacheServer) field
 	}
 	status := &newObj.Status
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateRotations(status.Rotations, CacheServerAuthorities, field.NewPath("status", "rotations"))...)
+	allErrs = append(allErrs, validateRotations(status.Rotations, CacheServerAuthorities, nil, field.NewPath("status", "rotations"))...)
 	return append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)
 }
 
