@@ -123,11 +123,7 @@ func Unavailable(kind, namespace, name string, conditions []metav1.Condition) st
 	return fmt.Sprintf("%s %s/%s (Available=%s, %s: %s)", kind, namespace, name, c.Status, c.Reason, msg)
 }
 
-// Writes describes the writes of a reconcile, which a rotation waits for to reach the host
-// and the pods.
-func Writes(n int) string {
-	if n == 1 {
-		return "the 1 object the last reconcile wrote to settle"
-	}
-	return fmt.Sprintf("the %d objects the last reconcile wrote to settle", n)
-}
+// Writes is what a rotation waits for after a reconcile that wrote to the host: for its
+// writes to reach the pods. It does not count them, so that the message, and the status,
+// stays the same from one such reconcile to the next.
+const Writes = "the last reconcile's writes to the host to settle"

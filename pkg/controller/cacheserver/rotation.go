@@ -27,7 +27,7 @@ func (c *Controller) advanceRotations(ctx context.Context, cs cacheserver.CacheS
 	}
 	var unsettled []string
 	if wrote > 0 {
-		unsettled = append(unsettled, controller.Writes(wrote))
+		unsettled = append(unsettled, controller.Writes)
 	}
 	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
 		unsettled = append(unsettled, controller.Unavailable("CacheServer", cs.Namespace, cs.Name, status.Conditions))

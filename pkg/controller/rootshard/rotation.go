@@ -79,7 +79,7 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	}
 	var own []string
 	if wrote > 0 {
-		own = append(own, controller.Writes(wrote))
+		own = append(own, controller.Writes)
 	}
 	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
 		own = append(own, controller.Unavailable("RootShard", rs.Namespace, rs.Name, status.Conditions))
