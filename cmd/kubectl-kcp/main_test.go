@@ -32,6 +32,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp -h' for help and examples\n"},
 		{[]string{"rotate", "rootshard/root", "--ca", "server"}, "error: --phase must be start or complete, got \"\"\nSee 'kubectl kcp rotate -h'"},
 		{[]string{"rotate", "rootshard/root", "--phase", "start"}, "error: --ca names at least one CA"},
+		{[]string{"rotate", "rootshard/root", "--phase", "start", "--ca", "client", "--exclude", "deployment/x"},
+			`error: --exclude takes shard/NAME, frontproxy/NAME or virtualworkspace/NAME, got "deployment/x"`},
 		{[]string{"rotate", "shard/s", "--phase", "start", "--ca", "server"}, `resource type "shard" here: one of rootshard, cacheserver`},
 	} {
 		var stdout, stderr bytes.Buffer

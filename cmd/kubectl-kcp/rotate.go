@@ -27,12 +27,37 @@ const rotateExample = `  # Start rotating the server and client CAs of the RootS
 
   # Revoke every credential minted so far: rotate the CAs that sign client certificates
   kubectl kcp rotate rootshard/root --phase start --ca client --ca front-proxy-client
-  kubectl kcp rotate rootshard/root --phase complete --ca client --ca front-proxy-client`
+  kubectl kcp rotate rootshard/root --phase complete --ca client --ca front-proxy-client
+
+  # Stop waiting for a FrontProxy that never becomes Available: it loses trust at complete
+  kubectl kcp rotate rootshard/root --phase start --ca client --exclude frontproxy/edge`
 
 // rotateOptions are the flags of kubectl kcp rotate.
 type rotateOptions struct {
-	phase string
-	cas   []string
+	phase   string
+	cas     []string
+	exclude []string
+}
+
+// memberKinds are the kinds of a RootShard's rotation members, by their lower-case name.
+var memberKinds = map[string]string{"shard": "Shard", "frontproxy": "FrontProxy", "virtualworkspace": "VirtualWorkspace"}
+
+// members parses --exclude: KIND/NAME each, the kind as kubectl names it.
+func members(exclude []string) ([]operatorv1alpha1.CARotationMember, error) {
+	var out []operatorv1alpha1.CARotationMember
+	for _, e := range exclude {
+		k, name, ok := strings.Cut(e, "/")
+		base := strings.TrimSuffix(strings.ToLower(k), ".operator.kcp.io")
+		kind := memberKinds[strings.TrimSuffix(base, "s")]
+		if base == "frontproxies" {
+			kind = "FrontProxy"
+		}
+		if !ok || name == "" || kind == "" {
+			return nil, fmt.Errorf("--exclude takes shard/NAME, frontproxy/NAME or virtualworkspace/NAME, got %q", e)
+		}
+		out = append(out, operatorv1alpha1.CARotationMember{Kind: kind, Name: name})
+	}
+	return out, nil
 }
 
 func newRotateCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
@@ -44,7 +69,9 @@ func newRotateCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
 subresource (docs/rotation.md). start issues a new CA next to each old one, which every bundle
 trusts too; complete, once the rotation is Prepared, drops the old CAs, and what they signed
 stops working. A RootShard's CAs: root, server, client, front-proxy-client,
-requestheader-client, service-account, etcd-client, etcd-peer; a CacheServer's: ca.`,
+requestheader-client, service-account, etcd-client, etcd-peer; a CacheServer's: ca.
+--exclude names a Shard, FrontProxy or VirtualWorkspace of the RootShard that the rotation
+stops waiting for; it loses trust at complete if it did not pick up the new CA.`,
 		Example:           rotateExample,
 		ValidArgsFunction: completeObjects(flags, rootShardKind),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,11 +91,15 @@ requestheader-client, service-account, etcd-client, etcd-peer; a CacheServer's: 
 			if len(o.cas) == 0 {
 				return usageError{cmd.CommandPath(), fmt.Errorf("--ca names at least one CA")}
 			}
+			excluded, err := members(o.exclude)
+			if err != nil {
+				return usageError{cmd.CommandPath(), err}
+			}
 			ops, ns, err := clients(flags)
 			if err != nil {
 				return err
 			}
-			req := &operatorv1alpha1.CARotation{Spec: operatorv1alpha1.CARotationSpec{Authorities: o.cas, Phase: phase}}
+			req := &operatorv1alpha1.CARotation{Spec: operatorv1alpha1.CARotationSpec{Authorities: o.cas, Phase: phase, ExcludeMembers: excluded}}
 			out, err := rotateCAs(cmd.Context(), ops, ns, target, req)
 			if err != nil {
 				return err
@@ -78,6 +109,7 @@ requestheader-client, service-account, etcd-client, etcd-peer; a CacheServer's: 
 	}
 	cmd.Flags().StringVar(&o.phase, "phase", "", "start or complete.")
 	cmd.Flags().StringSliceVar(&o.cas, "ca", nil, "A CA to rotate; repeat it or separate with commas.")
+	cmd.Flags().StringSliceVar(&o.exclude, "exclude", nil, "A member the rotation stops waiting for, as KIND/NAME (shard, frontproxy, virtualworkspace); repeat it or separate with commas.")
 	return cmd
 }
 

@@ -25,6 +25,17 @@ type CARotationSpec struct {
 	Authorities []string
 	// Phase is Start or Complete.
 	Phase CARotationRequestPhase
+	// ExcludeMembers are members the rotations no longer wait for.
+	ExcludeMembers []CARotationMember
+}
+
+// CARotationMember names a member of a RootShard that its rotations wait for, in the
+// RootShard's namespace.
+type CARotationMember struct {
+	// Kind is Shard, FrontProxy or VirtualWorkspace.
+	Kind string
+	// Name is the member's name.
+	Name string
 }
 
 // CARotationRequestPhase is the step a rotation request asks for.
@@ -71,4 +82,6 @@ type CARotationState struct {
 	LastCompletionTriggeredTime *metav1.Time
 	// LastCompletionTime is when the old CA was dropped.
 	LastCompletionTime *metav1.Time
+	// ExcludedMembers are the members this rotation does not wait for.
+	ExcludedMembers []CARotationMember
 }

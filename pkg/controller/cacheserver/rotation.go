@@ -25,12 +25,19 @@ func (c *Controller) advanceRotations(ctx context.Context, cs cacheserver.CacheS
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
 		return nil
 	}
-	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
-	next, err := c.Host.AdvanceRotations(ctx, cs.Namespace, func(pki.Authority) string { return cs.CAName() }, status.Rotations, settled)
+	var unsettled []string
+	if wrote > 0 {
+		unsettled = append(unsettled, controller.Writes)
+	}
+	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
+		unsettled = append(unsettled, controller.Unavailable("CacheServer", cs.Namespace, cs.Name, status.Conditions))
+	}
+	next, waiting, err := c.Host.AdvanceRotations(ctx, cs.Namespace, func(pki.Authority) string { return cs.CAName() }, status.Rotations,
+		func(operatorv1alpha1.CARotationState) []string { return unsettled })
 	if err != nil {
 		return err
 	}
 	status.Rotations = next
-	controller.SetRotationCondition(&status.Conditions, cs.Generation, next)
+	controller.SetRotationCondition(&status.Conditions, cs.Generation, next, waiting)
 	return nil
 }

@@ -133,23 +133,67 @@ func NextRotation(st operatorv1alpha1.CARotationState, o RotationObservation, no
 	return next
 }
 
+// RotationWaits names what the rotation st waits for before NextRotation takes its next step,
+// from the same observation; unsettled names what keeps o from being Settled (the object, its
+// members). issuer is the authority's Issuer, newest and old its slots. Prepared and
+// Completed wait for a request, not for the host: nothing.
+func RotationWaits(st operatorv1alpha1.CARotationState, o RotationObservation, unsettled []string, issuer, newest, old string) []string {
+	var out []string
+	settled := func() {
+		if !o.Settled {
+			out = append(out, unsettled...)
+		}
+	}
+	leaves := func() {
+		if !o.LeavesOnNew {
+			out = append(out, fmt.Sprintf("the certificates the Issuer %s signs to come from the new CA %s", issuer, newest))
+		}
+	}
+	switch st.Phase {
+	case operatorv1alpha1.CARotationPreparing:
+		if !o.NewIssued {
+			out = append(out, fmt.Sprintf("the new CA %s to be issued", newest))
+		}
+		settled()
+		if o.NewIssued && o.Settled && st.LeavesSwitched && !pki.SwitchesLeavesAtComplete(st.Authority) {
+			leaves()
+		}
+	case operatorv1alpha1.CARotationCompleting:
+		switch {
+		case !st.LeavesSwitched:
+		case st.LastCompletionTime == nil:
+			leaves()
+			settled()
+		default:
+			if !o.OldGone {
+				out = append(out, fmt.Sprintf("the old CA %s to be deleted", old))
+			}
+			settled()
+		}
+	}
+	return out
+}
+
 // AdvanceRotations takes each running rotation of rotations one step, when the host allows
 // it, and deletes the old slot of a Completed one, which the object's desired CAs no longer
-// hold. base is the name of an authority's Issuer (and of
-// its slot 0) in namespace; settled says whether the reconcile is settled
-// (RotationObservation).
+// hold. base is the name of an authority's Issuer (and of its slot 0) in namespace;
+// unsettled names, for a rotation, what keeps the reconcile from being settled
+// (RotationObservation): nothing once it is. It returns the rotations and, by authority,
+// what each running rotation that did not advance waits for (RotationWaits).
 func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func(pki.Authority) string,
-	rotations []operatorv1alpha1.CARotationState, settled bool) ([]operatorv1alpha1.CARotationState, error) {
+	rotations []operatorv1alpha1.CARotationState, unsettled func(operatorv1alpha1.CARotationState) []string) ([]operatorv1alpha1.CARotationState, map[string][]string, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	out := make([]operatorv1alpha1.CARotationState, len(rotations))
+	waiting := map[string][]string{}
 	for i, st := range rotations {
 		out[i] = *st.DeepCopy()
 		issuer := base(st.Authority)
-		o := RotationObservation{Settled: settled}
+		u := unsettled(st)
+		o := RotationObservation{Settled: len(u) == 0}
+		old := pki.SlotName(issuer, pki.OtherSlot(st.Slot))
 		if pki.OldDropped(&st) {
-			old := pki.SlotName(issuer, pki.OtherSlot(st.Slot))
 			if err := h.deleteCASlot(ctx, namespace, old, reconciled(ctx)); err != nil {
-				return rotations, err
+				return rotations, nil, err
 			}
 			o.OldGone = h.caSlotGone(namespace, old)
 		}
@@ -165,10 +209,12 @@ func (h *Host) AdvanceRotations(ctx context.Context, namespace string, base func
 		if next.Phase != st.Phase || next.LeavesSwitched != st.LeavesSwitched || pki.OldDropped(&next) != pki.OldDropped(&st) {
 			klog.FromContext(ctx).Info("A CA rotation advanced", "namespace", namespace, "ca", issuer,
 				"phase", next.Phase, "leavesSwitched", next.LeavesSwitched, "oldDropped", pki.OldDropped(&next))
+		} else if w := RotationWaits(st, o, u, issuer, newest, old); len(w) > 0 {
+			waiting[st.Authority] = w
 		}
 		out[i] = next
 	}
-	return out, nil
+	return out, waiting, nil
 }
 
 // caIssued reports whether the CA name is Ready and its Secret holds a certificate.

@@ -100,3 +100,53 @@ func assertControllersStep(t *testing.T, in, next operatorv1alpha1.CARotationSta
 		assert.Equal(t, validation.RotationController, s.By)
 	}
 }
+
+// TestRotationWaits has one case per wait of NextRotation: what it names is what holds the
+// step back, and nothing once the step can be taken.
+func TestRotationWaits(t *testing.T) {
+	st := func(a string, phase operatorv1alpha1.CARotationPhase, switched bool) operatorv1alpha1.CARotationState {
+		return operatorv1alpha1.CARotationState{Authority: a, Phase: phase, Slot: 1, LeavesSwitched: switched}
+	}
+	dropped := func(st operatorv1alpha1.CARotationState) operatorv1alpha1.CARotationState {
+		at := metav1.Now()
+		st.LastCompletionTime = &at
+		return st
+	}
+	fp := "FrontProxy team-a/fp (Available=False, Unavailable)"
+	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
+	newCA := "the new CA r-client-ca-next to be issued"
+	leaves := "the certificates the Issuer r-client-ca signs to come from the new CA r-client-ca-next"
+	tests := []struct {
+		name string
+		in   operatorv1alpha1.CARotationState
+		o    RotationObservation
+		want []string
+	}{
+		{name: "Preparing: the new CA and a member", in: st("client", "Preparing", false), o: RotationObservation{}, want: []string{newCA, fp}},
+		{name: "Preparing: a member", in: st("client", "Preparing", false), o: RotationObservation{NewIssued: true}, want: []string{fp}},
+		{name: "Preparing: the leaves", in: st("client", "Preparing", true), o: RotationObservation{NewIssued: true, Settled: true}, want: []string{leaves}},
+		{name: "Preparing: the server CA waits for no leaves", in: st("server", "Preparing", false), o: RotationObservation{NewIssued: true, Settled: true}},
+		{name: "Preparing: nothing once it can switch", in: st("client", "Preparing", false), o: all},
+		{name: "Prepared waits for a request", in: st("client", "Prepared", true), o: RotationObservation{}},
+		{name: "Completing: the leaves and a member", in: st("client", "Completing", true), o: RotationObservation{NewIssued: true}, want: []string{leaves, fp}},
+		{name: "Completing: the old CA and a member", in: dropped(st("client", "Completing", true)), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
+			want: []string{"the old CA r-client-ca to be deleted", fp}},
+		{name: "Completing: nothing once the old CA is gone and settled", in: dropped(st("client", "Completing", true)),
+			o: RotationObservation{NewIssued: true, LeavesOnNew: true, OldGone: true, Settled: true}},
+		{name: "Completed waits for nothing", in: dropped(st("client", "Completed", true)), o: RotationObservation{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var unsettled []string
+			if !tt.o.Settled {
+				unsettled = []string{fp}
+			}
+			got := RotationWaits(tt.in, tt.o, unsettled, "r-client-ca", "r-client-ca-next", "r-client-ca")
+			assert.Equal(t, tt.want, got)
+			next := NextRotation(tt.in, tt.o, metav1.Now())
+			if len(got) > 0 {
+				assert.Equal(t, tt.in, next, "a rotation that waits takes no step")
+			}
+		})
+	}
+}

@@ -57,8 +57,9 @@ func TestTheOldSlotIsDeletedOnlyAsTheOwners(t *testing.T) {
 			require.NoError(t, err)
 			h.Reset()
 			completed := operatorv1alpha1.CARotationState{Authority: "client", Slot: 1, Phase: operatorv1alpha1.CARotationCompleted, LeavesSwitched: true}
-			_, err = h.AdvanceRotations(hostcluster.WithOwner(t.Context(), owner), ns,
-				func(a pki.Authority) string { return pki.RootShardIssuer("root", a) }, []operatorv1alpha1.CARotationState{completed}, true)
+			_, _, err = h.AdvanceRotations(hostcluster.WithOwner(t.Context(), owner), ns,
+				func(a pki.Authority) string { return pki.RootShardIssuer("root", a) }, []operatorv1alpha1.CARotationState{completed},
+				func(operatorv1alpha1.CARotationState) []string { return nil })
 			var deletes []clienttesting.DeleteActionImpl
 			for _, a := range append(h.Kube.Actions(), h.CM.Actions()...) {
 				if d, ok := a.(clienttesting.DeleteActionImpl); ok {

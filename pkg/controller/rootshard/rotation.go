@@ -2,6 +2,7 @@ package rootshard
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -66,41 +67,53 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 
 // advanceRotations takes the RootShard's running CA rotations a step each, from what the
 // host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
-// nothing was written and the root shard, its shards, its front proxies and its
-// VirtualWorkspaces are available; and, before the shards sign with the new slot of their
-// signing leaves (the service-account CA's leaves switching), once every shard's new leaf is
-// issued and its <shard>-service-account-trust holds both keys. The old slots of the signing
-// leaves are deleted once the stored RootShard says the old CA was dropped (pki.OldDropped).
+// nothing was written and the root shard is available, and its shards, its front proxies and
+// its VirtualWorkspaces are, but those the rotation does not wait for (controller.WaitsFor:
+// excluded, or created after Start); and, before the shards sign with the new slot of their
+// signing leaves (the service-account CA's leaves switching), once every waited-for shard's
+// new leaf is issued and its <shard>-service-account-trust holds both keys. The old slots of
+// the signing leaves are deleted once the stored RootShard says the old CA was dropped
+// (pki.OldDropped). The condition CARotation names what each rotation waits for.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
 	if len(status.Rotations) == 0 {
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
 		return nil
 	}
-	settled := wrote == 0 && meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable)
-	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
-	for _, s := range shards {
-		settled = settled && meta.IsStatusConditionTrue(s.Status.Conditions, operatorv1alpha1.ConditionAvailable)
+	var own []string
+	if wrote > 0 {
+		own = append(own, controller.Writes)
 	}
+	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
+		own = append(own, controller.Unavailable("RootShard", rs.Namespace, rs.Name, status.Conditions))
+	}
+	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
 	// The front proxies and the VirtualWorkspaces of the RootShard mount its merged bundles
 	// too.
-	for _, fp := range c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name) {
-		settled = settled && meta.IsStatusConditionTrue(fp.Status.Conditions, operatorv1alpha1.ConditionAvailable)
-	}
-	for _, vw := range c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name) {
-		settled = settled && meta.IsStatusConditionTrue(vw.Status.Conditions, operatorv1alpha1.ConditionAvailable)
-	}
+	members := controller.RotationMembers(shards, c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name), c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name))
 	names := []string{rs.Name}
 	for _, s := range shards {
 		names = append(names, s.Name)
 	}
-	if st := pki.RotationOf(status.Rotations, pki.Authority(pki.ServiceAccountCA)); st != nil && st.Phase == operatorv1alpha1.CARotationPreparing && !st.LeavesSwitched {
-		// The shards sign with their new keys only once every verifier above is settled
-		// with them.
-		newCA := pki.SlotName(pki.CAName(rs.Name, pki.ServiceAccountCA), st.Slot)
-		settled = settled && c.Host.SigningKeysTrusted(rs, names, newCA)
+	unsettled := func(st operatorv1alpha1.CARotationState) []string {
+		out := append(slices.Clone(own), controller.UnavailableMembers(st, members)...)
+		if st.Authority == pki.Authority(pki.ServiceAccountCA) && st.Phase == operatorv1alpha1.CARotationPreparing && !st.LeavesSwitched {
+			// The shards sign with their new keys only once every verifier above is settled
+			// with them.
+			waited := []string{rs.Name}
+			for _, m := range members[:len(shards)] {
+				if controller.WaitsFor(st, m) {
+					waited = append(waited, m.Name)
+				}
+			}
+			newCA := pki.SlotName(pki.CAName(rs.Name, pki.ServiceAccountCA), st.Slot)
+			if !c.Host.SigningKeysTrusted(rs, waited, newCA) {
+				out = append(out, "every shard's new service-account key, issued and in its <shard>-service-account-trust")
+			}
+		}
+		return out
 	}
-	next, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
-		status.Rotations, settled)
+	next, waiting, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
+		status.Rotations, unsettled)
 	if err != nil {
 		return err
 	}
@@ -114,6 +127,6 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	if err := c.Host.DeleteOldSigningSlots(ctx, rs, owners); err != nil {
 		return err
 	}
-	controller.SetRotationCondition(&status.Conditions, rs.Generation, next)
+	controller.SetRotationCondition(&status.Conditions, rs.Generation, next, waiting)
 	return nil
 }

@@ -215,3 +215,52 @@ func TestServiceAccountKeyRotationSwitchesSigningOnceEveryVerifierHasBothKeys(t 
 	signing, _ = f.signingMount(t)
 	assert.Equal(t, "root-service-account-next", signing)
 }
+
+// A FrontProxy that never becomes Available holds a rotation in Preparing, and the condition
+// names it; a rotation that excludes it, and one started before it was created, do not wait
+// for it. Its VirtualWorkspace and Shard peers are the same members.
+func TestARotationNamesAndSkipsTheMembersItWaitsFor(t *testing.T) {
+	start := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	initiated := metav1.NewTime(start)
+	stalled := metav1.Condition{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "Unavailable",
+		Message: "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector"}
+	tests := []struct {
+		name     string
+		created  time.Time
+		excluded []operatorv1alpha1.CARotationMember
+		waits    bool
+	}{
+		{name: "a member created before Start is waited for", created: start.Add(-time.Hour), waits: true},
+		{name: "a member created in Start's second is waited for", created: start, waits: true},
+		{name: "an excluded member is not", created: start.Add(-time.Hour),
+			excluded: []operatorv1alpha1.CARotationMember{{Kind: "FrontProxy", Name: "fp"}}},
+		{name: "a member of another kind by that name is no exclusion", created: start.Add(-time.Hour), waits: true,
+			excluded: []operatorv1alpha1.CARotationMember{{Kind: "Shard", Name: "fp"}}},
+		{name: "a member created after Start is not", created: start.Add(time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, testRootShard())
+			fp := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "fp", CreationTimestamp: metav1.NewTime(tt.created)},
+				Spec: operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}}}
+			meta.SetStatusCondition(&fp.Status.Conditions, stalled)
+			f.Add(t, fp)
+			f.converge(t)
+			f.setRotation(t, operatorv1alpha1.CARotationState{Authority: string(pki.ClientCA), Phase: operatorv1alpha1.CARotationPreparing, Slot: 1,
+				LastInitiationTime: &initiated, ExcludedMembers: tt.excluded})
+
+			rs := f.syncs(t, 6)
+			st := pki.RotationOf(rs.Status.Rotations, string(pki.ClientCA))
+			cond := meta.FindStatusCondition(rs.Status.Conditions, operatorv1alpha1.ConditionCARotation)
+			require.NotNil(t, cond)
+			if !tt.waits {
+				assert.Equal(t, operatorv1alpha1.CARotationPrepared, st.Phase, "condition: %s", cond.Message)
+				return
+			}
+			assert.Equal(t, operatorv1alpha1.CARotationPreparing, st.Phase)
+			assert.False(t, st.LeavesSwitched, "held while the FrontProxy is not available")
+			assert.Equal(t, "rotating the CAs client (Preparing, waiting for FrontProxy team-a/fp (Available=False, Unavailable: "+
+				"0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector))", cond.Message)
+		})
+	}
+}

@@ -54,6 +54,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.CacheServerSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CacheServerStatus"):
 		return &operatorv1alpha1.CacheServerStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CARotationMember"):
+		return &operatorv1alpha1.CARotationMemberApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CARotationState"):
 		return &operatorv1alpha1.CARotationStateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CertificatePrivateKeyTemplate"):

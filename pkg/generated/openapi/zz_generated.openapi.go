@@ -42,6 +42,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.AuthorizationSpec{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref),
 		v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName():      schema_pkg_apis_operator_v1alpha1_AuthorizationWebhookSpec(ref),
 		v1alpha1.CARotation{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_CARotation(ref),
+		v1alpha1.CARotationMember{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_CARotationMember(ref),
 		v1alpha1.CARotationSpec{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_CARotationSpec(ref),
 		v1alpha1.CARotationState{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CARotationState(ref),
 		v1alpha1.CARotationStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_CARotationStatus(ref),
@@ -817,6 +818,36 @@ func schema_pkg_apis_operator_v1alpha1_CARotation(ref common.ReferenceCallback) 
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_CARotationMember(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "CARotationMember names a member of a RootShard that its rotations wait for, in the RootShard's namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is Shard, FrontProxy or VirtualWorkspace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the member's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_CARotationSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -851,10 +882,34 @@ func schema_pkg_apis_operator_v1alpha1_CARotationSpec(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"excludeMembers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"kind",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExcludeMembers are members the named authorities' rotations no longer wait for: a RootShard's rotation waits for its Shards, FrontProxies and VirtualWorkspaces to be Available again before it advances. They are added to each rotation's status.rotations[].excludedMembers, with Start (also while the rotation is Preparing or Prepared) or Complete (also while it is Completing). An excluded member may miss the new CA, and then stops trusting and being trusted at Complete. A CacheServer has no members.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CARotationMember{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"authorities", "phase"},
 			},
 		},
+		Dependencies: []string{
+			v1alpha1.CARotationMember{}.OpenAPIModelName()},
 	}
 }
 
@@ -919,12 +974,34 @@ func schema_pkg_apis_operator_v1alpha1_CARotationState(ref common.ReferenceCallb
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"excludedMembers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"kind",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "ExcludedMembers are the members this rotation does not wait for, as the rotation requests named them (CARotationSpec.ExcludeMembers). Members created after LastInitiationTime are not waited for either.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.CARotationMember{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"authority", "phase"},
 			},
 		},
 		Dependencies: []string{
-			metav1.Time{}.OpenAPIModelName()},
+			v1alpha1.CARotationMember{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

@@ -51,6 +51,8 @@ func (m *AuthorizationWebhookSpec) Reset() { *m = AuthorizationWebhookSpec{} }
 
 func (m *CARotation) Reset() { *m = CARotation{} }
 
+func (m *CARotationMember) Reset() { *m = CARotationMember{} }
+
 func (m *CARotationSpec) Reset() { *m = CARotationSpec{} }
 
 func (m *CARotationState) Reset() { *m = CARotationState{} }
@@ -659,6 +661,39 @@ func (m *CARotation) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	return len(dAtA) - i, nil
 }
 
+func (m *CARotationMember) Marshal() (dAtA []byte, err error) {
+	size := m.Size()
+	dAtA = make([]byte, size)
+	n, err := m.MarshalToSizedBuffer(dAtA[:size])
+	if err != nil {
+		return nil, err
+	}
+	return dAtA[:n], nil
+}
+
+func (m *CARotationMember) MarshalTo(dAtA []byte) (int, error) {
+	size := m.Size()
+	return m.MarshalToSizedBuffer(dAtA[:size])
+}
+
+func (m *CARotationMember) MarshalToSizedBuffer(dAtA []byte) (int, error) {
+	i := len(dAtA)
+	_ = i
+	var l int
+	_ = l
+	i -= len(m.Name)
+	copy(dAtA[i:], m.Name)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.Name)))
+	i--
+	dAtA[i] = 0x12
+	i -= len(m.Kind)
+	copy(dAtA[i:], m.Kind)
+	i = encodeVarintGenerated(dAtA, i, uint64(len(m.Kind)))
+	i--
+	dAtA[i] = 0xa
+	return len(dAtA) - i, nil
+}
+
 func (m *CARotationSpec) Marshal() (dAtA []byte, err error) {
 	size := m.Size()
 	dAtA = make([]byte, size)
@@ -679,6 +714,20 @@ func (m *CARotationSpec) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.ExcludeMembers) > 0 {
+		for iNdEx := len(m.ExcludeMembers) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.ExcludeMembers[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintGenerated(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
 	i -= len(m.Phase)
 	copy(dAtA[i:], m.Phase)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.Phase)))
@@ -716,6 +765,20 @@ func (m *CARotationState) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.ExcludedMembers) > 0 {
+		for iNdEx := len(m.ExcludedMembers) - 1; iNdEx >= 0; iNdEx-- {
+			{
+				size, err := m.ExcludedMembers[iNdEx].MarshalToSizedBuffer(dAtA[:i])
+				if err != nil {
+					return 0, err
+				}
+				i -= size
+				i = encodeVarintGenerated(dAtA, i, uint64(size))
+			}
+			i--
+			dAtA[i] = 0x4a
+		}
+	}
 	if m.LastCompletionTime != nil {
 		{
 			size, err := m.LastCompletionTime.MarshalToSizedBuffer(dAtA[:i])
@@ -4812,6 +4875,19 @@ func (m *CARotation) Size() (n int) {
 	return n
 }
 
+func (m *CARotationMember) Size() (n int) {
+	if m == nil {
+		return 0
+	}
+	var l int
+	_ = l
+	l = len(m.Kind)
+	n += 1 + l + sovGenerated(uint64(l))
+	l = len(m.Name)
+	n += 1 + l + sovGenerated(uint64(l))
+	return n
+}
+
 func (m *CARotationSpec) Size() (n int) {
 	if m == nil {
 		return 0
@@ -4826,6 +4902,12 @@ func (m *CARotationSpec) Size() (n int) {
 	}
 	l = len(m.Phase)
 	n += 1 + l + sovGenerated(uint64(l))
+	if len(m.ExcludeMembers) > 0 {
+		for _, e := range m.ExcludeMembers {
+			l = e.Size()
+			n += 1 + l + sovGenerated(uint64(l))
+		}
+	}
 	return n
 }
 
@@ -4856,6 +4938,12 @@ func (m *CARotationState) Size() (n int) {
 	if m.LastCompletionTime != nil {
 		l = m.LastCompletionTime.Size()
 		n += 1 + l + sovGenerated(uint64(l))
+	}
+	if len(m.ExcludedMembers) > 0 {
+		for _, e := range m.ExcludedMembers {
+			l = e.Size()
+			n += 1 + l + sovGenerated(uint64(l))
+		}
 	}
 	return n
 }
@@ -6392,13 +6480,30 @@ func (this *CARotation) String() string {
 	}, "")
 	return s
 }
+func (this *CARotationMember) String() string {
+	if this == nil {
+		return "nil"
+	}
+	s := strings.Join([]string{`&CARotationMember{`,
+		`Kind:` + fmt.Sprintf("%v", this.Kind) + `,`,
+		`Name:` + fmt.Sprintf("%v", this.Name) + `,`,
+		`}`,
+	}, "")
+	return s
+}
 func (this *CARotationSpec) String() string {
 	if this == nil {
 		return "nil"
 	}
+	repeatedStringForExcludeMembers := "[]CARotationMember{"
+	for _, f := range this.ExcludeMembers {
+		repeatedStringForExcludeMembers += strings.Replace(strings.Replace(f.String(), "CARotationMember", "CARotationMember", 1), `&`, ``, 1) + ","
+	}
+	repeatedStringForExcludeMembers += "}"
 	s := strings.Join([]string{`&CARotationSpec{`,
 		`Authorities:` + fmt.Sprintf("%v", this.Authorities) + `,`,
 		`Phase:` + fmt.Sprintf("%v", this.Phase) + `,`,
+		`ExcludeMembers:` + repeatedStringForExcludeMembers + `,`,
 		`}`,
 	}, "")
 	return s
@@ -6407,6 +6512,11 @@ func (this *CARotationState) String() string {
 	if this == nil {
 		return "nil"
 	}
+	repeatedStringForExcludedMembers := "[]CARotationMember{"
+	for _, f := range this.ExcludedMembers {
+		repeatedStringForExcludedMembers += strings.Replace(strings.Replace(f.String(), "CARotationMember", "CARotationMember", 1), `&`, ``, 1) + ","
+	}
+	repeatedStringForExcludedMembers += "}"
 	s := strings.Join([]string{`&CARotationState{`,
 		`Authority:` + fmt.Sprintf("%v", this.Authority) + `,`,
 		`Phase:` + fmt.Sprintf("%v", this.Phase) + `,`,
@@ -6416,6 +6526,7 @@ func (this *CARotationState) String() string {
 		`LastPreparedTime:` + strings.Replace(fmt.Sprintf("%v", this.LastPreparedTime), "Time", "v1.Time", 1) + `,`,
 		`LastCompletionTriggeredTime:` + strings.Replace(fmt.Sprintf("%v", this.LastCompletionTriggeredTime), "Time", "v1.Time", 1) + `,`,
 		`LastCompletionTime:` + strings.Replace(fmt.Sprintf("%v", this.LastCompletionTime), "Time", "v1.Time", 1) + `,`,
+		`ExcludedMembers:` + repeatedStringForExcludedMembers + `,`,
 		`}`,
 	}, "")
 	return s
@@ -8906,6 +9017,120 @@ func (m *CARotation) Unmarshal(dAtA []byte) error {
 	}
 	return nil
 }
+func (m *CARotationMember) Unmarshal(dAtA []byte) error {
+	l := len(dAtA)
+	iNdEx := 0
+	for iNdEx < l {
+		preIndex := iNdEx
+		var wire uint64
+		for shift := uint(0); ; shift += 7 {
+			if shift >= 64 {
+				return ErrIntOverflowGenerated
+			}
+			if iNdEx >= l {
+				return io.ErrUnexpectedEOF
+			}
+			b := dAtA[iNdEx]
+			iNdEx++
+			wire |= uint64(b&0x7F) << shift
+			if b < 0x80 {
+				break
+			}
+		}
+		fieldNum := int32(wire >> 3)
+		wireType := int(wire & 0x7)
+		if wireType == 4 {
+			return fmt.Errorf("proto: CARotationMember: wiretype end group for non-group")
+		}
+		if fieldNum <= 0 {
+			return fmt.Errorf("proto: CARotationMember: illegal tag %d (wire type %d)", fieldNum, wire)
+		}
+		switch fieldNum {
+		case 1:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Kind", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Kind = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Name", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Name = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		default:
+			iNdEx = preIndex
+			skippy, err := skipGenerated(dAtA[iNdEx:])
+			if err != nil {
+				return err
+			}
+			if (skippy < 0) || (iNdEx+skippy) < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if (iNdEx + skippy) > l {
+				return io.ErrUnexpectedEOF
+			}
+			iNdEx += skippy
+		}
+	}
+
+	if iNdEx > l {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
 func (m *CARotationSpec) Unmarshal(dAtA []byte) error {
 	l := len(dAtA)
 	iNdEx := 0
@@ -8998,6 +9223,40 @@ func (m *CARotationSpec) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.Phase = CARotationRequestPhase(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ExcludeMembers", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ExcludeMembers = append(m.ExcludeMembers, CARotationMember{})
+			if err := m.ExcludeMembers[len(m.ExcludeMembers)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex
@@ -9293,6 +9552,40 @@ func (m *CARotationState) Unmarshal(dAtA []byte) error {
 				m.LastCompletionTime = &v1.Time{}
 			}
 			if err := m.LastCompletionTime.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 9:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field ExcludedMembers", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.ExcludedMembers = append(m.ExcludedMembers, CARotationMember{})
+			if err := m.ExcludedMembers[len(m.ExcludedMembers)-1].Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

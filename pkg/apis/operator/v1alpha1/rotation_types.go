@@ -30,6 +30,26 @@ type CARotationSpec struct {
 	Authorities []string `json:"authorities" protobuf:"bytes,1,rep,name=authorities"`
 	// Phase is Start or Complete.
 	Phase CARotationRequestPhase `json:"phase" protobuf:"bytes,2,opt,name=phase,casttype=CARotationRequestPhase"`
+	// ExcludeMembers are members the named authorities' rotations no longer wait for: a
+	// RootShard's rotation waits for its Shards, FrontProxies and VirtualWorkspaces to be
+	// Available again before it advances. They are added to each rotation's
+	// status.rotations[].excludedMembers, with Start (also while the rotation is Preparing or
+	// Prepared) or Complete (also while it is Completing). An excluded member may miss the new
+	// CA, and then stops trusting and being trusted at Complete. A CacheServer has no members.
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +listMapKey=name
+	ExcludeMembers []CARotationMember `json:"excludeMembers,omitempty" protobuf:"bytes,3,rep,name=excludeMembers"`
+}
+
+// CARotationMember names a member of a RootShard that its rotations wait for, in the
+// RootShard's namespace.
+type CARotationMember struct {
+	// Kind is Shard, FrontProxy or VirtualWorkspace.
+	Kind string `json:"kind" protobuf:"bytes,1,opt,name=kind"`
+	// Name is the member's name.
+	Name string `json:"name" protobuf:"bytes,2,opt,name=name"`
 }
 
 // CARotationRequestPhase is the step a rotation request asks for.
@@ -92,4 +112,12 @@ type CARotationState struct {
 	// LastCompletionTime is when the old CA was dropped.
 	// +optional
 	LastCompletionTime *metav1.Time `json:"lastCompletionTime,omitempty" protobuf:"bytes,8,opt,name=lastCompletionTime"`
+	// ExcludedMembers are the members this rotation does not wait for, as the rotation
+	// requests named them (CARotationSpec.ExcludeMembers). Members created after
+	// LastInitiationTime are not waited for either.
+	// +optional
+	// +listType=map
+	// +listMapKey=kind
+	// +listMapKey=name
+	ExcludedMembers []CARotationMember `json:"excludedMembers,omitempty" protobuf:"bytes,9,rep,name=excludedMembers"`
 }

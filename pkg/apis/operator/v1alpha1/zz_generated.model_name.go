@@ -62,6 +62,11 @@ func (in CARotation) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in CARotationMember) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.CARotationMember"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in CARotationSpec) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.CARotationSpec"
 }

@@ -38,7 +38,7 @@ func ValidateCacheServerStatusUpdate(newObj, oldObj *operator.CacheServer) field
 	}
 	status := &newObj.Status
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, validateRotations(status.Rotations, CacheServerAuthorities, field.NewPath("status", "rotations"))...)
+	allErrs = append(allErrs, validateRotations(status.Rotations, CacheServerAuthorities, nil, field.NewPath("status", "rotations"))...)
 	_, stepErrs := RotationSteps(status.Rotations, oldObj.Status.Rotations, field.NewPath("status", "rotations"))
 	allErrs = append(allErrs, stepErrs...)
 	return append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, field.NewPath("status"))...)

@@ -1,17 +1,20 @@
 package validation
 
 import (
+	"fmt"
 	"slices"
 
+	apivalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 )
 
 // ValidateCARotation validates a request to the rotation subresource of an object whose
-// rotatable CAs are authorities. Its metadata is checked against the URL by the registry,
-// and it is never stored.
-func ValidateCARotation(req *operator.CARotation, authorities []string) field.ErrorList {
+// rotatable CAs are authorities and whose rotations wait for members of memberKinds (none
+// for a CacheServer). Its metadata is checked against the URL by the registry, and it is
+// never stored.
+func ValidateCARotation(req *operator.CARotation, authorities, memberKinds []string) field.ErrorList {
 	if req == nil {
 		return nilObject("CARotation")
 	}
@@ -39,6 +42,46 @@ func ValidateCARotation(req *operator.CARotation, authorities []string) field.Er
 		}
 		seen[a] = true
 	}
+	members := spec.Child("excludeMembers")
+	if len(memberKinds) == 0 && len(req.Spec.ExcludeMembers) > 0 {
+		return append(allErrs, field.Forbidden(members, "this kind's rotations wait for no member"))
+	}
+	return append(allErrs, validateMembers(req.Spec.ExcludeMembers, memberKinds, members)...)
+}
+
+// MaxExcludedMembers bounds the members one rotation excludes from its wait, in a request and
+// in status.rotations[].excludedMembers.
+const MaxExcludedMembers = 32
+
+// RootShardMemberKinds are the kinds of the members a RootShard's rotations wait for.
+var RootShardMemberKinds = []string{"Shard", "FrontProxy", "VirtualWorkspace"}
+
+// validateMembers checks a list of rotation members: a known kind, a valid name, each once,
+// at most MaxExcludedMembers.
+func validateMembers(members []operator.CARotationMember, kinds []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if len(members) > MaxExcludedMembers {
+		allErrs = append(allErrs, field.TooMany(fldPath, len(members), MaxExcludedMembers))
+	}
+	seen := map[operator.CARotationMember]bool{}
+	for i, m := range members {
+		p := fldPath.Index(i)
+		if !slices.Contains(kinds, m.Kind) {
+			allErrs = append(allErrs, field.NotSupported(p.Child("kind"), m.Kind, kinds))
+		}
+		if m.Name == "" {
+			allErrs = append(allErrs, field.Required(p.Child("name"), fmt.Sprintf("the %s's name", m.Kind)))
+		}
+		for _, msg := range apivalidation.IsDNS1123Subdomain(m.Name) {
+			if m.Name != "" {
+				allErrs = append(allErrs, field.Invalid(p.Child("name"), m.Name, msg))
+			}
+		}
+		if seen[m] {
+			allErrs = append(allErrs, field.Duplicate(p, m))
+		}
+		seen[m] = true
+	}
 	return allErrs
 }
 
@@ -49,8 +92,9 @@ var (
 )
 
 // validateRotations checks status.rotations as the rotation subresource and the controllers
-// write it: one entry per known authority, a known phase, slot 0 or 1.
-func validateRotations(rotations []operator.CARotationState, authorities []string, fldPath *field.Path) field.ErrorList {
+// write it: one entry per known authority, a known phase, slot 0 or 1, excluded members of
+// memberKinds.
+func validateRotations(rotations []operator.CARotationState, authorities, memberKinds []string, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	seen := map[string]bool{}
 	phases := []operator.CARotationPhase{operator.CARotationPreparing, operator.CARotationPrepared, operator.CARotationCompleting, operator.CARotationCompleted}
@@ -69,6 +113,7 @@ func validateRotations(rotations []operator.CARotationState, authorities []strin
 		if r.Slot != 0 && r.Slot != 1 {
 			allErrs = append(allErrs, field.Invalid(p.Child("slot"), r.Slot, "must be 0 or 1"))
 		}
+		allErrs = append(allErrs, validateMembers(r.ExcludedMembers, memberKinds, p.Child("excludedMembers"))...)
 	}
 	return allErrs
 }

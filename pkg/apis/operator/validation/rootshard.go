@@ -42,7 +42,7 @@ func ValidateRootShardStatusUpdate(newObj, oldObj *operator.RootShard) field.Err
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateStatus(status.Phase, setupPhases, status.ObservedGeneration, status.Conditions, statusPath)...)
 	allErrs = append(allErrs, validateShardReferences(status.Shards, statusPath.Child("shards"))...)
-	allErrs = append(allErrs, validateRotations(status.Rotations, RootShardAuthorities, statusPath.Child("rotations"))...)
+	allErrs = append(allErrs, validateRotations(status.Rotations, RootShardAuthorities, RootShardMemberKinds, statusPath.Child("rotations"))...)
 	_, stepErrs := RotationSteps(status.Rotations, oldObj.Status.Rotations, statusPath.Child("rotations"))
 	return append(allErrs, stepErrs...)
 }

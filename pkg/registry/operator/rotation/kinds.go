@@ -15,6 +15,7 @@ import (
 // and their intermediate CAs.
 var RootShards = Access{
 	Authorities: validation.RootShardAuthorities,
+	MemberKinds: validation.RootShardMemberKinds,
 	Rotations: func(obj runtime.Object) (*[]operator.CARotationState, bool) {
 		rs, ok := obj.(*operator.RootShard)
 		if !ok {

@@ -1,6 +1,7 @@
 package rotation
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -23,7 +25,9 @@ func (e *PhaseConflictError) Error() string { return strings.Join(e.Reasons, "; 
 // Apply returns the rotations after the request spec, at now, and whether they changed. It
 // is all or nothing: when one named authority cannot take the step, nothing changes and the
 // error says why for each. Asking again for a step already taken changes nothing, so that a
-// client may retry.
+// client may retry. The request's excludeMembers are added to the excludedMembers of each
+// named rotation that is running after the step (a new rotation starts with the request's
+// alone); Start while Preparing or Prepared, and Complete while Completing, only add them.
 func Apply(current []operator.CARotationState, spec operator.CARotationSpec, now time.Time) ([]operator.CARotationState, bool, error) {
 	out := make([]operator.CARotationState, len(current))
 	for i := range current {
@@ -43,6 +47,7 @@ func Apply(current []operator.CARotationState, spec operator.CARotationSpec, now
 			switch {
 			case st == nil:
 				out = append(out, operator.CARotationState{Authority: a, Phase: operator.CARotationPreparing, Slot: 1, LastInitiationTime: &t})
+				st = &out[len(out)-1]
 				changed = true
 			case st.Phase == operator.CARotationCompleted:
 				*st = operator.CARotationState{Authority: a, Phase: operator.CARotationPreparing, Slot: pki.OtherSlot(st.Slot), LastInitiationTime: &t}
@@ -50,8 +55,9 @@ func Apply(current []operator.CARotationState, spec operator.CARotationSpec, now
 			case st.Phase == operator.CARotationCompleting:
 				conflict.Reasons = append(conflict.Reasons, fmt.Sprintf(
 					"the rotation of the %s CA is Completing: a new one can start once it is Completed", a))
+				continue
 			}
-			// Preparing or Prepared: started already.
+			// Preparing or Prepared: started already, the members are added.
 		case operator.CARotationComplete:
 			switch {
 			case st == nil:
@@ -65,8 +71,17 @@ func Apply(current []operator.CARotationState, spec operator.CARotationSpec, now
 				st.LastCompletionTriggeredTime = &t
 				changed = true
 			}
-			// Completing or Completed: completed already.
+			// Completing or Completed: completed already; a Completed rotation waits for
+			// nothing.
+			if st == nil || st.Phase != operator.CARotationCompleting {
+				continue
+			}
 		}
+		added, err := exclude(st, spec.ExcludeMembers)
+		if err != "" {
+			conflict.Reasons = append(conflict.Reasons, err)
+		}
+		changed = changed || added
 	}
 	if len(conflict.Reasons) > 0 {
 		return current, false, &conflict
@@ -84,4 +99,28 @@ func Of(rotations []operator.CARotationState, authorities []string) []operator.C
 		}
 	}
 	return out
+}
+
+// exclude adds members to the excludedMembers of st, each once, in order of kind and name.
+// It reports whether it added one, or why it cannot: at most
+// validation.MaxExcludedMembers.
+func exclude(st *operator.CARotationState, members []operator.CARotationMember) (bool, string) {
+	added := false
+	all := slices.Clone(st.ExcludedMembers)
+	for _, m := range members {
+		if !slices.Contains(all, m) {
+			all = append(all, m)
+			added = true
+		}
+	}
+	if len(all) > validation.MaxExcludedMembers {
+		return false, fmt.Sprintf("the rotation of the %s CA would exclude %d members from its wait, more than %d", st.Authority, len(all), validation.MaxExcludedMembers)
+	}
+	slices.SortFunc(all, func(a, b operator.CARotationMember) int {
+		return cmp.Or(strings.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
+	})
+	if added {
+		st.ExcludedMembers = all
+	}
+	return added, ""
 }

@@ -1,6 +1,7 @@
 package rotation
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -110,4 +111,78 @@ func TestApplyTimes(t *testing.T) {
 	require.NotNil(t, completing[0].LastCompletionTriggeredTime)
 	assert.True(t, completing[0].LastCompletionTriggeredTime.Time.Equal(later))
 	assert.True(t, completing[0].LastInitiationTime.Time.Equal(now), "the initiation time stays")
+}
+
+// TestApplyExcludeMembers has one case per phase a request with excludeMembers meets.
+func TestApplyExcludeMembers(t *testing.T) {
+	fp := operator.CARotationMember{Kind: "FrontProxy", Name: "fp"}
+	shard := operator.CARotationMember{Kind: "Shard", Name: "s"}
+	with := func(st operator.CARotationState, members ...operator.CARotationMember) operator.CARotationState {
+		st.ExcludedMembers = members
+		return st
+	}
+	req := func(phase operator.CARotationRequestPhase, members ...operator.CARotationMember) operator.CARotationSpec {
+		return operator.CARotationSpec{Authorities: []string{"client"}, Phase: phase, ExcludeMembers: members}
+	}
+	tests := []struct {
+		name      string
+		current   []operator.CARotationState
+		spec      operator.CARotationSpec
+		phase     operator.CARotationPhase
+		excluded  []operator.CARotationMember
+		changed   bool
+		conflicts []string
+	}{
+		{name: "Start records them", spec: req(operator.CARotationStart, shard, fp),
+			phase: "Preparing", excluded: []operator.CARotationMember{fp, shard}, changed: true},
+		{name: "Start while Preparing adds them", current: []operator.CARotationState{with(state("client", "Preparing", 1), shard)},
+			spec: req(operator.CARotationStart, fp), phase: "Preparing", excluded: []operator.CARotationMember{fp, shard}, changed: true},
+		{name: "Start while Prepared adds them", current: []operator.CARotationState{state("client", "Prepared", 1)},
+			spec: req(operator.CARotationStart, fp), phase: "Prepared", excluded: []operator.CARotationMember{fp}, changed: true},
+		{name: "Start again with the same members changes nothing", current: []operator.CARotationState{with(state("client", "Preparing", 1), fp)},
+			spec: req(operator.CARotationStart, fp), phase: "Preparing", excluded: []operator.CARotationMember{fp}},
+		{name: "a new rotation forgets the last one's", current: []operator.CARotationState{with(state("client", "Completed", 1), shard)},
+			spec: req(operator.CARotationStart, fp), phase: "Preparing", excluded: []operator.CARotationMember{fp}, changed: true},
+		{name: "a new rotation without members excludes none", current: []operator.CARotationState{with(state("client", "Completed", 1), shard)},
+			spec: req(operator.CARotationStart), phase: "Preparing", changed: true},
+		{name: "Complete records them", current: []operator.CARotationState{with(state("client", "Prepared", 1), shard)},
+			spec: req(operator.CARotationComplete, fp), phase: "Completing", excluded: []operator.CARotationMember{fp, shard}, changed: true},
+		{name: "Complete while Completing adds them", current: []operator.CARotationState{state("client", "Completing", 1)},
+			spec: req(operator.CARotationComplete, fp), phase: "Completing", excluded: []operator.CARotationMember{fp}, changed: true},
+		{name: "Complete of a Completed rotation records nothing", current: []operator.CARotationState{state("client", "Completed", 1)},
+			spec: req(operator.CARotationComplete, fp), phase: "Completed"},
+		{name: "Start while Completing is still refused", current: []operator.CARotationState{state("client", "Completing", 1)},
+			spec: req(operator.CARotationStart, fp), conflicts: []string{"the rotation of the client CA is Completing"}},
+		{name: "Complete while Preparing is still refused", current: []operator.CARotationState{state("client", "Preparing", 1)},
+			spec: req(operator.CARotationComplete, fp), conflicts: []string{"the rotation of the client CA is Preparing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, changed, err := Apply(tt.current, tt.spec, now)
+			if len(tt.conflicts) > 0 {
+				var conflict *PhaseConflictError
+				require.ErrorAs(t, err, &conflict)
+				for _, c := range tt.conflicts {
+					assert.Contains(t, err.Error(), c)
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			assert.Equal(t, tt.changed, changed)
+			assert.Equal(t, tt.phase, got[0].Phase)
+			assert.Equal(t, tt.excluded, got[0].ExcludedMembers)
+		})
+	}
+
+	// The total is bounded, whatever the requests.
+	var current []operator.CARotationMember
+	for i := range validation.MaxExcludedMembers {
+		current = append(current, operator.CARotationMember{Kind: "Shard", Name: fmt.Sprintf("s-%02d", i)})
+	}
+	_, changed, err := Apply([]operator.CARotationState{with(state("client", "Preparing", 1), current...)}, req(operator.CARotationStart, fp), now)
+	var conflict *PhaseConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Contains(t, err.Error(), "would exclude 33 members from its wait, more than 32")
+	assert.False(t, changed)
 }

@@ -30,6 +30,9 @@ import (
 type Access struct {
 	// Authorities are the rotatable CAs of the kind.
 	Authorities []string
+	// MemberKinds are the kinds of the members the kind's rotations wait for, which a
+	// request may exclude from the wait (spec.excludeMembers); none for a CacheServer.
+	MemberKinds []string
 	// Rotations points into an object's status.rotations.
 	Rotations func(runtime.Object) (*[]operator.CARotationState, bool)
 	// Refuse says why the object cannot rotate an authority, at the authority's path, or nil:
@@ -77,7 +80,7 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 		return nil, err
 	}
 	out.Status = operator.CARotationStatus{}
-	if errs := validation.ValidateCARotation(out, r.Access.Authorities); len(errs) > 0 {
+	if errs := validation.ValidateCARotation(out, r.Access.Authorities, r.Access.MemberKinds); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(operator.Kind("CARotation"), name, errs)
 	}
 	if createValidation != nil {

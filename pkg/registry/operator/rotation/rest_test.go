@@ -156,6 +156,11 @@ func TestCreateRefuses(t *testing.T) {
 			check: apierrors.IsBadRequest, says: []string{"metadata.name"}},
 		{name: "a CacheServer's own CA Secret", store: csWithCA, access: CacheServers, req: request(operator.CARotationStart, "ca"),
 			check: apierrors.IsInvalid, says: []string{"spec.authorities[0]", "caSecretRef"}},
+		{name: "a member of a CacheServer", store: &objects{obj: &operator.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a", ResourceVersion: "1"}}},
+			access: CacheServers, req: excluding(request(operator.CARotationStart, "ca"), operator.CARotationMember{Kind: "Shard", Name: "s"}),
+			check: apierrors.IsInvalid, says: []string{"spec.excludeMembers: Forbidden"}},
+		{name: "a member of an unknown kind", req: excluding(request(operator.CARotationStart, "client"), operator.CARotationMember{Kind: "Pod", Name: "p"}),
+			check: apierrors.IsInvalid, says: []string{`spec.excludeMembers[0].kind: Unsupported value: "Pod"`}},
 		{name: "a RootShard's own root CA Secret", store: rsWithCA, access: RootShards, req: request(operator.CARotationStart, "client", "root"),
 			check: apierrors.IsInvalid, says: []string{"spec.authorities[1]", "caSecretRef", "my-root-ca"}},
 	}
@@ -206,4 +211,29 @@ func TestCreateOnAMissingObject(t *testing.T) {
 	r := &REST{Resource: operator.Resource("rootshards"), Status: rootShardStore(), Access: RootShards}
 	_, err := r.Create(ctx(t), "nope", request(operator.CARotationStart, "client"), nil, &metav1.CreateOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "got %v", err)
+}
+
+func excluding(req *operator.CARotation, members ...operator.CARotationMember) *operator.CARotation {
+	req.Spec.ExcludeMembers = members
+	return req
+}
+
+// TestCreateExcludesMembers: Start records the members a rotation does not wait for, and
+// Start again while it prepares adds to them, in status.rotations.
+func TestCreateExcludesMembers(t *testing.T) {
+	store := rootShardStore()
+	r := &REST{Resource: operator.Resource("rootshards"), Status: store, Access: RootShards, Now: func() time.Time { return now }}
+	fp := operator.CARotationMember{Kind: "FrontProxy", Name: "fp"}
+	vw := operator.CARotationMember{Kind: "VirtualWorkspace", Name: "vw"}
+	_, err := r.Create(ctx(t), "root", excluding(request(operator.CARotationStart, "client"), fp), nil, &metav1.CreateOptions{})
+	require.NoError(t, err)
+	out, err := r.Create(ctx(t), "root", excluding(request(operator.CARotationStart, "client", "server"), vw), nil, &metav1.CreateOptions{})
+	require.NoError(t, err)
+	got := out.(*operator.CARotation).Status.Rotations
+	require.Len(t, got, 2)
+	assert.Equal(t, []operator.CARotationMember{fp, vw}, got[0].ExcludedMembers)
+	assert.Equal(t, []operator.CARotationMember{vw}, got[1].ExcludedMembers)
+	stored := store.obj.(*operator.RootShard).Status.Rotations
+	assert.Equal(t, []operator.CARotationMember{fp, vw}, stored[0].ExcludedMembers, "stored for the client CA")
+	assert.Equal(t, 2, store.writes)
 }

@@ -45,6 +45,10 @@ type CARotationStateApplyConfiguration struct {
 	LastCompletionTriggeredTime *v1.Time `json:"lastCompletionTriggeredTime,omitempty"`
 	// LastCompletionTime is when the old CA was dropped.
 	LastCompletionTime *v1.Time `json:"lastCompletionTime,omitempty"`
+	// ExcludedMembers are the members this rotation does not wait for, as the rotation
+	// requests named them (CARotationSpec.ExcludeMembers). Members created after
+	// LastInitiationTime are not waited for either.
+	ExcludedMembers []CARotationMemberApplyConfiguration `json:"excludedMembers,omitempty"`
 }
 
 // CARotationStateApplyConfiguration constructs a declarative configuration of the CARotationState type for use with
@@ -114,5 +118,18 @@ func (b *CARotationStateApplyConfiguration) WithLastCompletionTriggeredTime(valu
 // If called multiple times, the LastCompletionTime field is set to the value of the last call.
 func (b *CARotationStateApplyConfiguration) WithLastCompletionTime(value v1.Time) *CARotationStateApplyConfiguration {
 	b.LastCompletionTime = &value
+	return b
+}
+
+// WithExcludedMembers adds the given value to the ExcludedMembers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExcludedMembers field.
+func (b *CARotationStateApplyConfiguration) WithExcludedMembers(values ...*CARotationMemberApplyConfiguration) *CARotationStateApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithExcludedMembers")
+		}
+		b.ExcludedMembers = append(b.ExcludedMembers, *values[i])
+	}
 	return b
 }
