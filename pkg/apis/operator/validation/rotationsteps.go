@@ -81,10 +81,18 @@ func rotationStep(o *operator.CARotationState, n operator.CARotationState) (Rota
 		return apiequality.Semantic.DeepEqual(want, n)
 	}
 	// A Start writes a new entry: the authority, Preparing in slot, and when.
+	// A Start writes a new entry, with the members its request excludes.
 	started := func(slot int32) bool {
 		return n.LastInitiationTime != nil && sameBut(operator.CARotationState{Authority: n.Authority}, func(w *operator.CARotationState) {
-			w.Phase, w.Slot, w.LastInitiationTime = operator.CARotationPreparing, slot, n.LastInitiationTime
+			w.Phase, w.Slot, w.LastInitiationTime, w.ExcludedMembers = operator.CARotationPreparing, slot, n.LastInitiationTime, n.ExcludedMembers
 		})
+	}
+	// A request excludes more members from a running rotation's wait (Start while Preparing or
+	// Prepared, Complete while Prepared or Completing); it never takes one back.
+	excludesMore := o != nil && isSuperset(n.ExcludedMembers, o.ExcludedMembers)
+	if o != nil && o.Phase != operator.CARotationCompleted && len(n.ExcludedMembers) > len(o.ExcludedMembers) && excludesMore &&
+		sameBut(*o, func(w *operator.CARotationState) { w.ExcludedMembers = n.ExcludedMembers }) {
+		return RotationRequest, true
 	}
 	switch {
 	case o == nil:
@@ -92,8 +100,8 @@ func rotationStep(o *operator.CARotationState, n operator.CARotationState) (Rota
 	case o.Phase == operator.CARotationCompleted:
 		return RotationRequest, started(1 - o.Slot)
 	case o.Phase == operator.CARotationPrepared:
-		return RotationRequest, n.LastCompletionTriggeredTime != nil && sameBut(*o, func(w *operator.CARotationState) {
-			w.Phase, w.LastCompletionTriggeredTime = operator.CARotationCompleting, n.LastCompletionTriggeredTime
+		return RotationRequest, n.LastCompletionTriggeredTime != nil && excludesMore && sameBut(*o, func(w *operator.CARotationState) {
+			w.Phase, w.LastCompletionTriggeredTime, w.ExcludedMembers = operator.CARotationCompleting, n.LastCompletionTriggeredTime, n.ExcludedMembers
 		})
 	case o.Phase == operator.CARotationPreparing:
 		leavesSwitched := !o.LeavesSwitched && sameBut(*o, func(w *operator.CARotationState) { w.LeavesSwitched = true })
@@ -124,4 +132,14 @@ func describeRotation(st *operator.CARotationState) string {
 		s += ", old CA dropped"
 	}
 	return s
+}
+
+// isSuperset reports whether every member of sub is in members.
+func isSuperset(members, sub []operator.CARotationMember) bool {
+	for _, m := range sub {
+		if !slices.Contains(members, m) {
+			return false
+		}
+	}
+	return true
 }

@@ -29,6 +29,11 @@ func TestRotationSteps(t *testing.T) {
 	triggered := func(s *operator.CARotationState) { s.LastCompletionTriggeredTime = at }
 	dropped := func(s *operator.CARotationState) { s.LastCompletionTime = at }
 	none := []operator.CARotationState(nil)
+	fp := operator.CARotationMember{Kind: "FrontProxy", Name: "stuck"}
+	vw := operator.CARotationMember{Kind: "VirtualWorkspace", Name: "vw"}
+	excl := func(m ...operator.CARotationMember) func(*operator.CARotationState) {
+		return func(s *operator.CARotationState) { s.ExcludedMembers = m }
+	}
 	one := func(s operator.CARotationState) []operator.CARotationState { return []operator.CARotationState{s} }
 
 	for _, tc := range []struct {
@@ -54,6 +59,23 @@ func TestRotationSteps(t *testing.T) {
 		{"Completing becomes Completed", one(st(operator.CARotationCompleting, 1, switched, prepared, triggered, dropped)),
 			one(st(operator.CARotationCompleted, 1, switched, prepared, triggered, dropped)), RotationController, false},
 
+		// Members excluded from the wait: only the rotation subresource adds them, and never
+		// takes one back.
+		{"Start excluding a member", none, one(st(operator.CARotationPreparing, 1, excl(fp))), RotationRequest, false},
+		{"a member excluded while Preparing", one(st(operator.CARotationPreparing, 1)), one(st(operator.CARotationPreparing, 1, excl(fp))), RotationRequest, false},
+		{"a second member excluded while Prepared", one(st(operator.CARotationPrepared, 1, switched, prepared, excl(fp))),
+			one(st(operator.CARotationPrepared, 1, switched, prepared, excl(fp, vw))), RotationRequest, false},
+		{"Complete excluding a member", one(st(operator.CARotationPrepared, 1, switched, prepared)),
+			one(st(operator.CARotationCompleting, 1, switched, prepared, triggered, excl(fp))), RotationRequest, false},
+		{"a member excluded while Completing", one(st(operator.CARotationCompleting, 1, switched, prepared, triggered)),
+			one(st(operator.CARotationCompleting, 1, switched, prepared, triggered, excl(fp))), RotationRequest, false},
+		{"an exclusion taken back", one(st(operator.CARotationPreparing, 1, excl(fp))), one(st(operator.CARotationPreparing, 1)), "", true},
+		{"an exclusion replaced", one(st(operator.CARotationPreparing, 1, excl(fp))), one(st(operator.CARotationPreparing, 1, excl(vw))), "", true},
+		{"a member excluded with a controllers' step", one(st(operator.CARotationPreparing, 1)), one(st(operator.CARotationPreparing, 1, switched, excl(fp))), "", true},
+		{"a member excluded from a Completed one", one(st(operator.CARotationCompleted, 1, switched, prepared, triggered, dropped)),
+			one(st(operator.CARotationCompleted, 1, switched, prepared, triggered, dropped, excl(fp))), "", true},
+		{"Complete taking an exclusion back", one(st(operator.CARotationPrepared, 1, switched, prepared, excl(fp))),
+			one(st(operator.CARotationCompleting, 1, switched, prepared, triggered)), "", true},
 		{"Preparing to Completing", one(st(operator.CARotationPreparing, 1)), one(st(operator.CARotationCompleting, 1, triggered)), "", true},
 		{"Preparing to Completed", one(st(operator.CARotationPreparing, 1)), one(st(operator.CARotationCompleted, 1)), "", true},
 		{"a slot flips while Preparing", one(st(operator.CARotationPreparing, 1)), one(st(operator.CARotationPreparing, 0)), "", true},

@@ -172,6 +172,13 @@ func TestApplyExcludeMembers(t *testing.T) {
 			assert.Equal(t, tt.changed, changed)
 			assert.Equal(t, tt.phase, got[0].Phase)
 			assert.Equal(t, tt.excluded, got[0].ExcludedMembers)
+			// The status API takes each step as the rotation subresource's, and only as its.
+			steps, errs := validation.RotationSteps(got, tt.current, field.NewPath("status", "rotations"))
+			require.Empty(t, errs, "the status API refuses the subresource's step")
+			assert.Equal(t, tt.changed, len(steps) > 0)
+			for _, s := range steps {
+				assert.Equal(t, validation.RotationRequest, s.By, s.Authority)
+			}
 		})
 	}
 
