@@ -14,11 +14,12 @@ import (
 	"github.com/kcp-setups/apiserver/test/framework"
 )
 
-// TestShardDeregistrationAndKcpReady: KcpReady follows kcp (the double) going down and up;
-// deleting a Shard deletes kcp's Shard object in root first, and while kcp cannot be reached
-// the Shard waits in Deleting, with its workload, and says why; it finishes once kcp is back.
-func TestShardDeregistrationAndKcpReady(t *testing.T) {
-	ns := namespace(t, "shard-deregistration")
+// givenShardOnTheDouble is a RootShard root and its Shard shard-1, both Available, in a
+// namespace of its own, with a kcp double serving the root shard and shard-1 (whose Shard
+// objects in root it returns), once the RootShard says KcpReady.
+func givenShardOnTheDouble(t *testing.T, name string) (string, *framework.KcpDouble, dynamic.ResourceInterface) {
+	t.Helper()
+	ns := namespace(t, name)
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
 	waitFor(t, ns, "rootshard/root", "Available")
@@ -27,12 +28,19 @@ func TestShardDeregistrationAndKcpReady(t *testing.T) {
 	require.NoError(t, double.ServeAs(decodeSecret(t, ns, "shard-1-server", "tls.crt"), decodeSecret(t, ns, "shard-1-server", "tls.key")))
 	adminDynamic, err := dynamic.NewForConfig(double.AdminConfig())
 	require.NoError(t, err)
-	kcpShards := adminDynamic.Resource(framework.ShardGVR)
+	waitFor(t, ns, "rootshard/root", operatorv1alpha1.ConditionKcpReady)
+	return ns, double, adminDynamic.Resource(framework.ShardGVR)
+}
+
+// TestShardDeregistrationAndKcpReady: KcpReady follows kcp (the double) going down and up;
+// deleting a Shard deletes kcp's Shard object in root first, and while kcp cannot be reached
+// the Shard waits in Deleting, with its workload, and says why; it finishes once kcp is back.
+func TestShardDeregistrationAndKcpReady(t *testing.T) {
+	ns, double, kcpShards := givenShardOnTheDouble(t, "shard-deregistration")
 
 	// The RootShard's kcp answers; the shard is not registered in kcp yet.
-	waitFor(t, ns, "rootshard/root", operatorv1alpha1.ConditionKcpReady)
 	waitForReason(t, ns, "shard/shard-1", operatorv1alpha1.ConditionKcpReady, "False", "ShardNotRegistered")
-	_, err = kcpShards.Create(t.Context(), shardObject("shard-1", "https://shard-1-shard-kcp."+ns+".svc.cluster.local:6443"), metav1.CreateOptions{})
+	_, err := kcpShards.Create(t.Context(), shardObject("shard-1", "https://shard-1-shard-kcp."+ns+".svc.cluster.local:6443"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitFor(t, ns, "shard/shard-1", operatorv1alpha1.ConditionKcpReady)
 

@@ -9,11 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/dynamic"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestDeregistrationNeedsTheShardsUID plays issue 38 (9) against the kcp double: kcp's Shard
@@ -22,24 +20,14 @@ import (
 // Shard's: KcpReady says so, and deleting the Shard leaves it in kcp. A registration found at
 // the Shard's own address unmarked is marked with its UID, and goes with it.
 func TestDeregistrationNeedsTheShardsUID(t *testing.T) {
-	ns := namespace(t, "shard-uid")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
-	waitFor(t, ns, "rootshard/root", "Available")
-	waitFor(t, ns, "shard/shard-1", "Available")
-	double, _ := startDoubleFor(t, ns)
-	require.NoError(t, double.ServeAs(decodeSecret(t, ns, "shard-1-server", "tls.crt"), decodeSecret(t, ns, "shard-1-server", "tls.key")))
-	adminDynamic, err := dynamic.NewForConfig(double.AdminConfig())
-	require.NoError(t, err)
-	kcpShards := adminDynamic.Resource(framework.ShardGVR)
-	waitFor(t, ns, "rootshard/root", operatorv1alpha1.ConditionKcpReady)
+	ns, double, kcpShards := givenShardOnTheDouble(t, "shard-uid")
 	uid := kubectl(t, "get", "shard", "shard-1", "-n", ns, "-o", "jsonpath={.metadata.uid}")
 	require.NotEmpty(t, uid)
 
 	// Registered at this Shard's address, for another Shard.
 	elsewhere := shardObject("shard-1", "https://shard-1-shard-kcp."+ns+".svc.cluster.local:6443")
 	elsewhere.SetAnnotations(map[string]string{kcphealth.AnnotationShardUID: "another-shards-uid"})
-	_, err = kcpShards.Create(t.Context(), elsewhere, metav1.CreateOptions{})
+	_, err := kcpShards.Create(t.Context(), elsewhere, metav1.CreateOptions{})
 	require.NoError(t, err)
 	var message string
 	require.Eventually(t, func() bool {
