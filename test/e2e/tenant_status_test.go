@@ -127,6 +127,9 @@ func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
 			{"the controllers' step to Prepared", "Error from server (Forbidden)",
 				`[{"op":"replace","path":"/status/rotations/0/phase","value":"Prepared"},{"op":"add","path":"/status/rotations/0/lastPreparedTime","value":"2026-01-01T00:00:00Z"}]`,
 				`status.rotations[0].phase: user "sam" may not move the rotation of the client CA from Preparing in slot 1 to Prepared in slot 1: only the server's controllers take that step`},
+			{"a member excluded from the wait", "Error from server (Forbidden)",
+				`[{"op":"add","path":"/status/rotations/0/excludedMembers","value":[{"kind":"FrontProxy","name":"stuck"}]}]`,
+				`status.rotations[0].phase: user "sam" may not move the rotation of the client CA from Preparing in slot 1 to Preparing in slot 1, 1 member excluded through the status: ask the rotation subresource (create on rootshards/rotation)`},
 			{"the old CA dropped", `The RootShard "data" is invalid`,
 				`[{"op":"replace","path":"/status/rotations/0/phase","value":"Completing"},{"op":"add","path":"/status/rotations/0/lastCompletionTime","value":"2026-01-01T00:00:00Z"}]`,
 				`status.rotations[0].phase: Invalid value: "Completing"`},
@@ -138,6 +141,28 @@ func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
 				assert.Contains(t, out, tc.says)
 				assert.Equal(t, started, rotations(), "nothing stored")
 			})
+		}
+	})
+
+	t.Run("TakenOverStaysRecorded", func(t *testing.T) {
+		// A takeover with nothing to take over ends once the RootShard is Available. Were sam
+		// able to drop TakenOver, the annotation would adopt again at the next reconcile.
+		manifest := strings.Replace(rootShardManifest("taken", "kcp.example.com", 6443),
+			"  name: taken\n", "  name: taken\n  annotations: {operator.kcp.io/adopt: kcp-operator}\n", 1)
+		kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
+		kubectl(t, "wait", "-n", ns, "--for=condition=TakenOver", "rootshard/taken", "--timeout=2m")
+		takenOver := func() string {
+			return kubectl(t, "get", "rootshard/taken", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="TakenOver")]}`)
+		}
+		recorded := takenOver()
+		require.Contains(t, recorded, `"status":"True"`)
+		for _, patch := range []string{
+			`{"status":{"conditions":[]}}`,
+			`{"status":{"conditions":[{"type":"TakenOver","status":"False","reason":"Reset","message":"x","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`,
+		} {
+			out, err := as(sam, "patch", "rootshard/taken", "--subresource=status", "--type=merge", "-p", patch)
+			require.NoError(t, err, "the status endpoint takes the write: %s", out)
+			assert.Equal(t, recorded, takenOver(), "TakenOver is kept as recorded after %s", patch)
 		}
 	})
 

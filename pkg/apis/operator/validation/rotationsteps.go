@@ -131,6 +131,13 @@ func describeRotation(st *operator.CARotationState) string {
 	if st.LastCompletionTime != nil {
 		s += ", old CA dropped"
 	}
+	switch n := len(st.ExcludedMembers); n {
+	case 0:
+	case 1:
+		s += ", 1 member excluded"
+	default:
+		s += fmt.Sprintf(", %d members excluded", n)
+	}
 	return s
 }
 
