@@ -161,7 +161,7 @@ func TestKcpOperatorManifests(t *testing.T) {
 			"with an issuerRef, the template's names replace the generated ones")
 		a := args(t, "edge-front-proxy")
 		for _, want := range []string{"--oidc-issuer-url=https://dex.example.com", "--oidc-ca-file=/etc/kcp/oidc-ca/ca.crt",
-			"--authentication-drop-groups=system:masters", "--requestheader-allowed-names=kcp-front-proxy,kcp-mounts-proxy"} {
+			"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,system:kcp:initializer:*,system:kcp:terminator:*", "--requestheader-allowed-names=kcp-front-proxy,kcp-mounts-proxy"} {
 			assert.Contains(t, a, want)
 		}
 		assert.Equal(t, "LoadBalancer", get(t, "service/edge-front-proxy", "{.spec.type}"))

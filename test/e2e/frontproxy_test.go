@@ -39,7 +39,7 @@ spec:
 	for _, want := range []string{"--secure-port=6443", "--tls-cert-file=/etc/kcp-front-proxy/tls/tls.crt",
 		"--root-kubeconfig=/etc/kcp-front-proxy/kubeconfig/kubeconfig", "--shards-kubeconfig=/etc/kcp-front-proxy/kubeconfig/kubeconfig",
 		"--mapping-file=/etc/kcp-front-proxy/config/path-mapping.yaml", "--client-ca-file=/etc/kcp-front-proxy/client-ca/tls.crt",
-		"--authentication-drop-groups=system:masters"} {
+		"--authentication-drop-groups=system:masters,system:kcp:logical-cluster-admin,system:kcp:initializer:*,system:kcp:terminator:*"} {
 		assert.Contains(t, args, want)
 	}
 	assert.Equal(t, "/kcp-front-proxy", kubectl(t, "get", "deployment", "edge-front-proxy", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].command[0]}"))
