@@ -52,13 +52,8 @@ func SecretsInformer(factory kubeinformers.SharedInformerFactory, kube kubernete
 		return
 	}
 	factory.InformerFor(&corev1.Secret{}, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return NamespacedInformer(namespaces, &corev1.Secret{}, resync, tweak,
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return kube.CoreV1().Secrets(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return kube.CoreV1().Secrets(ns).Watch(ctx, o)
-			})
+		l := namespaced[*corev1.SecretList](&corev1.Secret{}, kube.CoreV1().Secrets)
+		return NamespacedInformer(namespaces, l.obj, resync, tweak, l.list, l.watch)
 	})
 }
 
@@ -73,11 +68,6 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	if namespaces.All() {
 		return
 	}
-	type lw struct {
-		obj   runtime.Object
-		list  hostcluster.NamespacedList
-		watch hostcluster.NamespacedWatch
-	}
 	informer := func(l lw, tweak func(*metav1.ListOptions)) func(time.Duration) cache.SharedIndexInformer {
 		return func(resync time.Duration) cache.SharedIndexInformer {
 			return NamespacedInformer(namespaces, l.obj, resync, tweak, l.list, l.watch)
@@ -86,41 +76,11 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	core, apps, policy := kube.CoreV1(), kube.AppsV1(), kube.PolicyV1()
 	SecretsInformer(kubeInformers, kube, namespaces, tweak)
 	for _, l := range []lw{
-		{&corev1.ConfigMap{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return core.ConfigMaps(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return core.ConfigMaps(ns).Watch(ctx, o)
-			}},
-		{&corev1.Service{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return core.Services(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return core.Services(ns).Watch(ctx, o)
-			}},
-		{&appsv1.Deployment{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return apps.Deployments(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return apps.Deployments(ns).Watch(ctx, o)
-			}},
-		{&appsv1.StatefulSet{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return apps.StatefulSets(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return apps.StatefulSets(ns).Watch(ctx, o)
-			}},
-		{&policyv1.PodDisruptionBudget{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return policy.PodDisruptionBudgets(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return policy.PodDisruptionBudgets(ns).Watch(ctx, o)
-			}},
+		namespaced[*corev1.ConfigMapList](&corev1.ConfigMap{}, core.ConfigMaps),
+		namespaced[*corev1.ServiceList](&corev1.Service{}, core.Services),
+		namespaced[*appsv1.DeploymentList](&appsv1.Deployment{}, apps.Deployments),
+		namespaced[*appsv1.StatefulSetList](&appsv1.StatefulSet{}, apps.StatefulSets),
+		namespaced[*policyv1.PodDisruptionBudgetList](&policyv1.PodDisruptionBudget{}, policy.PodDisruptionBudgets),
 	} {
 		newInformer := informer(l, tweak)
 		kubeInformers.InformerFor(l.obj, func(_ kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -129,20 +89,8 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	}
 	cm := certManager.CertmanagerV1()
 	for _, l := range []lw{
-		{&cmv1.Certificate{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return cm.Certificates(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return cm.Certificates(ns).Watch(ctx, o)
-			}},
-		{&cmv1.Issuer{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return cm.Issuers(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return cm.Issuers(ns).Watch(ctx, o)
-			}},
+		namespaced[*cmv1.CertificateList](&cmv1.Certificate{}, cm.Certificates),
+		namespaced[*cmv1.IssuerList](&cmv1.Issuer{}, cm.Issuers),
 	} {
 		newInformer := informer(l, tweak)
 		certManagerInformers.InformerFor(l.obj, func(_ cmclientset.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -152,48 +100,12 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	// Our kinds: objects of a namespace that is not served are left alone.
 	op := ours.OperatorV1alpha1()
 	for _, l := range []lw{
-		{&operatorv1alpha1.RootShard{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.RootShards(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.RootShards(ns).Watch(ctx, o)
-			}},
-		{&operatorv1alpha1.Shard{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.Shards(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.Shards(ns).Watch(ctx, o)
-			}},
-		{&operatorv1alpha1.FrontProxy{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.FrontProxies(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.FrontProxies(ns).Watch(ctx, o)
-			}},
-		{&operatorv1alpha1.CacheServer{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.CacheServers(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.CacheServers(ns).Watch(ctx, o)
-			}},
-		{&operatorv1alpha1.VirtualWorkspace{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.VirtualWorkspaces(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.VirtualWorkspaces(ns).Watch(ctx, o)
-			}},
-		{&operatorv1alpha1.Kubeconfig{},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-				return op.Kubeconfigs(ns).List(ctx, o)
-			},
-			func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-				return op.Kubeconfigs(ns).Watch(ctx, o)
-			}},
+		namespaced[*operatorv1alpha1.RootShardList](&operatorv1alpha1.RootShard{}, op.RootShards),
+		namespaced[*operatorv1alpha1.ShardList](&operatorv1alpha1.Shard{}, op.Shards),
+		namespaced[*operatorv1alpha1.FrontProxyList](&operatorv1alpha1.FrontProxy{}, op.FrontProxies),
+		namespaced[*operatorv1alpha1.CacheServerList](&operatorv1alpha1.CacheServer{}, op.CacheServers),
+		namespaced[*operatorv1alpha1.VirtualWorkspaceList](&operatorv1alpha1.VirtualWorkspace{}, op.VirtualWorkspaces),
+		namespaced[*operatorv1alpha1.KubeconfigList](&operatorv1alpha1.Kubeconfig{}, op.Kubeconfigs),
 	} {
 		newInformer := informer(l, nil)
 		ourInformers.InformerFor(l.obj, func(_ clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -202,14 +114,34 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	}
 }
 
+// lw is how an informer of obj lists and watches one namespace.
+type lw struct {
+	obj   runtime.Object
+	list  hostcluster.NamespacedList
+	watch hostcluster.NamespacedWatch
+}
+
+// namespacedClient is a typed client of one namespace's objects, whose list is an L.
+type namespacedClient[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// namespaced lists and watches obj through client, a typed client's getter by namespace
+// (such as AppsV1().Deployments), whose lists are an L.
+func namespaced[L runtime.Object, C namespacedClient[L]](obj runtime.Object, client func(namespace string) C) lw {
+	return lw{obj,
+		func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return client(ns).List(ctx, o)
+		},
+		func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
+			return client(ns).Watch(ctx, o)
+		}}
+}
+
 // secretMetadataInformer is the informer of every Secret's metadata over namespaces.
 func secretMetadataInformer(namespaces hostcluster.WatchNamespaces, client metadata.Interface, resync time.Duration) cache.SharedIndexInformer {
 	secrets := client.Resource(corev1.SchemeGroupVersion.WithResource("secrets"))
-	return NamespacedInformer(namespaces, &metav1.PartialObjectMetadata{}, resync, nil,
-		func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return secrets.Namespace(ns).List(ctx, o)
-		},
-		func(ctx context.Context, ns string, o metav1.ListOptions) (watch.Interface, error) {
-			return secrets.Namespace(ns).Watch(ctx, o)
-		})
+	l := namespaced[*metav1.PartialObjectMetadataList](&metav1.PartialObjectMetadata{}, secrets.Namespace)
+	return NamespacedInformer(namespaces, l.obj, resync, nil, l.list, l.watch)
 }
