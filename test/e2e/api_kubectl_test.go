@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,21 +112,6 @@ func TestInvalidManifestIsRejected(t *testing.T) {
 	out, err = stack.Kubectl(t.Context(), "get", "rootshard", "broken", "-n", ns)
 	require.Error(t, err)
 	assert.Contains(t, out, "NotFound")
-}
-
-// rootShardManifest is a minimal RootShard as YAML.
-func rootShardManifest(name, hostname string, port int) string {
-	return strings.NewReplacer("NAME", name, "HOST", hostname, "PORT", strconv.Itoa(port)).Replace(`apiVersion: operator.kcp.io/v1alpha1
-kind: RootShard
-metadata:
-  name: NAME
-spec:
-  external:
-    hostname: HOST
-    port: PORT
-  etcd:
-    endpoints: [https://etcd.example.com:2379]
-`)
 }
 
 func writeManifest(t *testing.T, content string) string {

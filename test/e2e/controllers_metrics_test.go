@@ -21,8 +21,7 @@ func TestReconcileMetrics(t *testing.T) {
 			series(t, metrics, `kcp_setups_reconcile_duration_seconds_count{kind="rootshard"}`)
 	}
 	reconcilesBefore, durationsBefore := counted()
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, until("CertificatesReady"))
 
 	own := ownReconciles(t, ns)["rootshard/root/success"]
 	require.Positive(t, own, "the server's log names the RootShard's reconciles")

@@ -37,7 +37,7 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 	pid := stack.ServerPID()
 
 	ns := namespace(t, "no-cert-manager")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"---\n"+shardManifest))
+	givenRootShard(t, ns, withObjects(shardManifest), until())
 	objects := []string{"rootshard/root", "shard/shard-1"}
 	for _, o := range objects {
 		waitForCertificatesReady(t, ns, o, "False/CertManagerNotInstalled")

@@ -74,8 +74,7 @@ func leaseHolder(ctx context.Context) string {
 func TestKubeAPIServerRestart(t *testing.T) {
 	ctx := t.Context()
 	ns := namespace(t, "apiserver-restart")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 	require.Equal(t, "Running", kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.phase}"))
 
 	// cert-manager may issue a CA twice under load (its trigger reads a stale Secret

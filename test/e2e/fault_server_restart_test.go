@@ -9,7 +9,7 @@ import (
 
 func TestServerRestart(t *testing.T) {
 	ns := namespace(t, "restart")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("survivor", "kcp.example.com", 6443)))
+	givenRootShard(t, ns, named("survivor"), until())
 	uid := kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}")
 
 	stack.StopServer()

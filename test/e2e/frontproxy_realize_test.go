@@ -13,8 +13,7 @@ import (
 // route to the root shard, and deleting it removes what it had and nothing else.
 func TestFrontProxy(t *testing.T) {
 	ns := namespace(t, "front-proxy")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`---
-apiVersion: operator.kcp.io/v1alpha1
+	givenRootShard(t, ns, withObjects(`apiVersion: operator.kcp.io/v1alpha1
 kind: FrontProxy
 metadata:
   name: edge
@@ -22,7 +21,7 @@ spec:
   rootShard: {ref: {name: root}}
   external: {hostname: edge.example.com, port: 443}
   auth: {dropGroups: ["system:masters"]}
-`))
+`), until())
 	waitFor(t, ns, "frontproxy/edge", "Available")
 	assert.Equal(t, "Running", kubectl(t, "get", "frontproxy", "edge", "-n", ns, "-o", "jsonpath={.status.phase}"))
 

@@ -41,7 +41,7 @@ func TestSelfServiceRoles(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, `cannot create resource "rootshards/kubeconfig"`, "but does not mint")
 
-	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, b, until())
 	for _, user := range []string{"vera", "eddie", "nobody"} {
 		for _, ns := range []string{a, b} {
 			if ns == a && user != "nobody" {

@@ -30,8 +30,7 @@ import (
 // an admin (system:kcp:admin) while the pods' identities are never handed to the server.
 func TestServerReachesKcpByPortForward(t *testing.T) {
 	ns := namespace(t, "kcp-reach")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 	double, err := stack.StartKcpDouble(t.Context(), rootShardPKI(t, ns, "root"))
 	require.NoError(t, err)
 	t.Cleanup(double.Stop)

@@ -122,10 +122,8 @@ func flagValue(t *testing.T, args []string, name string) string {
 // Shard registration (KcpReady) and deregistration keep working next to it.
 func TestKubeconfigAuthorizationOnAnotherShard(t *testing.T) {
 	ns := namespace(t, "kcp-proxy")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
-	waitFor(t, ns, "rootshard/root", "Available")
-	waitFor(t, ns, "shard/shard-1", "Available")
+	givenRootShard(t, ns)
+	givenShard(t, ns)
 	const workspace = "root:team-b"
 	kcp := startTwoShards(t, ns, []string{"root"}, []string{workspace})
 

@@ -21,8 +21,7 @@ import (
 // deleting the Kubeconfig removes the bindings.
 func TestKubeconfigAuthorizationInKcp(t *testing.T) {
 	ns := namespace(t, "kubeconfig-authz")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 	double, admin := startDoubleFor(t, ns)
 	for name, rule := range map[string]rbacv1.PolicyRule{
 		"namespace-reader": {APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},

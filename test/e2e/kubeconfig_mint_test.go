@@ -84,9 +84,7 @@ func whoami(t *testing.T, standIn *framework.StandIn, kubeconfig string) (string
 // trusts its client CAs, and nowhere else.
 func TestKubeconfigSubresource(t *testing.T) {
 	ns, other := namespace(t, "mint-a"), namespace(t, "mint-b")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"---\n"+
-		rootShardManifest("elsewhere", "elsewhere.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, withObjects(rootShardManifest("elsewhere", "elsewhere.example.com", 6443)), until("CertificatesReady"))
 	waitFor(t, ns, "rootshard/elsewhere", "CertificatesReady")
 
 	alice, err := stack.UserKubeconfig("alice", "team-a")

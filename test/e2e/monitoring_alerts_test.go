@@ -54,8 +54,7 @@ func TestAlertMetricsAreExported(t *testing.T) {
 	require.NoError(t, sigsyaml.Unmarshal(data, &rule))
 
 	ns := namespace(t, "alerts")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, until("CertificatesReady"))
 	// The leader records an object's series right after it writes the status that kubectl
 	// saw: scrape until they are there, and say which of the server's families were when not.
 	available := `kcp_setups_object_condition{condition="Available",kind="rootshard",name="root",namespace="` + ns + `",status="true"}`

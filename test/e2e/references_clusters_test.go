@@ -28,8 +28,7 @@ const rootShardBaseURL = "https://root.cluster-1.example.com:6443"
 // accepted, and those minted before are refused.
 func TestReferencesAcrossClusters(t *testing.T) {
 	ns := namespace(t, "refs-cluster-1")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"  shardBaseURL: "+rootShardBaseURL+"\n"))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"), until("CertificatesReady"))
 
 	second := startSecondCluster(t)
 	remote := "refs-cluster-2"

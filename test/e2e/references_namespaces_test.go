@@ -53,7 +53,7 @@ const (
 // wrong kind is refused.
 func TestReferencesAcrossNamespaces(t *testing.T) {
 	a, b := namespace(t, "refs-a"), namespace(t, "refs-b")
-	kubectl(t, "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, a, until())
 	// The consumers come first, naming copies that are not there yet.
 	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")+"---\n"+joinedFrontProxyManifest))
 	waitForReason(t, b, "shard/shard-1", "ReferenceValid", "False", "ReferenceSecretNotFound")

@@ -9,8 +9,7 @@ import (
 
 func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
 	ns := namespace(t, "workloads")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 
 	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"replicas":3,"extraArgs":["--v=3"]}}`)
 	require.Eventually(t, func() bool {
@@ -38,11 +37,10 @@ func TestUsersSecretRollsThePods(t *testing.T) {
 	ns := namespace(t, "users-secret")
 	kubectl(t, "create", "secret", "generic", "etcd-client", "-n", ns,
 		"--from-literal=tls.crt=cert", "--from-literal=tls.key=key", "--from-literal=ca.crt=ca")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`    tlsConfig:
+	givenRootShard(t, ns, withSpec(`    tlsConfig:
       secretRef:
         name: etcd-client
 `))
-	waitFor(t, ns, "rootshard/root", "Available")
 	hash := func() string {
 		return kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.metadata.annotations.operator\\.kcp\\.io/secrets-hash}")
 	}
@@ -57,8 +55,7 @@ func TestUsersSecretRollsThePods(t *testing.T) {
 // someone with kubectl edit would: the controller puts it back.
 func TestEditsOfTheDeploymentAreUndone(t *testing.T) {
 	ns := namespace(t, "drift")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 	args := func() string {
 		return kubectl(t, "get", "deployment", "root-kcp", "-n", ns, "-o", `jsonpath={.spec.template.spec.containers[0].args}`)
 	}

@@ -58,8 +58,7 @@ func waitForOn(t *testing.T, s *framework.Stack, ns, object, condition string) {
 
 func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
 	ns := namespace(t, "pki-bootstrap")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, until("CertificatesReady"))
 
 	out := kubectl(t, "get", "certificates", "-n", ns, "-o", "name")
 	for _, want := range []string{"kcp-pki-ca", "root-ca", "root-server-ca", "root-client-ca", "root-front-proxy-client-ca",
@@ -154,11 +153,10 @@ metadata:
 spec:
   ca: {secretName: corp-ca}
 `))
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("corp-root", "kcp.example.com", 6443)+`  certificates:
+	givenRootShard(t, ns, named("corp-root"), withSpec(`  certificates:
     issuerRef:
       name: corp
-`))
-	waitFor(t, ns, "rootshard/corp-root", "CertificatesReady")
+`), until("CertificatesReady"))
 
 	assert.Equal(t, "corp", kubectl(t, "get", "certificate", "corp-root-ca", "-n", ns, "-o", "jsonpath={.spec.issuerRef.name}"))
 	corp := secretCert(t, ns, "corp-ca")

@@ -9,17 +9,17 @@ import (
 
 func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
 	ns := namespace(t, "pki-refs")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
+	givenRootShard(t, ns, withSpec(`  cache:
     ref:
       name: cache
-`))
+`), until())
 	require.Eventually(t, func() bool {
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns,
 			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].reason}`)
 		return out == "CacheServerNotFound"
 	}, time.Minute, time.Second, "a missing CacheServer is reported")
 
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, "apiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
+	givenCacheServer(t, ns, until())
 	waitFor(t, ns, "rootshard/root", "ReferenceValid")
 
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1

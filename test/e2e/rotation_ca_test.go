@@ -231,9 +231,7 @@ func (m *mounter) revoked() time.Time {
 // credential minted before Start is refused, and the other keeps working.
 func TestRotationWithoutFailures(t *testing.T) {
 	ns := namespace(t, "carotation")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
 	var before kubeconfigResponse
 	var stderr string
@@ -336,9 +334,7 @@ func TestRotationWithoutFailures(t *testing.T) {
 // RootShard's client CA prepares, starts it again, and completes the rotation.
 func TestRotationSurvivesARestart(t *testing.T) {
 	ns := namespace(t, "carestart")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 	oldCA := secretCert(t, ns, "root-client-ca")
 
 	_, stderr, err := rotate(t, ns, "rootshards", "root", "Start", "client")
@@ -385,9 +381,7 @@ func TestRotationWithThePlugin(t *testing.T) {
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 	ns := namespace(t, "carplugin")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+
-		"---\napiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns, withObjects(cacheServerManifest("cache")))
 	waitFor(t, ns, "cacheserver/cache", "Available")
 
 	mallory, err := stack.UserKubeconfig("mallory")
@@ -460,9 +454,7 @@ func TestRotationWithThePlugin(t *testing.T) {
 // minted before Start still verifies after Complete, and the old root is gone.
 func TestRotationOfTheRootCA(t *testing.T) {
 	ns := namespace(t, "carootca")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
 	var minted kubeconfigResponse
 	var stderr string
@@ -549,9 +541,8 @@ func TestRotationOfTheRootCA(t *testing.T) {
 // again once it is Completed, the new CA alone.
 func TestJoinedSetupFollowsARotation(t *testing.T) {
 	a, b := namespace(t, "joinrot-a"), namespace(t, "joinrot-b")
-	kubectl(t, "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, a)
 	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")))
-	waitFor(t, a, "rootshard/root", "Available")
 	copyReference(t, stack, a, "root-shard-join", stack, b)
 	waitFor(t, b, "shard/shard-1", "Available")
 

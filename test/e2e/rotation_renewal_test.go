@@ -20,8 +20,7 @@ import (
 // cert-manager alone would leave the old leaves in place until they expire.
 func TestLeavesFollowARotatedCA(t *testing.T) {
 	ns := namespace(t, "rotation")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"---\n"+shardManifest))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, withObjects(shardManifest), until("CertificatesReady"))
 	waitFor(t, ns, "shard/shard-1", "CertificatesReady")
 	shardServing := func() framework.StandInOptions {
 		return framework.StandInOptions{ServingCert: readSecret(t, stack, ns, "shard-1-server", "tls.crt"),
@@ -85,8 +84,7 @@ func certPool(t *testing.T, data []byte) *x509.CertPool {
 // minted before the renewal still chains to the client CAs.
 func TestARenewedCABreaksNoChain(t *testing.T) {
 	ns := namespace(t, "renewal")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "CertificatesReady")
+	givenRootShard(t, ns, until("CertificatesReady"))
 	before := rootShardPKI(t, ns, "root")
 	var minted kubeconfigResponse
 	var stderr string

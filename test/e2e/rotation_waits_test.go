@@ -45,8 +45,7 @@ func TestARotationNamesWhatItWaitsFor(t *testing.T) {
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 	ns := namespace(t, "rotwait")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=eve")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	waitFor(t, ns, "rootshard/root", "Available")
+	givenRootShard(t, ns)
 
 	eve, err := stack.UserKubeconfig("eve")
 	require.NoError(t, err)

@@ -20,30 +20,16 @@ import (
 // shards, every object becomes Available and Running, and deleting them leaves nothing.
 func TestWholeSetup(t *testing.T) {
 	ns := namespace(t, "whole-setup")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
+	givenRootShard(t, ns, withSpec(`  cache:
     ref:
       name: cache
----
-apiVersion: operator.kcp.io/v1alpha1
-kind: Shard
-metadata:
-  name: shard-1
-spec:
-  rootShard: {ref: {name: root}}
-  etcd: {endpoints: ["https://etcd-shard:2379"]}
----
-apiVersion: operator.kcp.io/v1alpha1
+`), withObjects(shardManifest, `apiVersion: operator.kcp.io/v1alpha1
 kind: FrontProxy
 metadata:
   name: edge
 spec:
   rootShard: {ref: {name: root}}
----
-apiVersion: operator.kcp.io/v1alpha1
-kind: CacheServer
-metadata:
-  name: cache
-`))
+`, cacheServerManifest("cache")), until())
 	objects := []string{"rootshard/root", "shard/shard-1", "frontproxy/edge", "cacheserver/cache"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")

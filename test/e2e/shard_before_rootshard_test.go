@@ -12,15 +12,6 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-const shardManifest = `apiVersion: operator.kcp.io/v1alpha1
-kind: Shard
-metadata:
-  name: shard-1
-spec:
-  rootShard: {ref: {name: root}}
-  etcd: {endpoints: ["https://etcd-shard:2379"]}
-`
-
 // TestShardBeforeItsRootShard creates a Shard first: it says its RootShard is missing, then
 // heals once the RootShard exists, and runs with certificates from the RootShard's CAs.
 func TestShardBeforeItsRootShard(t *testing.T) {
@@ -37,7 +28,7 @@ func TestShardBeforeItsRootShard(t *testing.T) {
 		return strings.Contains(out, "RootShardNotFound")
 	}, 30*time.Second, time.Second, "an Event says what blocks the Shard")
 
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, ns, until())
 	waitFor(t, ns, "shard/shard-1", "ReferenceValid")
 	waitFor(t, ns, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectl(t, "get", "shard", "shard-1", "-n", ns, "-o", "jsonpath={.status.phase}"))

@@ -20,10 +20,8 @@ import (
 func givenShardOnTheDouble(t *testing.T, name string) (string, *framework.KcpDouble, dynamic.ResourceInterface) {
 	t.Helper()
 	ns := namespace(t, name)
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
-	waitFor(t, ns, "rootshard/root", "Available")
-	waitFor(t, ns, "shard/shard-1", "Available")
+	givenRootShard(t, ns)
+	givenShard(t, ns)
 	double, _ := startDoubleFor(t, ns)
 	require.NoError(t, double.ServeAs(decodeSecret(t, ns, "shard-1-server", "tls.crt"), decodeSecret(t, ns, "shard-1-server", "tls.key")))
 	adminDynamic, err := dynamic.NewForConfig(double.AdminConfig())

@@ -21,7 +21,7 @@ func TestTenantCannotEscalate(t *testing.T) {
 	ns := namespace(t, "tenant")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
 	kubectl(t, "create", "rolebinding", "mint", "-n", ns, "--clusterrole=kcp-setups-kubeconfig", "--user=mallory")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, ns, until())
 	// A copy of another installation's join Secret, which mallory may see listed but not read.
 	kubectl(t, "create", "secret", "generic", "remote-join", "-n", ns, "--from-literal=kubeconfig=placeholder")
 	kubectl(t, "label", "secret", "remote-join", "-n", ns, "operator.kcp.io/reference=shard-join")

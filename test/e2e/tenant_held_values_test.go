@@ -40,7 +40,7 @@ func editor(t *testing.T, ns, user string) func(args ...string) (string, error) 
 func TestHeldValuesAreAskedAgain(t *testing.T) {
 	ns := namespace(t, "held")
 	as := editor(t, ns, "eve")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  serviceTemplate:
+	givenRootShard(t, ns, withSpec(`  serviceTemplate:
     metadata:
       annotations: {external-dns.alpha.kubernetes.io/hostname: kcp.team-a.example.com}
   deploymentTemplate:
@@ -54,7 +54,7 @@ func TestHeldValuesAreAskedAgain(t *testing.T) {
       driver: secrets-store.csi.k8s.io
       readOnly: true
       volumeAttributes: {secretProviderClass: team-a}
-`))
+`), until())
 	get := func(path string) string {
 		return kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={"+path+"}")
 	}

@@ -15,7 +15,7 @@ import (
 func TestEditorCannotRekeyACA(t *testing.T) {
 	ns := namespace(t, "rekey")
 	as := editor(t, ns, "eve")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	givenRootShard(t, ns, until())
 	stderr, err := as("create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/root/rotation", "-f", writeManifest(t,
 		`{"apiVersion":"operator.kcp.io/v1alpha1","kind":"CARotation","spec":{"phase":"Start","authorities":["client"]}}`))
 	require.Error(t, err)

@@ -41,7 +41,7 @@ rules:
 	kubectl(t, "create", "rolebinding", "eve-joins-root", "-n", other, "--role=join-root", "--user=eve")
 	kubectl(t, "create", "rolebinding", "frank-admin", "-n", other, "--clusterrole=admin", "--user=frank")
 	for _, ns := range []string{own, other} {
-		kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+		givenRootShard(t, ns, until())
 	}
 
 	eve, err := stack.UserKubeconfig("eve")

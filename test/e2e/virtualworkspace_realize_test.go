@@ -10,11 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// virtualWorkspacesManifest is a RootShard and a Shard, each served by its own
+// virtualWorkspacesManifest is a Shard and the RootShard's, each served by its own
 // VirtualWorkspace, and a FrontProxy.
-const virtualWorkspacesManifest = `  kcpVirtualWorkspace: {name: root-vw}
----
-apiVersion: operator.kcp.io/v1alpha1
+const virtualWorkspacesManifest = `apiVersion: operator.kcp.io/v1alpha1
 kind: Shard
 metadata:
   name: shard-1
@@ -70,7 +68,7 @@ func referenceValid(t *testing.T, ns, object string) string {
 // its reference is missing, and it heals when the VirtualWorkspace is back.
 func TestVirtualWorkspaces(t *testing.T) {
 	ns := namespace(t, "virtual-workspaces")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+virtualWorkspacesManifest))
+	givenRootShard(t, ns, withSpec("  kcpVirtualWorkspace: {name: root-vw}\n"), withObjects(virtualWorkspacesManifest), until())
 	require.Eventually(t, func() bool { return referenceValid(t, ns, "shard/shard-1") == "False/VirtualWorkspaceNotFound" },
 		2*time.Minute, time.Second, "a Shard whose VirtualWorkspace does not exist says so")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardVirtualWorkspaceManifest))
