@@ -19,10 +19,10 @@ import (
 
 // given is what a given applies and waits for; the options change it.
 type given struct {
-	name, hostname string
-	spec           string   // lines added to the object's spec, indented by two spaces
-	objects        []string // further documents applied in the same kubectl apply
-	conditions     []string // the object's conditions waited for, in order
+	name       string
+	spec       string   // lines added at the end of the object's spec
+	objects    []string // further documents applied in the same kubectl apply
+	conditions []string // the object's conditions waited for, in order
 }
 
 // givenOption changes what a given applies or waits for.
@@ -31,10 +31,8 @@ type givenOption func(*given)
 // named names the object (root, shard-1 and cache when not named).
 func named(name string) givenOption { return func(g *given) { g.name = name } }
 
-// atHostname sets a RootShard's spec.external.hostname (kcp.example.com when not set).
-func atHostname(hostname string) givenOption { return func(g *given) { g.hostname = hostname } }
-
-// withSpec adds lines to the object's spec, indented by two spaces as its other fields.
+// withSpec adds lines at the end of the object's spec: fields indented by two spaces, or
+// by four to continue its last field (etcd, for a RootShard or a Shard).
 func withSpec(lines string) givenOption { return func(g *given) { g.spec += lines } }
 
 // withObjects applies further documents together with the object, in one kubectl apply.
@@ -59,7 +57,7 @@ func (g given) apply(t *testing.T, ns, kind, manifest string) {
 }
 
 func newGiven(name string, opts []givenOption) given {
-	g := given{name: name, hostname: "kcp.example.com", conditions: []string{"Available"}}
+	g := given{name: name, conditions: []string{"Available"}}
 	for _, opt := range opts {
 		opt(&g)
 	}
@@ -71,7 +69,7 @@ func newGiven(name string, opts []givenOption) given {
 func givenRootShard(t *testing.T, ns string, opts ...givenOption) {
 	t.Helper()
 	g := newGiven("root", opts)
-	g.apply(t, ns, "rootshard", rootShardManifest(g.name, g.hostname, 6443))
+	g.apply(t, ns, "rootshard", rootShardManifest(g.name, "kcp.example.com", 6443))
 }
 
 // givenShard is the Shard shard-1 of the RootShard root (shardManifest), applied to ns, and
