@@ -1,7 +1,8 @@
 // Package docs holds the checks that keep the repository's documentation whole: every
 // relative link of every Markdown file reaches a file of the repository (and a heading of it,
 // when it names one), no file points outside the repository, the code cites docs that exist,
-// and the README stays the short page a newcomer reads first.
+// the README stays the short page a newcomer reads first, and docs/TESTING.md's table from
+// behaviour to end-to-end test lists every test of test/e2e (e2e_table_test.go).
 package docs
 
 import (
