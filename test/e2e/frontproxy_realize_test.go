@@ -13,16 +13,9 @@ import (
 // route to the root shard, and deleting it removes what it had and nothing else.
 func TestFrontProxy(t *testing.T) {
 	ns := namespace(t, "front-proxy")
-	givenRootShard(t, ns, withObjects(`apiVersion: operator.kcp.io/v1alpha1
-kind: FrontProxy
-metadata:
-  name: edge
-spec:
-  rootShard: {ref: {name: root}}
-  external: {hostname: edge.example.com, port: 443}
-  auth: {dropGroups: ["system:masters"]}
-`), until())
-	waitFor(t, ns, "frontproxy/edge", "Available")
+	givenRootShard(t, ns, until())
+	givenFrontProxy(t, ns, withSpec(`  auth: {dropGroups: ["system:masters"]}
+`))
 	assert.Equal(t, "Running", kubectl(t, "get", "frontproxy", "edge", "-n", ns, "-o", "jsonpath={.status.phase}"))
 
 	root, serverCA := secretCert(t, ns, "root-ca"), secretCert(t, ns, "root-server-ca")

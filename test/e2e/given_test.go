@@ -15,6 +15,7 @@ import (
 //	givenRootShard(t, ns, until("CertificatesReady"))        // ... its certificates issued
 //	givenRootShard(t, ns, withSpec("  cache: {ref: {name: cache}}\n"), until()) // applied only
 //	givenShard(t, ns)                                        // Shard shard-1 of root, Available
+//	givenFrontProxy(t, ns, named("app"))                     // FrontProxy app of root, Available
 //	givenCacheServer(t, ns)                                  // CacheServer cache, Available
 
 // given is what a given applies and waits for; the options change it.
@@ -28,7 +29,7 @@ type given struct {
 // givenOption changes what a given applies or waits for.
 type givenOption func(*given)
 
-// named names the object (root, shard-1 and cache when not named).
+// named names the object (root, shard-1, edge and cache when not named).
 func named(name string) givenOption { return func(g *given) { g.name = name } }
 
 // withSpec adds lines at the end of the object's spec: fields indented by two spaces, or
@@ -80,6 +81,14 @@ func givenShard(t *testing.T, ns string, opts ...givenOption) {
 	g.apply(t, ns, "shard", strings.ReplaceAll(shardManifest, "name: shard-1", "name: "+g.name))
 }
 
+// givenFrontProxy is a FrontProxy edge of the RootShard root at edge.example.com:443 (at
+// <name>.example.com when named), applied to ns, and Available.
+func givenFrontProxy(t *testing.T, ns string, opts ...givenOption) {
+	t.Helper()
+	g := newGiven("edge", opts)
+	g.apply(t, ns, "frontproxy", frontProxyManifest(g.name))
+}
+
 // givenCacheServer is a CacheServer cache with nothing set (cacheServerManifest), applied to
 // ns, and Available.
 func givenCacheServer(t *testing.T, ns string, opts ...givenOption) {
@@ -120,6 +129,18 @@ spec:
   rootShard: {ref: {name: root}}
   etcd: {endpoints: ["https://etcd-shard:2379"]}
 `
+
+// frontProxyManifest is a FrontProxy of the RootShard root at <name>.example.com:443 as YAML.
+func frontProxyManifest(name string) string {
+	return strings.ReplaceAll(`apiVersion: operator.kcp.io/v1alpha1
+kind: FrontProxy
+metadata:
+  name: NAME
+spec:
+  rootShard: {ref: {name: root}}
+  external: {hostname: NAME.example.com, port: 443}
+`, "NAME", name)
+}
 
 // cacheServerManifest is a CacheServer with nothing set as YAML.
 func cacheServerManifest(name string) string {

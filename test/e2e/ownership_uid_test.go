@@ -12,17 +12,8 @@ import (
 // same name (the same labels, another UID) is neither taken over nor deleted.
 func TestTheOwnersUIDMarksItsObjects(t *testing.T) {
 	ns := namespace(t, "owneruid")
-	setups := writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`---
-apiVersion: operator.kcp.io/v1alpha1
-kind: FrontProxy
-metadata:
-  name: app
-spec:
-  rootShard: {ref: {name: root}}
-  external: {hostname: app.example.com, port: 443}
-`)
-	kubectl(t, "apply", "-n", ns, "-f", setups)
-	waitFor(t, ns, "frontproxy/app", "Available")
+	givenRootShard(t, ns, until())
+	givenFrontProxy(t, ns, named("app"))
 	uid := kubectl(t, "get", "frontproxy/app", "-n", ns, "-o", "jsonpath={.metadata.uid}")
 	require.NotEmpty(t, uid)
 	mark := "jsonpath={.metadata.labels.operator\\.kcp\\.io/owner-uid}"
