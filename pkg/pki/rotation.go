@@ -58,16 +58,6 @@ func SlotName(base string, slot int32) string {
 // OtherSlot is the slot a rotation issues the new CA in, or the old CA's.
 func OtherSlot(slot int32) int32 { return 1 - slot }
 
-// SwitchesLeavesAtComplete reports whether the leaves of a switch to the new CA only at
-// Complete: serving certificates, which every client must have had the time to trust the new
-// CA for, as Gardener rotates a cluster's server CA. Every other authority's leaves switch
-// once the new CA is trusted everywhere, during Start; the service-account CA's among them,
-// where the switch is the shards' signing with their leaves' new slot (SigningSlots), once
-// every verifier trusts its key.
-func SwitchesLeavesAtComplete(a Authority) bool {
-	return a == Authority(ServerCA) || a == CacheAuthority
-}
-
 // Slots are where an authority's CAs are, as its rotation has it.
 type Slots struct {
 	// Issuer is the slot the authority's Issuer signs from: new leaves and credentials.
