@@ -71,4 +71,3 @@ func TestRotationConditionNamesWhatItWaitsFor(t *testing.T) {
 	assert.Less(t, len(conds[0].Message), 1500, "bounded: %d", len(conds[0].Message))
 	assert.Contains(t, conds[0].Message, "and 497 more")
 }
-

@@ -244,7 +244,7 @@ func TestReadsFor(t *testing.T) {
 			want: Reads{Issuer: "root-service-account-ca", Newest: "root-service-account-ca-next", Old: "root-service-account-ca", NewIssued: true,
 				SigningKeys: []string{"root", "s1"}}},
 		{name: "the service-account CA once the shards switched",
-			st: operatorv1alpha1.CARotationState{Authority: "service-account", Phase: "Preparing", Slot: 1, LeavesSwitched: true, LastInitiationTime: &initiated},
+			st:   operatorv1alpha1.CARotationState{Authority: "service-account", Phase: "Preparing", Slot: 1, LeavesSwitched: true, LastInitiationTime: &initiated},
 			want: Reads{Issuer: "root-service-account-ca", Newest: "root-service-account-ca-next", Old: "root-service-account-ca", NewIssued: true, LeavesOnNew: true}},
 	}
 	for _, tt := range tests {
