@@ -8,7 +8,9 @@ import (
 // new CA, with a new key, in the authority's other slot, next to the old one, and every
 // bundle that trusts the authority carries both; Complete drops the old slot. A CA's two
 // slots are its Secret (and Certificate) <ca>, slot 0, and <ca>-next, slot 1; the Issuer
-// <ca> keeps its name and signs from whichever slot is current.
+// <ca> keeps its name and signs from whichever slot is current. This file names the slots
+// and says where each CA is, as status.rotations has it, for the builders; the steps of a
+// rotation are pkg/rotation's.
 
 // Authority is the name of a rotatable CA in the rotation subresource.
 type Authority = string
