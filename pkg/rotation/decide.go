@@ -153,7 +153,10 @@ type Decisions struct {
 // Decide takes each running rotation of in one step, when the host allows it, and names the
 // slots to delete and what each rotation waits for.
 func Decide(in Input) Decisions {
-	d := Decisions{Rotations: make([]operatorv1alpha1.CARotationState, len(in.Rotations)), Waiting: map[string][]string{}}
+	d := Decisions{Waiting: map[string][]string{}}
+	if len(in.Rotations) > 0 {
+		d.Rotations = make([]operatorv1alpha1.CARotationState, len(in.Rotations))
+	}
 	for i, st := range in.Rotations {
 		d.Rotations[i] = *st.DeepCopy()
 		issuer := in.Issuer(st.Authority)
