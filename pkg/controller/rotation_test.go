@@ -24,7 +24,9 @@ func (brokenCertificates) Certificates(string) cmlisters.CertificateNamespaceLis
 	return brokenCertificatesOf{}
 }
 
-type brokenCertificatesOf struct{ cmlisters.CertificateNamespaceLister }
+type brokenCertificatesOf struct {
+	cmlisters.CertificateNamespaceLister
+}
 
 func (brokenCertificatesOf) Get(string) (*cmv1.Certificate, error) {
 	return nil, errors.New("the cache is broken")
