@@ -101,7 +101,7 @@ func assertControllersStep(t *testing.T, in, next operatorv1alpha1.CARotationSta
 	}
 }
 
-// TestWaits has one case per wait of NextRotation: what it names is what holds the
+// TestWaits has one case per wait of Next: what it names is what holds the
 // step back, and nothing once the step can be taken.
 func TestWaits(t *testing.T) {
 	st := func(a string, phase operatorv1alpha1.CARotationPhase, switched bool) operatorv1alpha1.CARotationState {
