@@ -1,123 +1,66 @@
-package controller
+package controller_test
 
 import (
-	"fmt"
-	"strings"
+	"errors"
 	"testing"
-	"time"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/rotation"
 )
 
-func TestSetRotationCondition(t *testing.T) {
-	var conds []metav1.Condition
-	SetRotationCondition(&conds, 1, []operatorv1alpha1.CARotationState{{Authority: "server", Phase: "Prepared"}, {Authority: "client", Phase: "Preparing"}}, nil)
-	assert.Equal(t, metav1.ConditionFalse, conds[0].Status)
-	assert.Equal(t, operatorv1alpha1.ReasonRotating, conds[0].Reason)
-	assert.Equal(t, "rotating the CAs client (Preparing)", conds[0].Message)
-	SetRotationCondition(&conds, 1, []operatorv1alpha1.CARotationState{{Authority: "server", Phase: "Prepared"}, {Authority: "client", Phase: "Prepared"}}, nil)
-	assert.Equal(t, metav1.ConditionTrue, conds[0].Status)
-	assert.Equal(t, operatorv1alpha1.ReasonWaitingForComplete, conds[0].Reason)
-	assert.Contains(t, conds[0].Message, "client, server")
-	SetRotationCondition(&conds, 1, []operatorv1alpha1.CARotationState{{Authority: "server", Phase: "Completed"}}, nil)
-	assert.Empty(t, conds)
+// brokenCertificates is a Certificate cache whose reads fail.
+type brokenCertificates struct{ cmlisters.CertificateLister }
+
+func (brokenCertificates) Certificates(string) cmlisters.CertificateNamespaceLister {
+	return brokenCertificatesOf{}
 }
 
-// TestRotationConditionNamesWhatItWaitsFor: each running rotation names its first waits and
-// counts the others; the message stays bounded however many members wait.
-func TestRotationConditionNamesWhatItWaitsFor(t *testing.T) {
-	var many []string
-	for i := range 500 {
-		many = append(many, Unavailable("Shard", "team-a", fmt.Sprintf("shard-%d", i),
-			[]metav1.Condition{{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "Rolling", Message: strings.Repeat("x", 5000)}}))
-	}
-	tests := []struct {
-		name    string
-		waiting map[string][]string
-		want    string
-	}{
-		{name: "nothing named", want: "rotating the CAs client (Preparing); server (Completing)"},
-		{name: "one wait", waiting: map[string][]string{"client": {"FrontProxy team-a/fp (Available=False, Unschedulable: no node)"}},
-			want: "rotating the CAs client (Preparing, waiting for FrontProxy team-a/fp (Available=False, Unschedulable: no node)); server (Completing)"},
-		{name: "each rotation its own", waiting: map[string][]string{"client": {"a", "b", "c"}, "server": {"the old CA root-server-ca to be deleted"}},
-			want: "rotating the CAs client (Preparing, waiting for a, b, c); server (Completing, waiting for the old CA root-server-ca to be deleted)"},
-		{name: "the first few and a count", waiting: map[string][]string{"client": {"a", "b", "c", "d", "e"}},
-			want: "rotating the CAs client (Preparing, waiting for a, b, c and 2 more); server (Completing)"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var conds []metav1.Condition
-			SetRotationCondition(&conds, 1, []operatorv1alpha1.CARotationState{{Authority: "server", Phase: "Completing"}, {Authority: "client", Phase: "Preparing"}}, tt.waiting)
-			require.Len(t, conds, 1)
-			assert.Equal(t, tt.want, conds[0].Message)
-		})
-	}
-	var conds []metav1.Condition
-	SetRotationCondition(&conds, 1, []operatorv1alpha1.CARotationState{{Authority: "client", Phase: "Preparing"}, {Authority: "server", Phase: "Preparing"}},
-		map[string][]string{"client": many, "server": many})
-	assert.Less(t, len(conds[0].Message), 1500, "bounded: %d", len(conds[0].Message))
-	assert.Contains(t, conds[0].Message, "and 497 more")
+type brokenCertificatesOf struct {
+	cmlisters.CertificateNamespaceLister
 }
 
-// TestUnavailable: the member's kind, namespace and name, and its condition, its message
-// cut short.
-func TestUnavailable(t *testing.T) {
-	cond := func(status metav1.ConditionStatus, reason, message string) []metav1.Condition {
-		return []metav1.Condition{{Type: operatorv1alpha1.ConditionAvailable, Status: status, Reason: reason, Message: message}}
-	}
-	assert.Equal(t, "FrontProxy team-a/fp (Available=False, Unavailable: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector)",
-		Unavailable("FrontProxy", "team-a", "fp", cond(metav1.ConditionFalse, "Unavailable", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector")))
-	assert.Equal(t, "Shard team-a/s (Available=Unknown, Pending)", Unavailable("Shard", "team-a", "s", cond(metav1.ConditionUnknown, "Pending", "")))
-	assert.Equal(t, "VirtualWorkspace team-a/vw (no Available condition yet)", Unavailable("VirtualWorkspace", "team-a", "vw", nil))
-	long := Unavailable("Shard", "team-a", "s", cond(metav1.ConditionFalse, "Rolling", strings.Repeat("é", 1000)))
-	assert.Equal(t, "Shard team-a/s (Available=False, Rolling: "+strings.Repeat("é", maxConditionMessage)+"…)", long)
+func (brokenCertificatesOf) Get(string) (*cmv1.Certificate, error) {
+	return nil, errors.New("the cache is broken")
 }
 
-// TestWaitsFor has one row per rule: a rotation waits for a member unless it excludes it
-// by kind and name, or the member was created after Start.
-func TestWaitsFor(t *testing.T) {
-	start := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(start.Add(d)) }
-	st := func(members ...operatorv1alpha1.CARotationMember) operatorv1alpha1.CARotationState {
-		initiated := metav1.NewTime(start)
-		return operatorv1alpha1.CARotationState{Authority: "client", Phase: "Preparing", Slot: 1, LastInitiationTime: &initiated, ExcludedMembers: members}
-	}
-	fp := RotationMember{Kind: "FrontProxy", Namespace: "team-a", Name: "fp", Created: at(-time.Hour)}
-	tests := []struct {
-		name   string
-		st     operatorv1alpha1.CARotationState
-		member RotationMember
-		waits  bool
-	}{
-		{name: "a member created before Start", st: st(), member: fp, waits: true},
-		{name: "a member created in Start's second", st: st(), member: RotationMember{Kind: "Shard", Name: "s", Created: at(0)}, waits: true},
-		{name: "a member created after Start", st: st(), member: RotationMember{Kind: "Shard", Name: "s", Created: at(time.Second)}},
-		{name: "an excluded member", st: st(operatorv1alpha1.CARotationMember{Kind: "FrontProxy", Name: "fp"}), member: fp},
-		{name: "a member of another kind by the excluded name", st: st(operatorv1alpha1.CARotationMember{Kind: "Shard", Name: "fp"}), member: fp, waits: true},
-		{name: "another member", st: st(operatorv1alpha1.CARotationMember{Kind: "FrontProxy", Name: "other"}), member: fp, waits: true},
-		{name: "a rotation without a Start time waits for every member",
-			st: operatorv1alpha1.CARotationState{Authority: "client", Phase: "Preparing"}, member: RotationMember{Kind: "Shard", Name: "s", Created: at(time.Hour)}, waits: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.waits, WaitsFor(tt.st, tt.member))
-		})
-	}
-
+// TestARotationsFailedReadIsTheReconcilesError: a read of the host that fails is the
+// reconcile's error, and the rotations and their condition stay as they were; a read that
+// finds nothing is a wait.
+func TestARotationsFailedReadIsTheReconcilesError(t *testing.T) {
 	available := []metav1.Condition{{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue, Reason: "Available"}}
-	notAvailable := []metav1.Condition{{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionFalse, Reason: "Unavailable"}}
-	members := []RotationMember{
-		{Kind: "Shard", Namespace: "team-a", Name: "up", Created: at(-time.Hour), Conditions: available},
-		{Kind: "Shard", Namespace: "team-a", Name: "down", Created: at(-time.Hour), Conditions: notAvailable},
-		{Kind: "FrontProxy", Namespace: "team-a", Name: "fp", Created: at(-time.Hour), Conditions: notAvailable},
-		{Kind: "VirtualWorkspace", Namespace: "team-a", Name: "new", Created: at(time.Minute), Conditions: notAvailable},
+	for _, tc := range []struct {
+		name   string
+		broken bool
+	}{{name: "a read that fails", broken: true}, {name: "a read that finds nothing"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := controllertest.NewHost(t)
+			if tc.broken {
+				h.Host.Certificates = brokenCertificates{}
+			}
+			rotations := []operatorv1alpha1.CARotationState{{Authority: "client", Phase: operatorv1alpha1.CARotationPreparing, Slot: 1}}
+			conditions := []metav1.Condition{}
+			err := controller.AdvanceRotations(t.Context(), h.Host, rotation.Input{
+				Rotations: rotations,
+				Issuer:    func(a pki.Authority) string { return pki.RootShardIssuer("root", a) },
+				Object:    rotation.Member{Kind: "RootShard", Namespace: "team-a", Name: "root", Conditions: available},
+			}, &rotations, &conditions)
+			if tc.broken {
+				require.ErrorContains(t, err, "the cache is broken")
+				assert.Empty(t, conditions, "no condition from a failed read")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, conditions, 1)
+			assert.Equal(t, "rotating the CAs client (Preparing, waiting for the new CA root-client-ca-next to be issued)", conditions[0].Message)
+		})
 	}
-	assert.Equal(t, []string{"Shard team-a/down (Available=False, Unavailable)", "FrontProxy team-a/fp (Available=False, Unavailable)"},
-		UnavailableMembers(st(), members))
-	assert.Equal(t, []string{"Shard team-a/down (Available=False, Unavailable)"},
-		UnavailableMembers(st(operatorv1alpha1.CARotationMember{Kind: "FrontProxy", Name: "fp"}), members))
 }

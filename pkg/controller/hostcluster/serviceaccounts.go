@@ -2,9 +2,11 @@ package hostcluster
 
 import (
 	"bytes"
-	"context"
+	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -62,52 +64,52 @@ func (h *Host) signingKeys(rs *operatorv1alpha1.RootShard, name string) ([]byte,
 // ServiceAccountTrustComponent is the component label of a <shard>-service-account-trust.
 const ServiceAccountTrustComponent = pki.ServiceAccountRole + pki.TrustSuffix
 
-// SigningKeysTrusted reports whether, for each of names (the root shard of rs and its
-// shards), every live slot of its signing leaf is issued, the newest from the Secret newCA,
-// and its <name>-service-account-trust holds exactly their keys: before the shards sign with
-// the new slot, every verifier must be able to have it.
-func (h *Host) SigningKeysTrusted(rs *operatorv1alpha1.RootShard, names []string, newCA string) bool {
-	slots := pki.SigningSlots(rs.Status.Rotations)
-	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
-	ca, err := h.Secrets.Secrets(rs.Namespace).Get(newCA)
-	if st == nil || err != nil {
-		return false
+// SigningKeysTrusted reports whether, for each of names (the root shard and the shards the
+// rotation of the service-account CA in rotations waits for), every live slot of its signing
+// leaf is issued, the newest from the CA in the Secret newCA, and its
+// <name>-service-account-trust holds exactly their keys: before the shards sign with the new
+// slot, every verifier must be able to have it.
+func (h *Host) SigningKeysTrusted(namespace string, rotations []operatorv1alpha1.CARotationState, names []string, newCA string) (bool, error) {
+	slots := pki.SigningSlots(rotations)
+	st := pki.RotationOf(rotations, pki.Authority(pki.ServiceAccountCA))
+	if st == nil {
+		return false, nil
+	}
+	ca, ok, err := h.cachedSecret(namespace, newCA)
+	if err != nil || !ok {
+		return false, err
 	}
 	for _, name := range names {
 		for _, slot := range slots.Live {
-			leaf, err := h.Secrets.Secrets(rs.Namespace).Get(pki.SlotName(kcp.ServiceAccountSecret(name), slot))
-			if err != nil || len(leaf.Data["tls.crt"]) == 0 {
-				return false
+			leaf, ok, err := h.cachedSecret(namespace, pki.SlotName(kcp.ServiceAccountSecret(name), slot))
+			if err != nil || !ok || len(leaf.Data["tls.crt"]) == 0 {
+				return false, err
 			}
 			if slot == st.Slot && NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"]) {
-				return false
+				return false, nil
 			}
 		}
-		keys, issued, err := h.signingKeys(rs, name)
+		keys, issued, err := h.LiveCAs(namespace, kcp.ServiceAccountSecret(name), slots)
 		if err != nil || !issued {
-			return false
+			return false, err
 		}
-		trust, err := h.Secrets.Secrets(rs.Namespace).Get(kcp.ServiceAccountTrustSecret(name))
-		if err != nil || !bytes.Equal(trust.Data["tls.crt"], keys) {
-			return false
+		trust, ok, err := h.cachedSecret(namespace, kcp.ServiceAccountTrustSecret(name))
+		if err != nil || !ok || !bytes.Equal(trust.Data["tls.crt"], keys) {
+			return false, err
 		}
 	}
-	return true
+	return true, nil
 }
 
-// DeleteOldSigningSlots deletes, once rs's service-account CA's rotation dropped the old CA
-// (pki.OldDropped), the old slot of the signing leaf of each of owners (the root shard of rs
-// and its shards, each by its kind, name and UID), its Certificate then its Secret: its key
-// verifies nowhere any more. Each is deleted only as its owner's (deleteCASlot).
-func (h *Host) DeleteOldSigningSlots(ctx context.Context, rs *operatorv1alpha1.RootShard, owners []Owner) error {
-	st := pki.RotationOf(rs.Status.Rotations, pki.Authority(pki.ServiceAccountCA))
-	if st == nil || !pki.OldDropped(st) {
-		return nil
+// cachedSecret is the Secret name of namespace from the cache; ok is false when the cache does not
+// hold it.
+func (h *Host) cachedSecret(namespace, name string) (*corev1.Secret, bool, error) {
+	s, err := h.Secrets.Secrets(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
 	}
-	for _, o := range owners {
-		if err := h.deleteCASlot(ctx, rs.Namespace, pki.SlotName(kcp.ServiceAccountSecret(o.Name), pki.OtherSlot(st.Slot)), o); err != nil {
-			return err
-		}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading the Secret %s/%s: %w", namespace, name, err)
 	}
-	return nil
+	return s, true, nil
 }

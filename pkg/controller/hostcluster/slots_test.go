@@ -19,8 +19,9 @@ import (
 )
 
 // TestTheOldSlotIsDeletedOnlyAsTheOwners: once a rotation dropped its old CA, the old slot
-// (root-client-ca, slot 0, after a rotation into slot 1) is deleted only when it carries the
-// owner's labels and UID, each delete held to the UID read; another's stays, a NameConflict.
+// (root-client-ca, slot 0, after a rotation into slot 1; rotation.Decide names it) is deleted
+// only when it carries the owner's labels and UID, each delete held to the UID read;
+// another's stays, a NameConflict.
 func TestTheOldSlotIsDeletedOnlyAsTheOwners(t *testing.T) {
 	const ns = "team-a"
 	owner := hostcluster.Owner{Kind: "rootshard", Name: "root", UID: "uid-root"}
@@ -56,10 +57,7 @@ func TestTheOldSlotIsDeletedOnlyAsTheOwners(t *testing.T) {
 			_, err = h.Kube.CoreV1().Secrets(ns).Create(t.Context(), secret, metav1.CreateOptions{})
 			require.NoError(t, err)
 			h.Reset()
-			completed := operatorv1alpha1.CARotationState{Authority: "client", Slot: 1, Phase: operatorv1alpha1.CARotationCompleted, LeavesSwitched: true}
-			_, _, err = h.AdvanceRotations(hostcluster.WithOwner(t.Context(), owner), ns,
-				func(a pki.Authority) string { return pki.RootShardIssuer("root", a) }, []operatorv1alpha1.CARotationState{completed},
-				func(operatorv1alpha1.CARotationState) []string { return nil })
+			err = h.DeleteSlot(t.Context(), ns, "root-client-ca", owner)
 			var deletes []clienttesting.DeleteActionImpl
 			for _, a := range append(h.Kube.Actions(), h.CM.Actions()...) {
 				if d, ok := a.(clienttesting.DeleteActionImpl); ok {

@@ -2,18 +2,17 @@ package rootshard
 
 import (
 	"context"
-	"slices"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/rotation"
 )
 
 // liveCA is the PEM bundle of the live slots of one of rs's intermediate CAs (docs/rotation.md),
@@ -68,65 +67,29 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 // advanceRotations takes the RootShard's running CA rotations a step each, from what the
 // host shows after a reconcile that wrote wrote objects: the bundles are in the pods once
 // nothing was written and the root shard is available, and its shards, its front proxies and
-// its VirtualWorkspaces are, but those the rotation does not wait for (controller.WaitsFor:
+// its VirtualWorkspaces are, but those the rotation does not wait for (rotation.WaitsFor:
 // excluded, or created after Start); and, before the shards sign with the new slot of their
 // signing leaves (the service-account CA's leaves switching), once every waited-for shard's
 // new leaf is issued and its <shard>-service-account-trust holds both keys. The old slots of
 // the signing leaves are deleted once the stored RootShard says the old CA was dropped
 // (pki.OldDropped). The condition CARotation names what each rotation waits for.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
-	if len(status.Rotations) == 0 {
-		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionCARotation)
-		return nil
-	}
-	var own []string
-	if wrote > 0 {
-		own = append(own, controller.Writes)
-	}
-	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
-		own = append(own, controller.Unavailable("RootShard", rs.Namespace, rs.Name, status.Conditions))
-	}
 	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
-	// The front proxies and the VirtualWorkspaces of the RootShard mount its merged bundles
-	// too.
-	members := controller.RotationMembers(shards, c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name), c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name))
-	names := []string{rs.Name}
+	// As the old CA slot: once the stored object says the old CA was dropped, so that no
+	// reconcile of an older copy of it applies the old slot of a signing leaf again.
+	signers := []rotation.Signer{{Owner: rotation.Owner{Kind: rootshard.Kind, Name: rs.Name, UID: rs.UID}, Leaf: kcp.ServiceAccountSecret(rs.Name)}}
 	for _, s := range shards {
-		names = append(names, s.Name)
+		signers = append(signers, rotation.Signer{Owner: rotation.Owner{Kind: shard.Kind, Name: s.Name, UID: s.UID}, Leaf: kcp.ServiceAccountSecret(s.Name)})
 	}
-	unsettled := func(st operatorv1alpha1.CARotationState) []string {
-		out := append(slices.Clone(own), controller.UnavailableMembers(st, members)...)
-		if st.Authority == pki.Authority(pki.ServiceAccountCA) && st.Phase == operatorv1alpha1.CARotationPreparing && !st.LeavesSwitched {
-			// The shards sign with their new keys only once every verifier above is settled
-			// with them.
-			waited := []string{rs.Name}
-			for _, m := range members[:len(shards)] {
-				if controller.WaitsFor(st, m) {
-					waited = append(waited, m.Name)
-				}
-			}
-			newCA := pki.SlotName(pki.CAName(rs.Name, pki.ServiceAccountCA), st.Slot)
-			if !c.Host.SigningKeysTrusted(rs, waited, newCA) {
-				out = append(out, "every shard's new service-account key, issued and in its <shard>-service-account-trust")
-			}
-		}
-		return out
-	}
-	next, waiting, err := c.Host.AdvanceRotations(ctx, rs.Namespace, func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
-		status.Rotations, unsettled)
-	if err != nil {
-		return err
-	}
-	status.Rotations = next
-	// As the old CA slot (AdvanceRotations): once the stored object says the old CA was
-	// dropped, so that no reconcile of an older copy of it applies the old slot again.
-	owners := []hostcluster.Owner{{Kind: rootshard.Kind, Name: rs.Name, UID: rs.UID}}
-	for _, s := range shards {
-		owners = append(owners, hostcluster.Owner{Kind: shard.Kind, Name: s.Name, UID: s.UID})
-	}
-	if err := c.Host.DeleteOldSigningSlots(ctx, rs, owners); err != nil {
-		return err
-	}
-	controller.SetRotationCondition(&status.Conditions, rs.Generation, next, waiting)
-	return nil
+	return controller.AdvanceRotations(ctx, c.Host, rotation.Input{
+		Generation: rs.Generation,
+		Rotations:  status.Rotations,
+		Issuer:     func(a pki.Authority) string { return pki.RootShardIssuer(rs.Name, a) },
+		Object:     rotation.Member{Kind: "RootShard", Namespace: rs.Namespace, Name: rs.Name, Conditions: status.Conditions},
+		Wrote:      wrote,
+		// The front proxies and the VirtualWorkspaces of the RootShard mount its merged
+		// bundles too.
+		Members: rotation.Members(shards, c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name), c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name)),
+		Signers: signers,
+	}, &status.Rotations, &status.Conditions)
 }

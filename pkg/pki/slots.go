@@ -8,7 +8,9 @@ import (
 // new CA, with a new key, in the authority's other slot, next to the old one, and every
 // bundle that trusts the authority carries both; Complete drops the old slot. A CA's two
 // slots are its Secret (and Certificate) <ca>, slot 0, and <ca>-next, slot 1; the Issuer
-// <ca> keeps its name and signs from whichever slot is current.
+// <ca> keeps its name and signs from whichever slot is current. This file names the slots
+// and says where each CA is, as status.rotations has it, for the builders; the steps of a
+// rotation are pkg/rotation's.
 
 // Authority is the name of a rotatable CA in the rotation subresource.
 type Authority = string
@@ -57,16 +59,6 @@ func SlotName(base string, slot int32) string {
 
 // OtherSlot is the slot a rotation issues the new CA in, or the old CA's.
 func OtherSlot(slot int32) int32 { return 1 - slot }
-
-// SwitchesLeavesAtComplete reports whether the leaves of a switch to the new CA only at
-// Complete: serving certificates, which every client must have had the time to trust the new
-// CA for, as Gardener rotates a cluster's server CA. Every other authority's leaves switch
-// once the new CA is trusted everywhere, during Start; the service-account CA's among them,
-// where the switch is the shards' signing with their leaves' new slot (SigningSlots), once
-// every verifier trusts its key.
-func SwitchesLeavesAtComplete(a Authority) bool {
-	return a == Authority(ServerCA) || a == CacheAuthority
-}
 
 // Slots are where an authority's CAs are, as its rotation has it.
 type Slots struct {

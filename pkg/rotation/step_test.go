@@ -1,4 +1,4 @@
-package hostcluster
+package rotation
 
 import (
 	"testing"
@@ -15,13 +15,13 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
-// TestNextRotation has one case per step of the phases the controller takes, and per wait.
-func TestNextRotation(t *testing.T) {
+// TestNext has one case per step of the phases the controller takes, and per wait.
+func TestNext(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
 	st := func(a string, phase operatorv1alpha1.CARotationPhase, switched bool) operatorv1alpha1.CARotationState {
 		return operatorv1alpha1.CARotationState{Authority: a, Phase: phase, Slot: 1, LeavesSwitched: switched}
 	}
-	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
+	all := Observation{NewIssued: true, LeavesOnNew: true, Settled: true}
 	earlier := metav1.NewTime(now.Add(-time.Minute))
 	dropped := func(st operatorv1alpha1.CARotationState) operatorv1alpha1.CARotationState {
 		st.LastCompletionTime = &earlier
@@ -30,18 +30,18 @@ func TestNextRotation(t *testing.T) {
 	tests := []struct {
 		name     string
 		in       operatorv1alpha1.CARotationState
-		o        RotationObservation
+		o        Observation
 		phase    operatorv1alpha1.CARotationPhase
 		switched bool
 		dropped  bool
 	}{
-		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: RotationObservation{Settled: true},
+		{name: "Preparing waits for the new CA", in: st("client", "Preparing", false), o: Observation{Settled: true},
 			phase: "Preparing"},
-		{name: "Preparing waits for the bundles to settle", in: st("client", "Preparing", false), o: RotationObservation{NewIssued: true},
+		{name: "Preparing waits for the bundles to settle", in: st("client", "Preparing", false), o: Observation{NewIssued: true},
 			phase: "Preparing"},
 		{name: "the client CA's leaves switch once the new CA is trusted", in: st("client", "Preparing", false), o: all,
 			phase: "Preparing", switched: true},
-		{name: "the client CA waits for its leaves", in: st("client", "Preparing", true), o: RotationObservation{NewIssued: true, Settled: true},
+		{name: "the client CA waits for its leaves", in: st("client", "Preparing", true), o: Observation{NewIssued: true, Settled: true},
 			phase: "Preparing", switched: true},
 		{name: "the client CA is Prepared once its leaves are new", in: st("client", "Preparing", true), o: all,
 			phase: "Prepared", switched: true},
@@ -54,9 +54,9 @@ func TestNextRotation(t *testing.T) {
 		{name: "Prepared waits for Complete", in: st("server", "Prepared", false), o: all, phase: "Prepared"},
 		{name: "the server CA's leaves switch at Complete", in: st("server", "Completing", false), o: all,
 			phase: "Completing", switched: true},
-		{name: "Completing waits for the new leaves", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, Settled: true},
+		{name: "Completing waits for the new leaves", in: st("server", "Completing", true), o: Observation{NewIssued: true, Settled: true},
 			phase: "Completing", switched: true},
-		{name: "Completing waits to settle", in: st("server", "Completing", true), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
+		{name: "Completing waits to settle", in: st("server", "Completing", true), o: Observation{NewIssued: true, LeavesOnNew: true},
 			phase: "Completing", switched: true},
 		{name: "Completing drops the old CA once the leaves are new", in: st("client", "Completing", true), o: all,
 			phase: "Completing", switched: true, dropped: true},
@@ -65,14 +65,14 @@ func TestNextRotation(t *testing.T) {
 		{name: "a dropped CA waits for its Secret to go", in: dropped(st("client", "Completing", true)), o: all,
 			phase: "Completing", switched: true, dropped: true},
 		{name: "a dropped CA waits for the bundles without it to settle", in: dropped(st("client", "Completing", true)),
-			o: RotationObservation{NewIssued: true, LeavesOnNew: true, OldGone: true}, phase: "Completing", switched: true, dropped: true},
+			o: Observation{NewIssued: true, LeavesOnNew: true, OldGone: true}, phase: "Completing", switched: true, dropped: true},
 		{name: "Completing becomes Completed once the old CA is gone and the bundles settled", in: dropped(st("client", "Completing", true)),
-			o: RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true, OldGone: true}, phase: "Completed", switched: true, dropped: true},
+			o: Observation{NewIssued: true, LeavesOnNew: true, Settled: true, OldGone: true}, phase: "Completed", switched: true, dropped: true},
 		{name: "Completed stays", in: dropped(st("client", "Completed", true)), o: all, phase: "Completed", switched: true, dropped: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			next := NextRotation(tt.in, tt.o, now)
+			next := Next(tt.in, tt.o, now)
 			assertControllersStep(t, tt.in, next)
 			assert.Equal(t, tt.phase, next.Phase)
 			assert.Equal(t, tt.switched, next.LeavesSwitched)
@@ -101,9 +101,9 @@ func assertControllersStep(t *testing.T, in, next operatorv1alpha1.CARotationSta
 	}
 }
 
-// TestRotationWaits has one case per wait of NextRotation: what it names is what holds the
+// TestWaits has one case per wait of Next: what it names is what holds the
 // step back, and nothing once the step can be taken.
-func TestRotationWaits(t *testing.T) {
+func TestWaits(t *testing.T) {
 	st := func(a string, phase operatorv1alpha1.CARotationPhase, switched bool) operatorv1alpha1.CARotationState {
 		return operatorv1alpha1.CARotationState{Authority: a, Phase: phase, Slot: 1, LeavesSwitched: switched}
 	}
@@ -113,27 +113,27 @@ func TestRotationWaits(t *testing.T) {
 		return st
 	}
 	fp := "FrontProxy team-a/fp (Available=False, Unavailable)"
-	all := RotationObservation{NewIssued: true, LeavesOnNew: true, Settled: true}
+	all := Observation{NewIssued: true, LeavesOnNew: true, Settled: true}
 	newCA := "the new CA r-client-ca-next to be issued"
 	leaves := "the certificates the Issuer r-client-ca signs to come from the new CA r-client-ca-next"
 	tests := []struct {
 		name string
 		in   operatorv1alpha1.CARotationState
-		o    RotationObservation
+		o    Observation
 		want []string
 	}{
-		{name: "Preparing: the new CA and a member", in: st("client", "Preparing", false), o: RotationObservation{}, want: []string{newCA, fp}},
-		{name: "Preparing: a member", in: st("client", "Preparing", false), o: RotationObservation{NewIssued: true}, want: []string{fp}},
-		{name: "Preparing: the leaves", in: st("client", "Preparing", true), o: RotationObservation{NewIssued: true, Settled: true}, want: []string{leaves}},
-		{name: "Preparing: the server CA waits for no leaves", in: st("server", "Preparing", false), o: RotationObservation{NewIssued: true, Settled: true}},
+		{name: "Preparing: the new CA and a member", in: st("client", "Preparing", false), o: Observation{}, want: []string{newCA, fp}},
+		{name: "Preparing: a member", in: st("client", "Preparing", false), o: Observation{NewIssued: true}, want: []string{fp}},
+		{name: "Preparing: the leaves", in: st("client", "Preparing", true), o: Observation{NewIssued: true, Settled: true}, want: []string{leaves}},
+		{name: "Preparing: the server CA waits for no leaves", in: st("server", "Preparing", false), o: Observation{NewIssued: true, Settled: true}},
 		{name: "Preparing: nothing once it can switch", in: st("client", "Preparing", false), o: all},
-		{name: "Prepared waits for a request", in: st("client", "Prepared", true), o: RotationObservation{}},
-		{name: "Completing: the leaves and a member", in: st("client", "Completing", true), o: RotationObservation{NewIssued: true}, want: []string{leaves, fp}},
-		{name: "Completing: the old CA and a member", in: dropped(st("client", "Completing", true)), o: RotationObservation{NewIssued: true, LeavesOnNew: true},
+		{name: "Prepared waits for a request", in: st("client", "Prepared", true), o: Observation{}},
+		{name: "Completing: the leaves and a member", in: st("client", "Completing", true), o: Observation{NewIssued: true}, want: []string{leaves, fp}},
+		{name: "Completing: the old CA and a member", in: dropped(st("client", "Completing", true)), o: Observation{NewIssued: true, LeavesOnNew: true},
 			want: []string{"the old CA r-client-ca to be deleted", fp}},
 		{name: "Completing: nothing once the old CA is gone and settled", in: dropped(st("client", "Completing", true)),
-			o: RotationObservation{NewIssued: true, LeavesOnNew: true, OldGone: true, Settled: true}},
-		{name: "Completed waits for nothing", in: dropped(st("client", "Completed", true)), o: RotationObservation{}},
+			o: Observation{NewIssued: true, LeavesOnNew: true, OldGone: true, Settled: true}},
+		{name: "Completed waits for nothing", in: dropped(st("client", "Completed", true)), o: Observation{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,9 +141,9 @@ func TestRotationWaits(t *testing.T) {
 			if !tt.o.Settled {
 				unsettled = []string{fp}
 			}
-			got := RotationWaits(tt.in, tt.o, unsettled, "r-client-ca", "r-client-ca-next", "r-client-ca")
+			got := Waits(tt.in, tt.o, unsettled, "r-client-ca", "r-client-ca-next", "r-client-ca")
 			assert.Equal(t, tt.want, got)
-			next := NextRotation(tt.in, tt.o, metav1.Now())
+			next := Next(tt.in, tt.o, metav1.Now())
 			if len(got) > 0 {
 				assert.Equal(t, tt.in, next, "a rotation that waits takes no step")
 			}
