@@ -10,6 +10,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -86,10 +87,10 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 	if !meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable) {
 		own = append(own, controller.Unavailable("RootShard", rs.Namespace, rs.Name, status.Conditions))
 	}
-	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
+	shards := kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name)
 	// The front proxies and the VirtualWorkspaces of the RootShard mount its merged bundles
 	// too.
-	members := controller.RotationMembers(shards, c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name), c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name))
+	members := controller.RotationMembers(shards, kinds.FrontProxiesOf(c.Indexes, rs.Namespace, rs.Name), kinds.VirtualWorkspacesOf(c.Indexes, rs.Namespace, rs.Name))
 	names := []string{rs.Name}
 	for _, s := range shards {
 		names = append(names, s.Name)
