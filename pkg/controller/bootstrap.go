@@ -3,9 +3,8 @@ package controller
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/pki"

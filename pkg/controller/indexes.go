@@ -8,7 +8,8 @@ import (
 
 // The indexes of our kinds' informers that answer "which objects of a namespace refer to X"
 // without listing the namespace, so that the cost of one event does not grow with the number
-// of setups. Their values are "namespace/name", or "namespace/kind/name" for a target.
+// of setups. Their values are "namespace/name", or "namespace/kind/name" for a target. Each
+// kind contributes the functions of those it is indexed by (Kind.Indexers, in package kinds).
 const (
 	// RootShardIndex indexes Shards and FrontProxies by the RootShard spec.rootShard.reference
 	// names.
