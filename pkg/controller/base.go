@@ -9,7 +9,6 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
 
 // Base is what every kind's controller is made of: the kind's lifecycle, built once, the
@@ -17,24 +16,13 @@ import (
 // embeds it and keeps only what is its own: its watches, its reconcile and what they read.
 type Base[T Object, S any] struct {
 	Lifecycle[T, S]
-	// Listers read our kinds from the caches of Indexes.
-	Listers
+	// Indexes are the caches of our kinds: a kind's Lister reads them.
 	Indexes Indexes
 	// Ours writes our kinds.
 	Ours clientset.Interface
 	// Loop and Watched, what the loop watches, are set by Watch.
 	Loop    *Loop
 	Watched Watches
-}
-
-// Listers read our kinds from the informers' caches.
-type Listers struct {
-	RootShards        listers.RootShardLister
-	Shards            listers.ShardLister
-	FrontProxies      listers.FrontProxyLister
-	CacheServers      listers.CacheServerLister
-	Kubeconfigs       listers.KubeconfigLister
-	VirtualWorkspaces listers.VirtualWorkspaceLister
 }
 
 // Deps are what a kind's controller is built over: our clientset, the informers it watches,
@@ -65,31 +53,21 @@ func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
 }
 
 // SetIndexes has b read our kinds from the caches of indexes.
-func (b *Base[T, S]) SetIndexes(indexes Indexes) {
-	b.Indexes = indexes
-	b.Listers = Listers{
-		RootShards:        listers.NewRootShardLister(orEmpty(indexes.RootShards)),
-		Shards:            listers.NewShardLister(orEmpty(indexes.Shards)),
-		FrontProxies:      listers.NewFrontProxyLister(orEmpty(indexes.FrontProxies)),
-		CacheServers:      listers.NewCacheServerLister(orEmpty(indexes.CacheServers)),
-		Kubeconfigs:       listers.NewKubeconfigLister(orEmpty(indexes.Kubeconfigs)),
-		VirtualWorkspaces: listers.NewVirtualWorkspaceLister(orEmpty(indexes.VirtualWorkspaces)),
-	}
-}
+func (b *Base[T, S]) SetIndexes(indexes Indexes) { b.Indexes = indexes }
 
 // Watch registers the indexes of our kinds on the informers of deps, reads from their caches,
 // and sets up the loop: sync reconciles a key, and the kind's own events and those watches
 // declares enqueue keys. Run starts it.
 func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string) error, watches Watches) error {
 	inf := deps.Informers
-	indexes, err := inf.AddIndexes()
+	indexes, err := inf.Kinds.AddIndexes(inf)
 	if err != nil {
 		return err
 	}
 	b.SetIndexes(indexes)
 	b.Loop = NewLoop(b.Name, sync)
 	b.Watched = watches
-	b.Watched.Own = b.Informer(inf.Ours.Operator().V1alpha1())
+	b.Watched.Own = b.SharedInformer(inf)
 	return b.Watched.Register(b.Loop, b.Host, inf)
 }
 

@@ -71,7 +71,7 @@ func TestRequiringCertManager(t *testing.T) {
 	discovery := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
 	missing := hostcluster.NewCertManagerAPI(discovery, cminformers.NewSharedInformerFactory(cmfake.NewSimpleClientset(), 0))
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{},
+		Kind: rootShards(""),
 		Host: &hostcluster.Host{CertManagerAPI: missing}, Recorder: recorder,
 	}
 	reconciled := 0

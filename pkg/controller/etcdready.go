@@ -6,12 +6,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
-	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
 var etcdReadyCondition = healthCondition{
@@ -51,21 +49,6 @@ func (l Lifecycle[T, S]) ObserveEtcd(ctx context.Context, obj T, status *S, loop
 		return
 	}
 	l.observeHealth(ctx, obj, status, loop, etcdReadyCondition, nil, true, probe)
-}
-
-// ObserveManagedEtcd sets obj's EtcdReady condition from its managed etcd e (nothing when e is
-// nil: an external etcd is not the server's to watch).
-func (l Lifecycle[T, S]) ObserveManagedEtcd(ctx context.Context, obj T, status *S, loop *Loop, e *etcd.Cluster) {
-	if e == nil {
-		return
-	}
-	sts, err := l.Host.StatefulSets.StatefulSets(e.Namespace).Get(e.Name())
-	if err != nil {
-		sts = nil
-	}
-	l.ObserveEtcd(ctx, obj, status, loop, sts, func(ctx context.Context) kcphealth.Result {
-		return kcphealth.Etcd(ctx, func() (*rest.Config, error) { return l.Host.Kcp.Etcd(hostcluster.EtcdEndpoint(e), e.ClientSecret()) })
-	})
 }
 
 func (l Lifecycle[T, S]) observeEtcdMembers(ctx context.Context, obj T, status *S, loop *Loop, r kcphealth.Result) {

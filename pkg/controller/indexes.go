@@ -1,20 +1,15 @@
 package controller
 
 import (
-	"fmt"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
-
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
-	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // The indexes of our kinds' informers that answer "which objects of a namespace refer to X"
 // without listing the namespace, so that the cost of one event does not grow with the number
-// of setups. Their values are "namespace/name", or "namespace/kind/name" for a target.
+// of setups. Their values are "namespace/name", or "namespace/kind/name" for a target. Each
+// kind contributes the functions of those it is indexed by (Kind.Indexers, in package kinds).
 const (
 	// RootShardIndex indexes Shards and FrontProxies by the RootShard spec.rootShard.reference
 	// names.
@@ -43,34 +38,9 @@ func IndexValue(namespace, name string) string { return namespace + "/" + name }
 // TargetValue is the value TargetIndex holds for a target kind/name of namespace.
 func TargetValue(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
 
-// Indexes are the caches of our kinds, with the Indexers. A nil cache is an empty one.
-type Indexes struct {
-	RootShards, Shards, FrontProxies, CacheServers, Kubeconfigs, VirtualWorkspaces cache.Indexer
-}
-
-// AddIndexes registers the Indexers on our kinds' shared informers, those not registered yet,
-// and returns their caches. Every controller calls it from New, before the informers start:
-// the first registers them, the others find them.
-func (i Informers) AddIndexes() (Indexes, error) {
-	var x Indexes
-	for _, w := range ours {
-		informer := w.informer(i.Ours.Operator().V1alpha1())
-		have := informer.GetIndexer().GetIndexers()
-		missing := cache.Indexers{}
-		for name, f := range Indexers {
-			if _, ok := have[name]; !ok {
-				missing[name] = f
-			}
-		}
-		if len(missing) > 0 {
-			if err := informer.AddIndexers(missing); err != nil {
-				return Indexes{}, fmt.Errorf("adding the indexes of our kinds: %w", err)
-			}
-		}
-		*w.cache(&x) = informer.GetIndexer()
-	}
-	return x, nil
-}
+// Indexes are the caches of our kinds, with their indexes, by the kinds' names in owner
+// labels (Registry.AddIndexes). A missing cache is an empty one.
+type Indexes map[string]cache.Indexer
 
 // Keys are the keys of the objects of a cache whose index holds value; none when the index
 // cannot answer.
@@ -126,44 +96,6 @@ func Matching[T metav1.Object](candidates []T, match func(T) bool) []string {
 		}
 	}
 	return sets.List(keys)
-}
-
-// ShardsOf are the Shards of the RootShard rootShard of namespace.
-func (x Indexes) ShardsOf(namespace, rootShard string) []*operatorv1alpha1.Shard {
-	return Indexed[*operatorv1alpha1.Shard](x.Shards, RootShardIndex, IndexValue(namespace, rootShard))
-}
-
-// ShardKeysOf are the keys of the Shards of the RootShard rootShard of namespace.
-func (x Indexes) ShardKeysOf(namespace, rootShard string) []string {
-	return Keys(x.Shards, RootShardIndex, IndexValue(namespace, rootShard))
-}
-
-// FrontProxiesOf are the FrontProxies of the RootShard rootShard of namespace.
-func (x Indexes) FrontProxiesOf(namespace, rootShard string) []*operatorv1alpha1.FrontProxy {
-	return Indexed[*operatorv1alpha1.FrontProxy](x.FrontProxies, RootShardIndex, IndexValue(namespace, rootShard))
-}
-
-// VirtualWorkspacesOf are the VirtualWorkspaces whose PKI is the RootShard rootShard's of
-// namespace: those that serve it, and those that serve one of its Shards, each once.
-func (x Indexes) VirtualWorkspacesOf(namespace, rootShard string) []*operatorv1alpha1.VirtualWorkspace {
-	candidates := Indexed[*operatorv1alpha1.VirtualWorkspace](x.VirtualWorkspaces, TargetIndex, TargetValue(namespace, rootshard.Kind, rootShard))
-	shards := sets.New[string]()
-	for _, s := range x.ShardsOf(namespace, rootShard) {
-		shards.Insert(s.Name)
-		candidates = append(candidates, Indexed[*operatorv1alpha1.VirtualWorkspace](x.VirtualWorkspaces, TargetIndex, TargetValue(namespace, shard.Kind, s.Name))...)
-	}
-	seen := sets.New[string]()
-	var out []*operatorv1alpha1.VirtualWorkspace
-	for _, vw := range candidates {
-		t := vw.Spec.Target
-		ours := (t.RootShardRef != nil && t.RootShardRef.Name == rootShard) ||
-			(t.RootShardRef == nil && t.ShardRef != nil && shards.Has(t.ShardRef.Name))
-		if ours && !seen.Has(vw.Name) {
-			seen.Insert(vw.Name)
-			out = append(out, vw)
-		}
-	}
-	return out
 }
 
 // orEmpty is objects, or an empty cache for nil.

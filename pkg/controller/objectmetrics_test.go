@@ -32,7 +32,7 @@ func TestObjectMetrics(t *testing.T) {
 	}}
 	gone := false
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: kind},
+		Kind: rootShards(kind),
 		Get: func(string, string) (*operatorv1alpha1.RootShard, error) {
 			if gone {
 				return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "rootshards"}, "root")
@@ -105,7 +105,7 @@ kcp_setups_objects{kind="metricstest",phase="Running"} 0
 func TestObjectMetricsOwnPhase(t *testing.T) {
 	const kind = "ownphasetest"
 	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "admin"}}
-	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Kind: Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Name: kind}}
+	l := Lifecycle[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Kind: kubeconfigs(kind)}
 	gauge := func(phase string) float64 {
 		t.Helper()
 		v, err := testutil.GetGaugeMetricValue(objectsByPhase.WithLabelValues(kind, phase))

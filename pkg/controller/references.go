@@ -5,7 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // UnlabelledCopyHandler is the handler, on the cache of every Secret's metadata, that
@@ -23,7 +23,7 @@ func (l *Loop) UnlabelledCopyHandler(referencing func(namespace, name string) []
 		if err != nil {
 			return nil, false
 		}
-		_, ok := m.GetLabels()[reference.Label]
+		_, ok := m.GetLabels()[pki.LabelReference]
 		return m, ok
 	}
 	enqueue := func(m metav1.Object) {

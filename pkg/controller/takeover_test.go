@@ -14,7 +14,7 @@ import (
 // over too.
 func TestATakeoverHappensOnce(t *testing.T) {
 	l := Lifecycle[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{
-		Kind: Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: "rootshard"}}
+		Kind: rootShards("rootshard")}
 	adopt := map[string]string{operatorv1alpha1.AnnotationAdopt: operatorv1alpha1.AdoptKcpOperator}
 	cond := func(t, s string) metav1.Condition {
 		return metav1.Condition{Type: t, Status: metav1.ConditionStatus(s), Reason: "R"}

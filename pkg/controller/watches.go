@@ -15,6 +15,8 @@ import (
 // Informers are the informer factories the controllers watch: our kinds, the host cluster's
 // objects the controllers own, and cert-manager's, which start only once its API is served.
 type Informers struct {
+	// Kinds are our kinds (kinds.All), whose informers Ours holds.
+	Kinds       Registry
 	Ours        informers.SharedInformerFactory
 	Kube        kubeinformers.SharedInformerFactory
 	CertManager cminformers.SharedInformerFactory
@@ -67,10 +69,10 @@ func (i Informers) Informer(r HostResource) (informer cache.SharedIndexInformer,
 	return nil, false
 }
 
-// Reference is one of our kinds, by its name in owner labels ("shard"), and the keys of the
+// Reference is one of our kinds, by its descriptor (kinds.Shard), and the keys of the
 // objects its objects concern: those that refer to them, or that they refer to.
 type Reference struct {
-	Kind string
+	Kind Described
 	Keys func(metav1.Object) []string
 	// Membership enqueues on additions and deletions only (MembershipHandler): for what
 	// depends on which objects exist, not on what they hold.
@@ -108,7 +110,7 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 		if ref.Membership {
 			handler = loop.MembershipHandler(ref.Keys)
 		}
-		watches = append(watches, Watch{Informer: inf.OurInformer(ref.Kind), Handler: handler})
+		watches = append(watches, Watch{Informer: ref.Kind.SharedInformer(inf), Handler: handler})
 	}
 	for _, r := range w.Host {
 		informer, certManager := inf.Informer(r)
@@ -143,9 +145,6 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 func (w Watches) Register(loop *Loop, host *hostcluster.Host, inf Informers) error {
 	certManager := false
 	for _, watch := range w.Handlers(loop, host, inf) {
-		if watch.Informer == nil {
-			return fmt.Errorf("%s: watching a kind that is not one of ours", loop.Kind)
-		}
 		if !watch.certManager {
 			if err := loop.Watch(watch.Informer, watch.Handler); err != nil {
 				return err

@@ -73,3 +73,7 @@ func Labels(kind, name, component string) map[string]string {
 		OwnerLabel(kind): name,
 	}
 }
+
+// LabelReference selects the reference Secrets, for sync tools; its value is the kind of
+// reference (reference.Reference).
+const LabelReference = AnnotationPrefix + "reference"

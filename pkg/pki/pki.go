@@ -18,6 +18,11 @@ const (
 	BootstrapCA     = "kcp-pki-ca"
 )
 
+// BootstrapLabels are the labels of the namespace bootstrap PKI.
+func BootstrapLabels() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelComponent: "pki-bootstrap", LabelInstance: BootstrapCA}
+}
+
 // CA is the role of an intermediate CA below a RootShard's root CA.
 type CA string
 

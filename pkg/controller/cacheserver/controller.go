@@ -8,13 +8,13 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
-	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
 // Kind is the CacheServer to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]{Name: cacheserver.Kind, Noun: "cache server"}
+var Kind = kinds.CacheServer
 
 // Controller reconciles CacheServers.
 type Controller struct {
@@ -33,7 +33,7 @@ func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// The last RootShard of a namespace may take the shared bootstrap PKI with it.
-			{Kind: rootshard.Kind, Keys: c.bootstrapUsers},
+			{Kind: kinds.RootShard, Keys: c.bootstrapUsers},
 		},
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -21,20 +22,35 @@ type Fixture[T controller.Object, S any] struct {
 	// Ours is the clientset our kinds are written through; Caches are their informers'
 	// caches, which the test fills (Add) and Stored brings up to date.
 	Ours   *opfake.Clientset
-	Caches controller.Indexes
+	Caches Caches
 	Host   *Host
 	Events *record.FakeRecorder
 }
 
 // NewFixture returns the Base of kind's controller over caches holding objs (Add).
 func NewFixture[T controller.Object, S any](t testing.TB, kind controller.Kind[T, S], objs ...metav1.Object) *Fixture[T, S] {
-	f := &Fixture[T, S]{Ours: opfake.NewSimpleClientset(), Host: NewHost(t), Events: record.NewFakeRecorder(1000),
-		Caches: controller.Indexes{RootShards: NewCache(), Shards: NewCache(), FrontProxies: NewCache(), CacheServers: NewCache(),
-			Kubeconfigs: NewCache(), VirtualWorkspaces: NewCache()}}
+	f := &Fixture[T, S]{Ours: opfake.NewSimpleClientset(), Host: NewHost(t), Events: record.NewFakeRecorder(1000), Caches: NewCaches()}
 	f.Base = controller.NewBase(kind, controller.Deps{Ours: f.Ours, Host: f.Host.Host, Recorder: f.Events})
-	f.SetIndexes(f.Caches)
+	f.SetIndexes(f.Caches.Indexes)
 	f.Add(t, objs...)
 	return f
+}
+
+// Caches are the caches of our kinds in a fixture, with the indexes each kind contributes:
+// by kind name (Indexes, what the controller reads), and by field for a test to fill.
+type Caches struct {
+	controller.Indexes
+	RootShards, Shards, FrontProxies, CacheServers, Kubeconfigs, VirtualWorkspaces cache.Indexer
+}
+
+// NewCaches returns an empty cache of every kind of kinds.All.
+func NewCaches() Caches {
+	x := controller.Indexes{}
+	for _, k := range kinds.All {
+		x[k.KindName()] = NewCache(k.IndexersOf())
+	}
+	return Caches{Indexes: x, RootShards: kinds.RootShard.Cache(x), Shards: kinds.Shard.Cache(x), FrontProxies: kinds.FrontProxy.Cache(x),
+		CacheServers: kinds.CacheServer.Cache(x), Kubeconfigs: kinds.Kubeconfig.Cache(x), VirtualWorkspaces: kinds.VirtualWorkspace.Cache(x)}
 }
 
 // Add puts objects into the caches: our kinds into theirs, those of the fixture's kind into
@@ -77,7 +93,7 @@ func (f *Fixture[T, S]) Reset() {
 
 // cacheOf is the cache of one of our kinds' objects.
 func (f *Fixture[T, S]) cacheOf(t testing.TB, o any) cache.Indexer {
-	objects := f.Caches.Cache(controller.OurKind(o))
+	objects := f.Caches.Indexes[kinds.All.KindOf(o)]
 	require.NotNil(t, objects, "%T is not one of our kinds", o)
 	return objects
 }

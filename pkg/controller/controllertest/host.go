@@ -44,10 +44,12 @@ type Host struct {
 	deletesSeen [2]int
 }
 
-// NewCache returns an indexer like an informer's.
-func NewCache() cache.Indexer {
+// NewCache returns an indexer like an informer's, with the indexes of a kind (Kind.Indexers).
+func NewCache(kind ...cache.Indexers) cache.Indexer {
 	indexers := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-	maps.Copy(indexers, controller.Indexers)
+	for _, k := range kind {
+		maps.Copy(indexers, k)
+	}
 	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, indexers)
 }
 

@@ -17,6 +17,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -34,6 +35,7 @@ type Watching struct {
 func NewWatching(t testing.TB) *Watching {
 	w := &Watching{Host: NewHost(t)}
 	w.Informers = controller.Informers{
+		Kinds:       kinds.All,
 		Ours:        informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
 		Kube:        kubeinformers.NewSharedInformerFactory(w.Host.Kube, 0),
 		CertManager: cminformers.NewSharedInformerFactory(w.Host.CM, 0),
@@ -66,8 +68,10 @@ func ReferenceCopy(namespace, name string, r reference.Reference) *corev1.Secret
 // Source is the informer of one of our kinds (RootShard, Shard, FrontProxy, CacheServer,
 // Kubeconfig, VirtualWorkspace) or of a host resource.
 func (w *Watching) Source(t testing.TB, source string) cache.SharedIndexInformer {
-	if informer := w.Informers.OurInformer(strings.ToLower(source)); informer != nil {
-		return informer
+	for _, k := range w.Informers.Kinds {
+		if k.KindName() == strings.ToLower(source) {
+			return k.SharedInformer(w.Informers)
+		}
 	}
 	switch source {
 	case string(UsersSecrets):
@@ -83,7 +87,7 @@ func (w *Watching) Source(t testing.TB, source string) cache.SharedIndexInformer
 // Add puts objects of our kinds into their informers' caches.
 func (w *Watching) Add(t testing.TB, objs ...controller.Object) {
 	for _, o := range objs {
-		require.NoError(t, w.Source(t, controller.OurKind(o)).GetIndexer().Add(o))
+		require.NoError(t, w.Source(t, w.Informers.Kinds.KindOf(o)).GetIndexer().Add(o))
 	}
 }
 

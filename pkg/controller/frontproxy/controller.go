@@ -8,15 +8,15 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
-	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // Kind is the FrontProxy to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]{Name: frontproxy.Kind, Noun: "front proxy"}
+var Kind = kinds.FrontProxy
 
 // Controller reconciles FrontProxies.
 type Controller struct {
@@ -35,10 +35,10 @@ func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys the front proxy verifies.
-			{Kind: shard.Kind, Keys: c.ofShard, Membership: true},
-			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.Shard, Keys: c.ofShard, Membership: true},
+			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
 			// The root shard's VirtualWorkspace serves /services/.
-			{Kind: virtualworkspace.Kind, Keys: c.ofVirtualWorkspace},
+			{Kind: kinds.VirtualWorkspace, Keys: c.ofVirtualWorkspace},
 		},
 		// A copy of a front-proxy-join Secret appearing or changing (a CA rotated and copied
 		// again) re-realizes the FrontProxies that name it.
@@ -62,7 +62,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	// A Shard's service-account key is verified by its RootShard's front proxies.
 	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
-		if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
+		if s, err := kinds.Shard.Lister(c.Indexes, m.GetNamespace()).Get(name); err == nil {
 			return c.ofShard(s)
 		}
 	}
@@ -82,7 +82,7 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 // VirtualWorkspace.
 func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
 	var keys []string
-	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.Indexes.RootShards, controller.VirtualWorkspaceIndex,
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](kinds.RootShard.Cache(c.Indexes), controller.VirtualWorkspaceIndex,
 		controller.IndexValue(m.GetNamespace(), m.GetName())) {
 		keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)
 	}

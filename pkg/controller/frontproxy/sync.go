@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -32,7 +32,7 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	if fp.Spec.RootShard.Reference != nil {
 		rsName = fp.Spec.RootShard.Reference.Name
 	}
-	rs, err := c.RootShards.RootShards(fp.Namespace).Get(rsName)
+	rs, err := kinds.RootShard.Lister(c.Indexes, fp.Namespace).Get(rsName)
 	if apierrors.IsNotFound(err) {
 		c.RootShardMissing(fp, status, rsName)
 		return nil
@@ -42,10 +42,10 @@ func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	}
 	c.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
-	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))}
+	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
-	vw, _, _, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
@@ -195,17 +196,17 @@ func (c *Controller) rootShardOf(kc *operatorv1alpha1.Kubeconfig) (*operatorv1al
 		ref.Reference = &corev1.LocalObjectReference{Name: name}
 	case kubeconfig.ShardTarget:
 		var s *operatorv1alpha1.Shard
-		if s, err = c.Shards.Shards(ns).Get(name); err == nil {
+		if s, err = kinds.Shard.Lister(c.Indexes, ns).Get(name); err == nil {
 			ref = s.Spec.RootShard
 		}
 	case kubeconfig.FrontProxyTarget:
 		var fp *operatorv1alpha1.FrontProxy
-		if fp, err = c.FrontProxies.FrontProxies(ns).Get(name); err == nil {
+		if fp, err = kinds.FrontProxy.Lister(c.Indexes, ns).Get(name); err == nil {
 			ref = fp.Spec.RootShard
 		}
 	}
 	if apierrors.IsNotFound(err) {
-		remaining, err := c.RootShards.RootShards(ns).List(labels.Everything())
+		remaining, err := kinds.RootShard.Lister(c.Indexes, ns).List(labels.Everything())
 		if err != nil {
 			return nil, "", err
 		}
@@ -217,7 +218,7 @@ func (c *Controller) rootShardOf(kc *operatorv1alpha1.Kubeconfig) (*operatorv1al
 	if err != nil {
 		return nil, "", err
 	}
-	rs, err := c.RootShards.RootShards(ns).Get(rootShardName(ref))
+	rs, err := kinds.RootShard.Lister(c.Indexes, ns).Get(rootShardName(ref))
 	if apierrors.IsNotFound(err) {
 		return nil, fmt.Sprintf("The RootShard %s is gone", rootShardName(ref)), nil
 	}

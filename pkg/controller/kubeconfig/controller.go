@@ -16,17 +16,17 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
-	shardresource "github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // Kind is the Kubeconfig to the shared controller code. Its phases (Provisioning, Ready,
 // Failed) are not a setup's: reconcile sets them, and deletion shows as Available=False with
 // reason Deleting.
-var Kind = controller.Kind[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]{Name: kubeconfig.Kind, Noun: "kubeconfig"}
+var Kind = kinds.Kubeconfig
 
 // Controller reconciles Kubeconfigs.
 type Controller struct {
@@ -56,11 +56,11 @@ func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.
-			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			{Kind: shardresource.Kind, Keys: func(m metav1.Object) []string {
+			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.Shard, Keys: func(m metav1.Object) []string {
 				return c.targeting(m.GetNamespace(), kubeconfig.ShardTarget, m.GetName())
 			}},
-			{Kind: frontproxy.Kind, Keys: func(m metav1.Object) []string {
+			{Kind: kinds.FrontProxy, Keys: func(m metav1.Object) []string {
 				return c.targeting(m.GetNamespace(), kubeconfig.FrontProxyTarget, m.GetName())
 			}},
 		},
@@ -102,10 +102,10 @@ func (c *Controller) targeting(namespace, kind, name string) []string {
 // the RootShard itself, or toward one of its Shards or FrontProxies.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
 	keys := c.targeting(namespace, kubeconfig.RootShardTarget, rootShard)
-	for _, s := range c.Indexes.ShardsOf(namespace, rootShard) {
+	for _, s := range kinds.ShardsOf(c.Indexes, namespace, rootShard) {
 		keys = append(keys, c.targeting(namespace, kubeconfig.ShardTarget, s.Name)...)
 	}
-	for _, fp := range c.Indexes.FrontProxiesOf(namespace, rootShard) {
+	for _, fp := range kinds.FrontProxiesOf(c.Indexes, namespace, rootShard) {
 		keys = append(keys, c.targeting(namespace, kubeconfig.FrontProxyTarget, fp.Name)...)
 	}
 	return keys

@@ -12,6 +12,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -50,7 +51,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 	case kubeconfig.RootShardSecretTarget:
 		return c.resolveSecret(ctx, kc, name)
 	case kubeconfig.ShardTarget:
-		s, err = c.Shards.Shards(ns).Get(name)
+		s, err = kinds.Shard.Lister(c.Indexes, ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return resolved{reason: operatorv1alpha1.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
 		}
@@ -59,7 +60,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		}
 		rs, owner = rootShardName(s.Spec.RootShard), fmt.Sprintf(" of Shard %q", name)
 	case kubeconfig.FrontProxyTarget:
-		fp, err = c.FrontProxies.FrontProxies(ns).Get(name)
+		fp, err = kinds.FrontProxy.Lister(c.Indexes, ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return resolved{reason: operatorv1alpha1.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
 		}
@@ -68,7 +69,7 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		}
 		rs, owner = rootShardName(fp.Spec.RootShard), fmt.Sprintf(" of FrontProxy %q", name)
 	}
-	rootShard, err := c.RootShards.RootShards(ns).Get(rs)
+	rootShard, err := kinds.RootShard.Lister(c.Indexes, ns).Get(rs)
 	if apierrors.IsNotFound(err) {
 		return resolved{reason: operatorv1alpha1.ReasonRootShardNotFound,
 			message: fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)}, nil

@@ -33,6 +33,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
@@ -116,7 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 // are set up, before their workers start; an error before that is a failed start. Events
 // are recorded through events, apart from the controllers' writes through kube.
 func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, events typedcorev1.EventsGetter, started func()) error {
-	opClient, err := clientset.NewForConfig(ProtobufConfig(cfg.Loopback))
+	ours, err := clientset.NewForConfig(ProtobufConfig(cfg.Loopback))
 	if err != nil {
 		return err
 	}
@@ -124,129 +125,205 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	ourInformers := informers.NewSharedInformerFactory(opClient, resync)
-	// Only what the controllers own is cached from the host cluster.
-	ours := func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }
-	hostInformers := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(ours))
-	kubeInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(ours))
-	// The reference Secrets' copies that secretRefs name are the users': they are cached by
-	// their label alone, apart from what the controllers own.
-	referenceInformers := kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync,
-		kubeinformers.WithTweakListOptions(hostcluster.ReferenceSecretSelector))
-	// Before any informer is asked for: a factory keeps the first informer of a type.
-	limitInformers(cfg.Namespaces, ours, kube, kubeInformers, certManager, hostInformers, opClient, ourInformers)
-	SecretsInformer(referenceInformers, kube, cfg.Namespaces, hostcluster.ReferenceSecretSelector)
-
-	scheme := runtime.NewScheme()
-	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy})
-
-	// The users' Secrets that pods mount carry no label of ours: their metadata alone is
-	// cached, for every Secret, so that a change to one rolls the pods.
 	metadataClient, err := metadata.NewForConfig(cfg.Host)
 	if err != nil {
 		return err
 	}
-	metadataInformers := metadatainformer.NewSharedInformerFactory(metadataClient, resync)
+	f := newFactories(cfg.Namespaces, kube, certManager, ours, metadataClient)
+	recorder, err := newRecorder(ctx, events)
+	if err != nil {
+		return err
+	}
+	defer recorder.shutdown()
+	host, err := newHost(cfg, kube, certManager, metadataClient, f)
+	if err != nil {
+		return err
+	}
+	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder})
+	if err != nil {
+		return err
+	}
+	defer f.start(ctx, cfg.Namespaces, host)()
+	started()
+	return runAll(ctx, runs, cfg.Workers)
+}
+
+// factories are the informer factories of the controllers.
+type factories struct {
+	// ours are our kinds'; host, cert-manager's objects that the controllers own; kube, the
+	// host's objects that the controllers own.
+	ours informers.SharedInformerFactory
+	host cminformers.SharedInformerFactory
+	kube kubeinformers.SharedInformerFactory
+	// references caches the reference Secrets' copies that secretRefs name: the users', by
+	// their label alone, apart from what the controllers own.
+	references kubeinformers.SharedInformerFactory
+	// metadata caches every Secret's metadata: the users' Secrets that pods mount carry no
+	// label of ours, so that a change to one rolls the pods.
+	metadata metadatainformer.SharedInformerFactory
+}
+
+// newFactories returns the informer factories over namespaces, their informers narrowed to
+// what the controllers read.
+func newFactories(namespaces hostcluster.WatchNamespaces, kube kubernetes.Interface, certManager cmclientset.Interface, ours clientset.Interface,
+	metadataClient metadata.Interface) factories {
+	// Only what the controllers own is cached from the host cluster.
+	owned := func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }
+	f := factories{
+		ours:       informers.NewSharedInformerFactory(ours, resync),
+		host:       cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(owned)),
+		kube:       kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(owned)),
+		references: kubeinformers.NewSharedInformerFactoryWithOptions(kube, resync, kubeinformers.WithTweakListOptions(hostcluster.ReferenceSecretSelector)),
+		metadata:   metadatainformer.NewSharedInformerFactory(metadataClient, resync),
+	}
+	// Before any informer is asked for: a factory keeps the first informer of a type.
+	limitInformers(namespaces, owned, kube, f.kube, certManager, f.host, ours, f.ours, kinds.All)
+	SecretsInformer(f.references, kube, namespaces, hostcluster.ReferenceSecretSelector)
+	return f
+}
+
+// informers are the factories as the controllers watch them.
+func (f factories) informers() controller.Informers {
+	return controller.Informers{Kinds: kinds.All, Ours: f.ours, Kube: f.kube, CertManager: f.host, References: f.references}
+}
+
+// start starts the informers, cert-manager's once its API is served, and returns what shuts
+// them down.
+func (f factories) start(ctx context.Context, namespaces hostcluster.WatchNamespaces, host *hostcluster.Host) (shutdown func()) {
+	f.ours.Start(ctx.Done())
+	go host.CertManagerAPI.Run(ctx)
+	f.kube.Start(ctx.Done())
+	f.metadata.Start(ctx.Done())
+	if !namespaces.All() {
+		// Not the factory's: started and stopped with the controllers.
+		go host.SecretMetadata.RunWithContext(ctx)
+	}
+	f.references.Start(ctx.Done())
+	return func() {
+		f.references.Shutdown()
+		f.metadata.Shutdown()
+		f.kube.Shutdown()
+		f.host.Shutdown()
+		f.ours.Shutdown()
+	}
+}
+
+// recorder records the controllers' Events through the events client.
+type recorder struct {
+	record.EventRecorder
+	shutdown func()
+}
+
+func newRecorder(ctx context.Context, events typedcorev1.EventsGetter) (recorder, error) {
+	scheme := runtime.NewScheme()
+	if err := operatorv1alpha1.AddToScheme(scheme); err != nil {
+		return recorder{}, err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.Events("")})
+	return recorder{EventRecorder: broadcaster.NewRecorder(scheme, corev1.EventSource{Component: pki.ManagedBy}), shutdown: broadcaster.Shutdown}, nil
+}
+
+// newHost is the host cluster as the controllers read and write it: through the caches of
+// f, clients of their own for the reads before a first write, cert-manager's API as it comes
+// and goes, and kcp through the dialer cfg names.
+func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Interface, metadataClient metadata.Interface, f factories) (*hostcluster.Host, error) {
 	host := hostcluster.NewHost(kube, certManager,
-		hostInformers.Certmanager().V1().Certificates().Lister(), hostInformers.Certmanager().V1().Issuers().Lister(),
-		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
-		kubeInformers.Core().V1().ConfigMaps().Lister()).
-		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
-		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
+		f.host.Certmanager().V1().Certificates().Lister(), f.host.Certmanager().V1().Issuers().Lister(),
+		f.kube.Core().V1().Secrets().Lister(), f.kube.Core().V1().Services().Lister(), f.kube.Apps().V1().Deployments().Lister(),
+		f.kube.Core().V1().ConfigMaps().Lister()).
+		WithDisruptionBudgets(f.kube.Policy().V1().PodDisruptionBudgets().Lister()).
+		WithStatefulSets(f.kube.Apps().V1().StatefulSets().Lister())
 	// The reads before a first write go through clients with a rate limiter of their own:
 	// they are not writes, and would otherwise double a new setup's wait on the writes'.
 	claimsConfig := ownClientConfig(cfg.Host, ClaimsUserAgent)
 	claimKube, err := kubernetes.NewForConfig(ProtobufConfig(claimsConfig))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	claimCertManager, err := cmclientset.NewForConfig(JSONConfig(claimsConfig))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	host.Claims = &hostcluster.ClaimClients{Kube: claimKube, CertManager: claimCertManager}
 	if cfg.Namespaces.All() {
-		host.SecretMetadata = metadataInformers.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
+		host.SecretMetadata = f.metadata.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")).Informer()
 	} else {
 		host.SecretMetadata = secretMetadataInformer(cfg.Namespaces, metadataClient, resync)
 	}
 	if err := host.SecretMetadata.SetTransform(hostcluster.SecretMetadataTransform); err != nil {
-		return fmt.Errorf("the Secret metadata cache: %w", err)
+		return nil, fmt.Errorf("the Secret metadata cache: %w", err)
 	}
-	host.ReferenceSecrets = referenceInformers.Core().V1().Secrets().Lister()
+	host.ReferenceSecrets = f.references.Core().V1().Secrets().Lister()
 	// cert-manager's informers start once its API is served, which it may never be.
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg.Host)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	host.CertManagerAPI = hostcluster.NewCertManagerAPI(discoveryClient, hostInformers)
+	host.CertManagerAPI = hostcluster.NewCertManagerAPI(discoveryClient, f.host)
 	dialer, err := kcpclient.New(cfg.KcpDialer, cfg.Host)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
-	inf := controller.Informers{Ours: ourInformers, Kube: kubeInformers, CertManager: hostInformers, References: referenceInformers}
-	deps := controller.Deps{Ours: opClient, Informers: inf, Host: host, Recorder: recorder}
-	rootShards, err := rootshard.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the RootShard controller: %w", err)
-	}
-	shards, err := shard.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the Shard controller: %w", err)
-	}
-	frontProxies, err := frontproxy.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the FrontProxy controller: %w", err)
-	}
-	cacheServers, err := cacheserver.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the CacheServer controller: %w", err)
-	}
-	kubeconfigs, err := kubeconfig.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the Kubeconfig controller: %w", err)
-	}
-	virtualWorkspaces, err := virtualworkspace.New(deps)
-	if err != nil {
-		return fmt.Errorf("setting up the VirtualWorkspace controller: %w", err)
-	}
-	ourInformers.Start(ctx.Done())
-	go host.CertManagerAPI.Run(ctx)
-	kubeInformers.Start(ctx.Done())
-	metadataInformers.Start(ctx.Done())
-	if !cfg.Namespaces.All() {
-		// Not the factory's: started and stopped with the controllers.
-		go host.SecretMetadata.RunWithContext(ctx)
-	}
-	referenceInformers.Start(ctx.Done())
-	defer ourInformers.Shutdown()
-	defer hostInformers.Shutdown()
-	defer kubeInformers.Shutdown()
-	defer metadataInformers.Shutdown()
-	defer referenceInformers.Shutdown()
+	return host, nil
+}
 
-	workers := cfg.Workers
+// runner is a kind's controller, set up: Run reconciles with workers until ctx is done.
+type runner interface {
+	Run(ctx context.Context, workers int) error
+}
+
+// kindController is how the manager sets up the controller of one of our kinds.
+type kindController struct {
+	// kind is the kind's name in owner labels; title names it in messages.
+	kind, title string
+	new         func(controller.Deps) (runner, error)
+}
+
+// controllerOf is the controller of kind that newController sets up.
+func controllerOf[T controller.Object, S any, C runner](kind controller.Kind[T, S], newController func(controller.Deps) (C, error)) kindController {
+	return kindController{kind: kind.Name, title: kind.Title, new: func(deps controller.Deps) (runner, error) { return newController(deps) }}
+}
+
+// controllers are the controllers of our kinds, one for every kind of kinds.All
+// (TestEveryKindHasAController).
+var controllers = []kindController{
+	controllerOf(rootshard.Kind, rootshard.New),
+	controllerOf(shard.Kind, shard.New),
+	controllerOf(frontproxy.Kind, frontproxy.New),
+	controllerOf(cacheserver.Kind, cacheserver.New),
+	controllerOf(kubeconfig.Kind, kubeconfig.New),
+	controllerOf(virtualworkspace.Kind, virtualworkspace.New),
+}
+
+// setUp sets up the controller of every kind over deps.
+func setUp(deps controller.Deps) ([]runner, error) {
+	runs := make([]runner, 0, len(controllers))
+	for _, c := range controllers {
+		r, err := c.new(deps)
+		if err != nil {
+			return nil, fmt.Errorf("setting up the %s controller: %w", c.title, err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// runAll runs the controllers with workers each (2 when less than 1) until ctx is done. A
+// controller that stops early stops the others, so that the term ends with nothing running
+// rather than with some kinds unreconciled.
+func runAll(ctx context.Context, runs []runner, workers int) error {
 	if workers < 1 {
 		workers = 2
 	}
-	started()
-	runs := []func(context.Context, int) error{rootShards.Run, shards.Run, frontProxies.Run, cacheServers.Run, kubeconfigs.Run, virtualWorkspaces.Run}
-	// A controller that stops early stops the others, so that the term ends with nothing
-	// running rather than with some kinds unreconciled.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	errs := make(chan error, len(runs))
-	for _, run := range runs {
-		go func() { errs <- run(runCtx, workers) }()
+	for _, r := range runs {
+		go func() { errs <- r.Run(runCtx, workers) }()
 	}
 	var all []error
 	for range runs {

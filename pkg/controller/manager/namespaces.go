@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
@@ -64,7 +64,7 @@ func SecretsInformer(factory kubeinformers.SharedInformerFactory, kube kubernete
 func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.ListOptions),
 	kube kubernetes.Interface, kubeInformers kubeinformers.SharedInformerFactory,
 	certManager cmclientset.Interface, certManagerInformers cminformers.SharedInformerFactory,
-	ours clientset.Interface, ourInformers informers.SharedInformerFactory) {
+	ours clientset.Interface, ourInformers informers.SharedInformerFactory, kinds controller.Registry) {
 	if namespaces.All() {
 		return
 	}
@@ -98,17 +98,10 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 		})
 	}
 	// Our kinds: objects of a namespace that is not served are left alone.
-	op := ours.OperatorV1alpha1()
-	for _, l := range []lw{
-		namespaced[*operatorv1alpha1.RootShardList](&operatorv1alpha1.RootShard{}, op.RootShards),
-		namespaced[*operatorv1alpha1.ShardList](&operatorv1alpha1.Shard{}, op.Shards),
-		namespaced[*operatorv1alpha1.FrontProxyList](&operatorv1alpha1.FrontProxy{}, op.FrontProxies),
-		namespaced[*operatorv1alpha1.CacheServerList](&operatorv1alpha1.CacheServer{}, op.CacheServers),
-		namespaced[*operatorv1alpha1.VirtualWorkspaceList](&operatorv1alpha1.VirtualWorkspace{}, op.VirtualWorkspaces),
-		namespaced[*operatorv1alpha1.KubeconfigList](&operatorv1alpha1.Kubeconfig{}, op.Kubeconfigs),
-	} {
-		newInformer := informer(l, nil)
-		ourInformers.InformerFor(l.obj, func(_ clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+	for _, k := range kinds {
+		obj, list, watchFunc := k.ListWatch(ours)
+		newInformer := informer(lw{obj, list, watchFunc}, nil)
+		ourInformers.InformerFor(obj, func(_ clientset.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return newInformer(resync)
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -36,7 +37,7 @@ func TestRootShardUsesItsCacheCopy(t *testing.T) {
 	name := rootshard.Server(rs).CacheKubeconfig()
 	assert.Equal(t, "root-kcp-cache-kubeconfig", name)
 	in.AssertCacheKubeconfig(t, f.Host, rootshard.Kind, "root", name)
-	got, err := f.c.RootShards.RootShards("team-a").Get("root")
+	got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	assert.True(t, meta.IsStatusConditionTrue(got.Status.Conditions, operatorv1alpha1.ConditionReferenceValid), "conditions: %+v", got.Status.Conditions)
 }
@@ -56,7 +57,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 		f.hostCatchesUp(t)
 	}
 
-	got, err := f.c.RootShards.RootShards("team-a").Get("root")
+	got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretInvalid, "cache-cache-client")
 	assert.NotEqual(t, operatorv1alpha1.PhaseRunning, got.Status.Phase)
@@ -98,7 +99,7 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	got, err := f.c.RootShards.RootShards("team-a").Get("root")
+	got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceInvalid(t, got.Status.Conditions, operatorv1alpha1.ReasonReferenceSecretNotFound, "cache-cache-client")
 
@@ -107,7 +108,7 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	got, err = f.c.RootShards.RootShards("team-a").Get("root")
+	got, err = kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	controllertest.AssertReferenceNotLabelled(t, got.Status.Conditions, "cache-cache-client", reference.CacheClient)
 	_, exists, err := f.Host.Caches["certificates"].GetByKey("team-a/root-server")

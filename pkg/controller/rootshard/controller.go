@@ -7,17 +7,16 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
-	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
-	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // Kind is the RootShard to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]{Name: rootshard.Kind, Noun: "root shard"}
+var Kind = kinds.RootShard
 
 // Controller reconciles RootShards.
 type Controller struct {
@@ -38,14 +37,14 @@ func (c *Controller) watches() controller.Watches {
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes status.shards, and the service-account keys
 			// the root shard verifies.
-			{Kind: shard.Kind, Keys: c.rootShardOfShard},
+			{Kind: kinds.Shard, Keys: c.rootShardOfShard},
 			// A CacheServer appearing heals a reference.
-			{Kind: cacheserver.Kind, Keys: c.InNamespace},
+			{Kind: kinds.CacheServer, Keys: c.InNamespace},
 			// So does the VirtualWorkspace it names, whose address its flags carry; and a
 			// VirtualWorkspace of its PKI or a FrontProxy becoming available lets a CA
 			// rotation go on (advanceRotations).
-			{Kind: virtualworkspace.Kind, Keys: c.ofVirtualWorkspace},
-			{Kind: frontproxy.Kind, Keys: c.rootShardOfFrontProxy},
+			{Kind: kinds.VirtualWorkspace, Keys: c.ofVirtualWorkspace},
+			{Kind: kinds.FrontProxy, Keys: c.rootShardOfFrontProxy},
 		},
 		// A copy of a cache-client Secret appearing or changing heals or renews the
 		// kubeconfig of the RootShards that name it.
@@ -68,7 +67,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 	}
 	// A Shard's service-account key is verified by its root shard.
 	if name := controller.ShardServiceAccountSecret(m, shard.Kind); name != "" {
-		if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
+		if s, err := kinds.Shard.Lister(c.Indexes, m.GetNamespace()).Get(name); err == nil {
 			return c.rootShardOfShard(s)
 		}
 		return nil
@@ -92,7 +91,7 @@ func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
 	case t.RootShardRef != nil:
 		keys = append(keys, vw.Namespace+"/"+t.RootShardRef.Name)
 	case t.ShardRef != nil:
-		if s, err := c.Shards.Shards(vw.Namespace).Get(t.ShardRef.Name); err == nil {
+		if s, err := kinds.Shard.Lister(c.Indexes, vw.Namespace).Get(t.ShardRef.Name); err == nil {
 			keys = append(keys, c.rootShardOfShard(s)...)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // TestRefusedWriteIsReportedAndHeals: while the host refuses the Deployment, the RootShard
@@ -48,7 +49,7 @@ func TestRefusedWriteIsReportedAndHeals(t *testing.T) {
 			f.Host.DeploymentApplier.Apply = func(context.Context, *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
 				return nil, tc.refusal
 			}
-			rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+			rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 			require.NoError(t, err)
 			rs = rs.DeepCopy()
 			rs.Spec.Replicas = new(int32(3))

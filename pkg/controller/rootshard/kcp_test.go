@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
@@ -67,7 +68,7 @@ func TestRootShardKcpReady(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, f.Caches.RootShards.Update(rs))
 			}
-			rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+			rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 			require.NoError(t, err)
 			c := meta.FindStatusCondition(rs.Status.Conditions, operatorv1alpha1.ConditionKcpReady)
 			require.NotNil(t, c)

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // TestRootShardRealizesItsInternalFrontProxy: a RootShard's internal front proxy is realized
@@ -38,7 +39,7 @@ func TestRootShardRealizesItsInternalFrontProxy(t *testing.T) {
 	assert.Equal(t, "/kcp-front-proxy", d.Spec.Template.Spec.Containers[0].Command[0])
 
 	// spec.proxy shapes it, and nothing else changes.
-	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+	rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	rs = rs.DeepCopy()
 	three := int32(3)

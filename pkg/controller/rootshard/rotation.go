@@ -7,6 +7,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -74,7 +75,7 @@ func (c *Controller) trustBundles(rs *operatorv1alpha1.RootShard) ([]*corev1ac.S
 // the signing leaves are deleted once the stored RootShard says the old CA was dropped
 // (pki.OldDropped). The condition CARotation names what each rotation waits for.
 func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus, wrote int) error {
-	shards := c.Indexes.ShardsOf(rs.Namespace, rs.Name)
+	shards := kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name)
 	// As the old CA slot: once the stored object says the old CA was dropped, so that no
 	// reconcile of an older copy of it applies the old slot of a signing leaf again.
 	signers := []rotation.Signer{{Owner: rotation.Owner{Kind: rootshard.Kind, Name: rs.Name, UID: rs.UID}, Leaf: kcp.ServiceAccountSecret(rs.Name)}}
@@ -89,7 +90,7 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 		Wrote:      wrote,
 		// The front proxies and the VirtualWorkspaces of the RootShard mount its merged
 		// bundles too.
-		Members: rotation.Members(shards, c.Indexes.FrontProxiesOf(rs.Namespace, rs.Name), c.Indexes.VirtualWorkspacesOf(rs.Namespace, rs.Name)),
+		Members: rotation.Members(shards, kinds.FrontProxiesOf(c.Indexes, rs.Namespace, rs.Name), kinds.VirtualWorkspacesOf(c.Indexes, rs.Namespace, rs.Name)),
 		Signers: signers,
 	}, &status.Rotations, &status.Conditions)
 }

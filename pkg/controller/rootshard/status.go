@@ -9,6 +9,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
@@ -33,7 +34,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	if cacheErr != nil {
 		setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, cacheErr.Reason, cacheErr.Message)
 	} else if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
-		if _, err := c.CacheServers.CacheServers(rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
+		if _, err := kinds.CacheServer.Lister(c.Indexes, rs.Namespace).Get(ref.Reference.Name); apierrors.IsNotFound(err) {
 			setCondition(&status, rs, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", ref.Reference.Name, rs.Namespace))
 		} else {
@@ -47,7 +48,7 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 	setCondition(&status, rs, operatorv1alpha1.ConditionAvailable, available, reason, message)
 
 	status.Shards = nil
-	for _, s := range c.Indexes.ShardsOf(rs.Namespace, rs.Name) {
+	for _, s := range kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name) {
 		status.Shards = append(status.Shards, operatorv1alpha1.ShardReference{Name: s.Name})
 	}
 	sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })

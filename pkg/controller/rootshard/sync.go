@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -32,7 +32,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.
 	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
-	vw, vwReason, vwMessage, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	vw, vwReason, vwMessage, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
 		return cacheErr
 	}
-	wrote, err := c.realize(ctx, rs, desired, cache, controller.VirtualWorkspaceEndpoint(vw))
+	wrote, err := c.realize(ctx, rs, desired, cache, kinds.VirtualWorkspaceEndpoint(vw))
 	c.Applied(rs, wrote, err)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 		func(ctx context.Context) kcphealth.Result {
 			return kcphealth.Readyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
 		})
-	c.ObserveManagedEtcd(ctx, rs, status, c.Loop, rootshard.Etcd(rs))
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs))
 	return nil
 }
 
@@ -105,7 +105,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	w.Secrets(saTrust)
 	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
-	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
+	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))
 	w.KcpServer(k)
 	if err := c.realizeProxy(w, rs, bundles, issued); err != nil {
 		return w.Fail(err)

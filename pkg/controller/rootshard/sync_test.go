@@ -10,6 +10,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // fixture is a RootShard Controller over a fake host and hand-fed caches: a unit test of
@@ -38,7 +39,7 @@ func (f *fixture) converge(t *testing.T) {
 		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
-	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+	rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	require.Equal(t, operatorv1alpha1.PhaseRunning, rs.Status.Phase, "conditions: %+v", rs.Status.Conditions)
 	f.Reset()
@@ -73,7 +74,7 @@ func TestChangedSpecReappliesOnlyWhatChanged(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	f.converge(t)
 
-	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+	rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	rs = rs.DeepCopy()
 	rs.Spec.External.Hostname = "other.example.com"

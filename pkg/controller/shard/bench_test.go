@@ -13,6 +13,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -26,7 +27,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 		c := setups(b, n)
 		referencing := c.watches().Referencing
 		listed := func(match func(*operatorv1alpha1.Shard) bool) []string {
-			all, err := c.Shards.Shards("team-a").List(labels.Everything())
+			all, err := kinds.Shard.Lister(c.Indexes, "team-a").List(labels.Everything())
 			require.NoError(b, err)
 			var keys []string
 			for _, s := range all {
@@ -45,12 +46,12 @@ func BenchmarkWatchKeys(b *testing.B) {
 			}, func() []string { return c.shardsOf("team-a", "root-0") }},
 			{"ReferenceCopy", func() []string {
 				return listed(func(s *operatorv1alpha1.Shard) bool {
-					return slices.Contains(controller.ShardReferenceSecrets(s), "root-1-shard-join")
+					return slices.Contains(kinds.ShardReferenceSecrets(s), "root-1-shard-join")
 				})
 			}, func() []string { return referencing("team-a", "root-1-shard-join") }},
 			{"UsersSecret", func() []string {
 				return listed(func(s *operatorv1alpha1.Shard) bool {
-					rs, err := c.RootShards.RootShards("team-a").Get(rootShardName(s))
+					rs, err := kinds.RootShard.Lister(c.Indexes, "team-a").Get(rootShardName(s))
 					if s.Spec.RootShard.SecretRef != nil {
 						rs, err = reference.JoinedRootShard(shard.Kind, "team-a", s.Name), nil
 					}

@@ -10,6 +10,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -17,7 +18,7 @@ import (
 // withCacheCopy gives shard-1 a spec.cache.secretRef to the copy of kcp-system/cache's
 // cache-client Secret in team-a.
 func (f *fixture) withCacheCopy(t *testing.T) *operatorv1alpha1.Shard {
-	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(f.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.Cache = &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: "cache-cache-client"}}

@@ -10,16 +10,16 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
-	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // Kind is the Shard to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]{Name: shard.Kind, Noun: "shard"}
+var Kind = kinds.Shard
 
 // Controller reconciles Shards.
 type Controller struct {
@@ -47,12 +47,12 @@ func (c *Controller) watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys its siblings verify.
-			{Kind: shard.Kind, Keys: c.siblings, Membership: true},
+			{Kind: kinds.Shard, Keys: c.siblings, Membership: true},
 			// A RootShard appearing heals its Shards; its spec changes theirs (external hostname).
-			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
-			{Kind: cacheserver.Kind, Keys: c.InNamespace},
+			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.shardsOf(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.CacheServer, Keys: c.InNamespace},
 			// The VirtualWorkspace it names appearing heals it; its address is in its flags.
-			{Kind: virtualworkspace.Kind, Keys: c.NamingObject(controller.VirtualWorkspaceIndex)},
+			{Kind: kinds.VirtualWorkspace, Keys: c.NamingObject(controller.VirtualWorkspaceIndex)},
 		},
 		// A copy of a shard-join or cache-client Secret appearing or changing (a CA rotated
 		// and copied again) re-realizes the Shards that name it.
@@ -71,7 +71,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 		keys := []string{m.GetNamespace() + "/" + name}
 		// A Shard's service-account key is verified by its siblings too.
 		if controller.ShardServiceAccountSecret(m, shard.Kind) != "" {
-			if s, err := c.Shards.Shards(m.GetNamespace()).Get(name); err == nil {
+			if s, err := kinds.Shard.Lister(c.Indexes, m.GetNamespace()).Get(name); err == nil {
 				keys = append(keys, c.siblings(s)...)
 			}
 		}
@@ -89,7 +89,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 
 // shardsOf are the keys of the Shards of a RootShard.
 func (c *Controller) shardsOf(namespace, rootShard string) []string {
-	return c.Indexes.ShardKeysOf(namespace, rootShard)
+	return kinds.ShardKeysOf(c.Indexes, namespace, rootShard)
 }
 
 // siblings are the keys of the other Shards of a Shard's RootShard.
@@ -108,12 +108,12 @@ func rootShardName(s *operatorv1alpha1.Shard) string { return controller.ShardRo
 // spec names it and those of the RootShards whose spec does.
 func (c *Controller) mounting(namespace, name string) []string {
 	value := controller.IndexValue(namespace, name)
-	candidates := controller.Indexed[*operatorv1alpha1.Shard](c.Indexes.Shards, controller.UsersSecretIndex, value)
-	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](c.Indexes.RootShards, controller.UsersSecretIndex, value) {
-		candidates = append(candidates, c.Indexes.ShardsOf(namespace, rs.Name)...)
+	candidates := controller.Indexed[*operatorv1alpha1.Shard](kinds.Shard.Cache(c.Indexes), controller.UsersSecretIndex, value)
+	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](kinds.RootShard.Cache(c.Indexes), controller.UsersSecretIndex, value) {
+		candidates = append(candidates, kinds.ShardsOf(c.Indexes, namespace, rs.Name)...)
 	}
 	return controller.Matching(candidates, func(s *operatorv1alpha1.Shard) bool {
-		rs, err := c.RootShards.RootShards(namespace).Get(rootShardName(s))
+		rs, err := kinds.RootShard.Lister(c.Indexes, namespace).Get(rootShardName(s))
 		if s.Spec.RootShard.SecretRef != nil {
 			// Names alone: what the pods mount does not depend on the copy's content.
 			rs, err = reference.JoinedRootShard(shard.Kind, namespace, s.Name), nil

@@ -14,13 +14,14 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 const kcpShardPath = "/rootshards/root/clusters/root/apis/core.kcp.io/v1alpha1/shards/shard-1"
 
 // deleteShard marks shard-1 as being deleted, and changes it first.
 func (k *kcpFixture) deleteShard(t *testing.T, change func(s *operatorv1alpha1.Shard)) {
-	s, err := k.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(k.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}

@@ -15,6 +15,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -29,7 +30,7 @@ type joinedFixture struct {
 
 func newJoinedFixture(t *testing.T) *joinedFixture {
 	f := newFixture(t)
-	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(f.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.RootShard = operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}
@@ -204,7 +205,7 @@ func TestDeletedJoinedShardIsNotDeregistered(t *testing.T) {
 	j.Host.Reset()
 	j.Ours.ClearActions()
 
-	s, err := j.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(j.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}

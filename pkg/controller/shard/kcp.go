@@ -15,6 +15,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -70,7 +71,7 @@ func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, 
 			"kcp's Shard %q was not deleted: namespace %s is being deleted, and its RootShard and kcp with it", s.Name, s.Namespace)
 		return nil
 	}
-	rs, err := c.RootShards.RootShards(s.Namespace).Get(rootShardName(s))
+	rs, err := kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
 		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted: the RootShard %q does not exist, so there is no root workspace to delete it from", s.Name, rootShardName(s))

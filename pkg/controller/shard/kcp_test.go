@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -57,7 +58,7 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 }
 
 func (f *fixture) rootShard(t *testing.T) *operatorv1alpha1.RootShard {
-	rs, err := f.c.RootShards.RootShards("team-a").Get("root")
+	rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 	require.NoError(t, err)
 	return rs
 }
@@ -230,7 +231,7 @@ func TestShardKcpThatHangsHoldsNothing(t *testing.T) {
 
 	start := time.Now()
 	k.sync(t) // starts a check, which hangs
-	s, err := k.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(k.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.ShardBaseURL = "https://shard-1.example.com:6443"

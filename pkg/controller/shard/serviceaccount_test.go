@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -31,7 +32,7 @@ func TestShardsOfARootShardFollowEachOther(t *testing.T) {
 	f := newFixture(t)
 	f.addShard(t, "shard-2", "root")
 	f.addShard(t, "elsewhere", "other-root")
-	s2, err := f.c.Shards.Shards("team-a").Get("shard-2")
+	s2, err := kinds.Shard.Lister(f.c.Indexes, "team-a").Get("shard-2")
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{"team-a/shard-1"}, f.c.siblings(s2))

@@ -10,8 +10,8 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -28,7 +28,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	if s.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, s, status)
 	}
-	rs, err := c.RootShards.RootShards(s.Namespace).Get(rootShardName(s))
+	rs, err := kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
 		// Kubernetes is eventually consistent: the RootShard may come later.
 		c.RootShardMissing(s, status, rootShardName(s))
@@ -47,7 +47,7 @@ func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	// After the host side, which kcp's answer never holds up.
 	c.ObserveKcp(ctx, s, status, c.Loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
 		c.kcpReady(s, rs))
-	c.ObserveManagedEtcd(ctx, s, status, c.Loop, k.Etcd)
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd)
 	return nil
 }
 
@@ -69,7 +69,7 @@ func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Sh
 		return err
 	}
 	meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionKcpReady)
-	c.ObserveManagedEtcd(ctx, s, status, c.Loop, k.Etcd)
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd)
 	return nil
 }
 
@@ -83,11 +83,11 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	if err != nil {
 		return k, false, c.ReferenceInvalid(s, status, err)
 	}
-	vw, vwReason, vwMessage, err := controller.KcpServerVirtualWorkspace(c.VirtualWorkspaces, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	vw, vwReason, vwMessage, err := kinds.KcpServerVirtualWorkspace(c.Indexes, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
 	if err != nil {
 		return k, false, err
 	}
-	wrote, err := c.realize(ctx, s, rs, joined, cache, controller.VirtualWorkspaceEndpoint(vw))
+	wrote, err := c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw))
 	c.Applied(s, wrote, err)
 	if err != nil {
 		return k, false, err
@@ -97,7 +97,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 		c.SetVirtualWorkspaceMissing(s, status, vwReason, vwMessage)
 	}
 	if k.Cache != nil {
-		if _, err := c.CacheServers.CacheServers(s.Namespace).Get(k.Cache.Name); apierrors.IsNotFound(err) {
+		if _, err := kinds.CacheServer.Lister(c.Indexes, s.Namespace).Get(k.Cache.Name); apierrors.IsNotFound(err) {
 			c.SetCondition(s, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, operatorv1alpha1.ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", k.Cache.Name, s.Namespace))
 		}
@@ -143,7 +143,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it
 	// issued itself.
 	if joined == nil {
-		k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, c.Indexes.ShardsOf(rs.Namespace, rs.Name))
+		k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))
 	}
 	w.KcpServer(k)
 	return w.Done()

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // fixture is a Shard Controller over a fake host and hand-fed caches: a unit test of sync
@@ -112,7 +113,7 @@ func TestResyncOfARealizedShardWritesNothing(t *testing.T) {
 func TestShardClientCABundleRefIsMergedAndMounted(t *testing.T) {
 	f := newFixture(t)
 	f.addRootShard(t)
-	s, err := f.c.Shards.Shards("team-a").Get("shard-1")
+	s, err := kinds.Shard.Lister(f.c.Indexes, "team-a").Get("shard-1")
 	require.NoError(t, err)
 	s = s.DeepCopy()
 	s.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "partner-ca"}

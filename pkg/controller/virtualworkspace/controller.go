@@ -9,6 +9,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -17,7 +18,7 @@ import (
 )
 
 // Kind is the VirtualWorkspace to the shared controller code.
-var Kind = controller.Kind[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]{Name: virtualworkspace.Kind, Noun: "virtual workspace"}
+var Kind = kinds.VirtualWorkspace
 
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
@@ -37,9 +38,9 @@ func (c *Controller) watches() controller.Watches {
 		Kinds: []controller.Reference{
 			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,
 			// addresses, cache, bundles).
-			{Kind: rootshard.Kind, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			{Kind: shard.Kind, Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
-			{Kind: cacheserver.Kind, Keys: c.InNamespace},
+			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.Shard, Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.CacheServer, Keys: c.InNamespace},
 		},
 		// What the VirtualWorkspace owns, and what its target owns that it mounts (CAs,
 		// bundles, the cache's kubeconfig).
@@ -74,7 +75,7 @@ func (c *Controller) owners(m metav1.Object) []string {
 // ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
 // those that serve one of its Shards.
 func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return controller.Matching(c.Indexes.VirtualWorkspacesOf(namespace, rootShard), func(*operatorv1alpha1.VirtualWorkspace) bool { return true })
+	return controller.Matching(kinds.VirtualWorkspacesOf(c.Indexes, namespace, rootShard), func(*operatorv1alpha1.VirtualWorkspace) bool { return true })
 }
 
 // ofShard are the VirtualWorkspaces that serve a Shard.

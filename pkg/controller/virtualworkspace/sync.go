@@ -10,6 +10,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -30,7 +31,7 @@ type missing struct{ reason, message, what string }
 func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, *missing, error) {
 	ns := vw.Namespace
 	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
-		rs, err := c.RootShards.RootShards(ns).Get(name)
+		rs, err := kinds.RootShard.Lister(c.Indexes, ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return nil, &missing{operatorv1alpha1.ReasonRootShardNotFound,
 				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
@@ -45,7 +46,7 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, 
 		}
 		return rootshard.Server(rs), nil, nil
 	case t.ShardRef != nil:
-		s, err := c.Shards.Shards(ns).Get(t.ShardRef.Name)
+		s, err := kinds.Shard.Lister(c.Indexes, ns).Get(t.ShardRef.Name)
 		if apierrors.IsNotFound(err) {
 			return kcp.Server{}, &missing{operatorv1alpha1.ReasonShardNotFound,
 				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
@@ -82,7 +83,7 @@ func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 	}
 	c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 	if target.Cache != nil {
-		if _, err := c.CacheServers.CacheServers(obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
+		if _, err := kinds.CacheServer.Lister(c.Indexes, obj.Namespace).Get(target.Cache.Name); apierrors.IsNotFound(err) {
 			c.SetCondition(obj, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionFalse, operatorv1alpha1.ReasonCacheServerNotFound,
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", target.Cache.Name, obj.Namespace))
 		}

@@ -54,9 +54,7 @@ func Bootstrap(namespace string) Objects {
 }
 
 // BootstrapLabels are the labels of the namespace bootstrap PKI.
-func BootstrapLabels() map[string]string {
-	return map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.LabelComponent: "pki-bootstrap", pki.LabelInstance: pki.BootstrapCA}
-}
+func BootstrapLabels() map[string]string { return pki.BootstrapLabels() }
 
 // IsBootstrap reports whether an object's labels mark it as part of the namespace bootstrap.
 func IsBootstrap(labels map[string]string) bool {

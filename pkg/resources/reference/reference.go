@@ -31,7 +31,7 @@ const (
 )
 
 // Label selects the reference Secrets, for sync tools; its value is the Reference.
-const Label = "operator.kcp.io/reference"
+const Label = pki.LabelReference
 
 // Type is the Secret type of a reference Secret, such as operator.kcp.io/shard-join. A
 // consumer refuses a Secret of another type; Kubernetes never changes a Secret's type.

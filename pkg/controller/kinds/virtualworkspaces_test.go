@@ -1,4 +1,4 @@
-package controller
+package kinds
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 )
 
 // TestShardVirtualWorkspace: the VirtualWorkspace a shard names serves it, or the reason why
@@ -31,7 +31,7 @@ func TestShardVirtualWorkspace(t *testing.T) {
 	} {
 		require.NoError(t, idx.Add(o))
 	}
-	lister := listers.NewVirtualWorkspaceLister(idx)
+	x := controller.Indexes{VirtualWorkspace.Name: idx}
 	spec := func(name string) *operatorv1alpha1.CommonShardSpec {
 		if name == "" {
 			return &operatorv1alpha1.CommonShardSpec{}
@@ -56,7 +56,7 @@ func TestShardVirtualWorkspace(t *testing.T) {
 			message: `VirtualWorkspace "of-shard-1" serves Shard/shard-1, not RootShard/shard-1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason, message, err := KcpServerVirtualWorkspace(lister, tc.kind, "team-a", tc.shard, spec(tc.vw))
+			got, reason, message, err := KcpServerVirtualWorkspace(x, tc.kind, "team-a", tc.shard, spec(tc.vw))
 			require.NoError(t, err)
 			assert.Equal(t, tc.found, got != nil)
 			assert.Equal(t, tc.reason, reason)

@@ -1,4 +1,4 @@
-package controller_test
+package kinds
 
 import (
 	"testing"
@@ -10,12 +10,6 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
-	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
-	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
-	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
-	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
-	"github.com/kcp-setups/apiserver/pkg/controller/shard"
-	"github.com/kcp-setups/apiserver/pkg/controller/virtualworkspace"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 )
@@ -25,23 +19,23 @@ import (
 // fields of its status.
 func TestKindsReachTheirObjects(t *testing.T) {
 	meta := metav1.ObjectMeta{Namespace: "team-a", Name: "x"}
-	t.Run("RootShard", reaches(rootshard.Kind, &operatorv1alpha1.RootShard{ObjectMeta: meta}, "operator.kcp.io/rootshard-cleanup"))
-	t.Run("Shard", reaches(shard.Kind, &operatorv1alpha1.Shard{ObjectMeta: meta}, "operator.kcp.io/shard-cleanup"))
-	t.Run("FrontProxy", reaches(frontproxy.Kind, &operatorv1alpha1.FrontProxy{ObjectMeta: meta}, "operator.kcp.io/frontproxy-cleanup"))
-	t.Run("CacheServer", reaches(cacheserver.Kind, &operatorv1alpha1.CacheServer{ObjectMeta: meta}, "operator.kcp.io/cacheserver-cleanup"))
-	t.Run("Kubeconfig", reaches(kubeconfig.Kind, &operatorv1alpha1.Kubeconfig{ObjectMeta: meta}, "operator.kcp.io/kubeconfig-cleanup"))
-	t.Run("VirtualWorkspace", reaches(virtualworkspace.Kind, &operatorv1alpha1.VirtualWorkspace{ObjectMeta: meta},
+	t.Run("RootShard", reaches(RootShard, &operatorv1alpha1.RootShard{ObjectMeta: meta}, "operator.kcp.io/rootshard-cleanup"))
+	t.Run("Shard", reaches(Shard, &operatorv1alpha1.Shard{ObjectMeta: meta}, "operator.kcp.io/shard-cleanup"))
+	t.Run("FrontProxy", reaches(FrontProxy, &operatorv1alpha1.FrontProxy{ObjectMeta: meta}, "operator.kcp.io/frontproxy-cleanup"))
+	t.Run("CacheServer", reaches(CacheServer, &operatorv1alpha1.CacheServer{ObjectMeta: meta}, "operator.kcp.io/cacheserver-cleanup"))
+	t.Run("Kubeconfig", reaches(Kubeconfig, &operatorv1alpha1.Kubeconfig{ObjectMeta: meta}, "operator.kcp.io/kubeconfig-cleanup"))
+	t.Run("VirtualWorkspace", reaches(VirtualWorkspace, &operatorv1alpha1.VirtualWorkspace{ObjectMeta: meta},
 		"operator.kcp.io/virtualworkspace-cleanup"))
 }
 
 func reaches[T controller.Object, S any](kind controller.Kind[T, S], obj T, finalizer string) func(*testing.T) {
 	return func(t *testing.T) {
 		assert.Equal(t, finalizer, kind.Finalizer())
-		assert.Equal(t, kind.Name, controller.OurKind(obj))
+		assert.Equal(t, kind.Name, All.KindOf(obj))
 
 		ours := opfake.NewSimpleClientset(obj.DeepCopyObject())
 		inf := controller.Informers{Ours: informers.NewSharedInformerFactory(ours, 0)}
-		indexes, err := inf.AddIndexes()
+		indexes, err := All.AddIndexes(inf)
 		require.NoError(t, err)
 		require.NoError(t, kind.Informer(inf.Ours.Operator().V1alpha1()).GetIndexer().Add(obj))
 		cached, err := kind.Lister(indexes, "team-a").Get("x")

@@ -1,4 +1,4 @@
-package controller
+package kinds
 
 import (
 	"sort"
@@ -13,9 +13,21 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 )
+
+// indexOf is what the index of the cache of obj's kind holds for it: nothing when its kind
+// contributes no such index, or it is none of ours.
+func indexOf(index string, obj any) ([]string, error) {
+	for _, k := range All {
+		if f := k.IndexersOf()[index]; k.Owns(obj) && f != nil {
+			return f(obj)
+		}
+	}
+	return nil, nil
+}
 
 func ref(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
 
@@ -58,33 +70,33 @@ func TestIndexers(t *testing.T) {
 		obj   any
 		want  []string
 	}{
-		{"a Shard's RootShard", RootShardIndex, referenced, []string{"team-a/root"}},
-		{"a joined Shard has none", RootShardIndex, joined, nil},
-		{"a FrontProxy's RootShard", RootShardIndex, edge, []string{"team-a/root"}},
-		{"a joined FrontProxy has none", RootShardIndex, joinedEdge, nil},
-		{"RootShards are not indexed by RootShard", RootShardIndex, rs, nil},
-		{"a Shard's VirtualWorkspace", VirtualWorkspaceIndex, referenced, []string{"team-a/beta-vw"}},
-		{"a RootShard's VirtualWorkspace", VirtualWorkspaceIndex, rs, []string{"team-a/root-vw"}},
-		{"none named", VirtualWorkspaceIndex, joined, nil},
-		{"a joined Shard's shard-join and cache-client copies", ReferenceSecretIndex, joined, []string{"team-a/cache-cache-client", "team-a/root-shard-join"}},
-		{"a RootShard's cache-client copy", ReferenceSecretIndex, rs, []string{"team-a/cache-cache-client"}},
-		{"a FrontProxy's front-proxy-join copy", ReferenceSecretIndex, joinedEdge, []string{"team-a/root-front-proxy-join"}},
-		{"a referenced FrontProxy names no copy", ReferenceSecretIndex, edge, nil},
-		{"Kubeconfigs are not indexed by copy: their target is", ReferenceSecretIndex, toCopy, nil},
-		{"a Kubeconfig toward a Shard", TargetIndex, toShard, []string{"team-a/Shard/beta"}},
-		{"a Kubeconfig toward a copy", TargetIndex, toCopy, []string{"team-a/Secret/root-kubeconfig-issuer"}},
-		{"a Kubeconfig without a target", TargetIndex, &operatorv1alpha1.Kubeconfig{ObjectMeta: inTeamA("x")}, nil},
-		{"a VirtualWorkspace of a Shard", TargetIndex, vwOfShard, []string{"team-a/shard/beta"}},
-		{"a VirtualWorkspace of a RootShard", TargetIndex, vwOfRoot, []string{"team-a/rootshard/root"}},
-		{"a RootShard on the bootstrap PKI", BootstrapIndex, rs, []string{"team-a"}},
-		{"a RootShard with its own PKI", BootstrapIndex, ownPKI, nil},
-		{"a CacheServer on the bootstrap PKI", BootstrapIndex, cs, []string{"team-a"}},
-		{"a CacheServer with its own PKI", BootstrapIndex, csOwnPKI, nil},
-		{"Shards are not on the bootstrap PKI", BootstrapIndex, referenced, nil},
-		{"a Secret is none of ours", UsersSecretIndex, &corev1.Secret{ObjectMeta: inTeamA("x")}, nil},
+		{"a Shard's RootShard", controller.RootShardIndex, referenced, []string{"team-a/root"}},
+		{"a joined Shard has none", controller.RootShardIndex, joined, nil},
+		{"a FrontProxy's RootShard", controller.RootShardIndex, edge, []string{"team-a/root"}},
+		{"a joined FrontProxy has none", controller.RootShardIndex, joinedEdge, nil},
+		{"RootShards are not indexed by RootShard", controller.RootShardIndex, rs, nil},
+		{"a Shard's VirtualWorkspace", controller.VirtualWorkspaceIndex, referenced, []string{"team-a/beta-vw"}},
+		{"a RootShard's VirtualWorkspace", controller.VirtualWorkspaceIndex, rs, []string{"team-a/root-vw"}},
+		{"none named", controller.VirtualWorkspaceIndex, joined, nil},
+		{"a joined Shard's shard-join and cache-client copies", controller.ReferenceSecretIndex, joined, []string{"team-a/cache-cache-client", "team-a/root-shard-join"}},
+		{"a RootShard's cache-client copy", controller.ReferenceSecretIndex, rs, []string{"team-a/cache-cache-client"}},
+		{"a FrontProxy's front-proxy-join copy", controller.ReferenceSecretIndex, joinedEdge, []string{"team-a/root-front-proxy-join"}},
+		{"a referenced FrontProxy names no copy", controller.ReferenceSecretIndex, edge, nil},
+		{"Kubeconfigs are not indexed by copy: their target is", controller.ReferenceSecretIndex, toCopy, nil},
+		{"a Kubeconfig toward a Shard", controller.TargetIndex, toShard, []string{"team-a/Shard/beta"}},
+		{"a Kubeconfig toward a copy", controller.TargetIndex, toCopy, []string{"team-a/Secret/root-kubeconfig-issuer"}},
+		{"a Kubeconfig without a target", controller.TargetIndex, &operatorv1alpha1.Kubeconfig{ObjectMeta: inTeamA("x")}, nil},
+		{"a VirtualWorkspace of a Shard", controller.TargetIndex, vwOfShard, []string{"team-a/shard/beta"}},
+		{"a VirtualWorkspace of a RootShard", controller.TargetIndex, vwOfRoot, []string{"team-a/rootshard/root"}},
+		{"a RootShard on the bootstrap PKI", controller.BootstrapIndex, rs, []string{"team-a"}},
+		{"a RootShard with its own PKI", controller.BootstrapIndex, ownPKI, nil},
+		{"a CacheServer on the bootstrap PKI", controller.BootstrapIndex, cs, []string{"team-a"}},
+		{"a CacheServer with its own PKI", controller.BootstrapIndex, csOwnPKI, nil},
+		{"Shards are not on the bootstrap PKI", controller.BootstrapIndex, referenced, nil},
+		{"a Secret is none of ours", controller.UsersSecretIndex, &corev1.Secret{ObjectMeta: inTeamA("x")}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Indexers[tc.index](tc.obj)
+			got, err := indexOf(tc.index, tc.obj)
 			require.NoError(t, err)
 			sort.Strings(got)
 			assert.Equal(t, tc.want, got)
@@ -129,7 +141,7 @@ func TestUsersSecretIndex(t *testing.T) {
 		{name: "a Kubeconfig mounts nothing", obj: &operatorv1alpha1.Kubeconfig{ObjectMeta: inTeamA("kc")}, nothing: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Indexers[UsersSecretIndex](tc.obj)
+			got, err := indexOf(controller.UsersSecretIndex, tc.obj)
 			require.NoError(t, err)
 			if tc.nothing {
 				assert.Empty(t, got)
@@ -147,18 +159,20 @@ func TestUsersSecretIndex(t *testing.T) {
 // TestAddIndexesOnce: every controller calls AddIndexes on the shared informers; the first
 // registers the indexes, the others find them, and the caches answer through them.
 func TestAddIndexesOnce(t *testing.T) {
-	inf := Informers{Ours: informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
+	inf := controller.Informers{Ours: informers.NewSharedInformerFactory(opfake.NewSimpleClientset(), 0),
 		Kube: kubeinformers.NewSharedInformerFactory(kubefake.NewSimpleClientset(), 0)}
-	first, err := inf.AddIndexes()
+	first, err := All.AddIndexes(inf)
 	require.NoError(t, err)
-	second, err := inf.AddIndexes()
+	second, err := All.AddIndexes(inf)
 	require.NoError(t, err, "a second controller finds the indexes")
-	assert.Same(t, first.Shards, second.Shards)
-	for name := range Indexers {
-		assert.Contains(t, first.Shards.GetIndexers(), name)
-		assert.Contains(t, first.VirtualWorkspaces.GetIndexers(), name)
+	assert.Same(t, Shard.Cache(first), Shard.Cache(second))
+	for _, k := range All {
+		require.NotNil(t, first[k.KindName()], "a cache of every kind")
+		for name := range k.IndexersOf() {
+			assert.Contains(t, first[k.KindName()].GetIndexers(), name, "%s contributes %s", k.KindName(), name)
+		}
 	}
-	assert.Contains(t, first.Shards.GetIndexers(), cache.NamespaceIndex, "the informer's own index stays")
+	assert.Contains(t, Shard.Cache(first).GetIndexers(), cache.NamespaceIndex, "the informer's own index stays")
 
 	shardOf := func(ns, name, rs string) *operatorv1alpha1.Shard {
 		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -166,33 +180,33 @@ func TestAddIndexesOnce(t *testing.T) {
 	}
 	for _, s := range []*operatorv1alpha1.Shard{shardOf("team-a", "s1", "root"), shardOf("team-a", "s2", "root"),
 		shardOf("team-a", "s3", "other"), shardOf("team-b", "s4", "root")} {
-		require.NoError(t, first.Shards.Add(s))
+		require.NoError(t, Shard.Cache(first).Add(s))
 	}
-	keys := first.ShardKeysOf("team-a", "root")
+	keys := ShardKeysOf(first, "team-a", "root")
 	sort.Strings(keys)
 	assert.Equal(t, []string{"team-a/s1", "team-a/s2"}, keys, "a RootShard's Shards, in its namespace")
-	assert.Len(t, first.ShardsOf("team-b", "root"), 1)
-	assert.Empty(t, first.ShardsOf("team-a", "nobody"))
-	assert.Len(t, InNamespace(first.Shards, "team-a"), 3)
+	assert.Len(t, ShardsOf(first, "team-b", "root"), 1)
+	assert.Empty(t, ShardsOf(first, "team-a", "nobody"))
+	assert.Len(t, controller.InNamespace(Shard.Cache(first), "team-a"), 3)
 }
 
 // TestIndexQueries: a nil cache is an empty one; a cache without the index answers nothing,
 // and says why to whoever asks; Matching keeps each match once.
 func TestIndexQueries(t *testing.T) {
-	var none Indexes
-	assert.Nil(t, none.ShardsOf("team-a", "root"))
-	assert.Nil(t, none.FrontProxiesOf("team-a", "root"))
-	assert.Nil(t, Keys(nil, RootShardIndex, "team-a/root"))
-	got, err := IndexedOrError[*operatorv1alpha1.Shard](nil, RootShardIndex, "team-a/root")
+	var none controller.Indexes
+	assert.Nil(t, ShardsOf(none, "team-a", "root"))
+	assert.Nil(t, FrontProxiesOf(none, "team-a", "root"))
+	assert.Nil(t, controller.Keys(nil, controller.RootShardIndex, "team-a/root"))
+	got, err := controller.IndexedOrError[*operatorv1alpha1.Shard](nil, controller.RootShardIndex, "team-a/root")
 	assert.NoError(t, err)
 	assert.Empty(t, got)
 
 	bare := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	require.NoError(t, bare.Add(&operatorv1alpha1.Shard{ObjectMeta: inTeamA("s1")}))
-	assert.Nil(t, Keys(bare, RootShardIndex, "team-a/root"))
-	_, err = IndexedOrError[*operatorv1alpha1.Shard](bare, RootShardIndex, "team-a/root")
+	assert.Nil(t, controller.Keys(bare, controller.RootShardIndex, "team-a/root"))
+	_, err = controller.IndexedOrError[*operatorv1alpha1.Shard](bare, controller.RootShardIndex, "team-a/root")
 	assert.Error(t, err, "a cache without the index cannot tell")
 
 	s1, s2 := &operatorv1alpha1.Shard{ObjectMeta: inTeamA("s1")}, &operatorv1alpha1.Shard{ObjectMeta: inTeamA("s2")}
-	assert.Equal(t, []string{"team-a/s1"}, Matching([]*operatorv1alpha1.Shard{s1, s2, s1}, func(s *operatorv1alpha1.Shard) bool { return s.Name == "s1" }))
+	assert.Equal(t, []string{"team-a/s1"}, controller.Matching([]*operatorv1alpha1.Shard{s1, s2, s1}, func(s *operatorv1alpha1.Shard) bool { return s.Name == "s1" }))
 }
