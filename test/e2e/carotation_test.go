@@ -230,6 +230,7 @@ func (m *mounter) revoked() time.Time {
 // during Prepared. Neither request fails until Complete drops the old CAs; then the
 // credential minted before Start is refused, and the other keeps working.
 func TestRotationWithoutFailures(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "carotation")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
@@ -382,6 +383,7 @@ func TestRotationSurvivesARestart(t *testing.T) {
 // CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
 // Complete before Start is a 409 that says why.
 func TestRotationWithThePlugin(t *testing.T) {
+	t.Parallel()
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 	ns := namespace(t, "carplugin")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
@@ -459,6 +461,7 @@ func TestRotationWithThePlugin(t *testing.T) {
 // intermediates are issued again under the new root with their keys, so that a credential
 // minted before Start still verifies after Complete, and the old root is gone.
 func TestRotationOfTheRootCA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "carootca")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
@@ -548,6 +551,7 @@ func TestRotationOfTheRootCA(t *testing.T) {
 // refreshed while the rotation is Prepared makes the joined pods trust both CAs; refreshed
 // again once it is Completed, the new CA alone.
 func TestJoinedSetupFollowsARotation(t *testing.T) {
+	t.Parallel()
 	a, b := namespace(t, "joinrot-a"), namespace(t, "joinrot-b")
 	kubectl(t, "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")))

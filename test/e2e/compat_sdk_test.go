@@ -15,6 +15,7 @@ import (
 // each reaches Running, and means there what it means in kcp-operator. It also checks
 // kcp-operator's labels on the workloads and its RootShard condition.
 func TestCompatSDKShapes(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "compat-sdk")
 	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/sdk/")
 	require.NoError(t, err, "kcp-operator's Go SDK's objects apply:\n%s", out)
@@ -81,6 +82,7 @@ func TestCompatSDKShapes(t *testing.T) {
 // comes back as a kubectl warning that says what it means here, and the setup reaches Running
 // meaning what it means in kcp-operator. A refusal that stays says what to write instead.
 func TestCompatAcceptedAsKcpOperator(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "compat-lenient")
 	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/accepted-as-kcp-operator.yaml")
 	require.NoError(t, err, "what kcp-operator accepts applies:\n%s", out)

@@ -11,6 +11,7 @@ import (
 
 // TestControllersAreLeaderElected checks that the controllers hold the Lease.
 func TestControllersAreLeaderElected(t *testing.T) {
+	t.Parallel()
 	holder := kubectl(t, "get", "lease", "kcp-setups-controllers", "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
 	assert.NotEmpty(t, holder)
 }
@@ -19,6 +20,7 @@ func TestControllersAreLeaderElected(t *testing.T) {
 // The counters are the whole server's, which every test's objects share: so the test checks
 // that they counted at least its own RootShard's reconciles, which the server's log names.
 func TestReconcileMetrics(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "metrics")
 	counted := func() (reconciles, durations float64) {
 		metrics, err := stack.ServerGet(t.Context(), "/metrics")

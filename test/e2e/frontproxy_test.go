@@ -12,6 +12,7 @@ import (
 // RootShard's CAs, its Deployment has the documented flags and mounts, its path mappings
 // route to the root shard, and deleting it removes what it had and nothing else.
 func TestFrontProxy(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "front-proxy")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`---
 apiVersion: operator.kcp.io/v1alpha1

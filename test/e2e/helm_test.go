@@ -60,6 +60,7 @@ func objectsOf(t *testing.T, stream string) map[string]map[string]any {
 // installs; with monitoring on, it adds exactly artifacts/monitoring's objects. The chart is
 // lint clean, and its schema refuses what it must.
 func TestChartTemplateEqualsKustomize(t *testing.T) {
+	t.Parallel()
 	out := helm(t, "lint", "--strict", chartDir)
 	assert.Contains(t, out, "0 chart(s) failed")
 

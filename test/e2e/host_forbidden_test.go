@@ -71,6 +71,7 @@ func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func
 // server retries with backoff, not in a loop; and once the rule is back, the setup converges
 // without a restart.
 func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden")
 	// A storage prefix of its own: the stack's server neither sees nor realizes its setups,

@@ -28,6 +28,7 @@ import (
 const deployDir = "../../artifacts/deploy"
 
 func TestInstallManifestsDryRun(t *testing.T) {
+	t.Parallel()
 	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
 	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
 		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {
@@ -557,6 +558,7 @@ func tail(log string) string {
 // TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
 // with kubectl --as, who may list, create and mint where.
 func TestSelfServiceRoles(t *testing.T) {
+	t.Parallel()
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
 	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")

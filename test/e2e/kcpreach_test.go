@@ -31,6 +31,7 @@ import (
 // Service's DNS name, and the server's own identity, <rs>-kcp-operator, which kcp treats as
 // an admin (system:kcp:admin) while the pods' identities are never handed to the server.
 func TestServerReachesKcpByPortForward(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "kcp-reach")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "Available")
@@ -164,6 +165,7 @@ func allowed(t *testing.T, want bool, what string, try func() error) {
 // the credential can do what the roles grant and only that, a removed role is revoked, and
 // deleting the Kubeconfig removes the bindings.
 func TestKubeconfigAuthorizationInKcp(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "kubeconfig-authz")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "Available")

@@ -83,6 +83,7 @@ func whoami(t *testing.T, standIn *framework.StandIn, kubeconfig string) (string
 // the credential works against a kcp stand-in that serves the RootShard's certificate and
 // trusts its client CAs, and nowhere else.
 func TestKubeconfigSubresource(t *testing.T) {
+	t.Parallel()
 	ns, other := namespace(t, "mint-a"), namespace(t, "mint-b")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"---\n"+
 		rootShardManifest("elsewhere", "elsewhere.example.com", 6443)))

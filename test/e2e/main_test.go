@@ -29,6 +29,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	stack = s
+	// The install's self-service roles, which many tests apply as they start: applied once
+	// here too, so that tests running in parallel never race to create them.
+	if out, err := stack.Kubectl(context.Background(), "apply", "-f", deployDir+"/roles.yaml"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: applying the self-service roles:", err, out)
+		stack.Stop()
+		os.Exit(1)
+	}
 	code := m.Run()
 	leaks := scanForLeaks()
 	switch {

@@ -59,6 +59,7 @@ metadata:
 // Synced=False, NameConflict, naming the object) and after they are deleted; setups made
 // again reach Running once the foreign objects are gone.
 func TestNeverTakesOver(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "takeover")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, foreignObjects))
 	foreign := []string{"configmap/app-config", "secret/web-server", "service/alpha-cache-server"}
@@ -113,6 +114,7 @@ func TestNeverTakesOver(t *testing.T) {
 // UID, down to the Secret cert-manager issues for it; a leftover of a deleted setup of the
 // same name (the same labels, another UID) is neither taken over nor deleted.
 func TestTheOwnersUIDMarksItsObjects(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "owneruid")
 	setups := writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`---
 apiVersion: operator.kcp.io/v1alpha1

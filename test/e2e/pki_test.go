@@ -58,6 +58,7 @@ func waitForOn(t *testing.T, s *framework.Stack, ns, object, condition string) {
 }
 
 func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "pki-bootstrap")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
@@ -129,6 +130,7 @@ func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
 }
 
 func TestRootShardUsesTheUsersIssuer(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "pki-issuer")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: cert-manager.io/v1
 kind: Issuer
@@ -170,6 +172,7 @@ spec:
 }
 
 func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "pki-refs")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
     ref:
@@ -199,6 +202,7 @@ spec:
 }
 
 func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "workloads")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "Available")
@@ -226,6 +230,7 @@ func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
 // TestUsersSecretRollsThePods rotates a Secret the user names (the etcd client TLS): the
 // Deployment that mounts it rolls, though the Secret carries no label of ours.
 func TestUsersSecretRollsThePods(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "users-secret")
 	kubectl(t, "create", "secret", "generic", "etcd-client", "-n", ns,
 		"--from-literal=tls.crt=cert", "--from-literal=tls.key=key", "--from-literal=ca.crt=ca")
@@ -247,6 +252,7 @@ func TestUsersSecretRollsThePods(t *testing.T) {
 // TestEditsOfTheDeploymentAreUndone edits what the controller owns in a Deployment, as
 // someone with kubectl edit would: the controller puts it back.
 func TestEditsOfTheDeploymentAreUndone(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "drift")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "Available")

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRBACIsEnforced(t *testing.T) {
+	t.Parallel()
 	allowed := namespace(t, "rbac-allowed")
 	other := namespace(t, "rbac-other")
 	alice, err := stack.UserKubeconfig("alice", "team-a")
@@ -43,6 +44,7 @@ func TestRBACIsEnforced(t *testing.T) {
 }
 
 func TestWatchSeesCreateAndDelete(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "watch")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 // the merged server CA bundle, which now carries only the new CA, verifies them.
 // cert-manager alone would leave the old leaves in place until they expire.
 func TestLeavesFollowARotatedCA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "rotation")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+"---\n"+shardManifest))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
@@ -84,6 +85,7 @@ func certPool(t *testing.T, data []byte) *x509.CertPool {
 // bundle clients held before the renewal and with the one written after, and a credential
 // minted before the renewal still chains to the client CAs.
 func TestARenewedCABreaksNoChain(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "renewal")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")

@@ -19,6 +19,7 @@ import (
 // every Certificate of docs/PKI.md is issued with the right chain, the cache is wired into the
 // shards, every object becomes Available and Running, and deleting them leaves nothing.
 func TestWholeSetup(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "whole-setup")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
     ref:

@@ -38,6 +38,7 @@ func editor(t *testing.T, ns, user string) func(args ...string) (string, error) 
 // kubectl: each is a 403 naming the field and the right, and nothing is stored. An edit of
 // eve's that changes nothing held passes, and the admin passes each of her patches.
 func TestHeldValuesAreAskedAgain(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "held")
 	as := editor(t, ns, "eve")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  serviceTemplate:
@@ -125,6 +126,7 @@ func TestHeldValuesAreAskedAgain(t *testing.T) {
 // the field's path that names the rotation subresource, for her as for the admin, and nothing
 // is stored; a leaf's template may do both.
 func TestEditorCannotRekeyACA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "rekey")
 	as := editor(t, ns, "eve")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))

@@ -69,6 +69,7 @@ func referenceValid(t *testing.T, ns, object string) string {
 // comes last: the Shard waits for it, deleting it leaves nothing labelled and the Shard says
 // its reference is missing, and it heals when the VirtualWorkspace is back.
 func TestVirtualWorkspaces(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "virtual-workspaces")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+virtualWorkspacesManifest))
 	require.Eventually(t, func() bool { return referenceValid(t, ns, "shard/shard-1") == "False/VirtualWorkspaceNotFound" },
