@@ -72,6 +72,7 @@ func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func
 // without a restart.
 func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
 	t.Parallel()
+	holdTheManifestsRBAC(t)
 	ctx := t.Context()
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden")
 	// A storage prefix of its own: the stack's server neither sees nor realizes its setups,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +77,19 @@ func localArgs(t *testing.T, args []string, port int, kubeconfig string) []strin
 	return append(out, stack.DelegationArgs(kubeconfig)...)
 }
 
+// manifestsRBAC is held by the tests that run a server as the install manifests'
+// ServiceAccount: they apply and delete the manifests' RBAC, change the rules of its
+// ClusterRole kcp-setups:apiserver and lead on its Lease kcp-setups/kcp-setups-controllers, so
+// they run one at a time, in parallel with the other tests.
+var manifestsRBAC sync.Mutex
+
+// holdTheManifestsRBAC holds manifestsRBAC until the test and its cleanups are done.
+func holdTheManifestsRBAC(t *testing.T) {
+	t.Helper()
+	manifestsRBAC.Lock()
+	t.Cleanup(manifestsRBAC.Unlock)
+}
+
 // asTheManifestsServiceAccount applies the install manifests' RBAC for the test's duration
 // and returns a free port and the arguments of a server that runs as their ServiceAccount,
 // with a kubeconfig of that name.
@@ -97,6 +111,8 @@ func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
+	t.Parallel()
+	holdTheManifestsRBAC(t)
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
 	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args, nil)
 }
@@ -146,9 +162,9 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 			return name
 		}
 	}
-	// The stack's own server would reconcile too: it steps aside meanwhile.
-	stack.StopServer()
-	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
+	// A storage prefix of its own: the stack's server, which keeps serving the tests that run
+	// meanwhile, neither sees nor realizes this server's setups.
+	args = append(slices.Clone(args), "--etcd-prefix=/kcp-setups-"+prefix)
 
 	start := func(name string) (*framework.ServerProcess, clientset.Interface) {
 		t.Helper()
