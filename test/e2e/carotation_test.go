@@ -384,7 +384,7 @@ func TestRotationSurvivesARestart(t *testing.T) {
 // Complete before Start is a 409 that says why.
 func TestRotationWithThePlugin(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	ns := namespace(t, "carplugin")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+

@@ -185,6 +185,12 @@ func chartDeploymentArgs(t *testing.T, release, namespace string) []string {
 // operator.kcp.io for every other test, and the chart's would send the group to kwok's pods,
 // which run nothing; TestChartTemplateEqualsKustomize checks the APIService the chart renders.
 func TestHelmChart(t *testing.T) {
+	t.Parallel()
+	// The release owns the self-service roles and the manifests' RBAC while it runs: no test
+	// that uses either runs meanwhile.
+	selfServiceRoles.Lock()
+	t.Cleanup(selfServiceRoles.Unlock)
+	holdTheManifestsRBAC(t)
 	ctx := t.Context()
 	const release, ns = "kcp-setups", "kcp-setups"
 	// Cluster-scoped objects another test applied with kubectl would not be Helm's to own:

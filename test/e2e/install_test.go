@@ -575,7 +575,7 @@ func tail(log string) string {
 // with kubectl --as, who may list, create and mint where.
 func TestSelfServiceRoles(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
 	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")
 	kubectl(t, "create", "rolebinding", "editor", "-n", a, "--clusterrole=edit", "--user=eddie")

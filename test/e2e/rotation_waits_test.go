@@ -43,7 +43,7 @@ func rotationMessage(t *testing.T, ns string) string {
 // rotation reaches Prepared, then Completed.
 func TestARotationNamesWhatItWaitsFor(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	ns := namespace(t, "rotwait")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=eve")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))

@@ -78,7 +78,7 @@ func publicKeyOf(t *testing.T, bundle []byte) string {
 // root CA's rotation slots.
 func TestAdoptionKeepsNoPlantedKey(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-adoption")
 	kubectl(t, "create", "role", "plant-secrets", "-n", ns, "--verb=create", "--resource=secrets")
 	kubectl(t, "create", "rolebinding", "plant-secrets", "-n", ns, "--role=plant-secrets", "--user=mallory")

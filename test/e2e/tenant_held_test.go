@@ -14,7 +14,7 @@ import (
 // (with -v=6, the response status).
 func editor(t *testing.T, ns, user string) func(args ...string) (string, error) {
 	t.Helper()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	kubectl(t, "create", "rolebinding", user+"-setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user="+user)
 	kubectl(t, "create", "rolebinding", user+"-mint", "-n", ns, "--clusterrole=kcp-setups-kubeconfig", "--user="+user)
 	kc, err := stack.UserKubeconfig(user)

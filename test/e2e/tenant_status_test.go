@@ -51,7 +51,7 @@ spec:
 // merely carries its labels.
 func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-status")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, statusWriterRole))
 	kubectl(t, "create", "rolebinding", "status-writer", "-n", ns, "--role=rootshards-status-writer", "--user=sam")

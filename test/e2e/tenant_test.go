@@ -18,7 +18,7 @@ import (
 // it; mallory, whose role grants use in her namespace, is not.
 func TestTenantCannotEscalate(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
 	kubectl(t, "create", "rolebinding", "mint", "-n", ns, "--clusterrole=kcp-setups-kubeconfig", "--user=mallory")

@@ -21,7 +21,7 @@ import (
 // default drop list, never in its place.
 func TestUseIsNotTrust(t *testing.T) {
 	t.Parallel()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	own := namespace(t, "use-own")
 	other := namespace(t, "use-other")
 	kubectl(t, "create", "rolebinding", "setups", "-n", own, "--clusterrole=kcp-setups-edit", "--user=eve")
