@@ -109,5 +109,5 @@ func withSelfServiceRoles(t *testing.T) {
 	t.Helper()
 	selfServiceRoles.RLock()
 	t.Cleanup(selfServiceRoles.RUnlock)
-	withSelfServiceRoles(t)
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 }

@@ -1,111 +1,25 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	"github.com/kcp-setups/apiserver/test/framework"
 )
-
-const deployDir = "../../artifacts/deploy"
-
-func TestInstallManifestsDryRun(t *testing.T) {
-	t.Parallel()
-	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
-	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
-		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {
-		assert.Contains(t, out, want)
-	}
-	rendered := kubectl(t, "kustomize", deployDir)
-	assert.NotContains(t, rendered, "insecureSkipTLSVerify", "kube-apiserver always verifies the server")
-	assert.Contains(t, rendered, "cert-manager.io/inject-ca-from: kcp-setups/kcp-setups-serving")
-}
-
-// manifestArgs are the arguments of the server's container in the install manifests.
-func manifestArgs(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(deployDir + "/apiserver.yaml")
-	require.NoError(t, err)
-	decoder := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var d appsv1.Deployment
-		if err := decoder.Decode(&d); err != nil {
-			require.FailNow(t, "no Deployment in apiserver.yaml", "%v", err)
-		}
-		if d.Kind == "Deployment" {
-			return d.Spec.Template.Spec.Containers[0].Args
-		}
-	}
-}
-
-// localArgs turns the manifest's arguments into a local process's: it serves on port with the
-// stack's certificate, and stores in the stack's etcd, which serves plain HTTP on loopback,
-// so the etcd TLS flags go. Every other argument is the manifest's, and kubeconfig stands in
-// for the pod's ServiceAccount.
-func localArgs(t *testing.T, args []string, port int, kubeconfig string) []string {
-	out := stack.ServingArgs(port)
-	for _, a := range args {
-		flag, _, _ := strings.Cut(a, "=")
-		switch flag {
-		case "--secure-port", "--tls-cert-file", "--tls-private-key-file", "--etcd-cafile", "--etcd-certfile", "--etcd-keyfile":
-		case "--etcd-servers":
-			out = append(out, "--etcd-servers="+stack.EtcdURL)
-		default:
-			out = append(out, a)
-		}
-	}
-	require.Contains(t, args, "--leader-elect-resource-namespace=kcp-setups")
-	return append(out, stack.DelegationArgs(kubeconfig)...)
-}
-
-// manifestsRBAC is held by the tests that run a server as the install manifests'
-// ServiceAccount: they apply and delete the manifests' RBAC, change the rules of its
-// ClusterRole kcp-setups:apiserver and lead on its Lease kcp-setups/kcp-setups-controllers, so
-// they run one at a time, in parallel with the other tests.
-var manifestsRBAC sync.Mutex
-
-// holdTheManifestsRBAC holds manifestsRBAC until the test and its cleanups are done.
-func holdTheManifestsRBAC(t *testing.T) {
-	t.Helper()
-	manifestsRBAC.Lock()
-	t.Cleanup(manifestsRBAC.Unlock)
-}
-
-// asTheManifestsServiceAccount applies the install manifests' RBAC for the test's duration
-// and returns a free port and the arguments of a server that runs as their ServiceAccount,
-// with a kubeconfig of that name.
-func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
-	t.Helper()
-	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
-	t.Cleanup(func() {
-		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
-	})
-	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
-	kubeconfig, err := stack.TokenKubeconfig(name, token)
-	require.NoError(t, err)
-	port, err := stack.FreePort()
-	require.NoError(t, err)
-	return port, localArgs(t, manifestArgs(t), port, kubeconfig)
-}
 
 // TestManifestRBACIsSufficientAndMinimal runs the server as the manifests' ServiceAccount,
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
@@ -569,130 +483,4 @@ func waitForLogWithin(t *testing.T, srv *framework.ServerProcess, within time.Du
 func tail(log string) string {
 	lines := strings.Split(log, "\n")
 	return strings.Join(lines[max(0, len(lines)-30):], "\n")
-}
-
-// TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
-// with kubectl --as, who may list, create and mint where.
-func TestSelfServiceRoles(t *testing.T) {
-	t.Parallel()
-	withSelfServiceRoles(t)
-	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
-	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")
-	kubectl(t, "create", "rolebinding", "editor", "-n", a, "--clusterrole=edit", "--user=eddie")
-
-	as := func(user string, args ...string) (string, error) {
-		return stack.Kubectl(t.Context(), append([]string{"--as=" + user}, args...)...)
-	}
-	mint := func(user, ns string) (string, error) {
-		return as(user, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/root/kubeconfig", "-f", writeManifest(t, `{"spec":{}}`))
-	}
-	// The aggregation controller fills the built-in roles in shortly.
-	require.Eventually(t, func() bool {
-		_, err := as("eddie", "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-		return err == nil
-	}, time.Minute, time.Second, "an editor creates setups in its namespace")
-	waitFor(t, a, "rootshard/root", "CertificatesReady")
-	require.Eventually(t, func() bool {
-		out, err := mint("eddie", a)
-		return err == nil && strings.Contains(out, `"kubeconfig"`)
-	}, time.Minute, time.Second, "an editor mints in its namespace")
-
-	out, err := as("vera", "get", "rootshards", "-n", a)
-	require.NoError(t, err, "a viewer lists: %s", out)
-	assert.Contains(t, out, "root")
-	out, err = mint("vera", a)
-	require.Error(t, err)
-	assert.Contains(t, out, `cannot create resource "rootshards/kubeconfig"`, "but does not mint")
-
-	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
-	for _, user := range []string{"vera", "eddie", "nobody"} {
-		for _, ns := range []string{a, b} {
-			if ns == a && user != "nobody" {
-				continue
-			}
-			out, err := as(user, "get", "rootshards", "-n", ns)
-			require.Error(t, err, "%s lists in %s", user, ns)
-			assert.Contains(t, out, "forbidden")
-			out, err = mint(user, ns)
-			require.Error(t, err, "%s mints in %s", user, ns)
-			assert.Contains(t, out, "forbidden")
-		}
-	}
-	_, err = as("eddie", "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("mine", "kcp.example.com", 6443)))
-	assert.Error(t, err, "an editor of one namespace creates nothing in another")
-}
-
-// TestHighAvailability runs a second server on the stack's etcd: both serve the same data;
-// when the leader is killed, the other takes the Lease and finishes five setups, creating
-// nothing twice.
-func TestHighAvailability(t *testing.T) {
-	ctx := t.Context()
-	port, err := stack.FreePort()
-	require.NoError(t, err)
-	second, err := stack.StartServerProcess(ctx, "kcp-setups-apiserver-2", port,
-		append(append(stack.ServingArgs(port), stack.DelegationArgs(stack.AdminKubeconfig)...), "--etcd-servers="+stack.EtcdURL))
-	require.NoError(t, err)
-	t.Cleanup(second.Stop)
-
-	probe, ns := namespace(t, "ha-probe"), namespace(t, "ha")
-	first := clientset.NewForConfigOrDie(stack.ServerConfig()).OperatorV1alpha1()
-	other := clientset.NewForConfigOrDie(second.Config()).OperatorV1alpha1()
-	created, err := first.CacheServers(probe).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{})
-	require.NoError(t, err)
-	got, err := other.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
-	require.NoError(t, err, "both replicas serve the same data")
-	assert.Equal(t, created.UID, got.UID)
-	// The leader's controller writes to it meanwhile; both replicas read the same versions.
-	assert.EventuallyWithT(t, func(c *assert.CollectT) {
-		a, errA := first.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
-		b, errB := other.CacheServers(probe).Get(ctx, "probe", metav1.GetOptions{})
-		if assert.NoError(c, errA) && assert.NoError(c, errB) {
-			assert.Equal(c, a.ResourceVersion, b.ResourceVersion, "both replicas read the same version (phases %s and %s)", a.Status.Phase, b.Status.Phase)
-		}
-	}, 30*time.Second, time.Second)
-
-	// One of them leads: the one whose log names the Lease's holder.
-	holder := func() string {
-		lease, err := stack.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
-		if err != nil || lease.Spec.HolderIdentity == nil {
-			return ""
-		}
-		return *lease.Spec.HolderIdentity
-	}
-	leads := func(log string) bool {
-		h := holder()
-		return h != "" && strings.Contains(log, `"Leading: starting the controllers" lease="kube-system/kcp-setups-controllers" identity="`+h+`"`)
-	}
-	require.Eventually(t, func() bool { return leads(stack.ServerLog()) || leads(second.Log()) }, time.Minute, time.Second, "one server leads")
-	kill, survivorClient, survivorLog := second.Kill, first, stack.ServerLog
-	if leads(stack.ServerLog()) {
-		kill, survivorClient, survivorLog = stack.KillServer, other, second.Log
-		t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
-	}
-
-	var manifests []string
-	for i := range 5 {
-		manifests = append(manifests, rootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443))
-	}
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.Join(manifests, "---\n")))
-	// The leader dies mid-reconcile, without releasing its Lease.
-	kill()
-
-	require.Eventually(t, func() bool { return leads(survivorLog()) }, 2*time.Minute, time.Second, "the other server takes the Lease")
-	for i := range 5 {
-		require.Eventually(t, func() bool {
-			rs, err := survivorClient.RootShards(ns).Get(ctx, fmt.Sprintf("root-%d", i), metav1.GetOptions{})
-			return err == nil && rs.Status.Phase == operatorv1alpha1.PhaseRunning
-		}, 3*time.Minute, time.Second, "root-%d becomes Running", i)
-	}
-	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
-	assert.Len(t, certs, 1+5*(1+7+7+3), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 leaves (the mount proxy's and the server's own identity included) and the 3 of the root shard's internal front proxy")
-	deployments, err := stack.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	assert.Len(t, deployments.Items, 10, "per setup, the root shard's and its internal front proxy's")
-	generations := map[string]int64{}
-	for _, d := range deployments.Items {
-		generations[d.Name] = d.Generation
-	}
-	assertAppliedOnce(t, ns, generations)
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestControllersAreLeaderElected checks that the controllers hold the Lease.
-func TestControllersAreLeaderElected(t *testing.T) {
-	t.Parallel()
-	holder := kubectl(t, "get", "lease", "kcp-setups-controllers", "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
-	assert.NotEmpty(t, holder)
-}
-
 // TestReconcileMetrics checks the reconcile count, errors and duration per kind on /metrics.
 // The counters are the whole server's, which every test's objects share: so the test checks
 // that they counted at least its own RootShard's reconciles, which the server's log names.

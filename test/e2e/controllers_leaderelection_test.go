@@ -1,0 +1,14 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestControllersAreLeaderElected checks that the controllers hold the Lease.
+func TestControllersAreLeaderElected(t *testing.T) {
+	t.Parallel()
+	holder := kubectl(t, "get", "lease", "kcp-setups-controllers", "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
+	assert.NotEmpty(t, holder)
+}

@@ -1,0 +1,21 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestServerRestart(t *testing.T) {
+	ns := namespace(t, "restart")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("survivor", "kcp.example.com", 6443)))
+	uid := kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}")
+
+	stack.StopServer()
+	require.NoError(t, stack.StartServer(t.Context()), "the server comes back and its APIService turns Available")
+
+	assert.Equal(t, uid, kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}"))
+	out := kubectl(t, "get", "apiservice", "v1alpha1.operator.kcp.io")
+	assert.Regexp(t, `v1alpha1\.operator\.kcp\.io\s+kcp-setups/kcp-setups-loopback\s+True`, out)
+}

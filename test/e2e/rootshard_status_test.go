@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t, "pki-refs")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)+`  cache:
+    ref:
+      name: cache
+`))
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns,
+			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].reason}`)
+		return out == "CacheServerNotFound"
+	}, time.Minute, time.Second, "a missing CacheServer is reported")
+
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, "apiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
+	waitFor(t, ns, "rootshard/root", "ReferenceValid")
+
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: shard-1
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd:2379"]}
+`))
+	require.Eventually(t, func() bool {
+		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
+		return out == "shard-1"
+	}, time.Minute, time.Second, "the Shard is listed in status.shards")
+}
