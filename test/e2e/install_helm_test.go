@@ -186,11 +186,10 @@ func chartDeploymentArgs(t *testing.T, release, namespace string) []string {
 // which run nothing; TestChartTemplateEqualsKustomize checks the APIService the chart renders.
 func TestHelmChart(t *testing.T) {
 	t.Parallel()
-	// The release owns the self-service roles and the manifests' RBAC while it runs: no test
-	// that uses either runs meanwhile.
+	// The release owns the self-service roles while it runs: no test that binds users to them
+	// runs meanwhile.
 	selfServiceRoles.Lock()
 	t.Cleanup(selfServiceRoles.Unlock)
-	holdTheManifestsRBAC(t)
 	ctx := t.Context()
 	const release, ns = "kcp-setups", "kcp-setups"
 	// Cluster-scoped objects another test applied with kubectl would not be Helm's to own:

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,32 +66,53 @@ func localArgs(t *testing.T, args []string, port int, kubeconfig string) []strin
 	return append(out, stack.DelegationArgs(kubeconfig)...)
 }
 
-// manifestsRBAC is held by the tests that run a server as the install manifests'
-// ServiceAccount: they apply and delete the manifests' RBAC, change the rules of its
-// ClusterRole kcp-setups:apiserver and lead on its Lease kcp-setups/kcp-setups-controllers, so
-// they run one at a time, in parallel with the other tests.
-var manifestsRBAC sync.Mutex
-
-// holdTheManifestsRBAC holds manifestsRBAC until the test and its cleanups are done.
-func holdTheManifestsRBAC(t *testing.T) {
+// theManifestsRBACIn applies the install manifests' RBAC (rbac.yaml) for the test's duration
+// as it reads for a server installed in the namespace ns instead of kcp-setups: the same
+// rules and bindings, for the ServiceAccount ns/kcp-setups, with the Lease's Role in ns and
+// the names kcp-setups:… of its roles and bindings made ns:…. Each test that runs a server as
+// the manifests' ServiceAccount has its own, so that it takes rules away while other tests
+// run theirs.
+func theManifestsRBACIn(t *testing.T, ns string) {
 	t.Helper()
-	manifestsRBAC.Lock()
-	t.Cleanup(manifestsRBAC.Unlock)
+	namespace(t, ns)
+	data, err := os.ReadFile(deployDir + "/rbac.yaml")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(inServerNamespace(string(data), ns)), 0o600))
+	kubectl(t, "apply", "-f", file)
+	t.Cleanup(func() {
+		_, _ = stack.Kubectl(context.Background(), "delete", "-f", file, "--ignore-not-found")
+	})
 }
 
-// asTheManifestsServiceAccount applies the install manifests' RBAC for the test's duration
-// and returns a free port and the arguments of a server that runs as their ServiceAccount,
-// with a kubeconfig of that name.
-func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
+// inServerNamespace is an RBAC manifest of the install for a server in namespace ns instead
+// of kcp-setups (theManifestsRBACIn).
+func inServerNamespace(manifest, ns string) string {
+	return strings.NewReplacer("kcp-setups:", ns+":", "namespace: kcp-setups\n", "namespace: "+ns+"\n",
+		"namespace: kcp-setups}", "namespace: "+ns+"}").Replace(manifest)
+}
+
+// leaseIn are a server's arguments with its Lease in namespace ns instead of kcp-setups.
+func leaseIn(args []string, ns string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--leader-elect-resource-namespace=kcp-setups" {
+			out[i] = "--leader-elect-resource-namespace=" + ns
+		}
+	}
+	return out
+}
+
+// asTheManifestsServiceAccount applies the install manifests' RBAC for a server in namespace
+// ns for the test's duration (theManifestsRBACIn), and returns a free port and the arguments
+// of a server that runs as their ServiceAccount there, with a kubeconfig of that name.
+func asTheManifestsServiceAccount(t *testing.T, name, ns string) (int, []string) {
 	t.Helper()
-	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
-	t.Cleanup(func() {
-		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
-	})
-	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
+	theManifestsRBACIn(t, ns)
+	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", ns, "--duration=2h"))
 	kubeconfig, err := stack.TokenKubeconfig(name, token)
 	require.NoError(t, err)
 	port, err := stack.FreePort()
 	require.NoError(t, err)
-	return port, localArgs(t, manifestArgs(t), port, kubeconfig)
+	return port, leaseIn(localArgs(t, manifestArgs(t), port, kubeconfig), ns)
 }
