@@ -54,7 +54,7 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 	hack/tools/build.sh
 
 # How many end-to-end tests run at once on the shared stack (docs/TESTING.md).
-E2E_PARALLEL ?= 6
+E2E_PARALLEL ?= 8
 
 .PHONY: test-e2e
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
