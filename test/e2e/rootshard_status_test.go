@@ -18,7 +18,7 @@ func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns,
 			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].reason}`)
 		return out == "CacheServerNotFound"
-	}, time.Minute, time.Second, "a missing CacheServer is reported")
+	}, 3*time.Minute, time.Second, "a missing CacheServer is reported")
 
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, "apiVersion: operator.kcp.io/v1alpha1\nkind: CacheServer\nmetadata:\n  name: cache\n"))
 	waitFor(t, ns, "rootshard/root", "ReferenceValid")
@@ -34,5 +34,5 @@ spec:
 	require.Eventually(t, func() bool {
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
 		return out == "shard-1"
-	}, time.Minute, time.Second, "the Shard is listed in status.shards")
+	}, 3*time.Minute, time.Second, "the Shard is listed in status.shards")
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"slices"
 	"testing"
 	"time"
 
@@ -34,10 +35,20 @@ func TestLeavesFollowARotatedCA(t *testing.T) {
 	oldCA := secretCert(t, ns, "root-server-ca")
 
 	kubectl(t, "delete", "secret", "root-server-ca", "-n", ns)
+	var newCA *x509.Certificate
 	require.Eventually(t, func() bool {
 		certs := certsIn(readSecret(t, stack, ns, "root-server-ca", "tls.crt"))
-		return len(certs) > 0 && !certs[0].Equal(oldCA)
+		if len(certs) == 0 || certs[0].Equal(oldCA) {
+			return false
+		}
+		newCA = certs[0]
+		return true
 	}, 3*time.Minute, time.Second, "cert-manager issues a new server CA")
+	// Until the server has written the new CA into the merged bundle, the old serving
+	// certificate and the old bundle still agree.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(certsIn(readSecret(t, stack, ns, "root-merged-ca-bundle", "tls.crt")), newCA.Equal)
+	}, 3*time.Minute, time.Second, "the merged bundle carries the new CA")
 
 	// rootShardPKI waits until the serving certificate and the bundle agree again.
 	after := rootShardPKI(t, ns, "root")
