@@ -53,11 +53,14 @@ test: verify test-unit test-integration test-fuzz test-image test-e2e ## Everyth
 tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from pinned modules.
 	hack/tools/build.sh
 
+# How many end-to-end tests run at once on the shared stack (docs/TESTING.md).
+E2E_PARALLEL ?= 8
+
 .PHONY: test-e2e
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# Run in the package's directory, so go test streams the suite's progress and the closing
 	@# leak scan's report instead of holding them back for a passing package.
-	cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m
+	cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m -parallel $(E2E_PARALLEL)
 
 IMAGE     ?= ghcr.io/kcp-setups/apiserver:latest
 IMAGE_DIR ?= $(OUTPUT)/image

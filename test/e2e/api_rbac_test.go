@@ -9,6 +9,7 @@ import (
 )
 
 func TestRBACIsEnforced(t *testing.T) {
+	t.Parallel()
 	allowed := namespace(t, "rbac-allowed")
 	other := namespace(t, "rbac-other")
 	alice, err := stack.UserKubeconfig("alice", "team-a")

@@ -71,13 +71,15 @@ func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func
 // server retries with backoff, not in a loop; and once the rule is back, the setup converges
 // without a restart.
 func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
-	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden")
+	const serverNS = "host-forbidden-server"
+	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden", serverNS)
 	// A storage prefix of its own: the stack's server neither sees nor realizes its setups,
 	// and it leads on the manifests' Lease, not the stack's.
 	args = append(args, "--etcd-prefix=/kcp-setups-host-forbidden")
 	lease := func() error {
-		err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(context.Background(), "kcp-setups-controllers", metav1.DeleteOptions{})
+		err := stack.Kube.CoordinationV1().Leases(serverNS).Delete(context.Background(), "kcp-setups-controllers", metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -121,7 +123,7 @@ func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
 	}
 
 	// The host refuses the server's writes of Deployments; it still lists and watches them.
-	restore := withVerbs(t, "kcp-setups:apiserver", "deployments", func(v string) bool { return v != "create" && v != "patch" })
+	restore := withVerbs(t, serverNS+":apiserver", "deployments", func(v string) bool { return v != "create" && v != "patch" })
 	defer restore()
 	failedBefore := counter(t, srv, "kcp_setups_host_writes_total", `kind="Deployment",result="Forbidden"`)
 	errorsBefore := counter(t, srv, "kcp_setups_reconciles_total", `kind="rootshard",result="error"`)

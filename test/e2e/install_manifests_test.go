@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 const deployDir = "../../artifacts/deploy"
 
 func TestInstallManifestsDryRun(t *testing.T) {
+	t.Parallel()
 	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
 	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
 		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {
@@ -63,19 +66,53 @@ func localArgs(t *testing.T, args []string, port int, kubeconfig string) []strin
 	return append(out, stack.DelegationArgs(kubeconfig)...)
 }
 
-// asTheManifestsServiceAccount applies the install manifests' RBAC for the test's duration
-// and returns a free port and the arguments of a server that runs as their ServiceAccount,
-// with a kubeconfig of that name.
-func asTheManifestsServiceAccount(t *testing.T, name string) (int, []string) {
+// theManifestsRBACIn applies the install manifests' RBAC (rbac.yaml) for the test's duration
+// as it reads for a server installed in the namespace ns instead of kcp-setups: the same
+// rules and bindings, for the ServiceAccount ns/kcp-setups, with the Lease's Role in ns and
+// the names kcp-setups:… of its roles and bindings made ns:…. Each test that runs a server as
+// the manifests' ServiceAccount has its own, so that it takes rules away while other tests
+// run theirs.
+func theManifestsRBACIn(t *testing.T, ns string) {
 	t.Helper()
-	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
+	namespace(t, ns)
+	data, err := os.ReadFile(deployDir + "/rbac.yaml")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(inServerNamespace(string(data), ns)), 0o600))
+	kubectl(t, "apply", "-f", file)
 	t.Cleanup(func() {
-		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
+		_, _ = stack.Kubectl(context.Background(), "delete", "-f", file, "--ignore-not-found")
 	})
-	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
+}
+
+// inServerNamespace is an RBAC manifest of the install for a server in namespace ns instead
+// of kcp-setups (theManifestsRBACIn).
+func inServerNamespace(manifest, ns string) string {
+	return strings.NewReplacer("kcp-setups:", ns+":", "namespace: kcp-setups\n", "namespace: "+ns+"\n",
+		"namespace: kcp-setups}", "namespace: "+ns+"}").Replace(manifest)
+}
+
+// leaseIn are a server's arguments with its Lease in namespace ns instead of kcp-setups.
+func leaseIn(args []string, ns string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if a == "--leader-elect-resource-namespace=kcp-setups" {
+			out[i] = "--leader-elect-resource-namespace=" + ns
+		}
+	}
+	return out
+}
+
+// asTheManifestsServiceAccount applies the install manifests' RBAC for a server in namespace
+// ns for the test's duration (theManifestsRBACIn), and returns a free port and the arguments
+// of a server that runs as their ServiceAccount there, with a kubeconfig of that name.
+func asTheManifestsServiceAccount(t *testing.T, name, ns string) (int, []string) {
+	t.Helper()
+	theManifestsRBACIn(t, ns)
+	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", ns, "--duration=2h"))
 	kubeconfig, err := stack.TokenKubeconfig(name, token)
 	require.NoError(t, err)
 	port, err := stack.FreePort()
 	require.NoError(t, err)
-	return port, localArgs(t, manifestArgs(t), port, kubeconfig)
+	return port, leaseIn(localArgs(t, manifestArgs(t), port, kubeconfig), ns)
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +20,7 @@ import (
 // namespaces. It serves, realizes, mints and prunes; and without any one rule of the
 // ClusterRole, the Lease's Role or the namespace's Role, something named breaks.
 func TestNamespacedManifestRBACIsSufficientAndMinimal(t *testing.T) {
+	t.Parallel()
 	rendered := objectsOf(t, kubectl(t, "kustomize", namespacedDeployDir))
 	clusterRole := rendered["rbac.authorization.k8s.io/v1/ClusterRole/<nil>/kcp-setups:apiserver"]
 	require.NotNil(t, clusterRole)
@@ -44,12 +44,10 @@ func TestNamespacedManifestRBACIsSufficientAndMinimal(t *testing.T) {
 	}
 
 	// The base RBAC, with the namespaced install's ClusterRole.
-	kubectl(t, "apply", "-f", deployDir+"/rbac.yaml")
-	t.Cleanup(func() {
-		_, _ = stack.Kubectl(context.Background(), "delete", "-f", deployDir+"/rbac.yaml", "--ignore-not-found")
-	})
+	const serverNS = "namespaced-rbac-server"
+	theManifestsRBACIn(t, serverNS)
 	rbac := stack.Kube.RbacV1()
-	role, err := rbac.ClusterRoles().Get(t.Context(), "kcp-setups:apiserver", metav1.GetOptions{})
+	role, err := rbac.ClusterRoles().Get(t.Context(), serverNS+":apiserver", metav1.GetOptions{})
 	require.NoError(t, err)
 	role.Rules = rules.Rules
 	_, err = rbac.ClusterRoles().Update(t.Context(), role, metav1.UpdateOptions{})
@@ -59,7 +57,7 @@ func TestNamespacedManifestRBACIsSufficientAndMinimal(t *testing.T) {
 	require.Contains(t, string(roles), "  namespace: kcp\n")
 	namespacedRole := func(t *testing.T, ns string) {
 		t.Helper()
-		in := strings.ReplaceAll(string(roles), "  namespace: kcp\n", "  namespace: "+ns+"\n")
+		in := strings.ReplaceAll(inServerNamespace(string(roles), serverNS), "  namespace: kcp\n", "  namespace: "+ns+"\n")
 		for _, doc := range strings.Split(in, "\n---\n") {
 			var obj map[string]any
 			require.NoError(t, sigsyaml.Unmarshal([]byte(doc), &obj))
@@ -70,10 +68,10 @@ func TestNamespacedManifestRBACIsSufficientAndMinimal(t *testing.T) {
 		kubectl(t, "apply", "-f", file)
 	}
 
-	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", "kcp-setups", "--duration=2h"))
+	token := strings.TrimSpace(kubectl(t, "create", "token", "kcp-setups", "-n", serverNS, "--duration=2h"))
 	kubeconfig, err := stack.TokenKubeconfig("kcp-setups-namespaced-sa", token)
 	require.NoError(t, err)
 	port, err := stack.FreePort()
 	require.NoError(t, err)
-	serverRBACIsSufficientAndMinimal(t, "namespaced-rbac", port, localArgs(t, kept, port, kubeconfig), namespacedRole)
+	serverRBACIsSufficientAndMinimal(t, "namespaced-rbac", port, leaseIn(localArgs(t, kept, port, kubeconfig), serverNS), namespacedRole)
 }

@@ -25,7 +25,8 @@ import (
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa")
+	t.Parallel()
+	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa", "manifest-rbac-server")
 	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args, nil)
 }
 
@@ -41,7 +42,17 @@ func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
 // taken away one by one in the namespace at work, as the ClusterRole's are.
 func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, args []string, namespacedRole func(t *testing.T, ns string)) {
 	ctx := t.Context()
-	const workRole = "kcp-setups:apiserver"
+	// The server's namespace, where its ServiceAccount kcp-setups and its Lease are and after
+	// which its roles and bindings are named: its --leader-elect-resource-namespace.
+	var serverNS string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--leader-elect-resource-namespace="); ok {
+			serverNS = v
+		}
+	}
+	require.NotEmpty(t, serverNS, "the server's arguments name its namespace")
+	workRole := serverNS + ":apiserver"
+	user := "system:serviceaccount:" + serverNS + ":kcp-setups"
 	// workRoleIn is the role with the rights on the setups' objects in namespace ns.
 	workRoleIn := func(ns string) string {
 		if namespacedRole != nil {
@@ -51,7 +62,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 	}
 	// The roles whose rules go one by one; the namespaced one is named with * for the
 	// namespace at work.
-	roles := []string{workRole, "kcp-setups/kcp-setups:leader-election"}
+	roles := []string{workRole, serverNS + "/" + serverNS + ":leader-election"}
 	workNamespace := func(role string, i int) string { return fmt.Sprintf("%s-%d-%d", prefix, len(role), i) }
 	useNamespace := namespace
 	if namespacedRole != nil {
@@ -74,9 +85,9 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 			return name
 		}
 	}
-	// The stack's own server would reconcile too: it steps aside meanwhile.
-	stack.StopServer()
-	t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
+	// A storage prefix of its own: the stack's server, which keeps serving the tests that run
+	// meanwhile, neither sees nor realizes this server's setups.
+	args = append(slices.Clone(args), "--etcd-prefix=/kcp-setups-"+prefix)
 
 	start := func(name string) (*framework.ServerProcess, clientset.Interface) {
 		t.Helper()
@@ -147,7 +158,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 
 	// Without a rule, something named breaks: the server says what it may not do.
 	forbidden := func(verb, resource, group string) string {
-		return fmt.Sprintf(`User "system:serviceaccount:kcp-setups:kcp-setups" cannot %s resource "%s" in API group "%s"`, verb, resource, group)
+		return fmt.Sprintf(`User "%s" cannot %s resource "%s" in API group "%s"`, user, verb, resource, group)
 	}
 	for _, tc := range []struct {
 		name     string
@@ -195,7 +206,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 				work := useNamespace(t, workNamespace(role, i))
 				restore := withoutRules(t, strings.Replace(role, "*", work, 1), func(j int, _ rbacv1.PolicyRule) bool { return j == i })
 				defer restore()
-				err := stack.Kube.CoordinationV1().Leases("kcp-setups").Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
+				err := stack.Kube.CoordinationV1().Leases(serverNS).Delete(ctx, "kcp-setups-controllers", metav1.DeleteOptions{})
 				require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
 				// Without some rules the server never becomes ready: it is not waited for.
 				srv, err := stack.LaunchServerProcess(fmt.Sprintf("kcp-setups-%s-without-%d-%d", prefix, len(role), i), port, args)
@@ -205,7 +216,7 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 				var wants []string
 				for _, verb := range rule.Verbs {
 					for _, resource := range rule.Resources {
-						wants = append(wants, fmt.Sprintf(`User "system:serviceaccount:kcp-setups:kcp-setups" cannot %s resource "%s"`, verb, resource))
+						wants = append(wants, fmt.Sprintf(`User "%s" cannot %s resource "%s"`, user, verb, resource))
 					}
 				}
 				created := false

@@ -12,7 +12,8 @@ import (
 // TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
 // with kubectl --as, who may list, create and mint where.
 func TestSelfServiceRoles(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
 	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")
 	kubectl(t, "create", "rolebinding", "editor", "-n", a, "--clusterrole=edit", "--user=eddie")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	stack = s
+	// The install's self-service roles, which many tests apply as they start
+	// (withSelfServiceRoles): applied once here too, so that tests running in parallel never
+	// race to create them.
+	if out, err := stack.Kubectl(context.Background(), "apply", "-f", deployDir+"/roles.yaml"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: applying the self-service roles:", err, out)
+		stack.Stop()
+		os.Exit(1)
+	}
 	code := m.Run()
 	leaks := scanForLeaks()
 	switch {
@@ -86,4 +95,19 @@ func namespace(t *testing.T, name string) string {
 		_, _ = stack.Kubectl(context.Background(), "delete", "namespace", name, "--wait=false")
 	})
 	return name
+}
+
+// selfServiceRoles guards the install's self-service roles (roles.yaml), which aggregate into
+// the built-in admin, edit and view: the tests that bind users to them hold it for reading
+// for their whole run, and TestHelmChart, whose release owns them while it runs and which
+// takes them away before and after, holds it for writing.
+var selfServiceRoles sync.RWMutex
+
+// withSelfServiceRoles applies the install's self-service roles and keeps them in place until
+// the test ends.
+func withSelfServiceRoles(t *testing.T) {
+	t.Helper()
+	selfServiceRoles.RLock()
+	t.Cleanup(selfServiceRoles.RUnlock)
+	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "pki-refs")
 	givenRootShard(t, ns, withSpec(`  cache:
     ref:
@@ -17,7 +18,7 @@ func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns,
 			"-o", `jsonpath={.status.conditions[?(@.type=="ReferenceValid")].reason}`)
 		return out == "CacheServerNotFound"
-	}, time.Minute, time.Second, "a missing CacheServer is reported")
+	}, 3*time.Minute, time.Second, "a missing CacheServer is reported")
 
 	givenCacheServer(t, ns, until())
 	waitFor(t, ns, "rootshard/root", "ReferenceValid")
@@ -33,5 +34,5 @@ spec:
 	require.Eventually(t, func() bool {
 		out, _ := stack.Kubectl(t.Context(), "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards[*].name}")
 		return out == "shard-1"
-	}, time.Minute, time.Second, "the Shard is listed in status.shards")
+	}, 3*time.Minute, time.Second, "the Shard is listed in status.shards")
 }

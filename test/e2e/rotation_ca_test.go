@@ -230,6 +230,7 @@ func (m *mounter) revoked() time.Time {
 // during Prepared. Neither request fails until Complete drops the old CAs; then the
 // credential minted before Start is refused, and the other keeps working.
 func TestRotationWithoutFailures(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "carotation")
 	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
@@ -378,7 +379,8 @@ func TestRotationSurvivesARestart(t *testing.T) {
 // CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
 // Complete before Start is a 409 that says why.
 func TestRotationWithThePlugin(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	ns := namespace(t, "carplugin")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
 	givenRootShard(t, ns, withObjects(cacheServerManifest("cache")))
@@ -453,6 +455,7 @@ func TestRotationWithThePlugin(t *testing.T) {
 // intermediates are issued again under the new root with their keys, so that a credential
 // minted before Start still verifies after Complete, and the old root is gone.
 func TestRotationOfTheRootCA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "carootca")
 	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
@@ -540,6 +543,7 @@ func TestRotationOfTheRootCA(t *testing.T) {
 // refreshed while the rotation is Prepared makes the joined pods trust both CAs; refreshed
 // again once it is Completed, the new CA alone.
 func TestJoinedSetupFollowsARotation(t *testing.T) {
+	t.Parallel()
 	a, b := namespace(t, "joinrot-a"), namespace(t, "joinrot-b")
 	givenRootShard(t, a)
 	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")))

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // the merged server CA bundle, which now carries only the new CA, verifies them.
 // cert-manager alone would leave the old leaves in place until they expire.
 func TestLeavesFollowARotatedCA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "rotation")
 	givenRootShard(t, ns, withObjects(shardManifest), until("CertificatesReady"))
 	waitFor(t, ns, "shard/shard-1", "CertificatesReady")
@@ -32,10 +34,20 @@ func TestLeavesFollowARotatedCA(t *testing.T) {
 	oldCA := secretCert(t, ns, "root-server-ca")
 
 	kubectl(t, "delete", "secret", "root-server-ca", "-n", ns)
+	var newCA *x509.Certificate
 	require.Eventually(t, func() bool {
 		certs := certsIn(readSecret(t, stack, ns, "root-server-ca", "tls.crt"))
-		return len(certs) > 0 && !certs[0].Equal(oldCA)
+		if len(certs) == 0 || certs[0].Equal(oldCA) {
+			return false
+		}
+		newCA = certs[0]
+		return true
 	}, 3*time.Minute, time.Second, "cert-manager issues a new server CA")
+	// Until the server has written the new CA into the merged bundle, the old serving
+	// certificate and the old bundle still agree.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(certsIn(readSecret(t, stack, ns, "root-merged-ca-bundle", "tls.crt")), newCA.Equal)
+	}, 3*time.Minute, time.Second, "the merged bundle carries the new CA")
 
 	// rootShardPKI waits until the serving certificate and the bundle agree again.
 	after := rootShardPKI(t, ns, "root")
@@ -83,6 +95,7 @@ func certPool(t *testing.T, data []byte) *x509.CertPool {
 // bundle clients held before the renewal and with the one written after, and a credential
 // minted before the renewal still chains to the client CAs.
 func TestARenewedCABreaksNoChain(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "renewal")
 	givenRootShard(t, ns, until("CertificatesReady"))
 	before := rootShardPKI(t, ns, "root")

@@ -42,7 +42,8 @@ func rotationMessage(t *testing.T, ns string) string {
 // holds nothing and is not named. Eve may not exclude hers; the admin excludes it, and the
 // rotation reaches Prepared, then Completed.
 func TestARotationNamesWhatItWaitsFor(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	ns := namespace(t, "rotwait")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=eve")
 	givenRootShard(t, ns)

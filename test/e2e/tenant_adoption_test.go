@@ -77,7 +77,8 @@ func publicKeyOf(t *testing.T, bundle []byte) string {
 // eve, an editor of the namespace, is refused (422) a Kubeconfig whose Secret is one of the
 // root CA's rotation slots.
 func TestAdoptionKeepsNoPlantedKey(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-adoption")
 	kubectl(t, "create", "role", "plant-secrets", "-n", ns, "--verb=create", "--resource=secrets")
 	kubectl(t, "create", "rolebinding", "plant-secrets", "-n", ns, "--role=plant-secrets", "--user=mallory")

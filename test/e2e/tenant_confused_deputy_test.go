@@ -16,7 +16,8 @@ import (
 // node, signed by an issuer they may not use.
 // Each is refused with the status it gets, and the issuer is accepted once RBAC allows it.
 func TestTheServerIsNoConfusedDeputy(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	ns := namespace(t, "deputy")
 	kubectl(t, "create", "rolebinding", "setups-only", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: cert-manager.io/v1

@@ -14,7 +14,7 @@ import (
 // (with -v=6, the response status).
 func editor(t *testing.T, ns, user string) func(args ...string) (string, error) {
 	t.Helper()
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	withSelfServiceRoles(t)
 	kubectl(t, "create", "rolebinding", user+"-setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user="+user)
 	kubectl(t, "create", "rolebinding", user+"-mint", "-n", ns, "--clusterrole=kcp-setups-kubeconfig", "--user="+user)
 	kc, err := stack.UserKubeconfig(user)
@@ -38,6 +38,7 @@ func editor(t *testing.T, ns, user string) func(args ...string) (string, error) 
 // kubectl: each is a 403 naming the field and the right, and nothing is stored. An edit of
 // eve's that changes nothing held passes, and the admin passes each of her patches.
 func TestHeldValuesAreAskedAgain(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t, "held")
 	as := editor(t, ns, "eve")
 	givenRootShard(t, ns, withSpec(`  serviceTemplate:

@@ -50,7 +50,8 @@ spec:
 // etcd claim, not a claim of its etcd's names left by another owner UID, nor a claim that
 // merely carries its labels.
 func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-status")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, statusWriterRole))
 	kubectl(t, "create", "rolebinding", "status-writer", "-n", ns, "--role=rootshards-status-writer", "--user=sam")

@@ -20,7 +20,8 @@ import (
 // --max-replicas, and a FrontProxy's own dropGroups reach kcp-front-proxy after kcp's
 // default drop list, never in its place.
 func TestUseIsNotTrust(t *testing.T) {
-	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
+	t.Parallel()
+	withSelfServiceRoles(t)
 	own := namespace(t, "use-own")
 	other := namespace(t, "use-other")
 	kubectl(t, "create", "rolebinding", "setups", "-n", own, "--clusterrole=kcp-setups-edit", "--user=eve")
