@@ -13,15 +13,9 @@ import (
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -195,127 +189,6 @@ func kcpOperatorSelector(kind, name string) (string, error) {
 	}
 	return labels.SelectorFromSet(labels.Set{pki.LabelManagedBy: kcpOperatorManagedBy, pki.LabelInstance: name}).
 		Add(*component).String(), nil
-}
-
-// RemoveKcpOperatorLeftovers deletes, once an adopting object is realized (once per owner
-// and process: a later reconcile lists nothing), what kcp-operator
-// made for it that the controllers did not take over (they write their own labels on what
-// they take over): its Deployments, Services, ConfigMaps, Issuers, and its leaf Certificates
-// with their Secrets. A CA is never deleted: its key may still sign what someone holds. Each
-// deletion is held to the UID read, and an Event says what went.
-func (h *Host) RemoveKcpOperatorLeftovers(ctx context.Context, namespace, kind, name string, recorder record.EventRecorder, owner runtime.Object) error {
-	if _, ok := kcpOperatorComponents[kind]; !ok {
-		return nil
-	}
-	ownerUID := ""
-	if m, err := meta.Accessor(owner); err == nil {
-		ownerUID = string(m.GetUID())
-	}
-	if _, done := h.leftoversGone.Load(ownerUID); done && ownerUID != "" {
-		return nil // found gone once: the reconciles that follow list nothing
-	}
-	selector, err := kcpOperatorSelector(kind, name)
-	if err != nil {
-		return err
-	}
-	opts := metav1.ListOptions{LabelSelector: selector}
-	var gone []string
-	del := func(what, name string, err error) error {
-		if err == nil {
-			gone = append(gone, what+" "+name)
-			return nil
-		}
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		return fmt.Errorf("deleting kcp-operator's %s %s/%s: %w", what, namespace, name, err)
-	}
-	pre := func(uid string) metav1.DeleteOptions {
-		u := types.UID(uid)
-		background := metav1.DeletePropagationBackground
-		return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}, PropagationPolicy: &background}
-	}
-	deployments, err := h.Kube.AppsV1().Deployments(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, d := range deployments.Items {
-		if err := del("Deployment", d.Name, h.Kube.AppsV1().Deployments(namespace).Delete(ctx, d.Name, pre(string(d.UID)))); err != nil {
-			return err
-		}
-	}
-	services, err := h.Kube.CoreV1().Services(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, s := range services.Items {
-		if err := del("Service", s.Name, h.Kube.CoreV1().Services(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	configMaps, err := h.Kube.CoreV1().ConfigMaps(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, c := range configMaps.Items {
-		if err := del("ConfigMap", c.Name, h.Kube.CoreV1().ConfigMaps(namespace).Delete(ctx, c.Name, pre(string(c.UID)))); err != nil {
-			return err
-		}
-	}
-	certs, err := h.CertManager.CertmanagerV1().Certificates(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, c := range certs.Items {
-		if c.Spec.IsCA {
-			continue
-		}
-		if err := del("Certificate", c.Name, h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, c.Name, pre(string(c.UID)))); err != nil {
-			return err
-		}
-		// Its Secret, unless someone else's by now.
-		s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, c.Spec.SecretName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if s.Labels[pki.LabelManagedBy] == pki.ManagedBy || s.Annotations[annotationCertificateName] != c.Name {
-			continue
-		}
-		if err := del("Secret", s.Name, h.Kube.CoreV1().Secrets(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	secrets, err := h.Kube.CoreV1().Secrets(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, s := range secrets.Items {
-		if err := del("Secret", s.Name, h.Kube.CoreV1().Secrets(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	issuers, err := h.CertManager.CertmanagerV1().Issuers(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, i := range issuers.Items {
-		if i.Spec.CA != nil {
-			continue // the CA's Issuer goes with the CA, which stays
-		}
-		if err := del("Issuer", i.Name, h.CertManager.CertmanagerV1().Issuers(namespace).Delete(ctx, i.Name, pre(string(i.UID)))); err != nil {
-			return err
-		}
-	}
-	// Everything listed is gone, or kept on purpose (CAs): nothing is left to look for.
-	h.leftoversGone.Store(ownerUID, true)
-	if len(gone) > 0 {
-		klog.FromContext(ctx).Info("Removed what kcp-operator made and nothing took over", "namespace", namespace, "owner", name, "objects", gone)
-		recorder.Eventf(owner, "Normal", "KcpOperatorLeftoversRemoved", "Removed what kcp-operator made and this object replaced: %v", gone)
-	}
-	return nil
 }
 
 // keyEncoding is cert-manager's name of the encoding of a PEM private key, from the PEM
