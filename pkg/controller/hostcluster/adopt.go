@@ -2,20 +2,21 @@ package hostcluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -191,40 +192,45 @@ func kcpOperatorSelector(kind, name string) (string, error) {
 		Add(*component).String(), nil
 }
 
-// keyEncoding is cert-manager's name of the encoding of a PEM private key, from the PEM
-// block's type alone: PKCS1 for RSA's and EC's own forms, PKCS8 for the generic one.
-func keyEncoding(keyPEM []byte) (cmv1.PrivateKeyEncoding, bool) {
-	block, _ := pem.Decode(keyPEM)
-	if block == nil {
-		return "", false
-	}
-	switch block.Type {
-	case "RSA PRIVATE KEY", "EC PRIVATE KEY":
-		return cmv1.PKCS1, true
-	case "PRIVATE KEY":
-		return cmv1.PKCS8, true
-	}
-	return "", false
+// WithKcpOperatorTakeover readies the host's appliers for a takeover of what kcp-operator
+// made (Owner.Adopt): an adopted Deployment, whose selector cannot change, is replaced, and
+// an adopted Service gets our selector and ports before the apply. What is adopted, and
+// only that, is decided by the claim (adoptable, adoptableSecret).
+func (h *Host) WithKcpOperatorTakeover() *Host {
+	h.DeploymentApplier.Adopt = h.replaceDeployment
+	h.ServiceApplier.Adopt = h.takeOverService
+	return h
 }
 
-// keyOf is the private key algorithm and size of the key a PEM certificate holds the public
-// half of, as cert-manager names them.
-func keyOf(certPEM []byte) (cmv1.PrivateKeyAlgorithm, int, bool) {
-	block, _ := pem.Decode(certPEM)
-	if block == nil {
-		return "", 0, false
+// replaceDeployment deletes kcp-operator's Deployment, as read, for ours to replace it: a
+// Deployment's selector cannot change, so kcp-operator's pods roll.
+func (h *Host) replaceDeployment(ctx context.Context, existing metav1.Object, _ *appsv1ac.DeploymentApplyConfiguration) error {
+	uid, background := existing.GetUID(), metav1.DeletePropagationBackground
+	err := h.Kube.AppsV1().Deployments(existing.GetNamespace()).Delete(ctx, existing.GetName(),
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+	if apierrors.IsNotFound(err) {
+		return nil
 	}
-	cert, err := x509.ParseCertificate(block.Bytes)
+	return err
+}
+
+// takeOverService makes kcp-operator's Service's selector and ports ours before the apply,
+// held to the UID read: a Service keeps its address, and the apply would otherwise keep
+// kcp-operator's selector keys next to ours (selecting no pod) and its ports next to ours
+// (two named https).
+func (h *Host) takeOverService(ctx context.Context, existing metav1.Object, o *corev1ac.ServiceApplyConfiguration) error {
+	if o.Spec == nil {
+		return nil
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": existing.GetUID()},
+		{"op": "replace", "path": "/spec/selector", "value": o.Spec.Selector},
+		{"op": "replace", "path": "/spec/ports", "value": o.Spec.Ports},
+	})
 	if err != nil {
-		return "", 0, false
+		return err
 	}
-	switch k := cert.PublicKey.(type) {
-	case *rsa.PublicKey:
-		return cmv1.RSAKeyAlgorithm, k.N.BitLen(), true
-	case *ecdsa.PublicKey:
-		return cmv1.ECDSAKeyAlgorithm, k.Curve.Params().BitSize, true
-	case ed25519.PublicKey:
-		return cmv1.Ed25519KeyAlgorithm, 0, true
-	}
-	return "", 0, false
+	_, err = h.Kube.CoreV1().Services(existing.GetNamespace()).Patch(ctx, existing.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	return err
 }

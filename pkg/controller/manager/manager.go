@@ -158,7 +158,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		kubeInformers.Core().V1().Secrets().Lister(), kubeInformers.Core().V1().Services().Lister(), kubeInformers.Apps().V1().Deployments().Lister(),
 		kubeInformers.Core().V1().ConfigMaps().Lister()).
 		WithDisruptionBudgets(kubeInformers.Policy().V1().PodDisruptionBudgets().Lister()).
-		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister())
+		WithStatefulSets(kubeInformers.Apps().V1().StatefulSets().Lister()).
+		WithKcpOperatorTakeover()
 	// The reads before a first write go through clients with a rate limiter of their own:
 	// they are not writes, and would otherwise double a new setup's wait on the writes'.
 	claimsConfig := ownClientConfig(cfg.Host, ClaimsUserAgent)
