@@ -1,9 +1,10 @@
-// Package framework runs the whole local stack on loopback, as separate processes built from
+// Package localstack runs the whole local stack on loopback, as separate processes built from
 // pinned modules (hack/tools/build.sh): etcd, kube-apiserver with the aggregation layer,
 // kube-controller-manager, kube-scheduler, kwok with a fake node, cert-manager, and the
-// kcp-setups server registered through an APIService. The end-to-end tests and `make run`
-// both use it.
-package framework
+// kcp-setups server registered through an APIService. `make run` (hack/local-up) runs it;
+// the end-to-end tests run it through test/framework, which adds the test doubles and the
+// leak scan.
+package localstack
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,10 +33,10 @@ type Options struct {
 	EmbeddedEtcd bool
 	// Progress receives a line per step; nil discards them.
 	Progress func(format string, args ...any)
-	// RecordForLeakScan records what ScanForLeaks reads: every response the framework's
-	// kubectl and client configs receive, and every Secret's keys, Event and status the host
-	// cluster holds while the stack runs. Benchmarks and `make run` leave it off.
-	RecordForLeakScan bool
+	// Observe, when set, is called once the stack's directory is known, before anything
+	// starts, for the Observer of what the stack's clients receive (test/framework's leak
+	// scan). `make run` leaves it unset.
+	Observe func(dir string) (Observer, error)
 	// NoKcp tells the kcp-setups server that no kcp can be reached (--kcp-dialer=none), as
 	// `make run` does: kwok's pods run nothing, and no test leads their ports anywhere.
 	NoKcp bool
@@ -42,6 +44,14 @@ type Options struct {
 	// (--vmodule=queue=4), so that a test counts its own objects' reconciles with Reconciles
 	// while other tests' objects share the stack. Benchmarks and `make run` leave it off.
 	LogReconciles bool
+}
+
+// Observer sees what the stack's clients receive: every client config the stack hands out is
+// wrapped by it, and every kubectl run and direct response of the server is reported to it.
+type Observer interface {
+	Wrap(cfg *rest.Config) *rest.Config
+	Kubectl(args []string, output ...string)
+	Response(label string, body []byte)
 }
 
 // LocalUp are the options of `make run`'s stack in dir: its state kept there, the server on
@@ -65,27 +75,24 @@ type Stack struct {
 	EtcdURL string
 	// ServerPort is the port of the kcp-setups server.
 	ServerPort int
-	// Recorder records the responses of the framework's kubectl and client configs, when
-	// Options.RecordForLeakScan is set; nil otherwise.
-	Recorder *Recorder
+	// UnobservedConfig is AdminConfig without the Observer, for the observer's own reads.
+	UnobservedConfig *rest.Config
 
-	// unrecordedConfig is AdminConfig without the recorder, for the leak scan's own reads.
-	unrecordedConfig *rest.Config
-	witness          *witness
+	observer Observer
 
 	binDir    string
 	pki       *pki
 	opts      Options
 	temporary bool
-	procs     []*process
-	server    *process
+	procs     []*Process
+	server    *Process
 	progress  func(format string, args ...any)
 }
 
 // Start brings the whole stack up and returns once the kcp-setups API is served through
 // kube-apiserver. On error, everything started so far is stopped.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +109,8 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := s.checkBinaries(); err != nil {
 		return nil, err
 	}
-	if opts.RecordForLeakScan {
-		// What a previous run of a kept directory recorded is not this run's.
-		_ = os.RemoveAll(s.path("recorded"))
-		if s.Recorder, err = newRecorder(s.path("recorded", "responses"), newKeySet()); err != nil {
+	if opts.Observe != nil {
+		if s.observer, err = opts.Observe(s.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -127,11 +132,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		{"kwok and a fake node", s.startKwok},
 		{"cert-manager", s.startCertManager},
 		{"kcp-setups-apiserver", s.StartServer},
-		{"the leak scan's witness", s.startWitness},
 	} {
-		if step.name == "the leak scan's witness" && s.Recorder == nil {
-			continue // nothing to record for a scan
-		}
 		s.progress("starting %s", step.name)
 		start := time.Now()
 		if err := step.run(ctx); err != nil {
@@ -144,13 +145,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 
 // Stop stops every component in reverse order and removes a temporary directory.
 func (s *Stack) Stop() {
-	stop := func(p *process) {
+	stop := func(p *Process) {
 		start := time.Now()
-		p.stop()
+		p.Stop()
 		s.progress("stopped %s (%s)", p.name, time.Since(start).Round(100*time.Millisecond))
-	}
-	if s.witness != nil {
-		s.witness.stop()
 	}
 	if s.server != nil {
 		stop(s.server)
@@ -165,29 +163,29 @@ func (s *Stack) Stop() {
 
 // DumpLogs writes the last lines of every component's log to w.
 func (s *Stack) DumpLogs(w io.Writer, lines int) {
-	all := append([]*process{}, s.procs...)
+	all := append([]*Process{}, s.procs...)
 	if s.server != nil {
 		all = append(all, s.server)
 	}
 	for _, p := range all {
-		_, _ = fmt.Fprintf(w, "===== %s (%s) =====\n%s\n", p.name, p.logFile, p.tail(lines))
+		_, _ = fmt.Fprintf(w, "===== %s (%s) =====\n%s\n", p.name, p.logFile, p.Tail(lines))
 	}
 }
 
-func (s *Stack) path(elem ...string) string {
+func (s *Stack) Path(elem ...string) string {
 	return filepath.Join(append([]string{s.Dir}, elem...)...)
 }
 
-func (s *Stack) bin(name string) string {
+func (s *Stack) Bin(name string) string {
 	return filepath.Join(s.binDir, name)
 }
 
 // start starts a component and remembers it for Stop.
-func (s *Stack) start(name string, args ...string) (*process, error) {
-	if err := os.MkdirAll(s.path("logs"), 0o700); err != nil {
+func (s *Stack) start(name string, args ...string) (*Process, error) {
+	if err := os.MkdirAll(s.Path("logs"), 0o700); err != nil {
 		return nil, err
 	}
-	p, err := startProcess(s.path("logs"), name, s.bin(name), args...)
+	p, err := StartProcess(s.Path("logs"), name, s.Bin(name), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +196,7 @@ func (s *Stack) start(name string, args ...string) (*process, error) {
 func (s *Stack) checkBinaries() error {
 	var missing []string
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "helm", "kcp-setups-apiserver", "kubectl-kcp"} {
-		if _, err := os.Stat(s.bin(b)); err != nil {
+		if _, err := os.Stat(s.Bin(b)); err != nil {
 			missing = append(missing, b)
 		}
 	}
@@ -209,7 +207,7 @@ func (s *Stack) checkBinaries() error {
 }
 
 // repoRoot finds the directory of the project's go.mod, from the working directory up.
-func repoRoot() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -234,8 +232,8 @@ func (s *Stack) adminClients() error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 50, 100
-	s.unrecordedConfig = rest.CopyConfig(cfg)
-	s.AdminConfig = s.Recorder.Wrap(cfg)
+	s.UnobservedConfig = rest.CopyConfig(cfg)
+	s.AdminConfig = s.wrap(cfg)
 	if s.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
 		return err
 	}
@@ -243,13 +241,40 @@ func (s *Stack) adminClients() error {
 	return err
 }
 
-// startWitness starts watching the host cluster for the leak scan, when it is asked for.
-func (s *Stack) startWitness(ctx context.Context) (err error) {
-	if s.Recorder == nil {
-		return nil
+// wrap is cfg as the Observer sees it, or cfg when there is none.
+func (s *Stack) wrap(cfg *rest.Config) *rest.Config {
+	if s.observer == nil {
+		return cfg
 	}
-	// The witness outlives Start's context: it watches until Stop.
-	s.witness, err = startWitness(context.WithoutCancel(ctx), s.unrecordedConfig, s.Recorder.keys,
-		s.path("recorded", "events.log"), s.path("recorded", "statuses.log"))
-	return err
+	return s.observer.Wrap(cfg)
 }
+
+// observeKubectl reports a kubectl run to the Observer, if any.
+func (s *Stack) observeKubectl(args []string, output ...string) {
+	if s.observer != nil {
+		s.observer.Kubectl(args, output...)
+	}
+}
+
+// observeResponse reports a response of the server's to the Observer, if any.
+func (s *Stack) observeResponse(label string, body []byte) {
+	if s.observer != nil {
+		s.observer.Response(label, body)
+	}
+}
+
+// Options are the options the stack was started with.
+func (s *Stack) Options() Options { return s.opts }
+
+// Track makes Stop stop p too, in place of old when old is one of the stack's.
+func (s *Stack) Track(old, p *Process) {
+	if i := slices.Index(s.procs, old); old != nil && i >= 0 {
+		s.procs[i] = p
+		return
+	}
+	s.procs = append(s.procs, p)
+}
+
+// ServiceAccountKeyFile is the key kube-apiserver signs and verifies ServiceAccount tokens
+// with.
+func (s *Stack) ServiceAccountKeyFile() string { return s.pki.serviceAccountKey }
