@@ -27,7 +27,7 @@ verify-fresh: ## Codegen verification and the tools' build against an empty Go m
 
 .PHONY: test-unit
 test-unit: ## Unit tests.
-	hack/go-test.sh $(OUTPUT)/test-unit.log $(GO) test -count=1 ./pkg/... ./cmd/... ./test/framework/... ./test/bench/... ./test/docs/... ./hack/bench-chart/...
+	hack/go-test.sh $(OUTPUT)/test-unit.log $(GO) test -count=1 ./pkg/... ./cmd/... ./internal/... ./test/framework/... ./test/bench/... ./test/docs/... ./hack/bench-chart/...
 
 .PHONY: test-integration
 test-integration: ## The real server in-process on embedded etcd, through the clientset.
@@ -56,7 +56,9 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 .PHONY: test-e2e
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# Run in the package's directory, so go test streams the suite's progress and the closing
-	@# leak scan's report instead of holding them back for a passing package.
+	@# leak scan's report instead of holding them back for a passing package. The harness's own
+	@# tests (test/framework, tag e2e) come first, on a stack of their own.
+	cd test/framework && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e-harness.log $(GO) test -tags e2e -count=1 -timeout 20m
 	cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m
 
 IMAGE     ?= ghcr.io/kcp-setups/apiserver:latest
