@@ -57,7 +57,8 @@ tools: ## Build etcd, kube-apiserver & co, kubectl, kwok and cert-manager from p
 test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# Run in the package's directory, so go test streams the suite's progress and the closing
 	@# leak scan's report instead of holding them back for a passing package. The harness's own
-	@# tests (test/framework, tag e2e) come first, on a stack of their own.
+	@# tests (internal/localstack and test/framework, tag e2e) come first, on stacks of their own.
+	cd internal/localstack && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e-localstack.log $(GO) test -tags e2e -count=1 -timeout 20m
 	cd test/framework && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e-harness.log $(GO) test -tags e2e -count=1 -timeout 20m
 	cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m
 
