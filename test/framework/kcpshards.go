@@ -20,6 +20,18 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // ShardGVR is kcp's Shard API, which a KcpDouble serves in every workspace.
 var ShardGVR = schema.GroupVersionResource{Group: "core.kcp.io", Version: "v1alpha1", Resource: "shards"}
 
+// ShardObject is a kcp Shard named name, at baseURL (empty for none).
+func ShardObject(name, baseURL string) *unstructured.Unstructured {
+	spec := map[string]any{}
+	if baseURL != "" {
+		spec["baseURL"] = baseURL
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "core.kcp.io/v1alpha1", "kind": "Shard",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}}
+}
+
 // shardCRD is the CustomResourceDefinition of kcp's Shard API.
 //
 //go:embed crds/core.kcp.io_shards.yaml

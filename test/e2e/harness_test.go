@@ -1,3 +1,5 @@
+// The harness's pieces that the product's tests share; the harness's own tests are in
+// test/framework and internal/localstack.
 package e2e
 
 import (
@@ -5,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kcp-setups/apiserver/test/framework"
 )
@@ -20,4 +23,9 @@ func AssertEtcdCluster(t *testing.T, members *framework.EtcdMembers, client, for
 	t.Helper()
 	require.NoError(t, framework.CheckEtcdClusterServes(t.Context(), members, client, foreign))
 	require.NoError(t, framework.CheckEtcdSurvivesMemberLoss(t.Context(), members, client, len(members.Members())-1))
+}
+
+// shardObject is a kcp Shard named name, at baseURL (empty for none).
+func shardObject(name, baseURL string) *unstructured.Unstructured {
+	return framework.ShardObject(name, baseURL)
 }
