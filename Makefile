@@ -17,8 +17,8 @@ codegen: ## Regenerate clients, deepcopy, conversion, defaulters and OpenAPI.
 
 .PHONY: verify
 verify: ## Check formatting, vet and that generated code is fresh.
-	@echo "==> gofmt"; out=$$(gofmt -l cmd pkg test hack); if [[ -n "$$out" ]]; then echo "gofmt needed: $$out"; exit 1; fi
-	@echo "==> go vet"; $(GO) vet ./...
+	@echo "==> gofmt"; out=$$(gofmt -l cmd internal pkg test hack); if [[ -n "$$out" ]]; then echo "gofmt needed: $$out"; exit 1; fi
+	@echo "==> go vet"; $(GO) vet ./... && $(GO) vet -tags e2e ./internal/... ./test/framework/...
 	@echo "==> verify-codegen"; hack/verify-codegen.sh
 
 .PHONY: verify-fresh
