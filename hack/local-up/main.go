@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kcp-setups/apiserver/test/framework"
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 func main() {
@@ -32,9 +32,9 @@ func run() error {
 		return err
 	}
 	start := time.Now()
-	opts := framework.LocalUp(dir)
+	opts := localstack.LocalUp(dir)
 	opts.Progress = func(format string, args ...any) { fmt.Printf("==> "+format+"\n", args...) }
-	stack, err := framework.Start(ctx, opts)
+	stack, err := localstack.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -16,20 +16,38 @@ import (
 	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
-	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
-	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
 // requestTimeout bounds one request to kcp: an unreachable or slow kcp fails the call, it
 // never holds a worker.
 const requestTimeout = 15 * time.Second
 
-// ServerEndpoint is where a root shard's or shard's kcp server is reached.
-func ServerEndpoint(s kcp.Server) Endpoint {
-	return Endpoint{Namespace: s.Namespace, Service: s.ServiceName, Port: kcp.SecurePort,
-		Selector: s.SelectorLabels(), ClusterDomain: s.ClusterDomain()}
+// RootShardEndpoint is where rs's kcp server is reached.
+func RootShardEndpoint(rs *operatorv1alpha1.RootShard) Endpoint {
+	return Endpoint{Namespace: rs.Namespace, Service: pki.RootShardServiceName(rs.Name), Port: pki.KcpSecurePort,
+		Selector: pki.KcpSelector(pki.RootShardKind, rs.Name), ClusterDomain: clusterDomain(rs.Spec.ClusterDomain)}
+}
+
+// ShardEndpoint is where sh's kcp server is reached: its Service, whatever URL the shard
+// announces.
+func ShardEndpoint(sh *operatorv1alpha1.Shard) Endpoint {
+	return Endpoint{Namespace: sh.Namespace, Service: pki.ShardServiceName(sh.Name), Port: pki.KcpSecurePort,
+		Selector: pki.KcpSelector(pki.ShardKind, sh.Name), ClusterDomain: clusterDomain(sh.Spec.ClusterDomain)}
+}
+
+// RootShardProxyEndpoint is where rs's internal front proxy is reached.
+func RootShardProxyEndpoint(rs *operatorv1alpha1.RootShard) Endpoint {
+	return Endpoint{Namespace: rs.Namespace, Service: pki.RootShardProxyServiceName(rs.Name), Port: pki.KcpSecurePort,
+		Selector: pki.RootShardProxySelector(rs.Name), ClusterDomain: rs.Spec.ClusterDomain}
+}
+
+// clusterDomain is the host cluster's DNS domain a spec names, or the default.
+func clusterDomain(d string) string {
+	if d == "" {
+		return operatorv1alpha1.DefaultClusterDomain
+	}
+	return d
 }
 
 // NotReadyError says that the server cannot talk to a kcp yet: its identity or the CA that
@@ -40,7 +58,7 @@ func (e *NotReadyError) Error() string { return e.Reason }
 
 // Clients builds clients for the kcp servers of RootShards and Shards, and for the internal
 // front proxies of RootShards, that authenticate as
-// the server's own identity (rootshard.OperatorSecretName) and verify kcp with the CA that
+// the server's own identity (pki.OperatorSecretName) and verify kcp with the CA that
 // issued the serving certificate of the server they dial. Transports are kept per endpoint
 // and credentials, so that connections are reused and a rotated certificate takes a new
 // one.
@@ -60,32 +78,27 @@ func NewClients(dialer Dialer, secrets corev1listers.SecretLister) *Clients {
 // RootShard returns a client config for workspace (the server's base when empty) on rs's
 // kcp server.
 func (c *Clients) RootShard(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
-	s := rootshard.Server(rs)
-	return c.config(rs, ServerEndpoint(s), s.Name+"-server", workspace)
+	return c.config(rs, RootShardEndpoint(rs), pki.ServerSecretName(rs.Name), workspace)
 }
 
 // RootShardProxy returns a client config for workspace (the proxy's base when empty)
-// through rs's internal front proxy (frontproxy.RootShardProxy), which reaches the workspace
+// through rs's internal front proxy, which reaches the workspace
 // on whichever shard hosts it. A shard answers a workspace that another shard hosts with
 // "Not found on this shard": what is addressed by workspace goes through the proxy.
 func (c *Clients) RootShardProxy(rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
-	p := frontproxy.RootShardProxy{RootShard: rs}
-	ep := Endpoint{Namespace: rs.Namespace, Service: p.ServiceName(), Port: kcp.SecurePort,
-		Selector: p.SelectorLabels(), ClusterDomain: rs.Spec.ClusterDomain}
-	return c.config(rs, ep, p.ServerSecretName(), workspace)
+	return c.config(rs, RootShardProxyEndpoint(rs), pki.RootShardProxyServerSecretName(rs.Name), workspace)
 }
 
 // Shard returns a client config for workspace (the server's base when empty) on the kcp
 // server of sh, a shard of rs.
 func (c *Clients) Shard(sh *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, workspace string) (*rest.Config, error) {
-	s := shard.Server(sh, rs)
-	return c.config(rs, ServerEndpoint(s), s.Name+"-server", workspace)
+	return c.config(rs, ShardEndpoint(sh), pki.ServerSecretName(sh.Name), workspace)
 }
 
 // config is a client config for workspace on ep as the server's identity toward rs, trusting
 // the CA in the ca.crt of serverSecret, the serving certificate's Secret of ep.
 func (c *Clients) config(rs *operatorv1alpha1.RootShard, ep Endpoint, serverSecret, workspace string) (*rest.Config, error) {
-	identity, err := c.secret(rs.Namespace, rootshard.OperatorSecretName(rs), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	identity, err := c.secret(rs.Namespace, pki.OperatorSecretName(rs.Name), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
 	if err != nil {
 		return nil, err
 	}

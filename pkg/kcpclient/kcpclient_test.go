@@ -29,6 +29,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -52,19 +54,40 @@ func TestNewChoosesTheDialer(t *testing.T) {
 
 func TestEndpointsNameTheServices(t *testing.T) {
 	rs := rootShardFixture()
-	ep := ServerEndpoint(rootshard.Server(rs))
+	ep := RootShardEndpoint(rs)
 	assert.Equal(t, "root-kcp.team-a.svc.cluster.local", ep.ServerName())
 	assert.Equal(t, "https://root-kcp.team-a.svc.cluster.local:6443", ep.URL())
 	assert.Equal(t, "team-a/root-kcp", ep.String())
 	assert.Equal(t, map[string]string{"app.kubernetes.io/instance": "root", "app.kubernetes.io/component": "kcp", "operator.kcp.io/rootshard": "root"}, ep.Selector)
-	// The URL is the one the pods' kubeconfigs hold, unless the spec overrides theirs.
+	// The URL is the one the pods' kubeconfigs hold, unless the spec overrides theirs, and
+	// the names are the builders'.
 	assert.Equal(t, rootshard.Server(rs).BaseURL(), ep.URL())
+	assert.Equal(t, rootshard.Server(rs).SelectorLabels(), ep.Selector)
+	proxy := frontproxy.RootShardProxy{RootShard: rs}
+	pep := RootShardProxyEndpoint(rs)
+	assert.Equal(t, proxy.ServiceName(), pep.Service)
+	assert.Equal(t, proxy.SelectorLabels(), pep.Selector)
+	assert.Equal(t, "https://root-proxy.team-a.svc.cluster.local:6443", pep.URL())
+	assert.Contains(t, leafNames(proxy.Leaves()), pki.RootShardProxyServerSecretName(rs.Name))
+	assert.Contains(t, leafNames(rootshard.Server(rs).Leaves()), pki.ServerSecretName(rs.Name))
+	assert.Equal(t, rootshard.OperatorSecretName(rs), pki.OperatorSecretName(rs.Name))
 
 	sh := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "team-a"}}
 	sh.Spec.ClusterDomain = "corp.internal"
 	sh.Spec.ShardBaseURL = "https://eu.kcp.example.com:6443"
-	ep = ServerEndpoint(shard.Server(sh, rs))
+	ep = ShardEndpoint(sh)
 	assert.Equal(t, "https://eu-shard-kcp.team-a.svc.corp.internal:6443", ep.URL(), "the dialer reaches the Service, whatever the shard announces")
+	assert.Equal(t, shard.Server(sh, rs).SelectorLabels(), ep.Selector)
+	assert.Contains(t, leafNames(shard.Server(sh, rs).Leaves()), pki.ServerSecretName(sh.Name))
+}
+
+// leafNames are the names of leaves.
+func leafNames(leaves []pki.Leaf) []string {
+	var names []string
+	for _, l := range leaves {
+		names = append(names, l.Name)
+	}
+	return names
 }
 
 // The clients present the server's identity from <rs>-kcp-operator, verify kcp with the CA
@@ -73,7 +96,7 @@ func TestEndpointsNameTheServices(t *testing.T) {
 func TestClientsPresentTheServersIdentity(t *testing.T) {
 	rs := rootShardFixture()
 	serverCA, clientCA := newCA(t, "root-server-ca"), newCA(t, "root-client-ca")
-	ep := ServerEndpoint(rootshard.Server(rs))
+	ep := RootShardEndpoint(rs)
 	serving := serverCA.issue(t, "root", nil, []string{ep.ServerName()}, x509.ExtKeyUsageServerAuth)
 
 	pool := x509.NewCertPool()

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // EtcdFixture is a managed etcd built by hand, after the contract of
@@ -45,45 +47,45 @@ func NewEtcdFixture(dir, namespace, base string, replicas int32) (*EtcdFixture, 
 		initial = append(initial, fmt.Sprintf("%s=https://%s:2380", pod, fqdn))
 	}
 
-	clientCA, err := loadOrCreateCA(dir, "etcd-client-ca")
+	clientCA, err := localstack.LoadOrCreateCA(dir, "etcd-client-ca")
 	if err != nil {
 		return nil, err
 	}
-	peerCA, err := loadOrCreateCA(dir, "etcd-peer-ca")
+	peerCA, err := localstack.LoadOrCreateCA(dir, "etcd-peer-ca")
 	if err != nil {
 		return nil, err
 	}
-	foreignCA, err := loadOrCreateCA(dir, "other-etcd-client-ca")
+	foreignCA, err := localstack.LoadOrCreateCA(dir, "other-etcd-client-ca")
 	if err != nil {
 		return nil, err
 	}
 	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	server, err := clientCA.issue(dir, "etcd-server", certSpec{
-		commonName: base + "-etcd-server",
-		dnsNames:   append(append(memberNames, dnsForms(sts, namespace)...), "localhost"),
-		ips:        []net.IP{net.ParseIP("127.0.0.1")},
-		usages:     both,
+	server, err := clientCA.Issue(dir, "etcd-server", localstack.CertSpec{
+		CommonName: base + "-etcd-server",
+		DNSNames:   append(append(memberNames, dnsForms(sts, namespace)...), "localhost"),
+		IPs:        []net.IP{net.ParseIP("127.0.0.1")},
+		Usages:     both,
 	})
 	if err != nil {
 		return nil, err
 	}
-	peer, err := peerCA.issue(dir, "etcd-peer", certSpec{
-		commonName: base + "-etcd-peer",
-		dnsNames:   append(memberNames, "localhost"),
-		usages:     both,
+	peer, err := peerCA.Issue(dir, "etcd-peer", localstack.CertSpec{
+		CommonName: base + "-etcd-peer",
+		DNSNames:   append(memberNames, "localhost"),
+		Usages:     both,
 	})
 	if err != nil {
 		return nil, err
 	}
-	client, err := clientCA.clientCert(dir, "etcd-client", base+"-kcp")
+	client, err := clientCA.ClientCert(dir, "etcd-client", base+"-kcp")
 	if err != nil {
 		return nil, err
 	}
-	foreign, err := foreignCA.clientCert(dir, "other-etcd-client", base+"-kcp")
+	foreign, err := foreignCA.ClientCert(dir, "other-etcd-client", base+"-kcp")
 	if err != nil {
 		return nil, err
 	}
-	secret := func(name string, kp *KeyPair, ca *CA) *corev1.Secret {
+	secret := func(name string, kp *localstack.KeyPair, ca *localstack.CA) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 			Type:       corev1.SecretTypeTLS,

@@ -26,6 +26,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // EtcdMembers are the members of an etcd StatefulSet run as local processes, since kwok only
@@ -67,7 +69,7 @@ type EtcdMember struct {
 type etcdMember struct {
 	name string
 	args []string
-	proc *process
+	proc *localstack.Process
 }
 
 type memberPort struct {
@@ -87,7 +89,7 @@ type etcdMembersEnv struct {
 	dir, logDir, bin string
 	// track is told of every process a member starts, with the one it replaces (nil at
 	// first), so that the stack stops them all and shows their logs.
-	track func(old, p *process)
+	track func(old, p *localstack.Process)
 }
 
 // RunEtcdMembers runs every member of sts (Secrets by name, as the cluster holds them) with
@@ -97,13 +99,13 @@ type etcdMembersEnv struct {
 // earlier.
 func (s *Stack) RunEtcdMembers(ctx context.Context, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret) (*EtcdMembers, error) {
 	return runEtcdMembers(ctx, etcdMembersEnv{
-		dir: s.path("etcd-members", sts.Namespace+"-"+sts.Name), logDir: s.path("logs"), bin: s.bin("etcd"),
-		track: s.replaceProcess,
+		dir: s.Path("etcd-members", sts.Namespace+"-"+sts.Name), logDir: s.Path("logs"), bin: s.Bin("etcd"),
+		track: s.Track,
 	}, sts, secrets)
 }
 
 func runEtcdMembers(ctx context.Context, env etcdMembersEnv, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret) (*EtcdMembers, error) {
-	m, err := planEtcdMembers(env, sts, secrets, freePort)
+	m, err := planEtcdMembers(env, sts, secrets, localstack.FreePort)
 	if err != nil {
 		return nil, err
 	}
@@ -513,7 +515,7 @@ func writeSecretVolume(root string, v *corev1.SecretVolumeSource, s *corev1.Secr
 		if strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") {
 			return fmt.Errorf("Secret %s's path %s leaves the volume", v.SecretName, p)
 		}
-		if err := writeFiles(map[string][]byte{filepath.Join(root, filepath.FromSlash(p)): data}); err != nil {
+		if err := localstack.WriteFiles(map[string][]byte{filepath.Join(root, filepath.FromSlash(p)): data}); err != nil {
 			return err
 		}
 	}
@@ -591,13 +593,13 @@ func sortedMemberPorts(m map[memberPort]string) []memberPort {
 func (m *EtcdMembers) start(i int) error {
 	mem := m.members[i]
 	var (
-		p   *process
+		p   *localstack.Process
 		err error
 	)
 	if mem.proc == nil {
-		p, err = startProcess(m.env.logDir, "etcd-"+m.Namespace+"-"+mem.name, m.env.bin, mem.args...)
+		p, err = localstack.StartProcess(m.env.logDir, "etcd-"+m.Namespace+"-"+mem.name, m.env.bin, mem.args...)
 	} else {
-		p, err = mem.proc.rerun()
+		p, err = mem.proc.Rerun()
 	}
 	if err != nil {
 		return err
@@ -631,7 +633,7 @@ func (m *EtcdMembers) Members() []EtcdMember {
 			e.MetricsURL = "http://127.0.0.1:" + strconv.Itoa(p)
 		}
 		if mem.proc != nil {
-			done, _ := mem.proc.exited()
+			done, _ := mem.proc.Exited()
 			e.Running = !done
 		}
 		out = append(out, e)
@@ -654,7 +656,7 @@ func (m *EtcdMembers) Kill(i int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p := m.members[i].proc; p != nil {
-		p.kill()
+		p.Kill()
 	}
 }
 
@@ -662,7 +664,7 @@ func (m *EtcdMembers) Kill(i int) {
 // does nothing while the member runs.
 func (m *EtcdMembers) Start(ctx context.Context, i int) error {
 	m.mu.Lock()
-	if done, _ := m.members[i].proc.exited(); done {
+	if done, _ := m.members[i].proc.Exited(); done {
 		if err := m.start(i); err != nil {
 			m.mu.Unlock()
 			return err
@@ -679,7 +681,7 @@ func (m *EtcdMembers) Stop() {
 	var wg sync.WaitGroup
 	for _, mem := range m.members {
 		if mem.proc != nil {
-			wg.Go(mem.proc.stop)
+			wg.Go(mem.proc.Stop)
 		}
 	}
 	wg.Wait()
@@ -705,8 +707,8 @@ func (m *EtcdMembers) waitMemberReady(ctx context.Context, i int) error {
 	if e.MetricsURL == "" {
 		return fmt.Errorf("member %s listens on no metrics port (%d) to tell its readiness", e.Name, etcdMetricsPort)
 	}
-	return poll(ctx, "etcd member "+e.Name+" to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, http.DefaultClient, e.MetricsURL+"/readyz")
+	return localstack.Poll(ctx, "etcd member "+e.Name+" to be ready", 2*time.Minute, []*localstack.Process{p}, func(ctx context.Context) (bool, error) {
+		return localstack.HTTPOK(ctx, http.DefaultClient, e.MetricsURL+"/readyz")
 	})
 }
 
@@ -748,7 +750,7 @@ func (m *EtcdMembers) ForwardMembers(ctx context.Context, s *Stack) (func(contex
 				"forwards": forwards,
 			},
 		}}
-		if _, err := client.Apply(ctx, name, forward, applyOptions); err != nil {
+		if _, err := client.Apply(ctx, name, forward, localstack.ApplyOptions); err != nil {
 			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s to its member: %w", m.Namespace, e.Name, err), undo(ctx))
 		}
 		names = append(names, name)

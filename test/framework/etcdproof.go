@@ -9,6 +9,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // CheckEtcdClusterServes is issue 14's proof that the members form a cluster and serve only
@@ -147,7 +149,7 @@ func CheckEtcdSurvivesMemberLoss(ctx context.Context, m *EtcdMembers, client *co
 	key, value := "/harness/"+m.StatefulSet+"/while-"+members[i].Name+"-is-down", time.Now().Format(time.RFC3339Nano)
 	// When the member led, the others elect a new leader first (a second or two): the write
 	// is retried meanwhile, as a client would, and never succeeds without a quorum.
-	if err := poll(ctx, "a write with "+members[i].Name+" down", time.Minute, nil, func(ctx context.Context) (bool, error) {
+	if err := localstack.Poll(ctx, "a write with "+members[i].Name+" down", time.Minute, nil, func(ctx context.Context) (bool, error) {
 		got, err := EtcdPutGet(ctx, others, good, key, value)
 		if err == nil && got != value {
 			err = fmt.Errorf("read back %q", got)

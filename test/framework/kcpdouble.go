@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // KcpDouble is the smallest honest stand-in for a kcp shard that this machine can run, since
@@ -69,7 +70,7 @@ type KcpDouble struct {
 	adminConfig *rest.Config
 
 	mu     sync.Mutex
-	proc   *process
+	proc   *localstack.Process
 	server *http.Server
 
 	servingMu sync.Mutex
@@ -128,36 +129,36 @@ type KcpDoubleOptions = StandInOptions
 // Stop (t.Cleanup); the stack's Stop stops its backend too.
 func (s *Stack) StartKcpDouble(ctx context.Context, o KcpDoubleOptions) (*KcpDouble, error) {
 	name := "kcp-double-" + o.Name
-	dir := s.path(name, "pki")
-	backendCA, err := loadOrCreateCA(dir, "backend-ca")
+	dir := s.Path(name, "pki")
+	backendCA, err := localstack.LoadOrCreateCA(dir, "backend-ca")
 	if err != nil {
 		return nil, err
 	}
-	requestHeaderCA, err := loadOrCreateCA(dir, "requestheader-ca")
+	requestHeaderCA, err := localstack.LoadOrCreateCA(dir, "requestheader-ca")
 	if err != nil {
 		return nil, err
 	}
-	serving, err := backendCA.issue(dir, "backend-serving", certSpec{commonName: name, dnsNames: []string{"localhost"},
-		ips: []net.IP{net.ParseIP("127.0.0.1")}, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	serving, err := backendCA.Issue(dir, "backend-serving", localstack.CertSpec{CommonName: name, DNSNames: []string{"localhost"},
+		IPs: []net.IP{net.ParseIP("127.0.0.1")}, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	if err != nil {
 		return nil, err
 	}
 	// The backend believes the X-Remote-* headers of this certificate only.
 	const proxyName = "kcp-front-proxy"
-	proxyCert, err := requestHeaderCA.clientCert(dir, "front-proxy-client", proxyName)
+	proxyCert, err := requestHeaderCA.ClientCert(dir, "front-proxy-client", proxyName)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := backendCA.clientCert(dir, "admin", name+"-admin", "system:masters")
+	admin, err := backendCA.ClientCert(dir, "admin", name+"-admin", "system:masters")
 	if err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := localstack.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	d := &KcpDouble{
-		ServerCA: o.ServerCA, ServerName: o.ServerName, AdminKubeconfig: s.path(name, "admin.kubeconfig"), stack: s,
+		ServerCA: o.ServerCA, ServerName: o.ServerName, AdminKubeconfig: s.Path(name, "admin.kubeconfig"), stack: s,
 		backend: shardAPIServer{
 			name: name, port: port,
 			servingCert: serving.CertFile, servingKey: serving.KeyFile, clientCA: backendCA.CertFile,
@@ -171,7 +172,7 @@ func (s *Stack) StartKcpDouble(ctx context.Context, o KcpDoubleOptions) (*KcpDou
 			serverCA: backendCA.CertPEM, serverName: "localhost",
 		},
 	}
-	if err := writeKubeconfig(d.AdminKubeconfig, d.backend.url(), backendCA.CertPEM, admin); err != nil {
+	if err := localstack.WriteKubeconfig(d.AdminKubeconfig, d.backend.url(), backendCA.CertPEM, admin); err != nil {
 		return nil, err
 	}
 	if d.adminConfig, err = clientcmd.BuildConfigFromFlags("", d.AdminKubeconfig); err != nil {
@@ -213,7 +214,7 @@ func (d *KcpDouble) Stop() {
 	if d.server != nil {
 		_ = d.server.Close()
 	}
-	d.proc.stop()
+	d.proc.Stop()
 }
 
 // Start starts a stopped double again on the same address, with the data it had, and
@@ -221,14 +222,14 @@ func (d *KcpDouble) Stop() {
 func (d *KcpDouble) Start(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if done, _ := d.proc.exited(); !done {
+	if done, _ := d.proc.Exited(); !done {
 		return nil
 	}
-	p, err := d.proc.rerun()
+	p, err := d.proc.Rerun()
 	if err != nil {
 		return err
 	}
-	d.stack.replaceProcess(d.proc, p)
+	d.stack.Track(d.proc, p)
 	d.proc = p
 	if err := d.backend.waitForReady(ctx, p); err != nil {
 		return err
@@ -250,7 +251,7 @@ func (d *KcpDouble) serve(ctx context.Context, addr string) error {
 	}
 	var l net.Listener
 	// Right after a Stop, the port may take a moment to be free again.
-	if err := poll(ctx, d.backend.name+" to listen on "+addr, 30*time.Second, []*process{d.proc}, func(context.Context) (bool, error) {
+	if err := localstack.Poll(ctx, d.backend.name+" to listen on "+addr, 30*time.Second, []*localstack.Process{d.proc}, func(context.Context) (bool, error) {
 		var err error
 		l, err = net.Listen("tcp", addr)
 		return err == nil, err
@@ -259,7 +260,7 @@ func (d *KcpDouble) serve(ctx context.Context, addr string) error {
 	}
 	d.server = &http.Server{Addr: l.Addr().String(), Handler: d.proxy, TLSConfig: d.tlsConfig, ReadHeaderTimeout: 30 * time.Second}
 	go func(srv *http.Server) { _ = srv.ServeTLS(l, "", "") }(d.server)
-	return waitForReadyz(ctx, d.backend.name+"'s proxy", "https://"+d.server.Addr, d.ServerCA, d.ServerName, []*process{d.proc})
+	return waitForReadyz(ctx, d.backend.name+"'s proxy", "https://"+d.server.Addr, d.ServerCA, d.ServerName, []*localstack.Process{d.proc})
 }
 
 // AdminConfig is a client config of the backend kube-apiserver, directly and as a cluster
@@ -305,15 +306,6 @@ func (d *KcpDouble) WorkspaceConfigFor(workspace string, kubeconfig []byte) (*re
 	return d.WorkspaceConfig(workspace, user.ClientCertificateData, user.ClientKeyData, cluster.CertificateAuthorityData), nil
 }
 
-// replaceProcess puts p in the place of old among the stack's processes, for its Stop.
-func (s *Stack) replaceProcess(old, p *process) {
-	if i := slices.Index(s.procs, old); i >= 0 {
-		s.procs[i] = p
-		return
-	}
-	s.procs = append(s.procs, p)
-}
-
 var clusterPortForwardGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterportforwards"}
 
 // ForwardPods makes kcp's port (6443) of every pod in namespace lead to the double, as if
@@ -345,7 +337,7 @@ func (s *Stack) ForwardPodsTo(ctx context.Context, namespace, addr, name string)
 		},
 	}}
 	client := s.Dynamic.Resource(clusterPortForwardGVR)
-	if _, err := client.Apply(ctx, name, forward, applyOptions); err != nil {
+	if _, err := client.Apply(ctx, name, forward, localstack.ApplyOptions); err != nil {
 		return nil, fmt.Errorf("forwarding the pods of %s to %s: %w", namespace, addr, err)
 	}
 	return func(ctx context.Context) error {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 func TestBackendPath(t *testing.T) {
@@ -53,22 +55,22 @@ type seen struct {
 // certificate never reaches it.
 func TestWorkspaceProxy(t *testing.T) {
 	dir := t.TempDir()
-	ca := func(name string) *CA {
-		c, err := loadOrCreateCA(dir, name)
+	ca := func(name string) *localstack.CA {
+		c, err := localstack.LoadOrCreateCA(dir, name)
 		require.NoError(t, err)
 		return c
 	}
 	clientCA, strangerCA, backendCA, requestHeaderCA := ca("client-ca"), ca("stranger-ca"), ca("backend-ca"), ca("requestheader-ca")
-	serving := func(c *CA, name string) tls.Certificate {
-		kp, err := c.issue(dir, name, certSpec{commonName: name, dnsNames: []string{"localhost"}, ips: []net.IP{net.ParseIP("127.0.0.1")},
-			usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	serving := func(c *localstack.CA, name string) tls.Certificate {
+		kp, err := c.Issue(dir, name, localstack.CertSpec{CommonName: name, DNSNames: []string{"localhost"}, IPs: []net.IP{net.ParseIP("127.0.0.1")},
+			Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 		require.NoError(t, err)
 		pair, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
 		require.NoError(t, err)
 		return pair
 	}
-	client := func(c *CA, name, user string, groups ...string) *KeyPair {
-		kp, err := c.clientCert(dir, name, user, groups...)
+	client := func(c *localstack.CA, name, user string, groups ...string) *localstack.KeyPair {
+		kp, err := c.ClientCert(dir, name, user, groups...)
 		require.NoError(t, err)
 		return kp
 	}
@@ -105,7 +107,7 @@ func TestWorkspaceProxy(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name     string
-		cert     *KeyPair
+		cert     *localstack.KeyPair
 		path     string
 		wantCode int
 		// want is what the backend sees; nil when the request must not reach it.

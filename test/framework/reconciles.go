@@ -15,7 +15,7 @@ var reconcileLine = regexp.MustCompile(`"Finished syncing" controller="([^"]+)" 
 // and result ("rootshard/root/success"), and by result alone ("success", "error"). It needs
 // Options.LogReconciles.
 func (s *Stack) Reconciles(namespace string) (map[string]int, error) {
-	if !s.opts.LogReconciles {
+	if !s.Options().LogReconciles {
 		return nil, errors.New("the stack's server does not log its reconciles: start the stack with Options.LogReconciles")
 	}
 	return countReconciles(s.ServerLog(), namespace), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/klog/v2"
 
+	"github.com/kcp-setups/apiserver/internal/localstack"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 )
 
@@ -83,6 +84,6 @@ func TestReconcilesReadsTheLoopsLog(t *testing.T) {
 // TestReconcilesNeedsTheLog refuses to count on a stack whose server does not log them,
 // rather than reporting none.
 func TestReconcilesNeedsTheLog(t *testing.T) {
-	_, err := (&Stack{}).Reconciles("team-a")
+	_, err := (&Stack{Stack: &localstack.Stack{}}).Reconciles("team-a")
 	assert.ErrorContains(t, err, "Options.LogReconciles")
 }

@@ -111,7 +111,7 @@ func (r *Recorder) Excluded() map[string]int {
 }
 
 // kubectl records the output of kubectl with args.
-func (r *Recorder) kubectl(args []string, output ...string) {
+func (r *Recorder) Kubectl(args []string, output ...string) {
 	if r == nil {
 		return
 	}
@@ -124,7 +124,7 @@ func (r *Recorder) kubectl(args []string, output ...string) {
 }
 
 // response records a response read whole, labelled with its request.
-func (r *Recorder) response(label string, body []byte) {
+func (r *Recorder) Response(label string, body []byte) {
 	if r == nil {
 		return
 	}

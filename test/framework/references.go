@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // The docs' one-liner copies this Secret from namespace a into namespace b; CopyReferenceSecret
@@ -40,7 +42,7 @@ func CopyReferenceSecret(ctx context.Context, src *Stack, fromNS, name string, d
 	script := src.kubectlShell() + " " + strings.TrimPrefix(get, readmeKubectl) + " | " + dst.kubectlShell() + " " + apply
 	out, err := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script).CombinedOutput()
 	// The pipeline's Secret passes between the two kubectls; the recorder sees what apply said.
-	dst.Recorder.kubectl([]string{"get", "secret", name, "-n", fromNS, "|", "apply", "-n", toNS, "-f", "-"}, string(out))
+	dst.Recorder.Kubectl([]string{"get", "secret", name, "-n", fromNS, "|", "apply", "-n", toNS, "-f", "-"}, string(out))
 	if err != nil {
 		return string(out), fmt.Errorf("copying Secret %s/%s to %s: %w: %s", fromNS, name, toNS, err, out)
 	}
@@ -52,7 +54,7 @@ func CopyReferenceSecret(ctx context.Context, src *Stack, fromNS, name string, d
 // It fails when the page no longer has it in that shape, so that the test and the docs change
 // together.
 func readmeCopyLine() (string, error) {
-	root, err := repoRoot()
+	root, err := localstack.RepoRoot()
 	if err != nil {
 		return "", err
 	}
@@ -86,8 +88,8 @@ func readmeCopyLine() (string, error) {
 
 // kubectlShell is the stack's kubectl as the admin, quoted for a shell.
 func (s *Stack) kubectlShell() string {
-	words := []string{shellQuote(s.bin("kubectl"))}
-	for _, f := range s.kubectlFlags(s.AdminKubeconfig) {
+	words := []string{shellQuote(s.Bin("kubectl"))}
+	for _, f := range s.KubectlFlags(s.AdminKubeconfig) {
 		words = append(words, shellQuote(f))
 	}
 	return strings.Join(words, " ")

@@ -141,7 +141,7 @@ func (s *Stack) ScanForLeaks(ctx context.Context) (*Report, error) {
 	}); err != nil {
 		return nil, err
 	}
-	kube, err := kubernetes.NewForConfig(s.unrecordedConfig)
+	kube, err := kubernetes.NewForConfig(s.UnobservedConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -154,15 +154,15 @@ func (s *Stack) ScanForLeaks(ctx context.Context) (*Report, error) {
 			keys.harvest(fmt.Sprintf("Secret %s/%s[%s]", sec.Namespace, sec.Name, name), value)
 		}
 	}
-	logs, err := filepath.Glob(s.path("logs", "*.log"))
+	logs, err := filepath.Glob(s.Path("logs", "*.log"))
 	if err != nil {
 		return nil, err
 	}
 	return scan(ScanInput{
 		Logs:      logs,
-		Events:    s.path("recorded", "events.log"),
-		Statuses:  s.path("recorded", "statuses.log"),
-		Responses: s.path("recorded", "responses"),
+		Events:    s.Path("recorded", "events.log"),
+		Statuses:  s.Path("recorded", "statuses.log"),
+		Responses: s.Path("recorded", "responses"),
 		Excluded:  s.Recorder.Excluded(),
 	}, keys)
 }

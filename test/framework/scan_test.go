@@ -23,6 +23,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 func newKeyPEM(t *testing.T) []byte {
@@ -49,7 +51,7 @@ func kubeconfigWith(keyPEM []byte) string {
 
 // clean is text that must not be taken for a key: certificates, base64 and talk of keys.
 func clean(t *testing.T) string {
-	ca, err := loadOrCreateCA(t.TempDir(), "ca")
+	ca, err := localstack.LoadOrCreateCA(t.TempDir(), "ca")
 	require.NoError(t, err)
 	random := make([]byte, 300)
 	_, _ = rand.Read(random)
@@ -65,7 +67,7 @@ func scanOf(t *testing.T, c string, held map[string][]byte, log, event, status, 
 	in := ScanInput{Keys: held, Logs: []string{filepath.Join(dir, "component.log")},
 		Events: filepath.Join(dir, "events.log"), Statuses: filepath.Join(dir, "statuses.log"), Responses: filepath.Join(dir, "responses")}
 	require.NoError(t, os.MkdirAll(in.Responses, 0o700))
-	require.NoError(t, writeFiles(map[string][]byte{
+	require.NoError(t, localstack.WriteFiles(map[string][]byte{
 		in.Logs[0]:  []byte(c + log),
 		in.Events:   []byte("Event ns/e1\t" + jsonString(t, c) + "\nEvent ns/e2\t" + jsonString(t, event) + "\n"),
 		in.Statuses: []byte("rootshards ns/root\t" + jsonString(t, status) + "\n"),
@@ -182,9 +184,9 @@ func TestRecorderTeesAndExcludesMints(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, body[req.path], string(got), "the caller gets the whole body")
 	}
-	rec.kubectl([]string{"create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/ns/rootshards/root/kubeconfig", "-f", "-"}, body["/apis/operator.kcp.io/v1alpha1/namespaces/ns/rootshards/root/kubeconfig"])
-	rec.kubectl([]string{"get", "secret", "root-ca", "-o", "jsonpath={.data.tls\\.key}"}, "LS0t")
-	rec.kubectl([]string{"get", "rootshards"}, "NAME   PHASE\nroot   Running\n")
+	rec.Kubectl([]string{"create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/ns/rootshards/root/kubeconfig", "-f", "-"}, body["/apis/operator.kcp.io/v1alpha1/namespaces/ns/rootshards/root/kubeconfig"])
+	rec.Kubectl([]string{"get", "secret", "root-ca", "-o", "jsonpath={.data.tls\\.key}"}, "LS0t")
+	rec.Kubectl([]string{"get", "rootshards"}, "NAME   PHASE\nroot   Running\n")
 	assert.Equal(t, map[string]int{excludedMint: 2, excludedSecret: 2}, rec.Excluded())
 
 	recorded, err := filepath.Glob(filepath.Join(dir, "responses", "*"))
@@ -197,7 +199,7 @@ func TestRecorderTeesAndExcludesMints(t *testing.T) {
 	// The minted key, leaked as DER base64 into a log, is found and named after its mint.
 	log := filepath.Join(dir, "server.log")
 	require.NoError(t, os.WriteFile(log, []byte("minted "+derBase64(t, minted)+"\n"), 0o600))
-	require.NoError(t, writeFiles(map[string][]byte{filepath.Join(dir, "events"): nil, filepath.Join(dir, "statuses"): nil}))
+	require.NoError(t, localstack.WriteFiles(map[string][]byte{filepath.Join(dir, "events"): nil, filepath.Join(dir, "statuses"): nil}))
 	report, err := scan(ScanInput{Logs: []string{log}, Events: filepath.Join(dir, "events"), Statuses: filepath.Join(dir, "statuses"),
 		Responses: filepath.Join(dir, "responses"), Excluded: rec.Excluded()}, rec.keys)
 	require.NoError(t, err)

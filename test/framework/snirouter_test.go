@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // TestSNIRouter: each connection reaches the server routed for the name it asks for, with TLS
@@ -19,13 +21,13 @@ import (
 // closed.
 func TestSNIRouter(t *testing.T) {
 	dir := t.TempDir()
-	ca, err := loadOrCreateCA(dir, "ca")
+	ca, err := localstack.LoadOrCreateCA(dir, "ca")
 	require.NoError(t, err)
 	router, err := StartSNIRouter()
 	require.NoError(t, err)
 	t.Cleanup(router.Stop)
 	for _, name := range []string{"root-kcp.team-a.svc.cluster.local", "root-proxy.team-a.svc.cluster.local"} {
-		kp, err := ca.issue(dir, name, certSpec{commonName: name, dnsNames: []string{name}, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+		kp, err := ca.Issue(dir, name, localstack.CertSpec{CommonName: name, DNSNames: []string{name}, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 		require.NoError(t, err)
 		pair, err := tls.X509KeyPair(kp.CertPEM, kp.KeyPEM)
 		require.NoError(t, err)

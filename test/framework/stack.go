@@ -1,33 +1,23 @@
-// Package framework runs the whole local stack on loopback, as separate processes built from
-// pinned modules (hack/tools/build.sh): etcd, kube-apiserver with the aggregation layer,
-// kube-controller-manager, kube-scheduler, kwok with a fake node, cert-manager, and the
-// kcp-setups server registered through an APIService. The end-to-end tests and `make run`
-// both use it.
+// Package framework is what the end-to-end tests add to the local stack (internal/localstack):
+// the kcp doubles and stand-ins, the front-proxy double, the SNI router, a managed etcd run
+// as processes, and the leak scan, which records what the tests' clients receive and what
+// the host cluster holds while the stack runs.
 package framework
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
-// Options configure a stack.
+// Options configure a stack: localstack's, and the leak scan.
 type Options struct {
-	// Dir holds the stack's state. When empty, a temporary directory is used and removed by
-	// Stop; when set (as by `make run`), the data survives a restart.
+	// Dir holds the stack's state (localstack.Options.Dir).
 	Dir string
-	// EmbeddedEtcd makes the kcp-setups server keep its objects in its own embedded etcd, as
-	// `make run` does, instead of the stack's etcd.
+	// EmbeddedEtcd makes the server keep its objects in its own embedded etcd.
 	EmbeddedEtcd bool
 	// Progress receives a line per step; nil discards them.
 	Progress func(format string, args ...any)
@@ -35,221 +25,76 @@ type Options struct {
 	// kubectl and client configs receive, and every Secret's keys, Event and status the host
 	// cluster holds while the stack runs. Benchmarks and `make run` leave it off.
 	RecordForLeakScan bool
-	// NoKcp tells the kcp-setups server that no kcp can be reached (--kcp-dialer=none), as
-	// `make run` does: kwok's pods run nothing, and no test leads their ports anywhere.
+	// NoKcp tells the server that no kcp can be reached (--kcp-dialer=none).
 	NoKcp bool
-	// LogReconciles makes the kcp-setups server log each reconcile with the object's key
-	// (--vmodule=queue=4), so that a test counts its own objects' reconciles with Reconciles
-	// while other tests' objects share the stack. Benchmarks and `make run` leave it off.
+	// LogReconciles makes the server log each reconcile with the object's key, for Reconciles.
 	LogReconciles bool
 }
 
-// LocalUp are the options of `make run`'s stack in dir: its state kept there, the server on
-// its embedded etcd, and no kcp behind kwok's pods.
+// LocalUp are the options of `make run`'s stack in dir (localstack.LocalUp).
 func LocalUp(dir string) Options {
-	return Options{Dir: dir, EmbeddedEtcd: true, NoKcp: true}
+	o := localstack.LocalUp(dir)
+	return Options{Dir: o.Dir, EmbeddedEtcd: o.EmbeddedEtcd, NoKcp: o.NoKcp, LogReconciles: o.LogReconciles}
 }
 
-// Stack is a running local control plane.
+// What the tests name of the local stack.
+const (
+	FakeNode        = localstack.FakeNode
+	PodLog          = localstack.PodLog
+	StorageClass    = localstack.StorageClass
+	ServerNamespace = localstack.ServerNamespace
+)
+
+// ServerProcess is a kcp-setups server process beside the stack's own.
+type ServerProcess = localstack.ServerProcess
+
+// Stack is a running local stack, with the leak scan's recorder when asked for.
 type Stack struct {
-	// Dir holds the state: pki/, logs/, etcd/ and the kubeconfig.
-	Dir string
-	// AdminKubeconfig is the path of a system:masters kubeconfig for kube-apiserver.
-	AdminKubeconfig string
-	// AdminConfig is the same as a client config.
-	AdminConfig *rest.Config
-	// Kube and Dynamic are admin clients of kube-apiserver.
-	Kube    kubernetes.Interface
-	Dynamic dynamic.Interface
-	// EtcdURL is the client URL of the stack's etcd.
-	EtcdURL string
-	// ServerPort is the port of the kcp-setups server.
-	ServerPort int
+	*localstack.Stack
 	// Recorder records the responses of the framework's kubectl and client configs, when
 	// Options.RecordForLeakScan is set; nil otherwise.
 	Recorder *Recorder
-
-	// unrecordedConfig is AdminConfig without the recorder, for the leak scan's own reads.
-	unrecordedConfig *rest.Config
-	witness          *witness
-
-	binDir    string
-	pki       *pki
-	opts      Options
-	temporary bool
-	procs     []*process
-	server    *process
-	progress  func(format string, args ...any)
+	witness  *witness
 }
 
-// Start brings the whole stack up and returns once the kcp-setups API is served through
-// kube-apiserver. On error, everything started so far is stopped.
-func Start(ctx context.Context, opts Options) (s *Stack, err error) {
-	root, err := repoRoot()
+// Start brings the whole stack up (localstack.Start) and, for the leak scan, starts
+// watching the host cluster. On error, everything started so far is stopped.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	s := &Stack{}
+	lo := localstack.Options{Dir: opts.Dir, EmbeddedEtcd: opts.EmbeddedEtcd, Progress: opts.Progress, NoKcp: opts.NoKcp,
+		LogReconciles: opts.LogReconciles}
+	if opts.RecordForLeakScan {
+		lo.Observe = func(dir string) (localstack.Observer, error) {
+			// What a previous run of a kept directory recorded is not this run's.
+			_ = os.RemoveAll(filepath.Join(dir, "recorded"))
+			r, err := newRecorder(filepath.Join(dir, "recorded", "responses"), newKeySet())
+			s.Recorder = r
+			return r, err
+		}
+	}
+	ls, err := localstack.Start(ctx, lo)
 	if err != nil {
 		return nil, err
 	}
-	s = &Stack{Dir: opts.Dir, opts: opts, binDir: filepath.Join(root, "_output", "bin"), progress: opts.Progress}
-	if s.progress == nil {
-		s.progress = func(string, ...any) {}
+	s.Stack = ls
+	if s.Recorder == nil {
+		return s, nil
 	}
-	if s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", "kcp-setups-e2e-"); err != nil {
-			return nil, err
-		}
-		s.temporary = true
-	}
-	if err := s.checkBinaries(); err != nil {
-		return nil, err
-	}
-	if opts.RecordForLeakScan {
-		// What a previous run of a kept directory recorded is not this run's.
-		_ = os.RemoveAll(s.path("recorded"))
-		if s.Recorder, err = newRecorder(s.path("recorded", "responses"), newKeySet()); err != nil {
-			return nil, err
-		}
-	}
-	defer func() {
-		if err != nil {
-			s.DumpLogs(os.Stderr, 40)
-			s.Stop()
-		}
-	}()
-
-	for _, step := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"certificates", s.createPKI},
-		{"etcd", s.startEtcd},
-		{"kube-apiserver", s.startKubeAPIServer},
-		{"kube-controller-manager and kube-scheduler", s.startControllers},
-		{"kwok and a fake node", s.startKwok},
-		{"cert-manager", s.startCertManager},
-		{"kcp-setups-apiserver", s.StartServer},
-		{"the leak scan's witness", s.startWitness},
-	} {
-		if step.name == "the leak scan's witness" && s.Recorder == nil {
-			continue // nothing to record for a scan
-		}
-		s.progress("starting %s", step.name)
-		start := time.Now()
-		if err := step.run(ctx); err != nil {
-			return s, fmt.Errorf("%s: %w", step.name, err)
-		}
-		s.progress("%s is up (%s)", step.name, time.Since(start).Round(100*time.Millisecond))
+	// The witness outlives Start's context: it watches until Stop.
+	s.witness, err = startWitness(context.WithoutCancel(ctx), s.UnobservedConfig, s.Recorder.keys,
+		s.Path("recorded", "events.log"), s.Path("recorded", "statuses.log"))
+	if err != nil {
+		s.DumpLogs(os.Stderr, 40)
+		s.Stack.Stop()
+		return nil, fmt.Errorf("the leak scan's witness: %w", err)
 	}
 	return s, nil
 }
 
-// Stop stops every component in reverse order and removes a temporary directory.
+// Stop stops the leak scan's witness and then the stack.
 func (s *Stack) Stop() {
-	stop := func(p *process) {
-		start := time.Now()
-		p.stop()
-		s.progress("stopped %s (%s)", p.name, time.Since(start).Round(100*time.Millisecond))
-	}
 	if s.witness != nil {
 		s.witness.stop()
 	}
-	if s.server != nil {
-		stop(s.server)
-	}
-	for i := len(s.procs) - 1; i >= 0; i-- {
-		stop(s.procs[i])
-	}
-	if s.temporary {
-		_ = os.RemoveAll(s.Dir)
-	}
-}
-
-// DumpLogs writes the last lines of every component's log to w.
-func (s *Stack) DumpLogs(w io.Writer, lines int) {
-	all := append([]*process{}, s.procs...)
-	if s.server != nil {
-		all = append(all, s.server)
-	}
-	for _, p := range all {
-		_, _ = fmt.Fprintf(w, "===== %s (%s) =====\n%s\n", p.name, p.logFile, p.tail(lines))
-	}
-}
-
-func (s *Stack) path(elem ...string) string {
-	return filepath.Join(append([]string{s.Dir}, elem...)...)
-}
-
-func (s *Stack) bin(name string) string {
-	return filepath.Join(s.binDir, name)
-}
-
-// start starts a component and remembers it for Stop.
-func (s *Stack) start(name string, args ...string) (*process, error) {
-	if err := os.MkdirAll(s.path("logs"), 0o700); err != nil {
-		return nil, err
-	}
-	p, err := startProcess(s.path("logs"), name, s.bin(name), args...)
-	if err != nil {
-		return nil, err
-	}
-	s.procs = append(s.procs, p)
-	return p, nil
-}
-
-func (s *Stack) checkBinaries() error {
-	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "helm", "kcp-setups-apiserver", "kubectl-kcp"} {
-		if _, err := os.Stat(s.bin(b)); err != nil {
-			missing = append(missing, b)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing %s in %s: run `make build tools` first", strings.Join(missing, ", "), s.binDir)
-	}
-	return nil
-}
-
-// repoRoot finds the directory of the project's go.mod, from the working directory up.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(data), "module github.com/kcp-setups/apiserver\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the kcp-setups repository")
-		}
-		dir = parent
-	}
-}
-
-// adminClients loads the admin kubeconfig into clients.
-func (s *Stack) adminClients() error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", s.AdminKubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 50, 100
-	s.unrecordedConfig = rest.CopyConfig(cfg)
-	s.AdminConfig = s.Recorder.Wrap(cfg)
-	if s.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return err
-	}
-	s.Dynamic, err = dynamic.NewForConfig(cfg)
-	return err
-}
-
-// startWitness starts watching the host cluster for the leak scan, when it is asked for.
-func (s *Stack) startWitness(ctx context.Context) (err error) {
-	if s.Recorder == nil {
-		return nil
-	}
-	// The witness outlives Start's context: it watches until Stop.
-	s.witness, err = startWitness(context.WithoutCancel(ctx), s.unrecordedConfig, s.Recorder.keys,
-		s.path("recorded", "events.log"), s.path("recorded", "statuses.log"))
-	return err
+	s.Stack.Stop()
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // StandIn is a second kube-apiserver that stands in for a kcp shard, because kcp itself
@@ -22,7 +24,7 @@ import (
 type StandIn struct {
 	// URL is where it serves, on loopback.
 	URL  string
-	proc *process
+	proc *localstack.Process
 	// dir holds its files, which Refresh rewrites.
 	dir string
 }
@@ -52,12 +54,12 @@ func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, e
 	if err := o.VerifyServing(); err != nil {
 		return nil, fmt.Errorf("stand-in %s: %w", o.Name, err)
 	}
-	dir := s.path("standin-" + o.Name)
+	dir := s.Path("standin-" + o.Name)
 	files := map[string][]byte{dir + "/tls.crt": o.ServingCert, dir + "/tls.key": o.ServingKey, dir + "/client-ca.crt": o.ClientCA}
-	if err := writeFiles(files); err != nil {
+	if err := localstack.WriteFiles(files); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := localstack.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +75,7 @@ func (s *Stack) StartStandIn(ctx context.Context, o StandInOptions) (*StandIn, e
 }
 
 // Stop stops the stand-in.
-func (in *StandIn) Stop() { in.proc.stop() }
+func (in *StandIn) Stop() { in.proc.Stop() }
 
 // shardAPIServer is a kube-apiserver on the stack's etcd, under a prefix of its own, that
 // stands in for a kcp shard: how it serves, whom it trusts, and how to tell it is ready.
@@ -95,39 +97,39 @@ func (a shardAPIServer) url() string { return "https://127.0.0.1:" + strconv.Ito
 
 // startShardAPIServer starts the server, remembers it for the stack's Stop, and returns
 // once it is ready.
-func (s *Stack) startShardAPIServer(ctx context.Context, a shardAPIServer) (*process, error) {
+func (s *Stack) startShardAPIServer(ctx context.Context, a shardAPIServer) (*localstack.Process, error) {
 	args := append([]string{
 		"--etcd-servers=" + s.EtcdURL, "--etcd-prefix=/" + a.name,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port=" + strconv.Itoa(a.port),
 		"--endpoint-reconciler-type=none",
 		"--tls-cert-file=" + a.servingCert, "--tls-private-key-file=" + a.servingKey,
 		"--client-ca-file=" + a.clientCA,
-		"--service-account-key-file=" + s.pki.serviceAccountKey,
-		"--service-account-signing-key-file=" + s.pki.serviceAccountKey,
+		"--service-account-key-file=" + s.ServiceAccountKeyFile(),
+		"--service-account-signing-key-file=" + s.ServiceAccountKeyFile(),
 		"--service-account-issuer=https://standin.invalid",
 		"--service-cluster-ip-range=10.97.0.0/16",
 		"--authorization-mode=RBAC",
 	}, a.extraArgs...)
-	p, err := startProcess(s.path("logs"), a.name, s.bin("kube-apiserver"), args...)
+	p, err := localstack.StartProcess(s.Path("logs"), a.name, s.Bin("kube-apiserver"), args...)
 	if err != nil {
 		return nil, err
 	}
-	s.procs = append(s.procs, p)
+	s.Track(nil, p)
 	if err := a.waitForReady(ctx, p); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	return p, nil
 }
 
 // waitForReady waits until the server, run by p, answers /readyz.
-func (a shardAPIServer) waitForReady(ctx context.Context, p *process) error {
-	return waitForReadyz(ctx, a.name, a.url(), a.serverCA, a.serverName, []*process{p})
+func (a shardAPIServer) waitForReady(ctx context.Context, p *localstack.Process) error {
+	return waitForReadyz(ctx, a.name, a.url(), a.serverCA, a.serverName, []*localstack.Process{p})
 }
 
 // waitForReadyz waits until what serves /readyz at url with a certificate that serverCA
 // verifies for serverName, failing as soon as a watched process exits.
-func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serverName string, watched []*process) error {
+func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serverName string, watched []*localstack.Process) error {
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(serverCA) {
 		return errors.New(what + ": the server CA has no certificate")
@@ -135,8 +137,8 @@ func waitForReadyz(ctx context.Context, what, url string, serverCA []byte, serve
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}}
 	// /readyz is public: it answers anonymous requests once the server is ready.
-	return poll(ctx, what+" to be ready", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, client, url+"/readyz")
+	return localstack.Poll(ctx, what+" to be ready", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+		return localstack.HTTPOK(ctx, client, url+"/readyz")
 	})
 }
 

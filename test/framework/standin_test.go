@@ -6,18 +6,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // A stand-in whose serving certificate its server CA does not verify fails at once, and the
 // error tells the signer apart from the CA in the bundle, although both have the same name.
 func TestVerifyServing(t *testing.T) {
 	dir := t.TempDir()
-	signer, err := loadOrCreateCA(dir, "server-ca")
+	signer, err := localstack.LoadOrCreateCA(dir, "server-ca")
 	require.NoError(t, err)
-	renewed, err := loadOrCreateCA(t.TempDir(), "server-ca")
+	renewed, err := localstack.LoadOrCreateCA(t.TempDir(), "server-ca")
 	require.NoError(t, err)
-	leaf, err := signer.issue(dir, "server", certSpec{commonName: "root-server", dnsNames: []string{"localhost"},
-		usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	leaf, err := signer.Issue(dir, "server", localstack.CertSpec{CommonName: "root-server", DNSNames: []string{"localhost"},
+		Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	require.NoError(t, err)
 
 	assert.NoError(t, verifyServing(leaf.CertPEM, signer.CertPEM, "localhost"))

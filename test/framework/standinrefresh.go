@@ -3,6 +3,8 @@ package framework
 import (
 	"crypto/tls"
 	"fmt"
+
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // Refresh rewrites the files the stand-in serves and trusts, as the kubelet refreshes a
@@ -13,5 +15,5 @@ func (in *StandIn) Refresh(o StandInOptions) error {
 	if _, err := tls.X509KeyPair(o.ServingCert, o.ServingKey); err != nil {
 		return fmt.Errorf("the serving certificate and key do not match: %w", err)
 	}
-	return writeFiles(map[string][]byte{in.dir + "/tls.crt": o.ServingCert, in.dir + "/tls.key": o.ServingKey, in.dir + "/client-ca.crt": o.ClientCA})
+	return localstack.WriteFiles(map[string][]byte{in.dir + "/tls.crt": o.ServingCert, in.dir + "/tls.key": o.ServingKey, in.dir + "/client-ca.crt": o.ClientCA})
 }

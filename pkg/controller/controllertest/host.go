@@ -64,7 +64,8 @@ func NewHost(t testing.TB) *Host {
 		corev1listers.NewSecretLister(h.Caches["secrets"]), corev1listers.NewServiceLister(h.Caches["services"]),
 		appsv1listers.NewDeploymentLister(h.Caches["deployments"]), corev1listers.NewConfigMapLister(h.Caches["configmaps"])).
 		WithDisruptionBudgets(policyv1listers.NewPodDisruptionBudgetLister(h.Caches["poddisruptionbudgets"])).
-		WithStatefulSets(appsv1listers.NewStatefulSetLister(h.Caches["statefulsets"]))
+		WithStatefulSets(appsv1listers.NewStatefulSetLister(h.Caches["statefulsets"])).
+		WithKcpOperatorTakeover()
 	h.ReferenceSecrets = corev1listers.NewSecretLister(h.Caches[string(controller.ReferenceSecrets)])
 	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
 		obj := &corev1.ConfigMap{}

@@ -2,26 +2,21 @@ package hostcluster
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/klog/v2"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -197,161 +192,45 @@ func kcpOperatorSelector(kind, name string) (string, error) {
 		Add(*component).String(), nil
 }
 
-// RemoveKcpOperatorLeftovers deletes, once an adopting object is realized (once per owner
-// and process: a later reconcile lists nothing), what kcp-operator
-// made for it that the controllers did not take over (they write their own labels on what
-// they take over): its Deployments, Services, ConfigMaps, Issuers, and its leaf Certificates
-// with their Secrets. A CA is never deleted: its key may still sign what someone holds. Each
-// deletion is held to the UID read, and an Event says what went.
-func (h *Host) RemoveKcpOperatorLeftovers(ctx context.Context, namespace, kind, name string, recorder record.EventRecorder, owner runtime.Object) error {
-	if _, ok := kcpOperatorComponents[kind]; !ok {
+// WithKcpOperatorTakeover readies the host's appliers for a takeover of what kcp-operator
+// made (Owner.Adopt): an adopted Deployment, whose selector cannot change, is replaced, and
+// an adopted Service gets our selector and ports before the apply. What is adopted, and
+// only that, is decided by the claim (adoptable, adoptableSecret).
+func (h *Host) WithKcpOperatorTakeover() *Host {
+	h.DeploymentApplier.Adopt = h.replaceDeployment
+	h.ServiceApplier.Adopt = h.takeOverService
+	return h
+}
+
+// replaceDeployment deletes kcp-operator's Deployment, as read, for ours to replace it: a
+// Deployment's selector cannot change, so kcp-operator's pods roll.
+func (h *Host) replaceDeployment(ctx context.Context, existing metav1.Object, _ *appsv1ac.DeploymentApplyConfiguration) error {
+	uid, background := existing.GetUID(), metav1.DeletePropagationBackground
+	err := h.Kube.AppsV1().Deployments(existing.GetNamespace()).Delete(ctx, existing.GetName(),
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	ownerUID := ""
-	if m, err := meta.Accessor(owner); err == nil {
-		ownerUID = string(m.GetUID())
-	}
-	if _, done := h.leftoversGone.Load(ownerUID); done && ownerUID != "" {
-		return nil // found gone once: the reconciles that follow list nothing
-	}
-	selector, err := kcpOperatorSelector(kind, name)
-	if err != nil {
-		return err
-	}
-	opts := metav1.ListOptions{LabelSelector: selector}
-	var gone []string
-	del := func(what, name string, err error) error {
-		if err == nil {
-			gone = append(gone, what+" "+name)
-			return nil
-		}
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		return fmt.Errorf("deleting kcp-operator's %s %s/%s: %w", what, namespace, name, err)
-	}
-	pre := func(uid string) metav1.DeleteOptions {
-		u := types.UID(uid)
-		background := metav1.DeletePropagationBackground
-		return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &u}, PropagationPolicy: &background}
-	}
-	deployments, err := h.Kube.AppsV1().Deployments(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, d := range deployments.Items {
-		if err := del("Deployment", d.Name, h.Kube.AppsV1().Deployments(namespace).Delete(ctx, d.Name, pre(string(d.UID)))); err != nil {
-			return err
-		}
-	}
-	services, err := h.Kube.CoreV1().Services(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, s := range services.Items {
-		if err := del("Service", s.Name, h.Kube.CoreV1().Services(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	configMaps, err := h.Kube.CoreV1().ConfigMaps(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, c := range configMaps.Items {
-		if err := del("ConfigMap", c.Name, h.Kube.CoreV1().ConfigMaps(namespace).Delete(ctx, c.Name, pre(string(c.UID)))); err != nil {
-			return err
-		}
-	}
-	certs, err := h.CertManager.CertmanagerV1().Certificates(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, c := range certs.Items {
-		if c.Spec.IsCA {
-			continue
-		}
-		if err := del("Certificate", c.Name, h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, c.Name, pre(string(c.UID)))); err != nil {
-			return err
-		}
-		// Its Secret, unless someone else's by now.
-		s, err := h.Kube.CoreV1().Secrets(namespace).Get(ctx, c.Spec.SecretName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if s.Labels[pki.LabelManagedBy] == pki.ManagedBy || s.Annotations[annotationCertificateName] != c.Name {
-			continue
-		}
-		if err := del("Secret", s.Name, h.Kube.CoreV1().Secrets(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	secrets, err := h.Kube.CoreV1().Secrets(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, s := range secrets.Items {
-		if err := del("Secret", s.Name, h.Kube.CoreV1().Secrets(namespace).Delete(ctx, s.Name, pre(string(s.UID)))); err != nil {
-			return err
-		}
-	}
-	issuers, err := h.CertManager.CertmanagerV1().Issuers(namespace).List(ctx, opts)
-	if err != nil {
-		return err
-	}
-	for _, i := range issuers.Items {
-		if i.Spec.CA != nil {
-			continue // the CA's Issuer goes with the CA, which stays
-		}
-		if err := del("Issuer", i.Name, h.CertManager.CertmanagerV1().Issuers(namespace).Delete(ctx, i.Name, pre(string(i.UID)))); err != nil {
-			return err
-		}
-	}
-	// Everything listed is gone, or kept on purpose (CAs): nothing is left to look for.
-	h.leftoversGone.Store(ownerUID, true)
-	if len(gone) > 0 {
-		klog.FromContext(ctx).Info("Removed what kcp-operator made and nothing took over", "namespace", namespace, "owner", name, "objects", gone)
-		recorder.Eventf(owner, "Normal", "KcpOperatorLeftoversRemoved", "Removed what kcp-operator made and this object replaced: %v", gone)
-	}
-	return nil
+	return err
 }
 
-// keyEncoding is cert-manager's name of the encoding of a PEM private key, from the PEM
-// block's type alone: PKCS1 for RSA's and EC's own forms, PKCS8 for the generic one.
-func keyEncoding(keyPEM []byte) (cmv1.PrivateKeyEncoding, bool) {
-	block, _ := pem.Decode(keyPEM)
-	if block == nil {
-		return "", false
+// takeOverService makes kcp-operator's Service's selector and ports ours before the apply,
+// held to the UID read: a Service keeps its address, and the apply would otherwise keep
+// kcp-operator's selector keys next to ours (selecting no pod) and its ports next to ours
+// (two named https).
+func (h *Host) takeOverService(ctx context.Context, existing metav1.Object, o *corev1ac.ServiceApplyConfiguration) error {
+	if o.Spec == nil {
+		return nil
 	}
-	switch block.Type {
-	case "RSA PRIVATE KEY", "EC PRIVATE KEY":
-		return cmv1.PKCS1, true
-	case "PRIVATE KEY":
-		return cmv1.PKCS8, true
-	}
-	return "", false
-}
-
-// keyOf is the private key algorithm and size of the key a PEM certificate holds the public
-// half of, as cert-manager names them.
-func keyOf(certPEM []byte) (cmv1.PrivateKeyAlgorithm, int, bool) {
-	block, _ := pem.Decode(certPEM)
-	if block == nil {
-		return "", 0, false
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": existing.GetUID()},
+		{"op": "replace", "path": "/spec/selector", "value": o.Spec.Selector},
+		{"op": "replace", "path": "/spec/ports", "value": o.Spec.Ports},
+	})
 	if err != nil {
-		return "", 0, false
+		return err
 	}
-	switch k := cert.PublicKey.(type) {
-	case *rsa.PublicKey:
-		return cmv1.RSAKeyAlgorithm, k.N.BitLen(), true
-	case *ecdsa.PublicKey:
-		return cmv1.ECDSAKeyAlgorithm, k.Curve.Params().BitSize, true
-	case ed25519.PublicKey:
-		return cmv1.Ed25519KeyAlgorithm, 0, true
-	}
-	return "", 0, false
+	_, err = h.Kube.CoreV1().Services(existing.GetNamespace()).Patch(ctx, existing.GetName(), types.JSONPatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	return err
 }

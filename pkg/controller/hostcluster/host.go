@@ -6,17 +6,12 @@ package hostcluster
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 
-	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	policyv1ac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -108,7 +103,7 @@ type Kcp interface {
 }
 
 // NewHost returns the host with its appliers, over caches that hold only what the
-// controllers own.
+// controllers own. What a takeover from kcp-operator needs on top is WithKcpOperatorTakeover.
 func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 	certificates cmlisters.CertificateLister, issuers cmlisters.IssuerLister,
 	secrets corev1listers.SecretLister, services corev1listers.ServiceLister, deployments appsv1listers.DeploymentLister,
@@ -120,80 +115,10 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 	// The kinds whose spec has a generation: a change someone else makes to one is undone.
 	c.IssuerApplier = c.IssuerApplier.WithDriftDetection()
 	c.CertificateApplier = c.CertificateApplier.WithDriftDetection()
-	// cert-manager writes a Certificate's Secret: a Secret of that name the controllers did
-	// not create would be overwritten by it, and deleted with the setup.
-	c.CertificateApplier.Also = func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) error {
-		if o.Spec == nil || o.Spec.SecretName == nil {
-			return nil
-		}
-		var labels map[string]string
-		if t := o.Spec.SecretTemplate; t != nil {
-			labels = t.Labels
-		}
-		// A Secret of ours must carry the owner's UID: cert-manager would issue the
-		// Certificate around the key of a Secret that merely carries our labels.
-		adopted, err := claim(ctx, "Secret", *o.Namespace, *o.Spec.SecretName, labels, c.SecretApplier.Lookup,
-			func(ctx context.Context, existing metav1.Object) (bool, string) {
-				return c.adoptableSecret(ctx, *o.Name, existing)
-			}, true)
-		if s, ok := adopted.(*corev1.Secret); ok && err == nil {
-			// A CA taken over from kcp-operator keeps its key, whatever its algorithm: its
-			// Secret is the one kcp-operator's Certificate was issued into (adoptableSecret).
-			keepKey(o, s.Data)
-		}
-		return err
-	}
-	c.CertificateApplier.Prepare = func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) {
-		if o.Spec == nil || o.Spec.SecretName == nil || o.Spec.IsCA == nil || !*o.Spec.IsCA {
-			return
-		}
-		var labels map[string]string
-		if t := o.Spec.SecretTemplate; t != nil {
-			labels = t.Labels
-		}
-		// Only the key of the owner's own CA Secret, marked with its UID.
-		s, err := c.Secrets.Secrets(*o.Namespace).Get(*o.Spec.SecretName)
-		if err == nil {
-			if ownMarked(ctx, s, labels) {
-				keepKey(o, s.Data)
-			}
-			return
-		}
-		// Until the cache holds the Secret (a CA just taken over, whose Secret gets our labels
-		// from cert-manager), the key the Certificate last asked for.
-		if cert, err := c.Certificates.Certificates(*o.Namespace).Get(*o.Name); err == nil && ownMarked(ctx, cert, o.Labels) {
-			keepAskedKey(o, cert.Spec.PrivateKey)
-		}
-	}
-	// A Deployment's selector cannot change: kcp-operator's is replaced, and its pods roll.
-	c.DeploymentApplier.Adopt = func(ctx context.Context, existing metav1.Object, _ *appsv1ac.DeploymentApplyConfiguration) error {
-		uid, background := existing.GetUID(), metav1.DeletePropagationBackground
-		err := c.Kube.AppsV1().Deployments(existing.GetNamespace()).Delete(ctx, existing.GetName(),
-			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}, PropagationPolicy: &background})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	}
-	// A Service keeps its address: its selector and ports become ours before the apply,
-	// which would otherwise keep kcp-operator's selector keys next to ours (selecting no
-	// pod) and its ports next to ours (two named https).
-	c.ServiceApplier.Adopt = func(ctx context.Context, existing metav1.Object, o *corev1ac.ServiceApplyConfiguration) error {
-		if o.Spec == nil {
-			return nil
-		}
-		patch, err := json.Marshal([]map[string]any{
-			{"op": "test", "path": "/metadata/uid", "value": existing.GetUID()},
-			{"op": "replace", "path": "/spec/selector", "value": o.Spec.Selector},
-			{"op": "replace", "path": "/spec/ports", "value": o.Spec.Ports},
-		})
-		if err != nil {
-			return err
-		}
-		_, err = c.Kube.CoreV1().Services(existing.GetNamespace()).Patch(ctx, existing.GetName(), types.JSONPatchType, patch,
-			metav1.PatchOptions{FieldManager: FieldManager})
-		return err
-	}
+	// cert-manager writes a Certificate's Secret: its name is claimed with the Certificate's.
+	c.CertificateApplier.Also = c.claimIssuedSecret
+	// A CA Certificate keeps the key of the CA it renews.
+	c.CertificateApplier.Prepare = c.keepCAKey
 	c.DeploymentApplier = c.DeploymentApplier.WithDriftDetection()
 	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
 		Kind:   "ConfigMap",
@@ -317,47 +242,6 @@ func (c *Host) claimCertManager() cmclientset.Interface {
 		return c.Claims.CertManager
 	}
 	return c.CertManager
-}
-
-// keepKey has a CA Certificate that keeps its key on renewal (rotationPolicy Never) ask for
-// the key its Secret holds: the algorithm and size of its certificate's public key, and the
-// encoding of its tls.key (read from the PEM block's type alone). cert-manager renews such a
-// CA only with a key that matches the spec, never makes another, and would re-encode it. A
-// CA's key changes by rotation alone.
-func keepKey(o *cmapply.CertificateApplyConfiguration, data map[string][]byte) {
-	pk := o.Spec.PrivateKey
-	if pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever {
-		return
-	}
-	algorithm, size, ok := keyOf(data[corev1.TLSCertKey])
-	if !ok {
-		return
-	}
-	pk.WithAlgorithm(algorithm)
-	pk.Size = nil
-	if size > 0 {
-		pk.WithSize(size)
-	}
-	if encoding, ok := keyEncoding(data[corev1.TLSPrivateKeyKey]); ok {
-		pk.WithEncoding(encoding)
-	}
-}
-
-// keepAskedKey has a CA Certificate that keeps its key on renewal ask for the key asked
-// before (asked, the Certificate as the cache holds it), as keepKey does from its Secret.
-func keepAskedKey(o *cmapply.CertificateApplyConfiguration, asked *cmv1.CertificatePrivateKey) {
-	pk := o.Spec.PrivateKey
-	if asked == nil || pk == nil || pk.RotationPolicy == nil || *pk.RotationPolicy != cmv1.RotationPolicyNever || asked.Algorithm == "" {
-		return
-	}
-	pk.WithAlgorithm(asked.Algorithm)
-	pk.Size = nil
-	if asked.Size > 0 {
-		pk.WithSize(asked.Size)
-	}
-	if asked.Encoding != "" {
-		pk.WithEncoding(asked.Encoding)
-	}
 }
 
 // gotten is what a read returned, or its error alone.

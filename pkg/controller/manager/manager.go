@@ -233,7 +233,8 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 		f.kube.Core().V1().Secrets().Lister(), f.kube.Core().V1().Services().Lister(), f.kube.Apps().V1().Deployments().Lister(),
 		f.kube.Core().V1().ConfigMaps().Lister()).
 		WithDisruptionBudgets(f.kube.Policy().V1().PodDisruptionBudgets().Lister()).
-		WithStatefulSets(f.kube.Apps().V1().StatefulSets().Lister())
+		WithStatefulSets(f.kube.Apps().V1().StatefulSets().Lister()).
+		WithKcpOperatorTakeover()
 	// The reads before a first write go through clients with a rate limiter of their own:
 	// they are not writes, and would otherwise double a new setup's wait on the writes'.
 	claimsConfig := ownClientConfig(cfg.Host, ClaimsUserAgent)

@@ -36,7 +36,7 @@ type RootShardProxy struct {
 
 // RootShardProxyComponent is the component label of the root shard proxy's objects, and
 // kcp-operator's.
-const RootShardProxyComponent = "rootshard-proxy"
+const RootShardProxyComponent = pki.RootShardProxyComponent
 
 // RootShardProxyCommonName is the user the root shard proxy proxies requests as, with its
 // request-header certificate, and presents toward the shards: kcp-operator's, which the
@@ -44,7 +44,7 @@ const RootShardProxyComponent = "rootshard-proxy"
 const RootShardProxyCommonName = kcp.RootShardProxyCommonName
 
 // ServiceName is the root shard proxy's Service and Deployment.
-func (p RootShardProxy) ServiceName() string { return p.RootShard.Name + "-proxy" }
+func (p RootShardProxy) ServiceName() string { return pki.RootShardProxyServiceName(p.RootShard.Name) }
 
 // DeploymentName is the name of the root shard proxy's Deployment, the same as its Service's.
 func (p RootShardProxy) DeploymentName() string { return p.ServiceName() }
@@ -64,7 +64,9 @@ func (p RootShardProxy) MergedClientCAName() string {
 }
 
 // ServerSecretName is the Secret of the root shard proxy's serving certificate.
-func (p RootShardProxy) ServerSecretName() string { return p.certName("server") }
+func (p RootShardProxy) ServerSecretName() string {
+	return pki.RootShardProxyServerSecretName(p.RootShard.Name)
+}
 
 func (p RootShardProxy) certName(role string) string { return p.RootShard.Name + "-proxy-" + role }
 
@@ -87,8 +89,7 @@ func (p RootShardProxy) labels(component string) map[string]string {
 
 // SelectorLabels select the root shard proxy's pods, and not the root shard's.
 func (p RootShardProxy) SelectorLabels() map[string]string {
-	return map[string]string{pki.LabelInstance: p.RootShard.Name, pki.LabelComponent: RootShardProxyComponent,
-		pki.OwnerLabel(rootshard.Kind): p.RootShard.Name}
+	return pki.RootShardProxySelector(p.RootShard.Name)
 }
 
 // ServerNames are the DNS names of the root shard proxy's Service, the serving certificate's

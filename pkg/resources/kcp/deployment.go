@@ -11,7 +11,7 @@ import (
 
 // SelectorLabels select the server's pods.
 func (s Server) SelectorLabels() map[string]string {
-	return map[string]string{pki.LabelInstance: s.Name, pki.LabelComponent: "kcp", pki.OwnerLabel(s.Kind): s.Name}
+	return pki.KcpSelector(s.Kind, s.Name)
 }
 
 // WorkloadLabels are the labels of the server's Deployment and Service, with kcp-operator's

@@ -53,7 +53,7 @@ func (s Server) caMounts() []workload.Mount {
 func (s Server) ownMounts() []workload.Mount {
 	name := s.Name
 	return []workload.Mount{
-		{Volume: "server", Secret: name + "-server", Dir: leafDir("server")},
+		{Volume: "server", Secret: pki.ServerSecretName(name), Dir: leafDir("server")},
 		{Volume: "client", Secret: name + "-client", Dir: leafDir("client")},
 		{Volume: "service-account", Secret: s.SigningSecret(), Dir: leafDir("service-account")},
 		{Volume: LogicalClusterAdmin, Secret: name + "-" + LogicalClusterAdmin, Dir: leafDir(LogicalClusterAdmin)},

@@ -113,7 +113,7 @@ func (s Server) CacheKubeconfig() string {
 }
 
 // SecurePort is the port kcp serves on, in its pod and on its Service.
-const SecurePort = 6443
+const SecurePort = pki.KcpSecurePort
 
 // ClusterDomain is the host cluster's DNS domain the server's Service names are in.
 func (s Server) ClusterDomain() string { return clusterDomain(s.Spec.ClusterDomain) }
@@ -151,7 +151,7 @@ func (s Server) ExternalAdminURL() string {
 func (s Server) Leaves() []pki.Leaf {
 	rs, name := s.RootShard.Name, s.Name
 	leaves := []pki.Leaf{
-		{Name: name + "-server", Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
+		{Name: pki.ServerSecretName(name), Role: "server", Issuer: pki.CAName(rs, pki.ServerCA), CommonName: name,
 			DNSNames: s.serverDNSNames(), Usage: pki.ServerAuth},
 		{Name: name + "-client", Role: "client", Issuer: pki.CAName(rs, pki.ClientCA), CommonName: "shard-" + name,
 			Organization: []string{"system:masters"}, Usage: pki.ClientAuth},
@@ -191,7 +191,7 @@ func (s Server) serverDNSNames() []string {
 }
 
 // RootShardKind is the owner label's kind of a root shard.
-const RootShardKind = "rootshard"
+const RootShardKind = pki.RootShardKind
 
 // RootCASecret is the Secret that holds a root shard's root CA certificate: the user's when
 // it brings one, else the one cert-manager issues, or, from its first rotation on, the

@@ -2,6 +2,7 @@ package rootshard
 
 import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
@@ -34,21 +35,19 @@ func Etcd(rs *operatorv1alpha1.RootShard) *etcd.Cluster {
 
 // ServiceName is the name of the root shard's Service and Deployment, and the base of its
 // DNS names.
-func ServiceName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-kcp" }
+func ServiceName(rs *operatorv1alpha1.RootShard) string { return pki.RootShardServiceName(rs.Name) }
 
 // MergedCABundleName is the Secret with every CA that verifies the root shard's server.
 func MergedCABundleName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-merged-ca-bundle" }
 
-// The server's own identity toward a root shard's kcp, as kcp-operator names and issues it:
-// a client certificate of the root shard's client CA, in a Secret no pod mounts. kcp's
-// bootstrap policy binds the group system:kcp:admin to cluster-admin in every workspace
-// (pkg/authorization/bootstrap/policy.go, "system:kcp:admin:cluster-admin"), and kcp's
-// front proxy passes it on, where it drops system:masters.
+// The server's own identity toward a root shard's kcp (pki.OperatorRole).
 const (
-	OperatorRole       = "kcp-operator"
-	OperatorCommonName = "system:kcp-operator"
-	OperatorGroup      = "system:kcp:admin"
+	OperatorRole       = pki.OperatorRole
+	OperatorCommonName = pki.OperatorCommonName
+	OperatorGroup      = pki.OperatorGroup
 )
 
 // OperatorSecretName is the Secret (and Certificate) of the server's identity toward rs.
-func OperatorSecretName(rs *operatorv1alpha1.RootShard) string { return rs.Name + "-" + OperatorRole }
+func OperatorSecretName(rs *operatorv1alpha1.RootShard) string {
+	return pki.OperatorSecretName(rs.Name)
+}

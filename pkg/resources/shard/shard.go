@@ -17,13 +17,13 @@ import (
 )
 
 // Kind is the owner label's kind of everything a Shard owns.
-const Kind = "shard"
+const Kind = pki.ShardKind
 
 // clientKubeconfigDir is where the shard's kubeconfig toward the root shard is mounted.
 var clientKubeconfigDir = kcp.KubeconfigDir("client")
 
 // ServiceName is the name of the shard's Service and Deployment.
-func ServiceName(s *operatorv1alpha1.Shard) string { return s.Name + "-shard-kcp" }
+func ServiceName(s *operatorv1alpha1.Shard) string { return pki.ShardServiceName(s.Name) }
 
 // ClientKubeconfigName is the Secret of the shard's kubeconfig toward the root shard.
 func ClientKubeconfigName(s *operatorv1alpha1.Shard) string { return s.Name + "-client-kubeconfig" }

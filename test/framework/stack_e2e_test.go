@@ -1,4 +1,6 @@
-package e2e
+//go:build e2e
+
+package framework_test
 
 import (
 	"encoding/json"

@@ -1,4 +1,6 @@
-package e2e
+//go:build e2e
+
+package framework_test
 
 import (
 	"context"
@@ -18,20 +20,10 @@ import (
 	"github.com/kcp-setups/apiserver/test/framework"
 )
 
-// AssertEtcdCluster is issue 14's proof that a managed etcd, run for real by
-// framework.RunEtcdMembers, is a cluster: its members form one over peer TLS; a client with
-// client's certificate (kcp's, <base>-etcd-client) writes and reads; one with foreign's
-// certificate (another RootShard's etcd client CA) and one without a certificate are refused;
-// killing the last member keeps it writable, and the member catches up when it comes back.
-func AssertEtcdCluster(t *testing.T, members *framework.EtcdMembers, client, foreign *corev1.Secret) {
-	t.Helper()
-	require.NoError(t, framework.CheckEtcdClusterServes(t.Context(), members, client, foreign))
-	require.NoError(t, framework.CheckEtcdSurvivesMemberLoss(t.Context(), members, client, len(members.Members())-1))
-}
-
 // TestEtcdHarnessRunsAClusterAndForwardsPods proves the harness itself on a managed etcd
 // built by hand after the design (framework.NewEtcdFixture), without the server's builders:
-// the members run as processes form a cluster that passes AssertEtcdCluster, and kwok's
+// the members run as processes form a cluster that passes test/e2e's AssertEtcdCluster
+// (CheckEtcdClusterServes, CheckEtcdSurvivesMemberLoss), and kwok's
 // port-forwards lead each pod's client port to its own member, so that the server's
 // port-forward dialer reaches etcd's /health with the client certificate.
 func TestEtcdHarnessRunsAClusterAndForwardsPods(t *testing.T) {
@@ -42,7 +34,8 @@ func TestEtcdHarnessRunsAClusterAndForwardsPods(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(members.Stop)
 
-	AssertEtcdCluster(t, members, fixture.Client, fixture.Foreign)
+	require.NoError(t, framework.CheckEtcdClusterServes(t.Context(), members, fixture.Client, fixture.Foreign))
+	require.NoError(t, framework.CheckEtcdSurvivesMemberLoss(t.Context(), members, fixture.Client, len(members.Members())-1))
 
 	// Pods as the StatefulSet controller would name and label them, on kwok's node.
 	for _, m := range members.Members() {

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"crypto"
@@ -36,9 +36,9 @@ type KeyPair struct {
 	CertFile, KeyFile string
 }
 
-// loadOrCreateCA reads the CA named name from dir, or creates it. Reusing it keeps the
+// LoadOrCreateCA reads the CA named name from dir, or creates it. Reusing it keeps the
 // kubeconfigs of a previous `make run` valid.
-func loadOrCreateCA(dir, name string) (*CA, error) {
+func LoadOrCreateCA(dir, name string) (*CA, error) {
 	certFile, keyFile := filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
 	if certPEM, err := os.ReadFile(certFile); err == nil {
 		keyPEM, err := os.ReadFile(keyFile)
@@ -70,7 +70,7 @@ func loadOrCreateCA(dir, name string) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFiles(map[string][]byte{certFile: certPEM, keyFile: keyPEM}); err != nil {
+	if err := WriteFiles(map[string][]byte{certFile: certPEM, keyFile: keyPEM}); err != nil {
 		return nil, err
 	}
 	return parseCA(certPEM, keyPEM, certFile)
@@ -96,17 +96,17 @@ func parseCA(certPEM, keyPEM []byte, certFile string) (*CA, error) {
 	return &CA{Cert: cert, Key: signer, CertPEM: certPEM, CertFile: certFile}, nil
 }
 
-// certSpec describes a certificate to issue.
-type certSpec struct {
-	commonName    string
-	organizations []string
-	dnsNames      []string
-	ips           []net.IP
-	usages        []x509.ExtKeyUsage
+// CertSpec describes a certificate to issue.
+type CertSpec struct {
+	CommonName    string
+	Organizations []string
+	DNSNames      []string
+	IPs           []net.IP
+	Usages        []x509.ExtKeyUsage
 }
 
-// issue signs a new certificate with a fresh ECDSA key and writes it to dir/name.{crt,key}.
-func (ca *CA) issue(dir, name string, spec certSpec) (*KeyPair, error) {
+// Issue signs a new certificate with a fresh ECDSA key and writes it to dir/name.{crt,key}.
+func (ca *CA) Issue(dir, name string, spec CertSpec) (*KeyPair, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -114,13 +114,13 @@ func (ca *CA) issue(dir, name string, spec certSpec) (*KeyPair, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: spec.commonName, Organization: spec.organizations},
+		Subject:      pkix.Name{CommonName: spec.CommonName, Organization: spec.Organizations},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  spec.usages,
-		DNSNames:     spec.dnsNames,
-		IPAddresses:  spec.ips,
+		ExtKeyUsage:  spec.Usages,
+		DNSNames:     spec.DNSNames,
+		IPAddresses:  spec.IPs,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
 	if err != nil {
@@ -134,17 +134,17 @@ func (ca *CA) issue(dir, name string, spec certSpec) (*KeyPair, error) {
 	if kp.KeyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
 		return nil, err
 	}
-	return kp, writeFiles(map[string][]byte{kp.CertFile: kp.CertPEM, kp.KeyFile: kp.KeyPEM})
+	return kp, WriteFiles(map[string][]byte{kp.CertFile: kp.CertPEM, kp.KeyFile: kp.KeyPEM})
 }
 
-// clientCert issues a client certificate for a user and groups.
-func (ca *CA) clientCert(dir, name, user string, groups ...string) (*KeyPair, error) {
-	return ca.issue(dir, name, certSpec{commonName: user, organizations: groups, usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+// ClientCert issues a client certificate for a user and groups.
+func (ca *CA) ClientCert(dir, name, user string, groups ...string) (*KeyPair, error) {
+	return ca.Issue(dir, name, CertSpec{CommonName: user, Organizations: groups, Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 }
 
-// writeKubeconfig writes a kubeconfig for server, trusting caPEM, as the client certificate
+// WriteKubeconfig writes a kubeconfig for server, trusting caPEM, as the client certificate
 // kp, with clientcmd.
-func writeKubeconfig(path, server string, caPEM []byte, kp *KeyPair) error {
+func WriteKubeconfig(path, server string, caPEM []byte, kp *KeyPair) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
 	cfg.AuthInfos["user"] = &clientcmdapi.AuthInfo{ClientCertificateData: kp.CertPEM, ClientKeyData: kp.KeyPEM}
@@ -153,7 +153,8 @@ func writeKubeconfig(path, server string, caPEM []byte, kp *KeyPair) error {
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
-func writeFiles(files map[string][]byte) error {
+// WriteFiles writes each file, with its directory, readable by the owner alone.
+func WriteFiles(files map[string][]byte) error {
 	for path, data := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -18,22 +18,22 @@ import (
 // with a client certificate of the cluster CA, and returns its path.
 func (s *Stack) UserKubeconfig(user string, groups ...string) (string, error) {
 	name := "user-" + strings.NewReplacer(":", "-", "/", "-").Replace(user)
-	kp, err := s.pki.cluster.clientCert(s.path("pki", "users"), name, user, groups...)
+	kp, err := s.pki.cluster.ClientCert(s.Path("pki", "users"), name, user, groups...)
 	if err != nil {
 		return "", err
 	}
-	path := s.path("pki", "users", name+".kubeconfig")
-	return path, writeKubeconfig(path, s.AdminConfig.Host, s.pki.cluster.CertPEM, kp)
+	path := s.Path("pki", "users", name+".kubeconfig")
+	return path, WriteKubeconfig(path, s.AdminConfig.Host, s.pki.cluster.CertPEM, kp)
 }
 
 // KubectlWith runs the stack's kubectl with the given kubeconfig and returns its standard
 // output and standard error apart, as a user sees them.
 func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
+	cmd := exec.CommandContext(ctx, s.Bin("kubectl"), append(s.KubectlFlags(kubeconfig), args...)...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
-	s.Recorder.kubectl(args, out.String(), errOut.String())
+	s.observeKubectl(args, out.String(), errOut.String())
 	return out.String(), errOut.String(), err
 }
 
@@ -41,7 +41,7 @@ func (s *Stack) KubectlWith(ctx context.Context, kubeconfig string, args ...stri
 // test that must read its output as it streams. Its output is the caller's: the leak scan's
 // recorder does not see it.
 func (s *Stack) KubectlCommand(ctx context.Context, kubeconfig string, args ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(kubeconfig), args...)...)
+	return exec.CommandContext(ctx, s.Bin("kubectl"), append(s.KubectlFlags(kubeconfig), args...)...)
 }
 
 // ServerGet GETs path from the kcp-setups server directly, not through kube-apiserver, as
@@ -68,7 +68,7 @@ func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.Recorder.response(fmt.Sprintf("GET %s %d (the server directly)", path, resp.StatusCode), body)
+	s.observeResponse(fmt.Sprintf("GET %s %d (the server directly)", path, resp.StatusCode), body)
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
 	}
@@ -79,7 +79,7 @@ func (s *Stack) ServerGet(ctx context.Context, path string) (string, error) {
 // kube-apiserver, as the admin: for what must bypass the aggregation layer, such as a
 // benchmark of it.
 func (s *Stack) ServerConfig() *rest.Config {
-	return s.Recorder.Wrap(&rest.Config{
+	return s.wrap(&rest.Config{
 		Host: "https://127.0.0.1:" + strconv.Itoa(s.ServerPort),
 		TLSClientConfig: rest.TLSClientConfig{ServerName: "localhost", CAData: s.pki.server.CertPEM,
 			CertData: s.pki.admin.CertPEM, KeyData: s.pki.admin.KeyPEM},

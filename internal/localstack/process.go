@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -18,7 +18,7 @@ const stopTimeout = 20 * time.Second
 
 // process is one component of the stack, running as a child process with its output in a
 // log file.
-type process struct {
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logFile string
@@ -27,7 +27,7 @@ type process struct {
 }
 
 // startProcess starts bin with args, logging to dir/name.log.
-func startProcess(dir, name, bin string, args ...string) (*process, error) {
+func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
 	logFile := filepath.Join(dir, name+".log")
 	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -42,7 +42,7 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 		_ = out.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, logFile: logFile, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = out.Close()
@@ -53,12 +53,12 @@ func startProcess(dir, name, bin string, args ...string) (*process, error) {
 
 // rerun starts p's command again, with the same arguments and log file, as a restart of
 // the component; p must have ended.
-func (p *process) rerun() (*process, error) {
-	return startProcess(filepath.Dir(p.logFile), p.name, p.cmd.Path, p.cmd.Args[1:]...)
+func (p *Process) Rerun() (*Process, error) {
+	return StartProcess(filepath.Dir(p.logFile), p.name, p.cmd.Path, p.cmd.Args[1:]...)
 }
 
 // exited reports whether the process has ended, with its error.
-func (p *process) exited() (bool, error) {
+func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
 		return true, fmt.Errorf("%s exited: %v; see %s", p.name, p.err, p.logFile)
@@ -68,8 +68,8 @@ func (p *process) exited() (bool, error) {
 }
 
 // stop sends SIGTERM, waits, and kills the process if it does not exit in time.
-func (p *process) stop() {
-	if done, _ := p.exited(); done {
+func (p *Process) Stop() {
+	if done, _ := p.Exited(); done {
 		return
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -82,13 +82,13 @@ func (p *process) stop() {
 }
 
 // kill ends the process at once, as a crash would.
-func (p *process) kill() {
+func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 }
 
 // tail returns the last n lines of the process's log.
-func (p *process) tail(n int) string {
+func (p *Process) Tail(n int) string {
 	data, err := os.ReadFile(p.logFile)
 	if err != nil {
 		return err.Error()
@@ -101,7 +101,7 @@ func (p *process) tail(n int) string {
 }
 
 // freePort asks the kernel for an unused loopback port.
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -112,13 +112,13 @@ func freePort() (int, error) {
 
 // poll calls check every interval until it returns true, an error, or the timeout passes.
 // While it waits, it also fails as soon as one of the watched processes exits.
-func poll(ctx context.Context, what string, timeout time.Duration, watched []*process, check func(context.Context) (bool, error)) error {
+func Poll(ctx context.Context, what string, timeout time.Duration, watched []*Process, check func(context.Context) (bool, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
 	for {
 		for _, p := range watched {
-			if done, err := p.exited(); done {
+			if done, err := p.Exited(); done {
 				return err
 			}
 		}

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -42,10 +42,10 @@ func (s *Stack) ApplyCertManagerCRDs(ctx context.Context) error {
 	if out, err := s.Kubectl(ctx, args...); err != nil {
 		return fmt.Errorf("applying cert-manager CRDs: %w: %s", err, out)
 	}
-	return poll(ctx, "cert-manager CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+	return Poll(ctx, "cert-manager CRDs to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
 		for _, name := range certManagerCRDs {
 			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil || !unstructuredCondition(crd, "Established") {
+			if err != nil || !UnstructuredCondition(crd, "Established") {
 				return false, err
 			}
 		}
@@ -70,7 +70,7 @@ func (s *Stack) DeleteCertManagerCRDs(ctx context.Context) error {
 	if out, err := s.Kubectl(ctx, args...); err != nil {
 		return fmt.Errorf("deleting cert-manager CRDs: %w: %s", err, out)
 	}
-	return poll(ctx, "cert-manager.io/v1 to be gone", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	return Poll(ctx, "cert-manager.io/v1 to be gone", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		for _, name := range certManagerCRDs {
 			if _, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return false, err
@@ -88,11 +88,11 @@ func (s *Stack) DeleteCertManagerCRDs(ctx context.Context) error {
 // nothing while they run.
 func (s *Stack) StartCertManager() error {
 	for _, p := range s.procs {
-		if done, _ := p.exited(); p.name == certManagerController && !done {
+		if done, _ := p.Exited(); p.name == certManagerController && !done {
 			return nil
 		}
 	}
-	p, err := startProcess(s.path("logs"), certManagerController, s.bin(certManagerController),
+	p, err := StartProcess(s.Path("logs"), certManagerController, s.Bin(certManagerController),
 		"--kubeconfig="+s.AdminKubeconfig, "--cluster-resource-namespace=kube-system")
 	if err != nil {
 		return err
@@ -111,7 +111,7 @@ func (s *Stack) StartCertManager() error {
 func (s *Stack) StopCertManager() {
 	for _, p := range s.procs {
 		if p.name == certManagerController {
-			p.stop()
+			p.Stop()
 		}
 	}
 }
@@ -122,7 +122,7 @@ func (s *Stack) ServerExited() error {
 	if s.server == nil {
 		return fmt.Errorf("the kcp-setups server was never started")
 	}
-	_, err := s.server.exited()
+	_, err := s.server.Exited()
 	return err
 }
 
@@ -131,7 +131,7 @@ func (s *Stack) ServerExited() error {
 // lists the resource to delete what is left, gets "storage is (re)initializing", and retries
 // with a backoff that soon grows past any test's patience.
 func (s *Stack) waitForCertManagerCaches(ctx context.Context) error {
-	return poll(ctx, "kube-apiserver's caches of cert-manager's resources", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
+	return Poll(ctx, "kube-apiserver's caches of cert-manager's resources", 2*time.Minute, nil, func(ctx context.Context) (bool, error) {
 		crds, err := s.Dynamic.Resource(crdGVR).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err

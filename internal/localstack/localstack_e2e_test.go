@@ -1,11 +1,17 @@
-package e2e
+//go:build e2e
+
+// The local stack's own end-to-end test: `make test-e2e` runs it with -tags e2e; `make
+// test-unit` builds this package without the tag, and so without a stack.
+package localstack_test
 
 import (
 	"bufio"
 	"context"
 	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,7 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kcp-setups/apiserver/test/framework"
+	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // localSetup is a setup as a `make run` user writes one: a RootShard without spec.etcd
@@ -32,7 +38,14 @@ spec:
   external:
     hostname: kcp.example.com
 ---
-` + shardManifest + `---
+apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: shard-1
+spec:
+  rootShard: {ref: {name: root}}
+  etcd: {endpoints: ["https://etcd-shard:2379"]}
+---
 apiVersion: operator.kcp.io/v1alpha1
 kind: Kubeconfig
 metadata:
@@ -54,16 +67,16 @@ spec:
 // says that no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
 func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	dir := t.TempDir()
-	start := func() *framework.Stack {
+	start := func() *localstack.Stack {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 		defer cancel()
-		s, err := framework.Start(ctx, framework.LocalUp(dir))
+		s, err := localstack.Start(ctx, localstack.LocalUp(dir))
 		require.NoError(t, err)
 		return s
 	}
-	advertised := func(s *framework.Stack) int32 {
-		n, err := s.Kube.CoreV1().Nodes().Get(t.Context(), framework.FakeNode, metav1.GetOptions{})
+	advertised := func(s *localstack.Stack) int32 {
+		n, err := s.Kube.CoreV1().Nodes().Get(t.Context(), localstack.FakeNode, metav1.GetOptions{})
 		require.NoError(t, err)
 		return n.Status.DaemonEndpoints.KubeletEndpoint.Port
 	}
@@ -82,7 +95,7 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	assert.Equal(t, kwokPort[1], strconv.Itoa(int(advertised(second))), "the node advertises the port kwok listens on")
 	kubectlOn(t, second, "rollout", "status", "deployment/web", "-n", "default", "--timeout=2m")
 
-	assert.Equal(t, framework.PodLog, kubectlOn(t, second, "logs", "deployment/web", "-n", "default"),
+	assert.Equal(t, localstack.PodLog, kubectlOn(t, second, "logs", "deployment/web", "-n", "default"),
 		"kwok answers for the pod, through kube-apiserver and the node's port")
 
 	// A port of the pod leads to a listener of the test's, through kube-apiserver's
@@ -131,7 +144,7 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 // noKcp applies localSetup on s, a stack without kcp: the RootShard reaches Running on a
 // provisioned volume, KcpReady, EtcdReady and AuthorizationProvisioned say Unknown with
 // reason NoKcpDialer, and the Shard and the Kubeconfig are deleted without waiting for kcp.
-func noKcp(t *testing.T, s *framework.Stack) {
+func noKcp(t *testing.T, s *localstack.Stack) {
 	t.Helper()
 	const ns = "default"
 	kubectlOn(t, s, "apply", "-n", ns, "-f", writeManifest(t, localSetup))
@@ -149,6 +162,33 @@ func noKcp(t *testing.T, s *framework.Stack) {
 	events := kubectlOn(t, s, "get", "events", "-n", ns, "-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
 	assert.Regexp(t, `(?m)^DeregistrationSkipped: kcp's Shard "shard-1" was not deleted from the root workspace: .*--kcp-dialer=none`, events)
 	assert.Regexp(t, `(?m)^KcpCleanupSkipped: The ClusterRoleBindings in kcp workspace root are left in place: .*--kcp-dialer=none`, events)
+}
+
+// kubectlOn runs kubectl as the admin of the stack s and fails the test on error.
+func kubectlOn(t *testing.T, s *localstack.Stack, args ...string) string {
+	t.Helper()
+	out, err := s.Kubectl(t.Context(), args...)
+	require.NoError(t, err, "kubectl %s: %s", strings.Join(args, " "), out)
+	return out
+}
+
+// writeManifest writes content to a file of the test's and returns its path.
+func writeManifest(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "manifest.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+// waitForReasonOn waits until object in ns on s has condition with status and reason.
+func waitForReasonOn(t *testing.T, s *localstack.Stack, ns, object, condition, status, reason string) {
+	t.Helper()
+	var out string
+	require.Eventually(t, func() bool {
+		out, _ = s.Kubectl(t.Context(), "get", object, "-n", ns, "-o",
+			`jsonpath={.status.conditions[?(@.type=="`+condition+`")].status}/{.status.conditions[?(@.type=="`+condition+`")].reason}`)
+		return out == status+"/"+reason
+	}, 2*time.Minute, 500*time.Millisecond, "%s %s=%s (%s), last %q", object, condition, status, reason, out)
 }
 
 // portForward starts cmd, a `kubectl port-forward`, and returns the local address it

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -46,9 +46,9 @@ func (s *Stack) startKwok(ctx context.Context) error {
 		return fmt.Errorf("applying kwok's CRDs (run `make tools`): %w: %s", err, out)
 	}
 	for _, name := range []string{"clusterportforwards.kwok.x-k8s.io", "clusterlogs.kwok.x-k8s.io"} {
-		if err := poll(ctx, name+" to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
+		if err := Poll(ctx, name+" to be established", time.Minute, nil, func(ctx context.Context) (bool, error) {
 			crd, err := s.Dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
-			return err == nil && unstructuredCondition(crd, "Established"), nil
+			return err == nil && UnstructuredCondition(crd, "Established"), nil
 		}); err != nil {
 			return fmt.Errorf("%w (run `make tools`)", err)
 		}
@@ -56,7 +56,7 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	if err := s.applyPodLogs(ctx); err != nil {
 		return err
 	}
-	nodePort, err := freePort()
+	nodePort, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Stack) startKwok(ctx context.Context) error {
 		WithAnnotations(map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}).
 		WithLabels(map[string]string{"kubernetes.io/hostname": FakeNode, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}).
 		WithStatus(corev1ac.NodeStatus().WithAllocatable(resources).WithCapacity(resources))
-	if _, err := s.Kube.CoreV1().Nodes().Apply(ctx, node, applyOptions); err != nil {
+	if _, err := s.Kube.CoreV1().Nodes().Apply(ctx, node, ApplyOptions); err != nil {
 		return err
 	}
 	// kwok writes the port it serves on into the node's status only when it initializes the
@@ -91,10 +91,10 @@ func (s *Stack) startKwok(ctx context.Context) error {
 	// would dial a port nobody listens on: the node advertises this run's port.
 	endpoints := corev1ac.NodeStatus().WithDaemonEndpoints(corev1ac.NodeDaemonEndpoints().
 		WithKubeletEndpoint(corev1ac.DaemonEndpoint().WithPort(int32(nodePort))))
-	if _, err := s.Kube.CoreV1().Nodes().ApplyStatus(ctx, corev1ac.Node(FakeNode).WithStatus(endpoints), applyOptions); err != nil {
+	if _, err := s.Kube.CoreV1().Nodes().ApplyStatus(ctx, corev1ac.Node(FakeNode).WithStatus(endpoints), ApplyOptions); err != nil {
 		return fmt.Errorf("advertising kwok's port on the fake node: %w", err)
 	}
-	return poll(ctx, "the fake node to be Ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+	return Poll(ctx, "the fake node to be Ready", 2*time.Minute, []*Process{p}, func(ctx context.Context) (bool, error) {
 		n, err := s.Kube.CoreV1().Nodes().Get(ctx, FakeNode, metav1.GetOptions{})
 		if err != nil {
 			return false, err
@@ -114,7 +114,7 @@ const PodLog = "kwok simulates this pod on the local stack: no container runs, s
 // applyPodLogs makes kwok answer PodLog for the logs of every container of every pod, rather
 // than an error.
 func (s *Stack) applyPodLogs(ctx context.Context) error {
-	file := s.path("kwok-pod.log")
+	file := s.Path("kwok-pod.log")
 	// kwok reads the file as a container runtime writes one (CRI's log format): a time, the
 	// stream, F for a full line, and the line.
 	line := time.Now().UTC().Format(time.RFC3339Nano) + " stdout F " + PodLog
@@ -126,7 +126,7 @@ func (s *Stack) applyPodLogs(ctx context.Context) error {
 		"metadata": map[string]any{"name": "local-stack"},
 		"spec":     map[string]any{"logs": []any{map[string]any{"logsFile": file}}},
 	}}
-	if _, err := s.Dynamic.Resource(clusterLogsGVR).Apply(ctx, "local-stack", logs, applyOptions); err != nil {
+	if _, err := s.Dynamic.Resource(clusterLogsGVR).Apply(ctx, "local-stack", logs, ApplyOptions); err != nil {
 		return fmt.Errorf("applying kwok's ClusterLogs: %w", err)
 	}
 	return nil
@@ -144,7 +144,7 @@ func (s *Stack) startCertManager(ctx context.Context) error {
 // layer, and waits until kube-apiserver serves its group.
 func (s *Stack) StartServer(ctx context.Context) error {
 	if s.ServerPort == 0 {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return err
 		}
@@ -155,7 +155,7 @@ func (s *Stack) StartServer(ctx context.Context) error {
 		args = append(args, "--vmodule=queue=4")
 	}
 	if s.opts.EmbeddedEtcd {
-		args = append(args, "--embedded-etcd-dir="+s.path("kcp-setups-etcd"))
+		args = append(args, "--embedded-etcd-dir="+s.Path("kcp-setups-etcd"))
 	} else {
 		args = append(args, "--etcd-servers="+s.EtcdURL)
 	}
@@ -175,22 +175,22 @@ func (s *Stack) StartServer(ctx context.Context) error {
 // StopServer stops the kcp-setups server with SIGTERM.
 func (s *Stack) StopServer() {
 	if s.server != nil {
-		s.server.stop()
+		s.server.Stop()
 	}
 }
 
 // WaitForServer waits until the APIService is Available and discovery lists the group.
 func (s *Stack) WaitForServer(ctx context.Context) error {
-	watched := []*process{s.server}
-	if err := poll(ctx, "the APIService to be Available", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+	watched := []*Process{s.server}
+	if err := Poll(ctx, "the APIService to be Available", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
 		svc, err := s.Dynamic.Resource(apiServiceGVR).Get(ctx, "v1alpha1.operator.kcp.io", metav1.GetOptions{})
-		return err == nil && unstructuredCondition(svc, "Available"), err
+		return err == nil && UnstructuredCondition(svc, "Available"), err
 	}); err != nil {
 		return err
 	}
 	// kubectl explain reads kube-apiserver's aggregated OpenAPI, which downloads the server's
 	// spec on its own schedule too.
-	if err := poll(ctx, "aggregated OpenAPI v3 to describe RootShard", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+	if err := Poll(ctx, "aggregated OpenAPI v3 to describe RootShard", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
 		raw, err := s.Kube.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/operator.kcp.io/v1alpha1").DoRaw(ctx)
 		return err == nil && strings.Contains(string(raw), "io.kcp.operator.v1alpha1.RootShard"), err
 	}); err != nil {
@@ -199,7 +199,7 @@ func (s *Stack) WaitForServer(ctx context.Context) error {
 	// kubectl resolves `get kcp` through kube-apiserver's aggregated discovery, which fetches
 	// an APIService's resources on its own schedule after it turns Available, and marks them
 	// Stale (so that kubectl skips them) when that fetch failed.
-	return poll(ctx, "aggregated discovery to list operator.kcp.io as current", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
+	return Poll(ctx, "aggregated discovery to list operator.kcp.io as current", 2*time.Minute, watched, func(ctx context.Context) (bool, error) {
 		raw, err := s.Kube.Discovery().RESTClient().Get().AbsPath("/apis").
 			SetHeader("Accept", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList").DoRaw(ctx)
 		if err != nil {
@@ -229,13 +229,13 @@ func (s *Stack) WaitForServer(ctx context.Context) error {
 // server. Endpoints may not hold loopback addresses, so the Service is an ExternalName for
 // localhost; the APIService trusts the server's real CA.
 func (s *Stack) register(ctx context.Context) error {
-	if _, err := s.Kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(ServerNamespace), applyOptions); err != nil {
+	if _, err := s.Kube.CoreV1().Namespaces().Apply(ctx, corev1ac.Namespace(ServerNamespace), ApplyOptions); err != nil {
 		return err
 	}
 	svc := corev1ac.Service(ServerService, ServerNamespace).WithSpec(corev1ac.ServiceSpec().
 		WithType(corev1.ServiceTypeExternalName).WithExternalName("localhost").
 		WithPorts(corev1ac.ServicePort().WithName("https").WithPort(int32(s.ServerPort))))
-	if _, err := s.Kube.CoreV1().Services(ServerNamespace).Apply(ctx, svc, applyOptions); err != nil {
+	if _, err := s.Kube.CoreV1().Services(ServerNamespace).Apply(ctx, svc, ApplyOptions); err != nil {
 		return err
 	}
 	apiService := &unstructured.Unstructured{Object: map[string]any{
@@ -251,27 +251,27 @@ func (s *Stack) register(ctx context.Context) error {
 			"versionPriority":      int64(15),
 		},
 	}}
-	_, err := s.Dynamic.Resource(apiServiceGVR).Apply(ctx, apiService.GetName(), apiService, applyOptions)
+	_, err := s.Dynamic.Resource(apiServiceGVR).Apply(ctx, apiService.GetName(), apiService, ApplyOptions)
 	return err
 }
 
-// kubectlFlags are the flags of every kubectl the stack runs. Its discovery cache is its own:
+// KubectlFlags are the flags of every kubectl the stack runs. Its discovery cache is its own:
 // the stack runs kubectl before the APIService exists, and a shared cache would hide the
 // group from the user's next kubectl.
-func (s *Stack) kubectlFlags(kubeconfig string) []string {
-	return []string{"--kubeconfig=" + kubeconfig, "--cache-dir=" + s.path("kubectl-cache")}
+func (s *Stack) KubectlFlags(kubeconfig string) []string {
+	return []string{"--kubeconfig=" + kubeconfig, "--cache-dir=" + s.Path("kubectl-cache")}
 }
 
 // Kubectl runs the stack's kubectl as the admin and returns its combined output.
 func (s *Stack) Kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append(s.kubectlFlags(s.AdminKubeconfig), args...)...)
+	cmd := exec.CommandContext(ctx, s.Bin("kubectl"), append(s.KubectlFlags(s.AdminKubeconfig), args...)...)
 	out, err := cmd.CombinedOutput()
-	s.Recorder.kubectl(args, string(out))
+	s.observeKubectl(args, string(out))
 	return string(out), err
 }
 
-// unstructuredCondition reports whether obj has a status condition of type t that is True.
-func unstructuredCondition(obj *unstructured.Unstructured, t string) bool {
+// UnstructuredCondition reports whether obj has a status condition of type t that is True.
+func UnstructuredCondition(obj *unstructured.Unstructured, t string) bool {
 	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conditions {
 		m, ok := c.(map[string]any)
@@ -285,6 +285,6 @@ func unstructuredCondition(obj *unstructured.Unstructured, t string) bool {
 // KillServer ends the kcp-setups server with SIGKILL, as a crash or an OOM kill would.
 func (s *Stack) KillServer() {
 	if s.server != nil {
-		s.server.kill()
+		s.server.Kill()
 	}
 }

@@ -1,6 +1,12 @@
-package e2e
+//go:build e2e
+
+package framework_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,18 +23,6 @@ import (
 
 	"github.com/kcp-setups/apiserver/test/framework"
 )
-
-// shardObject is a kcp Shard named name, at baseURL (empty for none).
-func shardObject(name, baseURL string) *unstructured.Unstructured {
-	spec := map[string]any{}
-	if baseURL != "" {
-		spec["baseURL"] = baseURL
-	}
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "core.kcp.io/v1alpha1", "kind": "Shard",
-		"metadata": map[string]any{"name": name}, "spec": spec,
-	}}
-}
 
 // TestKcpDouble proves the kcp double on a RootShard's realized PKI: it serves the
 // RootShard's certificate, knows a minted credential's identity and nothing else, enforces
@@ -114,9 +108,9 @@ func TestKcpDouble(t *testing.T) {
 	doraDynamic, err := dynamic.NewForConfig(doraConfig)
 	require.NoError(t, err)
 	shards := doraDynamic.Resource(framework.ShardGVR)
-	_, err = shards.Create(t.Context(), shardObject("shard-a", "https://shard-a.example.com:6443"), metav1.CreateOptions{})
+	_, err = shards.Create(t.Context(), framework.ShardObject("shard-a", "https://shard-a.example.com:6443"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = shards.Create(t.Context(), shardObject("no-url", ""), metav1.CreateOptions{})
+	_, err = shards.Create(t.Context(), framework.ShardObject("no-url", ""), metav1.CreateOptions{})
 	require.True(t, apierrors.IsInvalid(err), "spec.baseURL is required: %v", err)
 	list, err := shards.List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -144,4 +138,80 @@ func TestKcpDouble(t *testing.T) {
 	require.NoError(t, double.Restart(t.Context()))
 	_, err = dora.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err, "after Restart")
+}
+
+// rootShardManifest is a minimal RootShard as YAML.
+func rootShardManifest(name, hostname string, port int) string {
+	return strings.NewReplacer("NAME", name, "HOST", hostname, "PORT", strconv.Itoa(port)).Replace(`apiVersion: operator.kcp.io/v1alpha1
+kind: RootShard
+metadata:
+  name: NAME
+spec:
+  external:
+    hostname: HOST
+    port: PORT
+  etcd:
+    endpoints: [https://etcd.example.com:2379]
+`)
+}
+
+// waitFor waits until object in ns has condition.
+func waitFor(t *testing.T, ns, object, condition string) {
+	t.Helper()
+	kubectl(t, "wait", "-n", ns, "--for=condition="+condition, object, "--timeout=3m")
+}
+
+// readSecret is the key of the Secret name in ns, or nil.
+func readSecret(t *testing.T, ns, name, key string) []byte {
+	out, err := stack.Kubectl(t.Context(), "get", "secret", name, "-n", ns, "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", "\\.")+"}")
+	if err != nil {
+		return nil
+	}
+	data, err := base64.StdEncoding.DecodeString(out)
+	if err != nil {
+		return nil
+	}
+	return data
+}
+
+// rootShardPKI is the realized PKI of the RootShard name in ns, for a stand-in of its kcp.
+func rootShardPKI(t *testing.T, ns, name string) framework.StandInOptions {
+	t.Helper()
+	// The serving certificate is cert-manager's Secret, the bundle that verifies it the
+	// server's, written from the server CA's Secret: read them until they agree.
+	var o framework.StandInOptions
+	var err error
+	if !assert.Eventually(t, func() bool {
+		o = framework.StandInOptions{
+			Name:        ns,
+			ServingCert: readSecret(t, ns, name+"-server", "tls.crt"), ServingKey: readSecret(t, ns, name+"-server", "tls.key"),
+			ClientCA: readSecret(t, ns, name+"-merged-client-ca", "tls.crt"),
+			ServerCA: readSecret(t, ns, name+"-merged-ca-bundle", "tls.crt"), ServerName: "localhost",
+		}
+		err = o.VerifyServing()
+		return err == nil && len(o.ServingKey) > 0 && len(o.ClientCA) > 0
+	}, 2*time.Minute, time.Second) {
+		t.Fatalf("the realized PKI of the RootShard %s/%s: %v", ns, name, err)
+	}
+	return o
+}
+
+// minted is the part of a kubeconfig subresource's response the test reads.
+type minted struct {
+	Status struct {
+		Kubeconfig string `json:"kubeconfig"`
+	} `json:"status"`
+}
+
+// mintAs calls the kubeconfig subresource of rootshards/name in ns with kubectl create --raw,
+// as the user of kubeconfig, with body.
+func mintAs(t *testing.T, kubeconfig, ns, name, body string) (resp minted, stderr string, err error) {
+	t.Helper()
+	path := "/apis/operator.kcp.io/v1alpha1/namespaces/" + ns + "/rootshards/" + name + "/kubeconfig"
+	stdout, stderr, err := stack.KubectlWith(t.Context(), kubeconfig, "create", "--raw", path, "-f", writeManifest(t, body))
+	if err != nil {
+		return resp, stderr, err
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &resp), stdout)
+	return resp, stderr, nil
 }

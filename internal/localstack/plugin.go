@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 // with _output/bin first on the PATH, so kubectl finds the plugin kubectl-kcp there as it
 // would on a user's PATH. It returns standard output and standard error apart.
 func (s *Stack) KubectlPlugin(ctx context.Context, kubeconfig string, args ...string) (stdout, stderr string, err error) {
-	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"kcp", "--kubeconfig=" + kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, s.Bin("kubectl"), append([]string{"kcp", "--kubeconfig=" + kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "PATH="+s.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
-	s.Recorder.kubectl(append([]string{"kcp"}, args...), out.String(), errOut.String())
+	s.observeKubectl(append([]string{"kcp"}, args...), out.String(), errOut.String())
 	return out.String(), errOut.String(), err
 }

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 type ServerProcess struct {
 	// Port is where it serves, on loopback, with the stack's serving certificate.
 	Port  int
-	proc  *process
+	proc  *Process
 	stack *Stack
 }
 
@@ -46,7 +46,7 @@ func (s *Stack) DelegationArgs(kubeconfig string) []string {
 }
 
 // FreePort is an unused loopback port.
-func (s *Stack) FreePort() (int, error) { return freePort() }
+func (s *Stack) FreePort() (int, error) { return FreePort() }
 
 // StartServerProcess starts a kcp-setups server named name (its log is logs/<name>.log)
 // with args, which must make it serve on port (ServingArgs), and waits until it is ready.
@@ -63,7 +63,7 @@ func (s *Stack) StartServerProcess(ctx context.Context, name string, port int, a
 // LaunchServerProcess is StartServerProcess without the wait, for a server that may never
 // become ready.
 func (s *Stack) LaunchServerProcess(name string, port int, args []string) (*ServerProcess, error) {
-	p, err := startProcess(s.path("logs"), name, s.bin("kcp-setups-apiserver"), args...)
+	p, err := StartProcess(s.Path("logs"), name, s.Bin("kcp-setups-apiserver"), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +71,8 @@ func (s *Stack) LaunchServerProcess(name string, port int, args []string) (*Serv
 	return &ServerProcess{Port: port, proc: p, stack: s}, nil
 }
 
-func (s *Stack) startServerProcess(ctx context.Context, name string, port int, args []string) (*process, error) {
-	p, err := startProcess(s.path("logs"), name, s.bin("kcp-setups-apiserver"), args...)
+func (s *Stack) startServerProcess(ctx context.Context, name string, port int, args []string) (*Process, error) {
+	p, err := StartProcess(s.Path("logs"), name, s.Bin("kcp-setups-apiserver"), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -80,10 +80,10 @@ func (s *Stack) startServerProcess(ctx context.Context, name string, port int, a
 	pool.AppendCertsFromPEM(s.pki.server.CertPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}}}
 	readyz := "https://127.0.0.1:" + strconv.Itoa(port) + "/readyz"
-	if err := poll(ctx, name+" to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, client, readyz)
+	if err := Poll(ctx, name+" to be ready", 2*time.Minute, []*Process{p}, func(ctx context.Context) (bool, error) {
+		return HTTPOK(ctx, client, readyz)
 	}); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	return p, nil
@@ -91,7 +91,7 @@ func (s *Stack) startServerProcess(ctx context.Context, name string, port int, a
 
 // Config is a client config of the process, as the admin.
 func (p *ServerProcess) Config() *rest.Config {
-	return p.stack.Recorder.Wrap(&rest.Config{
+	return p.stack.wrap(&rest.Config{
 		Host: "https://127.0.0.1:" + strconv.Itoa(p.Port),
 		TLSClientConfig: rest.TLSClientConfig{ServerName: "localhost", CAData: p.stack.pki.server.CertPEM,
 			CertData: p.stack.pki.admin.CertPEM, KeyData: p.stack.pki.admin.KeyPEM},
@@ -108,10 +108,10 @@ func (p *ServerProcess) Log() string {
 }
 
 // Stop stops the process with SIGTERM.
-func (p *ServerProcess) Stop() { p.proc.stop() }
+func (p *ServerProcess) Stop() { p.proc.Stop() }
 
 // Kill ends the process with SIGKILL, as a crash would.
-func (p *ServerProcess) Kill() { p.proc.kill() }
+func (p *ServerProcess) Kill() { p.proc.Kill() }
 
 // WaitForExit waits until the process ends by itself and returns its exit code, or an error
 // once ctx is done with the process still running.
@@ -140,8 +140,8 @@ func (s *Stack) TokenKubeconfig(name, token string) (string, error) {
 	cfg.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: token}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
 	cfg.CurrentContext = "local"
-	path := s.path("pki", "users", name+".kubeconfig")
-	if err := os.MkdirAll(s.path("pki", "users"), 0o700); err != nil {
+	path := s.Path("pki", "users", name+".kubeconfig")
+	if err := os.MkdirAll(s.Path("pki", "users"), 0o700); err != nil {
 		return "", err
 	}
 	return path, clientcmd.WriteToFile(*cfg, path)

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 // port with the same arguments, as an upgrade of a control-plane node does, and returns once
 // it is ready. Every client of it, the kcp-setups server's included, sees it go and come back.
 func (s *Stack) RestartKubeAPIServer(ctx context.Context) error {
-	i := slices.IndexFunc(s.procs, func(p *process) bool { return p.name == "kube-apiserver" })
+	i := slices.IndexFunc(s.procs, func(p *Process) bool { return p.name == "kube-apiserver" })
 	if i < 0 {
 		return errors.New("kube-apiserver is not part of the stack")
 	}
 	old := s.procs[i]
-	old.stop()
+	old.Stop()
 	s.progress("stopped kube-apiserver")
-	p, err := old.rerun()
+	p, err := old.Rerun()
 	if err != nil {
 		return err
 	}
@@ -31,8 +31,8 @@ func (s *Stack) RestartKubeAPIServer(ctx context.Context) error {
 }
 
 // waitForKubeAPIServer waits until kube-apiserver, run by p, answers /readyz.
-func (s *Stack) waitForKubeAPIServer(ctx context.Context, p *process) error {
-	return poll(ctx, "kube-apiserver to be ready", 2*time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
+func (s *Stack) waitForKubeAPIServer(ctx context.Context, p *Process) error {
+	return Poll(ctx, "kube-apiserver to be ready", 2*time.Minute, []*Process{p}, func(ctx context.Context) (bool, error) {
 		err := s.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 		return err == nil, err
 	})
@@ -44,7 +44,7 @@ func (s *Stack) ServerPID() int {
 	if s.server == nil {
 		return 0
 	}
-	if done, _ := s.server.exited(); done {
+	if done, _ := s.server.Exited(); done {
 		return 0
 	}
 	return s.server.cmd.Process.Pid
@@ -52,7 +52,7 @@ func (s *Stack) ServerPID() int {
 
 // Running reports whether the process still runs.
 func (p *ServerProcess) Running() bool {
-	done, _ := p.proc.exited()
+	done, _ := p.proc.Exited()
 	return !done
 }
 
@@ -65,7 +65,7 @@ func (s *Stack) RestartServer(ctx context.Context) error {
 		return errors.New("the kcp-setups server was never started")
 	}
 	old := s.server
-	old.stop()
+	old.Stop()
 	s.progress("stopped the kcp-setups server")
 	p, err := s.startServerProcess(ctx, old.name, s.ServerPort, old.cmd.Args[1:])
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Stack) PIDs() map[string]int {
 		if p == nil {
 			continue
 		}
-		if done, _ := p.exited(); !done {
+		if done, _ := p.Exited(); !done {
 			pids[p.name] = p.cmd.Process.Pid
 		}
 	}
@@ -95,7 +95,7 @@ func (s *Stack) PIDs() map[string]int {
 func (s *Stack) CommandLine(name string) []string {
 	for _, p := range s.procs {
 		if p.name == name {
-			if done, _ := p.exited(); !done {
+			if done, _ := p.Exited(); !done {
 				return p.cmd.Args
 			}
 		}

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"context"
@@ -40,39 +40,39 @@ type pki struct {
 
 // createPKI creates (or reuses) the CAs and issues fresh leaf certificates.
 func (s *Stack) createPKI(context.Context) error {
-	p := &pki{dir: s.path("pki")}
+	p := &pki{dir: s.Path("pki")}
 	var err error
-	if p.cluster, err = loadOrCreateCA(p.dir, "cluster-ca"); err != nil {
+	if p.cluster, err = LoadOrCreateCA(p.dir, "cluster-ca"); err != nil {
 		return err
 	}
-	if p.frontProxy, err = loadOrCreateCA(p.dir, "front-proxy-ca"); err != nil {
+	if p.frontProxy, err = LoadOrCreateCA(p.dir, "front-proxy-ca"); err != nil {
 		return err
 	}
-	if p.server, err = loadOrCreateCA(p.dir, "kcp-setups-ca"); err != nil {
+	if p.server, err = LoadOrCreateCA(p.dir, "kcp-setups-ca"); err != nil {
 		return err
 	}
 	loopback := []net.IP{net.ParseIP("127.0.0.1")}
-	if p.kubeAPIServer, err = p.cluster.issue(p.dir, "kube-apiserver", certSpec{
-		commonName: "kube-apiserver",
-		dnsNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		ips:        append(loopback, net.ParseIP("10.96.0.1")),
-		usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	if p.kubeAPIServer, err = p.cluster.Issue(p.dir, "kube-apiserver", CertSpec{
+		CommonName: "kube-apiserver",
+		DNSNames:   []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
+		IPs:        append(loopback, net.ParseIP("10.96.0.1")),
+		Usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}); err != nil {
 		return err
 	}
 	// kube-apiserver verifies the aggregated server as <service>.<namespace>.svc.
-	if p.kcpSetups, err = p.server.issue(p.dir, "kcp-setups-apiserver", certSpec{
-		commonName: ServerService,
-		dnsNames:   []string{ServerService + "." + ServerNamespace + ".svc", "localhost"},
-		ips:        loopback,
-		usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	if p.kcpSetups, err = p.server.Issue(p.dir, "kcp-setups-apiserver", CertSpec{
+		CommonName: ServerService,
+		DNSNames:   []string{ServerService + "." + ServerNamespace + ".svc", "localhost"},
+		IPs:        loopback,
+		Usages:     []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}); err != nil {
 		return err
 	}
-	if p.proxy, err = p.frontProxy.clientCert(p.dir, "front-proxy-client", "front-proxy-client"); err != nil {
+	if p.proxy, err = p.frontProxy.ClientCert(p.dir, "front-proxy-client", "front-proxy-client"); err != nil {
 		return err
 	}
-	if p.admin, err = p.cluster.clientCert(p.dir, "admin", "admin", "system:masters"); err != nil {
+	if p.admin, err = p.cluster.ClientCert(p.dir, "admin", "admin", "system:masters"); err != nil {
 		return err
 	}
 	// kube-apiserver reads the public key out of the private key file.
@@ -86,7 +86,7 @@ func (s *Stack) createPKI(context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFiles(map[string][]byte{p.serviceAccountKey: keyPEM}); err != nil {
+		if err := WriteFiles(map[string][]byte{p.serviceAccountKey: keyPEM}); err != nil {
 			return err
 		}
 	}
@@ -95,18 +95,18 @@ func (s *Stack) createPKI(context.Context) error {
 }
 
 func (s *Stack) startEtcd(ctx context.Context) error {
-	clientPort, err := freePort()
+	clientPort, err := FreePort()
 	if err != nil {
 		return err
 	}
-	peerPort, err := freePort()
+	peerPort, err := FreePort()
 	if err != nil {
 		return err
 	}
 	s.EtcdURL = "http://127.0.0.1:" + strconv.Itoa(clientPort)
 	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
 	p, err := s.start("etcd",
-		"--name=default", "--data-dir="+s.path("etcd"),
+		"--name=default", "--data-dir="+s.Path("etcd"),
 		"--listen-client-urls="+s.EtcdURL, "--advertise-client-urls="+s.EtcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
 		"--initial-cluster=default="+peerURL,
@@ -115,13 +115,13 @@ func (s *Stack) startEtcd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return poll(ctx, "etcd to serve", time.Minute, []*process{p}, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, http.DefaultClient, s.EtcdURL+"/health")
+	return Poll(ctx, "etcd to serve", time.Minute, []*Process{p}, func(ctx context.Context) (bool, error) {
+		return HTTPOK(ctx, http.DefaultClient, s.EtcdURL+"/health")
 	})
 }
 
 func (s *Stack) startKubeAPIServer(ctx context.Context) error {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) error {
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		// kube-apiserver refuses to advertise a loopback address as its endpoint otherwise.
 		"--endpoint-reconciler-type=none",
-		"--cert-dir="+s.path("pki", "kube-apiserver-generated"),
+		"--cert-dir="+s.Path("pki", "kube-apiserver-generated"),
 		"--tls-cert-file="+s.pki.kubeAPIServer.CertFile, "--tls-private-key-file="+s.pki.kubeAPIServer.KeyFile,
 		"--client-ca-file="+s.pki.cluster.CertFile,
 		"--service-account-key-file="+s.pki.serviceAccountKey,
@@ -155,8 +155,8 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) error {
 		return err
 	}
 	server := "https://127.0.0.1:" + strconv.Itoa(port)
-	s.AdminKubeconfig = s.path("kubeconfig")
-	if err := writeKubeconfig(s.AdminKubeconfig, server, s.pki.cluster.CertPEM, s.pki.admin); err != nil {
+	s.AdminKubeconfig = s.Path("kubeconfig")
+	if err := WriteKubeconfig(s.AdminKubeconfig, server, s.pki.cluster.CertPEM, s.pki.admin); err != nil {
 		return err
 	}
 	if err := s.adminClients(); err != nil {
@@ -169,7 +169,7 @@ func (s *Stack) startControllers(ctx context.Context) error {
 	if err := s.applyStorageClass(ctx); err != nil {
 		return err
 	}
-	cmPort, err := freePort()
+	cmPort, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (s *Stack) startControllers(ctx context.Context) error {
 	); err != nil {
 		return err
 	}
-	schedPort, err := freePort()
+	schedPort, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -211,14 +211,14 @@ func (s *Stack) applyStorageClass(ctx context.Context) error {
 		WithProvisioner("kubernetes.io/host-path").
 		WithReclaimPolicy(corev1.PersistentVolumeReclaimDelete).
 		WithVolumeBindingMode(storagev1.VolumeBindingImmediate)
-	if _, err := s.Kube.StorageV1().StorageClasses().Apply(ctx, class, applyOptions); err != nil {
+	if _, err := s.Kube.StorageV1().StorageClasses().Apply(ctx, class, ApplyOptions); err != nil {
 		return fmt.Errorf("applying the default StorageClass: %w", err)
 	}
 	return nil
 }
 
 // httpOK reports whether GET url answers 200.
-func httpOK(ctx context.Context, client *http.Client, url string) (bool, error) {
+func HTTPOK(ctx context.Context, client *http.Client, url string) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, err
@@ -234,5 +234,5 @@ func httpOK(ctx context.Context, client *http.Client, url string) (bool, error) 
 	return true, nil
 }
 
-// applyOptions are the server-side apply options of everything the stack creates.
-var applyOptions = metav1.ApplyOptions{FieldManager: "kcp-setups-local-stack", Force: true}
+// ApplyOptions are the server-side apply options of everything the stack creates.
+var ApplyOptions = metav1.ApplyOptions{FieldManager: "kcp-setups-local-stack", Force: true}
