@@ -63,7 +63,7 @@ test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# tests (tag e2e: internal/localstack and test/framework) run beside them on stacks of their
 	@# own, their output kept in a log of its own and shown at the end.
 	@$(GO) test -tags e2e -count=1 -timeout 25m ./internal/localstack ./test/framework > $(OUTPUT)/test-e2e-harness.log 2>&1 & harness=$$!; \
-	status=0; (cd test/e2e && ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m -parallel $(E2E_PARALLEL)) || status=$$?; \
+	status=0; (cd test/e2e && E2E_PARALLEL=$(E2E_PARALLEL) ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m -parallel 200) || status=$$?; \
 	if wait $$harness; then grep -E '^(ok|FAIL)' $(OUTPUT)/test-e2e-harness.log; \
 	else echo "==> the harness's own tests failed ($(OUTPUT)/test-e2e-harness.log):"; tail -n 100 $(OUTPUT)/test-e2e-harness.log; status=1; fi; \
 	exit $$status

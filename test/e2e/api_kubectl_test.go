@@ -28,7 +28,7 @@ func TestAPIResourcesAndCategory(t *testing.T) {
 }
 
 func TestApplyExamplesAndGet(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "examples")
 	examples, err := filepath.Abs("../../artifacts/examples")
 	require.NoError(t, err)
@@ -65,7 +65,7 @@ func TestApplyExamplesAndGet(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	out := kubectl(t, "explain", "rootshard.spec.external.hostname")
 	assert.Contains(t, out, "GROUP:      operator.kcp.io")
 	assert.Contains(t, out, "Hostname is the external name of the kcp instance")
@@ -77,7 +77,7 @@ func TestExplain(t *testing.T) {
 }
 
 func TestServerSideApply(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "ssa")
 	file := writeManifest(t, rootShardManifest("applied", "kcp.example.com", 6443))
 
@@ -105,7 +105,7 @@ func TestServerSideApply(t *testing.T) {
 }
 
 func TestInvalidManifestIsRejected(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "invalid")
 	file := writeManifest(t, rootShardManifest("broken", "kcp.example.com", 70000))
 	out, err := stack.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)

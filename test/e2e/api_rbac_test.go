@@ -9,7 +9,7 @@ import (
 )
 
 func TestRBACIsEnforced(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	allowed := namespace(t, "rbac-allowed")
 	other := namespace(t, "rbac-other")
 	alice, err := stack.UserKubeconfig("alice", "team-a")

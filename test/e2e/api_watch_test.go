@@ -12,7 +12,7 @@ import (
 )
 
 func TestWatchSeesCreateAndDelete(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "watch")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

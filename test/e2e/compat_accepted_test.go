@@ -14,7 +14,7 @@ import (
 // comes back as a kubectl warning that says what it means here, and the setup reaches Running
 // meaning what it means in kcp-operator. A refusal that stays says what to write instead.
 func TestCompatAcceptedAsKcpOperator(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "compat-lenient")
 	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/accepted-as-kcp-operator.yaml")
 	require.NoError(t, err, "what kcp-operator accepts applies:\n%s", out)

@@ -19,7 +19,7 @@ const compatDir = "testdata/kcp-operator"
 // bundles. Deprecated fields come back as kubectl warnings. spec.authorization, which the
 // server realizes in kcp, applies too; its bindings are tested against the kcp double.
 func TestKcpOperatorManifests(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "compat")
 	// The prerequisites are all a user needs before the setup, the extra CAs included.
 	kubectl(t, "apply", "-n", ns, "-f", compatDir+"/prerequisites.yaml")

@@ -15,7 +15,7 @@ import (
 // each reaches Running, and means there what it means in kcp-operator. It also checks
 // kcp-operator's labels on the workloads and its RootShard condition.
 func TestCompatSDKShapes(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "compat-sdk")
 	out, err := stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/sdk/")
 	require.NoError(t, err, "kcp-operator's Go SDK's objects apply:\n%s", out)

@@ -144,7 +144,7 @@ spec:
 // serving the realized certificates, through the CA bundle its holder had; kcp-operator's
 // Deployments are replaced, and what nothing took over is removed.
 func TestTakeOverFromKcpOperator(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "takeover-kcp-operator")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, kcpOperatorSetup()))
 	kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "certificate", "--all", "--timeout=3m")

@@ -8,7 +8,7 @@ import (
 
 // TestControllersAreLeaderElected checks that the controllers hold the Lease.
 func TestControllersAreLeaderElected(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	holder := kubectl(t, "get", "lease", "kcp-setups-controllers", "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}")
 	assert.NotEmpty(t, holder)
 }

@@ -13,7 +13,7 @@ import (
 // The counters are the whole server's, which every test's objects share: so the test checks
 // that they counted at least its own RootShard's reconciles, which the server's log names.
 func TestReconcileMetrics(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "metrics")
 	counted := func() (reconciles, durations float64) {
 		metrics, err := stack.ServerGet(t.Context(), "/metrics")

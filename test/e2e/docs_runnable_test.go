@@ -82,7 +82,7 @@ func docBlocks(root, file string) ([]docBlock, error) {
 // command in it fails; a console block's commands must print what the block shows. Blocks
 // that cannot run locally say why in their marker, and are counted.
 func TestDocsRunAsWritten(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	files := []string{"README.md"}
@@ -214,7 +214,7 @@ func withoutDir(path, dir string) string {
 // TestDocBlocksNeedAMarker: a shell block without a marker is refused, naming where it is;
 // a marked one is read with its reason.
 func TestDocBlocksNeedAMarker(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	dir := t.TempDir()
 	write := func(content string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "doc.md"), []byte(content), 0o600))

@@ -63,7 +63,7 @@ spec:
 // etcd's own health through the server's port-forward dialer; both reach Running with kcp
 // pointed at their members; deleting keeps the volumes unless the owner says otherwise.
 func TestManagedEtcd(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "managed-etcd")
 	// No volume is made ahead: the stack's default StorageClass provisions the members' claims,
 	// as a cluster's does.

@@ -38,7 +38,7 @@ const (
 // directory refuses to start. The first is killed with SIGKILL amid the writes and started
 // again on the directory as it was left: every create it acknowledged is there.
 func TestEmbeddedEtcdSurvivesAKillAndIsNotShared(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ctx := t.Context()
 	ns := namespace(t, "etcd-fault")
 	dir := filepath.Join(t.TempDir(), "etcd")

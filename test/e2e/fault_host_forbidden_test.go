@@ -71,7 +71,7 @@ func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func
 // server retries with backoff, not in a loop; and once the rule is back, the setup converges
 // without a restart.
 func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ctx := t.Context()
 	const serverNS = "host-forbidden-server"
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa-host-forbidden", serverNS)

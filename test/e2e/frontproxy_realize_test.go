@@ -12,7 +12,7 @@ import (
 // RootShard's CAs, its Deployment has the documented flags and mounts, its path mappings
 // route to the root shard, and deleting it removes what it had and nothing else.
 func TestFrontProxy(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "front-proxy")
 	givenRootShard(t, ns, until())
 	givenFrontProxy(t, ns, withSpec(`  auth: {dropGroups: ["system:masters"]}

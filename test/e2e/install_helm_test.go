@@ -60,7 +60,7 @@ func objectsOf(t *testing.T, stream string) map[string]map[string]any {
 // installs; with monitoring on, it adds exactly artifacts/monitoring's objects. The chart is
 // lint clean, and its schema refuses what it must.
 func TestChartTemplateEqualsKustomize(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	out := helm(t, "lint", "--strict", chartDir)
 	assert.Contains(t, out, "0 chart(s) failed")
 
@@ -185,11 +185,7 @@ func chartDeploymentArgs(t *testing.T, release, namespace string) []string {
 // operator.kcp.io for every other test, and the chart's would send the group to kwok's pods,
 // which run nothing; TestChartTemplateEqualsKustomize checks the APIService the chart renders.
 func TestHelmChart(t *testing.T) {
-	t.Parallel()
-	// The release owns the self-service roles while it runs: no test that binds users to them
-	// runs meanwhile.
-	selfServiceRoles.Lock()
-	t.Cleanup(selfServiceRoles.Unlock)
+	parallel(t, ownRoles)
 	ctx := t.Context()
 	const release, ns = "kcp-setups", "kcp-setups"
 	// Cluster-scoped objects another test applied with kubectl would not be Helm's to own:

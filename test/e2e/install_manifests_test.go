@@ -18,7 +18,7 @@ import (
 const deployDir = "../../artifacts/deploy"
 
 func TestInstallManifestsDryRun(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
 	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
 		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {

@@ -20,7 +20,7 @@ import (
 // namespaces. It serves, realizes, mints and prunes; and without any one rule of the
 // ClusterRole, the Lease's Role or the namespace's Role, something named breaks.
 func TestNamespacedManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	rendered := objectsOf(t, kubectl(t, "kustomize", namespacedDeployDir))
 	clusterRole := rendered["rbac.authorization.k8s.io/v1/ClusterRole/<nil>/kcp-setups:apiserver"]
 	require.NotNil(t, clusterRole)

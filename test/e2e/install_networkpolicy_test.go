@@ -20,7 +20,7 @@ const managedEtcdPolicy = "../../artifacts/networkpolicies/managed-etcd.yaml"
 // peers), which kube-apiserver accepts, as it does the managed etcd's documented policy. The
 // stack has no network plugin that enforces them: what is checked is what they say.
 func TestNetworkPolicies(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "netpol")
 	policies := func(stream string) map[string]networkingv1.NetworkPolicy {
 		out := map[string]networkingv1.NetworkPolicy{}

@@ -25,7 +25,7 @@ import (
 // with their RBAC and the Deployment's arguments: it serves, realizes a RootShard and mints.
 // Then it takes single rules away, and each one's absence breaks a named behaviour.
 func TestManifestRBACIsSufficientAndMinimal(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	port, args := asTheManifestsServiceAccount(t, "kcp-setups-sa", "manifest-rbac-server")
 	serverRBACIsSufficientAndMinimal(t, "manifest-rbac", port, args, nil)
 }

@@ -12,7 +12,7 @@ import (
 // TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
 // with kubectl --as, who may list, create and mint where.
 func TestSelfServiceRoles(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	a, b := namespace(t, "team-a-self"), namespace(t, "team-b-self")
 	kubectl(t, "create", "rolebinding", "viewer", "-n", a, "--clusterrole=view", "--user=vera")

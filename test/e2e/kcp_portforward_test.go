@@ -29,7 +29,7 @@ import (
 // Service's DNS name, and the server's own identity, <rs>-kcp-operator, which kcp treats as
 // an admin (system:kcp:admin) while the pods' identities are never handed to the server.
 func TestServerReachesKcpByPortForward(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "kcp-reach")
 	givenRootShard(t, ns)
 	double, err := stack.StartKcpDouble(t.Context(), rootShardPKI(t, ns, "root"))

@@ -121,7 +121,7 @@ func flagValue(t *testing.T, args []string, name string) string {
 // what the role grants on that shard, and deleting the Kubeconfig removes the binding there.
 // Shard registration (KcpReady) and deregistration keep working next to it.
 func TestKubeconfigAuthorizationOnAnotherShard(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "kcp-proxy")
 	givenRootShard(t, ns)
 	givenShard(t, ns)

@@ -20,7 +20,7 @@ import (
 // the credential can do what the roles grant and only that, a removed role is revoked, and
 // deleting the Kubeconfig removes the bindings.
 func TestKubeconfigAuthorizationInKcp(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "kubeconfig-authz")
 	givenRootShard(t, ns)
 	double, admin := startDoubleFor(t, ns)

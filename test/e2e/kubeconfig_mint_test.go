@@ -83,7 +83,7 @@ func whoami(t *testing.T, standIn *framework.StandIn, kubeconfig string) (string
 // the credential works against a kcp stand-in that serves the RootShard's certificate and
 // trusts its client CAs, and nowhere else.
 func TestKubeconfigSubresource(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns, other := namespace(t, "mint-a"), namespace(t, "mint-b")
 	givenRootShard(t, ns, withObjects(rootShardManifest("elsewhere", "elsewhere.example.com", 6443)), until("CertificatesReady"))
 	waitFor(t, ns, "rootshard/elsewhere", "CertificatesReady")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,17 +96,14 @@ func namespace(t *testing.T, name string) string {
 	return name
 }
 
-// selfServiceRoles guards the install's self-service roles (roles.yaml), which aggregate into
-// the built-in admin, edit and view: the tests that bind users to them hold it for reading
-// for their whole run, and TestHelmChart, whose release owns them while it runs and which
-// takes them away before and after, holds it for writing.
-var selfServiceRoles sync.RWMutex
-
-// withSelfServiceRoles applies the install's self-service roles and keeps them in place until
-// the test ends.
+// withSelfServiceRoles applies the install's self-service roles, which aggregate into the
+// built-in admin, edit and view, and which stay in place until the test ends: the test runs
+// with them shared (parallel(t, sharedRoles)), so TestHelmChart, whose release owns them
+// while it runs, never runs meanwhile.
 func withSelfServiceRoles(t *testing.T) {
 	t.Helper()
-	selfServiceRoles.RLock()
-	t.Cleanup(selfServiceRoles.RUnlock)
+	if _, held := rolesHeld.Load(strings.SplitN(t.Name(), "/", 2)[0]); !held {
+		t.Fatal("withSelfServiceRoles: the test must start with parallel(t, sharedRoles)")
+	}
 	kubectl(t, "apply", "-f", deployDir+"/roles.yaml")
 }

@@ -48,7 +48,7 @@ func exportedMetrics(metrics string) map[string]bool {
 // kcp-setups server, once a setup was reconciled, and the APIService's on kube-apiserver,
 // with a series for operator.kcp.io's APIService.
 func TestAlertMetricsAreExported(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	data, err := os.ReadFile(monitoringDir + "/prometheusrule.yaml")
 	require.NoError(t, err)
 	var rule prometheusRule

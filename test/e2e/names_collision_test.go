@@ -45,7 +45,7 @@ spec:
 // name; a pair of near names that do not meet both run. Then, with the admitted objects
 // Running side by side, nothing of theirs is written to the host for 30 s.
 func TestNamesCannotCollide(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "names")
 	apply := func(t *testing.T, manifest string) (string, error) {
 		t.Helper()

@@ -59,7 +59,7 @@ metadata:
 // Synced=False, NameConflict, naming the object) and after they are deleted; setups made
 // again reach Running once the foreign objects are gone.
 func TestNeverTakesOver(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "takeover")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, foreignObjects))
 	foreign := []string{"configmap/app-config", "secret/web-server", "service/alpha-cache-server"}

@@ -11,7 +11,7 @@ import (
 // UID, down to the Secret cert-manager issues for it; a leftover of a deleted setup of the
 // same name (the same labels, another UID) is neither taken over nor deleted.
 func TestTheOwnersUIDMarksItsObjects(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "owneruid")
 	givenRootShard(t, ns, until())
 	givenFrontProxy(t, ns, named("app"))

@@ -19,7 +19,7 @@ import (
 // file is left 0600 and entries of the same names, or an existing -o file, are replaced only
 // with --overwrite; and errors read and exit as kubectl's.
 func TestKubectlPlugin(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "plugin")
 	kubectl(t, "apply", "-n", ns, "-f", "../../artifacts/examples/")
 	for _, o := range []string{"rootshard/root", "shard/shard-1", "frontproxy/edge", "cacheserver/cache"} {

@@ -27,7 +27,7 @@ const rootShardBaseURL = "https://root.cluster-1.example.com:6443"
 // carries the new CA: credentials minted in the second cluster are signed by it and
 // accepted, and those minted before are refused.
 func TestReferencesAcrossClusters(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "refs-cluster-1")
 	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"), until("CertificatesReady"))
 

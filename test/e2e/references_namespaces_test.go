@@ -52,7 +52,7 @@ const (
 // credential minted from the FrontProxy works against the RootShard's kcp. A copy of the
 // wrong kind is refused.
 func TestReferencesAcrossNamespaces(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	a, b := namespace(t, "refs-a"), namespace(t, "refs-b")
 	givenRootShard(t, a, until())
 	// The consumers come first, naming copies that are not there yet.

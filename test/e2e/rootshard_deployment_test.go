@@ -8,7 +8,7 @@ import (
 )
 
 func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "workloads")
 	givenRootShard(t, ns)
 
@@ -35,7 +35,7 @@ func TestRootShardDeploymentFollowsTheSpec(t *testing.T) {
 // TestUsersSecretRollsThePods rotates a Secret the user names (the etcd client TLS): the
 // Deployment that mounts it rolls, though the Secret carries no label of ours.
 func TestUsersSecretRollsThePods(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "users-secret")
 	kubectl(t, "create", "secret", "generic", "etcd-client", "-n", ns,
 		"--from-literal=tls.crt=cert", "--from-literal=tls.key=key", "--from-literal=ca.crt=ca")
@@ -56,7 +56,7 @@ func TestUsersSecretRollsThePods(t *testing.T) {
 // TestEditsOfTheDeploymentAreUndone edits what the controller owns in a Deployment, as
 // someone with kubectl edit would: the controller puts it back.
 func TestEditsOfTheDeploymentAreUndone(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "drift")
 	givenRootShard(t, ns)
 	args := func() string {

@@ -57,7 +57,7 @@ func waitForOn(t *testing.T, s *framework.Stack, ns, object, condition string) {
 }
 
 func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "pki-bootstrap")
 	givenRootShard(t, ns, until("CertificatesReady"))
 
@@ -128,7 +128,7 @@ func TestRootShardPKIFromTheNamespaceBootstrap(t *testing.T) {
 }
 
 func TestRootShardUsesTheUsersIssuer(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "pki-issuer")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, `apiVersion: cert-manager.io/v1
 kind: Issuer

@@ -8,7 +8,7 @@ import (
 )
 
 func TestRootShardStatusFollowsReferencesAndShards(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "pki-refs")
 	givenRootShard(t, ns, withSpec(`  cache:
     ref:

@@ -230,7 +230,7 @@ func (m *mounter) revoked() time.Time {
 // during Prepared. Neither request fails until Complete drops the old CAs; then the
 // credential minted before Start is refused, and the other keeps working.
 func TestRotationWithoutFailures(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "carotation")
 	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
@@ -379,7 +379,7 @@ func TestRotationSurvivesARestart(t *testing.T) {
 // CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
 // Complete before Start is a 409 that says why.
 func TestRotationWithThePlugin(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "carplugin")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")
@@ -455,7 +455,7 @@ func TestRotationWithThePlugin(t *testing.T) {
 // intermediates are issued again under the new root with their keys, so that a credential
 // minted before Start still verifies after Complete, and the old root is gone.
 func TestRotationOfTheRootCA(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "carootca")
 	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 
@@ -543,7 +543,7 @@ func TestRotationOfTheRootCA(t *testing.T) {
 // refreshed while the rotation is Prepared makes the joined pods trust both CAs; refreshed
 // again once it is Completed, the new CA alone.
 func TestJoinedSetupFollowsARotation(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	a, b := namespace(t, "joinrot-a"), namespace(t, "joinrot-b")
 	givenRootShard(t, a)
 	kubectl(t, "apply", "-n", b, "-f", writeManifest(t, joinedShardManifest("shard-1", "root-shard-join")))

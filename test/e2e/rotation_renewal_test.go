@@ -20,7 +20,7 @@ import (
 // the merged server CA bundle, which now carries only the new CA, verifies them.
 // cert-manager alone would leave the old leaves in place until they expire.
 func TestLeavesFollowARotatedCA(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "rotation")
 	givenRootShard(t, ns, withObjects(shardManifest), until("CertificatesReady"))
 	waitFor(t, ns, "shard/shard-1", "CertificatesReady")
@@ -95,7 +95,7 @@ func certPool(t *testing.T, data []byte) *x509.CertPool {
 // bundle clients held before the renewal and with the one written after, and a credential
 // minted before the renewal still chains to the client CAs.
 func TestARenewedCABreaksNoChain(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "renewal")
 	givenRootShard(t, ns, until("CertificatesReady"))
 	before := rootShardPKI(t, ns, "root")

@@ -121,7 +121,7 @@ func verifyKeys(t *testing.T, ns, name string) []crypto.PublicKey {
 // both the old and the new keys of each shard; after Complete, the tokens of the old keys are
 // refused, those of the new ones accepted, and the old slots are gone.
 func TestServiceAccountKeyRotation(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "sakeys")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, serviceAccountRotationSetup))
 	for _, obj := range []string{"rootshard/root", "shard/alpha"} {

@@ -42,7 +42,7 @@ func rotationMessage(t *testing.T, ns string) string {
 // holds nothing and is not named. Eve may not exclude hers; the admin excludes it, and the
 // rotation reaches Prepared, then Completed.
 func TestARotationNamesWhatItWaitsFor(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "rotwait")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=eve")

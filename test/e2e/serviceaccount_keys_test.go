@@ -43,7 +43,7 @@ spec:
 // a mounted tls.crt, and no Secret mounted for a CA or another shard's key exposes a private
 // key in the keys that are mounted.
 func TestServiceAccountKeysReachEveryComponent(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "service-accounts")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, serviceAccountSetup))
 	for _, obj := range []string{"rootshard/root", "shard/alpha", "shard/beta", "frontproxy/edge"} {

@@ -19,7 +19,7 @@ import (
 // every Certificate of docs/PKI.md is issued with the right chain, the cache is wired into the
 // shards, every object becomes Available and Running, and deleting them leaves nothing.
 func TestWholeSetup(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "whole-setup")
 	givenRootShard(t, ns, withSpec(`  cache:
     ref:

@@ -15,7 +15,7 @@ import (
 // TestShardBeforeItsRootShard creates a Shard first: it says its RootShard is missing, then
 // heals once the RootShard exists, and runs with certificates from the RootShard's CAs.
 func TestShardBeforeItsRootShard(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "shard-first")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
 	require.Eventually(t, func() bool {

@@ -20,7 +20,7 @@ import (
 // Shard's: KcpReady says so, and deleting the Shard leaves it in kcp. A registration found at
 // the Shard's own address unmarked is marked with its UID, and goes with it.
 func TestDeregistrationNeedsTheShardsUID(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns, double, kcpShards := givenShardOnTheDouble(t, "shard-uid")
 	uid := kubectl(t, "get", "shard", "shard-1", "-n", ns, "-o", "jsonpath={.metadata.uid}")
 	require.NotEmpty(t, uid)

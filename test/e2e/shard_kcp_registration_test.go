@@ -34,7 +34,7 @@ func givenShardOnTheDouble(t *testing.T, name string) (string, *framework.KcpDou
 // deleting a Shard deletes kcp's Shard object in root first, and while kcp cannot be reached
 // the Shard waits in Deleting, with its workload, and says why; it finishes once kcp is back.
 func TestShardDeregistrationAndKcpReady(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns, double, kcpShards := givenShardOnTheDouble(t, "shard-deregistration")
 
 	// The RootShard's kcp answers; the shard is not registered in kcp yet.

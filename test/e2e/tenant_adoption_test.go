@@ -77,7 +77,7 @@ func publicKeyOf(t *testing.T, bundle []byte) string {
 // eve, an editor of the namespace, is refused (422) a Kubeconfig whose Secret is one of the
 // root CA's rotation slots.
 func TestAdoptionKeepsNoPlantedKey(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-adoption")
 	kubectl(t, "create", "role", "plant-secrets", "-n", ns, "--verb=create", "--resource=secrets")

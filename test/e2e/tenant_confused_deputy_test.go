@@ -16,7 +16,7 @@ import (
 // node, signed by an issuer they may not use.
 // Each is refused with the status it gets, and the issuer is accepted once RBAC allows it.
 func TestTheServerIsNoConfusedDeputy(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "deputy")
 	kubectl(t, "create", "rolebinding", "setups-only", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")

@@ -17,7 +17,7 @@ import (
 // second user, who may create Shards but may not use the RootShard, is refused a Shard of
 // it; mallory, whose role grants use in her namespace, is not.
 func TestTenantCannotEscalate(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant")
 	kubectl(t, "create", "rolebinding", "setups", "-n", ns, "--clusterrole=kcp-setups-edit", "--user=mallory")

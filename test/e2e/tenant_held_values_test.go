@@ -38,7 +38,7 @@ func editor(t *testing.T, ns, user string) func(args ...string) (string, error) 
 // kubectl: each is a 403 naming the field and the right, and nothing is stored. An edit of
 // eve's that changes nothing held passes, and the admin passes each of her patches.
 func TestHeldValuesAreAskedAgain(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	ns := namespace(t, "held")
 	as := editor(t, ns, "eve")
 	givenRootShard(t, ns, withSpec(`  serviceTemplate:

@@ -13,7 +13,7 @@ import (
 // the field's path that names the rotation subresource, for her as for the admin, and nothing
 // is stored; a leaf's template may do both.
 func TestEditorCannotRekeyACA(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	ns := namespace(t, "rekey")
 	as := editor(t, ns, "eve")
 	givenRootShard(t, ns, until())

@@ -50,7 +50,7 @@ spec:
 // etcd claim, not a claim of its etcd's names left by another owner UID, nor a claim that
 // merely carries its labels.
 func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	ns := namespace(t, "tenant-status")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, statusWriterRole))

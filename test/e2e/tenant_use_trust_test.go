@@ -20,7 +20,7 @@ import (
 // --max-replicas, and a FrontProxy's own dropGroups reach kcp-front-proxy after kcp's
 // default drop list, never in its place.
 func TestUseIsNotTrust(t *testing.T) {
-	t.Parallel()
+	parallel(t, sharedRoles)
 	withSelfServiceRoles(t)
 	own := namespace(t, "use-own")
 	other := namespace(t, "use-other")

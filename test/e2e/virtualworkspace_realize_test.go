@@ -67,7 +67,7 @@ func referenceValid(t *testing.T, ns, object string) string {
 // comes last: the Shard waits for it, deleting it leaves nothing labelled and the Shard says
 // its reference is missing, and it heals when the VirtualWorkspace is back.
 func TestVirtualWorkspaces(t *testing.T) {
-	t.Parallel()
+	parallel(t, alone)
 	ns := namespace(t, "virtual-workspaces")
 	givenRootShard(t, ns, withSpec("  kcpVirtualWorkspace: {name: root-vw}\n"), withObjects(virtualWorkspacesManifest), until())
 	require.Eventually(t, func() bool { return referenceValid(t, ns, "shard/shard-1") == "False/VirtualWorkspaceNotFound" },
