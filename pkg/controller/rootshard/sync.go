@@ -3,11 +3,8 @@ package rootshard
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
 
@@ -128,16 +125,13 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		}
 		*ca.dst = live
 	}
-	// The users' extra CAs are not labelled as ours, so they are read, not cached.
-	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
-		if ref == nil {
-			continue
-		}
-		s, err := c.Host.Kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil {
-			return b, false, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
-		}
-		*dst = s.Data["tls.crt"]
+	// The users' extra CAs: one that does not exist is ReferenceValid=False, as on every kind.
+	var err error
+	if b.ExtraServerCAs, err = c.Host.UsersCABundle(ctx, rs.Namespace, rs.Spec.CABundleSecretRef); err != nil {
+		return b, false, err
+	}
+	if b.ExtraClientCAs, err = c.Host.UsersCABundle(ctx, rs.Namespace, rs.Spec.ClientCABundleRef); err != nil {
+		return b, false, err
 	}
 	return b, true, nil
 }
