@@ -104,11 +104,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	w.Joined(joined)
 	w.Certificates(nil, []*cmapply.CertificateApplyConfiguration{cert})
 	secret, out, err := c.secret(k)
-	if err != nil {
-		wrote, err := w.Fail(err)
-		return wrote, outcome{}, err
-	}
-	if secret != nil {
+	if w.Built(err) && secret != nil {
 		w.Secrets(secret)
 		w.Do(func(ctx context.Context) (int, error) { return c.deleteStaleSecrets(ctx, k) })
 	}
