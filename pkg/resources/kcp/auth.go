@@ -24,6 +24,23 @@ const (
 	ServiceAccountKeysDir = mountpaths.ServiceAccountKeysDir
 )
 
+// AuthenticationSettings are the settings of auth that authenticate with a Secret of the
+// user's, each one function from the spec to its flags and mounts: OIDC, the token webhook
+// and the static token file. kcp's flags, kcp-front-proxy's, the watch of users' Secrets and
+// the admission check of the author's right to read them all come from Authentication, so
+// that a setting added here reaches every one of them.
+var AuthenticationSettings = []func(*operatorv1alpha1.AuthSpec) workload.Feature{OIDC, TokenWebhook, TokenFile}
+
+// Authentication is auth's AuthenticationSettings together, in order: their flags, then
+// their mounts.
+func Authentication(auth *operatorv1alpha1.AuthSpec) workload.Feature {
+	fs := make([]workload.Feature, 0, len(AuthenticationSettings))
+	for _, setting := range AuthenticationSettings {
+		fs = append(fs, setting(auth))
+	}
+	return workload.Features(fs...)
+}
+
 // OIDC is auth.oidc of kcp and kcp-front-proxy: the --oidc-* flags, and the issuer's CA
 // Secret of caFileRef, the user's, with only the key --oidc-ca-file reads.
 func OIDC(auth *operatorv1alpha1.AuthSpec) workload.Feature {
