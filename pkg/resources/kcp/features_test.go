@@ -24,7 +24,7 @@ func TestEachSettingMountsWhatItsFlagsRead(t *testing.T) {
 		OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex", ClientID: "kcp", GroupsClaim: "groups",
 			CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "root.pem"}},
 		Webhook:       &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", Version: "v1"},
-		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens"},
+		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: operatorv1alpha1.DefaultTokenAuthFileKey},
 	}
 	audit := &operatorv1alpha1.AuditSpec{
 		Policy:  &operatorv1alpha1.AuditPolicySpec{ConfigMap: &operatorv1alpha1.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
