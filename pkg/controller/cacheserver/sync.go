@@ -7,7 +7,6 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -37,14 +36,9 @@ func (c *Controller) realize(ctx context.Context, cs cacheserver.CacheServer) (i
 	w := c.Host.Writes(ctx)
 	objs := cs.PKI()
 	w.Certificates(objs.Issuers, objs.Certificates)
-	secrets, err := c.secrets(ctx, cs)
-	if err != nil {
-		return w.Fail(err)
-	}
 	w.Services(cs.Service())
-	w.Secrets(secrets...)
-	w.DeploymentWhenMounted(cs.Namespace, cs.DeploymentName(), hostcluster.Mounts{Required: cs.MountedSecrets(), Rolling: cs.UsersSecrets()},
-		cs.Deployment)
+	w.BuiltSecrets(c.secrets(ctx, cs))
+	w.DeploymentWhenMounted(cs.Namespace, cs.DeploymentName(), cs.Mounts(), cs.Deployment)
 	return w.Done()
 }
 

@@ -3,7 +3,6 @@ package frontproxy
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,22 +90,13 @@ func (c *Controller) realize(ctx context.Context, f frontproxy.FrontProxy, joine
 	w := c.Host.Writes(ctx)
 	w.Joined(joined)
 	w.Certificates(nil, f.Certificates())
-	kubeconfig, err := f.DynamicKubeconfig()
-	if err != nil {
-		return w.Fail(err)
-	}
-	config, err := f.ConfigMap()
-	if err != nil {
-		return w.Fail(err)
-	}
 	// Its own CA bundles, on top of its RootShard's merged ones.
 	w.ExtraBundles(f.Namespace,
 		hostcluster.ExtraBundle{Extra: f.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(f.RootShard), Build: f.MergedClientCA},
 		hostcluster.ExtraBundle{Extra: f.Spec.CABundleSecretRef, Base: rootshard.MergedCABundleName(f.RootShard), Build: f.MergedCABundle})
-	w.Secrets(kubeconfig)
-	w.ConfigMap(config)
+	w.Secret(f.DynamicKubeconfig())
+	w.ConfigMap(f.ConfigMap())
 	w.Services(f.Service())
-	w.DeploymentWhenMounted(f.Namespace, f.DeploymentName(), hostcluster.Mounts{Required: f.MountedSecrets(),
-		Rolling: slices.Concat(f.UsersSecrets(), f.ServiceAccountSecrets()), ConfigMap: f.ConfigMapName()}, f.Deployment)
+	w.DeploymentWhenMounted(f.Namespace, f.DeploymentName(), f.Mounts(), f.Deployment)
 	return w.Done()
 }

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // SecretVersion is the resource version of a Secret that pods mount, and whether it exists.
@@ -32,7 +33,7 @@ func (h *Host) SecretVersion(namespace, name string) (string, bool) {
 }
 
 // MountedVersions are the resource versions of the named Secrets that exist, keyed by name:
-// what a Deployment's mounts hash is made of, so that a change to any of them rolls it.
+// what a managed etcd's mounts hash is made of, so that a change to any of them rolls it.
 func (h *Host) MountedVersions(namespace string, names []string) map[string]string {
 	versions := map[string]string{}
 	for _, name := range names {
@@ -41,6 +42,31 @@ func (h *Host) MountedVersions(namespace string, names []string) map[string]stri
 		}
 	}
 	return versions
+}
+
+// mountedVersions are the resource versions of what mounts mount that exists and rolls the
+// pods (workload.Mount.Rolls), keyed by the Secret's name or "configmap/" and the
+// ConfigMap's: what a Deployment's mounts hash is made of. missing is whether one the
+// Deployment waits for (workload.Mount.Waited) does not exist yet.
+func (h *Host) mountedVersions(namespace string, mounts []workload.Mount) (versions map[string]string, missing bool) {
+	versions = map[string]string{}
+	for _, m := range mounts {
+		if !m.Rolls() {
+			continue
+		}
+		key, version, ok := m.Secret, "", false
+		if m.Secret != "" {
+			version, ok = h.SecretVersion(namespace, m.Secret)
+		} else if cm, err := h.ConfigMaps.ConfigMaps(namespace).Get(m.ConfigMap); err == nil {
+			key, version, ok = "configmap/"+cm.Name, cm.ResourceVersion, true
+		}
+		if ok {
+			versions[key] = version
+		} else if m.Waited() {
+			missing = true
+		}
+	}
+	return versions, missing
 }
 
 // UsersSecret reports whether an object is a Secret the controllers did not write: one a

@@ -2,7 +2,6 @@ package hostcluster
 
 import (
 	"context"
-	"slices"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,12 +35,15 @@ func (h *Host) Writes(ctx context.Context) *Writes {
 // Lifecycle.Applied records.
 func (w *Writes) Done() (int, error) { return w.wrote, w.err }
 
-// Fail stops the batch with err, a failure to build what it writes, and returns Done.
-func (w *Writes) Fail(err error) (int, error) {
+// Built takes the error of a builder (or of a read of what it builds from) and reports
+// whether the batch goes on: err stops it, as a failed write does. With Secret, BuiltSecrets
+// and ConfigMap, which take the builders' (value, error) pairs as they are, a reconcile has
+// no exit of its own.
+func (w *Writes) Built(err error) bool {
 	if w.err == nil {
 		w.err = err
 	}
-	return w.Done()
+	return w.err == nil
 }
 
 // Failed reports whether the batch has stopped: what it would build next is not needed.
@@ -79,6 +81,20 @@ func (w *Writes) Secrets(secrets ...*corev1ac.SecretApplyConfiguration) {
 	}
 }
 
+// Secret applies a Secret as its builder returned it (Built); nil is one not needed.
+func (w *Writes) Secret(s *corev1ac.SecretApplyConfiguration, err error) {
+	if w.Built(err) {
+		w.Secrets(s)
+	}
+}
+
+// BuiltSecrets applies Secrets as their builder returned them (Built), in order.
+func (w *Writes) BuiltSecrets(secrets []*corev1ac.SecretApplyConfiguration, err error) {
+	if w.Built(err) {
+		w.Secrets(secrets...)
+	}
+}
+
 // Services applies Services, in order.
 func (w *Writes) Services(services ...*corev1ac.ServiceApplyConfiguration) {
 	for _, s := range services {
@@ -89,9 +105,9 @@ func (w *Writes) Services(services ...*corev1ac.ServiceApplyConfiguration) {
 	}
 }
 
-// ConfigMap applies a ConfigMap.
-func (w *Writes) ConfigMap(cm *corev1ac.ConfigMapApplyConfiguration) {
-	if w.err == nil {
+// ConfigMap applies a ConfigMap as its builder returned it (Built).
+func (w *Writes) ConfigMap(cm *corev1ac.ConfigMapApplyConfiguration, err error) {
+	if w.Built(err) {
 		w.apply(w.host.ConfigMapApplier.ApplyIfChanged(w.ctx, cm))
 	}
 }
@@ -136,26 +152,21 @@ func (w *Writes) Workload(d *appsv1ac.DeploymentApplyConfiguration) {
 	}
 }
 
-// Mounts are what the pods of a Deployment mount, for DeploymentWhenMounted.
-type Mounts struct {
-	// Required are the Secrets the Deployment is created after: created before them, it
-	// would roll once per Secret issued. Their events bring its owner back.
-	Required []string
-	// Rolling are more Secrets whose change rolls the pods, not waited for: the users', the
-	// optional ones.
-	Rolling []string
-	// ConfigMap, when set, is required too, and its change rolls the pods.
-	ConfigMap string
-	// Hold holds back the Deployment's creation for a reason of its owner's, whose event
-	// brings it back: a managed etcd whose members are not ready yet.
-	Hold bool
-}
-
 // DeploymentWhenMounted applies the Deployment namespace/name that deployment builds, from
 // the Deployment as the cache has it (nil before it exists) and the hash of what its pods
-// mount, with its PodDisruptionBudget (Workload). It is created once what m requires exists,
-// and rolls when any of it changes.
-func (w *Writes) DeploymentWhenMounted(namespace, name string, m Mounts,
+// mount, with its PodDisruptionBudget (Workload). mounts are the builder's, as it mounts
+// them: the Deployment is created once every one it waits for (workload.Mount.Waited)
+// exists, and rolls when one that rolls it (workload.Mount.Rolls) changes. Created before
+// them, it would roll once per Secret issued; their events bring its owner back.
+func (w *Writes) DeploymentWhenMounted(namespace, name string, mounts []workload.Mount,
+	deployment func(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration) {
+	w.deploymentWhenMounted(namespace, name, mounts, false, deployment)
+}
+
+// deploymentWhenMounted is DeploymentWhenMounted, with hold holding back the Deployment's
+// creation for a reason of its owner's, whose event brings it back: a managed etcd whose
+// members are not ready yet.
+func (w *Writes) deploymentWhenMounted(namespace, name string, mounts []workload.Mount, hold bool,
 	deployment func(current *appsv1.Deployment, secretsHash string) *appsv1ac.DeploymentApplyConfiguration) {
 	if w.err != nil {
 		return
@@ -168,18 +179,9 @@ func (w *Writes) DeploymentWhenMounted(namespace, name string, m Mounts,
 		w.err = err
 		return
 	}
-	versions := w.host.MountedVersions(namespace, slices.Concat(m.Required, m.Rolling))
-	if current == nil && (m.Hold || slices.ContainsFunc(m.Required, func(s string) bool { _, ok := versions[s]; return !ok })) {
+	versions, missing := w.host.mountedVersions(namespace, mounts)
+	if current == nil && (hold || missing) {
 		return
-	}
-	if m.ConfigMap != "" {
-		cm, err := w.host.ConfigMaps.ConfigMaps(namespace).Get(m.ConfigMap)
-		switch {
-		case err == nil:
-			versions["configmap/"+cm.Name] = cm.ResourceVersion
-		case current == nil:
-			return
-		}
 	}
 	w.Workload(deployment(current, workload.SecretsHash(versions)))
 }
@@ -224,15 +226,7 @@ func (w *Writes) ExtraBundles(namespace string, bundles ...ExtraBundle) {
 // mount changes.
 func (w *Writes) KcpServer(s kcp.Server) {
 	for _, identity := range []string{kcp.LogicalClusterAdmin, kcp.ExternalLogicalClusterAdmin} {
-		if w.err != nil {
-			return
-		}
-		secret, err := s.AdminKubeconfig(identity)
-		if err != nil {
-			w.err = err
-			return
-		}
-		w.Secrets(secret)
+		w.Secret(s.AdminKubeconfig(identity))
 	}
 	w.Services(s.Service())
 	if w.err != nil || s.Spec.KcpVirtualWorkspace != nil && s.VirtualWorkspace == nil {
@@ -251,6 +245,5 @@ func (w *Writes) KcpServer(s kcp.Server) {
 	}
 	// Created before its managed etcd has every member ready, kcp would crash-loop until it
 	// has; the StatefulSet's events bring the server's owner back.
-	w.DeploymentWhenMounted(s.Namespace, s.DeploymentName(), Mounts{Required: s.RealizedSecrets(), Rolling: s.MountedSecrets(), Hold: !etcdReady},
-		s.Deployment)
+	w.deploymentWhenMounted(s.Namespace, s.DeploymentName(), s.Mounts(), !etcdReady, s.Deployment)
 }

@@ -14,7 +14,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
-	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // TestWritesStopAtTheFirstFailure: a batch counts what it wrote, and nothing after a failed
@@ -40,13 +40,23 @@ func TestWritesStopAtTheFirstFailure(t *testing.T) {
 	assert.Zero(t, steps, "a step after the failure does not run")
 	assert.Equal(t, []string{"Secret a"}, host.Writes())
 
-	wrote, err = host.Host.Writes(t.Context()).Fail(refused)
-	assert.Zero(t, wrote)
+	// A builder's failure stops the batch as a refused write does, and takes its place.
+	host.Reset()
+	w = host.Host.Writes(t.Context())
+	w.Secret(corev1ac.Secret("e", "team-a"), nil)
+	w.Secret(nil, refused)
+	w.ConfigMap(corev1ac.ConfigMap("c", "team-a"), nil)
+	w.BuiltSecrets([]*corev1ac.SecretApplyConfiguration{corev1ac.Secret("d", "team-a")}, nil)
+	assert.False(t, w.Built(nil), "the batch has stopped")
+	wrote, err = w.Done()
 	assert.ErrorIs(t, err, refused)
+	assert.Equal(t, 1, wrote)
+	assert.Equal(t, []string{"Secret e"}, host.Writes(), "nothing after the builder's failure")
 }
 
-// TestDeploymentWhenMounted: a Deployment is created once what it requires exists (its
-// Secrets, its ConfigMap, and not while held), and rolls when any Secret it mounts changes.
+// TestDeploymentWhenMounted: a Deployment is created once what it waits for exists (its
+// Secrets, its ConfigMap, and not while held), not the user's, and rolls when any Secret it
+// mounts changes.
 func TestDeploymentWhenMounted(t *testing.T) {
 	host := controllertest.NewHost(t)
 	var hashes []string
@@ -55,11 +65,16 @@ func TestDeploymentWhenMounted(t *testing.T) {
 		return appsv1ac.Deployment("kcp", "team-a").WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
 			WithTemplate(corev1ac.PodTemplateSpec().WithAnnotations(map[string]string{"secrets-hash": hash})))
 	}
-	mounts := hostcluster.Mounts{Required: []string{"server"}, Rolling: []string{"users-ca"}, ConfigMap: "paths"}
-	realize := func(m hostcluster.Mounts) int {
+	mounts := []workload.Mount{{Volume: "server", Secret: "server"}, {Volume: "users-ca", Secret: "users-ca", User: true},
+		{Volume: "paths", ConfigMap: "paths"}, {Volume: "audit", ConfigMap: "audit-policy", User: true}}
+	realize := func(held bool) int {
 		t.Helper()
 		w := host.Host.Writes(t.Context())
-		w.DeploymentWhenMounted("team-a", "kcp", m, deployment)
+		if held {
+			w.DeploymentWhenMountedHeld("team-a", "kcp", mounts, deployment)
+		} else {
+			w.DeploymentWhenMounted("team-a", "kcp", mounts, deployment)
+		}
 		wrote, err := w.Done()
 		require.NoError(t, err)
 		return wrote
@@ -68,21 +83,19 @@ func TestDeploymentWhenMounted(t *testing.T) {
 		require.NoError(t, host.Caches["secrets"].Update(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: version}}))
 	}
 
-	assert.Zero(t, realize(mounts), "its Secret does not exist")
+	assert.Zero(t, realize(false), "its Secret does not exist")
 	secret("server", "1")
-	assert.Zero(t, realize(mounts), "its ConfigMap does not exist")
+	assert.Zero(t, realize(false), "its ConfigMap does not exist")
 	require.NoError(t, host.Caches["configmaps"].Add(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "paths", ResourceVersion: "1"}}))
-	held := mounts
-	held.Hold = true
-	assert.Zero(t, realize(held), "held back")
+	assert.Zero(t, realize(true), "held back")
 	assert.Empty(t, hashes, "nothing built while it waits")
 
-	assert.Equal(t, 1, realize(mounts), "created once everything exists")
-	assert.Equal(t, 0, realize(held), "unchanged; a Deployment that exists is not held back")
+	assert.Equal(t, 1, realize(false), "created once everything exists")
+	assert.Equal(t, 0, realize(true), "unchanged; a Deployment that exists is not held back")
 	secret("users-ca", "1")
-	assert.Equal(t, 1, realize(mounts), "a user's Secret appearing rolls it")
+	assert.Equal(t, 1, realize(false), "a user's Secret appearing rolls it")
 	secret("server", "2")
-	assert.Equal(t, 1, realize(mounts), "a Secret changing rolls it")
+	assert.Equal(t, 1, realize(false), "a Secret changing rolls it")
 	require.Len(t, hashes, 4)
 	assert.Equal(t, hashes[0], hashes[1])
 	assert.NotEqual(t, hashes[1], hashes[2])

@@ -10,7 +10,6 @@ import (
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -105,11 +104,7 @@ func (c *Controller) realize(ctx context.Context, k kubeconfig.Kubeconfig, cert 
 	w.Joined(joined)
 	w.Certificates(nil, []*cmapply.CertificateApplyConfiguration{cert})
 	secret, out, err := c.secret(k)
-	if err != nil {
-		wrote, err := w.Fail(err)
-		return wrote, outcome{}, err
-	}
-	if secret != nil {
+	if w.Built(err) && secret != nil {
 		w.Secrets(secret)
 		w.Do(func(ctx context.Context) (int, error) { return c.deleteStaleSecrets(ctx, k) })
 	}
@@ -160,16 +155,9 @@ func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig
 		conflict.message = fmt.Sprintf("spec.secretRef.name %s is the Secret cert-manager issues the certificate into", name)
 		return conflict, nil
 	}
-	existing, err := c.Host.Secrets.Secrets(k.Namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		// The cache holds only what the controllers wrote; someone else's Secret is read.
-		existing, err = c.Host.Kube.CoreV1().Secrets(k.Namespace).Get(ctx, name, metav1.GetOptions{})
-	}
-	if apierrors.IsNotFound(err) {
-		return outcome{}, nil
-	}
-	if err != nil {
-		return outcome{}, fmt.Errorf("reading the Secret %s/%s: %w", k.Namespace, name, err)
+	existing, err := c.Host.AnySecret(ctx, k.Namespace, name)
+	if err != nil || existing == nil {
+		return outcome{}, err
 	}
 	if !k.OwnsSecret(existing.Labels) {
 		return conflict, nil
@@ -181,22 +169,9 @@ func (c *Controller) secretConflict(ctx context.Context, k kubeconfig.Kubeconfig
 // spec.secretRef.name: each holds a live credential. It returns how many it deleted.
 func (c *Controller) deleteStaleSecrets(ctx context.Context, k kubeconfig.Kubeconfig) (int, error) {
 	selector := labels.SelectorFromSet(pki.Labels(kubeconfig.Kind, k.Name, kubeconfig.SecretComponent))
-	owned, err := c.Host.Secrets.Secrets(k.Namespace).List(selector)
-	if err != nil {
-		return 0, err
-	}
-	deleted := 0
-	for _, s := range owned {
-		if s.Name == k.SecretName() || s.Labels[pki.LabelOwnerUID] != "" && s.Labels[pki.LabelOwnerUID] != string(k.UID) {
-			continue
-		}
-		err := c.Host.Kube.CoreV1().Secrets(k.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return deleted, fmt.Errorf("deleting the former kubeconfig Secret %s/%s: %w", k.Namespace, s.Name, err)
-		}
-		deleted++
-	}
-	return deleted, nil
+	return c.Host.DeleteSecrets(ctx, k.Namespace, selector, func(s *corev1.Secret) bool {
+		return s.Name == k.SecretName() || s.Labels[pki.LabelOwnerUID] != "" && s.Labels[pki.LabelOwnerUID] != string(k.UID)
+	})
 }
 
 // expiry is the NotAfter of the first certificate of a PEM chain: the leaf cert-manager

@@ -3,11 +3,8 @@ package rootshard
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
 
@@ -73,49 +70,28 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	w := c.Host.Writes(ctx)
 	w.Certificates(desired.Issuers, desired.Certificates)
 	w.Secrets(cache)
-	bundles, issued, err := c.caBundles(ctx, rs)
-	if err != nil {
-		return w.Fail(err)
+	// Until cert-manager issued the CAs, the bundles would be empty (nil); the CA Secrets'
+	// events bring the RootShard back.
+	bundles, err := c.caBundles(ctx, rs)
+	if w.Built(err) && bundles != nil {
+		w.Secrets(rootshard.MergedClientCA(rs, *bundles), rootshard.MergedCABundle(rs, *bundles))
+		w.BuiltSecrets(c.references(ctx, rs, *bundles))
+		w.BuiltSecrets(c.trustBundles(rs)) // rotation (docs/rotation.md)
 	}
-	// Until cert-manager issued the CAs, the bundles would be empty; the CA Secrets' events
-	// bring the RootShard back.
-	if issued {
-		refs, err := c.references(ctx, rs, bundles)
-		if err != nil {
-			return w.Fail(err)
-		}
-		trust, err := c.trustBundles(rs) // rotation (docs/rotation.md)
-		if err != nil {
-			return w.Fail(err)
-		}
-		w.Secrets(rootshard.MergedClientCA(rs, bundles), rootshard.MergedCABundle(rs, bundles))
-		w.Secrets(refs...)
-		w.Secrets(trust...)
-	}
-	etcdTrust, err := c.etcdTrust(rs)
-	if err != nil {
-		return w.Fail(err)
-	}
-	w.Secrets(etcdTrust...)
+	w.BuiltSecrets(c.etcdTrust(rs))
 	// The root shard's live service-account keys, once its service-account CA was rotated.
-	saTrust, err := c.Host.ServiceAccountTrust(rs, rootshard.Kind, rs.Name)
-	if err != nil {
-		return w.Fail(err)
-	}
-	w.Secrets(saTrust)
+	w.Secret(c.Host.ServiceAccountTrust(rs, rootshard.Kind, rs.Name))
 	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))
 	w.KcpServer(k)
-	if err := c.realizeProxy(w, rs, bundles, issued); err != nil {
-		return w.Fail(err)
-	}
+	c.realizeProxy(w, rs, bundles)
 	return w.Done()
 }
 
-// caBundles reads the CA certificates the merged bundles are made of. issued is false until
-// cert-manager has issued the RootShard's CAs.
-func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (rootshard.CABundles, bool, error) {
+// caBundles reads the CA certificates the merged bundles are made of: nil until cert-manager
+// has issued the RootShard's CAs.
+func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootShard) (*rootshard.CABundles, error) {
 	var b rootshard.CABundles
 	for _, ca := range []struct {
 		ca  pki.CA
@@ -124,22 +100,19 @@ func (c *Controller) caBundles(ctx context.Context, rs *operatorv1alpha1.RootSha
 		// Every live slot: both CAs while one rotates (docs/rotation.md).
 		live, issued, err := c.liveCA(rs, ca.ca)
 		if err != nil || !issued {
-			return b, false, err
+			return nil, err
 		}
 		*ca.dst = live
 	}
-	// The users' extra CAs are not labelled as ours, so they are read, not cached.
-	for ref, dst := range map[*corev1.LocalObjectReference]*[]byte{rs.Spec.CABundleSecretRef: &b.ExtraServerCAs, rs.Spec.ClientCABundleRef: &b.ExtraClientCAs} {
-		if ref == nil {
-			continue
-		}
-		s, err := c.Host.Kube.CoreV1().Secrets(rs.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-		if err != nil {
-			return b, false, fmt.Errorf("reading the CA bundle Secret %s: %w", ref.Name, err)
-		}
-		*dst = s.Data["tls.crt"]
+	// The users' extra CAs: one that does not exist is ReferenceValid=False, as on every kind.
+	var err error
+	if b.ExtraServerCAs, err = c.Host.UsersCABundle(ctx, rs.Namespace, rs.Spec.CABundleSecretRef); err != nil {
+		return nil, err
 	}
-	return b, true, nil
+	if b.ExtraClientCAs, err = c.Host.UsersCABundle(ctx, rs.Namespace, rs.Spec.ClientCABundleRef); err != nil {
+		return nil, err
+	}
+	return &b, nil
 }
 
 // etcdTrust are the Secrets of the RootShard's etcd CAs alone, which its and its shards'

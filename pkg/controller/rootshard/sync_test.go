@@ -6,11 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
+	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 )
 
 // fixture is a RootShard Controller over a fake host and hand-fed caches: a unit test of
@@ -113,4 +115,50 @@ func TestMountedSecretChangeRollsTheDeployment(t *testing.T) {
 	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
 	// The new pod template rolls the pods, so the RootShard is not Available meanwhile.
 	assert.Equal(t, []string{"Deployment root-kcp", "update rootshards/status"}, f.Writes())
+}
+
+// TestAMissingCABundleSecretIsAnInvalidReference: a caBundleSecretRef or clientCABundleRef
+// naming no Secret reads on a RootShard as on a FrontProxy: ReferenceValid=False says which
+// Secret, with Synced=False, both CABundleSecretNotFound; once the Secret is there, both heal.
+func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*operatorv1alpha1.RootShardSpec, *corev1.LocalObjectReference)
+	}{
+		{"caBundleSecretRef", func(s *operatorv1alpha1.RootShardSpec, ref *corev1.LocalObjectReference) { s.CABundleSecretRef = ref }},
+		{"clientCABundleRef", func(s *operatorv1alpha1.RootShardSpec, ref *corev1.LocalObjectReference) { s.ClientCABundleRef = ref }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, testRootShard())
+			f.converge(t)
+			rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
+			require.NoError(t, err)
+			rs = rs.DeepCopy()
+			tc.set(&rs.Spec, &corev1.LocalObjectReference{Name: "partner-ca"})
+			rs.Generation = 2
+			require.NoError(t, f.Caches.RootShards.Update(rs))
+
+			require.Error(t, f.c.sync(t.Context(), "team-a/root"), "the key is retried with backoff")
+			got := f.Stored(t, "team-a", "root")
+			for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
+				c := meta.FindStatusCondition(got.Status.Conditions, ct)
+				require.NotNil(t, c, ct)
+				assert.Equal(t, metav1.ConditionFalse, c.Status, ct)
+				assert.Equal(t, operatorv1alpha1.ReasonCABundleSecretNotFound, c.Reason, ct)
+				assert.Contains(t, c.Message, "the CA bundle Secret partner-ca does not exist", ct)
+			}
+
+			ca, _ := credentialstest.NewCA(t, "partner-ca")
+			_, err = f.Host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": ca}}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+			got = f.Stored(t, "team-a", "root")
+			for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
+				c := meta.FindStatusCondition(got.Status.Conditions, ct)
+				require.NotNil(t, c, ct)
+				assert.Equal(t, metav1.ConditionTrue, c.Status, "%s: %+v", ct, c)
+			}
+		})
+	}
 }

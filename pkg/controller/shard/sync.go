@@ -116,11 +116,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	w.Joined(joined)
 	w.Secrets(cache)
 	w.Certificates(nil, shard.Certificates(s, rs))
-	toRoot, err := shard.ClientKubeconfig(s, rs)
-	if err != nil {
-		return w.Fail(err)
-	}
-	w.Secrets(toRoot)
+	w.Secret(shard.ClientKubeconfig(s, rs))
 	// Its own CA bundles, on top of its RootShard's merged ones.
 	w.ExtraBundles(s.Namespace,
 		hostcluster.ExtraBundle{Extra: s.Spec.ClientCABundleRef, Base: kcp.MergedClientCAName(rs),
@@ -133,11 +129,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 			}})
 	// The shard's live service-account keys, once its RootShard's service-account CA was
 	// rotated.
-	saTrust, err := c.Host.ServiceAccountTrust(rs, shard.Kind, s.Name)
-	if err != nil {
-		return w.Fail(err)
-	}
-	w.Secrets(saTrust)
+	w.Secret(c.Host.ServiceAccountTrust(rs, shard.Kind, s.Name))
 	k := shard.Server(s, rs)
 	k.VirtualWorkspace = vw
 	// A joined shard has the other shards' keys not at hand: it verifies the tokens it

@@ -104,10 +104,7 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 		hostcluster.ExtraBundle{Extra: vw.Spec.ClientCABundleRef, Base: vw.Target.ClientCASecret(), Build: vw.MergedClientCA},
 		hostcluster.ExtraBundle{Extra: vw.Spec.CABundleSecretRef, Base: vw.TargetServerCABundle(), Build: vw.MergedCABundle})
 	kubeconfigs, err := vw.Kubeconfigs()
-	if err != nil {
-		return w.Fail(err)
-	}
-	w.Secrets(kubeconfigs...)
+	w.BuiltSecrets(kubeconfigs, err)
 	// An identity the spec stopped needing (kubeconfigSecretRef given, a release without the
 	// external admin) goes, key and all.
 	keep := []string{vw.MergedClientCAName(), vw.MergedCABundleName()}
@@ -121,7 +118,6 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 		return c.Host.PruneOwned(ctx, vw.Namespace, virtualworkspace.Kind, vw.Name, keep)
 	})
 	w.Services(vw.Service())
-	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), hostcluster.Mounts{Required: vw.MountedSecrets(), Rolling: vw.UsersSecrets()},
-		vw.Deployment)
+	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), vw.Mounts(), vw.Deployment)
 	return w.Done()
 }

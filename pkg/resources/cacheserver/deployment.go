@@ -68,20 +68,14 @@ func (c CacheServer) Args() []string { return workload.Features(c.features()...)
 // Version is the kcp release of the cache server's image.
 func (c CacheServer) Version() kcpversion.Version { return workload.KcpVersion(c.Spec.Image) }
 
-// mounts are the Secrets the cache server's pods mount.
-func (c CacheServer) mounts() []workload.Mount { return workload.Features(c.features()...).Mounts }
-
-// MountedSecrets are the names of the Secrets the pods mount that the controllers and
-// cert-manager write, sorted: the Deployment is created once they exist, and a change to any
-// of them rolls it.
-func (c CacheServer) MountedSecrets() []string {
-	return workload.Secrets(c.mounts(), workload.WaitedSecret)
-}
+// Mounts are the Secrets the cache server's pods mount: the Deployment is created once those
+// the controllers and cert-manager write exist, and a change to any of them rolls it.
+func (c CacheServer) Mounts() []workload.Mount { return workload.Features(c.features()...).Mounts }
 
 // UsersSecrets are the Secrets the pods mount that the user provides: etcd's client TLS. A
 // change to one rolls the Deployment too.
 func (c CacheServer) UsersSecrets() []string {
-	return workload.Secrets(c.mounts(), workload.UsersSecret)
+	return workload.Secrets(c.Mounts(), workload.UsersSecret)
 }
 
 // Deployment builds the cache server's Deployment. current is the Deployment as it is now

@@ -58,8 +58,7 @@ func (f FrontProxy) features() []workload.Feature {
 // authentication is the front proxy's OIDC, token webhook and token file, whose Secrets are
 // the user's. It reads the FrontProxy alone, so that the watch of users' Secrets can.
 func (f FrontProxy) authentication() workload.Feature {
-	auth := f.Spec.Auth
-	return workload.Features(kcp.OIDC(auth), kcp.TokenWebhook(auth), kcp.TokenFile(auth))
+	return kcp.Authentication(f.Spec.Auth)
 }
 
 // Args is the kcp-front-proxy command line.

@@ -59,15 +59,11 @@ func (f FrontProxy) ownMounts() []workload.Mount {
 		clientCA: f.clientCA(), serverCA: f.serverCA(), configMap: f.ConfigMapName(), mountProxy: f.Version().MountProxy()}.mounts()
 }
 
-// mounts are the Secrets and ConfigMaps the front proxy's pods mount.
-func (f FrontProxy) mounts() []workload.Mount { return workload.Features(f.features()...).Mounts }
-
-// MountedSecrets are the names of the Secrets the pods mount that the controllers and
-// cert-manager write for the front proxy or its RootShard, sorted: its Deployment is created
-// once they all exist, and a change to any of them rolls it.
-func (f FrontProxy) MountedSecrets() []string {
-	return workload.Secrets(f.mounts(), workload.WaitedSecret)
-}
+// Mounts are the Secrets and ConfigMaps the front proxy's pods mount: its Deployment is
+// created once those the controllers and cert-manager write for the front proxy or its
+// RootShard exist, and a change to any of them, to the user's authentication Secrets or to
+// the shards' service-account keys rolls it.
+func (f FrontProxy) Mounts() []workload.Mount { return workload.Features(f.features()...).Mounts }
 
 // BundleSources are the user's Secrets the front proxy's own CA bundles are made of: a
 // change to one rebuilds them.
@@ -86,12 +82,6 @@ func (f FrontProxy) BundleSources() []string {
 // Deployment too.
 func (f FrontProxy) UsersSecrets() []string {
 	return workload.Secrets(f.authentication().Mounts, workload.UsersSecret)
-}
-
-// ServiceAccountSecrets are the service-account Secrets whose public keys the pods mount. They
-// exist (the controller only names those), and a change to one rolls the Deployment.
-func (f FrontProxy) ServiceAccountSecrets() []string {
-	return workload.Secrets(f.serviceAccounts().Mounts, workload.AnySecret)
 }
 
 // Deployment builds the front proxy's Deployment. current is the Deployment as it is now (nil

@@ -13,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 func rootShard() *operatorv1alpha1.RootShard {
@@ -130,7 +131,7 @@ func TestServiceAccountAuthentication(t *testing.T) {
 		"--service-account-key-file=/etc/kcp/tls/service-account-keys/shard-a/tls.crt",
 		"--service-account-key-file=/etc/kcp/tls/service-account-keys/shard-b/tls.crt",
 	}, withPrefix(args, "--service-account-"))
-	assert.Equal(t, []string{"root-service-account", "shard-a-service-account", "shard-b-service-account"}, loaded().ServiceAccountSecrets())
+	assert.Equal(t, []string{"root-service-account", "shard-a-service-account", "shard-b-service-account"}, workload.Secrets(loaded().Mounts(), workload.OptionalSecret))
 
 	for name, f := range map[string]FrontProxy{"absent": minimal(), "false": loaded()} {
 		if name == "false" {
@@ -138,7 +139,7 @@ func TestServiceAccountAuthentication(t *testing.T) {
 		}
 		f.ServiceAccountIssuers = []string{"root", "shard-a"}
 		assert.Empty(t, withPrefix(f.Args(), "--service-account-"), name)
-		assert.Empty(t, f.ServiceAccountSecrets(), name)
+		assert.Empty(t, workload.Secrets(f.Mounts(), workload.OptionalSecret), name)
 		for _, v := range f.Deployment(nil, "h").Spec.Template.Spec.Volumes {
 			assert.False(t, strings.HasPrefix(*v.Name, "sa-"), "%s: %s", name, *v.Name)
 		}
@@ -268,10 +269,10 @@ func TestCABundleRefsMounts(t *testing.T) {
 			f := minimal()
 			f.Spec.CABundleSecretRef, f.Spec.ClientCABundleRef = tt.caBundle, tt.clientCABundle
 			for _, name := range tt.want {
-				assert.Contains(t, f.MountedSecrets(), name)
+				assert.Contains(t, workload.Secrets(f.Mounts(), workload.WaitedSecret), name)
 			}
 			for _, name := range tt.notWant {
-				assert.NotContains(t, f.MountedSecrets(), name)
+				assert.NotContains(t, workload.Secrets(f.Mounts(), workload.WaitedSecret), name)
 			}
 			assert.Equal(t, f.BundleSources() != nil, tt.caBundle != nil || tt.clientCABundle != nil, "the user's Secret rebuilds the bundle")
 		})

@@ -211,11 +211,10 @@ func (p RootShardProxy) features() []workload.Feature {
 // Args is the root shard proxy's kcp-front-proxy command line.
 func (p RootShardProxy) Args() []string { return workload.Features(p.features()...).Args }
 
-// MountedSecrets are the names of the Secrets the pods mount, sorted: its Deployment is
-// created once they all exist, and a change to any of them rolls it.
-func (p RootShardProxy) MountedSecrets() []string {
-	return workload.Secrets(workload.Features(p.features()...).Mounts, workload.WaitedSecret)
-}
+// Mounts are the Secrets and the ConfigMap the pods mount, all the controllers' and
+// cert-manager's: its Deployment is created once they all exist, and a change to any of them
+// rolls it.
+func (p RootShardProxy) Mounts() []workload.Mount { return workload.Features(p.features()...).Mounts }
 
 // Deployment builds the root shard proxy's Deployment from spec.proxy: image (else the root
 // shard's), replicas, resources, deploymentTemplate, extraVolumes and extraVolumeMounts.

@@ -24,9 +24,7 @@ func (s Server) features() []workload.Feature {
 		s.cache(),
 		{Args: s.VirtualWorkspaceArgs()},
 		{Args: s.KindArgs, Mounts: s.KindMounts},
-		OIDC(spec.Auth),
-		TokenWebhook(spec.Auth),
-		TokenFile(spec.Auth),
+		Authentication(spec.Auth),
 		// The other shards' keys, its own being verified with --service-account-key-file.
 		ServiceAccountKeys(s.RootShard, s.serviceAccountPeers()),
 		Audit(spec.Audit),

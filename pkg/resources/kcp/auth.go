@@ -24,8 +24,26 @@ const (
 	ServiceAccountKeysDir = mountpaths.ServiceAccountKeysDir
 )
 
+// AuthenticationSettings are the settings of auth that authenticate with a Secret of the
+// user's, each one function from the spec to its flags and mounts: OIDC, the token webhook
+// and the static token file. kcp's flags, kcp-front-proxy's, the watch of users' Secrets and
+// the admission check of the author's right to read them all come from Authentication, so
+// that a setting added here reaches every one of them.
+var AuthenticationSettings = []func(*operatorv1alpha1.AuthSpec) workload.Feature{OIDC, TokenWebhook, TokenFile}
+
+// Authentication is auth's AuthenticationSettings together, in order: their flags, then
+// their mounts.
+func Authentication(auth *operatorv1alpha1.AuthSpec) workload.Feature {
+	fs := make([]workload.Feature, 0, len(AuthenticationSettings))
+	for _, setting := range AuthenticationSettings {
+		fs = append(fs, setting(auth))
+	}
+	return workload.Features(fs...)
+}
+
 // OIDC is auth.oidc of kcp and kcp-front-proxy: the --oidc-* flags, and the issuer's CA
-// Secret of caFileRef, the user's, with only the key --oidc-ca-file reads.
+// Secret of caFileRef, the user's, with only the key --oidc-ca-file reads. The key's default
+// is the API's (SetDefaults_OIDCConfiguration): the objects the builders see are defaulted.
 func OIDC(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 	if auth == nil || auth.OIDC == nil {
 		return workload.Feature{}
@@ -42,12 +60,8 @@ func OIDC(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 	}
 	var f workload.Feature
 	if ref := o.CAFileRef; ref != nil {
-		key := ref.Key
-		if key == "" {
-			key = operatorv1alpha1.DefaultOIDCCAKey
-		}
-		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, key))
-		f.Mounts = []workload.Mount{{Volume: "oidc-ca", Secret: ref.Name, Dir: OIDCCADir, Keys: []string{key}, User: true, Field: "oidc.caFileRef"}}
+		args = append(args, "--oidc-ca-file="+path.Join(OIDCCADir, ref.Key))
+		f.Mounts = []workload.Mount{{Volume: "oidc-ca", Secret: ref.Name, Dir: OIDCCADir, Keys: []string{ref.Key}, User: true, Field: "oidc.caFileRef"}}
 	}
 	// The flags after the issuer and the client come from a map: sorted, they are stable.
 	sort.Strings(args[2:])
@@ -76,19 +90,16 @@ func TokenWebhook(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 
 // TokenFile is auth.tokenAuthFile of kcp and kcp-front-proxy: --token-auth-file, and the
 // static token file's Secret, the user's, with only its key (pkg/proxy/options
-// WithTokenFile, as TokenWebhook's flags).
+// WithTokenFile, as TokenWebhook's flags), whose default is the API's
+// (SetDefaults_TokenAuthFileSpec).
 func TokenFile(auth *operatorv1alpha1.AuthSpec) workload.Feature {
 	if auth == nil || auth.TokenAuthFile == nil {
 		return workload.Feature{}
 	}
 	t := auth.TokenAuthFile
-	key := t.Key
-	if key == "" {
-		key = operatorv1alpha1.DefaultTokenAuthFileKey
-	}
 	return workload.Feature{
-		Args:   []string{"--token-auth-file=" + path.Join(TokenAuthFileDir, key)},
-		Mounts: []workload.Mount{{Volume: "token-auth-file", Secret: t.SecretName, Dir: TokenAuthFileDir, Keys: []string{key}, User: true, Field: "tokenAuthFile.secretName"}},
+		Args:   []string{"--token-auth-file=" + path.Join(TokenAuthFileDir, t.Key)},
+		Mounts: []workload.Mount{{Volume: "token-auth-file", Secret: t.SecretName, Dir: TokenAuthFileDir, Keys: []string{t.Key}, User: true, Field: "tokenAuthFile.secretName"}},
 	}
 }
 

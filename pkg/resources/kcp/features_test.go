@@ -2,6 +2,7 @@ package kcp
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestEachSettingMountsWhatItsFlagsRead(t *testing.T) {
 		OIDC: &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex", ClientID: "kcp", GroupsClaim: "groups",
 			CAFileRef: &operatorv1alpha1.LocalDataKeyReference{Name: "dex-ca", Key: "root.pem"}},
 		Webhook:       &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook", Version: "v1"},
-		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens"},
+		TokenAuthFile: &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens", Key: operatorv1alpha1.DefaultTokenAuthFileKey},
 	}
 	audit := &operatorv1alpha1.AuditSpec{
 		Policy:  &operatorv1alpha1.AuditPolicySpec{ConfigMap: &operatorv1alpha1.LocalDataKeyReference{Name: "audit", Key: "policy.yaml"}},
@@ -111,4 +112,36 @@ func nameAt(t *testing.T, obj any, fld string) string {
 	}
 	name, _ := v.(string)
 	return name
+}
+
+// TestEveryAuthFieldIsASettingOrSaysWhyNot: a field of AuthSpec that Authentication does not
+// turn into flags is one listed here with where it is handled, so that a new way to
+// authenticate cannot be added to the API and left out of kcp.AuthenticationSettings (and so
+// of the admission check of its Secret).
+func TestEveryAuthFieldIsASettingOrSaysWhyNot(t *testing.T) {
+	full := operatorv1alpha1.AuthSpec{
+		OIDC:           &operatorv1alpha1.OIDCConfiguration{IssuerURL: "https://dex", ClientID: "kcp"},
+		ServiceAccount: &operatorv1alpha1.ServiceAccountAuthentication{Enabled: true},
+		Webhook:        &operatorv1alpha1.AuthWebhookSpec{ConfigSecretName: "authn-hook"},
+		TokenAuthFile:  &operatorv1alpha1.TokenAuthFileSpec{SecretName: "tokens"},
+		DropGroups:     []string{"system:masters"},
+		PassOnGroups:   []string{"team"},
+	}
+	elsewhere := map[string]string{
+		"ServiceAccount": "ServiceAccountKeys: the shards' own keys, no Secret of the user's",
+		"DropGroups":     "kcp-front-proxy's group flags: no Secret",
+		"PassOnGroups":   "kcp-front-proxy's group flags: no Secret",
+	}
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		one := operatorv1alpha1.AuthSpec{}
+		reflect.ValueOf(&one).Elem().Field(i).Set(v.Field(i))
+		require.False(t, v.Field(i).IsZero(), "%s: the fixture sets every field", name)
+		if _, ok := elsewhere[name]; ok {
+			assert.Empty(t, Authentication(&one).Args, name)
+			continue
+		}
+		assert.NotEmpty(t, Authentication(&one).Args, "auth.%s is neither an AuthenticationSetting nor handled elsewhere", name)
+	}
 }

@@ -81,20 +81,15 @@ func (s Server) clientCA() string {
 	return MergedClientCAName(s.RootShard)
 }
 
-// MountedSecrets are the names of the Secrets the pod mounts, the user's and the other
-// shards' included, sorted: a change to any of them rolls the Deployment.
+// Mounts are what the server's pod mounts, for the write of its Deployment: it is created
+// once the Secrets the controllers and cert-manager write for the server exist, so that it
+// does not roll once per Secret while a new setup is issued, and rolls when any mounted
+// Secret changes, the user's and the other shards' included.
+func (s Server) Mounts() []workload.Mount { return s.mounts() }
+
+// MountedSecrets are the names of every Secret the pod mounts, sorted: the user's and the
+// other shards' included.
 func (s Server) MountedSecrets() []string { return workload.Secrets(s.mounts(), workload.AnySecret) }
-
-// RealizedSecrets are the mounted Secrets the controllers and cert-manager write for the
-// server, sorted: its Deployment is created once they all exist, so that it does not roll
-// once per Secret while a new setup is issued.
-func (s Server) RealizedSecrets() []string {
-	return workload.Secrets(s.mounts(), workload.WaitedSecret)
-}
-
-// UsersSecrets are the mounted Secrets the user provides, sorted: the Deployment does not
-// wait for them.
-func (s Server) UsersSecrets() []string { return workload.Secrets(s.mounts(), workload.UsersSecret) }
 
 // CacheKubeconfigName is the Secret of the kubeconfig toward a CacheServer, which its
 // controller writes.

@@ -23,6 +23,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference/referencetest"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 // What a consumer writes from a copy: its local CAs, each the key pair received behind an
@@ -157,7 +158,7 @@ func TestJoinTrustsBothSlotsOfARotatingCA(t *testing.T) {
 			return shard.Server(&operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "b"}}, rs).MountedSecrets()
 		}},
 		{reference.FrontProxyJoin, "frontproxy", func(rs *operatorv1alpha1.RootShard) []string {
-			return frontproxy.FrontProxy{FrontProxy: &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "b"}}, RootShard: rs}.MountedSecrets()
+			return workload.Secrets(frontproxy.FrontProxy{FrontProxy: &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "eu", Namespace: "b"}}, RootShard: rs}.Mounts(), workload.AnySecret)
 		}},
 	} {
 		t.Run(string(c.r), func(t *testing.T) {

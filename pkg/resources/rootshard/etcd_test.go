@@ -62,7 +62,7 @@ func TestManagedEtcdNamesAndKcp(t *testing.T) {
 	assert.Contains(t, args, "--etcd-keyfile=/etc/etcd/tls/tls.key")
 	assert.Contains(t, args, "--etcd-cafile=/etc/etcd/tls/ca.crt")
 	assert.Contains(t, k.MountedSecrets(), "root-etcd-client", "a renewed client certificate rolls kcp")
-	assert.Contains(t, k.RealizedSecrets(), "root-etcd-client", "kcp waits for its client certificate")
+	assert.Contains(t, workload.Secrets(k.Mounts(), workload.WaitedSecret), "root-etcd-client", "kcp waits for its client certificate")
 	assert.NotContains(t, k.MountedSecrets(), "root-etcd-server", "kcp mounts no etcd member's certificate")
 
 	issuers := map[string]string{}

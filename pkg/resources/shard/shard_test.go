@@ -14,6 +14,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 func rootShard() *operatorv1alpha1.RootShard {
@@ -121,7 +122,7 @@ func TestServiceAccountAuthentication(t *testing.T) {
 	}, withPrefix(k.Args(), "--service-account-key-file="), "one per shard, its own once")
 	assert.Contains(t, k.MountedSecrets(), "root-service-account", "a new key rolls the pods")
 	assert.Contains(t, k.MountedSecrets(), "shard-2-service-account")
-	assert.NotContains(t, k.RealizedSecrets(), "shard-2-service-account", "another shard's key does not hold back the Deployment")
+	assert.NotContains(t, workload.Secrets(k.Mounts(), workload.WaitedSecret), "shard-2-service-account", "another shard's key does not hold back the Deployment")
 
 	off := Server(minimalShard(), rootShard())
 	off.ServiceAccountIssuers = issuers
@@ -209,7 +210,7 @@ func TestCABundleRefs(t *testing.T) {
 			if tt.wantClientCA != "root-merged-client-ca" {
 				assert.NotContains(t, mounted, "root-merged-client-ca", "the shard's bundle replaces the RootShard's")
 			}
-			assert.Contains(t, k.RealizedSecrets(), tt.wantClientCA, "the controller writes it: the Deployment waits for it")
+			assert.Contains(t, workload.Secrets(k.Mounts(), workload.WaitedSecret), tt.wantClientCA, "the controller writes it: the Deployment waits for it")
 
 			external, err := k.AdminKubeconfig(kcp.ExternalLogicalClusterAdmin)
 			require.NoError(t, err)

@@ -87,7 +87,7 @@ func TestExternalAdminKubeconfig(t *testing.T) {
 	cluster := cfg.Clusters[kcp.ShardBaseContext]
 	assert.Equal(t, "https://kcp.internal:443", cluster.Server)
 	assert.Equal(t, caBundleDir+"/tls.crt", cluster.CertificateAuthority)
-	assert.Contains(t, v.MountedSecrets(), "root-merged-ca-bundle")
+	assert.Contains(t, waitedSecrets(v), "root-merged-ca-bundle")
 	assert.Equal(t, externalAdminDir+"/tls.key", cfg.AuthInfos[kcp.ExternalLogicalClusterAdmin].ClientKey)
 
 	cfg, err = clientcmd.Load(mustKubeconfigs(t, minimal())[1].Data[kcp.KubeconfigKey])
@@ -122,7 +122,7 @@ func TestCABundle(t *testing.T) {
 	v.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "extra-ca"}
 	require.True(t, v.HasExternalAdmin())
 	assert.Equal(t, v.MergedCABundleName(), v.externalAdminCABundle())
-	assert.Contains(t, v.MountedSecrets(), v.MergedCABundleName(), "the Deployment waits for it")
+	assert.Contains(t, waitedSecrets(v), v.MergedCABundleName(), "the Deployment waits for it")
 	admin := mustKubeconfigs(t, v)[1]
 	assert.Contains(t, string(admin.Data[kcp.KubeconfigKey]), caBundleDir+"/tls.crt", "the external admin trusts it")
 	assert.Equal(t, "root-server-ca", minimal().TargetServerCABundle())

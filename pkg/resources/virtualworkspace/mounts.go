@@ -142,11 +142,12 @@ func (v VirtualWorkspace) allMounts() []workload.Mount {
 	return ms
 }
 
-// MountedSecrets are the names of the Secrets the pods mount that the controllers and
-// cert-manager write, sorted and once each: the Deployment is created once they exist, and a
-// change to any of them rolls it.
-func (v VirtualWorkspace) MountedSecrets() []string {
-	return workload.Secrets(v.allMounts(), workload.WaitedSecret)
+// Mounts are the mounts of every container of the pod, and the user's Secrets the pods use
+// otherwise or the bundles are made of (workload.RollOnly): the Deployment is created once
+// those the controllers and cert-manager write exist, and a change to any of them, or to one
+// of the user's (UsersSecrets), rolls it.
+func (v VirtualWorkspace) Mounts() []workload.Mount {
+	return append(v.allMounts(), workload.RollOnly(v.UsersSecrets()...)...)
 }
 
 // UsersSecrets are the Secrets of the user's that the pods use, sorted and once each: the

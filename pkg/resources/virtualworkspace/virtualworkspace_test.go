@@ -187,7 +187,7 @@ func TestUsersKubeconfigReplacesTheClientIdentity(t *testing.T) {
 	for _, s := range []string{"vw-virtual-workspace-client", "vw-virtual-workspace-kubeconfig",
 		"vw-virtual-workspace-external-admin", "vw-virtual-workspace-external-admin-kubeconfig"} {
 		assert.NotContains(t, secrets, s)
-		assert.NotContains(t, v.MountedSecrets(), s)
+		assert.NotContains(t, waitedSecrets(v), s)
 	}
 	assert.Contains(t, v.UsersSecrets(), "least-privilege")
 	assert.False(t, has(v.Args(), "--external-logical-cluster-admin-kubeconfig"))
@@ -246,7 +246,7 @@ func TestUsersSecrets(t *testing.T) {
 	assert.Empty(t, minimal().UsersSecrets())
 	for name, v := range fixtures() {
 		for _, s := range v.UsersSecrets() {
-			assert.NotContains(t, v.MountedSecrets(), s, "%s: the Deployment does not wait for the user's %s", name, s)
+			assert.NotContains(t, waitedSecrets(v), s, "%s: the Deployment does not wait for the user's %s", name, s)
 		}
 	}
 }
@@ -256,11 +256,11 @@ func TestMountedSecrets(t *testing.T) {
 		"root-merged-client-ca", "root-requestheader-client-ca", "root-server-ca",
 		"vw-virtual-workspace-client", "vw-virtual-workspace-external-admin", "vw-virtual-workspace-external-admin-kubeconfig",
 		"vw-virtual-workspace-kubeconfig", "vw-virtual-workspace-server",
-	}, minimal().MountedSecrets())
+	}, waitedSecrets(minimal()))
 	assert.Equal(t, []string{
 		"cache-kubeconfig", "loaded-virtual-workspace-merged-client-ca", "loaded-virtual-workspace-server",
 		"root-requestheader-client-ca", "root-server-ca",
-	}, loaded().MountedSecrets(), "its own client CA bundle, the cache server's kubeconfig")
+	}, waitedSecrets(loaded()), "its own client CA bundle, the cache server's kubeconfig")
 }
 
 // TestCache: the cache server's kubeconfig where the target has one; none for a root shard,
@@ -271,7 +271,7 @@ func TestCache(t *testing.T) {
 	flag := "--cache-kubeconfig=/etc/kcp-virtual-workspaces/cache-kubeconfig/kubeconfig"
 	l := loaded()
 	assert.Contains(t, l.Args(), flag)
-	assert.Contains(t, l.MountedSecrets(), "cache-kubeconfig")
+	assert.Contains(t, waitedSecrets(l), "cache-kubeconfig")
 
 	m := minimal()
 	assert.False(t, has(m.Args(), "--cache-kubeconfig"), "the root shard is its own cache")
@@ -279,7 +279,7 @@ func TestCache(t *testing.T) {
 	s := minimal()
 	s.Target = onShard(object("vw"), shardOf(rootShard()), rootShard()).Target
 	assert.Contains(t, s.Args(), flag)
-	assert.Contains(t, s.MountedSecrets(), "vw-virtual-workspace-cache-kubeconfig")
+	assert.Contains(t, waitedSecrets(s), "vw-virtual-workspace-cache-kubeconfig")
 	kubeconfigs, err := s.Kubeconfigs()
 	require.NoError(t, err)
 	require.Len(t, kubeconfigs, 3)
@@ -290,7 +290,7 @@ func TestCache(t *testing.T) {
 
 	s.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "least-privilege"}
 	assert.False(t, has(s.Args(), "--cache-kubeconfig"), "no client identity in the container, no kubeconfig that needs it")
-	assert.NotContains(t, s.MountedSecrets(), "vw-virtual-workspace-cache-kubeconfig")
+	assert.NotContains(t, waitedSecrets(s), "vw-virtual-workspace-cache-kubeconfig")
 
 	third := thirdParty()
 	assert.False(t, has(third.Args(), "--cache-kubeconfig"))
@@ -360,4 +360,9 @@ func TestReservedVolumeNames(t *testing.T) {
 	for _, m := range d.Spec.Template.Spec.InitContainers[0].VolumeMounts {
 		assert.NotEqual(t, "kcp-server", *m.Name)
 	}
+}
+
+// waitedSecrets are the Secrets of v's mounts that its Deployment waits for.
+func waitedSecrets(v VirtualWorkspace) []string {
+	return workload.Secrets(v.Mounts(), workload.WaitedSecret)
 }

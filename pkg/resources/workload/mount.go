@@ -7,8 +7,9 @@ import (
 )
 
 // Mount is a Secret, or a ConfigMap, mounted read-only into a component's container. Every
-// component's volumes are a list of them, from which the Secrets whose change rolls its pods,
-// those its Deployment waits for and those the watch of users' Secrets follows all derive.
+// component's volumes are a list of them, which reaches the controller's write of its
+// Deployment as it is: the Secrets whose change rolls its pods (Rolls), those its Deployment
+// waits for (Waited) and those the watch of users' Secrets follows (User) all derive from it.
 type Mount struct {
 	// Volume is the volume's name in the pod.
 	Volume string
@@ -49,9 +50,25 @@ func Features(fs ...Feature) Feature {
 	return out
 }
 
-// Waited reports whether the Deployment waits for the mount's Secret: the server or
-// cert-manager writes it for the component itself.
-func (m Mount) Waited() bool { return m.Secret != "" && !m.User && !m.Optional }
+// Waited reports whether the Deployment waits for the mount's Secret or ConfigMap: the server
+// or cert-manager writes it for the component itself.
+func (m Mount) Waited() bool { return !m.User && !m.Optional }
+
+// Rolls reports whether a change to the mount's Secret or ConfigMap rolls the pods: every
+// Secret, and a ConfigMap the server writes. A user's ConfigMap is not in the cache of the
+// server's own, so it is not followed.
+func (m Mount) Rolls() bool { return m.Secret != "" || m.ConfigMap != "" && m.Waited() }
+
+// RollOnly are Secrets of the user's that the pods use otherwise than through a volume of
+// the builder's, such as the user's extra volumes, or that a mounted bundle is made of: no
+// volume, but each rolls the pods when it changes, and the Deployment waits for none.
+func RollOnly(secrets ...string) []Mount {
+	ms := make([]Mount, 0, len(secrets))
+	for _, s := range secrets {
+		ms = append(ms, Mount{Secret: s, User: true})
+	}
+	return ms
+}
 
 // AsVolume is the mount's volume.
 func (m Mount) AsVolume() *corev1ac.VolumeApplyConfiguration {
@@ -73,6 +90,9 @@ func (m Mount) AsVolumeMount() *corev1ac.VolumeMountApplyConfiguration {
 // AddMounts adds the mounts' volumes to a pod and their volume mounts to its container.
 func AddMounts(podSpec *corev1ac.PodSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration, mounts []Mount) {
 	for _, m := range mounts {
+		if m.Volume == "" { // RollOnly
+			continue
+		}
 		podSpec.WithVolumes(m.AsVolume())
 		c.WithVolumeMounts(m.AsVolumeMount())
 	}
@@ -95,6 +115,10 @@ func AnySecret(Mount) bool { return true }
 
 // UsersSecret keeps the mounts of Secrets the user provides (Secrets).
 func UsersSecret(m Mount) bool { return m.User }
+
+// OptionalSecret keeps the mounts of the server's Secrets the Deployment does not wait for
+// (Secrets).
+func OptionalSecret(m Mount) bool { return m.Optional }
 
 // WaitedSecret keeps the mounts of Secrets the Deployment waits for (Secrets).
 func WaitedSecret(m Mount) bool { return m.Waited() }

@@ -386,5 +386,5 @@ func AuthPermissions(auth *operator.AuthSpec, fldPath *field.Path) []Permission 
 	}
 	out := &operatorv1alpha1.AuthSpec{}
 	err := operatorv1alpha1.Convert_operator_AuthSpec_To_v1alpha1_AuthSpec(auth, out, nil)
-	return usersMountsPermissions(workload.Features(kcp.OIDC(out), kcp.TokenWebhook(out), kcp.TokenFile(out)), err, fldPath)
+	return usersMountsPermissions(kcp.Authentication(out), err, fldPath)
 }
