@@ -13,9 +13,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
 
-// Kind is the CacheServer to the shared controller code.
-var Kind = kinds.CacheServer
-
 // Controller reconciles CacheServers.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
@@ -24,7 +21,7 @@ type Controller struct {
 // New returns a CacheServer controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
+	c := &Controller{controller.NewBase(kinds.CacheServer, deps)}
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 

@@ -15,9 +15,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the FrontProxy to the shared controller code.
-var Kind = kinds.FrontProxy
-
 // Controller reconciles FrontProxies.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
@@ -26,7 +23,7 @@ type Controller struct {
 // New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
+	c := &Controller{controller.NewBase(kinds.FrontProxy, deps)}
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 

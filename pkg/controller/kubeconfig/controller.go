@@ -23,11 +23,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
-// Kind is the Kubeconfig to the shared controller code. Its phases (Provisioning, Ready,
-// Failed) are not a setup's: reconcile sets them, and deletion shows as Available=False with
-// reason Deleting.
-var Kind = kinds.Kubeconfig
-
 // Controller reconciles Kubeconfigs.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
@@ -38,7 +33,7 @@ type Controller struct {
 // New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, deps))
+	c := newController(controller.NewBase(kinds.Kubeconfig, deps))
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 

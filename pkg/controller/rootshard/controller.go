@@ -15,9 +15,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the RootShard to the shared controller code.
-var Kind = kinds.RootShard
-
 // Controller reconciles RootShards.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
@@ -26,7 +23,7 @@ type Controller struct {
 // New returns a RootShard controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
+	c := &Controller{controller.NewBase(kinds.RootShard, deps)}
 	c.EtcdClaims = func(rs *operatorv1alpha1.RootShard) []string { return rootshard.Etcd(rs).ClaimNames() }
 	return c, c.Watch(deps, c.sync, c.watches())
 }

@@ -21,7 +21,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, rs)}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.RootShard, rs)}
 	f.c = &Controller{Base: f.Base}
 	return f
 }

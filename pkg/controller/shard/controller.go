@@ -18,9 +18,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the Shard to the shared controller code.
-var Kind = kinds.Shard
-
 // Controller reconciles Shards.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
@@ -29,7 +26,7 @@ type Controller struct {
 // New returns a Shard controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, deps))
+	c := newController(controller.NewBase(kinds.Shard, deps))
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 

@@ -17,9 +17,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// Kind is the VirtualWorkspace to the shared controller code.
-var Kind = kinds.VirtualWorkspace
-
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
@@ -28,7 +25,7 @@ type Controller struct {
 // New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
 // informers of deps, and writing to the host cluster through it.
 func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
+	c := &Controller{controller.NewBase(kinds.VirtualWorkspace, deps)}
 	return c, c.Watch(deps, c.sync, c.watches())
 }
 
