@@ -22,7 +22,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.CacheServer, objs...)}
-	f.c = &Controller{Base: f.Base}
+	f.c = newController(f.Base)
 	return f
 }
 

@@ -38,7 +38,7 @@ func newJoinedFixture(t *testing.T) *joinedFixture {
 		},
 	}
 	j := &joinedFixture{Fixture: controllertest.NewFixture(t, kinds.FrontProxy, fp), in: controllertest.NewInstallation(t)}
-	j.c = &Controller{Base: j.Base}
+	j.c = newController(j.Base)
 	return j
 }
 

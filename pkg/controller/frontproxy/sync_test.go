@@ -36,7 +36,7 @@ func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}})
 	}
-	f.c = &Controller{Base: f.Base}
+	f.c = newController(f.Base)
 	return f
 }
 

@@ -22,7 +22,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.RootShard, rs)}
-	f.c = &Controller{Base: f.Base}
+	f.c = newController(f.Base)
 	return f
 }
 

@@ -22,11 +22,13 @@ type Controller struct {
 	*controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
 }
 
-// New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(kinds.VirtualWorkspace, deps)}
-	return c, c.Watch(deps, c.sync, c.watches())
+// New sets up a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.VirtualWorkspace, newController, (*Controller).sync, (*Controller).watches)
+
+// newController is the controller of base.
+func newController(base *controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a VirtualWorkspace's reconcile reads.
