@@ -52,6 +52,18 @@ func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
 	return b
 }
 
+// Setup is the New of a kind's package: it sets up over deps the controller C that build
+// makes of the kind's Base (a unit test builds it the same way over a fixture's Base), which
+// reconciles a key with sync and is woken by what watches declares. Run starts it.
+func Setup[T Object, S any, C any](kind Kind[T, S], build func(*Base[T, S]) C, sync func(C, context.Context, string) error,
+	watches func(C) Watches) func(Deps) (C, error) {
+	return func(deps Deps) (C, error) {
+		b := NewBase(kind, deps)
+		c := build(b)
+		return c, b.Watch(deps, func(ctx context.Context, key string) error { return sync(c, ctx, key) }, watches(c))
+	}
+}
+
 // SetIndexes has b read our kinds from the caches of indexes.
 func (b *Base[T, S]) SetIndexes(indexes Indexes) { b.Indexes = indexes }
 

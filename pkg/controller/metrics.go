@@ -1,38 +1,25 @@
 package controller
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/kcp-setups/apiserver/pkg/controller/metric"
 )
+
+// metricsOfKinds are the metrics of every kind's controller (and objectmetrics.go).
+var metricsOfKinds metric.Set
 
 var (
-	reconciles = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: "kcp_setups", Name: "reconciles_total",
-		Help:           "Reconciles of a kind's objects, by result.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "result"})
-	reconcileDuration = metrics.NewHistogramVec(&metrics.HistogramOpts{
-		Namespace: "kcp_setups", Name: "reconcile_duration_seconds",
-		Help:           "How long a reconcile of a kind's object took.",
-		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind"})
-	registerMetrics sync.Once
+	reconciles        = metricsOfKinds.Counter("reconciles_total", "Reconciles of a kind's objects, by result.", "kind", "result")
+	reconcileDuration = metricsOfKinds.Histogram("reconcile_duration_seconds", "How long a reconcile of a kind's object took.",
+		metrics.ExponentialBuckets(0.001, 2, 15), "kind")
 )
-
-// register registers the controllers' metrics once.
-func register() {
-	registerMetrics.Do(func() {
-		legacyregistry.MustRegister(reconciles, reconcileDuration, objectsByPhase, objectConditions)
-	})
-}
 
 // observe records one reconcile of kind that started at start and ended with err.
 func observe(kind string, start time.Time, err error) {
-	register()
+	metricsOfKinds.Register()
 	reconciles.WithLabelValues(kind, reconcileResult(err)).Inc()
 	reconcileDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 }

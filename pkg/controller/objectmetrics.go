@@ -5,23 +5,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/component-base/metrics"
 )
 
 // The metrics to alert on, kube-state-metrics style: how many objects of a kind are in each
 // phase, and the status of every condition of every object. Lifecycle updates both where it
 // writes a status, for every kind alike, and drops an object's series once it is gone.
 var (
-	objectsByPhase = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: "kcp_setups", Name: "objects",
-		Help:           "Objects of a kind, by phase (Unknown before the first status).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "phase"})
-	objectConditions = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace: "kcp_setups", Name: "object_condition",
-		Help:           "The status of an object's condition: one series per status (true, false, unknown), 1 for the current one and 0 for the others.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "namespace", "name", "condition", "status"})
+	objectsByPhase   = metricsOfKinds.Gauge("objects", "Objects of a kind, by phase (Unknown before the first status).", "kind", "phase")
+	objectConditions = metricsOfKinds.Gauge("object_condition",
+		"The status of an object's condition: one series per status (true, false, unknown), 1 for the current one and 0 for the others.",
+		"kind", "namespace", "name", "condition", "status")
 )
 
 // conditionStatuses are the label values of a condition's series, in the order they are set.
@@ -53,7 +46,7 @@ var observedObjects = &objectStates{objects: map[objectKey]objectState{}}
 // record sets the gauges of an object to its status: its phase ("" for none yet) and its
 // conditions. Conditions it no longer has lose their series.
 func (s *objectStates) record(kind, namespace, name, phase string, conditions []metav1.Condition) {
-	register()
+	metricsOfKinds.Register()
 	if phase == "" {
 		phase = unknownPhase
 	}
@@ -95,7 +88,7 @@ func (s *objectStates) forget(kind, namespace, name string) {
 	if !known {
 		return
 	}
-	register()
+	metricsOfKinds.Register()
 	objectsByPhase.WithLabelValues(kind, old.phase).Dec()
 	for c := range old.conditions {
 		deleteConditionSeries(kind, namespace, name, c)

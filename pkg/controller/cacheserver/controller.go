@@ -13,19 +13,18 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
 
-// Kind is the CacheServer to the shared controller code.
-var Kind = kinds.CacheServer
-
 // Controller reconciles CacheServers.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
 }
 
-// New returns a CacheServer controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
-	return c, c.Watch(deps, c.sync, c.watches())
+// New sets up a CacheServer controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.CacheServer, newController, (*Controller).sync, (*Controller).watches)
+
+// newController is the controller of base.
+func newController(base *controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a CacheServer's reconcile reads.

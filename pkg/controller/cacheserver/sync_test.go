@@ -10,6 +10,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 )
 
@@ -20,8 +21,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
-	f.c = &Controller{Base: f.Base}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.CacheServer, objs...)}
+	f.c = newController(f.Base)
 	return f
 }
 
@@ -34,7 +35,7 @@ func (f *fixture) sync(t *testing.T) *operatorv1alpha1.CacheServer {
 }
 
 func cacheServer() *operatorv1alpha1.CacheServer {
-	return &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}}}
+	return &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "cache", Namespace: "team-a", Generation: 1, Finalizers: []string{kinds.CacheServer.Finalizer()}}}
 }
 
 func TestResyncOfARealizedCacheServerWritesNothing(t *testing.T) {

@@ -67,35 +67,27 @@ func NewHost(t testing.TB) *Host {
 		WithStatefulSets(appsv1listers.NewStatefulSetLister(h.Caches["statefulsets"])).
 		WithKcpOperatorTakeover()
 	h.ReferenceSecrets = corev1listers.NewSecretLister(h.Caches[string(controller.ReferenceSecrets)])
-	h.ConfigMapApplier.Apply = func(_ context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
-		obj := &corev1.ConfigMap{}
-		return obj, h.store(t, "configmaps", "ConfigMap "+*o.Name, o, obj)
-	}
-	h.IssuerApplier.Apply = func(_ context.Context, o *cmapply.IssuerApplyConfiguration) (metav1.Object, error) {
-		obj := &cmv1.Issuer{}
-		return obj, h.store(t, "issuers", "Issuer "+*o.Name, o, obj)
-	}
-	h.CertificateApplier.Apply = func(_ context.Context, o *cmapply.CertificateApplyConfiguration) (metav1.Object, error) {
-		obj := &cmv1.Certificate{}
-		return obj, h.store(t, "certificates", "Certificate "+*o.Name, o, obj)
-	}
-	h.SecretApplier.Apply = func(_ context.Context, o *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
-		obj := &corev1.Secret{}
-		return obj, h.store(t, "secrets", "Secret "+*o.Name, o, obj)
-	}
-	h.ServiceApplier.Apply = func(_ context.Context, o *corev1ac.ServiceApplyConfiguration) (metav1.Object, error) {
-		obj := &corev1.Service{}
-		return obj, h.store(t, "services", "Service "+*o.Name, o, obj)
-	}
-	h.DeploymentApplier.Apply = func(_ context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
-		obj := &appsv1.Deployment{}
-		return obj, h.store(t, "deployments", "Deployment "+*o.Name, o, obj)
-	}
-	h.DisruptionBudgetApplier.Apply = func(_ context.Context, o *policyv1ac.PodDisruptionBudgetApplyConfiguration) (metav1.Object, error) {
-		obj := &policyv1.PodDisruptionBudget{}
-		return obj, h.store(t, "poddisruptionbudgets", "PodDisruptionBudget "+*o.Name, o, obj)
-	}
+	h.ConfigMapApplier.Apply = storing[*corev1ac.ConfigMapApplyConfiguration, corev1.ConfigMap](t, h, "configmaps", "ConfigMap")
+	h.IssuerApplier.Apply = storing[*cmapply.IssuerApplyConfiguration, cmv1.Issuer](t, h, "issuers", "Issuer")
+	h.CertificateApplier.Apply = storing[*cmapply.CertificateApplyConfiguration, cmv1.Certificate](t, h, "certificates", "Certificate")
+	h.SecretApplier.Apply = storing[*corev1ac.SecretApplyConfiguration, corev1.Secret](t, h, "secrets", "Secret")
+	h.ServiceApplier.Apply = storing[*corev1ac.ServiceApplyConfiguration, corev1.Service](t, h, "services", "Service")
+	h.DeploymentApplier.Apply = storing[*appsv1ac.DeploymentApplyConfiguration, appsv1.Deployment](t, h, "deployments", "Deployment")
+	h.DisruptionBudgetApplier.Apply = storing[*policyv1ac.PodDisruptionBudgetApplyConfiguration, policyv1.PodDisruptionBudget](t, h,
+		"poddisruptionbudgets", "PodDisruptionBudget")
 	return h
+}
+
+// storing is the Apply of an applier of apply configurations AC on the fake host: it stores
+// what it applies, as an O, into the cache cacheName, and counts it as kind and name.
+func storing[AC interface{ GetName() *string }, O any, PO interface {
+	*O
+	metav1.Object
+}](t testing.TB, h *Host, cacheName, kind string) func(context.Context, AC) (metav1.Object, error) {
+	return func(_ context.Context, ac AC) (metav1.Object, error) {
+		obj := PO(new(O))
+		return obj, h.store(t, cacheName, kind+" "+*ac.GetName(), ac, obj)
+	}
 }
 
 // store turns an apply configuration into the object the host would hold, into a cache.

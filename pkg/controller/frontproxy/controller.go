@@ -15,19 +15,18 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the FrontProxy to the shared controller code.
-var Kind = kinds.FrontProxy
-
 // Controller reconciles FrontProxies.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
 }
 
-// New returns a FrontProxy controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
-	return c, c.Watch(deps, c.sync, c.watches())
+// New sets up a FrontProxy controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.FrontProxy, newController, (*Controller).sync, (*Controller).watches)
+
+// newController is the controller of base.
+func newController(base *controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a FrontProxy's reconcile reads.

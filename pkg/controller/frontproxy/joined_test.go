@@ -15,6 +15,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -30,14 +31,14 @@ type joinedFixture struct {
 
 func newJoinedFixture(t *testing.T) *joinedFixture {
 	fp := &operatorv1alpha1.FrontProxy{
-		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{kinds.FrontProxy.Finalizer()}},
 		Spec: operatorv1alpha1.FrontProxySpec{
 			RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-front-proxy-join"}},
 			External:  &operatorv1alpha1.FrontProxyExternalConfig{Hostname: "edge.team-a.example.com"},
 		},
 	}
-	j := &joinedFixture{Fixture: controllertest.NewFixture(t, Kind, fp), in: controllertest.NewInstallation(t)}
-	j.c = &Controller{Base: j.Base}
+	j := &joinedFixture{Fixture: controllertest.NewFixture(t, kinds.FrontProxy, fp), in: controllertest.NewInstallation(t)}
+	j.c = newController(j.Base)
 	return j
 }
 

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	listers "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 )
@@ -24,18 +25,18 @@ type syncFixture struct {
 
 func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *syncFixture {
 	fp := &operatorv1alpha1.FrontProxy{
-		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
+		ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a", Generation: 1, Finalizers: []string{kinds.FrontProxy.Finalizer()}},
 		Spec:       operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}},
 	}
 	if spec != nil {
 		spec(&fp.Spec)
 	}
-	f := &syncFixture{Fixture: controllertest.NewFixture(t, Kind, fp, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
+	f := &syncFixture{Fixture: controllertest.NewFixture(t, kinds.FrontProxy, fp, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"},
 		Spec: operatorv1alpha1.RootShardSpec{External: operatorv1alpha1.ExternalConfig{Hostname: "kcp.example.com", Port: 443}}})}
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}})
 	}
-	f.c = &Controller{Base: f.Base}
+	f.c = newController(f.Base)
 	return f
 }
 

@@ -1,25 +1,18 @@
 package hostcluster
 
-import (
-	"sync"
+import "github.com/kcp-setups/apiserver/pkg/controller/metric"
 
-	"k8s.io/component-base/metrics"
-	"k8s.io/component-base/metrics/legacyregistry"
-)
+// hostMetrics are the metrics of the writes to the host cluster.
+var hostMetrics metric.Set
 
-var (
-	hostWrites = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace: "kcp_setups", Name: "host_writes_total",
-		Help:           "Server-side applies to the host cluster, by object kind and result: success, or the failure's reason (Forbidden, TooManyRequests, ...).",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"kind", "result"})
-	registerMetrics sync.Once
-)
+var hostWrites = hostMetrics.Counter("host_writes_total",
+	"Server-side applies to the host cluster, by object kind and result: success, or the failure's reason (Forbidden, TooManyRequests, ...).",
+	"kind", "result")
 
 // observeWrite records one apply of an object of kind to the host cluster that ended with
 // err: a host that refuses writes shows as a rate of failures, bounded by the backoff.
 func observeWrite(kind string, err error) {
-	registerMetrics.Do(func() { legacyregistry.MustRegister(hostWrites) })
+	hostMetrics.Register()
 	result := "success"
 	if err != nil {
 		result = FailureReason(err)

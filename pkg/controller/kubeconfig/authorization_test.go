@@ -19,6 +19,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 )
@@ -323,7 +324,7 @@ func TestDeletionWaitsWhileKcpFails(t *testing.T) {
 
 	got, _ := f.syncFailing(t, "ci")
 	assert.Empty(t, k.log, "nothing of the host is deleted while the bindings remain")
-	assert.Equal(t, []string{Kind.Finalizer()}, got.Finalizers)
+	assert.Equal(t, []string{kinds.Kubeconfig.Finalizer()}, got.Finalizers)
 	assert.Equal(t, operatorv1alpha1.ReasonKcpUnreachable, authorizationCondition(t, got).Reason)
 	assert.Equal(t, "root", got.Status.Authorization.ProvisionedCluster)
 	assert.Len(t, eventsWith(f.events(), operatorv1alpha1.ReasonKcpUnreachable), 1)
@@ -370,7 +371,7 @@ func TestAGoneTargetWithRootShardsLeftWaits(t *testing.T) {
 	f, k := deleting(t, nil, rootShard("root"))
 	got, _ := f.syncFailing(t, "ci")
 	assert.Empty(t, k.asked)
-	assert.Equal(t, []string{Kind.Finalizer()}, got.Finalizers)
+	assert.Equal(t, []string{kinds.Kubeconfig.Finalizer()}, got.Finalizers)
 	cond := authorizationCondition(t, got)
 	assert.Equal(t, operatorv1alpha1.ReasonRootShardUnknown, cond.Reason)
 	assert.Contains(t, cond.Message, operatorv1alpha1.AnnotationSkipKcpCleanup)

@@ -23,24 +23,17 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
-// Kind is the Kubeconfig to the shared controller code. Its phases (Provisioning, Ready,
-// Failed) are not a setup's: reconcile sets them, and deletion shows as Available=False with
-// reason Deleting.
-var Kind = kinds.Kubeconfig
-
-// Controller reconciles Kubeconfigs.
+// Controller reconciles Kubeconfigs. Their phases (Provisioning, Ready, Failed) are not a
+// setup's: reconcile sets them, and deletion shows as Available=False with reason Deleting.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
 }
 
-// New returns a Kubeconfig controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, deps))
-	return c, c.Watch(deps, c.sync, c.watches())
-}
+// New sets up a Kubeconfig controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.Kubeconfig, newController, (*Controller).sync, (*Controller).watches)
 
 // newController is the controller of base. Deletion first removes the bindings of
 // spec.authorization from kcp (release), then the Certificate, cert-manager's Secret and the

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -26,7 +27,7 @@ type fixture struct {
 // clientset), RootShards, Shards and FrontProxies, host Secrets, and the copies of
 // reference Secrets (labelled operator.kcp.io/reference).
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.Kubeconfig, objs...)}
 	f.c = newController(f.Base)
 	return f
 }
@@ -94,7 +95,7 @@ func caBundle(rootShard string) *corev1.Secret {
 // kubeconfigFor is a Kubeconfig with its finalizer toward target.
 func kubeconfigFor(name string, target operatorv1alpha1.KubeconfigTarget) *operatorv1alpha1.Kubeconfig {
 	return &operatorv1alpha1.Kubeconfig{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 1, Finalizers: []string{kinds.Kubeconfig.Finalizer()}},
 		Spec: operatorv1alpha1.KubeconfigSpec{
 			Target:          target,
 			TargetWorkspace: "root",

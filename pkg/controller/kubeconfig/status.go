@@ -52,30 +52,21 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		return c.resolveSecret(ctx, kc, name)
 	case kubeconfig.ShardTarget:
 		s, err = kinds.Shard.Lister(c.Indexes, ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			return resolved{reason: operatorv1alpha1.ReasonShardNotFound, message: notFound(kind, name, ns)}, nil
-		}
-		if err != nil {
-			return resolved{}, err
+		if ok, res, err := found(err, operatorv1alpha1.ReasonShardNotFound, notFound(kind, name, ns)); !ok {
+			return res, err
 		}
 		rs, owner = rootShardName(s.Spec.RootShard), fmt.Sprintf(" of Shard %q", name)
 	case kubeconfig.FrontProxyTarget:
 		fp, err = kinds.FrontProxy.Lister(c.Indexes, ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			return resolved{reason: operatorv1alpha1.ReasonFrontProxyNotFound, message: notFound(kind, name, ns)}, nil
-		}
-		if err != nil {
-			return resolved{}, err
+		if ok, res, err := found(err, operatorv1alpha1.ReasonFrontProxyNotFound, notFound(kind, name, ns)); !ok {
+			return res, err
 		}
 		rs, owner = rootShardName(fp.Spec.RootShard), fmt.Sprintf(" of FrontProxy %q", name)
 	}
 	rootShard, err := kinds.RootShard.Lister(c.Indexes, ns).Get(rs)
-	if apierrors.IsNotFound(err) {
-		return resolved{reason: operatorv1alpha1.ReasonRootShardNotFound,
-			message: fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)}, nil
-	}
-	if err != nil {
-		return resolved{}, err
+	if ok, res, err := found(err, operatorv1alpha1.ReasonRootShardNotFound,
+		fmt.Sprintf("RootShard %q%s does not exist in namespace %q", rs, owner, ns)); !ok {
+		return res, err
 	}
 	target, err := kubeconfig.TargetOf(kc, rootShard, s, fp)
 	if err != nil {
@@ -101,6 +92,16 @@ func (c *Controller) resolveSecret(ctx context.Context, kc *operatorv1alpha1.Kub
 		return resolved{}, err
 	}
 	return resolved{target: target, joined: &joined}, nil
+}
+
+// found tells whether the read of a target that ended with err found it. When not, resolve
+// returns res and the error: a target not found is the reason, with message; another
+// failure is the error.
+func found(err error, reason, message string) (ok bool, res resolved, _ error) {
+	if apierrors.IsNotFound(err) {
+		return false, resolved{reason: reason, message: message}, nil
+	}
+	return err == nil, resolved{}, err
 }
 
 func notFound(kind, name, namespace string) string {

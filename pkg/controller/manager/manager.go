@@ -292,12 +292,12 @@ func controllerOf[T controller.Object, S any, C runner](kind controller.Kind[T, 
 // controllers are the controllers of our kinds, one for every kind of kinds.All
 // (TestEveryKindHasAController).
 var controllers = []kindController{
-	controllerOf(rootshard.Kind, rootshard.New),
-	controllerOf(shard.Kind, shard.New),
-	controllerOf(frontproxy.Kind, frontproxy.New),
-	controllerOf(cacheserver.Kind, cacheserver.New),
-	controllerOf(kubeconfig.Kind, kubeconfig.New),
-	controllerOf(virtualworkspace.Kind, virtualworkspace.New),
+	controllerOf(kinds.RootShard, rootshard.New),
+	controllerOf(kinds.Shard, shard.New),
+	controllerOf(kinds.FrontProxy, frontproxy.New),
+	controllerOf(kinds.CacheServer, cacheserver.New),
+	controllerOf(kinds.Kubeconfig, kubeconfig.New),
+	controllerOf(kinds.VirtualWorkspace, virtualworkspace.New),
 }
 
 // setUp sets up the controller of every kind over deps.

@@ -15,20 +15,21 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the RootShard to the shared controller code.
-var Kind = kinds.RootShard
-
 // Controller reconciles RootShards.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
 }
 
-// New returns a RootShard controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
+// New sets up a RootShard controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.RootShard, newController, (*Controller).sync, (*Controller).watches)
+
+// newController is the controller of base. Deleting a RootShard deletes the volume claims of
+// its managed etcd when asked to (EtcdClaims).
+func newController(base *controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]) *Controller {
+	c := &Controller{Base: base}
 	c.EtcdClaims = func(rs *operatorv1alpha1.RootShard) []string { return rootshard.Etcd(rs).ClaimNames() }
-	return c, c.Watch(deps, c.sync, c.watches())
+	return c
 }
 
 // watches are what a RootShard's reconcile reads.

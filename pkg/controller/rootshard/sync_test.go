@@ -23,8 +23,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, rs)}
-	f.c = &Controller{Base: f.Base}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.RootShard, rs)}
+	f.c = newController(f.Base)
 	return f
 }
 

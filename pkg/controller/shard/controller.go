@@ -18,20 +18,14 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// Kind is the Shard to the shared controller code.
-var Kind = kinds.Shard
-
 // Controller reconciles Shards.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
 }
 
-// New returns a Shard controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := newController(controller.NewBase(Kind, deps))
-	return c, c.Watch(deps, c.sync, c.watches())
-}
+// New sets up a Shard controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.Shard, newController, (*Controller).sync, (*Controller).watches)
 
 // newController is the controller of base. A Shard being deleted is first deregistered from
 // its root shard's kcp (deregister).

@@ -40,7 +40,7 @@ func (k *kcpFixture) hostDeletes() []string {
 func (k *kcpFixture) finalizerRemoved(t *testing.T) bool {
 	s, err := k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
-	return !slices.Contains(s.Finalizers, Kind.Finalizer())
+	return !slices.Contains(s.Finalizers, kinds.Shard.Finalizer())
 }
 
 // TestDeletedShardIsDeregisteredBeforeItsWorkloads: kcp's Shard object goes first, while the

@@ -217,7 +217,7 @@ func TestDeletedJoinedShardIsNotDeregistered(t *testing.T) {
 	assert.Contains(t, j.Host.Writes(), "delete-collection deployments/", "its workloads go")
 	got, err := j.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.NotContains(t, got.Finalizers, Kind.Finalizer())
+	assert.NotContains(t, got.Finalizers, kinds.Shard.Finalizer())
 	events := j.drainEvents()
 	assert.True(t, slices.ContainsFunc(events, func(e string) bool {
 		return strings.HasPrefix(e, "Normal DeregistrationSkipped") && strings.Contains(e, "shard-join")

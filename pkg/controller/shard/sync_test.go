@@ -23,14 +23,14 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	s := &operatorv1alpha1.Shard{
-		ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a", UID: shardUID, Generation: 1, Finalizers: []string{Kind.Finalizer()}},
+		ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a", UID: shardUID, Generation: 1, Finalizers: []string{kinds.Shard.Finalizer()}},
 		Spec: operatorv1alpha1.ShardSpec{
 			CommonShardSpec: operatorv1alpha1.CommonShardSpec{ClusterDomain: "cluster.local",
 				Etcd: operatorv1alpha1.EtcdConfig{Endpoints: []string{"https://etcd:2379"}}},
 			RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}},
 		},
 	}
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, s)}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.Shard, s)}
 	f.c = newController(f.Base)
 	return f
 }

@@ -17,19 +17,18 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// Kind is the VirtualWorkspace to the shared controller code.
-var Kind = kinds.VirtualWorkspace
-
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
 	*controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
 }
 
-// New returns a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
-// informers of deps, and writing to the host cluster through it.
-func New(deps controller.Deps) (*Controller, error) {
-	c := &Controller{controller.NewBase(Kind, deps)}
-	return c, c.Watch(deps, c.sync, c.watches())
+// New sets up a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
+// informers of its deps, and writing to the host cluster through them.
+var New = controller.Setup(kinds.VirtualWorkspace, newController, (*Controller).sync, (*Controller).watches)
+
+// newController is the controller of base.
+func newController(base *controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]) *Controller {
+	return &Controller{Base: base}
 }
 
 // watches are what a VirtualWorkspace's reconcile reads.

@@ -12,6 +12,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -23,8 +24,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
-	f := &fixture{Fixture: controllertest.NewFixture(t, Kind, objs...)}
-	f.c = &Controller{Base: f.Base}
+	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.VirtualWorkspace, objs...)}
+	f.c = newController(f.Base)
 	return f
 }
 
@@ -51,7 +52,7 @@ func (f *fixture) sync(t *testing.T) *operatorv1alpha1.VirtualWorkspace {
 }
 
 func virtualWorkspace(target operatorv1alpha1.VirtualWorkspaceTarget) *operatorv1alpha1.VirtualWorkspace {
-	return &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw", Namespace: "team-a", Generation: 1, Finalizers: []string{Kind.Finalizer()}},
+	return &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Name: "vw", Namespace: "team-a", Generation: 1, Finalizers: []string{kinds.VirtualWorkspace.Finalizer()}},
 		Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: target}}
 }
 
