@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestAPIResourcesAndCategory runs first (its file sorts first), on the empty cluster.
@@ -79,7 +81,7 @@ func TestExplain(t *testing.T) {
 func TestServerSideApply(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "ssa")
-	file := writeManifest(t, rootShardManifest("applied", "kcp.example.com", 6443))
+	file := writeManifest(t, framework.RootShardManifest("applied", "kcp.example.com", 6443))
 
 	kubectl(t, "apply", "--server-side", "-n", ns, "-f", file)
 	// The controller writes the status meanwhile, so the resourceVersion may move: what the
@@ -97,7 +99,7 @@ func TestServerSideApply(t *testing.T) {
 	assert.Contains(t, out, "serverside-applied")
 	assert.Equal(t, before, applied(), "a second identical apply must not write")
 
-	other := writeManifest(t, rootShardManifest("applied", "other.example.com", 6443))
+	other := writeManifest(t, framework.RootShardManifest("applied", "other.example.com", 6443))
 	out, err := stack.Kubectl(t.Context(), "apply", "--server-side", "--field-manager=intruder", "-n", ns, "-f", other)
 	require.Error(t, err)
 	assert.Contains(t, out, "conflict")
@@ -107,7 +109,7 @@ func TestServerSideApply(t *testing.T) {
 func TestInvalidManifestIsRejected(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "invalid")
-	file := writeManifest(t, rootShardManifest("broken", "kcp.example.com", 70000))
+	file := writeManifest(t, framework.RootShardManifest("broken", "kcp.example.com", 70000))
 	out, err := stack.Kubectl(t.Context(), "apply", "-n", ns, "-f", file)
 	require.Error(t, err)
 	assert.Contains(t, out, `The RootShard "broken" is invalid`)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 func TestRBACIsEnforced(t *testing.T) {
@@ -30,7 +32,7 @@ func TestRBACIsEnforced(t *testing.T) {
 	_, stderr, err = stack.KubectlWith(t.Context(), alice, "get", "rootshards", "-n", other)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "forbidden", "the binding is for one namespace only")
-	_, stderr, err = stack.KubectlWith(t.Context(), alice, "create", "-n", allowed, "-f", writeManifest(t, rootShardManifest("nope", "kcp.example.com", 6443)))
+	_, stderr, err = stack.KubectlWith(t.Context(), alice, "create", "-n", allowed, "-f", writeManifest(t, framework.RootShardManifest("nope", "kcp.example.com", 6443)))
 	require.Error(t, err)
 	assert.Contains(t, stderr, `cannot create resource "rootshards"`, "the role grants reading only")
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 func TestWatchSeesCreateAndDelete(t *testing.T) {
@@ -36,7 +38,7 @@ func TestWatchSeesCreateAndDelete(t *testing.T) {
 	// The watch is established once kubectl has listed; an empty list prints nothing, so
 	// create only after a moment and rely on the event stream's order.
 	time.Sleep(2 * time.Second)
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("watched", "kcp.example.com", 6443)))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, framework.RootShardManifest("watched", "kcp.example.com", 6443)))
 	kubectl(t, "delete", "rootshard", "watched", "-n", ns)
 
 	// The controller adds its finalizer and writes the status in between, as MODIFIED events.

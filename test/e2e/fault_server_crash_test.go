@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestSetupsConvergeAfterACrash kills the server with SIGKILL while five setups are being
@@ -18,7 +20,7 @@ func TestSetupsConvergeAfterACrash(t *testing.T) {
 	ns := namespace(t, "crash")
 	var manifests []string
 	for i := range 5 {
-		manifests = append(manifests, rootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443),
+		manifests = append(manifests, framework.RootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443),
 			strings.ReplaceAll(strings.ReplaceAll(shardManifest, "shard-1", fmt.Sprintf("shard-%d", i)), "name: root}", fmt.Sprintf("name: root-%d}", i)))
 	}
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.Join(manifests, "---\n")))

@@ -1,9 +1,10 @@
 package e2e
 
 import (
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // The givens: the objects a test starts from, applied with kubectl as a user would and waited
@@ -70,7 +71,7 @@ func newGiven(name string, opts []givenOption) given {
 func givenRootShard(t *testing.T, ns string, opts ...givenOption) {
 	t.Helper()
 	g := newGiven("root", opts)
-	g.apply(t, ns, "rootshard", rootShardManifest(g.name, "kcp.example.com", 6443))
+	g.apply(t, ns, "rootshard", framework.RootShardManifest(g.name, "kcp.example.com", 6443))
 }
 
 // givenShard is the Shard shard-1 of the RootShard root (shardManifest), applied to ns, and
@@ -103,21 +104,6 @@ func specOf(lines string) string {
 		return ""
 	}
 	return "spec:\n"
-}
-
-// rootShardManifest is a minimal RootShard as YAML.
-func rootShardManifest(name, hostname string, port int) string {
-	return strings.NewReplacer("NAME", name, "HOST", hostname, "PORT", strconv.Itoa(port)).Replace(`apiVersion: operator.kcp.io/v1alpha1
-kind: RootShard
-metadata:
-  name: NAME
-spec:
-  external:
-    hostname: HOST
-    port: PORT
-  etcd:
-    endpoints: [https://etcd.example.com:2379]
-`)
 }
 
 // shardManifest is a minimal Shard shard-1 of the RootShard root as YAML.

@@ -13,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestHighAvailability runs a second server on the stack's etcd: both serve the same data;
@@ -65,7 +66,7 @@ func TestHighAvailability(t *testing.T) {
 
 	var manifests []string
 	for i := range 5 {
-		manifests = append(manifests, rootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443))
+		manifests = append(manifests, framework.RootShardManifest(fmt.Sprintf("root-%d", i), "kcp.example.com", 6443))
 	}
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.Join(manifests, "---\n")))
 	// The leader dies mid-reconcile, without releasing its Lease.

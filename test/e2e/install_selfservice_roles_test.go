@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestSelfServiceRoles grants the built-in view and edit roles in one namespace and checks,
@@ -26,7 +28,7 @@ func TestSelfServiceRoles(t *testing.T) {
 	}
 	// The aggregation controller fills the built-in roles in shortly.
 	require.Eventually(t, func() bool {
-		_, err := as("eddie", "apply", "-n", a, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+		_, err := as("eddie", "apply", "-n", a, "-f", writeManifest(t, framework.RootShardManifest("root", "kcp.example.com", 6443)))
 		return err == nil
 	}, time.Minute, time.Second, "an editor creates setups in its namespace")
 	waitFor(t, a, "rootshard/root", "CertificatesReady")
@@ -56,6 +58,6 @@ func TestSelfServiceRoles(t *testing.T) {
 			assert.Contains(t, out, "forbidden")
 		}
 	}
-	_, err = as("eddie", "apply", "-n", b, "-f", writeManifest(t, rootShardManifest("mine", "kcp.example.com", 6443)))
+	_, err = as("eddie", "apply", "-n", b, "-f", writeManifest(t, framework.RootShardManifest("mine", "kcp.example.com", 6443)))
 	assert.Error(t, err, "an editor of one namespace creates nothing in another")
 }

@@ -85,7 +85,7 @@ func whoami(t *testing.T, standIn *framework.StandIn, kubeconfig string) (string
 func TestKubeconfigSubresource(t *testing.T) {
 	parallel(t, alone)
 	ns, other := namespace(t, "mint-a"), namespace(t, "mint-b")
-	givenRootShard(t, ns, withObjects(rootShardManifest("elsewhere", "elsewhere.example.com", 6443)), until("CertificatesReady"))
+	givenRootShard(t, ns, withObjects(framework.RootShardManifest("elsewhere", "elsewhere.example.com", 6443)), until("CertificatesReady"))
 	waitFor(t, ns, "rootshard/elsewhere", "CertificatesReady")
 
 	alice, err := stack.UserKubeconfig("alice", "team-a")

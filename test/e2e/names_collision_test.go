@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // namedShardManifest is the Shard name of the RootShard rootShard.
@@ -61,17 +62,17 @@ func TestNamesCannotCollide(t *testing.T) {
 		firstObject, secondObject string
 		want                      []string
 	}{
-		{"Shard and RootShard of one name", rootShardManifest("alpha", "alpha.example.com", 6443), namedShardManifest("alpha", "alpha"),
+		{"Shard and RootShard of one name", framework.RootShardManifest("alpha", "alpha.example.com", 6443), namedShardManifest("alpha", "alpha"),
 			"rootshard/alpha", "", []string{`The Shard "alpha" is invalid`, "metadata.name", "RootShard/alpha", `"alpha-`}},
-		{"RootShard kcp-pki", "", rootShardManifest("kcp-pki", "pki.example.com", 6443),
+		{"RootShard kcp-pki", "", framework.RootShardManifest("kcp-pki", "pki.example.com", 6443),
 			"", "", []string{`The RootShard "kcp-pki" is invalid`, "metadata.name", "reserved", pki.BootstrapCA}},
 		{"a Shard named as kcp registers the root shard", "", namedShardManifest("root", "alpha"),
 			"", "", []string{`The Shard "root" is invalid`, "metadata.name", "reserved", "kcp registers the root shard"}},
-		{"RootShard x and x-etcd", rootShardManifest("x", "x.example.com", 6443), rootShardManifest("x-etcd", "x-etcd.example.com", 6443),
+		{"RootShard x and x-etcd", framework.RootShardManifest("x", "x.example.com", 6443), framework.RootShardManifest("x-etcd", "x-etcd.example.com", 6443),
 			"rootshard/x", "", []string{`The RootShard "x-etcd" is invalid`, "RootShard/x", `"x-etcd-client-ca"`}},
-		{"RootShard x and xetcd", "", rootShardManifest("xetcd", "xetcd.example.com", 6443),
+		{"RootShard x and xetcd", "", framework.RootShardManifest("xetcd", "xetcd.example.com", 6443),
 			"", "rootshard/xetcd", nil},
-		{"Kubeconfig ca and RootShard kubeconfig", rootShardManifest("kubeconfig", "kubeconfig.example.com", 6443), kubeconfigIntoManifest("ca", "kubeconfig", "ca-kubeconfig"),
+		{"Kubeconfig ca and RootShard kubeconfig", framework.RootShardManifest("kubeconfig", "kubeconfig.example.com", 6443), kubeconfigIntoManifest("ca", "kubeconfig", "ca-kubeconfig"),
 			"rootshard/kubeconfig", "", []string{`The Kubeconfig "ca" is invalid`, "RootShard/kubeconfig", `"kubeconfig-ca"`}},
 		{"a Kubeconfig into the join Secret of a RootShard", "", kubeconfigIntoManifest("admin", "alpha", "alpha-shard-join"),
 			"", "", []string{`The Kubeconfig "admin" is invalid`, "spec.secretRef.name", "RootShard/alpha", `"alpha-shard-join"`}},
@@ -106,7 +107,7 @@ func TestNamesCannotCollide(t *testing.T) {
 		out, err := apply(t, joinedShardManifest("joined", "alpha-shard-join"))
 		require.NoError(t, err, out)
 		running = append(running, "shard/joined")
-		out, err = apply(t, rootShardManifest("joined-shard-root", "joined.example.com", 6443))
+		out, err = apply(t, framework.RootShardManifest("joined-shard-root", "joined.example.com", 6443))
 		require.Error(t, err, "RootShard joined-shard-root is refused: %s", out)
 		for _, w := range []string{`The RootShard "joined-shard-root" is invalid`, "Shard/joined", `"joined-shard-root-`} {
 			assert.Contains(t, out, w)

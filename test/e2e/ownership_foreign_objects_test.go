@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // foreignObjects are another user's ConfigMap, Secret and Service, made with the names a
@@ -37,8 +39,8 @@ spec:
 
 // setupsWithTakenNames are a RootShard root with a FrontProxy app of it, a RootShard web and
 // a CacheServer alpha: each but root derives a name foreignObjects took.
-var setupsWithTakenNames = rootShardManifest("root", "kcp.example.com", 6443) + "---\n" +
-	rootShardManifest("web", "web.example.com", 6443) + `---
+var setupsWithTakenNames = framework.RootShardManifest("root", "kcp.example.com", 6443) + "---\n" +
+	framework.RootShardManifest("web", "web.example.com", 6443) + `---
 apiVersion: operator.kcp.io/v1alpha1
 kind: FrontProxy
 metadata:

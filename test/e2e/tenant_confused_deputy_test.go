@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestTheServerIsNoConfusedDeputy has a user who may only manage setups in one namespace (the
@@ -42,7 +44,7 @@ spec:
 
 	// create posts a RootShard as mallory; kubectl's -v=6 log shows the response status.
 	create := func(name, extra string) (string, error) {
-		_, stderr, err := as("create", "-v=6", "-n", ns, "-f", writeManifest(t, rootShardManifest(name, "kcp.example.com", 6443)+extra))
+		_, stderr, err := as("create", "-v=6", "-n", ns, "-f", writeManifest(t, framework.RootShardManifest(name, "kcp.example.com", 6443)+extra))
 		return stderr, err
 	}
 	tests := []struct {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestTenantCannotEscalate has mallory, bound only to kcp-setups-edit and
@@ -39,7 +41,7 @@ func TestTenantCannotEscalate(t *testing.T) {
 	}, time.Minute, time.Second, "the bindings reach the authorizer")
 
 	rootShardWith := func(name, extra string) string {
-		return rootShardManifest(name, "kcp.example.com", 6443) + extra
+		return framework.RootShardManifest(name, "kcp.example.com", 6443) + extra
 	}
 	tests := []struct {
 		name     string

@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // statusWriterRole grants sam get and patch on rootshards/status alone.
@@ -148,7 +150,7 @@ func TestStatusAndEtcdVolumesAreHeldToRights(t *testing.T) {
 	t.Run("TakenOverStaysRecorded", func(t *testing.T) {
 		// A takeover with nothing to take over ends once the RootShard is Available. Were sam
 		// able to drop TakenOver, the annotation would adopt again at the next reconcile.
-		manifest := strings.Replace(rootShardManifest("taken", "kcp.example.com", 6443),
+		manifest := strings.Replace(framework.RootShardManifest("taken", "kcp.example.com", 6443),
 			"  name: taken\n", "  name: taken\n  annotations: {operator.kcp.io/adopt: kcp-operator}\n", 1)
 		kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
 		kubectl(t, "wait", "-n", ns, "--for=condition=TakenOver", "rootshard/taken", "--timeout=2m")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestUseIsNotTrust plays issue 38 (6) as eve would, through kubectl and real RBAC: eve may
@@ -191,7 +193,7 @@ spec:
 
 	// Her own RootShard's internal front proxy is under --max-replicas.
 	_, stderr, err = stack.KubectlWith(t.Context(), eve, "create", "-v=6", "-n", own, "-f",
-		writeManifest(t, rootShardManifest("wide", "kcp.example.com", 6443)+"  proxy:\n    replicas: 2000000000\n"))
+		writeManifest(t, framework.RootShardManifest("wide", "kcp.example.com", 6443)+"  proxy:\n    replicas: 2000000000\n"))
 	require.Error(t, err)
 	assert.Contains(t, stderr, "422 Unprocessable Entity")
 	assert.Contains(t, stderr, "spec.proxy.replicas: Invalid value: 2000000000: must be no more than 100, the server's --max-replicas")

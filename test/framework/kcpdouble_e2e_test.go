@@ -5,7 +5,6 @@ package framework_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,7 +29,7 @@ import (
 // /clusters/root, and goes down and comes back on the same address with its data.
 func TestKcpDouble(t *testing.T) {
 	ns := namespace(t, "kcp-double")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, rootShardManifest("root", "kcp.example.com", 6443)))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, framework.RootShardManifest("root", "kcp.example.com", 6443)))
 	waitFor(t, ns, "rootshard/root", "CertificatesReady")
 	// The merged CA bundles are written just after the CAs are issued.
 	require.Eventually(t, func() bool {
@@ -138,21 +137,6 @@ func TestKcpDouble(t *testing.T) {
 	require.NoError(t, double.Restart(t.Context()))
 	_, err = dora.CoreV1().Namespaces().List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err, "after Restart")
-}
-
-// rootShardManifest is a minimal RootShard as YAML.
-func rootShardManifest(name, hostname string, port int) string {
-	return strings.NewReplacer("NAME", name, "HOST", hostname, "PORT", strconv.Itoa(port)).Replace(`apiVersion: operator.kcp.io/v1alpha1
-kind: RootShard
-metadata:
-  name: NAME
-spec:
-  external:
-    hostname: HOST
-    port: PORT
-  etcd:
-    endpoints: [https://etcd.example.com:2379]
-`)
 }
 
 // waitFor waits until object in ns has condition.
