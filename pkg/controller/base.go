@@ -23,6 +23,8 @@ type Base[T Object, S any] struct {
 	// Loop and Watched, what the loop watches, are set by Watch.
 	Loop    *Loop
 	Watched Watches
+	// reconcile is the controller's Reconcile (Build).
+	reconcile func(ctx context.Context, obj T, status *S) error
 }
 
 // Deps are what a kind's controller is built over: our clientset, the informers it watches,
@@ -37,7 +39,15 @@ type Deps struct {
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
 // SetIndexes in a unit test, gives it those of our kinds.
 func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
-	b := &Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder}, Ours: deps.Ours}
+	b := &Base[T, S]{}
+	b.init(kind, deps)
+	return b
+}
+
+// init makes b the base of kind's controller over deps, in place: the closures it sets read
+// b itself, so a controller that embeds a Base is built with init on its own.
+func (b *Base[T, S]) init(kind Kind[T, S], deps Deps) {
+	*b = Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder}, Ours: deps.Ours}
 	b.SetIndexes(Indexes{})
 	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.
@@ -48,20 +58,97 @@ func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
 	b.UpdateStatus = func(ctx context.Context, obj T) (T, error) {
 		return kind.Client(b.Ours, obj.GetNamespace()).UpdateStatus(ctx, obj, opts)
 	}
-	b.Cleanup = b.releaseBootstrap
-	return b
+	b.cleanup = b.releaseBootstrap
 }
 
-// Setup is the New of a kind's package: it sets up over deps the controller C that build
-// makes of the kind's Base (a unit test builds it the same way over a fixture's Base), which
-// reconciles a key with sync and is woken by what watches declares. Run starts it.
-func Setup[T Object, S any, C any](kind Kind[T, S], build func(*Base[T, S]) C, sync func(C, context.Context, string) error,
-	watches func(C) Watches) func(Deps) (C, error) {
-	return func(deps Deps) (C, error) {
-		b := NewBase(kind, deps)
-		c := build(b)
-		return c, b.Watch(deps, func(ctx context.Context, key string) error { return sync(c, ctx, key) }, watches(c))
+// base is the Base a kind's controller embeds: what makes it a Reconciler.
+func (b *Base[T, S]) base() *Base[T, S] { return b }
+
+// Reconciler is a kind's controller: a struct of its package that embeds Base (which gives
+// it base) and says what its reconcile reads (Watches) and how it realizes an object
+// (Reconcile). Reconcile receives the object and a copy of its status with
+// observedGeneration set, and fills in the rest; it runs once cert-manager is installed, and
+// the lifecycle around it (the finalizer, the status write, deletion) is Base's.
+//
+// A controller may also be a Releaser or an EtcdOwner: Build finds out.
+type Reconciler[T Object, S any] interface {
+	base() *Base[T, S]
+	Reconcile(ctx context.Context, obj T, status *S) error
+	Watches() Watches
+}
+
+// Releaser is a controller whose objects made something outside the host cluster (in kcp):
+// Release undoes it first when an object is being deleted, and may set conditions on
+// status, which is written either way. While it fails, nothing of the host is deleted and
+// the object is retried with backoff, so that what it released stays reachable until then.
+type Releaser[T Object, S any] interface {
+	Release(ctx context.Context, obj T, status *S) error
+}
+
+// EtcdOwner is a controller whose objects may run a managed etcd: EtcdClaims are the names
+// of the volume claims of an object's (none without one), which its deletion deletes when
+// it carries AnnotationDeleteEtcdVolumes.
+type EtcdOwner[T Object] interface {
+	EtcdClaims(obj T) []string
+}
+
+// Build builds the controller C of kind over deps, reading no cache until Watch (or
+// SetIndexes, in a unit test): Setup's first half, and how a unit test builds it.
+func Build[C any, PC interface {
+	*C
+	Reconciler[T, S]
+}, T Object, S any](kind Kind[T, S], deps Deps) PC {
+	c := PC(new(C))
+	b := c.base()
+	b.init(kind, deps)
+	b.reconcile = c.Reconcile
+	if r, ok := any(c).(Releaser[T, S]); ok {
+		b.release = r.Release
 	}
+	if e, ok := any(c).(EtcdOwner[T]); ok {
+		b.etcdClaims = e.EtcdClaims
+	}
+	return c
+}
+
+// BaseOf is the Base that c embeds.
+func BaseOf[T Object, S any](c Reconciler[T, S]) *Base[T, S] { return c.base() }
+
+// Setup is the New of a kind's package: var New = controller.Setup[Controller](kinds.X) sets
+// up over deps the controller C of the kind, which reconciles a key with its Reconcile and is
+// woken by what its Watches declare. Run starts it.
+func Setup[C any, PC interface {
+	*C
+	Reconciler[T, S]
+}, T Object, S any](kind Kind[T, S]) Constructor {
+	return Constructor{Kind: kind.Name, Title: kind.Title, New: func(deps Deps) (Runner, error) {
+		c, err := BuildWatching[C, PC](kind, deps)
+		return c.base(), err
+	}}
+}
+
+// BuildWatching builds the controller C of kind over deps (Build) and sets up its loop and
+// watches (Watch): the controller Setup's New sets up, as its own type, for a unit test of
+// its watches.
+func BuildWatching[C any, PC interface {
+	*C
+	Reconciler[T, S]
+}, T Object, S any](kind Kind[T, S], deps Deps) (PC, error) {
+	c := Build[C, PC](kind, deps)
+	b := c.base()
+	return c, b.Watch(deps, b.SyncKey, c.Watches())
+}
+
+// Runner is a controller set up: Run reconciles with workers until ctx is done.
+type Runner interface {
+	Run(ctx context.Context, workers int) error
+}
+
+// Constructor is a kind's New: how the manager sets up the controller of the kind named Kind
+// (in owner labels; Title in messages) over deps.
+type Constructor struct {
+	Kind, Title string
+	New         func(Deps) (Runner, error)
 }
 
 // SetIndexes has b read our kinds from the caches of indexes.
@@ -88,10 +175,10 @@ func (b *Base[T, S]) Run(ctx context.Context, workers int) error {
 	return b.Loop.Run(ctx, workers)
 }
 
-// Reconciling is the sync of a kind whose reconcile needs cert-manager: the lifecycle around
-// reconcile, which runs once cert-manager is installed.
-func (b *Base[T, S]) Reconciling(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
-	return b.Sync(ctx, key, b.RequiringCertManager(reconcile))
+// SyncKey reconciles the object of key: the lifecycle around the controller's Reconcile,
+// which runs once cert-manager is installed. It is the loop's sync, and a unit test's.
+func (b *Base[T, S]) SyncKey(ctx context.Context, key string) error {
+	return b.Sync(ctx, key, b.RequiringCertManager(b.reconcile))
 }
 
 // Objects is the kind's cache.

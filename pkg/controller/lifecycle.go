@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,17 +47,11 @@ type Lifecycle[T Object, S any] struct {
 	// Update and UpdateStatus write an object and its status.
 	Update       func(ctx context.Context, obj T) (T, error)
 	UpdateStatus func(ctx context.Context, obj T) (T, error)
-	// Cleanup, when set, runs once what the object owns is deleted: for what it shares.
-	Cleanup func(ctx context.Context, obj T) error
-	// EtcdClaims, when set, are the names of the volume claims of the object's managed etcd
-	// (none without one), which its deletion deletes when it carries
-	// AnnotationDeleteEtcdVolumes.
-	EtcdClaims func(obj T) []string
-	// Release, when set, runs first when the object is being deleted: it undoes what the
-	// object made outside the host cluster (in kcp), and may set conditions on status,
-	// which is written either way. While it fails, nothing of the host is deleted and the
-	// object is retried with backoff, so that what it released stays reachable until then.
-	Release func(ctx context.Context, obj T, status *S) error
+	// cleanup, when set, runs once what the object owns is deleted: for what it shares.
+	cleanup func(ctx context.Context, obj T) error
+	// etcdClaims and release, when set, are the controller's (EtcdOwner, Releaser).
+	etcdClaims func(obj T) []string
+	release    func(ctx context.Context, obj T, status *S) error
 
 	Host     *hostcluster.Host
 	Recorder record.EventRecorder
@@ -65,7 +60,8 @@ type Lifecycle[T Object, S any] struct {
 // Sync reconciles the object of key: reconcile receives the object and a copy of its status
 // with observedGeneration set, and fills in the rest; the status is written when it changed.
 // When reconcile fails, only Synced=False with the failure's reason is written, a Warning
-// Event says why, and the key is retried with backoff.
+// Event says why, and the key is retried with backoff; unless it failed with
+// RetryAfterStatus, which is retried too, after the status is written as after a success.
 func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ctx context.Context, obj T, status *S) error) error {
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -98,9 +94,11 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	next := l.copy(obj)
 	status := l.Status(next)
 	*l.Common(status).ObservedGeneration = obj.GetGeneration()
-	if err := reconcile(ctx, obj, status); err != nil {
-		l.ReportFailure(ctx, obj, err)
-		return err
+	later := reconcile(ctx, obj, status)
+	var retry *retryAfterStatus
+	if later != nil && !errors.As(later, &retry) {
+		l.ReportFailure(ctx, obj, later)
+		return later
 	}
 	l.markSynced(obj, status)
 	var leftovers error
@@ -121,8 +119,28 @@ func (l Lifecycle[T, S]) Sync(ctx context.Context, key string, reconcile func(ct
 	if _, err := l.writeStatus(ctx, obj, next); err != nil {
 		return err
 	}
-	return leftovers
+	if leftovers != nil || retry == nil {
+		return leftovers
+	}
+	return retry.err
 }
+
+// RetryAfterStatus is what a reconcile returns that did its part but must be tried again for
+// err, a failure outside the host cluster that no event would bring back (an unreachable
+// kcp): Sync writes the status as after a success, the conditions that say why included,
+// and then returns err, so that the queue retries the key with backoff. It is nil when err
+// is.
+func RetryAfterStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterStatus{err: err}
+}
+
+type retryAfterStatus struct{ err error }
+
+func (r *retryAfterStatus) Error() string { return r.err.Error() }
+func (r *retryAfterStatus) Unwrap() error { return r.err }
 
 // takeover reports whether obj takes over what kcp-operator made (the annotation
 // operator.kcp.io/adopt: kcp-operator): only during a takeover, until the object was first
@@ -262,8 +280,8 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	}
 	l.SetCondition(obj, status, operatorv1alpha1.ConditionAvailable, metav1.ConditionFalse, operatorv1alpha1.ReasonDeleting, "the "+l.Noun+" is being deleted")
 	var released error
-	if l.Release != nil {
-		released = l.Release(ctx, obj, status)
+	if l.release != nil {
+		released = l.release(ctx, obj, status)
 	}
 	obj, err := l.writeStatus(ctx, obj, next)
 	if err != nil {
@@ -282,8 +300,8 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 	// A managed etcd's data stays unless its owner says otherwise: a setup deleted by
 	// mistake loses no data. Its claims go by name and UID, never by labels, which anyone
 	// who may label a claim can set.
-	if l.EtcdClaims != nil && obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
-		kept, err := l.Host.DeleteEtcdClaims(ctx, obj.GetNamespace(), l.EtcdClaims(obj), obj.GetUID())
+	if l.etcdClaims != nil && obj.GetAnnotations()[operatorv1alpha1.AnnotationDeleteEtcdVolumes] == "true" {
+		kept, err := l.Host.DeleteEtcdClaims(ctx, obj.GetNamespace(), l.etcdClaims(obj), obj.GetUID())
 		if err != nil {
 			return err
 		}
@@ -292,8 +310,8 @@ func (l Lifecycle[T, S]) finalize(ctx context.Context, obj T) error {
 				strings.Join(kept, ", "), l.Noun, pki.LabelOwnerUID)
 		}
 	}
-	if l.Cleanup != nil {
-		if err := l.Cleanup(ctx, obj); err != nil {
+	if l.cleanup != nil {
+		if err := l.cleanup(ctx, obj); err != nil {
 			return err
 		}
 	}

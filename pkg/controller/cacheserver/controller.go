@@ -15,20 +15,15 @@ import (
 
 // Controller reconciles CacheServers.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
+	controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
 }
 
 // New sets up a CacheServer controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.CacheServer, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.CacheServer)
 
-// newController is the controller of base.
-func newController(base *controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]) *Controller {
-	return &Controller{Base: base}
-}
-
-// watches are what a CacheServer's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a CacheServer's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// The last RootShard of a namespace may take the shared bootstrap PKI with it.

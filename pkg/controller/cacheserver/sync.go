@@ -11,13 +11,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
-// sync brings the host cluster in line with one CacheServer and reports back in its status.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.Reconciling(ctx, key, c.reconcile)
-}
-
-// reconcile realizes a CacheServer and observes the result.
-func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.CacheServer, status *operatorv1alpha1.CacheServerStatus) error {
+// Reconcile realizes a CacheServer and observes the result.
+func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.CacheServer, status *operatorv1alpha1.CacheServerStatus) error {
 	cs := cacheserver.CacheServer{CacheServer: obj}
 	wrote, err := c.realize(ctx, cs)
 	c.Applied(obj, wrote, err)

@@ -22,13 +22,13 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.CacheServer, objs...)}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
 // sync syncs the CacheServer, then lets its cache and the host catch up.
 func (f *fixture) sync(t *testing.T) *operatorv1alpha1.CacheServer {
-	require.NoError(t, f.c.sync(t.Context(), "team-a/cache"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/cache"))
 	got := f.Stored(t, "team-a", "cache")
 	f.Host.CatchUp(t)
 	return got
@@ -76,7 +76,7 @@ func TestDeletionKeepsTheBootstrapWhileARootShardUsesIt(t *testing.T) {
 	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root", Namespace: "team-a"}}
 
 	f := newFixture(t, deleting, rs)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/cache"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/cache"))
 	deletes := deleteCollections(f.Host)
 	assert.Contains(t, deletes, "certificates app.kubernetes.io/managed-by=kcp-setups,operator.kcp.io/cacheserver=cache")
 	for _, d := range deletes {
@@ -89,7 +89,7 @@ func TestDeletionKeepsTheBootstrapWhileARootShardUsesIt(t *testing.T) {
 
 	// The last user takes the bootstrap with it.
 	f = newFixture(t, deleting)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/cache"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/cache"))
 	assert.Contains(t, deleteCollections(f.Host),
 		"certificates app.kubernetes.io/component=pki-bootstrap,app.kubernetes.io/instance=kcp-pki-ca,app.kubernetes.io/managed-by=kcp-setups")
 }

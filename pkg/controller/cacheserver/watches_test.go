@@ -7,7 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 )
@@ -16,7 +18,7 @@ import (
 // enqueues exactly the CacheServers it concerns.
 func TestWatchesEnqueueTheCacheServersConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.CacheServer, w.Deps())
 	require.NoError(t, err)
 	cache := &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "cache"}}
 	cache.Spec.Etcd = &operatorv1alpha1.EtcdConfig{TLSConfig: &operatorv1alpha1.EtcdTLSConfig{}}

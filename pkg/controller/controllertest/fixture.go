@@ -36,6 +36,18 @@ func NewFixture[T controller.Object, S any](t testing.TB, kind controller.Kind[T
 	return f
 }
 
+// ControllerOf builds the controller C of the fixture's kind over the fixture (controller.Build),
+// reading its caches; the fixture's Base is then the controller's.
+func ControllerOf[C any, PC interface {
+	*C
+	controller.Reconciler[T, S]
+}, T controller.Object, S any](f *Fixture[T, S]) PC {
+	c := controller.Build[C, PC](f.Kind, controller.Deps{Ours: f.Ours, Host: f.Host.Host, Recorder: f.Events})
+	f.Base = controller.BaseOf[T, S](c)
+	f.SetIndexes(f.Caches.Indexes)
+	return c
+}
+
 // Caches are the caches of our kinds in a fixture, with the indexes each kind contributes:
 // by kind name (Indexes, what the controller reads), and by field for a test to fill.
 type Caches struct {

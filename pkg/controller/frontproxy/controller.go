@@ -17,20 +17,15 @@ import (
 
 // Controller reconciles FrontProxies.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
+	controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
 }
 
 // New sets up a FrontProxy controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.FrontProxy, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.FrontProxy)
 
-// newController is the controller of base.
-func newController(base *controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]) *Controller {
-	return &Controller{Base: base}
-}
-
-// watches are what a FrontProxy's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a FrontProxy's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys the front proxy verifies.

@@ -38,13 +38,13 @@ func newJoinedFixture(t *testing.T) *joinedFixture {
 		},
 	}
 	j := &joinedFixture{Fixture: controllertest.NewFixture(t, kinds.FrontProxy, fp), in: controllertest.NewInstallation(t)}
-	j.c = newController(j.Base)
+	j.c = controllertest.ControllerOf[Controller](j.Fixture)
 	return j
 }
 
 // sync syncs edge and lets its cache hold what the controller wrote to it.
 func (j *joinedFixture) sync(t *testing.T) *operatorv1alpha1.FrontProxy {
-	require.NoError(t, j.c.sync(t.Context(), "team-a/edge"))
+	require.NoError(t, j.c.SyncKey(t.Context(), "team-a/edge"))
 	return j.Stored(t, "team-a", "edge")
 }
 

@@ -24,7 +24,7 @@ func TestFrontProxiesFollowTheShardsOfTheirRootShard(t *testing.T) {
 	s := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Name: "shard-1", Namespace: "team-a"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}}}
 	f.Add(t, s)
-	c := newController(f.Base)
+	c := controllertest.ControllerOf[Controller](f)
 
 	assert.Equal(t, []string{"team-a/edge"}, c.ofShard(s))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",

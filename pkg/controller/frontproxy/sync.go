@@ -17,13 +17,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// sync brings the host cluster in line with one FrontProxy and reports back in its status.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.Reconciling(ctx, key, c.reconcile)
-}
-
-// reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
-func (c *Controller) reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
+// Reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
+func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
 	if fp.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, fp, status)
 	}

@@ -36,13 +36,13 @@ func newSyncFixture(t *testing.T, spec func(*operatorv1alpha1.FrontProxySpec)) *
 	for _, name := range []string{"root-merged-client-ca", "root-server-ca", "root-requestheader-client-ca"} {
 		f.Add(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, ResourceVersion: "1"}})
 	}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
 // syncWith reconciles edge once, expecting wantErr, and returns it as stored then.
 func (f *syncFixture) syncWith(t *testing.T, wantErr bool) *operatorv1alpha1.FrontProxy {
-	err := f.c.sync(t.Context(), "team-a/edge")
+	err := f.c.SyncKey(t.Context(), "team-a/edge")
 	if wantErr {
 		require.Error(t, err)
 	} else {

@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -17,7 +19,7 @@ import (
 // enqueues exactly the FrontProxies it concerns.
 func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.FrontProxy, w.Deps())
 	require.NoError(t, err)
 	edge := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"},
 		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("root"), CABundleSecretRef: &corev1.LocalObjectReference{Name: "partner-ca"}}}
@@ -61,7 +63,7 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 // enqueues exactly the FrontProxies whose spec.rootShard.secretRef names it, in its namespace.
 func TestCopiesEnqueueTheFrontProxiesNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.FrontProxy, w.Deps())
 	require.NoError(t, err)
 	joinedBy := func(namespace, name, secret string) *operatorv1alpha1.FrontProxy {
 		return &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},

@@ -26,9 +26,10 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// All are our kinds, in the order the manager starts their controllers. A seventh kind is a
-// value below and a line here (docs/STYLE.md, "Adding a kind").
-var All = controller.Registry{RootShard, Shard, FrontProxy, CacheServer, Kubeconfig, VirtualWorkspace}
+// All are our kinds: describe adds each descriptor below as it is made, so a kind is in the
+// registry by being described. Their controllers are the manager's (docs/STYLE.md, "Adding
+// a kind").
+var All controller.Registry
 
 // The descriptors of our kinds: their names, how their objects and statuses are reached, and
 // the indexes they contribute (indexes.go).
@@ -75,7 +76,7 @@ var (
 		virtualWorkspaceIndexers)
 )
 
-// describe is the Kind named name (noun in messages, title as the API spells it) of the
+// describe is the Kind, added to All, named name (noun in messages, title as the API spells it) of the
 // objects of type T like obj, whose lists are an L, reached through the generated informer and client of their type (method
 // expressions), and the closures that point into its status.
 func describe[T controller.Object, S any, L runtime.Object, I interface {
@@ -86,9 +87,11 @@ func describe[T controller.Object, S any, L runtime.Object, I interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }](name, noun, title string, obj T, _ L, informer func(operatorinformers.Interface) I, client func(typed.OperatorV1alpha1Interface, string) C,
 	status func(T) *S, common func(*S) controller.Common, indexers cache.Indexers) controller.Kind[T, S] {
-	return controller.Kind[T, S]{Name: name, Noun: noun, Title: title, StatusOf: status, CommonOf: common,
+	k := controller.Kind[T, S]{Name: name, Noun: noun, Title: title, StatusOf: status, CommonOf: common,
 		InformerOf: controller.InformerFrom(informer), ClientOf: controller.ClientFrom[T](client),
 		ListWatchOf: controller.ListWatchFrom[L](obj, client), Indexers: indexers}
+	All = append(All, k)
+	return k
 }
 
 // setup are the common fields of a status whose phase is a setup's (Provisioning, Running,

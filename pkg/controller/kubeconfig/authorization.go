@@ -123,11 +123,11 @@ func (c *Controller) removeBindings(ctx context.Context, kc *operatorv1alpha1.Ku
 	return err
 }
 
-// release removes the Kubeconfig's bindings from kcp when it is being deleted, before
+// Release removes the Kubeconfig's bindings from kcp when it is being deleted (controller.Releaser), before
 // Lifecycle deletes its Secret: while kcp cannot be reached, the Kubeconfig stays, with the
 // condition saying why, and is retried with backoff. The annotation AnnotationSkipKcpCleanup
 // lets it go without; so does a RootShard that is gone, since its kcp went with it.
-func (c *Controller) release(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+func (c *Controller) Release(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
 	workspace := provisionedCluster(&kc.Status)
 	if workspace == "" {
 		return nil

@@ -309,7 +309,7 @@ func finalizers(t *testing.T, f *fixture) []string {
 
 func TestDeletionRemovesTheBindingsBeforeTheSecret(t *testing.T) {
 	f, k := deleting(t, nil, rootShard("root"), frontProxy("edge", "root"))
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 
 	require.GreaterOrEqual(t, len(k.log), 3)
 	assert.ElementsMatch(t, []string{"kcp root delete " + bindingName("view"), "kcp root delete " + bindingName("edit")}, k.log[:2])
@@ -330,7 +330,7 @@ func TestDeletionWaitsWhileKcpFails(t *testing.T) {
 	assert.Len(t, eventsWith(f.events(), operatorv1alpha1.ReasonKcpUnreachable), 1)
 
 	k.fail = nil
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 	assert.Empty(t, k.bindings(t, "root"))
 	assert.Empty(t, finalizers(t, f))
 }
@@ -341,7 +341,7 @@ func TestTheSkipAnnotationLetsTheKubeconfigGo(t *testing.T) {
 	}, rootShard("root"), frontProxy("edge", "root"))
 	k.fail = &netError{syscall.ECONNREFUSED}
 
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 	assert.Empty(t, k.asked, "kcp is not asked")
 	k.fail = nil
 	assert.Len(t, k.bindings(t, "root"), 2, "the bindings stay")
@@ -359,7 +359,7 @@ func TestAGoneRootShardHasNothingToClean(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, k := deleting(t, nil, tc.objs...)
-			require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+			require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 			assert.Empty(t, k.asked)
 			assert.Empty(t, finalizers(t, f))
 			assert.Len(t, eventsWith(f.events(), EventKcpGone), 1)
@@ -382,7 +382,7 @@ func TestDeletionWithoutBindingsAsksNoKcp(t *testing.T) {
 		kc.Spec.Authorization, kc.Status.Authorization = nil, nil
 	}, rootShard("root"), frontProxy("edge", "root"))
 	k.fail = &netError{syscall.ECONNREFUSED}
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 	assert.Empty(t, k.asked)
 	assert.Empty(t, finalizers(t, f))
 }
@@ -435,7 +435,7 @@ func TestWithoutADialerTheKubeconfigGoes(t *testing.T) {
 	f, k := deleting(t, nil, rootShard("root"), frontProxy("edge", "root"))
 	f.Host.NoKcpDialer = true
 
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 	assert.Empty(t, k.asked, "kcp is not asked")
 	assert.Empty(t, finalizers(t, f))
 	skipped := eventsWith(f.events(), EventKcpCleanupSkipped)

@@ -26,26 +26,17 @@ import (
 // Controller reconciles Kubeconfigs. Their phases (Provisioning, Ready, Failed) are not a
 // setup's: reconcile sets them, and deletion shows as Available=False with reason Deleting.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
+	controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
 }
 
 // New sets up a Kubeconfig controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.Kubeconfig, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.Kubeconfig)
 
-// newController is the controller of base. Deletion first removes the bindings of
-// spec.authorization from kcp (release), then the Certificate, cert-manager's Secret and the
-// kubeconfig Secret: all carry the owner label.
-func newController(base *controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]) *Controller {
-	c := &Controller{Base: base}
-	c.Release = c.release
-	return c
-}
-
-// watches are what a Kubeconfig's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a Kubeconfig's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A target that appears heals ReferenceValid; one that changes changes the kubeconfig.

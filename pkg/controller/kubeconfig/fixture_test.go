@@ -28,14 +28,14 @@ type fixture struct {
 // reference Secrets (labelled operator.kcp.io/reference).
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.Kubeconfig, objs...)}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
 // sync syncs a Kubeconfig and lets its cache catch up.
 func (f *fixture) sync(t *testing.T, name string) *operatorv1alpha1.Kubeconfig {
 	t.Helper()
-	require.NoError(t, f.c.sync(t.Context(), "team-a/"+name))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/"+name))
 	return f.Stored(t, "team-a", name)
 }
 

@@ -171,7 +171,7 @@ func (f *fixture) update(t *testing.T, kc *operatorv1alpha1.Kubeconfig) {
 // written all the same.
 func (f *fixture) syncFailing(t *testing.T, name string) (*operatorv1alpha1.Kubeconfig, error) {
 	t.Helper()
-	err := f.c.sync(t.Context(), "team-a/"+name)
+	err := f.c.SyncKey(t.Context(), "team-a/"+name)
 	require.Error(t, err)
 	got, gerr := f.Ours.OperatorV1alpha1().Kubeconfigs("team-a").Get(t.Context(), name, metav1.GetOptions{})
 	require.NoError(t, gerr)

@@ -268,7 +268,7 @@ func TestDeletingAKubeconfigOfACopyDoesNotReachKcp(t *testing.T) {
 	deleting.Status.Authorization = &operatorv1alpha1.KubeconfigAuthorizationStatus{ProvisionedCluster: "root"}
 	f := newFixture(t, deleting)
 	k := withKcp(t, f)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 
 	assert.Empty(t, k.asked, "kcp is not reached")
 	var deletes []string

@@ -21,22 +21,16 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
-// sync brings the host cluster, and kcp where spec.authorization says, in line with one
-// Kubeconfig and reports back in its status. A failure in kcp fails nothing of the host's:
-// the status, with the condition that says why, is written as after a success, and then the
-// failure is returned so that the queue retries the key with backoff (an unreachable kcp
-// sends no event that would bring it back).
-func (c *Controller) sync(ctx context.Context, key string) error {
-	var inKcp error
-	err := c.Reconciling(ctx, key, func(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
-		var err error
-		inKcp, err = c.reconcile(ctx, kc, status)
-		return err
-	})
+// Reconcile brings the host cluster, and kcp where spec.authorization says, in line with one
+// Kubeconfig. A failure in kcp fails nothing of the host's: the status, with the condition
+// that says why, is written as after a success, and then the key is retried with backoff
+// (RetryAfterStatus: an unreachable kcp sends no event that would bring it back).
+func (c *Controller) Reconcile(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, status *operatorv1alpha1.KubeconfigStatus) error {
+	inKcp, err := c.reconcile(ctx, kc, status)
 	if err != nil {
 		return err
 	}
-	return inKcp
+	return controller.RetryAfterStatus(inKcp)
 }
 
 // reconcile realizes a Kubeconfig once its target exists, in the host cluster and then in

@@ -125,7 +125,7 @@ func TestDeletionRemovesWhatTheKubeconfigOwns(t *testing.T) {
 	deleting.Status.Phase = operatorv1alpha1.KubeconfigPhaseReady
 
 	f := newFixture(t, deleting, rootShard("root"), frontProxy("edge", "root"))
-	require.NoError(t, f.c.sync(t.Context(), "team-a/ci"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/ci"))
 	var deletes []string
 	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		if dc, ok := a.(clienttesting.DeleteCollectionAction); ok {

@@ -9,6 +9,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -17,7 +18,7 @@ import (
 // enqueues exactly the Kubeconfigs it concerns.
 func TestWatchesEnqueueTheKubeconfigsConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.Kubeconfig, w.Deps())
 	require.NoError(t, err)
 	toRoot := kubeconfigFor("to-root", operatorv1alpha1.KubeconfigTarget{RootShardRef: &corev1.LocalObjectReference{Name: "root"}})
 	w.Add(t, toRoot,

@@ -272,41 +272,24 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	return host, nil
 }
 
-// runner is a kind's controller, set up: Run reconciles with workers until ctx is done.
-type runner interface {
-	Run(ctx context.Context, workers int) error
-}
-
-// kindController is how the manager sets up the controller of one of our kinds.
-type kindController struct {
-	// kind is the kind's name in owner labels; title names it in messages.
-	kind, title string
-	new         func(controller.Deps) (runner, error)
-}
-
-// controllerOf is the controller of kind that newController sets up.
-func controllerOf[T controller.Object, S any, C runner](kind controller.Kind[T, S], newController func(controller.Deps) (C, error)) kindController {
-	return kindController{kind: kind.Name, title: kind.Title, new: func(deps controller.Deps) (runner, error) { return newController(deps) }}
-}
-
-// controllers are the controllers of our kinds, one for every kind of kinds.All
-// (TestEveryKindHasAController).
-var controllers = []kindController{
-	controllerOf(kinds.RootShard, rootshard.New),
-	controllerOf(kinds.Shard, shard.New),
-	controllerOf(kinds.FrontProxy, frontproxy.New),
-	controllerOf(kinds.CacheServer, cacheserver.New),
-	controllerOf(kinds.Kubeconfig, kubeconfig.New),
-	controllerOf(kinds.VirtualWorkspace, virtualworkspace.New),
+// controllers are the controllers of our kinds, in the order the manager starts them: the
+// registry of kinds' controllers, one line a kind (TestEveryKindHasAController).
+var controllers = []controller.Constructor{
+	rootshard.New,
+	shard.New,
+	frontproxy.New,
+	cacheserver.New,
+	kubeconfig.New,
+	virtualworkspace.New,
 }
 
 // setUp sets up the controller of every kind over deps.
-func setUp(deps controller.Deps) ([]runner, error) {
-	runs := make([]runner, 0, len(controllers))
+func setUp(deps controller.Deps) ([]controller.Runner, error) {
+	runs := make([]controller.Runner, 0, len(controllers))
 	for _, c := range controllers {
-		r, err := c.new(deps)
+		r, err := c.New(deps)
 		if err != nil {
-			return nil, fmt.Errorf("setting up the %s controller: %w", c.title, err)
+			return nil, fmt.Errorf("setting up the %s controller: %w", c.Title, err)
 		}
 		runs = append(runs, r)
 	}
@@ -316,7 +299,7 @@ func setUp(deps controller.Deps) ([]runner, error) {
 // runAll runs the controllers with workers each (2 when less than 1) until ctx is done. A
 // controller that stops early stops the others, so that the term ends with nothing running
 // rather than with some kinds unreconciled.
-func runAll(ctx context.Context, runs []runner, workers int) error {
+func runAll(ctx context.Context, runs []controller.Runner, workers int) error {
 	if workers < 1 {
 		workers = 2
 	}

@@ -53,7 +53,7 @@ func TestRootShardWithAnUnusableCacheCopyStillHasItsPKI(t *testing.T) {
 	in := controllertest.NewInstallation(t)
 	f.Host.PutReference(t, in.CopyAs(reference.KubeconfigIssuer, "cache-cache-client"))
 	for range 4 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 
@@ -96,7 +96,7 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 	f.c.Recorder = events
 	in := controllertest.NewInstallation(t)
 	for range 2 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 	got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
@@ -105,7 +105,7 @@ func TestRootShardWithAnUnlabelledCacheCopySaysHowToLabelIt(t *testing.T) {
 
 	f.Host.PutReference(t, controllertest.Unlabelled(in.Copies[reference.CacheClient]))
 	for range 4 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 	got, err = kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")

@@ -17,23 +17,20 @@ import (
 
 // Controller reconciles RootShards.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
+	controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
 }
 
 // New sets up a RootShard controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.RootShard, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.RootShard)
 
-// newController is the controller of base. Deleting a RootShard deletes the volume claims of
-// its managed etcd when asked to (EtcdClaims).
-func newController(base *controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]) *Controller {
-	c := &Controller{Base: base}
-	c.EtcdClaims = func(rs *operatorv1alpha1.RootShard) []string { return rootshard.Etcd(rs).ClaimNames() }
-	return c
+// EtcdClaims are the volume claims of the RootShard's managed etcd (controller.EtcdOwner).
+func (c *Controller) EtcdClaims(rs *operatorv1alpha1.RootShard) []string {
+	return rootshard.Etcd(rs).ClaimNames()
 }
 
-// watches are what a RootShard's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a RootShard's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes status.shards, and the service-account keys

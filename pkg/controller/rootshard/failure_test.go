@@ -56,7 +56,7 @@ func TestRefusedWriteIsReportedAndHeals(t *testing.T) {
 			rs.Generation = 2
 			require.NoError(t, f.Caches.RootShards.Update(rs))
 
-			err = f.c.sync(t.Context(), "team-a/root")
+			err = f.c.SyncKey(t.Context(), "team-a/root")
 			require.Error(t, err, "the key is retried with backoff")
 			c := synced()
 			require.NotNil(t, c)
@@ -72,11 +72,11 @@ func TestRefusedWriteIsReportedAndHeals(t *testing.T) {
 			// at once, past the backoff.
 			f.Reset()
 			f.hostCatchesUp(t)
-			require.Error(t, f.c.sync(t.Context(), "team-a/root"))
+			require.Error(t, f.c.SyncKey(t.Context(), "team-a/root"))
 			assert.Empty(t, f.Writes())
 
 			f.Host.DeploymentApplier.Apply = apply
-			require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+			require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 			assert.Contains(t, f.Writes(), "Deployment root-kcp")
 			c = synced()
 			assert.Equal(t, metav1.ConditionTrue, c.Status)

@@ -50,7 +50,7 @@ func TestRootShardKcpReady(t *testing.T) {
 			health := kcphealth.NewPoller(time.Hour)
 			events := record.NewFakeRecorder(10)
 			f.Host.Kcp, f.Host.KcpHealth, f.c.Recorder = k, health, events
-			f.c.Loop = controller.NewLoop(rootshard.Kind, f.c.sync)
+			f.c.Loop = controller.NewLoop(rootshard.Kind, f.c.SyncKey)
 			t.Cleanup(f.c.Loop.Queue.ShutDown)
 			if !tc.deploymentAvailable {
 				obj, exists, err := f.Host.Caches["deployments"].GetByKey("team-a/root-kcp")
@@ -62,7 +62,7 @@ func TestRootShardKcpReady(t *testing.T) {
 			}
 
 			for range 2 {
-				require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+				require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 				health.Wait()
 				rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 				require.NoError(t, err)

@@ -44,7 +44,7 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 			f.Host.PutReference(t, controllertest.NewInstallation(t).Copies[reference.CacheClient])
 			before := f.Host.HostNames("team-a")
 			for range 6 {
-				require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+				require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 				f.hostCatchesUp(t)
 				f.Host.CatchUpStatefulSets(t)
 			}

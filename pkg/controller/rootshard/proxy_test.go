@@ -47,7 +47,7 @@ func TestRootShardRealizesItsInternalFrontProxy(t *testing.T) {
 		Logging: &operatorv1alpha1.LoggingSpec{Level: 4}}}
 	rs.Generation = 2
 	require.NoError(t, f.Caches.RootShards.Update(rs))
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.Equal(t, []string{"Deployment root-proxy", "update rootshards/status"}, f.Writes())
 	f.hostCatchesUp(t)
 	obj, _, err = f.Host.Caches["deployments"].GetByKey("team-a/root-proxy")
@@ -65,6 +65,6 @@ func TestRootShardRealizesItsInternalFrontProxy(t *testing.T) {
 	renewed := obj.(*corev1.Secret).DeepCopy()
 	renewed.ResourceVersion = "2"
 	require.NoError(t, f.Host.Caches["secrets"].Update(renewed))
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.Equal(t, []string{"Deployment root-proxy"}, f.Writes())
 }

@@ -37,7 +37,7 @@ func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 
 	// cert-manager rotates the etcd peer CA: only the shard-join Secret holds it.
 	rotate(t, f, pki.EtcdPeerCA)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	writes := f.Writes()
 	assert.Contains(t, writes, "Secret root-shard-join")
 	assert.NotContains(t, writes, "Secret root-front-proxy-join")
@@ -49,7 +49,7 @@ func TestReferenceSecretsFollowTheCAs(t *testing.T) {
 	// And the front-proxy-client CA: the kubeconfig issuer's key pair, and the client CA
 	// bundle the joining shards and front proxies trust.
 	rotate(t, f, pki.FrontProxyClientCA)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	writes = f.Writes()
 	for _, r := range reference.RootShardReferences {
 		assert.Contains(t, writes, "Secret "+r.Name("root"))
@@ -73,7 +73,7 @@ func rotate(t *testing.T, f *fixture, ca pki.CA) {
 func TestNoReferenceSecretBeforeTheCAsAreIssued(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	for range 3 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 		require.NoError(t, err)
 		require.NoError(t, f.Caches.RootShards.Update(rs)) // the finalizer, without cert-manager
@@ -87,7 +87,7 @@ func TestNoReferenceSecretBeforeTheCAsAreIssued(t *testing.T) {
 	f.Host.CatchUp(t)
 	require.NoError(t, f.Host.Caches["secrets"].Delete(f.Host.Secret(t, "team-a", "root-etcd-client-ca")))
 	f.Reset()
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.NotContains(t, f.Writes(), "Secret root-shard-join")
 }
 
@@ -118,7 +118,7 @@ func TestReferenceSecretsStayOutOfStatusAndEvents(t *testing.T) {
 	f.c.Recorder = events
 	f.converge(t)
 	rotate(t, f, pki.ServerCA)
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 
 	rs, err := f.Ours.OperatorV1alpha1().RootShards("team-a").Get(t.Context(), "root", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func TestARotatingRootCAIsTrustedInBothSlots(t *testing.T) {
 	rs.Status.Rotations = []operatorv1alpha1.CARotationState{{Authority: pki.RootAuthority, Phase: operatorv1alpha1.CARotationPreparing, Slot: 1}}
 	f := newFixture(t, rs)
 	for range 5 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 	old := f.Host.Secret(t, "team-a", "root-ca").Data["tls.crt"]
@@ -182,7 +182,7 @@ func TestReferenceSecretsOfARotatingCACarryBothSlots(t *testing.T) {
 	}
 	f := newFixture(t, rs)
 	for range 5 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 	for _, c := range []struct {

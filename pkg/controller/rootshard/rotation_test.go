@@ -51,7 +51,7 @@ func (f *fixture) issueLeaf(t *testing.T, cert []byte) {
 // syncs syncs the RootShard n times, the host catching up in between.
 func (f *fixture) syncs(t *testing.T, n int) *operatorv1alpha1.RootShard {
 	for range n {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.Host.CatchUpDeletes(t)
 		f.hostCatchesUp(t)
 	}

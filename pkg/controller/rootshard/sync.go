@@ -18,13 +18,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
-// sync brings the host cluster in line with one RootShard and reports back in its status.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.Reconciling(ctx, key, c.reconcile)
-}
-
-// reconcile realizes a RootShard and observes the result.
-func (c *Controller) reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
+// Reconcile realizes a RootShard and observes the result.
+func (c *Controller) Reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
 	desired := rootshard.BuildPKI(rs)
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.

@@ -24,7 +24,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, rs *operatorv1alpha1.RootShard) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.RootShard, rs)}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
@@ -38,7 +38,7 @@ func (f *fixture) hostCatchesUp(t *testing.T) {
 // converge syncs until the RootShard is Running, as the host catches up in between.
 func (f *fixture) converge(t *testing.T) {
 	for range 5 {
-		require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 		f.hostCatchesUp(t)
 	}
 	rs, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
@@ -62,13 +62,13 @@ func TestResyncOfARealizedRootShardWritesNothing(t *testing.T) {
 	f := newFixture(t, testRootShard())
 	f.converge(t)
 
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.Empty(t, f.Writes(), "a resync of an unchanged, realized RootShard must not write")
 }
 
 func TestFirstSyncAddsTheFinalizerOnly(t *testing.T) {
 	f := newFixture(t, testRootShard())
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.Equal(t, []string{"update rootshards/"}, f.Writes())
 }
 
@@ -83,7 +83,7 @@ func TestChangedSpecReappliesOnlyWhatChanged(t *testing.T) {
 	rs.Generation = 2
 	require.NoError(t, f.Caches.RootShards.Update(rs))
 
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	assert.ElementsMatch(t, []string{
 		"Certificate root-server",                               // its DNS names
 		"Secret root-external-logical-cluster-admin-kubeconfig", // its server URL
@@ -112,7 +112,7 @@ func TestMountedSecretChangeRollsTheDeployment(t *testing.T) {
 	renewed.ResourceVersion = "2"
 	require.NoError(t, f.Host.Caches["secrets"].Update(renewed))
 
-	require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 	// The new pod template rolls the pods, so the RootShard is not Available meanwhile.
 	assert.Equal(t, []string{"Deployment root-kcp", "update rootshards/status"}, f.Writes())
 }
@@ -138,7 +138,7 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 			rs.Generation = 2
 			require.NoError(t, f.Caches.RootShards.Update(rs))
 
-			require.Error(t, f.c.sync(t.Context(), "team-a/root"), "the key is retried with backoff")
+			require.Error(t, f.c.SyncKey(t.Context(), "team-a/root"), "the key is retried with backoff")
 			got := f.Stored(t, "team-a", "root")
 			for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
 				c := meta.FindStatusCondition(got.Status.Conditions, ct)
@@ -152,7 +152,7 @@ func TestAMissingCABundleSecretIsAnInvalidReference(t *testing.T) {
 			_, err = f.Host.Kube.CoreV1().Secrets("team-a").Create(t.Context(), &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "partner-ca"}, Data: map[string][]byte{"tls.crt": ca}}, metav1.CreateOptions{})
 			require.NoError(t, err)
-			require.NoError(t, f.c.sync(t.Context(), "team-a/root"))
+			require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
 			got = f.Stored(t, "team-a", "root")
 			for _, ct := range []string{operatorv1alpha1.ConditionReferenceValid, operatorv1alpha1.ConditionSynced} {
 				c := meta.FindStatusCondition(got.Status.Conditions, ct)

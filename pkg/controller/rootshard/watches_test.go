@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -18,7 +20,7 @@ import (
 // enqueues exactly the RootShards it concerns.
 func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.RootShard, w.Deps())
 	require.NoError(t, err)
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
 	root.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "partner-ca"}
@@ -88,7 +90,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 // exactly the RootShards whose spec.cache.secretRef names it, in its namespace.
 func TestCopiesEnqueueTheRootShardsNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.RootShard, w.Deps())
 	require.NoError(t, err)
 	naming := func(namespace, name, secret string) *operatorv1alpha1.RootShard {
 		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}

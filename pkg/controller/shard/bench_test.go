@@ -25,7 +25,7 @@ import (
 func BenchmarkWatchKeys(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		c := setups(b, n)
-		referencing := c.watches().Referencing
+		referencing := c.Watches().Referencing
 		listed := func(match func(*operatorv1alpha1.Shard) bool) []string {
 			all, err := kinds.Shard.Lister(c.Indexes, "team-a").List(labels.Everything())
 			require.NoError(b, err)
@@ -80,7 +80,7 @@ func BenchmarkWatchKeys(b *testing.B) {
 // every other one joined by a copy of root-i-shard-join, each with a CA bundle of its own.
 func setups(b *testing.B, n int) *Controller {
 	w := ct.NewWatching(b)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
 	require.NoError(b, err)
 	for i := range n {
 		rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: fmt.Sprintf("root-%d", i)}}

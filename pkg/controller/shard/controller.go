@@ -20,24 +20,18 @@ import (
 
 // Controller reconciles Shards.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
+	controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
 }
 
 // New sets up a Shard controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.Shard, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.Shard)
 
-// newController is the controller of base. A Shard being deleted is first deregistered from
-// its root shard's kcp (deregister).
-func newController(base *controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]) *Controller {
-	c := &Controller{Base: base}
-	c.Release = c.deregister
-	c.EtcdClaims = shard.EtcdClaimNames
-	return c
-}
+// EtcdClaims are the volume claims of the Shard's managed etcd (controller.EtcdOwner).
+func (c *Controller) EtcdClaims(s *operatorv1alpha1.Shard) []string { return shard.EtcdClaimNames(s) }
 
-// watches are what a Shard's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a Shard's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A Shard joining or leaving changes the service-account keys its siblings verify.

@@ -57,7 +57,7 @@ func TestDeletedShardIsDeregisteredBeforeItsWorkloads(t *testing.T) {
 	})
 	k.deleteShard(t, nil)
 
-	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 	assert.Equal(t, []string{"GET " + kcpShardPath, "DELETE " + kcpShardPath}, k.kcp.Requests(), "read first: it must be this shard's")
 	assert.NotContains(t, k.kcp.Shards, "shard-1")
 	assert.Empty(t, deletedAtDeregistration, "nothing of the host is deleted before kcp's Shard")
@@ -73,7 +73,7 @@ func TestDeletedShardNotInKcpIsLetGo(t *testing.T) {
 	delete(k.kcp.Shards, "shard-1")
 	k.deleteShard(t, nil)
 
-	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 	assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests())
 	assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
 	assert.True(t, k.finalizerRemoved(t))
@@ -109,7 +109,7 @@ func TestDeletedShardLeavesAnotherShardsRegistration(t *testing.T) {
 			})
 			k.deleteShard(t, nil)
 
-			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 			assert.Equal(t, []string{"GET " + kcpShardPath}, k.kcp.Requests(), "never deleted")
 			assert.Contains(t, k.kcp.Shards, "shard-1")
 			assert.True(t, k.finalizerRemoved(t))
@@ -141,7 +141,7 @@ func TestDeletedShardWaitsForKcp(t *testing.T) {
 
 			for i := range 2 {
 				k.Ours.ClearActions()
-				require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"), "retried with backoff")
+				require.Error(t, k.c.SyncKey(t.Context(), "team-a/shard-1"), "retried with backoff")
 				if i > 0 {
 					assert.Empty(t, k.Host.Writes(k.Ours.Actions()), "the same failure again writes nothing, which would requeue past the backoff")
 				}
@@ -162,7 +162,7 @@ func TestDeletedShardWaitsForKcp(t *testing.T) {
 			assert.True(t, strings.HasPrefix(events[0], "Warning DeregistrationFailed"), events[0])
 
 			k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.Status, kcp.NoCredentials = false, 0, false })
-			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 			assert.NotContains(t, k.kcp.Shards, "shard-1")
 			assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
 			assert.True(t, k.finalizerRemoved(t))
@@ -210,7 +210,7 @@ func TestDeletedShardLetGoWithoutKcp(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newKcpFixture(t, time.Hour)
 			tc.setup(t, k)
-			require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+			require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 			assert.Contains(t, k.hostDeletes(), "delete-collection deployments/")
 			assert.True(t, k.finalizerRemoved(t))
 			assert.Contains(t, k.kcp.Shards, "shard-1", "left in kcp")
@@ -230,7 +230,7 @@ func TestDeletedShardOfADeletingRootShardIsDeregisteredWhileItsKcpAnswers(t *tes
 	rs.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	require.NoError(t, k.Caches.RootShards.Update(rs))
 	k.deleteShard(t, nil)
-	require.NoError(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	require.NoError(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 	assert.NotContains(t, k.kcp.Shards, "shard-1")
 	assert.True(t, k.finalizerRemoved(t))
 }
@@ -242,7 +242,7 @@ func TestDeregistrationFailingAnotherWayWritesNothing(t *testing.T) {
 	k := newKcpFixture(t, time.Hour)
 	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down = true })
 	k.deleteShard(t, nil)
-	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	require.Error(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 	s, err := k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.NoError(t, k.Caches.Shards.Update(s))
@@ -250,7 +250,7 @@ func TestDeregistrationFailingAnotherWayWritesNothing(t *testing.T) {
 
 	k.kcp.Set(func(kcp *controllertest.Kcp) { kcp.Down, kcp.Status = false, http.StatusServiceUnavailable })
 	k.Ours.ClearActions()
-	require.Error(t, k.c.sync(t.Context(), "team-a/shard-1"))
+	require.Error(t, k.c.SyncKey(t.Context(), "team-a/shard-1"))
 	assert.Empty(t, k.Host.Writes(k.Ours.Actions()))
 	s, err = k.Ours.OperatorV1alpha1().Shards("team-a").Get(t.Context(), "shard-1", metav1.GetOptions{})
 	require.NoError(t, err)

@@ -211,7 +211,7 @@ func TestDeletedJoinedShardIsNotDeregistered(t *testing.T) {
 	s.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	require.NoError(t, j.Caches.Shards.Update(s))
 
-	require.NoError(t, j.c.sync(t.Context(), "team-a/shard-1"))
+	require.NoError(t, j.c.SyncKey(t.Context(), "team-a/shard-1"))
 	assert.Empty(t, k.Requests(), "kcp is never reached")
 	assert.Contains(t, k.Shards, "shard-1")
 	assert.Contains(t, j.Host.Writes(), "delete-collection deployments/", "its workloads go")

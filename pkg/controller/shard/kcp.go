@@ -37,14 +37,15 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 	}
 }
 
-// deregister deletes kcp's Shard object of the Shard being deleted from the root workspace,
-// through its RootShard, before the Shard's workloads go (Lifecycle.Release): else front
-// proxies keep routing to a dead shard and workspaces can still be scheduled onto it. While
+// Release deregisters the Shard being deleted (controller.Releaser): it deletes kcp's Shard
+// object from the root workspace, through its RootShard, before the Shard's workloads go:
+// else front proxies keep routing to a dead shard and workspaces can still be scheduled onto
+// it. While
 // kcp cannot be reached, the Shard stays in Deleting with Deregistered=False and is retried
 // with backoff. It lets the Shard go without asking kcp when an admin says so
 // (AnnotationSkipKcpCleanup), and when there is no kcp left to ask: its RootShard does not
 // exist, or is being deleted and its kcp no longer answers.
-func (c *Controller) deregister(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
+func (c *Controller) Release(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	if c.Host.Kcp == nil {
 		return nil
 	}

@@ -50,7 +50,7 @@ func newKcpFixture(t *testing.T, interval time.Duration) *kcpFixture {
 	k.kcp.Shards["shard-1"] = baseURL
 	k.kcp.ShardUIDs["shard-1"] = shardUID // marked when it was found registered
 	f.Host.Kcp, f.Host.KcpHealth = k.kcp, k.health
-	f.c.Loop = controller.NewLoop(shard.Kind, f.c.sync)
+	f.c.Loop = controller.NewLoop(shard.Kind, f.c.SyncKey)
 	t.Cleanup(f.c.Loop.Queue.ShutDown)
 	f.Host.Reset()
 	f.Ours.ClearActions()

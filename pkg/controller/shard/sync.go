@@ -18,13 +18,8 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// sync brings the host cluster in line with one Shard and reports back in its status.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.Reconciling(ctx, key, c.reconcile)
-}
-
-// reconcile realizes a Shard once its RootShard exists, and observes the result.
-func (c *Controller) reconcile(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
+// Reconcile realizes a Shard once its RootShard exists, and observes the result.
+func (c *Controller) Reconcile(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	if s.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, s, status)
 	}

@@ -31,7 +31,7 @@ func newFixture(t *testing.T) *fixture {
 		},
 	}
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.Shard, s)}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
@@ -62,7 +62,7 @@ func TestDeploymentWaitsForTheRootShardsSecrets(t *testing.T) {
 
 // sync syncs the Shard and lets its cache hold what the controller wrote to it.
 func (f *fixture) sync(t *testing.T) *operatorv1alpha1.Shard {
-	require.NoError(t, f.c.sync(t.Context(), "team-a/shard-1"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/shard-1"))
 	return f.Stored(t, "team-a", "shard-1")
 }
 

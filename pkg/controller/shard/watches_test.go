@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -17,7 +19,7 @@ import (
 // exactly the Shards it concerns.
 func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
 	require.NoError(t, err)
 	shardOf := func(name, rs string) *operatorv1alpha1.Shard {
 		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
@@ -63,7 +65,7 @@ func TestWatchesEnqueueTheShardsConcerned(t *testing.T) {
 // namespace.
 func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
 	require.NoError(t, err)
 	joinedBy := func(namespace, name, secret string) *operatorv1alpha1.Shard {
 		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
@@ -111,7 +113,7 @@ func TestCopiesEnqueueTheShardsNamingThem(t *testing.T) {
 // Shards, which name it nowhere in their own spec, and no other Shard.
 func TestUsersSecretsOfTheRootShardEnqueueItsShards(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
 	require.NoError(t, err)
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"},
 		Spec: operatorv1alpha1.RootShardSpec{Certificates: &operatorv1alpha1.Certificates{CASecretRef: &corev1.LocalObjectReference{Name: "company-ca"}}}}

@@ -19,20 +19,15 @@ import (
 
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
-	*controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
+	controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
 }
 
 // New sets up a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
-var New = controller.Setup(kinds.VirtualWorkspace, newController, (*Controller).sync, (*Controller).watches)
+var New = controller.Setup[Controller](kinds.VirtualWorkspace)
 
-// newController is the controller of base.
-func newController(base *controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]) *Controller {
-	return &Controller{Base: base}
-}
-
-// watches are what a VirtualWorkspace's reconcile reads.
-func (c *Controller) watches() controller.Watches {
+// Watches are what a VirtualWorkspace's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
 			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,

@@ -17,12 +17,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
-// sync brings the host cluster in line with one VirtualWorkspace and reports back in its
-// status.
-func (c *Controller) sync(ctx context.Context, key string) error {
-	return c.Reconciling(ctx, key, c.reconcile)
-}
-
 // missing is why a VirtualWorkspace's target cannot be resolved yet.
 type missing struct{ reason, message, what string }
 
@@ -64,8 +58,8 @@ func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, 
 	return kcp.Server{}, &missing{operatorv1alpha1.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
 }
 
-// reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
-func (c *Controller) reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
+// Reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
+func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
 	target, miss, err := c.target(obj)
 	if err != nil {
 		return err

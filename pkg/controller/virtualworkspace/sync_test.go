@@ -25,7 +25,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, objs ...metav1.Object) *fixture {
 	f := &fixture{Fixture: controllertest.NewFixture(t, kinds.VirtualWorkspace, objs...)}
-	f.c = newController(f.Base)
+	f.c = controllertest.ControllerOf[Controller](f.Fixture)
 	return f
 }
 
@@ -45,7 +45,7 @@ func (f *fixture) issueRootShardCAs(t *testing.T) {
 
 // sync syncs the VirtualWorkspace, then lets its cache and the host catch up.
 func (f *fixture) sync(t *testing.T) *operatorv1alpha1.VirtualWorkspace {
-	require.NoError(t, f.c.sync(t.Context(), "team-a/vw"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/vw"))
 	got := f.Stored(t, "team-a", "vw")
 	f.Host.CatchUp(t)
 	return got
@@ -144,7 +144,7 @@ func TestTheUsersIdentityTakesTheAdminKeysAway(t *testing.T) {
 	vw.Spec.KubeconfigSecretRef = &corev1.LocalObjectReference{Name: "narrow"}
 	require.NoError(t, f.Caches.VirtualWorkspaces.Update(vw))
 	f.Host.Reset()
-	require.NoError(t, f.c.sync(t.Context(), "team-a/vw"))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/vw"))
 	var deleted []string
 	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
 		if d, ok := a.(clienttesting.DeleteAction); ok {

@@ -8,7 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
@@ -16,7 +18,7 @@ import (
 // controller watches enqueues exactly the VirtualWorkspaces it concerns.
 func TestWatchesEnqueueTheVirtualWorkspacesConcerned(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := New(w.Deps())
+	c, err := controller.BuildWatching[Controller](kinds.VirtualWorkspace, w.Deps())
 	require.NoError(t, err)
 	ns := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "team-a", Name: name} }
 	rootVW := &operatorv1alpha1.VirtualWorkspace{ObjectMeta: ns("root-vw"),
