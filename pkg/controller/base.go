@@ -167,6 +167,12 @@ func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string)
 	b.Loop = NewLoop(b.Name, sync)
 	b.Watched = watches
 	b.Watched.Own = b.SharedInformer(inf)
+	if _, ok := b.Indexers[UsersSecretIndex]; ok && watches.Mounting == nil {
+		b.Watched.Mounting = b.Naming(UsersSecretIndex)
+	}
+	if _, ok := b.Indexers[ReferenceSecretIndex]; ok && watches.Referencing == nil {
+		b.Watched.Referencing = b.Naming(ReferenceSecretIndex)
+	}
 	return b.Watched.Register(b.Loop, b.Host, inf)
 }
 

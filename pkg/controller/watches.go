@@ -87,24 +87,43 @@ type Watches struct {
 	Own cache.SharedIndexInformer
 	// Kinds are the events of our kinds that concern other objects of the kind.
 	Kinds []Reference
-	// Host are the host resources whose events Owners maps: what the kind owns, and what it
-	// uses of what others own.
-	Host   []HostResource
-	Owners func(metav1.Object) []string
+	// Host are the host resources whose events enqueue their owner, the object of the kind
+	// their owner label names, and what Users adds: what the kind owns, and what it uses of
+	// what others own.
+	Host []HostResource
+	// Users are the keys of the other objects of the kind a host object concerns: those that
+	// use what another object owns, or that share what it is made of; nil for none.
+	Users func(metav1.Object) []string
 	// Mounting are the keys of the objects of a namespace whose pods mount a user's Secret,
-	// or whose bundles are made of it, so that its change rolls them; nil for a kind that
-	// uses none. It is watched when the host caches every Secret's metadata.
+	// or whose bundles are made of it, so that its change rolls them. It is watched when the
+	// host caches every Secret's metadata. Base.Watch makes it the objects that name the
+	// Secret in the kind's UsersSecretIndex when the kind has that index and Mounting is nil.
 	Mounting func(namespace, name string) []string
 	// Referencing are the keys of the objects of a namespace whose secretRef names the
 	// reference Secret name, so that its copy appearing, changing or going brings them back,
 	// and a Secret of that name without the reference label too, when the host caches every
-	// Secret's metadata (UnlabelledCopyHandler); nil for a kind that names none.
+	// Secret's metadata (UnlabelledCopyHandler). Base.Watch makes it the objects that name the
+	// Secret in the kind's ReferenceSecretIndex when the kind has that index and Referencing
+	// is nil.
 	Referencing func(namespace, name string) []string
+}
+
+// Owners are the keys of the objects of kind a host object concerns: its owner, which its
+// owner label names, and its Users.
+func (w Watches) Owners(kind string) func(metav1.Object) []string {
+	return func(m metav1.Object) []string {
+		keys := OwnerKey(m, kind)
+		if w.Users == nil {
+			return keys
+		}
+		return append(keys, w.Users(m)...)
+	}
 }
 
 // Handlers are the informers the watches add handlers to, with the handlers of loop.
 func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []Watch {
 	watches := []Watch{{Informer: w.Own, Handler: loop.Handler()}}
+	owners := w.Owners(loop.Kind)
 	for _, ref := range w.Kinds {
 		handler := loop.HandlerFor(ref.Keys)
 		if ref.Membership {
@@ -114,7 +133,7 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 	}
 	for _, r := range w.Host {
 		informer, certManager := inf.Informer(r)
-		watches = append(watches, Watch{Informer: informer, Handler: loop.HandlerFor(w.Owners), certManager: certManager})
+		watches = append(watches, Watch{Informer: informer, Handler: loop.HandlerFor(owners), certManager: certManager})
 	}
 	if w.Referencing != nil {
 		informer, _ := inf.Informer(ReferenceSecrets)

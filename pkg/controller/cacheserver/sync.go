@@ -4,10 +4,14 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
@@ -64,4 +68,31 @@ func (c *Controller) caCertificate(ctx context.Context, cs cacheserver.CacheServ
 		return c.liveCA(cs)
 	}
 	return c.Host.UsersCA(ctx, cs.Namespace, cs.CASecret())
+}
+
+// Watches are what a CacheServer's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
+	return controller.Watches{
+		Kinds: []controller.Reference{
+			// The last RootShard of a namespace may take the shared bootstrap PKI with it.
+			{Kind: kinds.RootShard, Keys: c.bootstrapUsers},
+		},
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
+		Users: c.users,
+	}
+}
+
+// users are the CacheServers a host object concerns besides its owner: every CacheServer of
+// its namespace that uses the bootstrap PKI it belongs to.
+func (c *Controller) users(m metav1.Object) []string {
+	if certificates.IsBootstrap(m.GetLabels()) {
+		return c.bootstrapUsers(m)
+	}
+	return nil
+}
+
+// bootstrapUsers are the CacheServers of an object's namespace without spec.certificates.
+func (c *Controller) bootstrapUsers(m metav1.Object) []string {
+	return c.Keys(controller.BootstrapIndex, m.GetNamespace())
 }

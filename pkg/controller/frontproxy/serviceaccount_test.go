@@ -29,7 +29,7 @@ func TestFrontProxiesFollowTheShardsOfTheirRootShard(t *testing.T) {
 	assert.Equal(t, []string{"team-a/edge"}, c.ofShard(s))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",
 		Labels: pki.Labels("shard", "shard-1", "service-account")}}
-	assert.Equal(t, []string{"team-a/edge"}, c.owners(secret))
+	assert.Equal(t, []string{"team-a/edge"}, c.Watches().Owners(c.Name)(secret))
 	secret.Labels[pki.LabelComponent] = "server"
-	assert.Empty(t, c.owners(secret), "a Shard's other Secrets are not the front proxy's concern")
+	assert.Empty(t, c.Watches().Owners(c.Name)(secret), "a Shard's other Secrets are not the front proxy's concern")
 }

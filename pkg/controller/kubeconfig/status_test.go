@@ -148,15 +148,15 @@ func TestHostEventsMapToTheirKubeconfigs(t *testing.T) {
 		kubeconfigFor("elsewhere", toFrontProxy("other-edge")),
 		shard("beta", "root"), frontProxy("edge", "root"), frontProxy("other-edge", "other"))
 
-	assert.ElementsMatch(t, []string{"team-a/to-root", "team-a/to-shard", "team-a/to-edge"}, f.c.owners(caBundle("root")),
+	assert.ElementsMatch(t, []string{"team-a/to-root", "team-a/to-shard", "team-a/to-edge"}, f.c.Watches().Owners(f.c.Name)(caBundle("root")),
 		"the merged CA bundle is in every kubeconfig toward the RootShard, its Shards and FrontProxies")
-	assert.Equal(t, []string{"team-a/elsewhere"}, f.c.owners(caBundle("other")))
+	assert.Equal(t, []string{"team-a/elsewhere"}, f.c.Watches().Owners(f.c.Name)(caBundle("other")))
 	otherSecret := caBundle("root")
 	otherSecret.Name = "root-server-ca"
-	assert.Empty(t, f.c.owners(otherSecret), "another of the RootShard's Secrets")
+	assert.Empty(t, f.c.Watches().Owners(f.c.Name)(otherSecret), "another of the RootShard's Secrets")
 	owned := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "kubeconfig-to-edge",
 		Labels: map[string]string{"operator.kcp.io/kubeconfig": "to-edge"}}}
-	assert.Equal(t, []string{"team-a/to-edge"}, f.c.owners(owned))
+	assert.Equal(t, []string{"team-a/to-edge"}, f.c.Watches().Owners(f.c.Name)(owned))
 	assert.Equal(t, []string{"team-a/to-shard"}, f.c.targeting("team-a", "Shard", "beta"))
 	assert.Equal(t, []string{"team-a/elsewhere"}, f.c.targeting("team-a", "FrontProxy", "other-edge"))
 }

@@ -21,7 +21,7 @@ func TestRootShardFollowsTheServiceAccountKeysOfItsShards(t *testing.T) {
 
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1-service-account",
 		Labels: pki.Labels("shard", "shard-1", "service-account")}}
-	assert.Equal(t, []string{"team-a/root"}, c.owners(secret))
+	assert.Equal(t, []string{"team-a/root"}, c.Watches().Owners(c.Name)(secret))
 	secret.Labels[pki.LabelComponent] = "server"
-	assert.Empty(t, c.owners(secret))
+	assert.Empty(t, c.Watches().Owners(c.Name)(secret))
 }

@@ -36,11 +36,11 @@ func TestShardsOfARootShardFollowEachOther(t *testing.T) {
 	require.NoError(t, err)
 
 	assert.Equal(t, []string{"team-a/shard-1"}, f.c.siblings(s2))
-	assert.ElementsMatch(t, []string{"team-a/shard-2", "team-a/shard-1"}, f.c.owners(serviceAccountSecret("shard-2", "shard")))
+	assert.ElementsMatch(t, []string{"team-a/shard-2", "team-a/shard-1"}, f.c.Watches().Owners(f.c.Name)(serviceAccountSecret("shard-2", "shard")))
 	server := serviceAccountSecret("shard-2", "shard")
 	server.Labels[pki.LabelComponent] = "server"
-	assert.Equal(t, []string{"team-a/shard-2"}, f.c.owners(server), "a Shard's other Secrets concern it alone")
-	assert.ElementsMatch(t, []string{"team-a/shard-1", "team-a/shard-2"}, f.c.owners(serviceAccountSecret("root", "rootshard")))
+	assert.Equal(t, []string{"team-a/shard-2"}, f.c.Watches().Owners(f.c.Name)(server), "a Shard's other Secrets concern it alone")
+	assert.ElementsMatch(t, []string{"team-a/shard-1", "team-a/shard-2"}, f.c.Watches().Owners(f.c.Name)(serviceAccountSecret("root", "rootshard")))
 }
 
 // TestDeploymentVerifiesTheServiceAccountKeysThatExist: with auth.serviceAccount enabled, the

@@ -5,16 +5,16 @@
 package virtualworkspace
 
 import (
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
-	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
-	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
 
 // Controller reconciles VirtualWorkspaces.
@@ -26,53 +26,43 @@ type Controller struct {
 // informers of its deps, and writing to the host cluster through them.
 var New = controller.Setup[Controller](kinds.VirtualWorkspace)
 
-// Watches are what a VirtualWorkspace's reconcile reads.
-func (c *Controller) Watches() controller.Watches {
-	return controller.Watches{
-		Kinds: []controller.Reference{
-			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,
-			// addresses, cache, bundles).
-			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			{Kind: kinds.Shard, Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
-			{Kind: kinds.CacheServer, Keys: c.InNamespace},
-		},
-		// What the VirtualWorkspace owns, and what its target owns that it mounts (CAs,
-		// bundles, the cache's kubeconfig).
-		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
-			controller.DisruptionBudgets, controller.Certificates},
-		Owners: c.owners,
-		// The VirtualWorkspaces whose pods mount a user's Secret, or whose client CA bundle is
-		// made of it.
-		Mounting: c.Naming(controller.UsersSecretIndex),
-	}
-}
+// missing is why a VirtualWorkspace's target cannot be resolved yet.
+type missing struct{ reason, message, what string }
 
-// owners are the VirtualWorkspaces a host object concerns: its owner, the VirtualWorkspaces
-// of the RootShard or Shard that owns it, or every VirtualWorkspace of the namespace for a
-// CacheServer's.
-func (c *Controller) owners(m metav1.Object) []string {
-	if key := controller.OwnerKey(m, virtualworkspace.Kind); key != nil {
-		return key
+// target resolves the root shard or shard a VirtualWorkspace serves, as the kcp builders see
+// it, or says what is missing.
+func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, *missing, error) {
+	ns := vw.Namespace
+	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
+		rs, err := kinds.RootShard.Lister(c.Indexes, ns).Get(name)
+		if apierrors.IsNotFound(err) {
+			return nil, &missing{operatorv1alpha1.ReasonRootShardNotFound,
+				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
+		}
+		return rs, nil, err
 	}
-	l := m.GetLabels()
-	switch {
-	case l[pki.OwnerLabel(rootshard.Kind)] != "":
-		return c.ofRootShard(m.GetNamespace(), l[pki.OwnerLabel(rootshard.Kind)])
-	case l[pki.OwnerLabel(shard.Kind)] != "":
-		return c.ofShard(m.GetNamespace(), l[pki.OwnerLabel(shard.Kind)])
-	case l[pki.OwnerLabel(cacheserver.Kind)] != "":
-		return c.InNamespace(m)
+	switch t := vw.Spec.Target; {
+	case t.RootShardRef != nil:
+		rs, miss, err := rootShard(t.RootShardRef.Name)
+		if rs == nil {
+			return kcp.Server{}, miss, err
+		}
+		return rootshard.Server(rs), nil, nil
+	case t.ShardRef != nil:
+		s, err := kinds.Shard.Lister(c.Indexes, ns).Get(t.ShardRef.Name)
+		if apierrors.IsNotFound(err) {
+			return kcp.Server{}, &missing{operatorv1alpha1.ReasonShardNotFound,
+				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
+		}
+		if err != nil {
+			return kcp.Server{}, nil, err
+		}
+		rs, miss, err := rootShard(controller.ShardRootShard(s))
+		if rs == nil {
+			return kcp.Server{}, miss, err
+		}
+		return shard.Server(s, rs), nil, nil
 	}
-	return nil
-}
-
-// ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
-// those that serve one of its Shards.
-func (c *Controller) ofRootShard(namespace, rootShard string) []string {
-	return controller.Matching(kinds.VirtualWorkspacesOf(c.Indexes, namespace, rootShard), func(*operatorv1alpha1.VirtualWorkspace) bool { return true })
-}
-
-// ofShard are the VirtualWorkspaces that serve a Shard.
-func (c *Controller) ofShard(namespace, name string) []string {
-	return c.Keys(controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
+	// Validation requires exactly one target; an object stored before it did waits.
+	return kcp.Server{}, &missing{operatorv1alpha1.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
 }

@@ -11,52 +11,12 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
-	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
 )
-
-// missing is why a VirtualWorkspace's target cannot be resolved yet.
-type missing struct{ reason, message, what string }
-
-// target resolves the root shard or shard a VirtualWorkspace serves, as the kcp builders see
-// it, or says what is missing.
-func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, *missing, error) {
-	ns := vw.Namespace
-	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
-		rs, err := kinds.RootShard.Lister(c.Indexes, ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			return nil, &missing{operatorv1alpha1.ReasonRootShardNotFound,
-				fmt.Sprintf("RootShard %q does not exist in namespace %q", name, ns), "RootShard"}, nil
-		}
-		return rs, nil, err
-	}
-	switch t := vw.Spec.Target; {
-	case t.RootShardRef != nil:
-		rs, miss, err := rootShard(t.RootShardRef.Name)
-		if rs == nil {
-			return kcp.Server{}, miss, err
-		}
-		return rootshard.Server(rs), nil, nil
-	case t.ShardRef != nil:
-		s, err := kinds.Shard.Lister(c.Indexes, ns).Get(t.ShardRef.Name)
-		if apierrors.IsNotFound(err) {
-			return kcp.Server{}, &missing{operatorv1alpha1.ReasonShardNotFound,
-				fmt.Sprintf("Shard %q does not exist in namespace %q", t.ShardRef.Name, ns), "Shard"}, nil
-		}
-		if err != nil {
-			return kcp.Server{}, nil, err
-		}
-		rs, miss, err := rootShard(controller.ShardRootShard(s))
-		if rs == nil {
-			return kcp.Server{}, miss, err
-		}
-		return shard.Server(s, rs), nil, nil
-	}
-	// Validation requires exactly one target; an object stored before it did waits.
-	return kcp.Server{}, &missing{operatorv1alpha1.ReasonRootShardNotFound, "spec.target names neither a RootShard nor a Shard", "target"}, nil
-}
 
 // Reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
 func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
@@ -114,4 +74,49 @@ func (c *Controller) realize(ctx context.Context, vw virtualworkspace.VirtualWor
 	w.Services(vw.Service())
 	w.DeploymentWhenMounted(vw.Namespace, vw.DeploymentName(), vw.Mounts(), vw.Deployment)
 	return w.Done()
+}
+
+// Watches are what a VirtualWorkspace's reconcile reads.
+func (c *Controller) Watches() controller.Watches {
+	return controller.Watches{
+		Kinds: []controller.Reference{
+			// A target appearing heals its VirtualWorkspaces; its spec changes theirs (image,
+			// addresses, cache, bundles).
+			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.Shard, Keys: func(m metav1.Object) []string { return c.ofShard(m.GetNamespace(), m.GetName()) }},
+			{Kind: kinds.CacheServer, Keys: c.InNamespace},
+		},
+		// What the VirtualWorkspace owns, and what its target owns that it mounts (CAs,
+		// bundles, the cache's kubeconfig).
+		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
+			controller.DisruptionBudgets, controller.Certificates},
+		Users: c.users,
+	}
+}
+
+// users are the VirtualWorkspaces a host object concerns besides its owner: those of the
+// RootShard or Shard that owns it, or every VirtualWorkspace of the namespace for a
+// CacheServer's.
+func (c *Controller) users(m metav1.Object) []string {
+	l := m.GetLabels()
+	switch {
+	case l[pki.OwnerLabel(rootshard.Kind)] != "":
+		return c.ofRootShard(m.GetNamespace(), l[pki.OwnerLabel(rootshard.Kind)])
+	case l[pki.OwnerLabel(shard.Kind)] != "":
+		return c.ofShard(m.GetNamespace(), l[pki.OwnerLabel(shard.Kind)])
+	case l[pki.OwnerLabel(cacheserver.Kind)] != "":
+		return c.InNamespace(m)
+	}
+	return nil
+}
+
+// ofRootShard are the VirtualWorkspaces whose PKI is a RootShard's: those that serve it, and
+// those that serve one of its Shards.
+func (c *Controller) ofRootShard(namespace, rootShard string) []string {
+	return controller.Matching(kinds.VirtualWorkspacesOf(c.Indexes, namespace, rootShard), func(*operatorv1alpha1.VirtualWorkspace) bool { return true })
+}
+
+// ofShard are the VirtualWorkspaces that serve a Shard.
+func (c *Controller) ofShard(namespace, name string) []string {
+	return c.Keys(controller.TargetIndex, controller.TargetValue(namespace, shard.Kind, name))
 }
