@@ -4,14 +4,13 @@
 package cacheserver
 
 import (
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // Controller reconciles CacheServers.
 type Controller struct {
-	controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
+	kinds.CacheServerBase
 }
 
 // New sets up a CacheServer controller reading our kinds and the host cluster's objects from the

@@ -4,14 +4,13 @@
 package frontproxy
 
 import (
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
 // Controller reconciles FrontProxies.
 type Controller struct {
-	controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
+	kinds.FrontProxyBase
 }
 
 // New sets up a FrontProxy controller reading our kinds and the host cluster's objects from the

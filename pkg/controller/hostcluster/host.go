@@ -5,7 +5,6 @@
 package hostcluster
 
 import (
-	"context"
 	"sync"
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
@@ -110,116 +109,16 @@ func NewHost(kube kubernetes.Interface, certManager cmclientset.Interface,
 	configMaps corev1listers.ConfigMapLister) *Host {
 	c := &Host{Kube: kube, CertManager: certManager, Certificates: certificates, Issuers: issuers,
 		Secrets: secrets, Services: services, Deployments: deployments, ConfigMaps: configMaps}
-	c.IssuerApplier, c.CertificateApplier, c.SecretApplier, c.ServiceApplier, c.DeploymentApplier =
-		c.newAppliers()
+	c.SecretApplier, c.ServiceApplier, c.ConfigMapApplier = c.secretApplier(), c.serviceApplier(), c.configMapApplier()
 	// The kinds whose spec has a generation: a change someone else makes to one is undone.
-	c.IssuerApplier = c.IssuerApplier.WithDriftDetection()
-	c.CertificateApplier = c.CertificateApplier.WithDriftDetection()
+	c.IssuerApplier = c.issuerApplier().WithDriftDetection()
+	c.CertificateApplier = c.certificateApplier().WithDriftDetection()
 	// cert-manager writes a Certificate's Secret: its name is claimed with the Certificate's.
 	c.CertificateApplier.Also = c.claimIssuedSecret
 	// A CA Certificate keeps the key of the CA it renews.
 	c.CertificateApplier.Prepare = c.keepCAKey
-	c.DeploymentApplier = c.DeploymentApplier.WithDriftDetection()
-	c.ConfigMapApplier = Applied[*corev1ac.ConfigMapApplyConfiguration]{
-		Kind:   "ConfigMap",
-		Labels: func(o *corev1ac.ConfigMapApplyConfiguration) map[string]string { return o.Labels },
-		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-			list, err := c.claimKube().CoreV1().ConfigMaps(ns).List(ctx, byName(name))
-			return listed(name, list, err)
-		},
-		Key:      func(o *corev1ac.ConfigMapApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-		Annotate: func(o *corev1ac.ConfigMapApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-		Mark:     func(o *corev1ac.ConfigMapApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-		Get:      func(ns, name string) (metav1.Object, error) { return c.ConfigMaps.ConfigMaps(ns).Get(name) },
-		Apply: func(ctx context.Context, o *corev1ac.ConfigMapApplyConfiguration) (metav1.Object, error) {
-			return applied(c.Kube.CoreV1().ConfigMaps(*o.Namespace).Apply(ctx, o, ApplyOptions))
-		},
-	}
+	c.DeploymentApplier = c.deploymentApplier().WithDriftDetection()
 	return c
-}
-
-func (c *Host) newAppliers() (Applied[*cmapply.IssuerApplyConfiguration], Applied[*cmapply.CertificateApplyConfiguration],
-	Applied[*corev1ac.SecretApplyConfiguration], Applied[*corev1ac.ServiceApplyConfiguration], Applied[*appsv1ac.DeploymentApplyConfiguration]) {
-	return Applied[*cmapply.IssuerApplyConfiguration]{
-			Kind:   "Issuer",
-			Labels: func(o *cmapply.IssuerApplyConfiguration) map[string]string { return o.Labels },
-			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.claimCertManager().CertmanagerV1().Issuers(ns).List(ctx, byName(name))
-				return listed(name, list, err)
-			},
-			Key:      func(o *cmapply.IssuerApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-			Annotate: func(o *cmapply.IssuerApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			Mark:     func(o *cmapply.IssuerApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-			Get:      func(ns, name string) (metav1.Object, error) { return c.Issuers.Issuers(ns).Get(name) },
-			Apply: func(ctx context.Context, o *cmapply.IssuerApplyConfiguration) (metav1.Object, error) {
-				return applied(c.CertManager.CertmanagerV1().Issuers(*o.Namespace).Apply(ctx, o, ApplyOptions))
-			},
-		},
-		Applied[*cmapply.CertificateApplyConfiguration]{
-			Kind:   "Certificate",
-			Labels: func(o *cmapply.CertificateApplyConfiguration) map[string]string { return o.Labels },
-			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.claimCertManager().CertmanagerV1().Certificates(ns).List(ctx, byName(name))
-				return listed(name, list, err)
-			},
-			Key:      func(o *cmapply.CertificateApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-			Annotate: func(o *cmapply.CertificateApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			// cert-manager copies the secretTemplate onto the Secret it writes.
-			Mark: func(o *cmapply.CertificateApplyConfiguration, l map[string]string) {
-				o.WithLabels(l)
-				if o.Spec != nil && o.Spec.SecretTemplate != nil {
-					o.Spec.SecretTemplate.WithLabels(l)
-				}
-			},
-			Get: func(ns, name string) (metav1.Object, error) { return c.Certificates.Certificates(ns).Get(name) },
-			Apply: func(ctx context.Context, o *cmapply.CertificateApplyConfiguration) (metav1.Object, error) {
-				return applied(c.CertManager.CertmanagerV1().Certificates(*o.Namespace).Apply(ctx, o, ApplyOptions))
-			},
-		},
-		Applied[*corev1ac.SecretApplyConfiguration]{
-			Kind:   "Secret",
-			Labels: func(o *corev1ac.SecretApplyConfiguration) map[string]string { return o.Labels },
-			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				return gotten(c.claimKube().CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}))
-			},
-			Key:      func(o *corev1ac.SecretApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-			Annotate: func(o *corev1ac.SecretApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			Mark:     func(o *corev1ac.SecretApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-			Get:      func(ns, name string) (metav1.Object, error) { return c.Secrets.Secrets(ns).Get(name) },
-			Apply: func(ctx context.Context, o *corev1ac.SecretApplyConfiguration) (metav1.Object, error) {
-				return applied(c.Kube.CoreV1().Secrets(*o.Namespace).Apply(ctx, o, ApplyOptions))
-			},
-		},
-		Applied[*corev1ac.ServiceApplyConfiguration]{
-			Kind:   "Service",
-			Labels: func(o *corev1ac.ServiceApplyConfiguration) map[string]string { return o.Labels },
-			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.claimKube().CoreV1().Services(ns).List(ctx, byName(name))
-				return listed(name, list, err)
-			},
-			Key:      func(o *corev1ac.ServiceApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-			Annotate: func(o *corev1ac.ServiceApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			Mark:     func(o *corev1ac.ServiceApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-			Get:      func(ns, name string) (metav1.Object, error) { return c.Services.Services(ns).Get(name) },
-			Apply: func(ctx context.Context, o *corev1ac.ServiceApplyConfiguration) (metav1.Object, error) {
-				return applied(c.Kube.CoreV1().Services(*o.Namespace).Apply(ctx, o, ApplyOptions))
-			},
-		},
-		Applied[*appsv1ac.DeploymentApplyConfiguration]{
-			Kind:   "Deployment",
-			Labels: func(o *appsv1ac.DeploymentApplyConfiguration) map[string]string { return o.Labels },
-			Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-				list, err := c.claimKube().AppsV1().Deployments(ns).List(ctx, byName(name))
-				return listed(name, list, err)
-			},
-			Key:      func(o *appsv1ac.DeploymentApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-			Annotate: func(o *appsv1ac.DeploymentApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-			Mark:     func(o *appsv1ac.DeploymentApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-			Get:      func(ns, name string) (metav1.Object, error) { return c.Deployments.Deployments(ns).Get(name) },
-			Apply: func(ctx context.Context, o *appsv1ac.DeploymentApplyConfiguration) (metav1.Object, error) {
-				return applied(c.Kube.AppsV1().Deployments(*o.Namespace).Apply(ctx, o, ApplyOptions))
-			},
-		}
 }
 
 // ClaimClients are the clients of the reads before a first write.

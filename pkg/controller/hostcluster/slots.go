@@ -171,22 +171,31 @@ func (h *Host) DeleteSlot(ctx context.Context, namespace, name string, owner Own
 		return fmt.Errorf("deleting the old slot %s/%s: no owner to hold it to", namespace, name)
 	}
 	klog.FromContext(ctx).Info("Deleting the old slot of a rotation that dropped it", "namespace", namespace, "slot", name)
-	if cert, err := h.Certificates.Certificates(namespace).Get(name); err == nil {
-		if !slotOf(cert, owner) {
-			return &NameConflictError{Kind: "Certificate", Namespace: namespace, Name: name, Holder: holder(cert)}
+	// The Certificate first, so that cert-manager does not write the Secret again.
+	for _, o := range []struct {
+		kind   string
+		get    func() (metav1.Object, error)
+		delete func(metav1.DeleteOptions) error
+	}{
+		{"Certificate", func() (metav1.Object, error) { return gotten(h.Certificates.Certificates(namespace).Get(name)) },
+			func(opts metav1.DeleteOptions) error {
+				return h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, opts)
+			}},
+		{"Secret", func() (metav1.Object, error) { return gotten(h.Secrets.Secrets(namespace).Get(name)) },
+			func(opts metav1.DeleteOptions) error {
+				return h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, opts)
+			}},
+	} {
+		obj, err := o.get()
+		if err != nil {
+			continue
 		}
-		err := h.CertManager.CertmanagerV1().Certificates(namespace).Delete(ctx, name, deleteHeldTo(cert.UID))
+		if !slotOf(obj, owner) {
+			return &NameConflictError{Kind: o.kind, Namespace: namespace, Name: name, Holder: holder(obj)}
+		}
+		err = o.delete(deleteHeldTo(obj.GetUID()))
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting the Certificate %s of an old slot: %w", name, err)
-		}
-	}
-	if s, err := h.Secrets.Secrets(namespace).Get(name); err == nil {
-		if !slotOf(s, owner) {
-			return &NameConflictError{Kind: "Secret", Namespace: namespace, Name: name, Holder: holder(s)}
-		}
-		err := h.Kube.CoreV1().Secrets(namespace).Delete(ctx, name, deleteHeldTo(s.UID))
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting the Secret %s of an old slot: %w", name, err)
+			return fmt.Errorf("deleting the %s %s of an old slot: %w", o.kind, name, err)
 		}
 	}
 	return nil

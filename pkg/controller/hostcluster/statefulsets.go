@@ -8,34 +8,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	appsv1listers "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
-
-// WithStatefulSets gives the host its cache of StatefulSets (the managed etcd clusters), and
-// their applier; someone else's change to one is undone, as for Deployments.
-func (c *Host) WithStatefulSets(lister appsv1listers.StatefulSetLister) *Host {
-	c.StatefulSets = lister
-	c.StatefulSetApplier = Applied[*appsv1ac.StatefulSetApplyConfiguration]{
-		Kind:   "StatefulSet",
-		Labels: func(o *appsv1ac.StatefulSetApplyConfiguration) map[string]string { return o.Labels },
-		Lookup: func(ctx context.Context, ns, name string) (metav1.Object, error) {
-			list, err := c.claimKube().AppsV1().StatefulSets(ns).List(ctx, byName(name))
-			return listed(name, list, err)
-		},
-		Key:      func(o *appsv1ac.StatefulSetApplyConfiguration) (string, string) { return *o.Namespace, *o.Name },
-		Annotate: func(o *appsv1ac.StatefulSetApplyConfiguration, a map[string]string) { o.WithAnnotations(a) },
-		Mark:     func(o *appsv1ac.StatefulSetApplyConfiguration, l map[string]string) { o.WithLabels(l) },
-		Get:      func(ns, name string) (metav1.Object, error) { return c.StatefulSets.StatefulSets(ns).Get(name) },
-		Apply: func(ctx context.Context, o *appsv1ac.StatefulSetApplyConfiguration) (metav1.Object, error) {
-			return applied(c.Kube.AppsV1().StatefulSets(*o.Namespace).Apply(ctx, o, ApplyOptions))
-		},
-	}.WithDriftDetection()
-	return c
-}
 
 // StatefulSetReady tells whether a StatefulSet has rolled out with every replica ready, and
 // how many are.

@@ -31,6 +31,16 @@ import (
 // a kind").
 var All controller.Registry
 
+// The Bases of our kinds' controllers: a kind's Controller embeds its own.
+type (
+	CacheServerBase      = controller.Base[*operatorv1alpha1.CacheServer, operatorv1alpha1.CacheServerStatus]
+	FrontProxyBase       = controller.Base[*operatorv1alpha1.FrontProxy, operatorv1alpha1.FrontProxyStatus]
+	RootShardBase        = controller.Base[*operatorv1alpha1.RootShard, operatorv1alpha1.RootShardStatus]
+	ShardBase            = controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
+	VirtualWorkspaceBase = controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
+	KubeconfigBase       = controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
+)
+
 // The descriptors of our kinds: their names, how their objects and statuses are reached, and
 // the indexes they contribute (indexes.go).
 var (

@@ -12,7 +12,6 @@
 package kubeconfig
 
 import (
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
@@ -20,7 +19,7 @@ import (
 // Controller reconciles Kubeconfigs. Their phases (Provisioning, Ready, Failed) are not a
 // setup's: reconcile sets them, and deletion shows as Available=False with reason Deleting.
 type Controller struct {
-	controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
+	kinds.KubeconfigBase
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
 }

@@ -201,7 +201,7 @@ func (c *Controller) Watches() controller.Watches {
 		// cert-manager's Secret, issued and renewed, and the kubeconfig Secret; and the
 		// RootShard's server CA bundle that every kubeconfig of it trusts. For a RootShard
 		// of a reference Secret, the local CA Secrets and Issuer it signs with.
-		Host:   []controller.HostResource{controller.Secrets, controller.Certificates, controller.Issuers},
+		Host:  []controller.HostResource{controller.Secrets, controller.Certificates, controller.Issuers},
 		Users: c.users,
 		// The copy of a kubeconfig-issuer Secret appearing, fixed or renewed.
 		Referencing: func(namespace, name string) []string {

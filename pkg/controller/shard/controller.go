@@ -4,20 +4,15 @@
 package shard
 
 import (
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
-	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // Controller reconciles Shards.
 type Controller struct {
-	controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
+	kinds.ShardBase
 }
 
 // New sets up a Shard controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.
 var New = controller.Setup[Controller](kinds.Shard)
-
-// EtcdClaims are the volume claims of the Shard's managed etcd (controller.EtcdOwner).
-func (c *Controller) EtcdClaims(s *operatorv1alpha1.Shard) []string { return shard.EtcdClaimNames(s) }

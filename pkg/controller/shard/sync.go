@@ -218,3 +218,6 @@ func (c *Controller) mounting(namespace, name string) []string {
 			slices.Contains(controller.BundleSources(s.Spec.CABundleSecretRef, s.Spec.ClientCABundleRef), name))
 	})
 }
+
+// EtcdClaims are the volume claims of the Shard's managed etcd (controller.EtcdOwner).
+func (c *Controller) EtcdClaims(s *operatorv1alpha1.Shard) []string { return shard.EtcdClaimNames(s) }

@@ -6,20 +6,18 @@ package virtualworkspace
 
 import (
 	"fmt"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Controller reconciles VirtualWorkspaces.
 type Controller struct {
-	controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
+	kinds.VirtualWorkspaceBase
 }
 
 // New sets up a VirtualWorkspace controller reading our kinds and the host cluster's objects from the
