@@ -179,6 +179,12 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 // storedNames lists the names of every stored object of every kind in the test namespace.
 func storedNames(t *testing.T, c clientset.Interface) []string {
 	t.Helper()
+	return storedNamesIn(t, c, namespace)
+}
+
+// storedNamesIn lists the names of every stored object of every kind in namespace.
+func storedNamesIn(t *testing.T, c clientset.Interface, namespace string) []string {
+	t.Helper()
 	ctx, ops := t.Context(), c.OperatorV1alpha1()
 	var out []string
 	rs, err := ops.RootShards(namespace).List(ctx, metav1.ListOptions{})
