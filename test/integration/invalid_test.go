@@ -179,24 +179,30 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 // storedNames lists the names of every stored object of every kind in the test namespace.
 func storedNames(t *testing.T, c clientset.Interface) []string {
 	t.Helper()
+	return storedNamesIn(t, c, namespace)
+}
+
+// storedNamesIn lists the names of every stored object of every kind in ns.
+func storedNamesIn(t *testing.T, c clientset.Interface, ns string) []string {
+	t.Helper()
 	ctx, ops := t.Context(), c.OperatorV1alpha1()
 	var out []string
-	rs, err := ops.RootShards(namespace).List(ctx, metav1.ListOptions{})
+	rs, err := ops.RootShards(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, rs)...)
-	sh, err := ops.Shards(namespace).List(ctx, metav1.ListOptions{})
+	sh, err := ops.Shards(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, sh)...)
-	fp, err := ops.FrontProxies(namespace).List(ctx, metav1.ListOptions{})
+	fp, err := ops.FrontProxies(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, fp)...)
-	cs, err := ops.CacheServers(namespace).List(ctx, metav1.ListOptions{})
+	cs, err := ops.CacheServers(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, cs)...)
-	kc, err := ops.Kubeconfigs(namespace).List(ctx, metav1.ListOptions{})
+	kc, err := ops.Kubeconfigs(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, kc)...)
-	vw, err := ops.VirtualWorkspaces(namespace).List(ctx, metav1.ListOptions{})
+	vw, err := ops.VirtualWorkspaces(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, vw)...)
 	return out

@@ -79,19 +79,26 @@ func TestDerivedNamesCannotCollide(t *testing.T) {
 			[]string{"RootShard/x", `"x-etcd-client-ca"`}},
 		{"joined Shard next to its RootShard name", rootShard("y-shard-root"), shard("y", true), "spec.rootShard.secretRef",
 			[]string{"RootShard/y-shard-root", `"y-shard-root-`}},
+		{"joined Shard, then the RootShard of its shard-root name", shard("joined", true), rootShard("joined-shard-root"), "metadata.name",
+			[]string{"Shard/joined", `"joined-shard-root-`}},
 		{"Kubeconfig into a join Secret", rootShard("root"), kubeconfig("admin", "root-shard-join"), "spec.secretRef.name",
 			[]string{"RootShard/root", `"root-shard-join"`}},
 		{"RootShard whose join Secret a Kubeconfig writes", kubeconfig("admin", "root-shard-join"), rootShard("root"), "metadata.name",
 			[]string{"Kubeconfig/admin", `"root-shard-join"`}},
 		{"RootShard kcp-pki next to the bootstrap PKI of the namespace", rootShard("root"), rootShard("kcp-pki"), "metadata.name",
 			[]string{"reserved", "kcp-pki-ca"}},
+		{"a Shard named as kcp registers the root shard", nil, shard("root", false), "metadata.name",
+			[]string{"reserved", "kcp registers the root shard"}},
 		{"alpha and alphabet", rootShard("alpha"), rootShard("alphabet"), "", nil},
 		{"x and xetcd", rootShard("x"), rootShard("xetcd"), "", nil},
 		{"Shard alpha next to CacheServer alphabet", cacheServer("alphabet"), shard("alpha", false), "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := namespace + "-" + string(rune('a'+i))
-			require.NoError(t, tc.first(ctx, s.client, ns))
+			if tc.first != nil {
+				require.NoError(t, tc.first(ctx, s.client, ns))
+			}
+			before := storedNamesIn(t, s.client, ns)
 			err := tc.second(ctx, s.client, ns)
 			if tc.field == "" {
 				require.NoError(t, err)
@@ -102,6 +109,7 @@ func TestDerivedNamesCannotCollide(t *testing.T) {
 			for _, w := range tc.want {
 				assert.Contains(t, msg, w)
 			}
+			assert.Equal(t, before, storedNamesIn(t, s.client, ns), "nothing refused is stored")
 		})
 	}
 
