@@ -94,8 +94,9 @@ var sharedFailed atomic.Bool
 // The fault tests, which restart, stop or kill a component of the stack (kube-apiserver,
 // cert-manager, the server), run on a stack of their own, one after another, beside the
 // parallel tests: no test on the shared stack sees their faults, and none of theirs sees the
-// other tests' load or objects. They take no turn from the scheduler: the turns are the
-// shared stack's.
+// other tests' objects. They take no turn from the scheduler: the turns are the shared
+// stack's. One lane is enough: the parallel tests set the end of the suite, and a second
+// fault stack only takes CPU from them (docs/TESTING.md).
 
 // faults is the fault tests' lane.
 var faults = faultLane{done: make(chan struct{})}
@@ -148,7 +149,9 @@ func onFaultStack(t *testing.T) *framework.Stack {
 	t.Helper()
 	faults.start()
 	t.Parallel()
+	waiting := time.Now()
 	faults.turn.Lock()
+	t.Logf("on the fault tests' stack, after %s waiting for it", time.Since(waiting).Round(time.Second))
 	// The first cleanup registered runs last: the next fault test starts once this one's own
 	// cleanups (its namespaces, the components it restores) are done.
 	t.Cleanup(func() {
