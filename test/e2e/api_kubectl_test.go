@@ -13,7 +13,8 @@ import (
 	"github.com/kcp-setups/apiserver/test/framework"
 )
 
-// TestAPIResourcesAndCategory runs first (its file sorts first), on the empty cluster.
+// TestAPIResourcesAndCategory runs first (its file sorts first), serial, on the empty shared
+// stack: no other test has applied its objects yet.
 func TestAPIResourcesAndCategory(t *testing.T) {
 	out := kubectl(t, "api-resources", "--api-group=operator.kcp.io", "-o", "wide")
 	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs", "virtualworkspaces"} {

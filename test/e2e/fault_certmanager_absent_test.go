@@ -17,24 +17,25 @@ import (
 // without its controller, and the setups say which Certificates are not Ready; once the
 // controller runs, everything converges, all without restarting the server.
 func TestCertManagerAbsentAtStart(t *testing.T) {
+	s := onFaultStack(t)
 	ctx := t.Context()
-	// Whatever happens, the next tests get a whole stack.
+	// Whatever happens, the next fault tests get a whole stack.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		assert.NoError(t, stack.ApplyCertManagerCRDs(ctx), "restoring cert-manager's CRDs")
-		assert.NoError(t, stack.StartCertManager(), "restoring cert-manager's controller")
-		if stack.ServerExited() != nil {
-			assert.NoError(t, stack.StartServer(ctx), "restoring the server")
+		assert.NoError(t, s.ApplyCertManagerCRDs(ctx), "restoring cert-manager's CRDs")
+		assert.NoError(t, s.StartCertManager(), "restoring cert-manager's controller")
+		if s.ServerExited() != nil {
+			assert.NoError(t, s.StartServer(ctx), "restoring the server")
 		}
 	})
 
-	stack.StopServer()
-	stack.StopCertManager()
-	require.NoError(t, stack.DeleteCertManagerCRDs(ctx))
+	s.StopServer()
+	s.StopCertManager()
+	require.NoError(t, s.DeleteCertManagerCRDs(ctx))
 	// StartServer waits for readyz and for the APIService: neither depends on cert-manager.
-	require.NoError(t, stack.StartServer(ctx))
-	pid := stack.ServerPID()
+	require.NoError(t, s.StartServer(ctx))
+	pid := s.ServerPID()
 
 	ns := namespace(t, "no-cert-manager")
 	givenRootShard(t, ns, withObjects(shardManifest), until())
@@ -46,22 +47,22 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 	assert.Equal(t, "cert-manager.io/v1 is not served by the host cluster; install cert-manager",
 		kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="CertificatesReady")].message}`))
 	assert.Eventually(t, func() bool {
-		out, _ := stack.Kubectl(ctx, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=root", "-o", "jsonpath={.items[*].reason}")
+		out, _ := s.Kubectl(ctx, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=root", "-o", "jsonpath={.items[*].reason}")
 		return strings.Contains(out, "CertManagerNotInstalled")
 	}, 30*time.Second, time.Second, "an Event says that cert-manager is missing")
 
 	// The API is served, and the kubeconfig subresource answers: Conflict, no CA yet.
-	_, err := stack.ServerGet(ctx, "/readyz")
+	_, err := s.ServerGet(ctx, "/readyz")
 	require.NoError(t, err)
 	assert.Contains(t, kubectl(t, "get", "kcp", "-n", ns), "root")
-	_, stderr, err := mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+	_, stderr, err := mintAs(t, s.AdminKubeconfig, ns, "root", `{"spec":{}}`)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "Conflict")
 
 	// No spinning: once the objects' first reconciles have settled, over half a minute, they
 	// are reconciled a few times at most (cert-manager's API is polled every 10 s), and never
 	// fail. Only the test's own objects are counted, from the server's log: the restart made
-	// the server reconcile every other test's objects on the shared stack too. A hot loop
+	// the server reconcile the other fault tests' objects on the stack too. A hot loop
 	// never settles; a loop slowed by a delay or by the workqueue's backoff counts more.
 	before := settledReconciles(t, ns)
 	time.Sleep(30 * time.Second)
@@ -70,11 +71,11 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 	assert.LessOrEqual(t, grew["success"]+grew["error"], 3*len(objects),
 		"reconciles of the test's objects in 30 s while cert-manager is missing, by object and result: %v", grew)
 	assert.Zero(t, grew["error"], "failed reconciles of the test's objects in 30 s while cert-manager is missing: %v", grew)
-	require.NoError(t, stack.ServerExited())
+	require.NoError(t, s.ServerExited())
 
 	// The CRDs come, cert-manager's controller does not: the Certificates are created and the
 	// setups say how many are not Ready, rather than spinning.
-	require.NoError(t, stack.ApplyCertManagerCRDs(ctx))
+	require.NoError(t, s.ApplyCertManagerCRDs(ctx))
 	for _, o := range objects {
 		waitForCertificatesReady(t, ns, o, "False/CertificatesPending")
 	}
@@ -84,7 +85,7 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 		"the root CA, 7 intermediates (the etcd CAs included), 7 leaves (the mount proxy's and the server's own identity included) and the 3 of the internal front proxy")
 
 	// cert-manager's controller starts: everything converges, in the same server process.
-	require.NoError(t, stack.StartCertManager())
+	require.NoError(t, s.StartCertManager())
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 		waitFor(t, ns, o, "CertificatesReady")
@@ -95,11 +96,11 @@ func TestCertManagerAbsentAtStart(t *testing.T) {
 		name, ready, _ := strings.Cut(line, "=")
 		assert.Equal(t, "True", ready, "Certificate %s is not Ready", name)
 	}
-	minted, stderr, err := mintAs(t, stack.AdminKubeconfig, ns, "root", `{"spec":{}}`)
+	minted, stderr, err := mintAs(t, s.AdminKubeconfig, ns, "root", `{"spec":{}}`)
 	require.NoError(t, err, stderr)
 	assert.NotEmpty(t, minted.Status.Kubeconfig)
-	require.NoError(t, stack.ServerExited())
-	assert.Equal(t, pid, stack.ServerPID(), "the server was not restarted")
+	require.NoError(t, s.ServerExited())
+	assert.Equal(t, pid, s.ServerPID(), "the server was not restarted")
 }
 
 // waitForCertificatesReady waits until object's CertificatesReady condition is want, as
@@ -108,7 +109,7 @@ func waitForCertificatesReady(t *testing.T, ns, object, want string) {
 	t.Helper()
 	var got string
 	if !assert.Eventually(t, func() bool {
-		got, _ = stack.Kubectl(t.Context(), "get", object, "-n", ns,
+		got, _ = stackOf(t).Kubectl(t.Context(), "get", object, "-n", ns,
 			"-o", `jsonpath={.status.conditions[?(@.type=="CertificatesReady")].status}/{.status.conditions[?(@.type=="CertificatesReady")].reason}`)
 		return got == want
 	}, 2*time.Minute, time.Second) {
@@ -120,7 +121,7 @@ func waitForCertificatesReady(t *testing.T, ns, object, want string) {
 // result, and by result alone.
 func ownReconciles(t *testing.T, ns string) map[string]int {
 	t.Helper()
-	counts, err := stack.Reconciles(ns)
+	counts, err := stackOf(t).Reconciles(ns)
 	require.NoError(t, err)
 	return counts
 }

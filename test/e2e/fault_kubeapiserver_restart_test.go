@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // ownedResources are the host resources the controllers write, and whether another
@@ -40,7 +42,7 @@ func ownedObjects(t *testing.T, ns, selector string) map[string]owned {
 	t.Helper()
 	out := map[string]owned{}
 	for _, r := range ownedResources {
-		list, err := stack.Dynamic.Resource(r.gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
+		list, err := stackOf(t).Dynamic.Resource(r.gvr).Namespace(ns).List(t.Context(), metav1.ListOptions{LabelSelector: selector})
 		require.NoError(t, err)
 		for _, o := range list.Items {
 			state := owned{Generation: o.GetGeneration()}
@@ -58,9 +60,9 @@ func ownedObjects(t *testing.T, ns, selector string) map[string]owned {
 	return out
 }
 
-// leaseHolder is the identity that holds the stack's server's controller Lease.
-func leaseHolder(ctx context.Context) string {
-	lease, err := stack.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
+// leaseHolder is the identity that holds the controller Lease of the server of the stack s.
+func leaseHolder(ctx context.Context, s *framework.Stack) string {
+	lease, err := s.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
 		return ""
 	}
@@ -72,6 +74,7 @@ func leaseHolder(ctx context.Context) string {
 // controllers resume, realizing what changes afterwards; and nothing they had written is
 // written again.
 func TestKubeAPIServerRestart(t *testing.T) {
+	s := onFaultStack(t)
 	ctx := t.Context()
 	ns := namespace(t, "apiserver-restart")
 	givenRootShard(t, ns)
@@ -85,7 +88,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	generation := deploymentGeneration(t, ns, "root-kcp")
 	assertAppliedOnce(t, ns, map[string]int64{"deployment root-kcp": generation})
 
-	pid, holder := stack.ServerPID(), leaseHolder(ctx)
+	pid, holder := s.ServerPID(), leaseHolder(ctx, s)
 	require.NotZero(t, pid)
 	require.NotEmpty(t, holder)
 	selector := "operator.kcp.io/rootshard=root"
@@ -100,16 +103,16 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	rsBefore := replicaSets()
 	require.Len(t, rsBefore, int(generation), "one ReplicaSet per template the Deployment had")
 
-	require.NoError(t, stack.RestartKubeAPIServer(ctx))
-	require.NoError(t, stack.WaitForServer(ctx), "the APIService is Available again")
-	assert.Equal(t, pid, stack.ServerPID(), "the server's process survived: it was not restarted")
+	require.NoError(t, s.RestartKubeAPIServer(ctx))
+	require.NoError(t, s.WaitForServer(ctx), "the APIService is Available again")
+	assert.Equal(t, pid, s.ServerPID(), "the server's process survived: it was not restarted")
 
 	// The controllers resume: a Shard created now is realized.
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, shardManifest))
 	waitFor(t, ns, "shard/shard-1", "Available")
-	assert.Eventually(t, func() bool { return leaseHolder(ctx) == holder }, time.Minute, time.Second,
+	assert.Eventually(t, func() bool { return leaseHolder(ctx, s) == holder }, time.Minute, time.Second,
 		"the same process holds the Lease, kept or regained")
-	log := stack.ServerLog()
+	log := s.ServerLog()
 	t.Logf("the server lost the Lease during the restart: %v", strings.Contains(log, "Not leading: the controllers are stopped"))
 
 	// Nothing the controllers had written was written again.
@@ -121,7 +124,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 	// A change after the restart is realized, once.
 	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"extraArgs":["--v=3"]}}`)
 	require.Eventually(t, func() bool {
-		out, _ := stack.Kubectl(ctx, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+		out, _ := s.Kubectl(ctx, "get", "deployment", "root-kcp", "-n", ns, "-o", "jsonpath={.spec.template.spec.containers[0].args}")
 		return strings.Contains(out, `"--v=3"`)
 	}, time.Minute, time.Second, "the Deployment follows spec.extraArgs")
 	waitFor(t, ns, "rootshard/root", "Available")
@@ -137,7 +140,7 @@ func TestKubeAPIServerRestart(t *testing.T) {
 // deploymentGeneration is the Deployment's metadata.generation.
 func deploymentGeneration(t *testing.T, ns, name string) int64 {
 	t.Helper()
-	d, err := stack.Kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
+	d, err := stackOf(t).Kube.AppsV1().Deployments(ns).Get(t.Context(), name, metav1.GetOptions{})
 	require.NoError(t, err)
 	return d.Generation
 }

@@ -17,6 +17,7 @@ import (
 // reconciled, restarts it, and checks that every setup converges with nothing created twice
 // and nothing applied twice.
 func TestSetupsConvergeAfterACrash(t *testing.T) {
+	s := onFaultStack(t)
 	ns := namespace(t, "crash")
 	var manifests []string
 	for i := range 5 {
@@ -26,8 +27,8 @@ func TestSetupsConvergeAfterACrash(t *testing.T) {
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.Join(manifests, "---\n")))
 
 	// Mid-reconcile: the setups were just created, and cert-manager is still issuing.
-	stack.KillServer()
-	require.NoError(t, stack.StartServer(t.Context()))
+	s.KillServer()
+	require.NoError(t, s.StartServer(t.Context()))
 
 	for i := range 5 {
 		waitFor(t, ns, fmt.Sprintf("rootshard/root-%d", i), "Available")

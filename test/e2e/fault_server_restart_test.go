@@ -8,12 +8,13 @@ import (
 )
 
 func TestServerRestart(t *testing.T) {
+	s := onFaultStack(t)
 	ns := namespace(t, "restart")
 	givenRootShard(t, ns, named("survivor"), until())
 	uid := kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}")
 
-	stack.StopServer()
-	require.NoError(t, stack.StartServer(t.Context()), "the server comes back and its APIService turns Available")
+	s.StopServer()
+	require.NoError(t, s.StartServer(t.Context()), "the server comes back and its APIService turns Available")
 
 	assert.Equal(t, uid, kubectl(t, "get", "rootshard", "survivor", "-n", ns, "-o", "jsonpath={.metadata.uid}"))
 	out := kubectl(t, "get", "apiservice", "v1alpha1.operator.kcp.io")

@@ -20,16 +20,17 @@ import (
 // when the leader is killed, the other takes the Lease and finishes five setups, creating
 // nothing twice.
 func TestHighAvailability(t *testing.T) {
+	s := onFaultStack(t)
 	ctx := t.Context()
-	port, err := stack.FreePort()
+	port, err := s.FreePort()
 	require.NoError(t, err)
-	second, err := stack.StartServerProcess(ctx, "kcp-setups-apiserver-2", port,
-		append(append(stack.ServingArgs(port), stack.DelegationArgs(stack.AdminKubeconfig)...), "--etcd-servers="+stack.EtcdURL))
+	second, err := s.StartServerProcess(ctx, "kcp-setups-apiserver-2", port,
+		append(append(s.ServingArgs(port), s.DelegationArgs(s.AdminKubeconfig)...), "--etcd-servers="+s.EtcdURL))
 	require.NoError(t, err)
 	t.Cleanup(second.Stop)
 
 	probe, ns := namespace(t, "ha-probe"), namespace(t, "ha")
-	first := clientset.NewForConfigOrDie(stack.ServerConfig()).OperatorV1alpha1()
+	first := clientset.NewForConfigOrDie(s.ServerConfig()).OperatorV1alpha1()
 	other := clientset.NewForConfigOrDie(second.Config()).OperatorV1alpha1()
 	created, err := first.CacheServers(probe).Create(ctx, &operatorv1alpha1.CacheServer{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -47,7 +48,7 @@ func TestHighAvailability(t *testing.T) {
 
 	// One of them leads: the one whose log names the Lease's holder.
 	holder := func() string {
-		lease, err := stack.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
+		lease, err := s.Kube.CoordinationV1().Leases("kube-system").Get(ctx, "kcp-setups-controllers", metav1.GetOptions{})
 		if err != nil || lease.Spec.HolderIdentity == nil {
 			return ""
 		}
@@ -57,11 +58,11 @@ func TestHighAvailability(t *testing.T) {
 		h := holder()
 		return h != "" && strings.Contains(log, `"Leading: starting the controllers" lease="kube-system/kcp-setups-controllers" identity="`+h+`"`)
 	}
-	require.Eventually(t, func() bool { return leads(stack.ServerLog()) || leads(second.Log()) }, time.Minute, time.Second, "one server leads")
-	kill, survivorClient, survivorLog := second.Kill, first, stack.ServerLog
-	if leads(stack.ServerLog()) {
-		kill, survivorClient, survivorLog = stack.KillServer, other, second.Log
-		t.Cleanup(func() { require.NoError(t, stack.StartServer(context.Background())) })
+	require.Eventually(t, func() bool { return leads(s.ServerLog()) || leads(second.Log()) }, time.Minute, time.Second, "one server leads")
+	kill, survivorClient, survivorLog := second.Kill, first, s.ServerLog
+	if leads(s.ServerLog()) {
+		kill, survivorClient, survivorLog = s.KillServer, other, second.Log
+		t.Cleanup(func() { require.NoError(t, s.StartServer(context.Background())) })
 	}
 
 	var manifests []string
@@ -81,7 +82,7 @@ func TestHighAvailability(t *testing.T) {
 	}
 	certs := nonEmptyLines(kubectl(t, "get", "certificates", "-n", ns, "-o", "name"))
 	assert.Len(t, certs, 1+5*(1+7+7+3), "bootstrap CA, and per setup the root CA, 7 intermediates (the etcd CAs included), 7 leaves (the mount proxy's and the server's own identity included) and the 3 of the root shard's internal front proxy")
-	deployments, err := stack.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	deployments, err := s.Kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	assert.Len(t, deployments.Items, 10, "per setup, the root shard's and its internal front proxy's")
 	generations := map[string]int64{}

@@ -37,7 +37,7 @@ type kubeconfigResponse struct {
 // as the user of kubeconfig, with body.
 func mintAs(t *testing.T, kubeconfig, ns, name, body string) (resp kubeconfigResponse, stderr string, err error) {
 	t.Helper()
-	return mintOn(t, stack, kubeconfig, ns, "rootshards", name, body)
+	return mintOn(t, stackOf(t), kubeconfig, ns, "rootshards", name, body)
 }
 
 // mintOn calls the kubeconfig subresource of resource/name (rootshards, shards or

@@ -16,7 +16,7 @@ import (
 // secretCert reads and parses the certificate in tls.crt of a Secret.
 func secretCert(t *testing.T, ns, name string) *x509.Certificate {
 	t.Helper()
-	return secretCertOn(t, stack, ns, name)
+	return secretCertOn(t, stackOf(t), ns, name)
 }
 
 // secretCertOn is secretCert on the stack s.
@@ -47,7 +47,7 @@ func verifyChain(t *testing.T, leaf, intermediate, root *x509.Certificate, usage
 
 func waitFor(t *testing.T, ns, object, condition string) {
 	t.Helper()
-	waitForOn(t, stack, ns, object, condition)
+	waitForOn(t, stackOf(t), ns, object, condition)
 }
 
 // waitForOn is waitFor on the stack s.

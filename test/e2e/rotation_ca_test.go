@@ -31,12 +31,13 @@ func rotate(t *testing.T, ns, resource, name, phase string, authorities ...strin
 		"spec": map[string]any{"phase": phase, "authorities": authorities}})
 	require.NoError(t, err)
 	path := "/apis/operator.kcp.io/v1alpha1/namespaces/" + ns + "/" + resource + "/" + name + "/rotation"
-	return stack.KubectlWith(t.Context(), stack.AdminKubeconfig, "create", "--raw", path, "-f", writeManifest(t, string(body)))
+	s := stackOf(t)
+	return s.KubectlWith(t.Context(), s.AdminKubeconfig, "create", "--raw", path, "-f", writeManifest(t, string(body)))
 }
 
 // rotations are the status.rotations of the RootShard name, by authority.
 func rotations(t *testing.T, ns, name string) map[string]operatorv1alpha1.CARotationState {
-	out, err := stack.Kubectl(t.Context(), "get", "rootshard", name, "-n", ns, "-o", "json")
+	out, err := stackOf(t).Kubectl(t.Context(), "get", "rootshard", name, "-n", ns, "-o", "json")
 	if err != nil {
 		return nil
 	}
@@ -334,26 +335,27 @@ func TestRotationWithoutFailures(t *testing.T) {
 // TestRotationSurvivesARestart kills the server right after Start, while the rotation of a
 // RootShard's client CA prepares, starts it again, and completes the rotation.
 func TestRotationSurvivesARestart(t *testing.T) {
+	s := onFaultStack(t)
 	ns := namespace(t, "carestart")
 	givenRootShard(t, ns, until("CertificatesReady", "Available"))
 	oldCA := secretCert(t, ns, "root-client-ca")
 
 	_, stderr, err := rotate(t, ns, "rootshards", "root", "Start", "client")
 	require.NoError(t, err, stderr)
-	stack.KillServer()
-	require.NoError(t, stack.StartServer(t.Context()))
+	s.KillServer()
+	require.NoError(t, s.StartServer(t.Context()))
 	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationPrepared, "client")
 	// Complete before Prepared was refused; now it is taken.
 	_, stderr, err = rotate(t, ns, "rootshards", "root", "Complete", "client")
 	require.NoError(t, err, stderr)
-	stack.KillServer()
-	require.NoError(t, stack.StartServer(t.Context()))
+	s.KillServer()
+	require.NoError(t, s.StartServer(t.Context()))
 	waitForRotation(t, ns, "root", operatorv1alpha1.CARotationCompleted, "client")
 
 	newCA := secretCert(t, ns, "root-client-ca-next")
 	assert.False(t, newCA.Equal(oldCA))
 	require.Eventually(t, func() bool {
-		bundle := certsIn(readSecret(t, stack, ns, "root-merged-client-ca", "tls.crt"))
+		bundle := certsIn(readSecret(t, s, ns, "root-merged-client-ca", "tls.crt"))
 		for _, c := range bundle {
 			if c.Equal(oldCA) {
 				return false
@@ -361,7 +363,7 @@ func TestRotationSurvivesARestart(t *testing.T) {
 		}
 		return len(bundle) == 2 // the new client CA and the front-proxy-client CA
 	}, 2*time.Minute, time.Second, "the merged client CA drops the old client CA")
-	leaf := certsIn(readSecret(t, stack, ns, "root-client", "tls.crt"))
+	leaf := certsIn(readSecret(t, s, ns, "root-client", "tls.crt"))
 	require.NotEmpty(t, leaf)
 	assert.NoError(t, leaf[0].CheckSignatureFrom(newCA), "the client leaf comes from the new CA")
 	waitFor(t, ns, "rootshard/root", "Available")

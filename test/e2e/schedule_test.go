@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/kcp-setups/apiserver/test/framework"
 )
@@ -68,7 +73,12 @@ func parallel(t *testing.T, n framework.Need) {
 	turns.Take(t.Name(), n)
 	// The first cleanup registered runs last: the turn ends once the test's own cleanups
 	// (its namespaces) are done.
-	t.Cleanup(func() { turns.Give(n) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			sharedFailed.Store(true)
+		}
+		turns.Give(n)
+	})
 	if n == sharedRoles {
 		rolesHeld.Store(t.Name(), true)
 		t.Cleanup(func() { rolesHeld.Delete(t.Name()) })
@@ -77,3 +87,81 @@ func parallel(t *testing.T, n framework.Need) {
 
 // rolesHeld are the tests that run with the self-service roles shared.
 var rolesHeld sync.Map
+
+// sharedFailed is set when a parallel test failed: TestMain then dumps the shared stack's logs.
+var sharedFailed atomic.Bool
+
+// The fault tests, which restart, stop or kill a component of the stack (kube-apiserver,
+// cert-manager, the server), run on a stack of their own, one after another, beside the
+// parallel tests: no test on the shared stack sees their faults, and none of theirs sees the
+// other tests' objects. They take no turn from the scheduler: the turns are the shared
+// stack's. One lane is enough: the parallel tests set the end of the suite, and a second
+// fault stack only takes CPU from them (docs/TESTING.md).
+
+// faults is the fault tests' lane.
+var faults = faultLane{done: make(chan struct{})}
+
+// faultLane is the fault tests' stack, started once, and the turn they take one at a time.
+type faultLane struct {
+	once   sync.Once
+	begun  atomic.Bool
+	done   chan struct{} // closed once the start has ended, with stack or err
+	stack  *framework.Stack
+	err    error
+	turn   sync.Mutex
+	failed atomic.Bool // a fault test failed
+}
+
+// start starts the fault tests' stack in the background, once.
+func (l *faultLane) start() {
+	l.once.Do(func() {
+		l.begun.Store(true)
+		go func() {
+			defer close(l.done)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			l.stack, l.err = framework.Start(ctx, framework.Options{RecordForLeakScan: true, LogReconciles: true,
+				Progress: func(format string, args ...any) { fmt.Printf("e2e: fault stack: "+format+"\n", args...) }})
+		}()
+	})
+}
+
+// started waits for the start, if one began, and is the stack it started, or nil.
+func (l *faultLane) started() *framework.Stack {
+	if !l.begun.Load() {
+		return nil
+	}
+	<-l.done
+	return l.stack
+}
+
+// stop stops the fault tests' stack, if one started.
+func (l *faultLane) stop() {
+	if s := l.started(); s != nil {
+		s.Stop()
+	}
+}
+
+// onFaultStack runs the fault test t on the fault tests' stack, once every fault test before
+// it has ended, and beside the parallel tests: the first statement of every fault test. It
+// returns the stack, which stackOf gives the helpers the test calls too.
+func onFaultStack(t *testing.T) *framework.Stack {
+	t.Helper()
+	faults.start()
+	t.Parallel()
+	waiting := time.Now()
+	faults.turn.Lock()
+	t.Logf("on the fault tests' stack, after %s waiting for it", time.Since(waiting).Round(time.Second))
+	// The first cleanup registered runs last: the next fault test starts once this one's own
+	// cleanups (its namespaces, the components it restores) are done.
+	t.Cleanup(func() {
+		if t.Failed() {
+			faults.failed.Store(true)
+		}
+		faults.turn.Unlock()
+	})
+	<-faults.done
+	require.NoError(t, faults.err, "starting the fault tests' stack")
+	stacks.Store(t.Name(), faults.stack)
+	return faults.stack
+}
