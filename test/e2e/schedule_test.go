@@ -49,7 +49,6 @@ var longestFirst = []string{
 	"TestRotationWithThePlugin",
 	"TestShardDeregistrationAndKcpReady",
 	"TestDeregistrationNeedsTheShardsUID",
-	"TestStatusAndEtcdVolumesAreHeldToRights",
 }
 
 // turns is the suite's scheduler. It waits two seconds after the first parallel test before it
