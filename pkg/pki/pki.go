@@ -43,6 +43,13 @@ const (
 // IntermediateCAs are the CAs every RootShard has below its root CA, in a stable order.
 var IntermediateCAs = []CA{ServerCA, ClientCA, FrontProxyClientCA, RequestHeaderClientCA, ServiceAccountCA, EtcdClientCA, EtcdPeerCA}
 
+// LinkCA is the CA of a RootShard's links (docs/PKI.md#the-link-pki): it signs the remotes'
+// client certificates and the listener's serving certificate, and nothing kcp trusts. It is
+// an intermediate CA like the others (its Certificate <rs>-link-ca, its slots, its Issuer,
+// its template key link-ca, its authority "link"), but not one of IntermediateCAs: a RootShard
+// has it only while a Link names it, and no reference Secret carries it.
+const LinkCA CA = "link"
+
 // RootCATemplateKey is the certificateTemplates key of a RootShard's root CA.
 const RootCATemplateKey = "root-ca"
 
@@ -116,5 +123,7 @@ type Leaf struct {
 	Organization []string
 	DNSNames     []string
 	IPAddresses  []string
-	Usage        Usage
+	// URIs are URI SANs, such as a link's kcp-setups:link:<namespace>/<name>/<uid>.
+	URIs  []string
+	Usage Usage
 }

@@ -38,7 +38,9 @@ type Spec struct {
 	Organization []string
 	DNSNames     []string
 	IPAddresses  []string
-	Usages       []cmv1.KeyUsage
+	// URIs are URI SANs: a template's names never replace them.
+	URIs   []string
+	Usages []cmv1.KeyUsage
 	// KeepsKey renews the certificate with its key (pki.SigningRotation): a signing key,
 	// which verifiers know by itself.
 	KeepsKey bool
@@ -56,7 +58,7 @@ func CA(namespace, name string, labels map[string]string, issuer Issuer, tmpl *o
 func Leaf(namespace string, leaf pki.Leaf, labels map[string]string, tmpl *operatorv1alpha1.CertificateTemplate) Spec {
 	return Spec{Namespace: namespace, Name: leaf.Name, Labels: labels, Issuer: LocalIssuer(leaf.Issuer),
 		CommonName: leaf.CommonName, Organization: leaf.Organization, DNSNames: leaf.DNSNames, IPAddresses: leaf.IPAddresses,
-		Usages: leaf.Usage.KeyUsages(), KeepsKey: leaf.Usage == pki.Signing, Template: tmpl}
+		URIs: leaf.URIs, Usages: leaf.Usage.KeyUsages(), KeepsKey: leaf.Usage == pki.Signing, Template: tmpl}
 }
 
 // Certificate builds the Certificate of spec; its Secret has the same name. A template's
@@ -150,6 +152,9 @@ func Certificate(spec Spec) *cmapply.CertificateApplyConfiguration {
 	}
 	if len(ipAddresses) > 0 {
 		certSpec.WithIPAddresses(dedupe(ipAddresses)...)
+	}
+	if len(spec.URIs) > 0 {
+		certSpec.WithURIs(spec.URIs...)
 	}
 	cert := cmapply.Certificate(spec.Name, spec.Namespace).WithLabels(labels).WithSpec(certSpec)
 	if len(annotations) > 0 {

@@ -78,15 +78,8 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("unknown reference %q", r)
 	}
-	if s.Type != r.Type() {
-		return nil, invalid(s, ErrWrongType, "is of type %q, not %q", s.Type, r.Type())
-	}
-	for _, k := range keys {
-		if v, ok := s.Data[k]; !ok {
-			return nil, invalid(s, ErrMissingKey, "has no key %q", k)
-		} else if len(v) == 0 {
-			return nil, invalid(s, ErrMissingKey, "has an empty key %q", k)
-		}
+	if err := CheckKeys(s, r.Type(), keys); err != nil {
+		return nil, err
 	}
 
 	res := &Resolved{Reference: r}
@@ -97,14 +90,14 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 	isCA := map[string]bool{RootCAKey: true, CACertKey: true}
 	for _, k := range keys {
 		if dst, ok := urls[k]; ok {
-			u, err := httpsURL(s, k)
+			u, err := HTTPSURL(s, k)
 			if err != nil {
 				return nil, err
 			}
 			*dst = u
 		}
 		if dst, ok := certs[k]; ok {
-			parsed, err := certificates(s, k, isCA[k])
+			parsed, err := ParseCertificates(s, k, isCA[k])
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +107,7 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 	if pairs := r.KeyPairs(); len(pairs) > 0 {
 		res.CAs = make(map[pki.CA]CheckedKeyPair, len(pairs))
 		for _, ca := range pairs {
-			kp, err := keyPair(s, CertKey(ca), KeyKey(ca), true)
+			kp, err := ParseKeyPair(s, CertKey(ca), KeyKey(ca), true)
 			if err != nil {
 				return nil, err
 			}
@@ -127,13 +120,30 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 		res.Trust = trust
 	}
 	if r == CacheClient {
-		kp, err := keyPair(s, ClientCertKey, ClientKeyKey, false)
+		kp, err := ParseKeyPair(s, ClientCertKey, ClientKeyKey, false)
 		if err != nil {
 			return nil, err
 		}
 		res.Client = kp
 	}
 	return res, nil
+}
+
+// CheckKeys checks that s, a Secret shaped like a reference Secret (a link's bootstrap Secret
+// too), is of type typ and has every key of keys, non-empty: the first problem, in the order
+// of keys, is an *Error.
+func CheckKeys(s *corev1.Secret, typ corev1.SecretType, keys []string) error {
+	if s.Type != typ {
+		return Invalid(s, ErrWrongType, "is of type %q, not %q", s.Type, typ)
+	}
+	for _, k := range keys {
+		if v, ok := s.Data[k]; !ok {
+			return Invalid(s, ErrMissingKey, "has no key %q", k)
+		} else if len(v) == 0 {
+			return Invalid(s, ErrMissingKey, "has an empty key %q", k)
+		}
+	}
+	return nil
 }
 
 // trustBundles reads the trust bundle of each CA of pairs, whose key pairs are checked: the
@@ -149,41 +159,42 @@ func trustBundles(s *corev1.Secret, pairs []pki.CA, cas map[pki.CA]CheckedKeyPai
 			continue
 		}
 		if len(v) == 0 {
-			return nil, invalid(s, ErrMissingKey, "has an empty key %q", k)
+			return nil, Invalid(s, ErrMissingKey, "has an empty key %q", k)
 		}
-		parsed, err := certificates(s, k, true)
+		parsed, err := ParseCertificates(s, k, true)
 		if err != nil {
 			return nil, err
 		}
 		hasOwn := false
 		for i, c := range parsed {
 			if !c.BasicConstraintsValid || !c.IsCA {
-				return nil, invalid(s, ErrNotCA, "key %q: its certificate #%d is not a CA", k, i+1)
+				return nil, Invalid(s, ErrNotCA, "key %q: its certificate #%d is not a CA", k, i+1)
 			}
 			hasOwn = hasOwn || c.Equal(own)
 		}
 		if !hasOwn {
-			return nil, invalid(s, ErrMalformed, "key %q does not hold the CA of %q", k, CertKey(ca))
+			return nil, Invalid(s, ErrMalformed, "key %q does not hold the CA of %q", k, CertKey(ca))
 		}
 		out[ca] = Certificates{PEM: v, Certs: parsed}
 	}
 	return out, nil
 }
 
-// httpsURL is the URL under key k. url.Parse's error quotes its input; it is not passed on,
-// so that a key pasted under the wrong key never reaches a message.
-func httpsURL(s *corev1.Secret, k string) (*url.URL, error) {
+// HTTPSURL is the https URL under key k of s, or an *Error naming k. url.Parse's error
+// quotes its input; it is not passed on, so that a key pasted under the wrong key never
+// reaches a message.
+func HTTPSURL(s *corev1.Secret, k string) (*url.URL, error) {
 	u, err := url.Parse(string(s.Data[k]))
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return nil, invalid(s, ErrMalformed, "key %q holds no https URL", k)
+		return nil, Invalid(s, ErrMalformed, "key %q holds no https URL", k)
 	}
 	return u, nil
 }
 
-// certificates parses every PEM block under key k; each must be a certificate, and the first
-// a CA when ca is set. Any other block refuses the key: a private key in a bundle would end
-// up in a file every pod mounts.
-func certificates(s *corev1.Secret, k string, ca bool) ([]*x509.Certificate, error) {
+// ParseCertificates parses every PEM block under key k of s; each must be a certificate, and
+// the first a CA when ca is set. Any other block refuses the key: a private key in a bundle
+// would end up in a file every pod mounts.
+func ParseCertificates(s *corev1.Secret, k string, ca bool) ([]*x509.Certificate, error) {
 	var out []*x509.Certificate
 	rest := s.Data[k]
 	for {
@@ -193,45 +204,45 @@ func certificates(s *corev1.Secret, k string, ca bool) ([]*x509.Certificate, err
 			break
 		}
 		if block.Type != "CERTIFICATE" {
-			return nil, invalid(s, ErrMalformed, "key %q holds a PEM block of type %q where only certificates belong", k, block.Type)
+			return nil, Invalid(s, ErrMalformed, "key %q holds a PEM block of type %q where only certificates belong", k, block.Type)
 		}
 		cert, err := x509.ParseCertificate(block.Bytes)
 		if err != nil {
 			// x509's errors describe the structure only; they are left out all the same.
-			return nil, invalid(s, ErrMalformed, "key %q: its certificate #%d does not parse", k, len(out)+1)
+			return nil, Invalid(s, ErrMalformed, "key %q: its certificate #%d does not parse", k, len(out)+1)
 		}
 		out = append(out, cert)
 	}
 	if len(out) == 0 {
-		return nil, invalid(s, ErrMalformed, "key %q holds no PEM certificate", k)
+		return nil, Invalid(s, ErrMalformed, "key %q holds no PEM certificate", k)
 	}
 	if len(bytes.TrimSpace(rest)) > 0 {
-		return nil, invalid(s, ErrMalformed, "key %q holds text after its PEM certificates", k)
+		return nil, Invalid(s, ErrMalformed, "key %q holds text after its PEM certificates", k)
 	}
 	if ca && !(out[0].BasicConstraintsValid && out[0].IsCA) {
-		return nil, invalid(s, ErrNotCA, "key %q holds a certificate that is not a CA", k)
+		return nil, Invalid(s, ErrNotCA, "key %q holds a certificate that is not a CA", k)
 	}
 	return out, nil
 }
 
-// keyPair checks the certificate chain under certKey (its first certificate a CA when ca is
-// set) and that the private key under keyKey is that certificate's.
-func keyPair(s *corev1.Secret, certKey, keyKey string, ca bool) (CheckedKeyPair, error) {
-	chain, err := certificates(s, certKey, ca)
+// ParseKeyPair checks the certificate chain under certKey of s (its first certificate a CA
+// when ca is set) and that the private key under keyKey is that certificate's.
+func ParseKeyPair(s *corev1.Secret, certKey, keyKey string, ca bool) (CheckedKeyPair, error) {
+	chain, err := ParseCertificates(s, certKey, ca)
 	if err != nil {
 		return CheckedKeyPair{}, err
 	}
 	key, err := keyutil.ParsePrivateKeyPEM(s.Data[keyKey])
 	if err != nil {
-		return CheckedKeyPair{}, invalid(s, ErrMalformed, "key %q holds no private key that parses", keyKey)
+		return CheckedKeyPair{}, Invalid(s, ErrMalformed, "key %q holds no private key that parses", keyKey)
 	}
 	signer, ok := key.(crypto.Signer)
 	if !ok {
-		return CheckedKeyPair{}, invalid(s, ErrMalformed, "key %q holds no private key that can sign", keyKey)
+		return CheckedKeyPair{}, Invalid(s, ErrMalformed, "key %q holds no private key that can sign", keyKey)
 	}
 	public, ok := signer.Public().(interface{ Equal(crypto.PublicKey) bool })
 	if !ok || !public.Equal(chain[0].PublicKey) {
-		return CheckedKeyPair{}, invalid(s, ErrKeyMismatch, "key %q is not the private key of the certificate in %q", keyKey, certKey)
+		return CheckedKeyPair{}, Invalid(s, ErrKeyMismatch, "key %q is not the private key of the certificate in %q", keyKey, certKey)
 	}
 	return CheckedKeyPair{PEM: KeyPair{Cert: s.Data[certKey], Key: s.Data[keyKey]}, Cert: chain[0]}, nil
 }

@@ -58,7 +58,9 @@ func NotLabelled(namespace, name string, r Reference) *Error {
 		namespace, name, Label, name, namespace, Label, r), cause: ErrNotLabelled}
 }
 
-// invalid is a operatorv1alpha1.ReasonReferenceSecretInvalid error about the Secret s.
-func invalid(s *corev1.Secret, cause error, format string, args ...any) *Error {
+// Invalid is a operatorv1alpha1.ReasonReferenceSecretInvalid error about the Secret s, whose
+// cause is one of the Err* sentinels (or another package's, such as a link bootstrap's). Its
+// message must name keys, never quote their content.
+func Invalid(s *corev1.Secret, cause error, format string, args ...any) *Error {
 	return &Error{Reason: operatorv1alpha1.ReasonReferenceSecretInvalid, Message: fmt.Sprintf("Secret %s/%s ", s.Namespace, s.Name) + fmt.Sprintf(format, args...), cause: cause}
 }

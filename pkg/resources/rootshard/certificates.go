@@ -3,6 +3,8 @@
 package rootshard
 
 import (
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
@@ -28,10 +30,7 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 	out := certificates.RotatingRootCA(ns, rootCA, labels("root-ca"), rs.Spec.Certificates, tmpl(pki.RootCATemplateKey),
 		pki.SlotsOf(rs.Status.Rotations, pki.RootAuthority))
 	for _, ca := range pki.IntermediateCAs {
-		name := pki.CAName(rs.Name, ca)
-		// Rotation (docs/rotation.md): one Certificate per live slot, the Issuer on one.
-		certs, issuer := certificates.RotatingCA(certificates.CA(ns, name, labels(ca.TemplateKey()), certificates.LocalIssuer(rootCA), tmpl(ca.TemplateKey())),
-			pki.SlotsOf(rs.Status.Rotations, string(ca)))
+		certs, issuer := IntermediateCA(rs, ca)
 		out.Certificates = append(out.Certificates, certs...)
 		out.Issuers = append(out.Issuers, issuer)
 	}
@@ -43,6 +42,18 @@ func BuildPKI(rs *operatorv1alpha1.RootShard) PKI {
 		out.Certificates = append(out.Certificates, certificates.Certificate(certificates.Leaf(ns, leaf, labels(leaf.Role), tmpl(leaf.Role))))
 	}
 	return out
+}
+
+// IntermediateCA builds the intermediate CA ca of rs below its root CA: the Certificate of
+// each live slot (docs/rotation.md), signed by the root CA's Issuer and templated by the CA's
+// key of spec.certificateTemplates, and the CA Issuer, which signs from one slot. The CAs of
+// pki.IntermediateCAs are every RootShard's; the link CA (pki.LinkCA) is built the same way
+// by pkg/resources/link, for a RootShard that a Link names.
+func IntermediateCA(rs *operatorv1alpha1.RootShard, ca pki.CA) ([]*cmapply.CertificateApplyConfiguration, *cmapply.IssuerApplyConfiguration) {
+	key := ca.TemplateKey()
+	spec := certificates.CA(rs.Namespace, pki.CAName(rs.Name, ca), pki.Labels(Kind, rs.Name, key),
+		certificates.LocalIssuer(pki.RootCAName(rs.Name)), templates(rs.Spec.CertificateTemplates)(key))
+	return certificates.RotatingCA(spec, pki.SlotsOf(rs.Status.Rotations, pki.Authority(ca)))
 }
 
 // OperatorLeaf is the server's own client certificate toward rs's kcp (OperatorSecretName):
