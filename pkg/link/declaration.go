@@ -47,7 +47,9 @@ type Declaration struct {
 }
 
 // Key is the RootShard the declaration links.
-func (d Declaration) Key() RootShardKey { return RootShardKey{Namespace: d.Namespace, Name: d.RootShard} }
+func (d Declaration) Key() RootShardKey {
+	return RootShardKey{Namespace: d.Namespace, Name: d.RootShard}
+}
 
 // Allows reports whether the declaration admits consumers of kind: one of its consumers, or
 // CacheClient when it names a CacheServer.
