@@ -127,7 +127,10 @@ func TestCheckCSR(t *testing.T) {
 		}
 		return s
 	}
-	with := func(s cmv1.CertificateSpec, edit func(*cmv1.CertificateSpec)) cmv1.CertificateSpec { edit(&s); return s }
+	with := func(s cmv1.CertificateSpec, edit func(*cmv1.CertificateSpec)) cmv1.CertificateSpec {
+		edit(&s)
+		return s
+	}
 	rsaKey := func(bits int) crypto.Signer {
 		k, err := rsa.GenerateKey(rand.Reader, bits)
 		require.NoError(t, err)
