@@ -140,11 +140,20 @@ var templateAttributes = []asn1.ObjectIdentifier{
 	{2, 5, 4, 5},  // serial number
 }
 
+// checkSubjectAttributes refuses attributes no certificate template sets, and more than one
+// CN: crypto/x509 reads the last, another reader may read the first.
 func checkSubjectAttributes(csr *x509.CertificateRequest, _ Issued, _ Declaration) error {
+	cns := 0
 	for _, n := range csr.Subject.Names {
 		if !slices.ContainsFunc(templateAttributes, n.Type.Equal) {
 			return fmt.Errorf("the subject attribute %s is not one a certificate carries", n.Type)
 		}
+		if n.Type.Equal(templateAttributes[0]) {
+			cns++
+		}
+	}
+	if cns > 1 {
+		return fmt.Errorf("%d common names", cns)
 	}
 	return nil
 }
@@ -205,6 +214,9 @@ func checkExtensions(csr *x509.CertificateRequest, i Issued, _ Declaration) erro
 	for _, ext := range csr.Extensions {
 		switch {
 		case ext.Id.Equal(oidSAN):
+			if err := checkSANTypes(ext.Value); err != nil {
+				return err
+			}
 		case ext.Id.Equal(oidKeyUsage):
 			var bits asn1.BitString
 			if rest, err := asn1.Unmarshal(ext.Value, &bits); err != nil || len(rest) > 0 {
@@ -238,6 +250,35 @@ func checkExtensions(csr *x509.CertificateRequest, i Issued, _ Declaration) erro
 			}
 		default:
 			return fmt.Errorf("the extension %s, which no certificate carries", ext.Id)
+		}
+	}
+	return nil
+}
+
+// The tags of the general names a SAN extension may hold: crypto/x509 reads the DNS names,
+// IP addresses, URIs and e-mail addresses (checkSANs) and skips any other, which the
+// signed certificate could carry all the same.
+const (
+	tagEmail = 1
+	tagDNS   = 2
+	tagURI   = 6
+	tagIP    = 7
+)
+
+// checkSANTypes refuses a SAN extension with a general name crypto/x509 does not read.
+func checkSANTypes(value []byte) error {
+	var seq asn1.RawValue
+	if rest, err := asn1.Unmarshal(value, &seq); err != nil || len(rest) > 0 || seq.Tag != asn1.TagSequence {
+		return fmt.Errorf("a malformed SAN extension")
+	}
+	for rest := seq.Bytes; len(rest) > 0; {
+		var name asn1.RawValue
+		var err error
+		if rest, err = asn1.Unmarshal(rest, &name); err != nil {
+			return fmt.Errorf("a malformed SAN extension")
+		}
+		if name.Class != asn1.ClassContextSpecific || !slices.Contains([]int{tagEmail, tagDNS, tagURI, tagIP}, name.Tag) {
+			return fmt.Errorf("a SAN of type %d, which no certificate carries", name.Tag)
 		}
 	}
 	return nil

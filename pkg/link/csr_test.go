@@ -149,6 +149,16 @@ func TestCheckCSR(t *testing.T) {
 	mustStaple = rawCSR(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "eu"}, DNSNames: mustStaple.DNSNames,
 		ExtraExtensions: []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 5, 5, 7, 1, 24}, Value: []byte{0x30, 0x03, 0x02, 0x01, 0x05}}}}, newKey(t))
 
+	// A SAN extension of one otherName (a UPN), which crypto/x509 skips.
+	upn, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true,
+		Bytes: append(must(asn1.Marshal(asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 311, 20, 2, 3})),
+			must(asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true,
+				Bytes: must(asn1.MarshalWithParams("admin@example.com", "utf8"))}))...)})
+	require.NoError(t, err)
+	otherName := rawCSR(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice"}, ExtraExtensions: []pkix.Extension{
+		{Id: asn1.ObjectIdentifier{2, 5, 29, 17}, Value: must(asn1.Marshal(asn1.RawValue{Tag: asn1.TagSequence, IsCompound: true, Bytes: upn}))}}}, newKey(t))
+	require.Empty(t, otherName.DNSNames, "crypto/x509 reads no name of it")
+
 	for _, tc := range []struct {
 		name string
 		csr  *x509.CertificateRequest
@@ -232,6 +242,10 @@ func TestCheckCSR(t *testing.T) {
 		{name: "an e-mail in the subject", kind: Kubeconfig, role: pki.FrontProxyClientCA,
 			csr: rawCSR(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice",
 				ExtraNames: []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 9, 1}, Value: "alice@example.com"}}}}, newKey(t))},
+		{name: "two common names", kind: Kubeconfig, role: pki.FrontProxyClientCA,
+			csr: rawCSR(t, &x509.CertificateRequest{Subject: pkix.Name{ExtraNames: []pkix.AttributeTypeAndValue{
+				{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "system:admin"}, {Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "alice"}}}}, newKey(t))},
+		{name: "an otherName SAN", kind: Kubeconfig, role: pki.FrontProxyClientCA, csr: otherName},
 		{name: "RSA 1024", kind: Kubeconfig, role: pki.FrontProxyClientCA,
 			csr: rawCSR(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice"}}, rsaKey(1024))},
 		{name: "P-224", kind: Kubeconfig, role: pki.FrontProxyClientCA,
@@ -253,6 +267,13 @@ func TestCheckCSR(t *testing.T) {
 			assert.NoError(t, CheckCSR(tc.csr, tc.kind, tc.role, d))
 		})
 	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func TestWithinDNSName(t *testing.T) {
