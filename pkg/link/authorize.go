@@ -62,7 +62,8 @@ func Authorize(peer []*x509.Certificate, serverName string, request Request, dec
 	leaf := peer[0]
 	var candidates []Declaration
 	for _, d := range declarations {
-		if slices.Contains(leaf.DNSNames, d.Identity) {
+		// A declaration without an identity or a UID names no certificate.
+		if d.Identity != "" && d.UID != "" && slices.Contains(leaf.DNSNames, d.Identity) {
 			candidates = append(candidates, d)
 		}
 	}

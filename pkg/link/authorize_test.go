@@ -31,7 +31,10 @@ func TestAuthorize(t *testing.T) {
 		Consumers: []ConsumerKind{FrontProxy}}
 	gone := Declaration{Namespace: "a", Name: "gone", UID: "uid-gone", RootShard: "root", Identity: "gone.links.example.com",
 		Consumers: []ConsumerKind{Shard}, Deleting: true}
-	declarations := []Declaration{eu1, us1, eu1B, gone}
+	// Half-made declarations match nothing.
+	noIdentity := Declaration{Namespace: "a", Name: "blank", UID: "uid-blank", RootShard: "root", Consumers: []ConsumerKind{Shard}}
+	noUID := Declaration{Namespace: "a", Name: "new", RootShard: "root", Identity: "new.links.example.com", Consumers: []ConsumerKind{Shard}}
+	declarations := []Declaration{eu1, us1, eu1B, gone, noIdentity, noUID}
 	trust := Trust{
 		// rotating: both slots
 		rsA: {LinkCAs: []*x509.Certificate{caA.cert, caANext.cert}, ServerName: "root.a.link"},
@@ -67,6 +70,10 @@ func TestAuthorize(t *testing.T) {
 
 		{name: "no client certificate", sni: "root.a.link", request: signServer, reason: NoClientCertificate},
 		{name: "no declaration with the identity", peer: cert(caA, client("nobody.links.example.com", eu1.URI())), sni: "root.a.link",
+			request: signServer, reason: UnknownIdentity},
+		{name: "a declaration without an identity", peer: cert(caA, client("", noIdentity.URI())), sni: "root.a.link",
+			request: signServer, reason: UnknownIdentity},
+		{name: "a declaration without a UID", peer: cert(caA, client(noUID.Identity, noUID.URI())), sni: "root.a.link",
 			request: signServer, reason: UnknownIdentity},
 		{name: "another remote's SAN from this RootShard's link CA", peer: cert(caA, client(us1.Identity, eu1.URI())), sni: "root.b.link",
 			request: Request{Operation: Sign, Kind: FrontProxy, Role: pki.ServerCA}, reason: UntrustedChain},

@@ -256,3 +256,28 @@ func TestListenerLimitsTheStreams(t *testing.T) {
 		return resp.StatusCode == http.StatusOK
 	}, 5*time.Second, 50*time.Millisecond, "the stream's end makes room")
 }
+
+func TestRequestOf(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		request      Request
+	}{
+		{http.MethodPost, "/v1/sign/Shard/server", Request{Operation: Sign, Kind: Shard, Role: pki.ServerCA}},
+		{http.MethodPost, "/v1/sign/CacheClient/cache-server", Request{Operation: Sign, Kind: CacheClient, Role: CacheServerCA}},
+		{http.MethodGet, "/v1/bundles", Request{Operation: WatchBundles}},
+		{http.MethodPost, "/v1/events/Kubeconfig", Request{Operation: ReportEvent, Kind: Kubeconfig}},
+		{http.MethodGet, "/v1/sign/Shard/server", Request{}},
+		{http.MethodPost, "/v1/sign/Shard", Request{}},
+		{http.MethodPost, "/v1/sign/Shard/", Request{}},
+		{http.MethodPost, "/v1/sign//server", Request{}},
+		{http.MethodPost, "/v1/sign/Shard/server/x", Request{}},
+		{http.MethodPost, "/v1/bundles", Request{}},
+		{http.MethodGet, "/v1/bundles/", Request{}},
+		{http.MethodPost, "/v1/events/", Request{}},
+		{http.MethodPost, "/v1/events/Shard/x", Request{}},
+		{http.MethodGet, "/", Request{}},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, nil)
+		assert.Equal(t, tc.request, RequestOf(r), "%s %s", tc.method, tc.path)
+	}
+}
