@@ -2,10 +2,12 @@ package link
 
 import (
 	"crypto/x509"
-	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 )
 
 // ConsumerKind is a kind of consumer a Link may admit.
@@ -65,9 +67,10 @@ func (d Declaration) Allows(kind ConsumerKind) bool {
 // certificate of the one before.
 func (d Declaration) URI() string { return URI(d.Namespace, d.Name, d.UID) }
 
-// URI is the URI SAN of the client certificate of the Link namespace/name with uid.
+// URI is the URI SAN of the client certificate of the Link namespace/name with uid, as the
+// builder of that certificate writes it.
 func URI(namespace, name, uid string) string {
-	return fmt.Sprintf("kcp-setups:link:%s/%s/%s", namespace, name, uid)
+	return linkpki.IdentityURI(linkpki.Declaration{Namespace: namespace, Name: name, UID: types.UID(uid)})
 }
 
 // RootShardTrust is what the listener trusts for one RootShard.

@@ -1,5 +1,5 @@
 // Package link is the core of the listener a RootShard's remote consumers talk to over
-// mutual TLS (docs/links-listener.md): who may ask what (Authorize, against the declared
+// mutual TLS (docs/links.md): who may ask what (Authorize, against the declared
 // Links and the link CA trust of their RootShards), which certificate signing requests a
 // consumer kind may have signed (CheckCSR, the policy as data, derived from the builders),
 // how the events a remote reports are merged (Merge), the limits each declaration is held

@@ -19,7 +19,7 @@ type Limits struct {
 	Burst             int
 }
 
-// DefaultLimits are the listener's limits per declaration (docs/links-listener.md): a
+// DefaultLimits are the listener's limits per declaration (docs/links.md): a
 // remote holds one stream per server (two while one restarts), and a Shard asks about ten
 // signatures when it is realized; a CSR is about a kilobyte, an event a few.
 var DefaultLimits = Limits{MaxStreams: 4, MaxBodyBytes: 64 << 10, RequestsPerSecond: 10, Burst: 50}
