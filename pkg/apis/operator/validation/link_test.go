@@ -69,17 +69,21 @@ func TestValidateLink(t *testing.T) {
 		{name: "cacheServerRef without a name", mutate: func(l *operator.Link) { l.Spec.CacheServerRef.Name = "" }, want: []wantErr{required("spec.cacheServerRef.name")}},
 		{name: "cacheServerRef not a name", mutate: func(l *operator.Link) { l.Spec.CacheServerRef.Name = "a.b" }, want: []wantErr{invalid("spec.cacheServerRef.name")}},
 		{
-			name:   "dnsNames: empty, not a subdomain, a wildcard of two labels, upper case",
-			mutate: func(l *operator.Link) { l.Spec.DNSNames = []string{"", "a_b.example.com", "*.*.example.com", "EU.example.com"} },
+			name: "dnsNames: empty, not a subdomain, a wildcard of two labels, upper case",
+			mutate: func(l *operator.Link) {
+				l.Spec.DNSNames = []string{"", "a_b.example.com", "*.*.example.com", "EU.example.com"}
+			},
 			want: []wantErr{
 				required("spec.dnsNames[0]"), invalid("spec.dnsNames[1]"),
 				invalid("spec.dnsNames[2]", "wildcard"), invalid("spec.dnsNames[3]"),
 			},
 		},
 		{
-			name:   "a dnsName twice",
-			mutate: func(l *operator.Link) { l.Spec.DNSNames = []string{"*.eu.example.com", "eu.example.com", "*.eu.example.com"} },
-			want:   []wantErr{duplicate("spec.dnsNames[2]")},
+			name: "a dnsName twice",
+			mutate: func(l *operator.Link) {
+				l.Spec.DNSNames = []string{"*.eu.example.com", "eu.example.com", "*.eu.example.com"}
+			},
+			want: []wantErr{duplicate("spec.dnsNames[2]")},
 		},
 	}
 	for _, tc := range tests {
