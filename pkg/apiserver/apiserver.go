@@ -32,6 +32,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfigrequest"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/link"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rotation"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
@@ -226,6 +227,7 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 		"frontproxies":      frontproxy.NewREST,
 		"cacheservers":      cacheserver.NewREST,
 		"virtualworkspaces": virtualworkspace.NewREST,
+		"links":             link.NewREST,
 	} {
 		main, status, err := newREST(scheme, optsGetter, authz)
 		if err != nil {

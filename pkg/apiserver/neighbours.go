@@ -15,15 +15,17 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/link"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 	rootshardresources "github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	shardresources "github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// neighbours has the FrontProxy and Shard endpoints hold an object against the other objects
-// of this API (store.Neighbours): a path mapping's backend stays in the cluster's own domain,
-// a shardBaseURL is no other shard's address, and a new address is refused to a requester
-// who could not create the Kubeconfigs whose Secrets it rewrites (authz answers that).
+// neighbours has the FrontProxy, Shard and Link endpoints hold an object against the other
+// objects of this API (store.Neighbours): a path mapping's backend stays in the cluster's own
+// domain, a shardBaseURL is no other shard's address, a new address is refused to a requester
+// who could not create the Kubeconfigs whose Secrets it rewrites (authz answers that), and a
+// Link's identity is no other Link's of its RootShard.
 func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz authorizer.Authorizer) {
 	kinds := map[string]rest.Lister{}
 	for resource, main := range mains {
@@ -44,6 +46,9 @@ func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz auth
 			}
 			return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
 		})
+	}
+	if l, ok := mains["links"]; ok {
+		l.SetNeighbourCheck(kinds, link.IdentityUnique)
 	}
 }
 

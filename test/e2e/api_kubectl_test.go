@@ -17,13 +17,13 @@ import (
 // stack: no other test has applied its objects yet.
 func TestAPIResourcesAndCategory(t *testing.T) {
 	out := kubectl(t, "api-resources", "--api-group=operator.kcp.io", "-o", "wide")
-	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs", "virtualworkspaces"} {
+	for _, r := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "kubeconfigs", "virtualworkspaces", "links"} {
 		line := lineWith(t, out, r+" ")
 		assert.Contains(t, line, "operator.kcp.io/v1alpha1", r)
 		assert.Contains(t, line, "true", "%s is namespaced", r)
 		assert.Regexp(t, `\bkcp\b`, line, "%s is in the kcp category", r)
 	}
-	assert.Len(t, nonEmptyLines(out), 7, "a header and six resources:\n%s", out)
+	assert.Len(t, nonEmptyLines(out), 8, "a header and seven resources:\n%s", out)
 
 	out, err := stack.Kubectl(t.Context(), "get", "kcp", "-A")
 	require.NoError(t, err, out)
@@ -36,7 +36,7 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	examples, err := filepath.Abs("../../artifacts/examples")
 	require.NoError(t, err)
 	out := kubectl(t, "apply", "-n", ns, "-f", examples)
-	for _, kind := range []string{"rootshard", "shard", "frontproxy", "cacheserver", "kubeconfig", "virtualworkspace"} {
+	for _, kind := range []string{"rootshard", "shard", "frontproxy", "cacheserver", "kubeconfig", "virtualworkspace", "link"} {
 		assert.Regexp(t, kind+`\.operator\.kcp\.io/\S+ created`, out)
 	}
 
@@ -55,10 +55,14 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	out = kubectl(t, "get", "virtualworkspaces", "-n", ns)
 	assert.Regexp(t, `^NAME\s+TARGET\s+URL\s+PHASE\s+AGE\nroot-vw\s+RootShard/root\s+https://vw\.kcp\.example\.com:6443\s`, out)
 
+	out = kubectl(t, "get", "links", "-n", ns)
+	assert.Regexp(t, `^NAME\s+ROOTSHARD\s+IDENTITY\s+CONSUMERS\s+READY\s+AGE\neu-1\s+root\s+eu-1\.links\.example\.com\s+Shard,FrontProxy,Kubeconfig\s+Unknown\s`, out)
+
 	out = kubectl(t, "get", "kcp", "-n", ns, "-o", "name")
 	assert.ElementsMatch(t, []string{
 		"rootshard.operator.kcp.io/root", "shard.operator.kcp.io/shard-1", "frontproxy.operator.kcp.io/edge",
 		"cacheserver.operator.kcp.io/cache", "kubeconfig.operator.kcp.io/alice", "virtualworkspace.operator.kcp.io/root-vw",
+		"link.operator.kcp.io/eu-1",
 	}, nonEmptyLines(out))
 
 	out = kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "yaml")

@@ -28,6 +28,7 @@ var statusGVRs = []schema.GroupVersionResource{
 	{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "cacheservers"},
 	{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "kubeconfigs"},
 	{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "virtualworkspaces"},
+	{Group: "operator.kcp.io", Version: "v1alpha1", Resource: "links"},
 	{Group: "cert-manager.io", Version: "v1", Resource: "certificates"},
 	{Group: "cert-manager.io", Version: "v1", Resource: "certificaterequests"},
 	{Group: "cert-manager.io", Version: "v1", Resource: "issuers"},

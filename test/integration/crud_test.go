@@ -219,6 +219,24 @@ func TestCRUDEveryKind(t *testing.T) {
 		setStatus:  func(o *operatorv1alpha1.VirtualWorkspace, p string) { o.Status.Phase = operatorv1alpha1.Phase(p) },
 		phase:      func(o *operatorv1alpha1.VirtualWorkspace) string { return string(o.Status.Phase) },
 	}.run)
+
+	// A Link has no phase: its Ready condition's reason stands for one.
+	t.Run("Link", crudCase[*operatorv1alpha1.Link, *operatorv1alpha1.LinkList]{
+		client:     ops.Links(namespace),
+		obj:        newLink("eu-1", "root", "eu-1.links.example.com"),
+		defaulted:  func(t *testing.T, o *operatorv1alpha1.Link) { assert.Empty(t, o.Spec.DNSNames) },
+		mutateSpec: func(o *operatorv1alpha1.Link) { o.Spec.DNSNames = append(o.Spec.DNSNames, "eu.kcp.example.com") },
+		setStatus: func(o *operatorv1alpha1.Link, reason string) {
+			o.Status.Conditions = []metav1.Condition{{Type: operatorv1alpha1.ConditionLinkReady, Status: metav1.ConditionFalse,
+				Reason: reason, LastTransitionTime: metav1.Now()}}
+		},
+		phase: func(o *operatorv1alpha1.Link) string {
+			if c := apimeta.FindStatusCondition(o.Status.Conditions, operatorv1alpha1.ConditionLinkReady); c != nil {
+				return c.Reason
+			}
+			return ""
+		},
+	}.run)
 }
 
 // expectEvent reads the next event of a watch and checks its type and object.

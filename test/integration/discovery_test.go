@@ -15,7 +15,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 )
 
-// TestDiscovery checks what kubectl learns about the group: the six resources, their
+// TestDiscovery checks what kubectl learns about the group: the seven resources, their
 // singular names, the kcp category, the verbs, the status and kubeconfig subresources, and
 // that the self-service roles cover them.
 func TestDiscovery(t *testing.T) {
@@ -44,26 +44,40 @@ func TestDiscovery(t *testing.T) {
 			assert.Equal(t, "VirtualWorkspace", r.Kind)
 			assert.Equal(t, []string{"kcp"}, r.Categories)
 		}
+		if r.Name == "links" {
+			assert.Equal(t, "link", r.SingularName)
+			assert.Equal(t, "Link", r.Kind)
+			assert.True(t, r.Namespaced)
+			assert.Equal(t, []string{"kcp"}, r.Categories)
+			assert.Empty(t, r.ShortNames)
+			assert.ElementsMatch(t, []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}, []string(r.Verbs))
+		}
 	}
 	for _, want := range []string{
 		"rootshards", "rootshards/status", "shards", "shards/status", "frontproxies", "frontproxies/status",
 		"cacheservers", "cacheservers/status", "kubeconfigs", "kubeconfigs/status",
-		"virtualworkspaces", "virtualworkspaces/status",
+		"virtualworkspaces", "virtualworkspaces/status", "links", "links/status",
 		"rootshards/kubeconfig", "shards/kubeconfig", "frontproxies/kubeconfig",
 		"rootshards/rotation", "cacheservers/rotation",
 	} {
 		assert.True(t, got[want], "discovery lacks %s", want)
 	}
-	assert.Len(t, got, 17, "no other resource: %v", got)
+	assert.Len(t, got, 19, "no other resource: %v", got)
 
 	// The self-service roles cover every resource the server serves: viewers read each one
-	// and its status, editors manage each one, and the kubeconfig subresources are minted.
+	// and its status, editors manage each one but links, which kcp-setups-link manages, and
+	// the kubeconfig subresources are minted.
 	roles := selfServiceRoles(t)
 	for resource := range got {
 		base, sub, _ := strings.Cut(resource, "/")
 		switch sub {
 		case "":
 			assert.Contains(t, roles["kcp-setups-view"], resource, "viewers read %s", resource)
+			if resource == "links" {
+				assert.Contains(t, roles["kcp-setups-link"], resource, "kcp-setups-link manages links")
+				assert.NotContains(t, roles["kcp-setups-edit"], resource, "editing setups admits no member")
+				continue
+			}
 			assert.Contains(t, roles["kcp-setups-edit"], resource, "editors manage %s", resource)
 		case "status":
 			assert.Contains(t, roles["kcp-setups-view"], resource, "viewers read the status of %s", base)
@@ -141,4 +155,30 @@ func TestOnlyAdminsTrust(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"kcp-setups-trust"}, trusting)
+}
+
+// TestOnlyTheLinkRoleLinks: declaring a remote consumer (a Link, and the verb link on a
+// RootShard that it asks, docs/security.md) is granted by kcp-setups-link alone, which
+// aggregates into no built-in role: neither edit nor admin has a namespace's team add members.
+func TestOnlyTheLinkRoleLinks(t *testing.T) {
+	data, err := os.ReadFile("../../artifacts/deploy/roles.yaml")
+	require.NoError(t, err)
+	var linking []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		for _, rule := range role.Rules {
+			writes := slices.ContainsFunc(rule.Verbs, func(v string) bool { return !slices.Contains([]string{"get", "list", "watch"}, v) })
+			if slices.Contains(rule.Verbs, "link") || slices.Contains(rule.Verbs, "*") || writes && slices.Contains(rule.Resources, "links") {
+				linking = append(linking, role.Name)
+				for k := range role.Labels {
+					assert.NotContains(t, k, "aggregate-to", "%s aggregates into a built-in role", role.Name)
+				}
+			}
+			if slices.Contains(rule.Verbs, "link") {
+				assert.Equal(t, []string{"rootshards"}, rule.Resources, role.Name)
+			}
+		}
+	}
+	assert.Equal(t, []string{"kcp-setups-link", "kcp-setups-link"}, linking, "its rule on links and its rule on rootshards")
 }

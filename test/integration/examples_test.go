@@ -25,7 +25,7 @@ func TestExamplesApply(t *testing.T) {
 
 	files, err := filepath.Glob("../../artifacts/examples/*.yaml")
 	require.NoError(t, err)
-	require.Len(t, files, 6, "one example per kind")
+	require.Len(t, files, 7, "one example per kind")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
@@ -43,4 +43,5 @@ func TestExamplesApply(t *testing.T) {
 var resourceOf = map[string]string{
 	"RootShard": "rootshards", "Shard": "shards", "FrontProxy": "frontproxies",
 	"CacheServer": "cacheservers", "Kubeconfig": "kubeconfigs", "VirtualWorkspace": "virtualworkspaces",
+	"Link": "links",
 }

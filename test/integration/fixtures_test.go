@@ -75,3 +75,14 @@ func newVirtualWorkspace(name, rootShard string) *operatorv1alpha1.VirtualWorksp
 		},
 	}
 }
+
+func newLink(name, rootShard, identity string) *operatorv1alpha1.Link {
+	return &operatorv1alpha1.Link{
+		ObjectMeta: objectMeta(name),
+		Spec: operatorv1alpha1.LinkSpec{
+			RootShardRef: corev1.LocalObjectReference{Name: rootShard},
+			Identity:     identity,
+			Consumers:    []operatorv1alpha1.LinkConsumerKind{operatorv1alpha1.LinkConsumerShard, operatorv1alpha1.LinkConsumerKubeconfig},
+		},
+	}
+}

@@ -205,5 +205,8 @@ func storedNamesIn(t *testing.T, c clientset.Interface, ns string) []string {
 	vw, err := ops.VirtualWorkspaces(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	out = append(out, names(t, vw)...)
+	ln, err := ops.Links(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	out = append(out, names(t, ln)...)
 	return out
 }

@@ -59,6 +59,14 @@ func TestDerivedNamesCannotCollide(t *testing.T) {
 			return err
 		}
 	}
+	link := func(name string) create {
+		return func(ctx context.Context, c clientset.Interface, ns string) error {
+			o := newLink(name, "root", name+".links.example.com")
+			o.Namespace = ns
+			_, err := c.OperatorV1alpha1().Links(ns).Create(ctx, o, metav1.CreateOptions{})
+			return err
+		}
+	}
 
 	for i, tc := range []struct {
 		name          string
@@ -89,6 +97,10 @@ func TestDerivedNamesCannotCollide(t *testing.T) {
 			[]string{"reserved", "kcp-pki-ca"}},
 		{"a Shard named as kcp registers the root shard", nil, shard("root", false), "metadata.name",
 			[]string{"reserved", "kcp registers the root shard"}},
+		{"Kubeconfig into a Link's bootstrap Secret", link("eu-1"), kubeconfig("admin", "eu-1-link-bootstrap"), "spec.secretRef.name",
+			[]string{"Link/eu-1", `"eu-1-link-bootstrap"`}},
+		{"Link whose bootstrap Secret a Kubeconfig writes", kubeconfig("admin", "eu-1-link-bootstrap"), link("eu-1"), "metadata.name",
+			[]string{"Kubeconfig/admin", `"eu-1-link-bootstrap"`}},
 		{"alpha and alphabet", rootShard("alpha"), rootShard("alphabet"), "", nil},
 		{"x and xetcd", rootShard("x"), rootShard("xetcd"), "", nil},
 		{"Shard alpha next to CacheServer alphabet", cacheServer("alphabet"), shard("alpha", false), "", nil},

@@ -183,7 +183,7 @@ func TestAPISemantics(t *testing.T) {
 				}
 			}
 		}
-		for _, k := range []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "VirtualWorkspace"} {
+		for _, k := range []string{"RootShard", "Shard", "FrontProxy", "CacheServer", "Kubeconfig", "VirtualWorkspace", "Link"} {
 			assert.True(t, kinds[k], "no schema with the GVK of %s", k)
 		}
 	})

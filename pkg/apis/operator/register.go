@@ -36,6 +36,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&CacheServer{}, &CacheServerList{},
 		&Kubeconfig{}, &KubeconfigList{},
 		&VirtualWorkspace{}, &VirtualWorkspaceList{},
+		&Link{}, &LinkList{},
 		&KubeconfigRequest{},
 		&CARotation{},
 	)

@@ -108,6 +108,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.KubeconfigStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("KubeconfigTarget"):
 		return &operatorv1alpha1.KubeconfigTargetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Link"):
+		return &operatorv1alpha1.LinkApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LinkSpec"):
+		return &operatorv1alpha1.LinkSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LinkStatus"):
+		return &operatorv1alpha1.LinkStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalDataKeyReference"):
 		return &operatorv1alpha1.LocalDataKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoggingSpec"):

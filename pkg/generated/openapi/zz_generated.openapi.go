@@ -82,6 +82,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.KubeconfigSpec{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_KubeconfigSpec(ref),
 		v1alpha1.KubeconfigStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref),
 		v1alpha1.KubeconfigTarget{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref),
+		v1alpha1.Link{}.OpenAPIModelName():                          schema_pkg_apis_operator_v1alpha1_Link(ref),
+		v1alpha1.LinkList{}.OpenAPIModelName():                      schema_pkg_apis_operator_v1alpha1_LinkList(ref),
+		v1alpha1.LinkSpec{}.OpenAPIModelName():                      schema_pkg_apis_operator_v1alpha1_LinkSpec(ref),
+		v1alpha1.LinkStatus{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_LinkStatus(ref),
 		v1alpha1.LocalDataKeyReference{}.OpenAPIModelName():         schema_pkg_apis_operator_v1alpha1_LocalDataKeyReference(ref),
 		v1alpha1.LoggingSpec{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref),
 		v1alpha1.ManagedEtcd{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref),
@@ -3038,6 +3042,230 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref common.ReferenceCall
 		},
 		Dependencies: []string{
 			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_Link(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Link declares a remote consumer of a RootShard: a server in another cluster that may realize the consumer kinds it names (Shards, FrontProxies, Kubeconfigs) for the RootShard, authenticated by a client certificate that carries the declared identity. It lives in the RootShard's namespace; creating or changing one needs the right link on the RootShard.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard object metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Spec is the declared remote consumer.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.LinkSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is its observed state.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.LinkStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.LinkSpec{}.OpenAPIModelName(), v1alpha1.LinkStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_LinkList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LinkList is a list of Links.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Standard list metadata.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(metav1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Type: []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.Link{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.Link{}.OpenAPIModelName(), metav1.ListMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_LinkSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LinkSpec is the desired state of a Link.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"rootShardRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RootShardRef names the RootShard of the namespace the remote joins. Immutable.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"identity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Identity is the DNS name the remote's client certificate carries as a subject alternative name, and by which the RootShard knows it: a DNS-1123 subdomain, unique among the Links of the RootShard. Immutable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"consumers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Consumers are the kinds the remote may realize for the RootShard: Shard, FrontProxy, Kubeconfig; at least one.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"cacheServerRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CacheServerRef names a CacheServer of the namespace whose cache client the remote may use too.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"dnsNames": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "DNSNames are the DNS names the remote's serving certificates may carry: each exact, or a single leading \"*.\" label.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"rootShardRef", "identity", "consumers"},
+			},
+		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_LinkStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LinkStatus is the observed state of a Link.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ObservedGeneration is the generation the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Conditions are Ready and the conditions it is made of.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(metav1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"bootstrapSecretName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "BootstrapSecretName is the Secret of the namespace that holds what the remote needs to connect, once: the listener's address, its trust and the remote's client pair.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

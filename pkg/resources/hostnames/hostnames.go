@@ -58,6 +58,8 @@ func Of(obj runtime.Object) ([]Name, bool) {
 		return VirtualWorkspace(o), true
 	case *operatorv1alpha1.Kubeconfig:
 		return Kubeconfig(o), true
+	case *operatorv1alpha1.Link:
+		return Link(o), true
 	}
 	return nil, false
 }
@@ -162,6 +164,18 @@ func Kubeconfig(kc *operatorv1alpha1.Kubeconfig) []Name {
 	if kc.Spec.Target.RootShardSecretRef != nil {
 		n.joined(joined(kubeconfig.Kind, kc.Namespace, kc.Name, reference.KubeconfigIssuer), "spec.target.rootShardSecretRef")
 	}
+	return n.sorted()
+}
+
+// linkBootstrapSuffix names a Link's bootstrap Secret, <link>-link-bootstrap, the one thing
+// carried to the remote (docs/API.md).
+const linkBootstrapSuffix = "-link-bootstrap"
+
+// Link derives its bootstrap Secret. It is claimed before the Link's controller writes it,
+// so that no Kubeconfig's secretRef or other object takes it first.
+func Link(l *operatorv1alpha1.Link) []Name {
+	var n names
+	n.add(l.Name + linkBootstrapSuffix)
 	return n.sorted()
 }
 

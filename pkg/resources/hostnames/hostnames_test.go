@@ -73,6 +73,7 @@ func TestOfKnowsEveryKind(t *testing.T) {
 		&operatorv1alpha1.RootShard{ObjectMeta: meta("a")}, &operatorv1alpha1.Shard{ObjectMeta: meta("a")},
 		&operatorv1alpha1.FrontProxy{ObjectMeta: meta("a")}, &operatorv1alpha1.CacheServer{ObjectMeta: meta("a")},
 		&operatorv1alpha1.VirtualWorkspace{ObjectMeta: meta("a")}, &operatorv1alpha1.Kubeconfig{ObjectMeta: meta("a")},
+		&operatorv1alpha1.Link{ObjectMeta: meta("a")},
 	} {
 		names, ok := Of(o)
 		assert.True(t, ok)
@@ -114,4 +115,10 @@ func TestEverySlotNameIsDerived(t *testing.T) {
 	} {
 		assert.Contains(t, row.names, row.slot)
 	}
+}
+
+// TestALinkDerivesItsBootstrapSecret: the Secret carried to a Link's remote is claimed in
+// the namespace, as <link>-link-bootstrap.
+func TestALinkDerivesItsBootstrapSecret(t *testing.T) {
+	assert.Equal(t, []string{"eu-1-link-bootstrap"}, Strings(Link(&operatorv1alpha1.Link{ObjectMeta: meta("eu-1")})))
 }

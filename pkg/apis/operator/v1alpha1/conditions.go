@@ -225,3 +225,8 @@ const ConditionTakenOver = "TakenOver"
 
 // ReasonTakenOverFromKcpOperator is TakenOver's reason.
 const ReasonTakenOverFromKcpOperator = "TakenOverFromKcpOperator"
+
+// ConditionLinkReady, on a Link, is whether the remote it declares may connect: its
+// credentials are issued and its bootstrap Secret written. Until the Link's controller
+// reports it, `kubectl get links` shows Unknown.
+const ConditionLinkReady = "Ready"

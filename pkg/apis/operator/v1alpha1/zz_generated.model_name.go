@@ -262,6 +262,26 @@ func (in KubeconfigTarget) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Link) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.Link"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LinkList) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.LinkList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LinkSpec) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.LinkSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LinkStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.LinkStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LocalDataKeyReference) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.LocalDataKeyReference"
 }

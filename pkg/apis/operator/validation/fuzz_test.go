@@ -19,6 +19,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/link"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
@@ -55,6 +56,7 @@ var kindsUnderTest = []kindUnderTest{
 	registered("CacheServer", &cacheserver.Kind),
 	registered("Kubeconfig", &kubeconfig.Kind),
 	registered("VirtualWorkspace", &virtualworkspace.Kind),
+	registered("Link", &link.Kind),
 	{
 		kind: "KubeconfigRequest",
 		create: func(o runtime.Object) field.ErrorList {

@@ -59,6 +59,8 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().FrontProxies().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("kubeconfigs"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().Kubeconfigs().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("links"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().Links().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("rootshards"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Operator().V1alpha1().RootShards().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("shards"):

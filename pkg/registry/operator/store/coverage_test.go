@@ -15,6 +15,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/link"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/shard"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
@@ -130,6 +131,7 @@ func TestEveryRunFieldNeedsAPermission(t *testing.T) {
 		"CacheServer":      kindOf(&cacheserver.Kind),
 		"VirtualWorkspace": kindOf(&virtualworkspace.Kind),
 		"Kubeconfig":       kindOf(&kubeconfig.Kind),
+		"Link":             kindOf(&link.Kind),
 	}
 	found := 0
 	for name, k := range kinds {
@@ -186,6 +188,10 @@ func TestEveryKindPointsAtItsConditions(t *testing.T) {
 	check("Kubeconfig", func() (any, *[]metav1.Condition) {
 		o := kubeconfig.Kind.New()
 		return kubeconfig.Kind.Status(o), conditionsOf(kubeconfig.Kind.Conditions, o)
+	})
+	check("Link", func() (any, *[]metav1.Condition) {
+		o := link.Kind.New()
+		return link.Kind.Status(o), conditionsOf(link.Kind.Conditions, o)
 	})
 }
 

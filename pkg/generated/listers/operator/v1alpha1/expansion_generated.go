@@ -42,6 +42,14 @@ type KubeconfigListerExpansion interface{}
 // KubeconfigNamespaceLister.
 type KubeconfigNamespaceListerExpansion interface{}
 
+// LinkListerExpansion allows custom methods to be added to
+// LinkLister.
+type LinkListerExpansion interface{}
+
+// LinkNamespaceListerExpansion allows custom methods to be added to
+// LinkNamespaceLister.
+type LinkNamespaceListerExpansion interface{}
+
 // RootShardListerExpansion allows custom methods to be added to
 // RootShardLister.
 type RootShardListerExpansion interface{}

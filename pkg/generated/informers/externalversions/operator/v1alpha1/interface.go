@@ -30,6 +30,8 @@ type Interface interface {
 	FrontProxies() TypedFrontProxyInformer
 	// Kubeconfigs returns a KubeconfigInformer.
 	Kubeconfigs() TypedKubeconfigInformer
+	// Links returns a LinkInformer.
+	Links() TypedLinkInformer
 	// RootShards returns a RootShardInformer.
 	RootShards() TypedRootShardInformer
 	// Shards returns a ShardInformer.
@@ -62,6 +64,11 @@ func (v *version) FrontProxies() TypedFrontProxyInformer {
 // Kubeconfigs returns a TypedKubeconfigInformer.
 func (v *version) Kubeconfigs() TypedKubeconfigInformer {
 	return &kubeconfigInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// Links returns a TypedLinkInformer.
+func (v *version) Links() TypedLinkInformer {
+	return &linkInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
 }
 
 // RootShards returns a TypedRootShardInformer.

@@ -24,6 +24,8 @@ type FrontProxyExpansion interface{}
 
 type KubeconfigExpansion interface{}
 
+type LinkExpansion interface{}
+
 type RootShardExpansion interface{}
 
 type ShardExpansion interface{}

@@ -31,6 +31,7 @@ type OperatorV1alpha1Interface interface {
 	CacheServersGetter
 	FrontProxiesGetter
 	KubeconfigsGetter
+	LinksGetter
 	RootShardsGetter
 	ShardsGetter
 	VirtualWorkspacesGetter
@@ -51,6 +52,10 @@ func (c *OperatorV1alpha1Client) FrontProxies(namespace string) FrontProxyInterf
 
 func (c *OperatorV1alpha1Client) Kubeconfigs(namespace string) KubeconfigInterface {
 	return newKubeconfigs(c, namespace)
+}
+
+func (c *OperatorV1alpha1Client) Links(namespace string) LinkInterface {
+	return newLinks(c, namespace)
 }
 
 func (c *OperatorV1alpha1Client) RootShards(namespace string) RootShardInterface {

@@ -40,6 +40,10 @@ func (c *FakeOperatorV1alpha1) Kubeconfigs(namespace string) v1alpha1.Kubeconfig
 	return newFakeKubeconfigs(c, namespace)
 }
 
+func (c *FakeOperatorV1alpha1) Links(namespace string) v1alpha1.LinkInterface {
+	return newFakeLinks(c, namespace)
+}
+
 func (c *FakeOperatorV1alpha1) RootShards(namespace string) v1alpha1.RootShardInterface {
 	return newFakeRootShards(c, namespace)
 }
