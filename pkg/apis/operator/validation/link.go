@@ -64,11 +64,15 @@ func validateLinkSpec(spec *operator.LinkSpec, fldPath *field.Path) field.ErrorL
 }
 
 // validateLinkIdentity checks the identity a remote's client certificate carries as a DNS
-// SAN: a DNS-1123 subdomain, which is lower case, so that the listener compares it byte for
-// byte with the certificate's.
+// SAN and its common name: a DNS-1123 subdomain, which is lower case, so that the listener
+// compares it byte for byte with the certificate's, of at most 64 characters.
 func validateLinkIdentity(identity string, fldPath *field.Path) field.ErrorList {
 	if identity == "" {
 		return field.ErrorList{field.Required(fldPath, "the DNS name the remote's client certificate carries")}
+	}
+	if len(identity) > MaxCommonNameLength {
+		// The Link's client certificate carries it as its CommonName too.
+		return field.ErrorList{field.TooLong(fldPath, identity, MaxCommonNameLength)}
 	}
 	return invalidForEach(fldPath, identity, validation.IsDNS1123Subdomain(identity))
 }

@@ -47,13 +47,13 @@ func TestValidateLink(t *testing.T) {
 		{name: "identity in upper case", mutate: func(l *operator.Link) { l.Spec.Identity = "EU-1.links.example.com" }, want: []wantErr{invalid("spec.identity", "lower case")}},
 		{name: "identity a wildcard", mutate: func(l *operator.Link) { l.Spec.Identity = "*.links.example.com" }, want: []wantErr{invalid("spec.identity")}},
 		{
-			name:   "identity longer than 253",
-			mutate: func(l *operator.Link) { l.Spec.Identity = strings.Repeat("a.", 126) + "ab" },
-			want:   []wantErr{invalid("spec.identity", "no more than 253")},
+			name:   "identity longer than a common name",
+			mutate: func(l *operator.Link) { l.Spec.Identity = strings.Repeat("a.", 32) + "a" },
+			want:   []wantErr{tooLong("spec.identity", "64")},
 		},
 		{
-			name:   "identity of 253",
-			mutate: func(l *operator.Link) { l.Spec.Identity = strings.Repeat("a.", 126) + "a" },
+			name:   "identity of 64",
+			mutate: func(l *operator.Link) { l.Spec.Identity = strings.Repeat("a.", 31) + "ab" },
 		},
 		{name: "no consumers", mutate: func(l *operator.Link) { l.Spec.Consumers = nil }, want: []wantErr{required("spec.consumers", "Shard, FrontProxy or Kubeconfig")}},
 		{
