@@ -34,6 +34,9 @@ type Deps struct {
 	Informers Informers
 	Host      *hostcluster.Host
 	Recorder  record.EventRecorder
+	// LinkListenerURL is the https URL at which linked remotes reach this server's link
+	// listener (docs/links.md); empty while it does not serve one.
+	LinkListenerURL string
 }
 
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
@@ -70,7 +73,7 @@ func (b *Base[T, S]) base() *Base[T, S] { return b }
 // observedGeneration set, and fills in the rest; it runs once cert-manager is installed, and
 // the lifecycle around it (the finalizer, the status write, deletion) is Base's.
 //
-// A controller may also be a Releaser or an EtcdOwner: Build finds out.
+// A controller may also be a Releaser, an EtcdOwner or Configured: Build finds out.
 type Reconciler[T Object, S any] interface {
 	base() *Base[T, S]
 	Reconcile(ctx context.Context, obj T, status *S) error
@@ -92,6 +95,12 @@ type EtcdOwner[T Object] interface {
 	EtcdClaims(obj T) []string
 }
 
+// Configured is a controller that reads more of its deps than Base keeps: Build hands them
+// to Configure.
+type Configured interface {
+	Configure(deps Deps)
+}
+
 // Build builds the controller C of kind over deps, reading no cache until Watch (or
 // SetIndexes, in a unit test): Setup's first half, and how a unit test builds it.
 func Build[C any, PC interface {
@@ -107,6 +116,9 @@ func Build[C any, PC interface {
 	}
 	if e, ok := any(c).(EtcdOwner[T]); ok {
 		b.etcdClaims = e.EtcdClaims
+	}
+	if cf, ok := any(c).(Configured); ok {
+		cf.Configure(deps)
 	}
 	return c
 }

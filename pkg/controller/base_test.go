@@ -26,6 +26,7 @@ func (p *plain) Watches() Watches { return Watches{} }
 type hooked struct {
 	plain
 	released int
+	listener string
 }
 
 func (h *hooked) Release(context.Context, *operatorv1alpha1.RootShard, *operatorv1alpha1.RootShardStatus) error {
@@ -37,8 +38,10 @@ func (h *hooked) EtcdClaims(rs *operatorv1alpha1.RootShard) []string {
 	return []string{rs.Name + "-etcd"}
 }
 
+func (h *hooked) Configure(deps Deps) { h.listener = deps.LinkListenerURL }
+
 // TestBuildFindsTheControllersHooks: Build gives the lifecycle the controller's Reconcile, and
-// its Release and EtcdClaims when it has them, and nothing in their place when it has not.
+// its Release and EtcdClaims when it has them, its deps to Configure, and nothing in their place when it has not.
 func TestBuildFindsTheControllersHooks(t *testing.T) {
 	kind := rootShards("buildtest")
 	p := Build[plain](kind, Deps{})
@@ -49,7 +52,8 @@ func TestBuildFindsTheControllersHooks(t *testing.T) {
 	assert.Equal(t, "buildtest", p.Name)
 	assert.NotNil(t, p.cleanup, "the namespace's bootstrap PKI is released by every kind")
 
-	h := Build[hooked](kind, Deps{})
+	h := Build[hooked](kind, Deps{LinkListenerURL: "https://links.example.com:6443"})
+	assert.Equal(t, "https://links.example.com:6443", h.listener, "a Configured controller reads its deps")
 	if assert.NotNil(t, h.release) && assert.NotNil(t, h.etcdClaims) {
 		assert.NoError(t, h.release(t.Context(), nil, nil))
 		assert.Equal(t, 1, h.released)

@@ -12,7 +12,7 @@ import (
 // kind contributes the functions of those it is indexed by (Kind.Indexers, in package kinds).
 const (
 	// RootShardIndex indexes Shards and FrontProxies by the RootShard spec.rootShard.reference
-	// names.
+	// names, and Links by the RootShard spec.rootShardRef names.
 	RootShardIndex = "operator.kcp.io/root-shard"
 	// VirtualWorkspaceIndex indexes RootShards and Shards by the VirtualWorkspace
 	// spec.kcpVirtualWorkspace names.

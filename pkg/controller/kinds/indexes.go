@@ -56,6 +56,9 @@ var (
 		}),
 		controller.TargetIndex: index(virtualWorkspaceTargets),
 	}
+	linkIndexers = cache.Indexers{
+		controller.RootShardIndex: index(func(o *operatorv1alpha1.Link) []string { return values(o, o.Spec.RootShardRef.Name) }),
+	}
 )
 
 // index is an index function of the objects of type T; it indexes nothing of another type.
@@ -166,6 +169,11 @@ func ShardKeysOf(x controller.Indexes, namespace, rootShard string) []string {
 // FrontProxiesOf are the FrontProxies of the RootShard rootShard of namespace.
 func FrontProxiesOf(x controller.Indexes, namespace, rootShard string) []*operatorv1alpha1.FrontProxy {
 	return FrontProxy.Indexed(x, controller.RootShardIndex, controller.IndexValue(namespace, rootShard))
+}
+
+// LinksOf are the Links that name the RootShard rootShard of namespace.
+func LinksOf(x controller.Indexes, namespace, rootShard string) []*operatorv1alpha1.Link {
+	return Link.Indexed(x, controller.RootShardIndex, controller.IndexValue(namespace, rootShard))
 }
 
 // VirtualWorkspacesOf are the VirtualWorkspaces whose PKI is the RootShard rootShard's of

@@ -21,6 +21,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 	"github.com/kcp-setups/apiserver/pkg/resources/virtualworkspace"
@@ -39,6 +40,7 @@ type (
 	ShardBase            = controller.Base[*operatorv1alpha1.Shard, operatorv1alpha1.ShardStatus]
 	VirtualWorkspaceBase = controller.Base[*operatorv1alpha1.VirtualWorkspace, operatorv1alpha1.VirtualWorkspaceStatus]
 	KubeconfigBase       = controller.Base[*operatorv1alpha1.Kubeconfig, operatorv1alpha1.KubeconfigStatus]
+	LinkBase             = controller.Base[*operatorv1alpha1.Link, operatorv1alpha1.LinkStatus]
 )
 
 // The descriptors of our kinds: their names, how their objects and statuses are reached, and
@@ -84,6 +86,14 @@ var (
 			return setup(&s.Phase, &s.ObservedGeneration, &s.Conditions)
 		},
 		virtualWorkspaceIndexers)
+	// Link has no phase: its Ready condition says all (docs/links.md). Lifecycle shows its
+	// deletion in Available=False, reason Deleting.
+	Link = describe(link.Kind, "link", "Link", &operatorv1alpha1.Link{}, &operatorv1alpha1.LinkList{},
+		operatorinformers.Interface.Links, typed.OperatorV1alpha1Interface.Links,
+		func(o *operatorv1alpha1.Link) *operatorv1alpha1.LinkStatus { return &o.Status },
+		func(s *operatorv1alpha1.LinkStatus) controller.Common {
+			return controller.Common{ObservedGeneration: &s.ObservedGeneration, Conditions: &s.Conditions}
+		}, linkIndexers)
 )
 
 // describe is the Kind, added to All, named name (noun in messages, title as the API spells it) of the

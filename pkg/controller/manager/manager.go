@@ -35,6 +35,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/controller/link"
 	"github.com/kcp-setups/apiserver/pkg/controller/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/controller/shard"
 	"github.com/kcp-setups/apiserver/pkg/controller/virtualworkspace"
@@ -281,6 +282,7 @@ var controllers = []controller.Constructor{
 	cacheserver.New,
 	kubeconfig.New,
 	virtualworkspace.New,
+	link.New,
 }
 
 // setUp sets up the controller of every kind over deps.

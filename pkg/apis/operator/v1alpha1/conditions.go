@@ -230,3 +230,16 @@ const ReasonTakenOverFromKcpOperator = "TakenOverFromKcpOperator"
 // credentials are issued and its bootstrap Secret written. Until the Link's controller
 // reports it, `kubectl get links` shows Unknown.
 const ConditionLinkReady = "Ready"
+
+// The reasons of a Link's Ready condition.
+const (
+	// ReasonLinkReady is Ready=True: the Link's client certificate is issued and its
+	// bootstrap Secret written.
+	ReasonLinkReady = "BootstrapWritten"
+	// ReasonLinkCertificatesNotReady: the RootShard's link CA or the Link's client
+	// certificate is not issued yet. (ReasonRootShardNotFound: the RootShard does not exist.)
+	ReasonLinkCertificatesNotReady = "CertificatesNotReady"
+	// ReasonLinkListenerNotServed: this server does not serve the link listener, so no
+	// bootstrap Secret can say where it is.
+	ReasonLinkListenerNotServed = "ListenerNotServed"
+)
