@@ -18,6 +18,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -29,6 +30,12 @@ func (c *Controller) Reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.
 	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
+	// The link PKI (docs/links.md), only while a Link names the RootShard.
+	if len(kinds.LinksOf(c.Indexes, rs.Namespace, rs.Name)) > 0 {
+		links := link.RootShardPKI(rs)
+		desired.Issuers = append(desired.Issuers, links.Issuers...)
+		desired.Certificates = append(desired.Certificates, links.Certificates...)
+	}
 	vw, vwReason, vwMessage, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
 		return err
@@ -145,6 +152,8 @@ func (c *Controller) Watches() controller.Watches {
 			// rotation go on (advanceRotations).
 			{Kind: kinds.VirtualWorkspace, Keys: c.ofVirtualWorkspace},
 			{Kind: kinds.FrontProxy, Keys: c.rootShardOfFrontProxy},
+			// A Link appearing or going adds or leaves its link PKI.
+			{Kind: kinds.Link, Keys: rootShardOfLink, Membership: true},
 		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services, controller.Deployments, controller.StatefulSets,
@@ -187,6 +196,14 @@ func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
 		}
 	}
 	return keys
+}
+
+// rootShardOfLink is the RootShard a Link names.
+func rootShardOfLink(m metav1.Object) []string {
+	if l, ok := m.(*operatorv1alpha1.Link); ok && l.Spec.RootShardRef.Name != "" {
+		return []string{l.Namespace + "/" + l.Spec.RootShardRef.Name}
+	}
+	return nil
 }
 
 // rootShardOfFrontProxy is the RootShard a FrontProxy points at.
