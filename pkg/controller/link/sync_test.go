@@ -16,6 +16,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/hostnames"
 	"github.com/kcp-setups/apiserver/pkg/resources/link"
 )
 
@@ -168,4 +169,19 @@ func TestWatches(t *testing.T) {
 	notLink.Labels = pki.Labels("rootshard", "root", pki.ServerCA.TemplateKey())
 	assert.Empty(t, w.Users(notLink), "the RootShard's other CAs concern no Link")
 	assert.Empty(t, w.Kinds[0].Keys(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-b", Name: "root"}}))
+}
+
+// TestDerivedNamesCoverWhatIsWritten: every host object a ready Link's controller writes is
+// a name hostnames.Link derives, which the registry refuses to let another object of the
+// namespace derive.
+func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
+	l := newLink()
+	f := newFixture(t, l, rootShard(), linkCA())
+	f.c.Configure(controller.Deps{LinkListenerURL: listener})
+	before := f.Host.HostNames("team-a")
+	for range 3 {
+		f.sync(t)
+	}
+	require.Equal(t, "eu-1-link-bootstrap", f.Stored(t, "team-a", "eu-1").Status.BootstrapSecretName, "the Link is realized whole")
+	f.Host.AssertDerived(t, "team-a", before, hostnames.Link(l))
 }

@@ -20,22 +20,27 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(*operatorv1alpha1.RootShard)
+		linked bool
 	}{
-		{"minimal", func(*operatorv1alpha1.RootShard) {}},
+		{"minimal", func(*operatorv1alpha1.RootShard) {}, false},
 		{"managed etcd with CA bundles and a cache copy", func(rs *operatorv1alpha1.RootShard) {
 			rs.Spec.Etcd = operatorv1alpha1.EtcdConfig{Managed: &operatorv1alpha1.ManagedEtcd{}}
 			rs.Spec.CABundleSecretRef = &corev1.LocalObjectReference{Name: "extra-ca"}
 			rs.Spec.ClientCABundleRef = &corev1.LocalObjectReference{Name: "partner-ca"}
 			rs.Spec.Cache = &operatorv1alpha1.CacheConfig{SecretRef: &corev1.LocalObjectReference{Name: "cache-cache-client"}}
-		}},
+		}, false},
 		{"an issuer of the users", func(rs *operatorv1alpha1.RootShard) {
 			rs.Spec.Certificates = &operatorv1alpha1.Certificates{IssuerRef: &operatorv1alpha1.ObjectReference{Name: "corp", Kind: "ClusterIssuer"}}
-		}},
+		}, false},
+		{"named by a Link: its link PKI", func(*operatorv1alpha1.RootShard) {}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := testRootShard()
 			tc.mutate(rs)
 			f := newFixture(t, rs)
+			if tc.linked {
+				f.Add(t, testLink("eu-1", "root"))
+			}
 			f.Host.StoreStatefulSets(t)
 			for _, name := range []string{"extra-ca", "partner-ca"} {
 				f.Host.PutSecret(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},

@@ -23,6 +23,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -79,6 +80,11 @@ func RootShard(rs *operatorv1alpha1.RootShard) []Name {
 	for _, a := range pki.RootShardAuthorities() {
 		n.slots(pki.RootShardIssuer(rs.Name, a))
 	}
+	// Its link PKI (docs/links.md), whether or not a Link names it yet: a Link appearing
+	// must never find its names taken.
+	links := link.RootShardPKI(rs)
+	n.certificates(links.Issuers, links.Certificates)
+	n.slots(link.CAName(rs))
 	n.server(rootshard.Server(rs))
 	// The internal front proxy (spec.proxy), kcp-operator's <rs>-proxy.
 	p := frontproxy.RootShardProxy{RootShard: rs}
@@ -167,15 +173,13 @@ func Kubeconfig(kc *operatorv1alpha1.Kubeconfig) []Name {
 	return n.sorted()
 }
 
-// linkBootstrapSuffix names a Link's bootstrap Secret, <link>-link-bootstrap, the one thing
-// carried to the remote (docs/API.md).
-const linkBootstrapSuffix = "-link-bootstrap"
-
-// Link derives its bootstrap Secret. It is claimed before the Link's controller writes it,
-// so that no Kubeconfig's secretRef or other object takes it first.
+// Link derives its client certificate (Certificate and Secret, <link>-link-client) and its
+// bootstrap Secret (<link>-link-bootstrap, the one thing carried to the remote). They are
+// claimed before the Link's controller writes them, so that no Kubeconfig's secretRef or
+// other object takes them first.
 func Link(l *operatorv1alpha1.Link) []Name {
 	var n names
-	n.add(l.Name + linkBootstrapSuffix)
+	n.add(link.ClientName(l.Name), link.BootstrapName(l.Name))
 	return n.sorted()
 }
 

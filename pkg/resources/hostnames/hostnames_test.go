@@ -118,7 +118,17 @@ func TestEverySlotNameIsDerived(t *testing.T) {
 }
 
 // TestALinkDerivesItsBootstrapSecret: the Secret carried to a Link's remote is claimed in
-// the namespace, as <link>-link-bootstrap.
+// the namespace, as <link>-link-bootstrap, and so is its client certificate.
 func TestALinkDerivesItsBootstrapSecret(t *testing.T) {
-	assert.Equal(t, []string{"eu-1-link-bootstrap"}, Strings(Link(&operatorv1alpha1.Link{ObjectMeta: meta("eu-1")})))
+	assert.Equal(t, []string{"eu-1-link-bootstrap", "eu-1-link-client"}, Strings(Link(&operatorv1alpha1.Link{ObjectMeta: meta("eu-1")})))
+}
+
+// TestARootShardDerivesItsLinkPKI: a RootShard claims its link CA (both slots and the trust
+// bundle) and the listener's serving certificate before any Link names it, so that a Link
+// appearing never finds them taken.
+func TestARootShardDerivesItsLinkPKI(t *testing.T) {
+	names := Strings(RootShard(&operatorv1alpha1.RootShard{ObjectMeta: meta("root")}))
+	for _, name := range []string{"root-link-ca", "root-link-ca-next", "root-link-ca-trust", "root-link-server"} {
+		assert.Contains(t, names, name)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
-	"github.com/kcp-setups/apiserver/pkg/resources/hostnames"
 )
 
 // The names of the link PKI, and that none of them is a name the RootShard derives already.
@@ -27,12 +26,6 @@ func TestNames(t *testing.T) {
 		{string(BootstrapType), "operator.kcp.io/link-bootstrap"},
 	} {
 		assert.Equal(t, tc.want, tc.got)
-	}
-	// The RootShard's own objects never take the link's names: its link PKI comes and goes
-	// with its Links, beside them.
-	derived := hostnames.Strings(hostnames.RootShard(rs))
-	for _, name := range []string{CAName(rs), pki.SlotName(CAName(rs), 1), ServerCertificateName(rs)} {
-		assert.NotContains(t, derived, name)
 	}
 }
 
