@@ -20,7 +20,7 @@ var (
 	RootShardCertificateRoles = []string{
 		"client", "client-ca", "etcd-client", "etcd-client-ca", "etcd-peer", "etcd-peer-ca", "etcd-server",
 		"external-logical-cluster-admin", "front-proxy-client-ca", "kcp-operator",
-		"logical-cluster-admin", "mounts-proxy", "requestheader-client-ca", "root-ca", "server", "server-ca",
+		"link-ca", "logical-cluster-admin", "mounts-proxy", "requestheader-client-ca", "root-ca", "server", "server-ca",
 		"service-account", "service-account-ca",
 	}
 	// ShardCertificateRoles are the certificates of a Shard.

@@ -17,7 +17,7 @@ import (
 // rotation (the rotation subresource, docs/rotation.md) gives them a new key. Their templates'
 // keys are these, in the kind's certificateRoles.
 var (
-	rootShardKeptKeys = append([]string{pki.RootCATemplateKey, string(pki.ServiceAccountCA)}, intermediateCAKeys()...)
+	rootShardKeptKeys = append([]string{pki.RootCATemplateKey, string(pki.ServiceAccountCA), pki.LinkCA.TemplateKey()}, intermediateCAKeys()...)
 	shardKeptKeys     = []string{string(pki.ServiceAccountCA)}
 	// A CacheServer's CA is templated as "ca" or as kcp-operator's "root-ca", one of them.
 	cacheServerKeptKeys = []string{"ca", "root-ca"}

@@ -77,8 +77,8 @@ func TestCATemplatesCannotChangeTheKey(t *testing.T) {
 		want      []wantErr
 	}
 	var rows []row
-	// Every CA of a RootShard, and its service-account signing leaf.
-	for _, role := range append([]string{pki.RootCATemplateKey, "service-account"}, intermediateCAKeys()...) {
+	// Every CA of a RootShard (its link CA too), and its service-account signing leaf.
+	for _, role := range append([]string{pki.RootCATemplateKey, "service-account", "link-ca"}, intermediateCAKeys()...) {
 		rows = append(rows, row{name: role + " rotationPolicy Always on create", kind: "RootShard",
 			templates: templatesOf(role, key("", 0, "", always)),
 			want:      []wantErr{invalid(keyField(role, "rotationPolicy"), "must be Never (or unset): this certificate keeps its key")}})
