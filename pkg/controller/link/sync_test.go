@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clienttesting "k8s.io/client-go/testing"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -184,4 +185,30 @@ func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 	}
 	require.Equal(t, "eu-1-link-bootstrap", f.Stored(t, "team-a", "eu-1").Status.BootstrapSecretName, "the Link is realized whole")
 	f.Host.AssertDerived(t, "team-a", before, hostnames.Link(l))
+}
+
+// TestDeletionRemovesWhatTheLinkOwnsOnly: a deleted Link's client certificate and bootstrap
+// Secret go (by its owner label and UID), nothing of its RootShard's, and the namespace
+// bootstrap PKI, which a Link does not use, is left alone.
+func TestDeletionRemovesWhatTheLinkOwnsOnly(t *testing.T) {
+	deleting := newLink()
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+	f := newFixture(t, deleting, rootShard(), linkCA())
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/eu-1"))
+	var deletes []string
+	for _, a := range append(f.Host.Kube.Actions(), f.Host.CM.Actions()...) {
+		if dc, ok := a.(clienttesting.DeleteCollectionAction); ok {
+			deletes = append(deletes, a.GetResource().Resource+" "+dc.GetListRestrictions().Labels.String())
+		}
+	}
+	assert.Contains(t, deletes, "certificates app.kubernetes.io/managed-by=kcp-setups,operator.kcp.io/link=eu-1,operator.kcp.io/owner-uid=uid-1")
+	assert.Contains(t, deletes, "secrets app.kubernetes.io/managed-by=kcp-setups,operator.kcp.io/link=eu-1,operator.kcp.io/owner-uid=uid-1")
+	for _, d := range deletes {
+		assert.NotContains(t, d, "rootshard", "nothing of the RootShard goes with a Link")
+		assert.NotContains(t, d, "pki-bootstrap", "a Link does not use the namespace bootstrap")
+	}
+	got, err := f.Ours.OperatorV1alpha1().Links("team-a").Get(t.Context(), "eu-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, got.Finalizers, "the finalizer goes once what the Link owns is deleted")
 }
