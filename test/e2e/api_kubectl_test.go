@@ -56,7 +56,7 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	assert.Regexp(t, `^NAME\s+TARGET\s+URL\s+PHASE\s+AGE\nroot-vw\s+RootShard/root\s+https://vw\.kcp\.example\.com:6443\s`, out)
 
 	out = kubectl(t, "get", "links", "-n", ns)
-	assert.Regexp(t, `^NAME\s+ROOTSHARD\s+IDENTITY\s+CONSUMERS\s+READY\s+AGE\neu-1\s+root\s+eu-1\.links\.example\.com\s+Shard,FrontProxy,Kubeconfig\s+Unknown\s`, out)
+	assert.Regexp(t, `^NAME\s+ROOTSHARD\s+IDENTITY\s+CONSUMERS\s+READY\s+AGE\neu-1\s+root\s+eu-1\.links\.example\.com\s+Shard,FrontProxy,Kubeconfig\s+False\s`, out)
 
 	out = kubectl(t, "get", "kcp", "-n", ns, "-o", "name")
 	assert.ElementsMatch(t, []string{
