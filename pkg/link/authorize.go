@@ -176,8 +176,8 @@ func allowed(request Request, d Declaration) Reason {
 		if !d.Allows(request.Kind) {
 			return ConsumerKindNotAllowed
 		}
-	case WatchBundles:
-		if request.Kind != "" {
+	case WatchBundles, Renew:
+		if request.Kind != "" || request.Role != "" {
 			return OperationNotAllowed
 		}
 	default:

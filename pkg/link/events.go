@@ -9,28 +9,29 @@ import (
 
 // ConsumerKey names a consumer in the remote cluster.
 type ConsumerKey struct {
-	Kind            ConsumerKind
-	Namespace, Name string
+	Kind      ConsumerKind `json:"kind"`
+	Namespace string       `json:"namespace"`
+	Name      string       `json:"name"`
 }
 
 // CATrust is what a consumer's pods do with one of its CAs, by the SHA-256 fingerprints of
 // the CA certificates, sorted.
 type CATrust struct {
 	// Trusted are the CAs its pods trust.
-	Trusted []string
+	Trusted []string `json:"trusted"`
 	// Served are the CAs its serving certificates chain to, where it serves from this CA.
-	Served []string
+	Served []string `json:"served,omitempty"`
 }
 
 // ConsumerReport is the state a remote reports of a consumer.
 type ConsumerReport struct {
-	Realized  bool
-	Available bool
+	Realized  bool `json:"realized"`
+	Available bool `json:"available"`
 	// CAs are its trust, per CA role.
-	CAs map[pki.CA]CATrust
+	CAs map[pki.CA]CATrust `json:"cas,omitempty"`
 	// KcpShard and BaseURL are the kcp shard a Shard registered and its base URL.
-	KcpShard string
-	BaseURL  string
+	KcpShard string `json:"kcpShard,omitempty"`
+	BaseURL  string `json:"baseURL,omitempty"`
 }
 
 // Equal reports whether r and o report the same.
@@ -45,13 +46,13 @@ func (r ConsumerReport) Equal(o ConsumerReport) bool {
 type Event struct {
 	ConsumerKey
 	// UID is the consumer's: a consumer deleted and made again has another.
-	UID string
+	UID string `json:"uid"`
 	// Generation is the consumer's metadata.generation the report is of.
-	Generation int64
+	Generation int64 `json:"generation"`
 	// Sequence orders the remote's reports of the consumer: it grows with every report, across
 	// the remote's restarts too (the remote seeds it from its clock).
-	Sequence int64
-	State    ConsumerReport
+	Sequence int64          `json:"sequence"`
+	State    ConsumerReport `json:"state"`
 }
 
 // maxRetired is how many replaced UIDs a ConsumerState remembers.

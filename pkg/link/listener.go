@@ -71,6 +71,8 @@ func RequestOf(r *http.Request) Request {
 		}
 	case r.Method == http.MethodGet && p == BundlesPath:
 		return Request{Operation: WatchBundles}
+	case r.Method == http.MethodPost && p == RenewPath:
+		return Request{Operation: Renew}
 	case r.Method == http.MethodPost && strings.HasPrefix(p, EventsPath):
 		if kind := strings.TrimPrefix(p, EventsPath); kind != "" && !strings.Contains(kind, "/") {
 			return Request{Operation: ReportEvent, Kind: ConsumerKind(kind)}
