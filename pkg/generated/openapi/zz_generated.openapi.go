@@ -4641,6 +4641,20 @@ func schema_pkg_apis_operator_v1alpha1_ShardReference(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"link": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Link is the Link a Shard of another cluster reported itself over; empty for a Shard of this cluster.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is a linked Shard's namespace in its own cluster.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"name"},
 			},
