@@ -302,8 +302,13 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	linkURL, err := linkListenerURL(o.LinkBindAddress, o.LinkAdvertiseURL)
+	if err != nil {
+		return nil, err
+	}
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration,
-		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas, Namespaces: namespaces}}
+		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas, Namespaces: namespaces},
+		LinkBindAddress: o.LinkBindAddress}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {
@@ -321,6 +326,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			KcpHealth:      o.KcpHealthInterval,
 			Status:         status,
 			Namespaces:     namespaces,
+			// Set once the listener is served: the Links' bootstrap Secrets say where it is.
+			LinkListenerURL: linkURL,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil
