@@ -59,11 +59,17 @@ func TestCommandRejectsBadLinkFlags(t *testing.T) {
 		{[]string{"--link-bind-address", "localhost:9443", "--link-advertise-url", "http://localhost:9443"}, "--link-advertise-url must be an https URL"},
 		{[]string{"--link-advertise-url", "https://links.example.com"}, "--link-advertise-url needs --link-bind-address"},
 	} {
-		cmd := NewCommand()
-		cmd.SetArgs(append(append([]string{"--embedded-etcd-dir", t.TempDir()}, tc.args...), loggingArgs...))
-		cmd.SetContext(t.Context())
-		err := cmd.Execute()
+		err := execute(t, tc.args...)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}
+}
+
+// execute runs the command with args, an embedded etcd directory of the test's and the
+// tests' logging, and returns its error.
+func execute(t *testing.T, args ...string) error {
+	cmd := NewCommand()
+	cmd.SetArgs(append(append([]string{"--embedded-etcd-dir", t.TempDir()}, args...), loggingArgs...))
+	cmd.SetContext(t.Context())
+	return cmd.Execute()
 }
