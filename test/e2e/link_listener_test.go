@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/link/home"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
@@ -152,8 +154,23 @@ func TestLinkListenerServesABootstrap(t *testing.T) {
 	roots.AddCert(ca)
 	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
 	assert.NoError(t, err, "the leaf chains to the RootShard's server CA")
-	assert.Equal(t, ca.Raw, parseFirstCertificate(t, signed.CA).Raw, "the CA is the server CA")
-	left := kubectl(t, "get", "certificaterequests", "-n", ns, "-l", "app.kubernetes.io/component="+"link-signing", "-o", "name")
+	// cert-manager's ca: the top of the signing CA's chain (the namespace's bootstrap CA
+	// here), which the chain it sent leads to.
+	top := x509.NewCertPool()
+	top.AddCert(parseFirstCertificate(t, signed.CA))
+	chain := x509.NewCertPool()
+	for rest := signed.Certificate; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		c, err := x509.ParseCertificate(block.Bytes)
+		require.NoError(t, err)
+		chain.AddCert(c)
+	}
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: top, Intermediates: chain, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	assert.NoError(t, err, "the chain leads to the answer's CA")
+	left := kubectl(t, "get", "certificaterequests", "-n", ns, "-l", pki.LabelComponent+"="+home.SigningRole, "-o", "name")
 	assert.Empty(t, strings.TrimSpace(left), "the CertificateRequest is deleted once answered")
 }
 
@@ -244,7 +261,13 @@ func TestLinkPinsItsSAN(t *testing.T) {
 	stranger := strangerCertificate(t, "eu-1.links.example.com", link.URI(ns, "eu-1", string(eu1.Link.UID)))
 	kubectl(t, "delete", "link", "gone-1", "-n", ns, "--wait=true", "--timeout=2m")
 
-	w, err := stack.Dynamic.Resource(certificateRequests).Namespace(ns).Watch(t.Context(), metav1.ListOptions{})
+	// The listener's CertificateRequests alone (cert-manager makes its own for Certificates),
+	// from now on.
+	signings := metav1.ListOptions{LabelSelector: pki.LabelComponent + "=" + home.SigningRole}
+	made, err := stack.Dynamic.Resource(certificateRequests).Namespace(ns).List(t.Context(), signings)
+	require.NoError(t, err)
+	signings.ResourceVersion = made.GetResourceVersion()
+	w, err := stack.Dynamic.Resource(certificateRequests).Namespace(ns).Watch(t.Context(), signings)
 	require.NoError(t, err)
 	defer w.Stop()
 	for name, tc := range map[string]struct {
