@@ -2,6 +2,7 @@ package home
 
 import (
 	"bufio"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -138,7 +139,7 @@ func TestRefusalsGoToTheLinkOnlyWhenProven(t *testing.T) {
 	assert.Equal(t, forbidden, body)
 	assert.Empty(t, f.events(), "a stranger makes no Event on the Link")
 
-	other := f.ca.issue(t, identity, []string{identity}, []string{link.URI("a", "eu-1", "old-uid")}, 2)
+	other := f.ca.issue(t, identity, []string{identity}, []string{link.URI("a", "eu-1", "old-uid")}, x509.ExtKeyUsageClientAuth)
 	status, _ = f.post(other, "/v1/sign/Shard/server", request)
 	assert.Equal(t, http.StatusForbidden, status)
 	events := f.events()
@@ -260,4 +261,20 @@ func TestBoundDuration(t *testing.T) {
 		10 * 365 * 24 * time.Hour: pki.LeafDuration.Duration} {
 		assert.Equal(t, want, boundDuration(in), in)
 	}
+}
+
+// TestADeletedLinksLimitsAreForgotten checks that the deletion of a Link, as the server's
+// cache tells it, drops its state in the limiter.
+func TestADeletedLinksLimitsAreForgotten(t *testing.T) {
+	f := newFixture(t)
+	f.start(nil)
+	for range link.DefaultLimits.MaxStreams {
+		_, ok := f.server.limiter.OpenStream(string(f.link.UID))
+		require.True(t, ok)
+	}
+	_, ok := f.server.limiter.OpenStream(string(f.link.UID))
+	require.False(t, ok, "the Link holds every stream")
+	f.server.EventHandler().OnDelete(f.link)
+	_, ok = f.server.limiter.OpenStream(string(f.link.UID))
+	assert.True(t, ok, "a deleted Link's streams are forgotten")
 }
