@@ -278,3 +278,12 @@ func TestADeletedLinksLimitsAreForgotten(t *testing.T) {
 	_, ok = f.server.limiter.OpenStream(string(f.link.UID))
 	assert.True(t, ok, "a deleted Link's streams are forgotten")
 }
+
+// TestIssuerOf checks which Issuer signs for a consumer kind and CA role: the RootShard's CA
+// of the role, and a cache client's CacheServer's CA.
+func TestIssuerOf(t *testing.T) {
+	d := link.Declaration{RootShard: "root", CacheServer: "cache"}
+	assert.Equal(t, "root-server-ca", issuerOf(d, link.Shard, pki.ServerCA))
+	assert.Equal(t, "root-front-proxy-client-ca", issuerOf(d, link.Kubeconfig, pki.FrontProxyClientCA))
+	assert.Equal(t, "cache-ca", issuerOf(d, link.CacheClient, link.CacheServerCA))
+}
