@@ -67,8 +67,6 @@ type ExtraConfig struct {
 	// LinkBindAddress is where the link listener listens (docs/links.md); empty, or no
 	// Host, serves none.
 	LinkBindAddress string
-	// LinkEvents serves the listener's POST /v1/events/{kind}; nil answers 404.
-	LinkEvents http.Handler
 }
 
 // Server is the kcp-setups API server.

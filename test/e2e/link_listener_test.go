@@ -296,3 +296,57 @@ func TestLinkPinsItsSAN(t *testing.T) {
 	events := kubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=us-1,reason="+string(link.DeclarationMismatch), "-o", "name")
 	assert.NotEmpty(t, strings.TrimSpace(events), "the refusal of a certificate of the Link's CA is a Warning Event on the Link it names")
 }
+
+// report posts the remote's report of the Shard b/s-1 with sequence over the link, trusting
+// the CA of fingerprint fp for the server CA.
+func report(t *testing.T, b *linkpki.Bootstrapped, client *http.Client, sequence int64, fp string) *http.Response {
+	t.Helper()
+	ev := link.Event{ConsumerKey: link.ConsumerKey{Kind: link.Shard, Namespace: "b", Name: "s-1"}, UID: "remote-uid-1", Generation: 1, Sequence: sequence,
+		State: link.ConsumerReport{Realized: true, Available: true, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
+			CAs: map[pki.CA]link.CATrust{pki.ServerCA: {Trusted: []string{fp}, Served: []string{fp}}}}}
+	body, err := json.Marshal(ev)
+	require.NoError(t, err)
+	resp, err := client.Post(b.ListenerURL.String()+link.EventsPath+string(link.Shard), "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp
+}
+
+// TestLinkRecordsWhatItsRemoteReports: a remote's report over the link shows in its Link's
+// status.consumers and in its RootShard's status.shards; a replay writes nothing; and no one
+// but the server may write status.consumers, not even the cluster's admin.
+func TestLinkRecordsWhatItsRemoteReports(t *testing.T) {
+	parallel(t, alone)
+	ns := namespace(t, "link-events")
+	givenRootShard(t, ns)
+	b := givenLink(t, ns, "eu-1", "eu-1.links.example.com")
+	client := linkClient(b, bootstrapPair(t, b))
+	fp := strings.Repeat("ab", 32)
+
+	require.Equal(t, http.StatusNoContent, report(t, b, client, 1, fp).StatusCode)
+	var consumers string
+	require.Eventually(t, func() bool {
+		consumers = kubectl(t, "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
+		return consumers != ""
+	}, time.Minute, time.Second)
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(consumers), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "Shard", got[0]["kind"])
+	assert.Equal(t, "b", got[0]["namespace"])
+	assert.Equal(t, "s-1", got[0]["name"])
+	assert.Equal(t, []any{map[string]any{"ca": "server", "trusted": []any{fp}, "served": []any{fp}}}, got[0]["trust"])
+	assert.Eventually(t, func() bool {
+		return strings.Contains(kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards}"), `"link":"eu-1"`)
+	}, time.Minute, time.Second, "the RootShard lists the linked Shard")
+
+	rv := kubectl(t, "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}")
+	require.Equal(t, http.StatusNoContent, report(t, b, client, 1, strings.Repeat("cd", 32)).StatusCode, "a replay is answered")
+	assert.Equal(t, rv, kubectl(t, "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"), "and writes nothing")
+
+	out, err := stack.Kubectl(t.Context(), "patch", "link", "eu-1", "-n", ns, "--subresource=status", "--type=merge",
+		"-p", `{"status":{"consumers":null}}`)
+	require.Error(t, err, "the admin may not drop what the remote reported: %s", out)
+	assert.Contains(t, out, "status.consumers")
+	assert.Contains(t, out, "Forbidden")
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
@@ -33,6 +34,19 @@ const LastSeenResolution = time.Minute
 type LinkStatusClient interface {
 	Get(ctx context.Context, namespace, name string) (*operatorv1alpha1.Link, error)
 	UpdateStatus(ctx context.Context, l *operatorv1alpha1.Link) (*operatorv1alpha1.Link, error)
+}
+
+// OperatorLinks is the LinkStatusClient of the server's own clientset, as its loopback user.
+func OperatorLinks(c clientset.Interface) LinkStatusClient { return operatorLinks{c} }
+
+type operatorLinks struct{ c clientset.Interface }
+
+func (o operatorLinks) Get(ctx context.Context, namespace, name string) (*operatorv1alpha1.Link, error) {
+	return o.c.OperatorV1alpha1().Links(namespace).Get(ctx, name, metav1.GetOptions{})
+}
+
+func (o operatorLinks) UpdateStatus(ctx context.Context, l *operatorv1alpha1.Link) (*operatorv1alpha1.Link, error) {
+	return o.c.OperatorV1alpha1().Links(l.Namespace).UpdateStatus(ctx, l, metav1.UpdateOptions{})
 }
 
 // Events serves POST /v1/events/{kind}: it merges what a remote reports of one of its

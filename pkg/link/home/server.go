@@ -86,7 +86,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) TLSConfig() *tls.Config { return link.TLSConfig(s.certificate) }
 
 // EventHandler tells the listener of a change of what it reads: the open bundle streams
-// look again, and a deleted Link's limits are forgotten. The server adds it to each cache
+// look again, and a deleted Link's limits (and what Events keeps of it) are forgotten. The server adds it to each cache
 // of Config.
 func (s *Server) EventHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
@@ -98,6 +98,9 @@ func (s *Server) EventHandler() cache.ResourceEventHandler {
 			}
 			if l, ok := obj.(*operatorv1alpha1.Link); ok {
 				s.limiter.Forget(string(l.UID))
+				if f, ok := s.cfg.Events.(interface{ Forget(uid string) }); ok {
+					f.Forget(string(l.UID))
+				}
 			}
 			s.changes.notify()
 		},

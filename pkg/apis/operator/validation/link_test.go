@@ -175,7 +175,9 @@ func TestValidateLinkStatusUpdate(t *testing.T) {
 		{name: "a consumer twice", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{consumer(), consumer()}},
 			want: []wantErr{duplicate("status.consumers[1]")}},
 		{name: "a consumer without its identity", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
-			withConsumer(func(c *operator.LinkConsumerStatus) { c.Namespace, c.Name, c.UID, c.Generation, c.Sequence = "B", "", "", 0, 0 })}},
+			withConsumer(func(c *operator.LinkConsumerStatus) {
+				c.Namespace, c.Name, c.UID, c.Generation, c.Sequence = "B", "", "", 0, 0
+			})}},
 			want: []wantErr{invalid("status.consumers[0].namespace"), required("status.consumers[0].name"), required("status.consumers[0].uid"),
 				invalid("status.consumers[0].generation"), invalid("status.consumers[0].sequence")}},
 		{name: "a consumer's trust that is no fingerprint, too many, and a CA twice", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
