@@ -6,15 +6,18 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -139,6 +142,7 @@ func (c completedConfig) New() (*Server, error) {
 	for resource, access := range map[string]rotation.Access{"rootshards": rotation.RootShards, "cacheservers": rotation.CacheServers} {
 		storage[resource+"/rotation"] = &rotation.REST{Resource: operator.Resource(resource), Status: storage[resource+"/status"].(rest.Patcher), Access: access}
 	}
+	storage["rootshards/rotation"].(*rotation.REST).Linked = linkedBy(storage["links"].(rest.Lister))
 	apiGroupInfo.VersionedResourcesStorageMap[operatorv1alpha1.SchemeGroupVersion.Version] = storage
 
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {
@@ -255,4 +259,20 @@ func newStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, au
 	}
 	neighbours(scheme, mains, authz)
 	return storage, nil
+}
+
+// linkedBy reports, from the Links' storage, whether a Link names the RootShard
+// namespace/name: the rotation subresource rotates its link CA only then.
+func linkedBy(links rest.Lister) func(ctx context.Context, namespace, name string) (bool, error) {
+	return func(ctx context.Context, namespace, name string) (bool, error) {
+		list, err := links.List(genericapirequest.WithNamespace(ctx, namespace), &metainternalversion.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		l, ok := list.(*operator.LinkList)
+		if !ok {
+			return false, fmt.Errorf("not a list of Links: %T", list)
+		}
+		return slices.ContainsFunc(l.Items, func(l operator.Link) bool { return l.Spec.RootShardRef.Name == name }), nil
+	}
 }

@@ -86,9 +86,11 @@ func validateMembers(members []operator.CARotationMember, kinds []string, fldPat
 	return allErrs
 }
 
-// RootShardAuthorities and CacheServerAuthorities are the CAs status.rotations may name.
+// RootShardAuthorities and CacheServerAuthorities are the CAs status.rotations may name: a
+// RootShard's are those every RootShard has (pki.RootShardAuthorities), then its link CA,
+// which it has while a Link names it.
 var (
-	RootShardAuthorities   = []string{"root", "server", "client", "front-proxy-client", "requestheader-client", "service-account", "etcd-client", "etcd-peer"}
+	RootShardAuthorities   = []string{"root", "server", "client", "front-proxy-client", "requestheader-client", "service-account", "etcd-client", "etcd-peer", "link"}
 	CacheServerAuthorities = []string{"ca"}
 )
 

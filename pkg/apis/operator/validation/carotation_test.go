@@ -24,7 +24,7 @@ func TestValidateRotations(t *testing.T) {
 
 // TestRotationAuthoritiesArePKIs: the authorities the API takes are the PKI's.
 func TestRotationAuthoritiesArePKIs(t *testing.T) {
-	assert.Equal(t, pki.RootShardAuthorities(), RootShardAuthorities)
+	assert.Equal(t, append(pki.RootShardAuthorities(), pki.Authority(pki.LinkCA)), RootShardAuthorities)
 	assert.Contains(t, RootShardAuthorities, "root", "the root CA the server issues is rotated too")
 	assert.Equal(t, pki.CacheServerAuthorities(), CacheServerAuthorities)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
@@ -49,6 +50,9 @@ type REST struct {
 	Access Access
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Linked reports whether a Link names the RootShard namespace/name: its link CA exists
+	// only then, so the authority "link" is refused without one. Nil refuses it always.
+	Linked func(ctx context.Context, namespace, name string) (bool, error)
 }
 
 var (
@@ -96,7 +100,11 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 		if err != nil {
 			return err
 		}
-		if errs := r.refused(current, out.Spec.Authorities); len(errs) > 0 {
+		errs, err := r.refused(ctx, current, out.Spec.Authorities)
+		if err != nil {
+			return err
+		}
+		if len(errs) > 0 {
 			return apierrors.NewInvalid(operator.Kind("CARotation"), name, errs)
 		}
 		obj := current.DeepCopyObject()
@@ -130,19 +138,33 @@ func (r *REST) Create(ctx context.Context, name string, obj runtime.Object, crea
 	return out, nil
 }
 
-// refused checks the named authorities against the object.
-func (r *REST) refused(obj runtime.Object, authorities []string) field.ErrorList {
-	if r.Access.Refuse == nil {
-		return nil
-	}
+// refused checks the named authorities against the object: the kind's own refusals, and the
+// link CA of a RootShard no Link names.
+func (r *REST) refused(ctx context.Context, obj runtime.Object, authorities []string) (field.ErrorList, error) {
 	var errs field.ErrorList
 	path := field.NewPath("spec", "authorities")
 	for i, a := range authorities {
-		if err := r.Access.Refuse(obj, a, path.Index(i)); err != nil {
-			errs = append(errs, err)
+		if r.Access.Refuse != nil {
+			if err := r.Access.Refuse(obj, a, path.Index(i)); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if a != string(pki.LinkCA) {
+			continue
+		}
+		linked := false
+		if m, ok := obj.(metav1.Object); ok && r.Linked != nil {
+			var err error
+			if linked, err = r.Linked(ctx, m.GetNamespace(), m.GetName()); err != nil {
+				return nil, err
+			}
+		}
+		if !linked {
+			errs = append(errs, field.Invalid(path.Index(i), a, "no Link names the RootShard, so it has no link CA to rotate"))
 		}
 	}
-	return errs
+	return errs, nil
 }
 
 func (r *REST) now() time.Time {

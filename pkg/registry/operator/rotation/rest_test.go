@@ -2,6 +2,7 @@ package rotation
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -236,4 +237,39 @@ func TestCreateExcludesMembers(t *testing.T) {
 	stored := store.obj.(*operator.RootShard).Status.Rotations
 	assert.Equal(t, []operator.CARotationMember{fp, vw}, stored[0].ExcludedMembers, "stored for the client CA")
 	assert.Equal(t, 2, store.writes)
+}
+
+// TestCreateRotatesTheLinkCAOfALinkedRootShard: the link CA rotates like every other CA,
+// but only while a Link names the RootShard: without one there is no link CA (422 at its
+// path); a failure to read the Links is no refusal.
+func TestCreateRotatesTheLinkCAOfALinkedRootShard(t *testing.T) {
+	linked := false
+	var failure error
+	asked := ""
+	r := &REST{Resource: operator.Resource("rootshards"), Status: rootShardStore(), Access: RootShards, Now: func() time.Time { return now },
+		Linked: func(_ context.Context, namespace, name string) (bool, error) {
+			asked = namespace + "/" + name
+			return linked, failure
+		}}
+
+	_, err := r.Create(ctx(t), "root", request(operator.CARotationStart, "server", "link"), nil, &metav1.CreateOptions{})
+	require.True(t, apierrors.IsInvalid(err), "got %v", err)
+	assert.Contains(t, err.Error(), "spec.authorities[1]")
+	assert.Contains(t, err.Error(), "no Link names the RootShard")
+	assert.Equal(t, "team-a/root", asked)
+
+	failure = errors.New("the Links' storage is down")
+	_, err = r.Create(ctx(t), "root", request(operator.CARotationStart, "link"), nil, &metav1.CreateOptions{})
+	require.Error(t, err)
+	assert.False(t, apierrors.IsInvalid(err), "not the request's fault: %v", err)
+
+	linked, failure = true, nil
+	out, err := r.Create(ctx(t), "root", request(operator.CARotationStart, "link"), nil, &metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Len(t, out.(*operator.CARotation).Status.Rotations, 1)
+	assert.Equal(t, operator.CARotationPreparing, out.(*operator.CARotation).Status.Rotations[0].Phase)
+
+	cacheServers := &REST{Resource: operator.Resource("cacheservers"), Status: rootShardStore(), Access: CacheServers}
+	_, err = cacheServers.Create(ctx(t), "root", request(operator.CARotationStart, "link"), nil, &metav1.CreateOptions{})
+	assert.True(t, apierrors.IsInvalid(err), "a CacheServer has no link CA: %v", err)
 }
