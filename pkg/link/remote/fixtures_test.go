@@ -81,6 +81,8 @@ const testServerName = "root.a" + linkpki.ServerNameSuffix
 type home struct {
 	*httptest.Server
 	ca testCA
+	// deleting marks the Link as being deleted: the listener refuses it.
+	deleting atomic.Bool
 	// clientCert and clientKey are eu-1's client pair.
 	clientCert, clientKey []byte
 }
@@ -98,7 +100,11 @@ func newHome(t *testing.T, limits link.Limits, next http.Handler) *home {
 	h.clientCert, h.clientKey = ca.pairOf(t, clientTemplate(t, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)))
 
 	l := &link.Listener{
-		Declarations: func() []link.Declaration { return []link.Declaration{testLink} },
+		Declarations: func() []link.Declaration {
+			d := testLink
+			d.Deleting = h.deleting.Load()
+			return []link.Declaration{d}
+		},
 		Trust: func() link.Trust {
 			return link.Trust{testLink.Key(): {LinkCAs: []*x509.Certificate{ca.cert}, ServerName: testServerName}}
 		},
