@@ -158,3 +158,11 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// pemBytes is the DER of the one PEM block of data.
+func pemBytes(t *testing.T, data []byte) []byte {
+	t.Helper()
+	block, _ := pem.Decode(data)
+	require.NotNil(t, block)
+	return block.Bytes
+}

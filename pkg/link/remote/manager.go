@@ -1,0 +1,314 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+)
+
+// State is what the remote server knows of the link of one bootstrap Secret, for the
+// consumers that name it (their LinkReady condition).
+type State struct {
+	// Connected is true while a bundle stream is open and has spoken.
+	Connected bool
+	// Error is the last failure since the stream last connected: the bootstrap Secret
+	// unreadable, the listener unreachable or refusing, a write of the bundles Secret, a
+	// renewal. Empty when there was none.
+	Error string
+	// Revision is the revision of the Bundles the bundles Secret holds, as last written or
+	// found there; empty before any.
+	Revision string
+	// Since is when Connected last changed.
+	Since time.Time
+}
+
+// Manager holds the remote server's links: for each bootstrap Secret wanted, one Client and
+// one bundle stream, whose Bundles it writes into the bundles Secret; it renews the client
+// certificate at two thirds of its life. A listener down or refusing changes nothing
+// already written: the link is retried, and its State says why it is not connected.
+type Manager struct {
+	kube kubernetes.Interface
+	now  func() time.Time
+
+	// Backoff is the wait between two attempts of a link that failed before streaming (the
+	// bootstrap Secret unreadable or not valid) and between two renewals that failed.
+	Backoff wait.Backoff
+	// Recheck is how often a link reads its bootstrap Secret again, to follow a new copy of
+	// it.
+	Recheck time.Duration
+	// WriteAttempts are the attempts at writing a Bundles received before the link waits
+	// for the next one (each reconnection of the stream sends the current one first).
+	WriteAttempts wait.Backoff
+	// configure, when set, adjusts each Client made (the tests' heartbeat and backoff).
+	configure func(*Client)
+
+	mu    sync.Mutex
+	links map[types.NamespacedName]*held
+}
+
+// held is a link the Manager runs.
+type held struct {
+	stop   context.CancelFunc
+	done   chan struct{}
+	client *Client
+	state  State
+}
+
+// NewManager is a Manager that reads and writes Secrets through kube.
+func NewManager(kube kubernetes.Interface) *Manager {
+	return &Manager{kube: kube, now: time.Now, Backoff: DefaultBackoff, WriteAttempts: DefaultWriteAttempts, Recheck: time.Minute, links: map[types.NamespacedName]*held{}}
+}
+
+// Set makes the wanted bootstrap Secrets the ones linked: a link starts for each new one,
+// within ctx, and stops for each no longer wanted (what it wrote stays).
+func (m *Manager) Set(ctx context.Context, wanted []types.NamespacedName) {
+	want := map[types.NamespacedName]bool{}
+	for _, k := range wanted {
+		want[k] = true
+	}
+	m.mu.Lock()
+	var stopped []*held
+	for k, h := range m.links {
+		if !want[k] {
+			h.stop()
+			stopped = append(stopped, h)
+			delete(m.links, k)
+		}
+	}
+	for k := range want {
+		if _, ok := m.links[k]; ok {
+			continue
+		}
+		linkCtx, stop := context.WithCancel(ctx)
+		h := &held{stop: stop, done: make(chan struct{})}
+		m.links[k] = h
+		go func() {
+			defer close(h.done)
+			m.run(linkCtx, k, h)
+		}()
+	}
+	m.mu.Unlock()
+	for _, h := range stopped {
+		<-h.done
+	}
+}
+
+// Stop stops every link and waits for them.
+func (m *Manager) Stop() { m.Set(context.Background(), nil) }
+
+// State is the State of the link of the bootstrap Secret namespace/name, if it is held.
+func (m *Manager) State(namespace, name string) (State, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.links[types.NamespacedName{Namespace: namespace, Name: name}]
+	if !ok {
+		return State{}, false
+	}
+	return h.state, true
+}
+
+// ErrNoLink is the error of Client for a bootstrap Secret no consumer names, or whose link
+// has no client yet (its Secret missing or not valid: its State says why).
+var ErrNoLink = errors.New("no link of this bootstrap Secret is up")
+
+// Client is the Client of the link of the bootstrap Secret key.
+func (m *Manager) Client(key types.NamespacedName) (*Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.links[key]
+	if !ok || h.client == nil {
+		return nil, fmt.Errorf("the bootstrap Secret %s: %w", key, ErrNoLink)
+	}
+	return h.client, nil
+}
+
+// update changes the state of h under the lock.
+func (m *Manager) update(h *held, change func(*State)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	was := h.state.Connected
+	change(&h.state)
+	if h.state.Connected != was {
+		h.state.Since = m.now()
+	}
+}
+
+func (m *Manager) failed(h *held, err error) {
+	m.update(h, func(s *State) { s.Error = err.Error() })
+}
+
+// run runs the link of the bootstrap Secret key until ctx is done: one session after
+// another, each on the bootstrap Secret as it is then.
+func (m *Manager) run(ctx context.Context, key types.NamespacedName, h *held) {
+	logger := klog.FromContext(ctx).WithValues("bootstrapSecret", key)
+	backoff := m.Backoff
+	for ctx.Err() == nil {
+		err := m.session(klog.NewContext(ctx, logger), key, h)
+		if ctx.Err() != nil {
+			break
+		}
+		if err == nil {
+			backoff = m.Backoff
+			continue
+		}
+		logger.Info("The link is down", "err", err)
+		m.update(h, func(s *State) { s.Connected, s.Error = false, err.Error() })
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff.Step()):
+		}
+	}
+	m.mu.Lock()
+	if h.client != nil {
+		h.client.Close()
+	}
+	m.mu.Unlock()
+}
+
+// session runs one Client of the bootstrap Secret as it is now, and its stream, until the
+// client certificate was renewed or the Secret changed (nil: a new session follows at once),
+// or ctx is done; an error when the Secret cannot be read or used.
+func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held) error {
+	secret, err := m.kube.CoreV1().Secrets(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading the bootstrap Secret: %w", err)
+	}
+	b, err := linkpki.ResolveBootstrap(secret, m.now())
+	if err != nil {
+		return err
+	}
+	c, err := NewClient(b)
+	if err != nil {
+		return err
+	}
+	if m.configure != nil {
+		m.configure(c)
+	}
+	m.mu.Lock()
+	old := h.client
+	h.client = c
+	m.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+
+	streamCtx, stopStream := context.WithCancel(ctx)
+	streaming := make(chan struct{})
+	go func() {
+		defer close(streaming)
+		c.Stream(streamCtx, func(bundles link.Bundles) { m.received(streamCtx, secret, h, bundles) }, func(err error) {
+			m.update(h, func(s *State) {
+				s.Connected = err == nil
+				if err != nil {
+					s.Error = err.Error()
+				} else {
+					s.Error = ""
+				}
+			})
+		})
+	}()
+	defer func() { stopStream(); <-streaming }()
+	return m.renewWhenDue(ctx, c, secret, b, h)
+}
+
+// renewWhenDue waits until the client certificate of b is due for renewal (RenewAt), renews
+// it and writes the new pair into secret: nil once written, or once secret changed (another
+// copy carried, or renewed by another); failed renewals are retried after the Backoff.
+func (m *Manager) renewWhenDue(ctx context.Context, c *Client, secret *corev1.Secret, b *linkpki.Bootstrapped, h *held) error {
+	due := RenewAt(b.Client.Cert.NotBefore, b.Client.Cert.NotAfter)
+	backoff := m.Backoff
+	for {
+		wait := due.Sub(m.now())
+		if m.Recheck > 0 && wait > m.Recheck {
+			wait = m.Recheck
+		}
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+		if m.now().Before(due) {
+			if changed, err := m.changed(ctx, secret); err != nil || changed {
+				return err
+			}
+			continue
+		}
+		pair, err := c.Renew(ctx)
+		if err == nil {
+			err = m.writePair(ctx, secret, pair)
+		}
+		if err == nil {
+			klog.FromContext(ctx).Info("Renewed the link's client certificate")
+			return nil
+		}
+		m.failed(h, fmt.Errorf("renewing the link's client certificate: %w", err))
+		due = m.now().Add(backoff.Step())
+	}
+}
+
+// changed reports whether the bootstrap Secret is no longer secret.
+func (m *Manager) changed(ctx context.Context, secret *corev1.Secret) (bool, error) {
+	now, err := m.kube.CoreV1().Secrets(secret.Namespace).Get(ctx, secret.Name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("reading the bootstrap Secret again: %w", err)
+	}
+	return now.ResourceVersion != secret.ResourceVersion, nil
+}
+
+// RenewAt is when a client certificate valid from notBefore to notAfter is renewed: at two
+// thirds of its life, as cert-manager renews by default.
+func RenewAt(notBefore, notAfter time.Time) time.Time {
+	return notBefore.Add(notAfter.Sub(notBefore) * 2 / 3)
+}
+
+// writePair writes the renewed pair into the bootstrap Secret: its tls.crt and tls.key alone
+// (the Secret is the user's), by an update that holds only if it is still the Secret the
+// session read (its resourceVersion).
+func (m *Manager) writePair(ctx context.Context, secret *corev1.Secret, pair reference.KeyPair) error {
+	updated := secret.DeepCopy()
+	updated.Data = maps.Clone(secret.Data)
+	updated.Data[linkpki.ClientCertKey] = pair.Cert
+	updated.Data[linkpki.ClientKeyKey] = pair.Key
+	if _, err := m.kube.CoreV1().Secrets(secret.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: pki.ManagedBy}); err != nil {
+		return fmt.Errorf("writing the renewed pair into the bootstrap Secret: %w", err)
+	}
+	return nil
+}
+
+// DefaultWriteAttempts are a Manager's WriteAttempts: five within about eight seconds.
+var DefaultWriteAttempts = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 5}
+
+// received writes the Bundles received into the bundles Secret, with a few attempts.
+func (m *Manager) received(ctx context.Context, bootstrap *corev1.Secret, h *held, b link.Bundles) {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, m.WriteAttempts, func(ctx context.Context) (bool, error) {
+		_, last = writeBundles(ctx, m.kube, bootstrap, b)
+		return last == nil, nil
+	})
+	if err != nil {
+		if last == nil {
+			last = err
+		}
+		klog.FromContext(ctx).Info("Could not write the bundles the link sent", "revision", b.Revision, "err", last)
+		m.failed(h, last)
+		return
+	}
+	m.update(h, func(s *State) { s.Revision = b.Revision })
+}

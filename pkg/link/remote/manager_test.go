@@ -1,0 +1,262 @@
+package remote
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kcp-setups/apiserver/pkg/link"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+)
+
+// linkHome is a home whose stream sends what the test pushes, and whose renew route signs.
+type linkHome struct {
+	*home
+	mu sync.Mutex
+	// next are the messages each new stream sends first, then what is pushed.
+	current link.StreamMessage
+	push    chan link.StreamMessage
+	// serials are the client certificates' serial numbers, per stream opened.
+	serials []string
+	// streams are closed when a stream ends.
+	ended chan struct{}
+}
+
+func newLinkHome(t *testing.T) *linkHome {
+	l := &linkHome{push: make(chan link.StreamMessage), ended: make(chan struct{}, 16), current: bundles("1")}
+	l.home = newHome(t, link.DefaultLimits, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case link.BundlesPath:
+			l.mu.Lock()
+			l.serials = append(l.serials, r.TLS.PeerCertificates[0].SerialNumber.String())
+			first := l.current
+			l.mu.Unlock()
+			defer func() { l.ended <- struct{}{} }()
+			send(w, first)
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case m := <-l.push:
+					send(w, m)
+				}
+			}
+		case link.RenewPath:
+			var req link.SignRequest
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+			csr, err := x509.ParseCertificateRequest(pemBytes(t, req.Request))
+			require.NoError(t, err)
+			require.NoError(t, link.CheckRenewal(csr, testLink))
+			tmpl := clientTemplate(t, time.Now().Add(-time.Minute), time.Now().Add(2*time.Hour))
+			writeJSON(w, link.SignResponse{Certificate: l.ca.sign(t, tmpl, csr.PublicKey), CA: l.ca.pem})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	return l
+}
+
+// manage runs a Manager of kube over the bootstrap Secret until the test ends.
+func manage(t *testing.T, kube *fake.Clientset, key types.NamespacedName) *Manager {
+	m := NewManager(kube)
+	m.Backoff = wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1, Steps: 1 << 30}
+	m.Recheck = 50 * time.Millisecond
+	m.WriteAttempts = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 1, Steps: 2}
+	m.configure = func(c *Client) { c.Backoff = m.Backoff }
+	m.Set(context.Background(), []types.NamespacedName{key})
+	t.Cleanup(m.Stop)
+	return m
+}
+
+func bundleWrites(kube *fake.Clientset) int {
+	n := 0
+	for _, a := range kube.Actions() {
+		if a.GetVerb() == "patch" && a.GetResource().Resource == "secrets" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestManagerWritesWhatTheStreamSends: each new revision is written into the bundles
+// Secret, owned by the bootstrap Secret; the same revision again writes nothing.
+func TestManagerWritesWhatTheStreamSends(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(bootstrap)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	m := manage(t, kube, key)
+
+	bundlesSecret := func(c *assert.CollectT) *corev1.Secret {
+		s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), linkpki.BundlesName(bootstrap.Name), metav1.GetOptions{})
+		if !assert.NoError(c, err) {
+			return nil
+		}
+		return s
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s := bundlesSecret(c)
+		if s == nil {
+			return
+		}
+		assert.Equal(c, "1", s.Annotations[linkpki.RevisionAnnotation])
+		assert.Equal(c, []byte("https://root"), s.Data["shard-join.root-shard-url"])
+		assert.Equal(c, []byte("ca"), s.Data[linkpki.BundlesLinkCAKey])
+		assert.Equal(c, types.UID("uid-bootstrap"), s.OwnerReferences[0].UID)
+		st, _ := m.State(key.Namespace, key.Name)
+		assert.Equal(c, State{Connected: true, Revision: "1", Since: st.Since}, st)
+	}, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, bundleWrites(kube))
+
+	h.push <- bundles("1")
+	h.push <- link.StreamMessage{Type: link.HeartbeatMessage}
+	h.push <- bundles("2")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if s := bundlesSecret(c); s != nil {
+			assert.Equal(c, "2", s.Annotations[linkpki.RevisionAnnotation])
+		}
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 2, bundleWrites(kube), "the same revision again writes nothing")
+}
+
+// TestManagerKeepsWhatItHasWhenTheListenerIsDown: the listener gone, the bundles Secret
+// stays, the State says the link is down and why, and the link is retried.
+func TestManagerKeepsWhatItHasWhenTheListenerIsDown(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(bootstrap)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	m := manage(t, kube, key)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, _ := m.State(key.Namespace, key.Name)
+		assert.True(c, st.Connected)
+		assert.Equal(c, "1", st.Revision)
+	}, 5*time.Second, 10*time.Millisecond)
+
+	h.CloseClientConnections()
+	h.Close()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, _ := m.State(key.Namespace, key.Name)
+		assert.False(c, st.Connected)
+		assert.NotEmpty(c, st.Error)
+		assert.Equal(c, "1", st.Revision)
+	}, 5*time.Second, 10*time.Millisecond)
+	s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), linkpki.BundlesName(bootstrap.Name), metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "1", s.Annotations[linkpki.RevisionAnnotation])
+	_, err = m.Client(key)
+	assert.NoError(t, err, "the client stays, for the issuer to try and fail as an outage")
+}
+
+// TestManagerRenewsAtTwoThirds: a client certificate past two thirds of its life is renewed
+// over the link; only tls.crt and tls.key of the bootstrap Secret change, and the next
+// stream speaks with the new certificate.
+func TestManagerRenewsAtTwoThirds(t *testing.T) {
+	h := newLinkHome(t)
+	// Valid 2h30 from two hours ago: two thirds was 20 minutes ago.
+	h.clientCert, h.clientKey = h.ca.pairOf(t, clientTemplate(t, time.Now().Add(-2*time.Hour), time.Now().Add(30*time.Minute)))
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(bootstrap)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	manage(t, kube, key)
+
+	var renewed *corev1.Secret
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.NotEqual(c, bootstrap.Data[linkpki.ClientCertKey], s.Data[linkpki.ClientCertKey])
+		renewed = s
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.NotEqual(t, bootstrap.Data[linkpki.ClientKeyKey], renewed.Data[linkpki.ClientKeyKey])
+	for _, k := range []string{linkpki.ListenerURLKey, linkpki.ServerNameKey, linkpki.CACertKey} {
+		assert.Equal(t, bootstrap.Data[k], renewed.Data[k], k)
+	}
+	b, err := linkpki.ResolveBootstrap(renewed, time.Now())
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		assert.Contains(c, h.serials, b.Client.Cert.SerialNumber.String(), "a stream with the new certificate")
+	}, 5*time.Second, 10*time.Millisecond)
+	for _, a := range kube.Actions() {
+		if u, ok := a.(k8stesting.UpdateAction); ok {
+			assert.Equal(t, "1", u.GetObject().(*corev1.Secret).ResourceVersion, "the update holds to the Secret read")
+		}
+	}
+}
+
+// TestManagerStopsALinkNoLongerWanted: a bootstrap Secret no consumer names any more has its
+// stream closed and no State.
+func TestManagerStopsALinkNoLongerWanted(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(bootstrap)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	m := manage(t, kube, key)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, _ := m.State(key.Namespace, key.Name)
+		assert.True(c, st.Connected)
+	}, 5*time.Second, 10*time.Millisecond)
+	m.Set(context.Background(), nil)
+	select {
+	case <-h.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream is still open")
+	}
+	_, ok := m.State(key.Namespace, key.Name)
+	assert.False(t, ok)
+	_, err := m.Client(key)
+	assert.ErrorIs(t, err, ErrNoLink)
+}
+
+// TestManagerLeavesAnotherSecretAlone: a Secret of the bundles Secret's name that the
+// bootstrap Secret does not own is not written.
+func TestManagerLeavesAnotherSecretAlone(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: linkpki.BundlesName(bootstrap.Name), Namespace: "remote",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: bootstrap.Name, UID: "uid-of-a-deleted-one"}}}}
+	kube := fake.NewClientset(bootstrap, foreign)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	m := manage(t, kube, key)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, _ := m.State(key.Namespace, key.Name)
+		assert.Contains(c, st.Error, "not the bundles Secret")
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Zero(t, bundleWrites(kube))
+}
+
+// TestRenewAt: two thirds of the life.
+func TestRenewAt(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	assert.Equal(t, from.Add(60*24*time.Hour), RenewAt(from, from.Add(90*24*time.Hour)))
+	assert.Equal(t, from.Add(2*time.Hour), RenewAt(from, from.Add(3*time.Hour)))
+}
+
+// TestManagerWithoutBootstrap: a bootstrap Secret that is not there is a link down that
+// says why, with no client for the issuer.
+func TestManagerWithoutBootstrap(t *testing.T) {
+	kube := fake.NewClientset()
+	key := types.NamespacedName{Namespace: "remote", Name: "missing"}
+	m := manage(t, kube, key)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, ok := m.State(key.Namespace, key.Name)
+		assert.True(c, ok)
+		assert.Contains(c, st.Error, "reading the bootstrap Secret")
+	}, 5*time.Second, 10*time.Millisecond)
+	_, err := m.Client(key)
+	assert.ErrorIs(t, err, ErrNoLink)
+}
