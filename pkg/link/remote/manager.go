@@ -137,6 +137,15 @@ func (m *Manager) Client(key types.NamespacedName) (*Client, error) {
 	return h.client, nil
 }
 
+// Signer is the Client of the link of the bootstrap Secret key as the Issuer signs with it.
+func (m *Manager) Signer(key types.NamespacedName) (Signer, error) {
+	c, err := m.Client(key)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
 // update changes the state of h under the lock.
 func (m *Manager) update(h *held, change func(*State)) {
 	m.mu.Lock()
