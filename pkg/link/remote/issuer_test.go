@@ -199,3 +199,33 @@ func TestIssuerWritesPendingOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 1, f.statusWrites())
 }
+
+// TestIssuerRun: the issuer's informer and workers bring a request that names it to Ready,
+// and leave another issuer's alone.
+func TestIssuerRun(t *testing.T) {
+	other := linkedRequest()
+	other.Name = "other-issuers"
+	other.Spec.IssuerRef = cmmeta.IssuerReference{Group: "cert-manager.io", Kind: "Issuer", Name: "ca"}
+	cm := cmfake.NewClientset(shardCertificate(), other)
+	f := cminformers.NewSharedInformerFactory(cm, 0)
+	requests := f.Certmanager().V1().CertificateRequests()
+	certs := f.Certmanager().V1().Certificates()
+	i, err := NewIssuer(cm, requests, certs.Lister(), signedBy(t, http.StatusOK, false), testSources())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	f.Start(ctx.Done())
+	go func() { defer close(done); _ = i.Run(ctx, 2) }()
+	t.Cleanup(func() { cancel(); <-done; f.Shutdown() })
+
+	_, err = cm.CertmanagerV1().CertificateRequests("remote").Create(ctx, linkedRequest(), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		cr, err := cm.CertmanagerV1().CertificateRequests("remote").Get(ctx, linkedRequest().Name, metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.Equal(c, cmv1.CertificateRequestReasonIssued, condition(cr, cmv1.CertificateRequestConditionReady).Reason)
+	}, 5*time.Second, 10*time.Millisecond)
+	untouched, err := cm.CertmanagerV1().CertificateRequests("remote").Get(ctx, other.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, untouched.Status.Conditions)
+}
