@@ -159,7 +159,9 @@ func TestDecide(t *testing.T) {
 	}
 	t.Run("a consumer that cannot be told is retried, not denied", func(t *testing.T) {
 		sources := testSources()
-		sources[0].Bootstrap = func(string, string, types.UID) (string, bool, error) { return "", false, errors.New("cache not synced") }
+		sources[0].Bootstrap = func(string, string, types.UID) (string, bool, error) {
+			return "", false, errors.New("cache not synced")
+		}
 		_, err := Decide(linkedRequest(), certificates(shardCertificate()), sources)
 		require.Error(t, err)
 	})
