@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
@@ -69,6 +70,15 @@ func newLinkHome(t *testing.T) *linkHome {
 	return l
 }
 
+// managed runs a Manager of the bootstrap Secret of h, in a fake cluster that holds it and
+// objects, until the test ends.
+func (h *linkHome) managed(t *testing.T, objects ...runtime.Object) (*corev1.Secret, *fake.Clientset, types.NamespacedName, *Manager) {
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(append([]runtime.Object{bootstrap}, objects...)...)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	return bootstrap, kube, key, manage(t, kube, key)
+}
+
 // manage runs a Manager of kube over the bootstrap Secret until the test ends.
 func manage(t *testing.T, kube *fake.Clientset, key types.NamespacedName) *Manager {
 	m := NewManager(kube)
@@ -79,6 +89,16 @@ func manage(t *testing.T, kube *fake.Clientset, key types.NamespacedName) *Manag
 	m.Set(context.Background(), []types.NamespacedName{key})
 	t.Cleanup(m.Stop)
 	return m
+}
+
+// waitState waits until the State of the link key is as check wants.
+func waitState(t *testing.T, m *Manager, key types.NamespacedName, check func(*assert.CollectT, State)) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		st, ok := m.State(key.Namespace, key.Name)
+		assert.True(c, ok)
+		check(c, st)
+	}, 10*time.Second, 10*time.Millisecond)
 }
 
 func bundleWrites(kube *fake.Clientset) int {
@@ -95,10 +115,7 @@ func bundleWrites(kube *fake.Clientset) int {
 // Secret, owned by the bootstrap Secret; the same revision again writes nothing.
 func TestManagerWritesWhatTheStreamSends(t *testing.T) {
 	h := newLinkHome(t)
-	bootstrap := h.bootstrap()
-	kube := fake.NewClientset(bootstrap)
-	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
-	m := manage(t, kube, key)
+	bootstrap, kube, key, m := h.managed(t)
 
 	bundlesSecret := func(c *assert.CollectT) *corev1.Secret {
 		s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), linkpki.BundlesName(bootstrap.Name), metav1.GetOptions{})
@@ -136,24 +153,19 @@ func TestManagerWritesWhatTheStreamSends(t *testing.T) {
 // stays, the State says the link is down and why, and the link is retried.
 func TestManagerKeepsWhatItHasWhenTheListenerIsDown(t *testing.T) {
 	h := newLinkHome(t)
-	bootstrap := h.bootstrap()
-	kube := fake.NewClientset(bootstrap)
-	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
-	m := manage(t, kube, key)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		st, _ := m.State(key.Namespace, key.Name)
+	bootstrap, kube, key, m := h.managed(t)
+	waitState(t, m, key, func(c *assert.CollectT, st State) {
 		assert.True(c, st.Connected)
 		assert.Equal(c, "1", st.Revision)
-	}, 5*time.Second, 10*time.Millisecond)
+	})
 
 	h.CloseClientConnections()
 	h.Close()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		st, _ := m.State(key.Namespace, key.Name)
+	waitState(t, m, key, func(c *assert.CollectT, st State) {
 		assert.False(c, st.Connected)
 		assert.NotEmpty(c, st.Error)
 		assert.Equal(c, "1", st.Revision)
-	}, 5*time.Second, 10*time.Millisecond)
+	})
 	s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), linkpki.BundlesName(bootstrap.Name), metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "1", s.Annotations[linkpki.RevisionAnnotation])
@@ -168,10 +180,7 @@ func TestManagerRenewsAtTwoThirds(t *testing.T) {
 	h := newLinkHome(t)
 	// Valid 2h30 from two hours ago: two thirds was 20 minutes ago.
 	h.clientCert, h.clientKey = h.ca.pairOf(t, clientTemplate(t, time.Now().Add(-2*time.Hour), time.Now().Add(30*time.Minute)))
-	bootstrap := h.bootstrap()
-	kube := fake.NewClientset(bootstrap)
-	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
-	manage(t, kube, key)
+	bootstrap, kube, _, _ := h.managed(t)
 
 	var renewed *corev1.Secret
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -202,14 +211,8 @@ func TestManagerRenewsAtTwoThirds(t *testing.T) {
 // stream closed and no State.
 func TestManagerStopsALinkNoLongerWanted(t *testing.T) {
 	h := newLinkHome(t)
-	bootstrap := h.bootstrap()
-	kube := fake.NewClientset(bootstrap)
-	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
-	m := manage(t, kube, key)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		st, _ := m.State(key.Namespace, key.Name)
-		assert.True(c, st.Connected)
-	}, 5*time.Second, 10*time.Millisecond)
+	_, _, key, m := h.managed(t)
+	waitState(t, m, key, func(c *assert.CollectT, st State) { assert.True(c, st.Connected) })
 	m.Set(context.Background(), nil)
 	select {
 	case <-h.ended:
@@ -229,9 +232,7 @@ func TestManagerLeavesAnotherSecretAlone(t *testing.T) {
 	bootstrap := h.bootstrap()
 	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: linkpki.BundlesName(bootstrap.Name), Namespace: "remote",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: bootstrap.Name, UID: "uid-of-a-deleted-one"}}}}
-	kube := fake.NewClientset(bootstrap, foreign)
-	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
-	m := manage(t, kube, key)
+	_, kube, key, m := h.managed(t, foreign)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		st, _ := m.State(key.Namespace, key.Name)
 		assert.Contains(c, st.Error, "not the bundles Secret")

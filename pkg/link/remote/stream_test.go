@@ -40,6 +40,26 @@ func (r *streamRecorder) snapshot() ([]string, []error) {
 	return append([]string(nil), r.revisions...), append([]error(nil), r.states...)
 }
 
+// counter counts the streams opened.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+// next counts one more and returns the count.
+func (c *counter) next() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
+
+func (c *counter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
 // send writes one message of the stream and flushes it.
 func send(w http.ResponseWriter, m link.StreamMessage) {
 	_ = json.NewEncoder(w).Encode(m)
@@ -62,13 +82,9 @@ func runStream(t *testing.T, c *Client, r *streamRecorder) {
 // TestStreamReconnectsWhenTheListenerEndsIt: a stream the listener ends is opened again,
 // and each Bundles reaches the caller in order.
 func TestStreamReconnectsWhenTheListenerEndsIt(t *testing.T) {
-	var mu sync.Mutex
-	connections := 0
+	var connections counter
 	h := newHome(t, link.DefaultLimits, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		connections++
-		n := connections
-		mu.Unlock()
+		n := connections.next()
 		if n == 1 {
 			send(w, bundles("1"))
 			return // the listener ends the stream
@@ -92,13 +108,9 @@ func TestStreamReconnectsWhenTheListenerEndsIt(t *testing.T) {
 // TestStreamSilenceIsADeadStream: a stream that says nothing for three heartbeats is
 // dropped and opened again; heartbeats keep one open.
 func TestStreamSilenceIsADeadStream(t *testing.T) {
-	var mu sync.Mutex
-	connections := 0
+	var connections counter
 	h := newHome(t, link.DefaultLimits, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		connections++
-		n := connections
-		mu.Unlock()
+		n := connections.next()
 		send(w, bundles(map[int]string{1: "silent", 2: "beating"}[n]))
 		if n == 1 {
 			<-r.Context().Done()
@@ -123,9 +135,7 @@ func TestStreamSilenceIsADeadStream(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 	// Ten heartbeat intervals of heartbeats: the second stream stays.
 	time.Sleep(500 * time.Millisecond)
-	mu.Lock()
-	assert.Equal(t, 2, connections)
-	mu.Unlock()
+	assert.Equal(t, 2, connections.count())
 	_, states := r.snapshot()
 	require.Len(t, states, 3)
 	assert.True(t, errors.Is(states[1], errSilent), "%v", states[1])
