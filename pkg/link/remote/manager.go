@@ -2,9 +2,9 @@ package remote
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -288,14 +288,18 @@ func RenewAt(notBefore, notAfter time.Time) time.Time {
 }
 
 // writePair writes the renewed pair into the bootstrap Secret: its tls.crt and tls.key alone
-// (the Secret is the user's), by an update that holds only if it is still the Secret the
-// session read (its resourceVersion).
+// (the Secret is the user's), by a merge patch that holds only if the Secret is still the one
+// the session read (its resourceVersion, a precondition of the patch).
 func (m *Manager) writePair(ctx context.Context, secret *corev1.Secret, pair reference.KeyPair) error {
-	updated := secret.DeepCopy()
-	updated.Data = maps.Clone(secret.Data)
-	updated.Data[linkpki.ClientCertKey] = pair.Cert
-	updated.Data[linkpki.ClientKeyKey] = pair.Key
-	if _, err := m.kube.CoreV1().Secrets(secret.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: pki.ManagedBy}); err != nil {
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": secret.ResourceVersion},
+		"data":     map[string][]byte{linkpki.ClientCertKey: pair.Cert, linkpki.ClientKeyKey: pair.Key},
+	})
+	if err != nil {
+		return err
+	}
+	if _, err := m.kube.CoreV1().Secrets(secret.Namespace).Patch(ctx, secret.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: pki.ManagedBy}); err != nil {
 		return fmt.Errorf("writing the renewed pair into the bootstrap Secret: %w", err)
 	}
 	return nil

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,7 +107,7 @@ func waitState(t *testing.T, m *Manager, key types.NamespacedName, check func(*a
 func bundleWrites(kube *fake.Clientset) int {
 	n := 0
 	for _, a := range kube.Actions() {
-		if a.GetVerb() == "patch" && a.GetResource().Resource == "secrets" {
+		if p, ok := a.(k8stesting.PatchAction); ok && p.GetResource().Resource == "secrets" && strings.HasSuffix(p.GetName(), "-bundles") {
 			n++
 		}
 	}
@@ -200,11 +203,17 @@ func TestManagerRenewsAtTwoThirds(t *testing.T) {
 		defer h.mu.Unlock()
 		assert.Contains(c, h.serials, b.Client.Cert.SerialNumber.String(), "a stream with the new certificate")
 	}, 5*time.Second, 10*time.Millisecond)
+	var patches []string
 	for _, a := range kube.Actions() {
-		if u, ok := a.(k8stesting.UpdateAction); ok {
-			assert.Equal(t, "1", u.GetObject().(*corev1.Secret).ResourceVersion, "the update holds to the Secret read")
+		if p, ok := a.(k8stesting.PatchAction); ok && p.GetName() == bootstrap.Name {
+			patches = append(patches, string(p.GetPatch()))
 		}
 	}
+	require.Len(t, patches, 1)
+	var patch map[string]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(patches[0]), &patch))
+	assert.Equal(t, map[string]any{"resourceVersion": "1"}, patch["metadata"], "the patch holds to the Secret read")
+	assert.ElementsMatch(t, []string{linkpki.ClientCertKey, linkpki.ClientKeyKey}, slices.Collect(maps.Keys(patch["data"])), "only the pair")
 }
 
 // TestManagerStopsALinkNoLongerWanted: a bootstrap Secret no consumer names any more has its
