@@ -205,6 +205,7 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 	if err != nil {
 		return err
 	}
+	m.readRevision(ctx, secret, h)
 	if m.configure != nil {
 		m.configure(c)
 	}
@@ -233,6 +234,26 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 	}()
 	defer func() { stopStream(); <-streaming }()
 	return m.renewWhenDue(ctx, c, secret, b, h)
+}
+
+// readRevision reads the revision the bundles Secret of secret holds into h's State, when the link
+// has none yet: what the consumers have from before a restart, while the listener is down.
+func (m *Manager) readRevision(ctx context.Context, secret *corev1.Secret, h *held) {
+	m.mu.Lock()
+	known := h.state.Revision != ""
+	m.mu.Unlock()
+	if known {
+		return
+	}
+	bundles, err := m.kube.CoreV1().Secrets(secret.Namespace).Get(ctx, linkpki.BundlesName(secret.Name), metav1.GetOptions{})
+	if err != nil || !ownedBy(bundles, secret.UID) {
+		return
+	}
+	m.update(h, func(s *State) {
+		if s.Revision == "" {
+			s.Revision = bundles.Annotations[linkpki.RevisionAnnotation]
+		}
+	})
 }
 
 // renewWhenDue waits until the client certificate of b is due for renewal (RenewAt), renews

@@ -249,6 +249,23 @@ func TestManagerLeavesAnotherSecretAlone(t *testing.T) {
 	assert.Zero(t, bundleWrites(kube))
 }
 
+// TestManagerSaysWhatItHeldBeforeARestart: started with the listener down, a link's State
+// has the revision of the bundles Secret it wrote before.
+func TestManagerSaysWhatItHeldBeforeARestart(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	h.Close()
+	written := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: linkpki.BundlesName(bootstrap.Name), Namespace: "remote",
+		Annotations:     map[string]string{linkpki.RevisionAnnotation: "41"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: bootstrap.Name, UID: bootstrap.UID}}}}
+	_, _, key, m := h.managed(t, written)
+	waitState(t, m, key, func(c *assert.CollectT, st State) {
+		assert.False(c, st.Connected)
+		assert.NotEmpty(c, st.Error)
+		assert.Equal(c, "41", st.Revision)
+	})
+}
+
 // TestRenewAt: two thirds of the life.
 func TestRenewAt(t *testing.T) {
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
