@@ -30,6 +30,10 @@ import (
 // chain is a few kilobytes.
 const maxAnswerBytes = 1 << 20
 
+// RequestTimeout bounds a sign, renew or events request, the home's wait for its own
+// CertificateRequest included; the stream is bounded by its heartbeats instead.
+const RequestTimeout = time.Minute
+
 // Client speaks to the listener of one bootstrap Secret: mutual TLS (TLS 1.3, HTTP/2) to its
 // listener-url, with its server-name as SNI and as the name the listener's certificate is
 // verified by against its ca.crt alone, and its client pair.
@@ -64,10 +68,9 @@ func NewClient(b *linkpki.Bootstrapped) (*Client, error) {
 	transport := &http.Transport{
 		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS13, ServerName: b.ServerName, RootCAs: roots,
 			Certificates: []tls.Certificate{pair}},
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
-		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	return &Client{base: b.ListenerURL, http: &http.Client{Transport: transport}, identity: b.Identity, link: b.Link,
 		Heartbeat: link.HeartbeatInterval, Backoff: DefaultBackoff}, nil
@@ -86,6 +89,8 @@ func (c *Client) url(path string) string {
 
 // do sends body (JSON) to path and reads the answer, a *StatusError unless it is want.
 func (c *Client) do(ctx context.Context, method, path string, body any, want int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
+	defer cancel()
 	var r io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
