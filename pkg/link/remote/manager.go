@@ -108,6 +108,24 @@ func (m *Manager) Set(ctx context.Context, wanted []types.NamespacedName) {
 	}
 }
 
+// Follow keeps the links those wanted names until ctx is done: it calls Set with wanted()
+// now, at each signal of changed (the consumers' informer says a consumer changed), and
+// every resync, then stops every link.
+func (m *Manager) Follow(ctx context.Context, wanted func() []types.NamespacedName, changed <-chan struct{}, resync time.Duration) {
+	defer m.Stop()
+	tick := time.NewTicker(resync)
+	defer tick.Stop()
+	for {
+		m.Set(ctx, wanted())
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
 // Stop stops every link and waits for them.
 func (m *Manager) Stop() { m.Set(context.Background(), nil) }
 

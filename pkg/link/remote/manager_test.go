@@ -266,6 +266,42 @@ func TestManagerSaysWhatItHeldBeforeARestart(t *testing.T) {
 	})
 }
 
+// TestManagerFollowsTheWantedNames: Follow starts the links named, and stops one that is
+// named no more once told of a change.
+func TestManagerFollowsTheWantedNames(t *testing.T) {
+	h := newLinkHome(t)
+	bootstrap := h.bootstrap()
+	kube := fake.NewClientset(bootstrap)
+	key := types.NamespacedName{Namespace: bootstrap.Namespace, Name: bootstrap.Name}
+	m := NewManager(kube)
+	var mu sync.Mutex
+	wanted := []types.NamespacedName{key}
+	changed := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Follow(ctx, func() []types.NamespacedName {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(wanted)
+		}, changed, time.Hour)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	waitState(t, m, key, func(c *assert.CollectT, st State) { assert.True(c, st.Connected) })
+
+	mu.Lock()
+	wanted = nil
+	mu.Unlock()
+	changed <- struct{}{}
+	select {
+	case <-h.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream is still open")
+	}
+	require.Eventually(t, func() bool { _, ok := m.State(key.Namespace, key.Name); return !ok }, 5*time.Second, 10*time.Millisecond)
+}
+
 // TestRenewAt: two thirds of the life.
 func TestRenewAt(t *testing.T) {
 	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
