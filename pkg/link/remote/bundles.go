@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -76,5 +79,46 @@ func writeBundles(ctx context.Context, kube kubernetes.Interface, bootstrap *cor
 func ownedBy(o metav1.Object, uid types.UID) bool {
 	return slices.ContainsFunc(o.GetOwnerReferences(), func(r metav1.OwnerReference) bool {
 		return r.UID == uid && r.Kind == "Secret" && r.APIVersion == "v1"
+	})
+}
+
+// DefaultWriteAttempts are a Manager's WriteAttempts: five within about eight seconds.
+var DefaultWriteAttempts = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 5}
+
+// received writes the Bundles received into the bundles Secret, with a few attempts.
+func (m *Manager) received(ctx context.Context, bootstrap *corev1.Secret, h *held, b link.Bundles) {
+	var last error
+	err := wait.ExponentialBackoffWithContext(ctx, m.WriteAttempts, func(ctx context.Context) (bool, error) {
+		_, last = writeBundles(ctx, m.kube, bootstrap, b)
+		return last == nil, nil
+	})
+	if err != nil {
+		if last == nil {
+			last = err
+		}
+		klog.FromContext(ctx).Info("Could not write the bundles the link sent", "revision", b.Revision, "err", last)
+		m.failed(h, last)
+		return
+	}
+	m.update(h, func(s *State) { s.Revision = b.Revision })
+}
+
+// readRevision reads the revision the bundles Secret of secret holds into h's State, when the link
+// has none yet: what the consumers have from before a restart, while the listener is down.
+func (m *Manager) readRevision(ctx context.Context, secret *corev1.Secret, h *held) {
+	m.mu.Lock()
+	known := h.state.Revision != ""
+	m.mu.Unlock()
+	if known {
+		return
+	}
+	bundles, err := m.kube.CoreV1().Secrets(secret.Namespace).Get(ctx, linkpki.BundlesName(secret.Name), metav1.GetOptions{})
+	if err != nil || !ownedBy(bundles, secret.UID) {
+		return
+	}
+	m.update(h, func(s *State) {
+		if s.Revision == "" {
+			s.Revision = bundles.Annotations[linkpki.RevisionAnnotation]
+		}
 	})
 }
