@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -176,46 +175,6 @@ func TestManagerKeepsWhatItHasWhenTheListenerIsDown(t *testing.T) {
 	assert.NoError(t, err, "the client stays, for the issuer to try and fail as an outage")
 }
 
-// TestManagerRenewsAtTwoThirds: a client certificate past two thirds of its life is renewed
-// over the link; only tls.crt and tls.key of the bootstrap Secret change, and the next
-// stream speaks with the new certificate.
-func TestManagerRenewsAtTwoThirds(t *testing.T) {
-	h := newLinkHome(t)
-	// Valid 2h30 from two hours ago: two thirds was 20 minutes ago.
-	h.clientCert, h.clientKey = h.ca.pairOf(t, clientTemplate(t, time.Now().Add(-2*time.Hour), time.Now().Add(30*time.Minute)))
-	bootstrap, kube, _, _ := h.managed(t)
-
-	var renewed *corev1.Secret
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		s, err := kube.CoreV1().Secrets("remote").Get(context.Background(), bootstrap.Name, metav1.GetOptions{})
-		require.NoError(c, err)
-		assert.NotEqual(c, bootstrap.Data[linkpki.ClientCertKey], s.Data[linkpki.ClientCertKey])
-		renewed = s
-	}, 5*time.Second, 10*time.Millisecond)
-	assert.NotEqual(t, bootstrap.Data[linkpki.ClientKeyKey], renewed.Data[linkpki.ClientKeyKey])
-	for _, k := range []string{linkpki.ListenerURLKey, linkpki.ServerNameKey, linkpki.CACertKey} {
-		assert.Equal(t, bootstrap.Data[k], renewed.Data[k], k)
-	}
-	b, err := linkpki.ResolveBootstrap(renewed, time.Now())
-	require.NoError(t, err)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		assert.Contains(c, h.serials, b.Client.Cert.SerialNumber.String(), "a stream with the new certificate")
-	}, 5*time.Second, 10*time.Millisecond)
-	var patches []string
-	for _, a := range kube.Actions() {
-		if p, ok := a.(k8stesting.PatchAction); ok && p.GetName() == bootstrap.Name {
-			patches = append(patches, string(p.GetPatch()))
-		}
-	}
-	require.Len(t, patches, 1)
-	var patch map[string]map[string]any
-	require.NoError(t, json.Unmarshal([]byte(patches[0]), &patch))
-	assert.Equal(t, map[string]any{"resourceVersion": "1"}, patch["metadata"], "the patch holds to the Secret read")
-	assert.ElementsMatch(t, []string{linkpki.ClientCertKey, linkpki.ClientKeyKey}, slices.Collect(maps.Keys(patch["data"])), "only the pair")
-}
-
 // TestManagerStopsALinkNoLongerWanted: a bootstrap Secret no consumer names any more has its
 // stream closed and no State.
 func TestManagerStopsALinkNoLongerWanted(t *testing.T) {
@@ -300,13 +259,6 @@ func TestManagerFollowsTheWantedNames(t *testing.T) {
 		t.Fatal("the stream is still open")
 	}
 	require.Eventually(t, func() bool { _, ok := m.State(key.Namespace, key.Name); return !ok }, 5*time.Second, 10*time.Millisecond)
-}
-
-// TestRenewAt: two thirds of the life.
-func TestRenewAt(t *testing.T) {
-	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	assert.Equal(t, from.Add(60*24*time.Hour), RenewAt(from, from.Add(90*24*time.Hour)))
-	assert.Equal(t, from.Add(2*time.Hour), RenewAt(from, from.Add(3*time.Hour)))
 }
 
 // TestManagerWithoutBootstrap: a bootstrap Secret that is not there is a link down that
