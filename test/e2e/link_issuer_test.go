@@ -64,7 +64,8 @@ func (ca testCA) sign(t *testing.T, tmpl *x509.Certificate, pub any) []byte {
 // CSR policy: the bundles the stream sends land in the bundles Secret; a Certificate that a
 // linked Shard's controller would write, naming the LinkIssuer, is issued by cert-manager
 // with the chain the home signed, its key never leaving the cluster; one whose owner is not
-// the linked Shard (another UID) is not signed.
+// the linked Shard (another UID) is not signed; the client certificate, past two thirds of
+// its life, is renewed over the link into the bootstrap Secret.
 func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "link-issuer")
@@ -113,6 +114,22 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 				ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}, csr.PublicKey)
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(link.SignResponse{Certificate: leaf, CA: serverCA.pem})
+		case link.Renew:
+			var req link.SignRequest
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+			block, _ := pem.Decode(req.Request)
+			csr, err := x509.ParseCertificateRequest(block.Bytes)
+			require.NoError(t, err)
+			if err := link.CheckRenewal(csr, a.Declaration); err != nil {
+				t.Logf("the home refuses the renewal: %v", err)
+				w.WriteHeader(http.StatusForbidden)
+				return
+			}
+			renewed := linkCA.sign(t, &x509.Certificate{Subject: csr.Subject, DNSNames: csr.DNSNames, URIs: csr.URIs,
+				NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+				ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, csr.PublicKey)
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(link.SignResponse{Certificate: renewed, CA: linkCA.pem})
 		default:
 			w.WriteHeader(http.StatusNotFound)
 		}
@@ -122,12 +139,13 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 	home.StartTLS()
 	t.Cleanup(home.Close)
 
-	// The bootstrap Secret, carried to the remote cluster.
+	// The bootstrap Secret, carried to the remote cluster, its client certificate past two
+	// thirds of its life.
 	clientKey, clientKeyPEM := newKeyPEM(t)
 	uri, err := url.Parse(decl.URI())
 	require.NoError(t, err)
 	clientCert := linkCA.sign(t, &x509.Certificate{Subject: pkix.Name{CommonName: decl.Identity}, DNSNames: []string{decl.Identity},
-		URIs: []*url.URL{uri}, NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(24 * time.Hour),
+		URIs: []*url.URL{uri}, NotBefore: time.Now().Add(-2 * time.Hour), NotAfter: time.Now().Add(30 * time.Minute),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}, clientKey.Public())
 	kube, err := kubernetes.NewForConfig(stack.AdminConfig)
 	require.NoError(t, err)
@@ -167,6 +185,19 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond, "the bundles Secret holds what the stream sent")
 	state, _ := links.State(ns, bootstrap.Name)
 	assert.True(t, state.Connected, "%+v", state)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, err := kube.CoreV1().Secrets(ns).Get(ctx, bootstrap.Name, metav1.GetOptions{})
+		if !assert.NoError(c, err) {
+			return
+		}
+		b, err := linkpki.ResolveBootstrap(s, time.Now())
+		if assert.NoError(c, err) {
+			assert.True(c, b.Client.Cert.NotAfter.After(time.Now().Add(time.Hour)), "the renewed certificate")
+		}
+		for _, k := range []string{linkpki.ListenerURLKey, linkpki.ServerNameKey, linkpki.CACertKey} {
+			assert.Equal(c, bootstrap.Data[k], s.Data[k], "only the pair changes: %s", k)
+		}
+	}, time.Minute, 200*time.Millisecond, "the client certificate is renewed over the link, into the bootstrap Secret")
 
 	// What the Shard controller writes for a linked Shard: its server certificate from the
 	// LinkIssuer of its joined RootShard's server CA.
