@@ -150,7 +150,15 @@ func (s *Stack) StartServer(ctx context.Context) error {
 		}
 		s.ServerPort = port
 	}
+	if s.LinkPort == 0 {
+		port, err := FreePort()
+		if err != nil {
+			return err
+		}
+		s.LinkPort = port
+	}
 	args := append(s.ServingArgs(s.ServerPort), s.DelegationArgs(s.AdminKubeconfig)...)
+	args = append(args, "--link-bind-address=127.0.0.1:"+strconv.Itoa(s.LinkPort))
 	if s.opts.LogReconciles {
 		args = append(args, "--vmodule=queue=4")
 	}

@@ -75,6 +75,9 @@ type Stack struct {
 	EtcdURL string
 	// ServerPort is the port of the kcp-setups server.
 	ServerPort int
+	// LinkPort is the port of its link listener (--link-bind-address), on loopback: the
+	// Links' bootstrap Secrets name https://127.0.0.1:<LinkPort>.
+	LinkPort int
 	// UnobservedConfig is AdminConfig without the Observer, for the observer's own reads.
 	UnobservedConfig *rest.Config
 

@@ -64,6 +64,9 @@ type ExtraConfig struct {
 	MaxKubeconfigValidity time.Duration
 	// Limits bound what a spec asks for; the zero value is store.DefaultMaxReplicas.
 	Limits store.Limits
+	// LinkBindAddress is where the link listener listens (docs/links.md); empty, or no
+	// Host, serves none.
+	LinkBindAddress string
 }
 
 // Server is the kcp-setups API server.
@@ -138,6 +141,11 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, fmt.Errorf("installing %s: %w", operator.GroupName, err)
 	}
 
+	if c.ExtraConfig.LinkBindAddress != "" && c.ExtraConfig.Host != nil {
+		if err := c.linkListener(genericServer); err != nil {
+			return nil, fmt.Errorf("the link listener: %w", err)
+		}
+	}
 	if c.ExtraConfig.Controllers != nil {
 		controllers := *c.ExtraConfig.Controllers
 		controllers.Loopback = c.GenericConfig.LoopbackClientConfig

@@ -72,6 +72,14 @@ func readRotation(h *hostcluster.Host, namespace string, rotations []operatorv1a
 			return read, err
 		}
 	}
+	if r.Fingerprints {
+		if read.NewCA, err = h.CAFingerprint(namespace, r.Newest); err != nil {
+			return read, err
+		}
+		if read.OldCA, err = h.CAFingerprint(namespace, r.Old); err != nil {
+			return read, err
+		}
+	}
 	if r.SigningKeys != nil {
 		if read.SigningKeysTrusted, err = h.SigningKeysTrusted(namespace, rotations, r.SigningKeys, r.Newest); err != nil {
 			return read, err

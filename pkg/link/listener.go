@@ -89,6 +89,12 @@ type Authorized struct {
 
 type authorizedKey struct{}
 
+// WithAuthorized is ctx carrying a: what Handler hands its routes (and tests of a route's
+// handler alone).
+func WithAuthorized(ctx context.Context, a Authorized) context.Context {
+	return context.WithValue(ctx, authorizedKey{}, a)
+}
+
 // AuthorizedFrom is the Authorized of a request the listener let through.
 func AuthorizedFrom(ctx context.Context) (Authorized, bool) {
 	a, ok := ctx.Value(authorizedKey{}).(Authorized)
@@ -154,7 +160,7 @@ func (l *Listener) Handler(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		ctx := context.WithValue(r.Context(), authorizedKey{}, Authorized{Declaration: *d, Request: request})
+		ctx := WithAuthorized(r.Context(), Authorized{Declaration: *d, Request: request})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -45,7 +45,8 @@ type ConsumerRef struct {
 type SignResponse struct {
 	// Certificate is the PEM chain the home's CertificateRequest got: the leaf first.
 	Certificate []byte `json:"certificate"`
-	// CA is the PEM certificate of the CA that signed it (the CertificateRequest's status.ca).
+	// CA is the CertificateRequest's status.ca: for a CA Issuer, the top of the signing CA's
+	// chain (the root the chain in Certificate leads to).
 	CA []byte `json:"ca"`
 }
 

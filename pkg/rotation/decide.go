@@ -35,6 +35,9 @@ type Read struct {
 	// SigningKeysTrusted: the new signing key of each shard the service-account CA's rotation
 	// waits for is issued and in its <shard>-service-account-trust (SigningKeysToTrust).
 	SigningKeysTrusted bool
+	// NewCA and OldCA are the fingerprints (pki.Fingerprint) of the CAs of the newest and the
+	// old slot, each empty while its Secret holds none: what linked consumers report trusting.
+	NewCA, OldCA string
 }
 
 // Input is what a controller read for the rotations of one object.
@@ -59,6 +62,9 @@ type Input struct {
 	// Signers are the root shard and its Shards, whose signing leaves' old slot goes with
 	// the old service-account CA.
 	Signers []Signer
+	// Linked are the consumers the RootShard's Links report (LinkedOf): the rotations wait
+	// for them as for members, by what they trust (UnsettledLinked).
+	Linked []Linked
 	// Reads are what the host shows of each rotation, by authority (ReadsFor).
 	Reads map[pki.Authority]Read
 }
@@ -76,6 +82,9 @@ type Reads struct {
 	// LeavesOnNew: whether the Issuer's certificates come from the newest slot, once the
 	// leaves switched, and once the newest slot is issued (what NewIssued read).
 	LeavesOnNew bool
+	// Fingerprints: the fingerprints of the CAs of Newest and Old, while the rotation runs
+	// and linked consumers may wait for it.
+	Fingerprints bool
 	// SigningKeys are the shards whose new signing keys must be trusted, signed by the CA in
 	// Newest (SigningKeysToTrust); nil when not needed.
 	SigningKeys []string
@@ -94,6 +103,7 @@ func ReadsFor(in Input, st operatorv1alpha1.CARotationState) Reads {
 	}
 	if Running(st) {
 		r.SigningKeys = SigningKeysToTrust(in, st)
+		r.Fingerprints = len(in.Linked) > 0
 	}
 	return r
 }
@@ -193,8 +203,8 @@ func Decide(in Input) Decisions {
 }
 
 // unsettled names what keeps the rotation st from being settled: the reconcile's writes,
-// the object itself, the members it waits for, and, before the shards sign with their new
-// keys, those keys.
+// the object itself, the members it waits for, before the shards sign with their new keys
+// those keys, and the linked consumers it waits for.
 func (in Input) unsettled(st operatorv1alpha1.CARotationState, read Read) []string {
 	var out []string
 	if in.Wrote > 0 {
@@ -207,5 +217,6 @@ func (in Input) unsettled(st operatorv1alpha1.CARotationState, read Read) []stri
 	if SigningKeysToTrust(in, st) != nil && !read.SigningKeysTrusted {
 		out = append(out, SigningKeys)
 	}
+	out = append(out, UnsettledLinked(st, in.Linked, read.OldCA, read.NewCA)...)
 	return out
 }

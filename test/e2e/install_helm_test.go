@@ -22,6 +22,7 @@ const (
 	chartDir            = "../../charts/kcp-setups"
 	monitoringDir       = "../../artifacts/monitoring"
 	namespacedDeployDir = "../../artifacts/deploy-namespaced"
+	linkDeployDir       = "../../artifacts/deploy-link"
 )
 
 // helm runs the stack's helm as the admin and fails the test on error.
@@ -148,6 +149,21 @@ func TestChartTemplateEqualsKustomize(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(rendered), "--watch-namespaces=team-a,team-b")
 
+	// The link listener: what `kubectl apply -k artifacts/deploy-link` installs, object by
+	// object.
+	linked := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups",
+		"--set", "link.enabled=true", "--set", "link.advertiseURL=https://links.example.com"))
+	linkedKustomize := objectsOf(t, kubectl(t, "kustomize", linkDeployDir))
+	delete(linkedKustomize, "v1/Namespace/<nil>/kcp-setups")
+	for key, want := range linkedKustomize {
+		assert.Equal(t, want, linked[key], "%s", key)
+	}
+	for key := range linked {
+		assert.Contains(t, linkedKustomize, key, "the chart with the link listener renders %s, which artifacts/deploy-link does not", key)
+	}
+	assert.Contains(t, linked, "v1/Service/kcp-setups/kcp-setups-link")
+	assert.NotContains(t, chart, "v1/Service/kcp-setups/kcp-setups-link", "no listener by default")
+
 	// What the schema and the templates refuse.
 	for _, tc := range []struct{ set, says string }{
 		{"watchNamespaces={Team_A}", "watchNamespaces"},
@@ -157,6 +173,8 @@ func TestChartTemplateEqualsKustomize(t *testing.T) {
 		{"leaderElection.enabled=false", "needs replicas=1"},
 		{"monitoring.serviceMonitor.enabled=yes", "enabled"},
 		{"unknownValue=1", "unknownValue"},
+		{"link.enabled=true", "link.advertiseURL is required"},
+		{"link.advertiseURL=http://links.example.com", "advertiseURL"},
 	} {
 		out, err := stack.Helm(t.Context(), "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", tc.set)
 		if assert.Error(t, err, "--set %s renders", tc.set) {

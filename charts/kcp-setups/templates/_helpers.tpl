@@ -112,4 +112,11 @@ kcp-setups:apiserver, or, with watchNamespaces, in a Role of each namespace serv
 - apiGroups: [cert-manager.io]
   resources: [issuers]
   verbs: [delete]
+{{- if .Values.link.enabled }}
+# The link listener (docs/links.md) has a linked remote's CSR signed by a CertificateRequest
+# against the RootShard's CA Issuer, reads it until it is signed, and deletes it.
+- apiGroups: [cert-manager.io]
+  resources: [certificaterequests]
+  verbs: [create, get, delete]
+{{- end }}
 {{- end }}

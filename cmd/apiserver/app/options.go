@@ -76,6 +76,12 @@ type Options struct {
 	// make a RootShard's 29 writes take five seconds.
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// LinkBindAddress is the host:port of the link listener (docs/links.md); empty serves
+	// none.
+	LinkBindAddress string
+	// LinkAdvertiseURL is the https URL linked remotes dial to reach the listener; empty
+	// derives it from LinkBindAddress when that names a host.
+	LinkAdvertiseURL string
 
 	scheme *runtime.Scheme
 	codecs serializer.CodecFactory
@@ -152,6 +158,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"The sustained rate of requests per second of each of the server's clients of the host cluster's kube-apiserver (built-in kinds, cert-manager); APF still applies on the host's side.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst,
 		"The burst of requests to the host cluster's kube-apiserver above --kube-api-qps.")
+	fs.StringVar(&o.LinkBindAddress, "link-bind-address", o.LinkBindAddress,
+		"The host:port on which the server serves the link listener to linked remotes (mutual TLS, docs/links.md), on every replica; empty serves none, "+
+			"and the Links' bootstrap Secrets wait for it.")
+	fs.StringVar(&o.LinkAdvertiseURL, "link-advertise-url", o.LinkAdvertiseURL,
+		"The https URL at which linked remotes reach the link listener, written into every Link's bootstrap Secret (a Service or load balancer in front of "+
+			"--link-bind-address, passing TLS through). Required when --link-bind-address names no host (0.0.0.0, ::, or none); else https://<--link-bind-address>.")
 	componentbaseoptions.BindLeaderElectionFlags(&o.LeaderElection, fs)
 }
 
@@ -199,6 +211,9 @@ func (o *Options) Validate() error {
 	}
 	if o.embeddedEtcd() && o.EmbeddedEtcdDir == "" {
 		errs = append(errs, errors.New("--embedded-etcd-dir must be set when --etcd-servers is empty"))
+	}
+	if _, err := linkListenerURL(o.LinkBindAddress, o.LinkAdvertiseURL); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs, validateLeaderElection(o.LeaderElection)...)
 	return utilerrors.NewAggregate(errs)
@@ -287,8 +302,13 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	linkURL, err := linkListenerURL(o.LinkBindAddress, o.LinkAdvertiseURL)
+	if err != nil {
+		return nil, err
+	}
 	extra := apiserver.ExtraConfig{Scheme: o.scheme, Codecs: o.codecs, MaxKubeconfigExpiration: o.MaxKubeconfigExpiration,
-		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas, Namespaces: namespaces}}
+		MaxKubeconfigValidity: o.MaxKubeconfigValidity, Limits: store.Limits{MaxReplicas: o.MaxReplicas, Namespaces: namespaces},
+		LinkBindAddress: o.LinkBindAddress}
 	// The host cluster is the one of --kubeconfig, or the one the server runs in; without
 	// either (only in tests) no controller runs.
 	if serverConfig.ClientConfig != nil {
@@ -306,6 +326,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			KcpHealth:      o.KcpHealthInterval,
 			Status:         status,
 			Namespaces:     namespaces,
+			// Set once the listener is served: the Links' bootstrap Secrets say where it is.
+			LinkListenerURL: linkURL,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil

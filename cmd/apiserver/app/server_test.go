@@ -77,10 +77,7 @@ func TestKubeAPIRateLimit(t *testing.T) {
 		{[]string{"--kube-api-burst", "0"}, "--kube-api-burst must be at least 1"},
 		{[]string{"--kube-api-qps", "80", "--kube-api-burst", "40"}, "--kube-api-burst must be at least 1 and at least --kube-api-qps (80)"},
 	} {
-		cmd := NewCommand()
-		cmd.SetArgs(append(append([]string{"--embedded-etcd-dir", t.TempDir()}, tc.args...), loggingArgs...))
-		cmd.SetContext(t.Context())
-		err := cmd.Execute()
+		err := execute(t, tc.args...)
 		require.Error(t, err, tc.args)
 		assert.Contains(t, err.Error(), tc.want, tc.args)
 	}

@@ -453,4 +453,8 @@ type CommonShardSpec struct {
 type ShardReference struct {
 	// Name of the Shard.
 	Name string
+	// Link is the Link a Shard of another cluster reported itself over; empty for a local one.
+	Link string
+	// Namespace is a linked Shard's namespace in its own cluster.
+	Namespace string
 }

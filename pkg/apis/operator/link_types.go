@@ -54,6 +54,39 @@ type LinkStatus struct {
 	Conditions []metav1.Condition
 	// BootstrapSecretName is the Secret that holds what the remote needs to connect.
 	BootstrapSecretName string
+	// Consumers are the remote's consumers, as it last reported them; only the server writes
+	// them.
+	Consumers []LinkConsumerStatus
+}
+
+// LinkConsumerStatus is a consumer in the remote cluster, as the remote reported it.
+type LinkConsumerStatus struct {
+	// Kind is the consumer's kind: Shard, FrontProxy, Kubeconfig, or CacheClient.
+	Kind string
+	// Namespace, Name and UID are the consumer's, in the remote cluster.
+	Namespace, Name, UID string
+	// Generation is the consumer's metadata.generation the report is of.
+	Generation int64
+	// Sequence orders the remote's reports of the consumer.
+	Sequence int64
+	// LastSeen is when the home last accepted a report of the consumer.
+	LastSeen metav1.Time
+	// Realized and Available are the consumer's state.
+	Realized, Available bool
+	// Trust is, per CA, the fingerprints of the CA certificates its pods trust and serve from.
+	Trust []LinkConsumerCA
+	// KcpShard and BaseURL are the kcp shard a Shard registered and its base URL.
+	KcpShard, BaseURL string
+}
+
+// LinkConsumerCA is a consumer's trust of one of its CAs.
+type LinkConsumerCA struct {
+	// CA is the CA's role.
+	CA string
+	// Trusted are the fingerprints of the CAs its pods trust.
+	Trusted []string
+	// Served are the fingerprints of the CAs its serving certificates chain to.
+	Served []string
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -215,3 +215,23 @@ func slotOf(o metav1.Object, owner Owner) bool {
 func deleteHeldTo(uid types.UID) metav1.DeleteOptions {
 	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 }
+
+// CAFingerprint is the fingerprint (pki.Fingerprint) of the CA in the Secret name, the first
+// certificate of its tls.crt; empty while the Secret or its certificate is missing.
+func (h *Host) CAFingerprint(namespace, name string) (string, error) {
+	s, err := h.Secrets.Secrets(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the Secret %s/%s: %w", namespace, name, err)
+	}
+	if len(s.Data["tls.crt"]) == 0 {
+		return "", nil
+	}
+	fps, err := pki.Fingerprints(s.Data["tls.crt"])
+	if err != nil {
+		return "", fmt.Errorf("the CA of the Secret %s/%s: %w", namespace, name, err)
+	}
+	return fps[0], nil
+}

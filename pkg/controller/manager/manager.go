@@ -70,6 +70,9 @@ type Config struct {
 	// Namespaces are the namespaces served (--watch-namespaces): the informers of the host
 	// and of our kinds hold only their objects. Empty is every namespace.
 	Namespaces hostcluster.WatchNamespaces
+	// LinkListenerURL is where linked remotes reach this server's link listener
+	// (controller.Deps.LinkListenerURL); empty while it serves none.
+	LinkListenerURL string
 }
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
@@ -140,7 +143,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
-	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder})
+	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder,
+		LinkListenerURL: cfg.LinkListenerURL})
 	if err != nil {
 		return err
 	}

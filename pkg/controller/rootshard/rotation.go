@@ -92,5 +92,8 @@ func (c *Controller) advanceRotations(ctx context.Context, rs *operatorv1alpha1.
 		// bundles too.
 		Members: rotation.Members(shards, kinds.FrontProxiesOf(c.Indexes, rs.Namespace, rs.Name), kinds.VirtualWorkspacesOf(c.Indexes, rs.Namespace, rs.Name)),
 		Signers: signers,
+		// The consumers its Links' remotes report: in other clusters, they trust the CAs
+		// by the bundles the link streams to them.
+		Linked: rotation.LinkedOf(kinds.LinksOf(c.Indexes, rs.Namespace, rs.Name)),
 	}, &status.Rotations, &status.Conditions)
 }

@@ -52,6 +52,8 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 		status.Shards = append(status.Shards, operatorv1alpha1.ShardReference{Name: s.Name})
 	}
 	sort.Slice(status.Shards, func(i, j int) bool { return status.Shards[i].Name < status.Shards[j].Name })
+	// Then the Shards of other clusters its Links' remotes report, by Link.
+	status.Shards = append(status.Shards, linkedShards(kinds.LinksOf(c.Indexes, rs.Namespace, rs.Name))...)
 
 	status.Phase = controller.Phase(status.Conditions)
 	return status
@@ -60,4 +62,21 @@ func (c *Controller) observe(rs *operatorv1alpha1.RootShard, desired rootshard.P
 // setCondition sets a condition of a RootShard's status.
 func setCondition(status *operatorv1alpha1.RootShardStatus, rs *operatorv1alpha1.RootShard, t string, s metav1.ConditionStatus, reason, message string) {
 	controller.SetCondition(&status.Conditions, rs.Generation, t, s, reason, message)
+}
+
+// linkedShards are the Shards the remotes of links report, by Link, then namespace and name.
+func linkedShards(links []*operatorv1alpha1.Link) []operatorv1alpha1.ShardReference {
+	var out []operatorv1alpha1.ShardReference
+	for _, l := range links {
+		for _, c := range l.Status.Consumers {
+			if c.Kind == string(operatorv1alpha1.LinkConsumerShard) {
+				out = append(out, operatorv1alpha1.ShardReference{Name: c.Name, Link: l.Name, Namespace: c.Namespace})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Link < b.Link || a.Link == b.Link && (a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name)
+	})
+	return out
 }

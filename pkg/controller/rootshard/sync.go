@@ -152,8 +152,9 @@ func (c *Controller) Watches() controller.Watches {
 			// rotation go on (advanceRotations).
 			{Kind: kinds.VirtualWorkspace, Keys: c.ofVirtualWorkspace},
 			{Kind: kinds.FrontProxy, Keys: c.rootShardOfFrontProxy},
-			// A Link appearing or going adds or leaves its link PKI.
-			{Kind: kinds.Link, Keys: rootShardOfLink, Membership: true},
+			// A Link appearing or going adds or leaves its link PKI, and what its remote
+			// reports of its consumers (status.consumers) is the RootShard's to act on.
+			{Kind: kinds.Link, Keys: rootShardOfLink},
 		},
 		// What the controller owns: status follows it within seconds.
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services, controller.Deployments, controller.StatefulSets,

@@ -64,7 +64,7 @@ func TestWatchesEnqueueTheRootShardsConcerned(t *testing.T) {
 		{Name: "a Shard without a RootShard", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: unattached}, Want: nil},
 		{Name: "a Link of it added", Event: ct.Event{Source: "Link", Type: ct.Added, Obj: testLink("eu-1", "root")}, Want: []string{"team-a/root"}},
 		{Name: "a Link of it deleted", Event: ct.Event{Source: "Link", Type: ct.Deleted, Obj: testLink("eu-1", "root")}, Want: []string{"team-a/root"}},
-		{Name: "a Link updated changes no link PKI", Event: ct.Event{Source: "Link", Type: ct.Updated, Obj: testLink("eu-1", "root")}, Want: nil},
+		{Name: "a Link updated (its remote reported)", Event: ct.Event{Source: "Link", Type: ct.Updated, Obj: testLink("eu-1", "root")}, Want: []string{"team-a/root"}},
 		{Name: "a Link of another RootShard", Event: ct.Event{Source: "Link", Type: ct.Added, Obj: testLink("eu-2", "other-root")}, Want: []string{"team-a/other-root"}},
 		{Name: "a CacheServer", Event: ct.Event{Source: "CacheServer", Type: ct.Added, Obj: cs}, Want: both},
 		{Name: "its Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("root-server", owned)}, Want: []string{"team-a/root"}},

@@ -110,6 +110,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.KubeconfigTargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Link"):
 		return &operatorv1alpha1.LinkApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LinkConsumerCA"):
+		return &operatorv1alpha1.LinkConsumerCAApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LinkConsumerStatus"):
+		return &operatorv1alpha1.LinkConsumerStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LinkSpec"):
 		return &operatorv1alpha1.LinkSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LinkStatus"):

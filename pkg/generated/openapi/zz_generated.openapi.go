@@ -83,6 +83,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.KubeconfigStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref),
 		v1alpha1.KubeconfigTarget{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref),
 		v1alpha1.Link{}.OpenAPIModelName():                          schema_pkg_apis_operator_v1alpha1_Link(ref),
+		v1alpha1.LinkConsumerCA{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_LinkConsumerCA(ref),
+		v1alpha1.LinkConsumerStatus{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_LinkConsumerStatus(ref),
 		v1alpha1.LinkList{}.OpenAPIModelName():                      schema_pkg_apis_operator_v1alpha1_LinkList(ref),
 		v1alpha1.LinkSpec{}.OpenAPIModelName():                      schema_pkg_apis_operator_v1alpha1_LinkSpec(ref),
 		v1alpha1.LinkStatus{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_LinkStatus(ref),
@@ -3095,6 +3097,185 @@ func schema_pkg_apis_operator_v1alpha1_Link(ref common.ReferenceCallback) common
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_LinkConsumerCA(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LinkConsumerCA is a consumer's trust of one of its CAs, by the SHA-256 fingerprints of the CA certificates.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"ca": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CA is the CA's role, as in the rotation subresource (server, client, ...).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"trusted": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Trusted are the CAs its pods trust.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"served": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Served are the CAs its serving certificates chain to, where it serves from this CA.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"ca"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_LinkConsumerStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "LinkConsumerStatus is a consumer in the remote cluster, as the remote reported it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is the consumer's kind: Shard, FrontProxy, Kubeconfig, or CacheClient.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace and Name are the consumer's, in the remote cluster.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "UID is the consumer's UID in the remote cluster.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"generation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Generation is the consumer's metadata.generation the report is of.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"sequence": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Sequence orders the remote's reports of the consumer; a report at or below it changes nothing.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"lastSeen": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastSeen is when the home last accepted a report of the consumer.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"realized": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Realized is whether the remote realized everything of the consumer.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"available": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Available is whether the consumer is available.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"trust": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"ca",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Trust is, per CA, the fingerprints of the CA certificates its pods trust and serve from.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.LinkConsumerCA{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"kcpShard": {
+						SchemaProps: spec.SchemaProps{
+							Description: "KcpShard and BaseURL are the kcp shard a Shard registered and its base URL.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"baseURL": {
+						SchemaProps: spec.SchemaProps{
+							Type:   []string{"string"},
+							Format: "",
+						},
+					},
+				},
+				Required: []string{"kind", "namespace", "name", "uid", "generation", "sequence", "lastSeen", "realized", "available"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.LinkConsumerCA{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_LinkList(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3261,11 +3442,34 @@ func schema_pkg_apis_operator_v1alpha1_LinkStatus(ref common.ReferenceCallback) 
 							Format:      "",
 						},
 					},
+					"consumers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"kind",
+									"namespace",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Consumers are the remote's consumers, as it last reported them over the link; only the server writes them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.LinkConsumerStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.LinkConsumerStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -4433,6 +4637,20 @@ func schema_pkg_apis_operator_v1alpha1_ShardReference(ref common.ReferenceCallba
 						SchemaProps: spec.SchemaProps{
 							Description: "Name of the Shard.",
 							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"link": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Link is the Link a Shard of another cluster reported itself over; empty for a Shard of this cluster.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Namespace is a linked Shard's namespace in its own cluster.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

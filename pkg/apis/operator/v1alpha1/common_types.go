@@ -578,4 +578,11 @@ type CommonShardSpec struct {
 type ShardReference struct {
 	// Name of the Shard.
 	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// Link is the Link a Shard of another cluster reported itself over; empty for a Shard of
+	// this cluster.
+	// +optional
+	Link string `json:"link,omitempty" protobuf:"bytes,2,opt,name=link"`
+	// Namespace is a linked Shard's namespace in its own cluster.
+	// +optional
+	Namespace string `json:"namespace,omitempty" protobuf:"bytes,3,opt,name=namespace"`
 }

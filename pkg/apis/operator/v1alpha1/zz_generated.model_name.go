@@ -267,6 +267,16 @@ func (in Link) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LinkConsumerCA) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.LinkConsumerCA"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in LinkConsumerStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.LinkConsumerStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LinkList) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.LinkList"
 }

@@ -53,8 +53,9 @@ func ValidateCARotation(req *operator.CARotation, authorities, memberKinds []str
 // in status.rotations[].excludedMembers.
 const MaxExcludedMembers = 32
 
-// RootShardMemberKinds are the kinds of the members a RootShard's rotations wait for.
-var RootShardMemberKinds = []string{"Shard", "FrontProxy", "VirtualWorkspace"}
+// RootShardMemberKinds are the kinds of the members a RootShard's rotations wait for; a Link
+// stands for the consumers its remote reports (rotation.LinkMemberKind).
+var RootShardMemberKinds = []string{"Shard", "FrontProxy", "VirtualWorkspace", "Link"}
 
 // validateMembers checks a list of rotation members: a known kind, a valid name, each once,
 // at most MaxExcludedMembers.

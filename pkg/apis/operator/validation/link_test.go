@@ -139,6 +139,22 @@ func TestValidateLinkUpdate(t *testing.T) {
 	}
 }
 
+// fp is a SHA-256 fingerprint as a remote reports it.
+var fp = strings.Repeat("ab", 32)
+
+// consumer is a consumer as the server records it from a remote's report.
+func consumer() operator.LinkConsumerStatus {
+	return operator.LinkConsumerStatus{Kind: "Shard", Namespace: "b", Name: "s-1", UID: "0b7d", Generation: 3, Sequence: 17,
+		Realized: true, Available: true, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
+		Trust: []operator.LinkConsumerCA{{CA: "server", Trusted: []string{fp}, Served: []string{fp}}}}
+}
+
+func withConsumer(edit func(*operator.LinkConsumerStatus)) operator.LinkConsumerStatus {
+	c := consumer()
+	edit(&c)
+	return c
+}
+
 func TestValidateLinkStatusUpdate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -153,6 +169,25 @@ func TestValidateLinkStatusUpdate(t *testing.T) {
 		},
 		{name: "negative observedGeneration", status: operator.LinkStatus{ObservedGeneration: -1}, want: []wantErr{invalid("status.observedGeneration")}},
 		{name: "bootstrapSecretName not a Secret's name", status: operator.LinkStatus{BootstrapSecretName: "Eu_1"}, want: []wantErr{invalid("status.bootstrapSecretName")}},
+		{name: "a consumer as the server records it", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{consumer()}}},
+		{name: "a consumer of a kind no link realizes", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
+			withConsumer(func(c *operator.LinkConsumerStatus) { c.Kind = "RootShard" })}}, want: []wantErr{notSupported("status.consumers[0].kind")}},
+		{name: "a consumer twice", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{consumer(), consumer()}},
+			want: []wantErr{duplicate("status.consumers[1]")}},
+		{name: "a consumer without its identity", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
+			withConsumer(func(c *operator.LinkConsumerStatus) {
+				c.Namespace, c.Name, c.UID, c.Generation, c.Sequence = "B", "", "", 0, 0
+			})}},
+			want: []wantErr{invalid("status.consumers[0].namespace"), required("status.consumers[0].name"), required("status.consumers[0].uid"),
+				invalid("status.consumers[0].generation"), invalid("status.consumers[0].sequence")}},
+		{name: "a consumer's trust that is no fingerprint, too many, and a CA twice", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
+			withConsumer(func(c *operator.LinkConsumerStatus) {
+				c.Trust = []operator.LinkConsumerCA{{CA: "server", Trusted: []string{"AA"}, Served: []string{fp, fp, fp, fp, fp}}, {CA: "server"}, {CA: ""}}
+			})}},
+			want: []wantErr{invalid("status.consumers[0].trust[0].trusted[0]"), tooMany("status.consumers[0].trust[0].served"),
+				duplicate("status.consumers[0].trust[1].ca"), required("status.consumers[0].trust[2].ca")}},
+		{name: "a consumer's base URL that is no https URL", status: operator.LinkStatus{Consumers: []operator.LinkConsumerStatus{
+			withConsumer(func(c *operator.LinkConsumerStatus) { c.BaseURL = "http://s.example.com" })}}, want: []wantErr{invalid("status.consumers[0].baseURL")}},
 		{
 			name:   "a condition without a reason",
 			status: operator.LinkStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, LastTransitionTime: metav1.Now()}}},

@@ -238,6 +238,18 @@ func TestValidateRootShardStatusUpdate(t *testing.T) {
 			status: operator.RootShardStatus{Shards: []operator.ShardReference{{Name: "a"}, {Name: "a"}}},
 			want:   []wantErr{duplicate("status.shards[1].name")},
 		},
+		{
+			name: "a linked Shard of the same name as a local one, and two Links' Shards of one name",
+			status: operator.RootShardStatus{Shards: []operator.ShardReference{{Name: "a"}, {Name: "a", Link: "eu-1", Namespace: "b"},
+				{Name: "a", Link: "eu-2", Namespace: "b"}, {Name: "a.eu", Link: "eu-2", Namespace: "b"}}},
+		},
+		{
+			name: "a linked Shard twice, without a namespace, or a local one with one",
+			status: operator.RootShardStatus{Shards: []operator.ShardReference{{Name: "a", Link: "eu-1", Namespace: "b"}, {Name: "a", Link: "eu-1", Namespace: "b"},
+				{Name: "c", Link: "eu-1"}, {Name: "d", Namespace: "b"}, {Name: "e", Link: "EU", Namespace: "b"}}},
+			want: []wantErr{duplicate("status.shards[1].name"), invalid("status.shards[2].namespace"), forbidden("status.shards[3].namespace"),
+				invalid("status.shards[4].link")},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

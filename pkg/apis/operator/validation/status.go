@@ -36,15 +36,28 @@ func validateStatus[P ~string](phase P, phases []P, observedGeneration int64, co
 // validateShardReferences checks the Shards a RootShard reports.
 func validateShardReferences(shards []operator.ShardReference, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	seen := sets.New[string]()
+	seen := sets.New[operator.ShardReference]()
 	for i, shard := range shards {
-		namePath := fldPath.Index(i).Child("name")
-		if seen.Has(shard.Name) {
+		p := fldPath.Index(i)
+		namePath := p.Child("name")
+		switch {
+		case seen.Has(shard):
 			allErrs = append(allErrs, field.Duplicate(namePath, shard.Name))
-		} else {
+		case shard.Link == "":
+			// A Shard of the RootShard's namespace.
 			allErrs = append(allErrs, validateDNS1035LabelName(shard.Name, namePath)...)
+			if shard.Namespace != "" {
+				allErrs = append(allErrs, field.Forbidden(p.Child("namespace"), "only a linked Shard has a namespace of its own"))
+			}
+		default:
+			// A Shard of another cluster, as its remote reported it over a Link.
+			allErrs = append(allErrs, validateDNS1123SubdomainName(shard.Name, namePath)...)
+			allErrs = append(allErrs, validateDNS1035LabelName(shard.Link, p.Child("link"))...)
+			for _, msg := range apimachineryvalidation.ValidateNamespaceName(shard.Namespace, false) {
+				allErrs = append(allErrs, field.Invalid(p.Child("namespace"), shard.Namespace, msg))
+			}
 		}
-		seen.Insert(shard.Name)
+		seen.Insert(shard)
 	}
 	return allErrs
 }

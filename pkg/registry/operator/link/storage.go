@@ -38,6 +38,11 @@ var Kind = store.Kind[*operator.Link, operator.LinkSpec, operator.LinkStatus]{
 	Validate:             validation.ValidateLink,
 	ValidateUpdate:       validation.ValidateLinkUpdate,
 	ValidateStatusUpdate: validation.ValidateLinkStatusUpdate,
+	// What the remote reports over the link is the server's to write: a rotation waits for it.
+	ServerWritten: []store.ServerWritten[*operator.Link]{{
+		Path:  field.NewPath("status", "consumers"),
+		Value: func(o *operator.Link) any { return o.Status.Consumers },
+	}},
 
 	Table: store.Table[*operator.Link]{
 		Columns: []store.Column[*operator.Link]{

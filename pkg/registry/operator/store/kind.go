@@ -60,8 +60,12 @@ type Kind[T Object, Spec, Status any] struct {
 	// path of their field below spec (a RootShard's proxy.replicas), bound as Replicas is.
 	NestedReplicas func(T) map[string]*int32
 	// Rotations, when set, are the object's status.rotations, whose steps only the rotation
-	// subresource and the server's controllers take (rotationsCheck).
+	// subresource and the server's controllers take (statusCheck).
 	Rotations func(T) []operator.CARotationState
+	// ServerWritten, when set, are parts of the status only the server's own code writes
+	// (what a Link's remote reported over the link, which a rotation waits for): a status
+	// write by anyone else that changes one is a 403 at its path.
+	ServerWritten []ServerWritten[T]
 
 	// Warnings, when set, are the warnings a create or an update returns to the client with
 	// the object it stored, such as for a deprecated field that is accepted and mapped to its
@@ -93,3 +97,9 @@ type Limits struct {
 var Categories = []string{"kcp"}
 
 var _ rest.CategoriesProvider = &REST{}
+
+// ServerWritten is a part of a kind's status that only the server's own code writes.
+type ServerWritten[T any] struct {
+	Path  *field.Path
+	Value func(T) any
+}

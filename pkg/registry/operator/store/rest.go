@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -84,7 +85,7 @@ func (*REST) Categories() []string { return Categories }
 // its status.
 type StatusREST struct {
 	store     *genericregistry.Store
-	rotations rotationsCheck
+	rotations statusCheck
 }
 
 // SetController tells the status subresource the user the server's controllers write as
@@ -156,7 +157,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 	statusStore := *store
 	statusStore.UpdateStrategy = status
 	statusStore.ResetFieldsStrategy = status
-	check := rotationsCheck{resource: kind.Resource.Resource, controller: &ControllerIdentity{}}
+	check := statusCheck{resource: kind.Resource.Resource, controller: &ControllerIdentity{}}
 	if kind.Rotations != nil {
 		check.rotations = func(obj runtime.Object) ([]operator.CARotationState, bool) {
 			o, ok := obj.(T)
@@ -165,6 +166,13 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 			}
 			return kind.Rotations(o), true
 		}
+	}
+	for _, w := range kind.ServerWritten {
+		check.serverWritten = append(check.serverWritten, serverWrittenCheck{path: w.Path.String(), changed: func(obj, old runtime.Object) bool {
+			o, ok1 := obj.(T)
+			p, ok2 := old.(T)
+			return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(w.Value(o), w.Value(p))
+		}})
 	}
 	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore, rotations: check}, nil
 }

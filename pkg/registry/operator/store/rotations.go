@@ -57,19 +57,37 @@ func isRotationRequest(ctx context.Context) bool {
 	return v
 }
 
-// rotationsCheck is the status subresource's check, after validation, that the requester may
+// statusCheck is the status subresource's check, after validation, that the requester may
 // take each step of status.rotations the write takes.
-type rotationsCheck struct {
+type statusCheck struct {
 	resource   string
 	controller *ControllerIdentity
 	rotations  func(obj runtime.Object) ([]operator.CARotationState, bool)
+	// serverWritten are the kind's ServerWritten parts of the status.
+	serverWritten []serverWrittenCheck
 }
 
-func (c rotationsCheck) check(ctx context.Context, obj, old runtime.Object) error {
+// serverWrittenCheck is a part of the status only the controllers' user changes.
+type serverWrittenCheck struct {
+	path    string
+	changed func(obj, old runtime.Object) bool
+}
+
+func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
 	requester, ok := genericapirequest.UserFrom(ctx)
-	if !ok || c.rotations == nil {
-		// Authentication is off (see newAdmitter), or the kind rotates nothing.
+	if !ok {
+		// Authentication is off (see newAdmitter).
 		return nil
+	}
+	var refused []string
+	for _, w := range c.serverWritten {
+		if w.changed(obj, old) && !c.controller.is(requester) {
+			refused = append(refused, fmt.Sprintf("%s: user %q may not change it: only the server writes what a remote reports over its link",
+				w.path, requester.GetName()))
+		}
+	}
+	if c.rotations == nil {
+		return c.forbidden(obj, refused)
 	}
 	newRotations, ok1 := c.rotations(obj)
 	oldRotations, ok2 := c.rotations(old)
@@ -77,7 +95,6 @@ func (c rotationsCheck) check(ctx context.Context, obj, old runtime.Object) erro
 		return apierrors.NewInternalError(fmt.Errorf("not an object of %s: %T", c.resource, obj))
 	}
 	steps, _ := validation.RotationSteps(newRotations, oldRotations, field.NewPath("status", "rotations"))
-	var refused []string
 	for _, s := range steps {
 		switch {
 		case s.By == validation.RotationController && !c.controller.is(requester):
@@ -88,6 +105,11 @@ func (c rotationsCheck) check(ctx context.Context, obj, old runtime.Object) erro
 				s.Path, requester.GetName(), s.Authority, s.From, s.To, c.resource))
 		}
 	}
+	return c.forbidden(obj, refused)
+}
+
+// forbidden is the 403 of the refusals, nil when there are none.
+func (c statusCheck) forbidden(obj runtime.Object, refused []string) error {
 	if len(refused) == 0 {
 		return nil
 	}
@@ -100,7 +122,7 @@ func (c rotationsCheck) check(ctx context.Context, obj, old runtime.Object) erro
 }
 
 // update runs next, then the check against the stored object.
-func (c rotationsCheck) update(next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+func (c statusCheck) update(next rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
 	return func(ctx context.Context, obj, old runtime.Object) error {
 		if next != nil {
 			if err := next(ctx, obj, old); err != nil {

@@ -39,7 +39,7 @@ func TestRotationStepsBelongToWhomTakesThem(t *testing.T) {
 	controllers := &user.DefaultInfo{Name: user.APIServerUser, UID: "loopback-uid", Groups: []string{user.SystemPrivilegedGroup}}
 	sam := &user.DefaultInfo{Name: "sam"}
 	impostor := &user.DefaultInfo{Name: user.APIServerUser, UID: "another", Groups: []string{user.SystemPrivilegedGroup}}
-	check := rotationsCheck{resource: "rootshards", controller: &ControllerIdentity{}, rotations: func(obj runtime.Object) ([]operator.CARotationState, bool) {
+	check := statusCheck{resource: "rootshards", controller: &ControllerIdentity{}, rotations: func(obj runtime.Object) ([]operator.CARotationState, bool) {
 		o, ok := obj.(*operator.RootShard)
 		if !ok {
 			return nil, false
@@ -93,4 +93,52 @@ func TestRotationStepsBelongToWhomTakesThem(t *testing.T) {
 		err := unset.check(genericapirequest.WithUser(context.Background(), controllers), rs(prepared), rs(switched))
 		assert.True(t, apierrors.IsForbidden(err), "a 403, got %v", err)
 	})
+}
+
+// TestServerWrittenStatusIsTheServersAlone: what a Link's remote reported (status.consumers)
+// is changed by the server's loopback user alone; anyone else, an impostor of its name
+// included, gets a 403 at its path, while a status write that leaves it as it is passes.
+func TestServerWrittenStatusIsTheServersAlone(t *testing.T) {
+	link := func(consumers ...operator.LinkConsumerStatus) *operator.Link {
+		return &operator.Link{ObjectMeta: metav1.ObjectMeta{Name: "eu-1", Namespace: "team-a"}, Status: operator.LinkStatus{Consumers: consumers}}
+	}
+	shard := operator.LinkConsumerStatus{Kind: "Shard", Namespace: "b", Name: "s", UID: "u", Generation: 1, Sequence: 1}
+	trusting := *shard.DeepCopy()
+	trusting.Sequence, trusting.Trust = 2, []operator.LinkConsumerCA{{CA: "server", Trusted: []string{"aa"}}}
+	withCondition := link(shard)
+	withCondition.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}
+
+	controllers := &user.DefaultInfo{Name: user.APIServerUser, UID: "loopback-uid", Groups: []string{user.SystemPrivilegedGroup}}
+	sam := &user.DefaultInfo{Name: "sam"}
+	impostor := &user.DefaultInfo{Name: user.APIServerUser, UID: "another", Groups: []string{user.SystemPrivilegedGroup}}
+	check := statusCheck{resource: "links", controller: &ControllerIdentity{}, serverWritten: []serverWrittenCheck{{path: "status.consumers",
+		changed: func(obj, old runtime.Object) bool {
+			return !assert.ObjectsAreEqual(obj.(*operator.Link).Status.Consumers, old.(*operator.Link).Status.Consumers)
+		}}}}
+	check.controller.Set(controllers)
+	for _, tc := range []struct {
+		name      string
+		requester user.Info
+		old, new  *operator.Link
+		forbidden bool
+	}{
+		{"the server records a consumer", controllers, link(), link(shard), false},
+		{"the server records a newer report", controllers, link(shard), link(trusting), false},
+		{"sam forges a consumer", sam, link(), link(shard), true},
+		{"sam forges its trust", sam, link(shard), link(trusting), true},
+		{"sam drops the consumers", sam, link(shard), link(), true},
+		{"an impostor of the server's name", impostor, link(shard), link(trusting), true},
+		{"sam writes the conditions and leaves the consumers", sam, link(shard), withCondition, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := genericapirequest.WithUser(context.Background(), tc.requester)
+			err := check.check(ctx, tc.new, tc.old)
+			if !tc.forbidden {
+				assert.NoError(t, err)
+				return
+			}
+			require.True(t, apierrors.IsForbidden(err), "%v", err)
+			assert.Contains(t, err.Error(), "status.consumers")
+		})
+	}
 }

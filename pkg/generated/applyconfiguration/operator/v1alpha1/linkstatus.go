@@ -34,6 +34,9 @@ type LinkStatusApplyConfiguration struct {
 	// BootstrapSecretName is the Secret of the namespace that holds what the remote needs to
 	// connect, once: the listener's address, its trust and the remote's client pair.
 	BootstrapSecretName *string `json:"bootstrapSecretName,omitempty"`
+	// Consumers are the remote's consumers, as it last reported them over the link; only the
+	// server writes them.
+	Consumers []LinkConsumerStatusApplyConfiguration `json:"consumers,omitempty"`
 }
 
 // LinkStatusApplyConfiguration constructs a declarative configuration of the LinkStatus type for use with
@@ -68,5 +71,18 @@ func (b *LinkStatusApplyConfiguration) WithConditions(values ...*v1.ConditionApp
 // If called multiple times, the BootstrapSecretName field is set to the value of the last call.
 func (b *LinkStatusApplyConfiguration) WithBootstrapSecretName(value string) *LinkStatusApplyConfiguration {
 	b.BootstrapSecretName = &value
+	return b
+}
+
+// WithConsumers adds the given value to the Consumers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Consumers field.
+func (b *LinkStatusApplyConfiguration) WithConsumers(values ...*LinkConsumerStatusApplyConfiguration) *LinkStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithConsumers")
+		}
+		b.Consumers = append(b.Consumers, *values[i])
+	}
 	return b
 }

@@ -25,6 +25,11 @@ package v1alpha1
 type ShardReferenceApplyConfiguration struct {
 	// Name of the Shard.
 	Name *string `json:"name,omitempty"`
+	// Link is the Link a Shard of another cluster reported itself over; empty for a Shard of
+	// this cluster.
+	Link *string `json:"link,omitempty"`
+	// Namespace is a linked Shard's namespace in its own cluster.
+	Namespace *string `json:"namespace,omitempty"`
 }
 
 // ShardReferenceApplyConfiguration constructs a declarative configuration of the ShardReference type for use with
@@ -38,5 +43,21 @@ func ShardReference() *ShardReferenceApplyConfiguration {
 // If called multiple times, the Name field is set to the value of the last call.
 func (b *ShardReferenceApplyConfiguration) WithName(value string) *ShardReferenceApplyConfiguration {
 	b.Name = &value
+	return b
+}
+
+// WithLink sets the Link field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Link field is set to the value of the last call.
+func (b *ShardReferenceApplyConfiguration) WithLink(value string) *ShardReferenceApplyConfiguration {
+	b.Link = &value
+	return b
+}
+
+// WithNamespace sets the Namespace field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Namespace field is set to the value of the last call.
+func (b *ShardReferenceApplyConfiguration) WithNamespace(value string) *ShardReferenceApplyConfiguration {
+	b.Namespace = &value
 	return b
 }
