@@ -154,25 +154,9 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 			linkpki.CACertKey: linkCA.pem, linkpki.ClientCertKey: clientCert, linkpki.ClientKeyKey: clientKeyPEM}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	// The remote server: the links' manager and the LinkIssuer, the Shard eu-shard linked.
-	bootstrapKey := types.NamespacedName{Namespace: ns, Name: bootstrap.Name}
-	links := remote.NewManager(kube)
-	links.Set(ctx, []types.NamespacedName{bootstrapKey})
-	t.Cleanup(links.Stop)
+	// The remote server, the Shard eu-shard linked.
 	const shard, shardUID = "eu-shard", "uid-eu-shard"
-	sources := []remote.ConsumerSource{{Kind: link.Shard, Label: "shard", Bootstrap: func(namespace, name string, uid types.UID) (string, bool, error) {
-		return bootstrap.Name, namespace == ns && name == shard && uid == shardUID, nil
-	}}}
-	cm, err := cmclientset.NewForConfig(stack.AdminConfig)
-	require.NoError(t, err)
-	factory := cminformers.NewSharedInformerFactoryWithOptions(cm, 0, cminformers.WithNamespace(ns))
-	issuer, err := remote.NewIssuer(cm, factory.Certmanager().V1().CertificateRequests(), factory.Certmanager().V1().Certificates().Lister(),
-		links.Signer, sources)
-	require.NoError(t, err)
-	factory.Start(ctx.Done())
-	issued := make(chan struct{})
-	go func() { defer close(issued); _ = issuer.Run(ctx, 2) }()
-	t.Cleanup(func() { cancel(); <-issued; factory.Shutdown() })
+	links, cm := runRemote(t, ctx, ns, bootstrap.Name, shard, shardUID)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		s, err := kube.CoreV1().Secrets(ns).Get(ctx, linkpki.BundlesName(bootstrap.Name), metav1.GetOptions{})
@@ -199,21 +183,9 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 		}
 	}, time.Minute, 200*time.Millisecond, "the client certificate is renewed over the link, into the bootstrap Secret")
 
-	// What the Shard controller writes for a linked Shard: its server certificate from the
-	// LinkIssuer of its joined RootShard's server CA.
-	certificate := func(name, ownerUID string) *cmv1.Certificate {
-		return &cmv1.Certificate{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{pki.LabelManagedBy: pki.ManagedBy,
-				pki.OwnerLabel("shard"): shard, pki.LabelOwnerUID: ownerUID}},
-			Spec: cmv1.CertificateSpec{CommonName: shard, DNSNames: []string{"localhost"}, SecretName: name, Usages: pki.ServerAuth.KeyUsages(),
-				PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: cmv1.ECDSAKeyAlgorithm, Size: 256},
-				IssuerRef: cmmeta.IssuerReference{Group: linkpki.IssuerGroup, Kind: linkpki.IssuerKind,
-					Name: pki.CAName(reference.JoinedName("shard", shard), pki.ServerCA)}},
-		}
-	}
-	_, err = cm.CertmanagerV1().Certificates(ns).Create(ctx, certificate("eu-shard-server", shardUID), metav1.CreateOptions{})
+	_, err = cm.CertmanagerV1().Certificates(ns).Create(ctx, linkedShardCertificate(ns, "eu-shard-server", shard, shardUID, "localhost"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = cm.CertmanagerV1().Certificates(ns).Create(ctx, certificate("stranger-server", "uid-of-another"), metav1.CreateOptions{})
+	_, err = cm.CertmanagerV1().Certificates(ns).Create(ctx, linkedShardCertificate(ns, "stranger-server", shard, "uid-of-another", "localhost"), metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	var tlsSecret *corev1.Secret
@@ -264,6 +236,104 @@ func TestLinkIssuerSignsOverTheLink(t *testing.T) {
 	stranger, err := kube.CoreV1().Secrets(ns).Get(ctx, "stranger-server", metav1.GetOptions{})
 	if err == nil {
 		assert.Empty(t, stranger.Data[corev1.TLSCertKey])
+	}
+}
+
+// TestLinkedShardSignedByTheHome runs the remote server's side of a link (in this process)
+// against the shared stack's server as the home: a Link of a realized RootShard, its bootstrap
+// Secret carried to another namespace, which stands in for the remote cluster; the bundles
+// Secret there gets the shard-join's keyless data from the home's stream, and a linked Shard's
+// serving certificate naming the LinkIssuer is issued by cert-manager there with the chain the
+// home's RootShard server CA signed through its own CertificateRequest.
+func TestLinkedShardSignedByTheHome(t *testing.T) {
+	parallel(t, alone)
+	homeNS := namespace(t, "link-home")
+	remoteNS := namespace(t, "link-remote")
+	givenRootShard(t, homeNS)
+	givenLink(t, homeNS, "eu-1", "eu-1.links.example.com")
+	carried, err := stack.Kube.CoreV1().Secrets(homeNS).Get(t.Context(), linkpki.BootstrapName("eu-1"), metav1.GetOptions{})
+	require.NoError(t, err)
+	_, err = stack.Kube.CoreV1().Secrets(remoteNS).Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: carried.Name},
+		Type: carried.Type, Data: carried.Data}, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	const shard, shardUID = "eu-shard", "uid-eu-shard"
+	links, cm := runRemote(t, t.Context(), remoteNS, carried.Name, shard, shardUID)
+	join, err := stack.Kube.CoreV1().Secrets(homeNS).Get(t.Context(), reference.ShardJoin.Name("root"), metav1.GetOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, err := stack.Kube.CoreV1().Secrets(remoteNS).Get(t.Context(), linkpki.BundlesName(carried.Name), metav1.GetOptions{})
+		if !assert.NoError(c, err) {
+			return
+		}
+		assert.Equal(c, linkpki.KeepOnlyKeyless(join.Data), linkpki.ReferenceData(s, reference.ShardJoin), "the shard-join's keyless data")
+		assert.Equal(c, carried.Data[linkpki.CACertKey], s.Data[linkpki.BundlesLinkCAKey])
+		for k := range s.Data {
+			assert.False(c, linkpki.IsPrivateKey(k), "the key %s", k)
+		}
+	}, 2*time.Minute, 500*time.Millisecond, "the bundles Secret holds what the home's stream sent")
+	state, _ := links.State(remoteNS, carried.Name)
+	assert.True(t, state.Connected, "%+v", state)
+
+	_, err = cm.CertmanagerV1().Certificates(remoteNS).Create(t.Context(),
+		linkedShardCertificate(remoteNS, "eu-shard-server", shard, shardUID, "eu-shard.eu.example.com", "localhost"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	var issued *corev1.Secret
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		s, err := stack.Kube.CoreV1().Secrets(remoteNS).Get(t.Context(), "eu-shard-server", metav1.GetOptions{})
+		if assert.NoError(c, err) && assert.NotEmpty(c, s.Data[corev1.TLSCertKey]) {
+			issued = s
+		}
+	}, 2*time.Minute, 500*time.Millisecond, "cert-manager issues the Certificate through the LinkIssuer and the home")
+	leaf := parseFirstCertificate(t, issued.Data[corev1.TLSCertKey])
+	serverCA, err := stack.Kube.CoreV1().Secrets(homeNS).Get(t.Context(), "root-server-ca", metav1.GetOptions{})
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(parseFirstCertificate(t, serverCA.Data[corev1.TLSCertKey]))
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	require.NoError(t, err, "the leaf chains to the home RootShard's server CA")
+	assert.ElementsMatch(t, []string{"eu-shard.eu.example.com", "localhost"}, leaf.DNSNames)
+	_, err = tls.X509KeyPair(issued.Data[corev1.TLSCertKey], issued.Data[corev1.TLSPrivateKeyKey])
+	require.NoError(t, err, "the key cert-manager made in the remote namespace is the certificate's")
+}
+
+// runRemote runs the remote server's side of a link in this process until the test ends:
+// the links' manager of the bootstrap Secret ns/bootstrap and the LinkIssuer over ns, with the
+// Shard ns/shard of uid linked through it.
+func runRemote(t *testing.T, ctx context.Context, ns, bootstrap, shard, uid string) (*remote.Manager, cmclientset.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	kube, err := kubernetes.NewForConfig(stack.AdminConfig)
+	require.NoError(t, err)
+	links := remote.NewManager(kube)
+	links.Set(ctx, []types.NamespacedName{{Namespace: ns, Name: bootstrap}})
+	sources := []remote.ConsumerSource{{Kind: link.Shard, Label: "shard", Bootstrap: func(namespace, name string, u types.UID) (string, bool, error) {
+		return bootstrap, namespace == ns && name == shard && u == types.UID(uid), nil
+	}}}
+	cm, err := cmclientset.NewForConfig(stack.AdminConfig)
+	require.NoError(t, err)
+	factory := cminformers.NewSharedInformerFactoryWithOptions(cm, 0, cminformers.WithNamespace(ns))
+	issuer, err := remote.NewIssuer(cm, factory.Certmanager().V1().CertificateRequests(), factory.Certmanager().V1().Certificates().Lister(),
+		links.Signer, sources)
+	require.NoError(t, err)
+	factory.Start(ctx.Done())
+	issued := make(chan struct{})
+	go func() { defer close(issued); _ = issuer.Run(ctx, 2) }()
+	t.Cleanup(func() { cancel(); <-issued; factory.Shutdown(); links.Stop() })
+	return links, cm
+}
+
+// linkedShardCertificate is what the Shard controller writes for the linked Shard shard of
+// uid: its serving certificate name, for dnsNames, from the LinkIssuer of its joined
+// RootShard's server CA.
+func linkedShardCertificate(ns, name, shard, uid string, dnsNames ...string) *cmv1.Certificate {
+	return &cmv1.Certificate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{pki.LabelManagedBy: pki.ManagedBy,
+			pki.OwnerLabel("shard"): shard, pki.LabelOwnerUID: uid}},
+		Spec: cmv1.CertificateSpec{CommonName: shard, DNSNames: dnsNames, SecretName: name, Usages: pki.ServerAuth.KeyUsages(),
+			PrivateKey: &cmv1.CertificatePrivateKey{Algorithm: cmv1.ECDSAKeyAlgorithm, Size: 256},
+			IssuerRef: cmmeta.IssuerReference{Group: linkpki.IssuerGroup, Kind: linkpki.IssuerKind,
+				Name: pki.CAName(reference.JoinedName("shard", shard), pki.ServerCA)}},
 	}
 }
 
