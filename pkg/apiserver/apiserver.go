@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,15 +121,18 @@ func (c completedConfig) New() (*Server, error) {
 		storage[resource+"/kubeconfig"] = &kubeconfigrequest.REST{Resource: operator.Resource(resource), Resolve: resolve, CAs: cas,
 			Authorizer: c.GenericConfig.Authorization.Authorizer, MaxExpiration: c.ExtraConfig.MaxKubeconfigExpiration}
 	}
-	// Only the controllers take their steps of a rotation (store.ControllerIdentity): they
-	// write through the loopback client, as its user.
+	// Only the controllers take their steps of a rotation, and only the server writes what
+	// a Link's remote reports (store.ControllerIdentity): they write through the loopback
+	// client, as its user.
 	controllers, err := loopbackUser(c.GenericConfig.Authentication.Authenticator, c.GenericConfig.LoopbackClientConfig)
 	if err != nil {
 		return nil, err
 	}
 	if controllers != nil {
-		for _, resource := range []string{"rootshards", "cacheservers"} {
-			storage[resource+"/status"].(*store.StatusREST).SetController(controllers)
+		for path, s := range storage {
+			if status, ok := s.(*store.StatusREST); ok && strings.HasSuffix(path, "/status") {
+				status.SetController(controllers)
+			}
 		}
 	}
 	// The rotation subresource (issue 29) writes the rotations into the status.
