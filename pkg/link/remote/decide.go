@@ -1,0 +1,159 @@
+package remote
+
+import (
+	"fmt"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+)
+
+// Linked is a consumer of this cluster that names a bootstrap Secret through its link.
+type Linked struct {
+	Bootstrap types.NamespacedName
+	Kind      link.ConsumerKind
+	Consumer  link.ConsumerRef
+}
+
+// ConsumerSource is how the issuer finds the linked consumers of one kind.
+type ConsumerSource struct {
+	Kind link.ConsumerKind
+	// Label is the owner label's kind (pki.OwnerLabel) of what such a consumer writes, and the
+	// kind its joined RootShard is named after (reference.JoinedName): shard, frontproxy,
+	// kubeconfig.
+	Label string
+	// Bootstrap is the bootstrap Secret, in namespace, that the consumer namespace/name names
+	// through its link, when that consumer exists with uid and names one (ok); an error only
+	// when it cannot be told.
+	Bootstrap func(namespace, name string, uid types.UID) (secret string, ok bool, err error)
+}
+
+// Verdict is what the issuer does with a CertificateRequest.
+type Verdict string
+
+// The verdicts.
+const (
+	// Ignore: not the LinkIssuer's, or finished (issued, failed or denied already).
+	Ignore Verdict = "Ignore"
+	// Refuse: the request was denied by another approver: it is marked not Ready, Denied.
+	Refuse Verdict = "Refuse"
+	// Deny: not a linked consumer's request: denied, never sent over the link.
+	Deny Verdict = "Deny"
+	// Sign: a linked consumer's: approved if need be, and sent over its link.
+	Sign Verdict = "Sign"
+)
+
+// Decision is the issuer's decision on a CertificateRequest.
+type Decision struct {
+	Verdict Verdict
+	// Linked and Role are what a Sign asks: for the consumer, by the CA role.
+	Linked Linked
+	Role   pki.CA
+	// Why says why a request is denied.
+	Why string
+}
+
+// IsLinkIssuers reports whether cr names the LinkIssuer.
+func IsLinkIssuers(cr *cmv1.CertificateRequest) bool {
+	return cr.Spec.IssuerRef.Group == linkpki.IssuerGroup && cr.Spec.IssuerRef.Kind == linkpki.IssuerKind
+}
+
+// Decide decides what the issuer does with cr. It signs only a request whose controller is
+// a Certificate (by UID, as certificate finds it: nil when there is none) that our
+// controllers wrote for a consumer (the owner labels: its kind and name, and its UID) which,
+// by sources, exists with that UID and names a bootstrap Secret through its link; and only
+// for a CA role the consumer's joined RootShard has an issuer of that name for. Any other
+// is denied, with the reason.
+func Decide(cr *cmv1.CertificateRequest, certificate func(namespace, name string) (*cmv1.Certificate, error), sources []ConsumerSource) (Decision, error) {
+	switch {
+	case !IsLinkIssuers(cr) || finished(cr):
+		return Decision{Verdict: Ignore}, nil
+	case hasCondition(cr, cmv1.CertificateRequestConditionDenied):
+		return Decision{Verdict: Refuse}, nil
+	}
+	deny := func(format string, args ...any) (Decision, error) {
+		return Decision{Verdict: Deny, Why: fmt.Sprintf(format, args...)}, nil
+	}
+	owner := metav1.GetControllerOf(cr)
+	if owner == nil || owner.Kind != cmv1.CertificateKind || owner.APIVersion != cmv1.SchemeGroupVersion.String() {
+		return deny("it is not controlled by a Certificate")
+	}
+	crt, err := certificate(cr.Namespace, owner.Name)
+	if err != nil {
+		return Decision{}, fmt.Errorf("reading the Certificate %s/%s: %w", cr.Namespace, owner.Name, err)
+	}
+	if crt == nil || crt.UID != owner.UID {
+		return deny("its Certificate %s (UID %s) is not there", owner.Name, owner.UID)
+	}
+	uid := types.UID(crt.Labels[pki.LabelOwnerUID])
+	if crt.Labels[pki.LabelManagedBy] != pki.ManagedBy || uid == "" {
+		return deny("its Certificate %s was not written for a consumer", crt.Name)
+	}
+	var found []ConsumerSource
+	for _, s := range sources {
+		if crt.Labels[pki.OwnerLabel(s.Label)] != "" {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		return deny("its Certificate %s is not of one consumer", crt.Name)
+	}
+	source := found[0]
+	name := crt.Labels[pki.OwnerLabel(source.Label)]
+	secret, ok, err := source.Bootstrap(cr.Namespace, name, uid)
+	if err != nil {
+		return Decision{}, err
+	}
+	if !ok {
+		return deny("its Certificate %s is of the %s %s (UID %s), which is not there or names no link", crt.Name, source.Kind, name, uid)
+	}
+	role, ok := roleOf(cr.Spec.IssuerRef.Name, reference.JoinedName(source.Label, name))
+	if !ok {
+		return deny("the issuer %s is no CA of the %s %s", cr.Spec.IssuerRef.Name, source.Kind, name)
+	}
+	return Decision{Verdict: Sign, Role: role, Linked: Linked{
+		Bootstrap: types.NamespacedName{Namespace: cr.Namespace, Name: secret},
+		Kind:      source.Kind,
+		Consumer:  link.ConsumerRef{Namespace: cr.Namespace, Name: name, UID: string(uid)},
+	}}, nil
+}
+
+// roleOf is the CA role whose local CA the issuer name names for the joined RootShard
+// joined (pki.CAName).
+func roleOf(issuer, joined string) (pki.CA, bool) {
+	for _, ca := range pki.IntermediateCAs {
+		if pki.CAName(joined, ca) == issuer {
+			return ca, true
+		}
+	}
+	return "", false
+}
+
+// finished reports whether cr needs nothing more of an issuer: issued, failed or denied.
+func finished(cr *cmv1.CertificateRequest) bool {
+	for _, c := range cr.Status.Conditions {
+		if c.Type == cmv1.CertificateRequestConditionReady {
+			switch c.Reason {
+			case cmv1.CertificateRequestReasonIssued, cmv1.CertificateRequestReasonFailed, cmv1.CertificateRequestReasonDenied:
+				return true
+			}
+		}
+	}
+	return len(cr.Status.Certificate) > 0
+}
+
+// hasCondition reports whether cr has the condition t, True.
+func hasCondition(cr *cmv1.CertificateRequest, t cmv1.CertificateRequestConditionType) bool {
+	for _, c := range cr.Status.Conditions {
+		if c.Type == t && c.Status == cmmeta.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,168 @@
+package remote
+
+import (
+	"errors"
+	"testing"
+
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
+	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+)
+
+// The linked consumer of the issuer's tests: the Shard remote/eu-shard, which names the
+// bootstrap Secret eu-1-link-bootstrap.
+const (
+	shardName = "eu-shard"
+	shardUID  = "uid-shard"
+	crtUID    = "uid-crt"
+)
+
+var bootstrapName = linkpki.BootstrapName(testLink.Name)
+
+// testSources find the Shard eu-shard of shardUID, linked; no FrontProxy is linked.
+func testSources() []ConsumerSource {
+	return []ConsumerSource{
+		{Kind: link.Shard, Label: "shard", Bootstrap: func(namespace, name string, uid types.UID) (string, bool, error) {
+			if namespace == "remote" && name == shardName && uid == shardUID {
+				return bootstrapName, true, nil
+			}
+			return "", false, nil
+		}},
+		{Kind: link.FrontProxy, Label: "frontproxy", Bootstrap: func(string, string, types.UID) (string, bool, error) { return "", false, nil }},
+	}
+}
+
+// shardCertificate is a Certificate the Shard controller wrote for eu-shard.
+func shardCertificate() *cmv1.Certificate {
+	return &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: shardName + "-server", Namespace: "remote", UID: crtUID,
+		Labels: map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel("shard"): shardName, pki.LabelOwnerUID: shardUID}}}
+}
+
+// linkedRequest is a CertificateRequest of shardCertificate for the LinkIssuer of its server
+// CA, as cert-manager makes it.
+func linkedRequest() *cmv1.CertificateRequest {
+	return &cmv1.CertificateRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: shardName + "-server-1", Namespace: "remote", Labels: shardCertificate().Labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(shardCertificate(), cmv1.SchemeGroupVersion.WithKind(cmv1.CertificateKind))}},
+		Spec: cmv1.CertificateRequestSpec{Request: []byte("csr"),
+			IssuerRef: cmmeta.IssuerReference{Group: linkpki.IssuerGroup, Kind: linkpki.IssuerKind,
+				Name: pki.CAName(reference.JoinedName("shard", shardName), pki.ServerCA)}},
+	}
+}
+
+func certificates(crts ...*cmv1.Certificate) func(string, string) (*cmv1.Certificate, error) {
+	return func(namespace, name string) (*cmv1.Certificate, error) {
+		for _, c := range crts {
+			if c.Namespace == namespace && c.Name == name {
+				return c, nil
+			}
+		}
+		return nil, nil
+	}
+}
+
+// TestDecide: only the request of a linked consumer's Certificate, by UID all along, is
+// signed, for the CA its issuer names; any other is denied.
+func TestDecide(t *testing.T) {
+	linked := Linked{Bootstrap: types.NamespacedName{Namespace: "remote", Name: bootstrapName}, Kind: link.Shard,
+		Consumer: link.ConsumerRef{Namespace: "remote", Name: shardName, UID: shardUID}}
+	crt := func(change func(*cmv1.Certificate)) *cmv1.Certificate {
+		c := shardCertificate()
+		change(c)
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		request func(*cmv1.CertificateRequest)
+		crts    []*cmv1.Certificate
+		verdict Verdict
+		role    pki.CA
+		why     string
+	}{
+		{name: "a linked Shard's server certificate", verdict: Sign, role: pki.ServerCA},
+		{name: "a linked Shard's etcd client certificate", verdict: Sign, role: pki.EtcdClientCA, request: func(cr *cmv1.CertificateRequest) {
+			cr.Spec.IssuerRef.Name = pki.CAName(reference.JoinedName("shard", shardName), pki.EtcdClientCA)
+		}},
+		{name: "another issuer's", verdict: Ignore, request: func(cr *cmv1.CertificateRequest) {
+			cr.Spec.IssuerRef = cmmeta.IssuerReference{Group: "cert-manager.io", Kind: "Issuer", Name: cr.Spec.IssuerRef.Name}
+		}},
+		{name: "a LinkIssuer of another group", verdict: Ignore, request: func(cr *cmv1.CertificateRequest) { cr.Spec.IssuerRef.Group = "example.com" }},
+		{name: "issued already", verdict: Ignore, request: func(cr *cmv1.CertificateRequest) { cr.Status.Certificate = []byte("chain") }},
+		{name: "failed already", verdict: Ignore, request: func(cr *cmv1.CertificateRequest) {
+			cr.Status.Conditions = []cmv1.CertificateRequestCondition{{Type: cmv1.CertificateRequestConditionReady, Status: cmmeta.ConditionFalse,
+				Reason: cmv1.CertificateRequestReasonFailed}}
+		}},
+		{name: "denied by an approver", verdict: Refuse, request: func(cr *cmv1.CertificateRequest) {
+			cr.Status.Conditions = []cmv1.CertificateRequestCondition{{Type: cmv1.CertificateRequestConditionDenied, Status: cmmeta.ConditionTrue}}
+		}},
+		{name: "no owner", verdict: Deny, why: "not controlled by a Certificate", request: func(cr *cmv1.CertificateRequest) { cr.OwnerReferences = nil }},
+		{name: "an owner that is no controller", verdict: Deny, why: "not controlled by a Certificate", request: func(cr *cmv1.CertificateRequest) {
+			cr.OwnerReferences[0].Controller = nil
+		}},
+		{name: "controlled by another kind", verdict: Deny, why: "not controlled by a Certificate", request: func(cr *cmv1.CertificateRequest) {
+			cr.OwnerReferences[0].Kind = "Secret"
+			cr.OwnerReferences[0].APIVersion = "v1"
+		}},
+		{name: "its Certificate gone", verdict: Deny, why: "is not there", crts: []*cmv1.Certificate{}},
+		{name: "a Certificate of its name but another UID", verdict: Deny, why: "is not there",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { c.UID = "uid-foreign" })}},
+		{name: "a Certificate not written by the controllers", verdict: Deny, why: "not written for a consumer",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { delete(c.Labels, pki.LabelManagedBy) })}},
+		{name: "a Certificate without the owner's UID", verdict: Deny, why: "not written for a consumer",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { delete(c.Labels, pki.LabelOwnerUID) })}},
+		{name: "a Certificate of another Shard", verdict: Deny, why: "names no link",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { c.Labels[pki.OwnerLabel("shard")] = "other" })}},
+		{name: "a Certificate of a Shard of the same name, deleted (another UID)", verdict: Deny, why: "names no link",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { c.Labels[pki.LabelOwnerUID] = "uid-old" })}},
+		{name: "a Certificate of a FrontProxy that names no link", verdict: Deny, why: "names no link",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) {
+				delete(c.Labels, pki.OwnerLabel("shard"))
+				c.Labels[pki.OwnerLabel("frontproxy")] = shardName
+			})}},
+		{name: "a Certificate of two owners", verdict: Deny, why: "not of one consumer",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { c.Labels[pki.OwnerLabel("frontproxy")] = shardName })}},
+		{name: "a Certificate of no owner kind", verdict: Deny, why: "not of one consumer",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { delete(c.Labels, pki.OwnerLabel("shard")) })}},
+		{name: "the issuer of another consumer's CA", verdict: Deny, why: "is no CA of", request: func(cr *cmv1.CertificateRequest) {
+			cr.Spec.IssuerRef.Name = pki.CAName(reference.JoinedName("shard", "other"), pki.ServerCA)
+		}},
+		{name: "the issuer of the link CA", verdict: Deny, why: "is no CA of", request: func(cr *cmv1.CertificateRequest) {
+			cr.Spec.IssuerRef.Name = pki.CAName(reference.JoinedName("shard", shardName), pki.LinkCA)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := linkedRequest()
+			if tc.request != nil {
+				tc.request(cr)
+			}
+			crts := tc.crts
+			if crts == nil {
+				crts = []*cmv1.Certificate{shardCertificate()}
+			}
+			d, err := Decide(cr, certificates(crts...), testSources())
+			require.NoError(t, err)
+			assert.Equal(t, tc.verdict, d.Verdict, d.Why)
+			assert.Contains(t, d.Why, tc.why)
+			if tc.verdict == Sign {
+				assert.Equal(t, tc.role, d.Role)
+				assert.Equal(t, linked, d.Linked)
+			}
+		})
+	}
+	t.Run("a consumer that cannot be told is retried, not denied", func(t *testing.T) {
+		sources := testSources()
+		sources[0].Bootstrap = func(string, string, types.UID) (string, bool, error) {
+			return "", false, errors.New("cache not synced")
+		}
+		_, err := Decide(linkedRequest(), certificates(shardCertificate()), sources)
+		require.Error(t, err)
+	})
+}
