@@ -468,10 +468,12 @@ func withoutRules(t *testing.T, role string, drop func(int, rbacv1.PolicyRule) b
 }
 
 // waitForLog waits until the server's log says one of whats, calling meanwhile (when not
-// nil) before each look; the quotes klog escapes in an error are read as quotes.
+// nil) before each look; the quotes klog escapes in an error are read as quotes. The bound is
+// generous: an exercise that takes several steps (a takeover, an etcd's deletion) takes more
+// than a minute on a loaded machine, and the wait ends as soon as the log says it.
 func waitForLog(t *testing.T, srv *framework.ServerProcess, meanwhile func(), whats ...string) {
 	t.Helper()
-	waitForLogWithin(t, srv, time.Minute, meanwhile, whats...)
+	waitForLogWithin(t, srv, 3*time.Minute, meanwhile, whats...)
 }
 
 // waitForLogWithin is waitForLog for a meanwhile that needs up to within to get there.
