@@ -197,4 +197,3 @@ func TestLinkedGolden(t *testing.T) {
 		})
 	}
 }
-

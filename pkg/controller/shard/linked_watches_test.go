@@ -1,0 +1,66 @@
+package shard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	ct "github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
+	"github.com/kcp-setups/apiserver/pkg/resources/link"
+)
+
+// TestLinksEnqueueTheShardsNamingThem: a bootstrap Secret's events, and those of a Secret of
+// ours it owns (its bundles Secret), enqueue exactly the Shards whose spec.rootShard.link names
+// it, in its namespace; and LinkedBootstraps lists every bootstrap Secret a linked object of
+// any kind names, once.
+func TestLinksEnqueueTheShardsNamingThem(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
+	require.NoError(t, err)
+	linked := func(namespace, name, bootstrap string) *operatorv1alpha1.Shard {
+		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Link: &operatorv1alpha1.RootShardLink{
+				SecretRef: corev1.LocalObjectReference{Name: bootstrap}}}}}
+	}
+	copied := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "copied"},
+		Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "eu-1-link-bootstrap"}}}}
+	fp := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"},
+		Spec: operatorv1alpha1.FrontProxySpec{RootShard: operatorv1alpha1.RootShardConfig{Link: &operatorv1alpha1.RootShardLink{
+			SecretRef: corev1.LocalObjectReference{Name: "eu-2-link-bootstrap"}}}}}
+	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "admin"},
+		Spec: operatorv1alpha1.KubeconfigSpec{Target: operatorv1alpha1.KubeconfigTarget{RootShardLink: &operatorv1alpha1.RootShardLink{
+			SecretRef: corev1.LocalObjectReference{Name: "eu-1-link-bootstrap"}}}}}
+	w.Add(t, linked("team-a", "eu", "eu-1-link-bootstrap"), linked("team-a", "eu-too", "eu-1-link-bootstrap"),
+		linked("team-a", "other", "eu-2-link-bootstrap"), linked("team-b", "elsewhere", "eu-1-link-bootstrap"), copied, fp, kc)
+
+	bootstrap := ct.Event{Source: string(ct.ReferenceCopies), Type: ct.Added, Obj: ct.ReferenceCopy("team-a", "eu-1-link-bootstrap", link.BootstrapRole)}
+	bundles := func(owner string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: link.BundlesName(owner)}}
+		s.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: owner, UID: "u"}}
+		return s
+	}
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		// The copy named by secretRef is enqueued as a copy, whatever its name.
+		{Name: "a bootstrap Secret added", Event: bootstrap, Want: []string{"team-a/copied", "team-a/eu", "team-a/eu-too"}},
+		{Name: "its bundles Secret added", Event: ct.Event{Source: string(controller.Secrets), Type: ct.Added, Obj: bundles("eu-1-link-bootstrap")},
+			Want: []string{"team-a/eu", "team-a/eu-too"}},
+		{Name: "another link's bundles Secret deleted", Event: ct.Event{Source: string(controller.Secrets), Type: ct.Deleted, Obj: bundles("eu-2-link-bootstrap")},
+			Want: []string{"team-a/other"}},
+		{Name: "a Secret of ours no Secret owns", Event: ct.Event{Source: string(controller.Secrets), Type: ct.Added,
+			Obj: &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: link.BundlesName("eu-1-link-bootstrap")}}}, Want: nil},
+		{Name: "an unlabelled bootstrap Secret", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("eu-2-link-bootstrap", nil)},
+			Want: []string{"team-a/other"}},
+	})
+
+	assert.Equal(t, []types.NamespacedName{
+		{Namespace: "team-a", Name: "eu-1-link-bootstrap"}, {Namespace: "team-a", Name: "eu-2-link-bootstrap"},
+		{Namespace: "team-b", Name: "eu-1-link-bootstrap"}, {Namespace: "team-c", Name: "eu-1-link-bootstrap"},
+	}, controller.LinkedBootstraps(c.Indexes), "the copy's Secret is no link")
+}
