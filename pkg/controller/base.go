@@ -40,6 +40,10 @@ type Deps struct {
 	// LinkState says whether the link of a bootstrap Secret is up, for the LinkReady
 	// condition of the consumers that name it; nil while this server runs no link client.
 	LinkState LinkStateFunc
+	// OnLinkStateChange, when set, registers a function the link client calls when the state
+	// of the link of a bootstrap Secret changes, so that LinkReady follows: Base.Watch
+	// registers one per kind that has a LinkIndex, which enqueues the objects naming it.
+	OnLinkStateChange func(changed func(namespace, bootstrap string))
 }
 
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
@@ -190,6 +194,13 @@ func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string)
 	}
 	if _, ok := b.Indexers[LinkIndex]; ok && watches.Linking == nil {
 		b.Watched.Linking = b.Naming(LinkIndex)
+	}
+	if linking := b.Watched.Linking; linking != nil && deps.OnLinkStateChange != nil {
+		deps.OnLinkStateChange(func(namespace, bootstrap string) {
+			for _, key := range linking(namespace, bootstrap) {
+				b.Loop.Queue.Add(key)
+			}
+		})
 	}
 	return b.Watched.Register(b.Loop, b.Host, inf)
 }

@@ -22,7 +22,10 @@ import (
 // any kind names, once.
 func TestLinksEnqueueTheShardsNamingThem(t *testing.T) {
 	w := ct.NewWatching(t)
-	c, err := controller.BuildWatching[Controller](kinds.Shard, w.Deps())
+	deps := w.Deps()
+	var linkStateChanged func(namespace, bootstrap string)
+	deps.OnLinkStateChange = func(changed func(namespace, bootstrap string)) { linkStateChanged = changed }
+	c, err := controller.BuildWatching[Controller](kinds.Shard, deps)
 	require.NoError(t, err)
 	linked := func(namespace, name, bootstrap string) *operatorv1alpha1.Shard {
 		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
@@ -58,6 +61,18 @@ func TestLinksEnqueueTheShardsNamingThem(t *testing.T) {
 		{Name: "an unlabelled bootstrap Secret", Event: ct.Event{Source: string(ct.UsersSecrets), Type: ct.Added, Obj: ct.HostObject("eu-2-link-bootstrap", nil)},
 			Want: []string{"team-a/other"}},
 	})
+
+	// The link client saying a link went up or down enqueues the Shards naming it.
+	require.NotNil(t, linkStateChanged, "the controller registers for link state changes")
+	require.Zero(t, c.Loop.Queue.Len())
+	linkStateChanged("team-a", "eu-1-link-bootstrap")
+	var keys []string
+	for c.Loop.Queue.Len() > 0 {
+		k, _ := c.Loop.Queue.Get()
+		keys = append(keys, k)
+		c.Loop.Queue.Done(k)
+	}
+	assert.ElementsMatch(t, []string{"team-a/eu", "team-a/eu-too"}, keys)
 
 	assert.Equal(t, []types.NamespacedName{
 		{Namespace: "team-a", Name: "eu-1-link-bootstrap"}, {Namespace: "team-a", Name: "eu-2-link-bootstrap"},
