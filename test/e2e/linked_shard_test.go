@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/link/linktest"
@@ -19,7 +22,8 @@ import (
 // waits for it, then for its bundles Secret, which the test writes as the remote's link
 // client would (the keyless data of the RootShard's shard-join); then it is realized with no
 // CA Secret and no Issuer of its own, every Certificate issued by the LinkIssuer (pending: no
-// LinkIssuer signs yet), and LinkReady Unknown: this server runs no link client.
+// LinkIssuer signs yet), no Secret holding a CA's key, and LinkReady Unknown: this server runs
+// no link client.
 func TestLinkedShardFromItsBundles(t *testing.T) {
 	parallel(t, alone)
 	a, b := namespace(t, "linked-a"), namespace(t, "linked-b")
@@ -62,14 +66,26 @@ spec:
 		assert.Equal(t, "operator.kcp.io/LinkIssuer", ref)
 	}
 	assert.Empty(t, strings.TrimSpace(kubectl(t, "get", "issuers", "-n", b, "-o", "name")), "no CA Issuer in the linked namespace")
+	// cert-manager makes the leaves' keys here, as it should: none of them is a CA's.
+	var caKeys []crypto.PublicKey
+	for _, ca := range reference.ShardJoin.KeyPairs() {
+		certs, err := cert.ParseCertsPEM(join.Data[reference.CertKey(ca)])
+		require.NoError(t, err)
+		caKeys = append(caKeys, certs[0].PublicKey)
+	}
 	secrets, err := stack.Kube.CoreV1().Secrets(b).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	for _, s := range secrets.Items {
 		for k, v := range s.Data {
-			if s.Name == bootstrapName && k == corev1.TLSPrivateKeyKey {
-				continue // the link's own client key, carried once
+			key, err := keyutil.ParsePrivateKeyPEM(v)
+			if err != nil {
+				continue
 			}
-			assert.NotContains(t, string(v), "PRIVATE KEY", "%s: %s holds no key but the bootstrap's", s.Name, k)
+			signer, ok := key.(crypto.Signer)
+			require.True(t, ok, "%s: %s", s.Name, k)
+			for _, ca := range caKeys {
+				assert.False(t, signer.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(ca), "%s: %s is no CA's key", s.Name, k)
+			}
 		}
 	}
 }
