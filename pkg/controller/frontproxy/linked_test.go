@@ -59,7 +59,7 @@ func TestLinkedFrontProxyIsRealizedOverItsLink(t *testing.T) {
 	require.NotEmpty(t, certs)
 	for _, obj := range certs {
 		c := obj.(*cmv1.Certificate)
-		assert.Equal(t, link.LinkIssuerKind, c.Spec.IssuerRef.Kind, c.Name)
+		assert.Equal(t, link.IssuerKind, c.Spec.IssuerRef.Kind, c.Name)
 	}
 	for _, name := range controllertest.LocalCAs(frontproxy.Kind, "edge", reference.FrontProxyJoin) {
 		_, exists, err := j.Host.Caches["secrets"].GetByKey("team-a/" + name)

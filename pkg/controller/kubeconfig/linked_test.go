@@ -43,8 +43,8 @@ func TestALinkedKubeconfigIsSignedOverItsLink(t *testing.T) {
 	certs := f.Host.Caches["certificates"].List()
 	require.Len(t, certs, 1)
 	issuer := certs[0].(*cmv1.Certificate).Spec.IssuerRef
-	assert.Equal(t, link.LinkIssuerKind, issuer.Kind)
-	assert.Equal(t, link.LinkIssuerGroup, issuer.Group)
+	assert.Equal(t, link.IssuerKind, issuer.Kind)
+	assert.Equal(t, link.IssuerGroup, issuer.Group)
 	assert.Equal(t, localSigner, issuer.Name)
 	assert.Empty(t, f.Host.Caches["issuers"].List(), "no CA Issuer")
 	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/" + localSigner)

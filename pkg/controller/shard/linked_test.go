@@ -96,8 +96,8 @@ func TestLinkedShardWaitsForItsLinkAndKeepsWhatItRealized(t *testing.T) {
 	require.NotEmpty(t, certs)
 	for _, obj := range certs {
 		c := obj.(*cmv1.Certificate)
-		assert.Equal(t, link.LinkIssuerKind, c.Spec.IssuerRef.Kind, c.Name)
-		assert.Equal(t, link.LinkIssuerGroup, c.Spec.IssuerRef.Group, c.Name)
+		assert.Equal(t, link.IssuerKind, c.Spec.IssuerRef.Kind, c.Name)
+		assert.Equal(t, link.IssuerGroup, c.Spec.IssuerRef.Group, c.Name)
 	}
 	trusts := 0
 	for _, obj := range f.Host.Caches["secrets"].List() {

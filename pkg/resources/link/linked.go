@@ -12,15 +12,6 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
-// The remote's external issuer: a linked consumer's certificates name it instead of a local
-// CA Issuer, and the remote server signs their requests over the link (docs/links.md).
-const (
-	// LinkIssuerKind is the kind of its issuerRef.
-	LinkIssuerKind = "LinkIssuer"
-	// LinkIssuerGroup is the group of its issuerRef.
-	LinkIssuerGroup = operatorv1alpha1.GroupName
-)
-
 // ErrBundlesNotReceived: the bundles Secret of a bootstrap Secret is not there, or is not the
 // bootstrap's (another owner UID): nothing was received over that link yet.
 var ErrBundlesNotReceived = errors.New("link bundles not received")
@@ -92,5 +83,5 @@ func issueOverLink(local map[string]bool, c *cmapply.CertificateApplyConfigurati
 	if (ref.Kind != nil && *ref.Kind != "" && *ref.Kind != "Issuer") || (ref.Group != nil && *ref.Group != "" && *ref.Group != "cert-manager.io") {
 		return
 	}
-	ref.WithKind(LinkIssuerKind).WithGroup(LinkIssuerGroup)
+	ref.WithKind(IssuerKind).WithGroup(IssuerGroup)
 }

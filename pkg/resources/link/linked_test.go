@@ -146,7 +146,7 @@ func TestLinkedConsumersWriteNoCAKey(t *testing.T) {
 			require.NotEmpty(t, l.certs)
 			for _, c := range l.certs {
 				ref := c.Spec.IssuerRef
-				assert.Equal(t, link.LinkIssuerKind, *ref.Kind, *c.Name)
+				assert.Equal(t, link.IssuerKind, *ref.Kind, *c.Name)
 				assert.Equal(t, "operator.kcp.io", *ref.Group, *c.Name)
 				assert.True(t, local[*ref.Name], "%s: issued by %s, a local CA name", *c.Name, *ref.Name)
 			}
