@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
@@ -115,4 +117,59 @@ func ownerSecret(m metav1.Object) string {
 		}
 	}
 	return ""
+}
+
+// LinkedBootstrapOf is, for the objects of kind (its name in owner labels) in indexes, the
+// bootstrap Secret the object namespace/name of that UID is linked by: ok is false when no
+// such object exists (or another of that name, by UID) or it names no link. It reads the
+// kind's LinkIndex, so it needs no knowledge of the kind's fields: the remote issuer's source
+// of a consumer kind.
+func LinkedBootstrapOf(indexes Indexes, kind string) func(namespace, name string, uid types.UID) (string, bool, error) {
+	return func(namespace, name string, uid types.UID) (string, bool, error) {
+		objects := indexes[kind]
+		if objects == nil {
+			return "", false, nil
+		}
+		linkOf, ok := objects.GetIndexers()[LinkIndex]
+		if !ok {
+			return "", false, nil
+		}
+		obj, exists, err := objects.GetByKey(namespace + "/" + name)
+		if err != nil || !exists {
+			return "", false, err
+		}
+		m, err := meta.Accessor(obj)
+		if err != nil || m.GetUID() != uid {
+			return "", false, err
+		}
+		values, err := linkOf(obj)
+		if err != nil || len(values) == 0 {
+			return "", false, err
+		}
+		_, bootstrap, _ := strings.Cut(values[0], "/")
+		return bootstrap, true, nil
+	}
+}
+
+// OnLinkedChange signals, without blocking and coalesced, whenever an object of a kind of
+// registry that has a LinkIndex is added or deleted (a link is immutable, so an update changes
+// no link): the remote link manager's signal to read LinkedBootstraps again.
+func OnLinkedChange(registry Registry, inf Informers) (<-chan struct{}, error) {
+	changed := make(chan struct{}, 1)
+	signal := func(any) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{AddFunc: signal, DeleteFunc: signal}
+	for _, k := range registry {
+		if _, ok := k.IndexersOf()[LinkIndex]; !ok {
+			continue
+		}
+		if _, err := k.SharedInformer(inf).AddEventHandler(handler); err != nil {
+			return nil, fmt.Errorf("%s: watching linked objects: %w", k.KindName(), err)
+		}
+	}
+	return changed, nil
 }

@@ -1,13 +1,18 @@
 package shard
 
 import (
+	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	opfake "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned/fake"
+	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -28,7 +33,7 @@ func TestLinksEnqueueTheShardsNamingThem(t *testing.T) {
 	c, err := controller.BuildWatching[Controller](kinds.Shard, deps)
 	require.NoError(t, err)
 	linked := func(namespace, name, bootstrap string) *operatorv1alpha1.Shard {
-		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		return &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name + "-uid")},
 			Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Link: &operatorv1alpha1.RootShardLink{
 				SecretRef: corev1.LocalObjectReference{Name: bootstrap}}}}}
 	}
@@ -78,4 +83,59 @@ func TestLinksEnqueueTheShardsNamingThem(t *testing.T) {
 		{Namespace: "team-a", Name: "eu-1-link-bootstrap"}, {Namespace: "team-a", Name: "eu-2-link-bootstrap"},
 		{Namespace: "team-b", Name: "eu-1-link-bootstrap"}, {Namespace: "team-c", Name: "eu-1-link-bootstrap"},
 	}, controller.LinkedBootstraps(c.Indexes), "the copy's Secret is no link")
+
+	// The remote issuer's source of linked Shards: by name and UID, through the LinkIndex.
+	bootstrapOf := controller.LinkedBootstrapOf(c.Indexes, kinds.Shard.KindName())
+	for _, tc := range []struct {
+		name string
+		uid  types.UID
+		want string
+		ok   bool
+	}{
+		{"eu", "eu-uid", "eu-1-link-bootstrap", true},
+		{"other", "other-uid", "eu-2-link-bootstrap", true},
+		{"eu", "another-uid", "", false},
+		{"copied", "", "", false},
+		{"missing", "missing-uid", "", false},
+	} {
+		got, ok, err := bootstrapOf("team-a", tc.name, tc.uid)
+		require.NoError(t, err)
+		assert.Equal(t, tc.ok, ok, "%s %s", tc.name, tc.uid)
+		assert.Equal(t, tc.want, got, "%s %s", tc.name, tc.uid)
+	}
+}
+
+// TestLinkedObjectsSignalTheirChange: a linked object of any kind added or deleted signals
+// the remote link manager, coalesced; an object of a kind that has no link does not.
+func TestLinkedObjectsSignalTheirChange(t *testing.T) {
+	client := opfake.NewSimpleClientset()
+	inf := controller.Informers{Kinds: kinds.All, Ours: informers.NewSharedInformerFactory(client, 0)}
+	changed, err := controller.OnLinkedChange(kinds.All, inf)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	inf.Ours.Start(ctx.Done())
+	defer func() {
+		cancel()
+		inf.Ours.Shutdown()
+	}()
+	signalled := func(d time.Duration) bool {
+		select {
+		case <-changed:
+			return true
+		case <-time.After(d):
+			return false
+		}
+	}
+
+	_, err = client.OperatorV1alpha1().RootShards("team-a").Create(t.Context(), &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: "root"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.False(t, signalled(300*time.Millisecond), "a RootShard has no link")
+
+	kc := &operatorv1alpha1.Kubeconfig{ObjectMeta: metav1.ObjectMeta{Name: "admin"}, Spec: operatorv1alpha1.KubeconfigSpec{
+		Target: operatorv1alpha1.KubeconfigTarget{RootShardLink: &operatorv1alpha1.RootShardLink{SecretRef: corev1.LocalObjectReference{Name: "eu-1-link-bootstrap"}}}}}
+	_, err = client.OperatorV1alpha1().Kubeconfigs("team-a").Create(t.Context(), kc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	assert.True(t, signalled(10*time.Second), "a Kubeconfig added")
+	require.NoError(t, client.OperatorV1alpha1().Kubeconfigs("team-a").Delete(t.Context(), "admin", metav1.DeleteOptions{}))
+	assert.True(t, signalled(10*time.Second), "a Kubeconfig deleted")
 }
