@@ -37,6 +37,13 @@ type Deps struct {
 	// LinkListenerURL is the https URL at which linked remotes reach this server's link
 	// listener (docs/links.md); empty while it does not serve one.
 	LinkListenerURL string
+	// LinkState says whether the link of a bootstrap Secret is up, for the LinkReady
+	// condition of the consumers that name it; nil while this server runs no link client.
+	LinkState LinkStateFunc
+	// OnLinkStateChange, when set, registers a function the link client calls when the state
+	// of the link of a bootstrap Secret changes, so that LinkReady follows: Base.Watch
+	// registers one per kind that has a LinkIndex, which enqueues the objects naming it.
+	OnLinkStateChange func(changed func(namespace, bootstrap string))
 }
 
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
@@ -50,7 +57,7 @@ func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
 // init makes b the base of kind's controller over deps, in place: the closures it sets read
 // b itself, so a controller that embeds a Base is built with init on its own.
 func (b *Base[T, S]) init(kind Kind[T, S], deps Deps) {
-	*b = Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder}, Ours: deps.Ours}
+	*b = Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder, LinkState: deps.LinkState}, Ours: deps.Ours}
 	b.SetIndexes(Indexes{})
 	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.
@@ -184,6 +191,16 @@ func (b *Base[T, S]) Watch(deps Deps, sync func(ctx context.Context, key string)
 	}
 	if _, ok := b.Indexers[ReferenceSecretIndex]; ok && watches.Referencing == nil {
 		b.Watched.Referencing = b.Naming(ReferenceSecretIndex)
+	}
+	if _, ok := b.Indexers[LinkIndex]; ok && watches.Linking == nil {
+		b.Watched.Linking = b.Naming(LinkIndex)
+	}
+	if linking := b.Watched.Linking; linking != nil && deps.OnLinkStateChange != nil {
+		deps.OnLinkStateChange(func(namespace, bootstrap string) {
+			for _, key := range linking(namespace, bootstrap) {
+				b.Loop.Queue.Add(key)
+			}
+		})
 	}
 	return b.Watched.Register(b.Loop, b.Host, inf)
 }

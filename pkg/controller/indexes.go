@@ -30,6 +30,9 @@ const (
 	// BootstrapIndex indexes the RootShards and CacheServers without spec.certificates, the
 	// users of their namespace's bootstrap PKI, by namespace.
 	BootstrapIndex = "operator.kcp.io/bootstrap"
+	// LinkIndex indexes Shards, FrontProxies and Kubeconfigs joined over a link by the
+	// bootstrap Secret they name (spec.rootShard.link, spec.target.rootShardLink).
+	LinkIndex = "operator.kcp.io/link"
 )
 
 // IndexValue is the value an index holds for the object name of namespace.

@@ -55,6 +55,8 @@ type Lifecycle[T Object, S any] struct {
 
 	Host     *hostcluster.Host
 	Recorder record.EventRecorder
+	// LinkState is Deps.LinkState: the state of a link, for LinkReady (SetLinkReady).
+	LinkState LinkStateFunc
 }
 
 // Sync reconciles the object of key: reconcile receives the object and a copy of its status

@@ -106,6 +106,12 @@ type Watches struct {
 	// Secret in the kind's ReferenceSecretIndex when the kind has that index and Referencing
 	// is nil.
 	Referencing func(namespace, name string) []string
+	// Linking are the keys of the objects of a namespace joined over the link of the
+	// bootstrap Secret name, so that the bootstrap Secret (a reference Secret) and its bundles
+	// Secret (ours, owned by it) appearing, changing or going bring them back. Base.Watch
+	// makes it the objects that name the Secret in the kind's LinkIndex when the kind has
+	// that index and Linking is nil.
+	Linking func(namespace, bootstrap string) []string
 }
 
 // Owners are the keys of the objects of kind a host object concerns: its owner, which its
@@ -146,6 +152,9 @@ func (w Watches) Handlers(loop *Loop, host *hostcluster.Host, inf Informers) []W
 		// the label, so that its status says so (ReferenceSecretNotLabelled) and not that it
 		// is not found.
 		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.UnlabelledCopyHandler(w.Referencing)})
+	}
+	if w.Linking != nil {
+		watches = append(watches, w.linkingWatches(loop, host, inf)...)
 	}
 	if w.Mounting != nil && host.SecretMetadata != nil {
 		watches = append(watches, Watch{Informer: host.SecretMetadata, Handler: loop.HandlerFor(func(m metav1.Object) []string {

@@ -23,9 +23,20 @@ type RootShardConfig struct {
 	Reference *corev1.LocalObjectReference
 	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
 	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
-	// RootShard may live in another namespace or cluster. Exactly one of Reference and
-	// SecretRef is set.
+	// RootShard may live in another namespace or cluster.
 	SecretRef *corev1.LocalObjectReference
+	// Link names the bootstrap Secret of a Link declared on the RootShard's side, in the
+	// same namespace: the RootShard lives in another cluster, and the two servers keep the
+	// object current over the link, with no CA key in this cluster. Exactly one of
+	// Reference, SecretRef and Link is set.
+	Link *RootShardLink
+}
+
+// RootShardLink joins a RootShard of another cluster through a link (docs/links.md).
+type RootShardLink struct {
+	// SecretRef names the bootstrap Secret (<link>-link-bootstrap, carried once from the
+	// RootShard's cluster) in the same namespace.
+	SecretRef corev1.LocalObjectReference
 }
 
 // CacheConfig points at the CacheServer a shard uses.

@@ -68,6 +68,10 @@ type KubeconfigTarget struct {
 	// Secret in the same namespace: the kubeconfig targets that RootShard, which may live in
 	// another namespace or cluster, at its root shard URL.
 	RootShardSecretRef *corev1.LocalObjectReference
+	// RootShardLink names the bootstrap Secret of a Link declared on the RootShard's side:
+	// the kubeconfig targets that RootShard, in another cluster, at its root shard URL, with
+	// its credential signed over the link.
+	RootShardLink *RootShardLink
 }
 
 // KubeconfigStatus is the observed state of a Kubeconfig.

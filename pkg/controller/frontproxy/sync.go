@@ -25,6 +25,9 @@ func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	if fp.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, fp, status)
 	}
+	if l := fp.Spec.RootShard.Link; l != nil {
+		return c.reconcileLinked(ctx, fp, status, l.SecretRef.Name)
+	}
 	rsName := ""
 	if fp.Spec.RootShard.Reference != nil {
 		rsName = fp.Spec.RootShard.Reference.Name
@@ -63,6 +66,21 @@ func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.F
 	}
 	if err != nil {
 		return c.ReferenceInvalid(fp, status, err)
+	}
+	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
+}
+
+// reconcileLinked realizes a FrontProxy whose spec.rootShard.link names the bootstrap Secret
+// bootstrap: as a joined one, from the keyless data the link received, its certificates
+// signed over the link (link.Join). Until the bootstrap and the bundles are there and
+// well-formed, ReferenceValid says why, and nothing is realized or removed.
+func (c *Controller) reconcileLinked(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus, bootstrap string) error {
+	joined, err := c.Host.JoinLinked(ctx, frontproxy.Kind, fp.Namespace, fp.Name, bootstrap, reference.FrontProxyJoin)
+	if _, problem := hostcluster.ReferenceProblem(err); err == nil || problem {
+		c.SetLinkedRootShard(fp, status, bootstrap, err)
+	}
+	if ok, err := c.Linked(fp, status, bootstrap, err); !ok {
+		return err
 	}
 	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
 }

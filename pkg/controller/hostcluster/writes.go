@@ -24,6 +24,9 @@ type Writes struct {
 	host  *Host
 	wrote int
 	err   error
+	// joined is the Joined of the batch (Joined): the certificates it writes are issued as
+	// that says (Joined.IssuedBy).
+	joined *reference.Joined
 }
 
 // Writes starts a batch of writes for the reconcile of ctx.
@@ -121,6 +124,7 @@ func (w *Writes) Certificates(issuers []*cmapply.IssuerApplyConfiguration, certs
 		}
 		w.apply(w.host.IssuerApplier.ApplyIfChanged(w.ctx, issuer))
 	}
+	certs = w.joined.IssuedBy(certs)
 	for _, cert := range certs {
 		if w.err != nil {
 			return
@@ -132,11 +136,14 @@ func (w *Writes) Certificates(issuers []*cmapply.IssuerApplyConfiguration, certs
 
 // Joined applies the local CA Secrets, bundles and CA Issuers a consumer realizes from a
 // reference Secret (reference.Join); nothing for nil, a consumer of a RootShard of its
-// namespace. They carry the consumer's owner label: its deletion deletes them.
+// namespace. They carry the consumer's owner label: its deletion deletes them. The
+// certificates the batch writes afterwards are issued as j says: over the link, for a
+// linked consumer.
 func (w *Writes) Joined(j *reference.Joined) {
 	if j == nil {
 		return
 	}
+	w.joined = j
 	w.Secrets(j.Secrets...)
 	w.Certificates(j.Issuers, nil)
 }

@@ -32,10 +32,12 @@ var (
 		controller.VirtualWorkspaceIndex: index(func(o *operatorv1alpha1.Shard) []string { return values(o, refName(o.Spec.KcpVirtualWorkspace)) }),
 		controller.ReferenceSecretIndex:  index(func(o *operatorv1alpha1.Shard) []string { return values(o, ShardReferenceSecrets(o)...) }),
 		controller.UsersSecretIndex:      index(shardUsersSecrets),
+		controller.LinkIndex:             index(func(o *operatorv1alpha1.Shard) []string { return values(o, LinkBootstrap(o.Spec.RootShard.Link)) }),
 	}
 	frontProxyIndexers = cache.Indexers{
 		controller.RootShardIndex:       index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, refName(o.Spec.RootShard.Reference)) }),
 		controller.ReferenceSecretIndex: index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, refName(o.Spec.RootShard.SecretRef)) }),
+		controller.LinkIndex:            index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, LinkBootstrap(o.Spec.RootShard.Link)) }),
 		controller.UsersSecretIndex: index(func(o *operatorv1alpha1.FrontProxy) []string {
 			f := frontproxy.FrontProxy{FrontProxy: o}
 			return values(o, append(f.UsersSecrets(), f.BundleSources()...)...)
@@ -49,6 +51,9 @@ var (
 	}
 	kubeconfigIndexers = cache.Indexers{
 		controller.TargetIndex: index(kubeconfigTarget),
+		controller.LinkIndex: index(func(o *operatorv1alpha1.Kubeconfig) []string {
+			return values(o, LinkBootstrap(o.Spec.Target.RootShardLink))
+		}),
 	}
 	virtualWorkspaceIndexers = cache.Indexers{
 		controller.UsersSecretIndex: index(func(o *operatorv1alpha1.VirtualWorkspace) []string {
@@ -80,6 +85,14 @@ func values(m metav1.Object, names ...string) []string {
 		}
 	}
 	return out
+}
+
+// LinkBootstrap is the bootstrap Secret a link names; "" for none.
+func LinkBootstrap(link *operatorv1alpha1.RootShardLink) string {
+	if link == nil {
+		return ""
+	}
+	return link.SecretRef.Name
 }
 
 func refName(ref *corev1.LocalObjectReference) string {
@@ -120,7 +133,7 @@ func rootShardUsersSecrets(o *operatorv1alpha1.RootShard) []string {
 // of names alone, as its pods' mounts are.
 func shardUsersSecrets(o *operatorv1alpha1.Shard) []string {
 	rs := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: controller.ShardRootShard(o)}}
-	if o.Spec.RootShard.SecretRef != nil {
+	if o.Spec.RootShard.SecretRef != nil || o.Spec.RootShard.Link != nil {
 		rs = reference.JoinedRootShard(shard.Kind, o.Namespace, o.Name)
 	}
 	return values(o, append(shard.Server(o, rs).MountedSecrets(), controller.BundleSources(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef)...)...)

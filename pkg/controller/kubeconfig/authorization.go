@@ -57,7 +57,7 @@ func (c *Controller) authorize(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned)
 		return nil
 	}
-	if kind, name := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget {
+	if kind, name := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget || kind == kubeconfig.LinkTarget {
 		// Nothing was ever bound (have is recorded only with a RootShard of ours), so
 		// nothing is to be removed, on deletion either.
 		c.setAuthorization(kc, status, metav1.ConditionFalse, operatorv1alpha1.ReasonNoKcpIdentity, fmt.Sprintf(
@@ -137,7 +137,7 @@ func (c *Controller) Release(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionAuthorizationProvisioned)
 		return nil
 	}
-	if kind, _ := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget {
+	if kind, _ := kubeconfig.TargetRef(kc); kind == kubeconfig.RootShardSecretTarget || kind == kubeconfig.LinkTarget {
 		// Never bound (authorize), and no kcp the server could reach to unbind.
 		return done()
 	}

@@ -50,6 +50,8 @@ func (c *Controller) resolve(ctx context.Context, kc *operatorv1alpha1.Kubeconfi
 		rs = name
 	case kubeconfig.RootShardSecretTarget:
 		return c.resolveSecret(ctx, kc, name)
+	case kubeconfig.LinkTarget:
+		return c.resolveLinked(ctx, kc, name)
 	case kubeconfig.ShardTarget:
 		s, err = kinds.Shard.Lister(c.Indexes, ns).Get(name)
 		if ok, res, err := found(err, operatorv1alpha1.ReasonShardNotFound, notFound(kind, name, ns)); !ok {
@@ -92,6 +94,24 @@ func (c *Controller) resolveSecret(ctx context.Context, kc *operatorv1alpha1.Kub
 		return resolved{}, err
 	}
 	return resolved{target: target, joined: &joined}, nil
+}
+
+// resolveLinked resolves the target of a Kubeconfig whose rootShardLink names the bootstrap
+// Secret bootstrap: the RootShard joined over that link, whose credential is signed over it
+// (link.Join). The bootstrap or the bundles missing or invalid is a reason to wait.
+func (c *Controller) resolveLinked(ctx context.Context, kc *operatorv1alpha1.Kubeconfig, bootstrap string) (resolved, error) {
+	joined, err := c.Host.JoinLinked(ctx, kubeconfig.Kind, kc.Namespace, kc.Name, bootstrap, reference.KubeconfigIssuer)
+	if problem, ok := hostcluster.ReferenceProblem(err); ok {
+		return resolved{reason: problem.Reason, message: problem.Message}, nil
+	}
+	if err != nil {
+		return resolved{}, err
+	}
+	target, err := kubeconfig.TargetOf(kc, joined.RootShard, nil, nil)
+	if err != nil {
+		return resolved{}, err
+	}
+	return resolved{target: target, joined: joined}, nil
 }
 
 // found tells whether the read of a target that ended with err found it. When not, resolve

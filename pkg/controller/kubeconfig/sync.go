@@ -46,6 +46,9 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 	if err != nil {
 		return nil, err
 	}
+	if l := kc.Spec.Target.RootShardLink; l != nil {
+		c.SetLinkReady(kc, status, l.SecretRef.Name)
+	}
 	if r.reason != "" {
 		c.targetMissing(kc, status, r.reason, r.message)
 		return c.authorize(ctx, kc, status, nil), nil

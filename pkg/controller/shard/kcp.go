@@ -55,6 +55,12 @@ func (c *Controller) Release(ctx context.Context, s *operatorv1alpha1.Shard, sta
 			"kcp's Shard %q was not deleted from the root workspace: the Shard joined by a copy of a shard-join Secret, and the server has no identity toward that kcp; delete it there", s.Name)
 		return nil
 	}
+	if s.Spec.RootShard.Link != nil {
+		// Joined over a link: deregistration through the home server is not built yet.
+		c.Recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
+			"kcp's Shard %q was not deleted from the root workspace: the Shard joined over a link, and the server has no identity toward that kcp; delete it there", s.Name)
+		return nil
+	}
 	if c.Host.NoKcpDialer {
 		c.Recorder.Eventf(s, corev1.EventTypeWarning, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: %v", s.Name, kcpclient.ErrNoDialer)

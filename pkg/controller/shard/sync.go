@@ -27,6 +27,9 @@ func (c *Controller) Reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	if s.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, s, status)
 	}
+	if l := s.Spec.RootShard.Link; l != nil {
+		return c.reconcileLinked(ctx, s, status, l.SecretRef.Name)
+	}
 	rs, err := kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s))
 	if apierrors.IsNotFound(err) {
 		// Kubernetes is eventually consistent: the RootShard may come later.
@@ -63,6 +66,27 @@ func (c *Controller) reconcileJoined(ctx context.Context, s *operatorv1alpha1.Sh
 	if err != nil {
 		return c.ReferenceInvalid(s, status, err)
 	}
+	return c.realizeJoined(ctx, s, status, joined)
+}
+
+// reconcileLinked realizes a Shard whose spec.rootShard.link names the bootstrap Secret
+// bootstrap: as a joined one, from the keyless data the link received (its bundles Secret),
+// its certificates signed over the link (link.Join). Until the bootstrap and the bundles are
+// there and well-formed, ReferenceValid says why, and nothing is realized or removed.
+func (c *Controller) reconcileLinked(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus, bootstrap string) error {
+	joined, err := c.Host.JoinLinked(ctx, shard.Kind, s.Namespace, s.Name, bootstrap, reference.ShardJoin)
+	if _, problem := hostcluster.ReferenceProblem(err); err == nil || problem {
+		c.SetLinkedRootShard(s, status, bootstrap, err)
+	}
+	if ok, err := c.Linked(s, status, bootstrap, err); !ok {
+		return err
+	}
+	return c.realizeJoined(ctx, s, status, joined)
+}
+
+// realizeJoined realizes a Shard joined from a copy or over a link, and observes it: the
+// server does not observe a kcp it has no identity toward.
+func (c *Controller) realizeJoined(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus, joined *reference.Joined) error {
 	k, ok, err := c.realizeAndObserve(ctx, s, status, joined.RootShard, joined)
 	if err != nil || !ok {
 		return err
@@ -209,7 +233,7 @@ func (c *Controller) mounting(namespace, name string) []string {
 	}
 	return controller.Matching(candidates, func(s *operatorv1alpha1.Shard) bool {
 		rs, err := kinds.RootShard.Lister(c.Indexes, namespace).Get(rootShardName(s))
-		if s.Spec.RootShard.SecretRef != nil {
+		if s.Spec.RootShard.SecretRef != nil || s.Spec.RootShard.Link != nil {
 			// Names alone: what the pods mount does not depend on the copy's content.
 			rs, err = reference.JoinedRootShard(shard.Kind, namespace, s.Name), nil
 		}

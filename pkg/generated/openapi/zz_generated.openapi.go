@@ -99,6 +99,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.PodTemplateSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_PodTemplateSpec(ref),
 		v1alpha1.RootShard{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_RootShard(ref),
 		v1alpha1.RootShardConfig{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_RootShardConfig(ref),
+		v1alpha1.RootShardLink{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardLink(ref),
 		v1alpha1.RootShardList{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardList(ref),
 		v1alpha1.RootShardProxySpec{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_RootShardProxySpec(ref),
 		v1alpha1.RootShardSpec{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref),
@@ -3039,11 +3040,17 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigTarget(ref common.ReferenceCall
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
+					"rootShardLink": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RootShardLink names the bootstrap Secret of a Link declared on the RootShard's side: the kubeconfig targets that RootShard, in another cluster, at its root shard URL, with its credential signed over the link.",
+							Ref:         ref(v1alpha1.RootShardLink{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.RootShardLink{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -3975,11 +3982,40 @@ func schema_pkg_apis_operator_v1alpha1_RootShardConfig(ref common.ReferenceCallb
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the RootShard may live in another namespace or cluster. Exactly one of ref and secretRef is set.",
+							Description: "SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the RootShard may live in another namespace or cluster.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"link": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Link names the bootstrap Secret of a Link declared on the RootShard's side, in the same namespace: the RootShard lives in another cluster, and the two servers keep the object current over the link, with no CA key in this cluster. Exactly one of ref, secretRef and link is set.",
+							Ref:         ref(v1alpha1.RootShardLink{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.RootShardLink{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_RootShardLink(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "RootShardLink joins a RootShard of another cluster through a link (docs/links.md).",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"secretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SecretRef names the bootstrap Secret (<link>-link-bootstrap, carried once from the RootShard's cluster) in the same namespace.",
+							Default:     map[string]interface{}{},
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
 						},
 					},
 				},
+				Required: []string{"secretRef"},
 			},
 		},
 		Dependencies: []string{

@@ -105,6 +105,11 @@ func Shard(s *operatorv1alpha1.Shard) []Name {
 		j := joined(shard.Kind, s.Namespace, s.Name, reference.ShardJoin)
 		rs = j.RootShard
 		n.joined(j, "spec.rootShard.secretRef")
+	case ref.Link != nil:
+		// Over a link: the same names, less the CA Secrets and Issuers it does not write.
+		j := joined(shard.Kind, s.Namespace, s.Name, reference.ShardJoin)
+		rs = j.RootShard
+		n.joined(j, "spec.rootShard.link")
 	case ref.Reference != nil:
 		rs.Name = ref.Reference.Name
 	}
@@ -126,6 +131,10 @@ func FrontProxy(fp *operatorv1alpha1.FrontProxy) []Name {
 		j := joined(frontproxy.Kind, fp.Namespace, fp.Name, reference.FrontProxyJoin)
 		f.RootShard = j.RootShard
 		n.joined(j, "spec.rootShard.secretRef")
+	case ref.Link != nil:
+		j := joined(frontproxy.Kind, fp.Namespace, fp.Name, reference.FrontProxyJoin)
+		f.RootShard = j.RootShard
+		n.joined(j, "spec.rootShard.link")
 	case ref.Reference != nil:
 		f.RootShard.Name = ref.Reference.Name
 	}
@@ -169,6 +178,9 @@ func Kubeconfig(kc *operatorv1alpha1.Kubeconfig) []Name {
 	}
 	if kc.Spec.Target.RootShardSecretRef != nil {
 		n.joined(joined(kubeconfig.Kind, kc.Namespace, kc.Name, reference.KubeconfigIssuer), "spec.target.rootShardSecretRef")
+	}
+	if kc.Spec.Target.RootShardLink != nil {
+		n.joined(joined(kubeconfig.Kind, kc.Namespace, kc.Name, reference.KubeconfigIssuer), "spec.target.rootShardLink")
 	}
 	return n.sorted()
 }

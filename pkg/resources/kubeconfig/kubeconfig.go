@@ -36,6 +36,9 @@ const (
 	// RootShardSecretTarget is a RootShard named by a copy of its kubeconfig-issuer Secret
 	// (spec.target.rootShardSecretRef): the target shows as Secret/<name>.
 	RootShardSecretTarget = "Secret"
+	// LinkTarget is a RootShard of another cluster, joined over the link of a bootstrap
+	// Secret (spec.target.rootShardLink): the target shows as Link/<bootstrap Secret>.
+	LinkTarget = "Link"
 )
 
 // Kubeconfig is a Kubeconfig with its resolved target: everything its objects depend on.
@@ -54,8 +57,8 @@ func (k Kubeconfig) CertificateName() string { return CertificateName(k.Name) }
 // SecretName is the Secret the kubeconfig file is written to.
 func (k Kubeconfig) SecretName() string { return k.Spec.SecretRef.Name }
 
-// TargetRef is the kind (RootShardTarget, ShardTarget, FrontProxyTarget or
-// RootShardSecretTarget) and name of what a Kubeconfig points at; both are empty when its
+// TargetRef is the kind (RootShardTarget, ShardTarget, FrontProxyTarget,
+// RootShardSecretTarget or LinkTarget) and name of what a Kubeconfig points at; both are empty when its
 // target names nothing.
 func TargetRef(kc *operatorv1alpha1.Kubeconfig) (kind, name string) {
 	t := kc.Spec.Target
@@ -68,6 +71,8 @@ func TargetRef(kc *operatorv1alpha1.Kubeconfig) (kind, name string) {
 		return FrontProxyTarget, t.FrontProxyRef.Name
 	case t.RootShardSecretRef != nil:
 		return RootShardSecretTarget, t.RootShardSecretRef.Name
+	case t.RootShardLink != nil:
+		return LinkTarget, t.RootShardLink.SecretRef.Name
 	}
 	return "", ""
 }
@@ -96,7 +101,7 @@ func TargetOf(kc *operatorv1alpha1.Kubeconfig, rs *operatorv1alpha1.RootShard, s
 			return credentials.Target{}, fmt.Errorf("the Kubeconfig %s/%s: the FrontProxy %s is missing", kc.Namespace, kc.Name, name)
 		}
 		return credentials.ForFrontProxy(fp, rs), nil
-	case RootShardSecretTarget:
+	case RootShardSecretTarget, LinkTarget:
 		// The joined RootShard's, under the Secret's name: it is what the user named.
 		t := credentials.ForRootShard(rs)
 		t.Kind, t.Name = kind, name

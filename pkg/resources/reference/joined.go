@@ -36,6 +36,22 @@ type Joined struct {
 	Secrets []*corev1ac.SecretApplyConfiguration
 	// Issuers are the local CA Issuers, one per key pair received.
 	Issuers []*cmapply.IssuerApplyConfiguration
+	// Issue, when set, makes a certificate built for the consumer issued by another issuer
+	// than the local CA Issuer it names: a linked consumer has no local CA Issuer, its
+	// certificates are signed over the link (link.Join). Nil for a copy.
+	Issue func(*cmapply.CertificateApplyConfiguration)
+}
+
+// IssuedBy is certs, each as j issues it: j.Issue applied, when j has one. certs are the
+// builders' fresh values, changed in place.
+func (j *Joined) IssuedBy(certs []*cmapply.CertificateApplyConfiguration) []*cmapply.CertificateApplyConfiguration {
+	if j == nil || j.Issue == nil {
+		return certs
+	}
+	for _, c := range certs {
+		j.Issue(c)
+	}
+	return certs
 }
 
 // trustedByPods are the CAs whose certificates pods mount through pki.TrustSecretOf; the
@@ -68,7 +84,8 @@ func JoinedRootShard(kind, namespace, owner string) *operatorv1alpha1.RootShard 
 }
 
 // Join builds what the consumer owner of kind, in namespace, realizes from r, a resolved
-// shard-join, front-proxy-join or kubeconfig-issuer Secret.
+// shard-join, front-proxy-join or kubeconfig-issuer Secret. A keyless r (ResolveKeyless)
+// gives no local CA Secret and no CA Issuer: the trust bundles and the RootShard alone.
 func Join(kind, namespace, owner string, r *Resolved) Joined {
 	rs := JoinedRootShard(kind, namespace, owner)
 	name := rs.Name
@@ -80,11 +97,13 @@ func Join(kind, namespace, owner string, r *Resolved) Joined {
 	for _, ca := range r.Reference.KeyPairs() {
 		pair := r.CAs[ca]
 		secretName := pki.CAName(name, ca)
-		j.Secrets = append(j.Secrets, corev1ac.Secret(secretName, namespace).
-			WithLabels(labels(ca.TemplateKey())).
-			WithType(corev1.SecretTypeTLS).
-			WithData(map[string][]byte{corev1.TLSCertKey: pair.PEM.Cert, corev1.TLSPrivateKeyKey: pair.PEM.Key}))
-		j.Issuers = append(j.Issuers, certs.CAIssuer(namespace, secretName, secretName, labels(ca.TemplateKey())))
+		if len(pair.PEM.Key) > 0 {
+			j.Secrets = append(j.Secrets, corev1ac.Secret(secretName, namespace).
+				WithLabels(labels(ca.TemplateKey())).
+				WithType(corev1.SecretTypeTLS).
+				WithData(map[string][]byte{corev1.TLSCertKey: pair.PEM.Cert, corev1.TLSPrivateKeyKey: pair.PEM.Key}))
+			j.Issuers = append(j.Issuers, certs.CAIssuer(namespace, secretName, secretName, labels(ca.TemplateKey())))
+		}
 		if slices.Contains(trustedByPods, ca) {
 			// What the pods trust: both CAs while the RootShard rotates this one, the key
 			// pair being the one its Issuer signs from (docs/rotation.md).

@@ -7,6 +7,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/url"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/keyutil"
@@ -71,14 +72,55 @@ type Resolved struct {
 // labels and sometimes keys to what they copy, and an extra key grants the consumer nothing
 // since it reads r's keys alone.
 func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
+	return resolve(s, r, r.Type(), "", true)
+}
+
+// ResolveKeyless reads the keyless data of a reference Secret of the kind r (its keys without
+// the CA private keys, as a link's stream sends them) held in s, a Secret of type typ, under
+// r's keys each prefixed with prefix (a link's bundles Secret holds shard-join.server-ca.crt),
+// and checks it as Resolve does, without the keys: every certificate and trust key is there
+// and well-formed, each CA's certificate a CA. The CAs of the result have no key
+// (CheckedKeyPair.PEM.Key is empty): the consumer's certificates are signed elsewhere. Its
+// errors are Resolve's, naming the keys of s as they are, prefix included. A CacheClient is
+// not keyless: it is refused.
+func ResolveKeyless(s *corev1.Secret, typ corev1.SecretType, r Reference, prefix string) (*Resolved, error) {
+	if r == CacheClient {
+		return nil, fmt.Errorf("the reference %q holds a client key: it has no keyless form", r)
+	}
+	return resolve(s, r, typ, prefix, false)
+}
+
+// KeylessKeys are the data keys the keyless form of r must have, sorted: Keys without the CA
+// private keys.
+func (r Reference) KeylessKeys() []string {
+	var keys []string
+	for _, k := range r.Keys() {
+		if !slices.ContainsFunc(r.KeyPairs(), func(ca pki.CA) bool { return KeyKey(ca) == k }) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// resolve is Resolve, for s of type typ whose keys are r's prefixed with prefix, with the CA
+// private keys when withKeys is set.
+func resolve(s *corev1.Secret, r Reference, typ corev1.SecretType, prefix string, withKeys bool) (*Resolved, error) {
 	if s == nil {
 		return nil, &Error{Reason: operatorv1alpha1.ReasonReferenceSecretNotFound, Message: "no reference Secret", cause: ErrNotFound}
 	}
 	keys := r.Keys()
+	if !withKeys {
+		keys = r.KeylessKeys()
+	}
 	if len(keys) == 0 {
 		return nil, fmt.Errorf("unknown reference %q", r)
 	}
-	if err := CheckKeys(s, r.Type(), keys); err != nil {
+	key := func(k string) string { return prefix + k }
+	prefixed := make([]string, len(keys))
+	for i, k := range keys {
+		prefixed[i] = key(k)
+	}
+	if err := CheckKeys(s, typ, prefixed); err != nil {
 		return nil, err
 	}
 
@@ -90,30 +132,30 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 	isCA := map[string]bool{RootCAKey: true, CACertKey: true}
 	for _, k := range keys {
 		if dst, ok := urls[k]; ok {
-			u, err := HTTPSURL(s, k)
+			u, err := HTTPSURL(s, key(k))
 			if err != nil {
 				return nil, err
 			}
 			*dst = u
 		}
 		if dst, ok := certs[k]; ok {
-			parsed, err := ParseCertificates(s, k, isCA[k])
+			parsed, err := ParseCertificates(s, key(k), isCA[k])
 			if err != nil {
 				return nil, err
 			}
-			*dst = Certificates{PEM: s.Data[k], Certs: parsed}
+			*dst = Certificates{PEM: s.Data[key(k)], Certs: parsed}
 		}
 	}
 	if pairs := r.KeyPairs(); len(pairs) > 0 {
 		res.CAs = make(map[pki.CA]CheckedKeyPair, len(pairs))
 		for _, ca := range pairs {
-			kp, err := ParseKeyPair(s, CertKey(ca), KeyKey(ca), true)
+			kp, err := parseCA(s, key(CertKey(ca)), key(KeyKey(ca)), withKeys)
 			if err != nil {
 				return nil, err
 			}
 			res.CAs[ca] = kp
 		}
-		trust, err := trustBundles(s, pairs, res.CAs)
+		trust, err := trustBundles(s, pairs, res.CAs, key)
 		if err != nil {
 			return nil, err
 		}
@@ -127,6 +169,18 @@ func Resolve(s *corev1.Secret, r Reference) (*Resolved, error) {
 		res.Client = kp
 	}
 	return res, nil
+}
+
+// parseCA is the CA under certKey of s, with its key under keyKey when withKeys is set.
+func parseCA(s *corev1.Secret, certKey, keyKey string, withKeys bool) (CheckedKeyPair, error) {
+	if withKeys {
+		return ParseKeyPair(s, certKey, keyKey, true)
+	}
+	chain, err := ParseCertificates(s, certKey, true)
+	if err != nil {
+		return CheckedKeyPair{}, err
+	}
+	return CheckedKeyPair{PEM: KeyPair{Cert: s.Data[certKey]}, Cert: chain[0]}, nil
 }
 
 // CheckKeys checks that s, a Secret shaped like a reference Secret (a link's bootstrap Secret
@@ -149,10 +203,10 @@ func CheckKeys(s *corev1.Secret, typ corev1.SecretType, keys []string) error {
 // trustBundles reads the trust bundle of each CA of pairs, whose key pairs are checked: the
 // certificates under its TrustKey, each a CA and the key pair's among them, or, in a copy made
 // before the key existed, the key pair's CA alone.
-func trustBundles(s *corev1.Secret, pairs []pki.CA, cas map[pki.CA]CheckedKeyPair) (map[pki.CA]Certificates, error) {
+func trustBundles(s *corev1.Secret, pairs []pki.CA, cas map[pki.CA]CheckedKeyPair, key func(string) string) (map[pki.CA]Certificates, error) {
 	out := make(map[pki.CA]Certificates, len(pairs))
 	for _, ca := range pairs {
-		k, own := TrustKey(ca), cas[ca].Cert
+		k, own := key(TrustKey(ca)), cas[ca].Cert
 		v, ok := s.Data[k]
 		if !ok {
 			out[ca] = Certificates{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: own.Raw}), Certs: []*x509.Certificate{own}}
@@ -173,7 +227,7 @@ func trustBundles(s *corev1.Secret, pairs []pki.CA, cas map[pki.CA]CheckedKeyPai
 			hasOwn = hasOwn || c.Equal(own)
 		}
 		if !hasOwn {
-			return nil, Invalid(s, ErrMalformed, "key %q does not hold the CA of %q", k, CertKey(ca))
+			return nil, Invalid(s, ErrMalformed, "key %q does not hold the CA of %q", k, key(CertKey(ca)))
 		}
 		out[ca] = Certificates{PEM: v, Certs: parsed}
 	}

@@ -64,3 +64,10 @@ func NotLabelled(namespace, name string, r Reference) *Error {
 func Invalid(s *corev1.Secret, cause error, format string, args ...any) *Error {
 	return &Error{Reason: operatorv1alpha1.ReasonReferenceSecretInvalid, Message: fmt.Sprintf("Secret %s/%s ", s.Namespace, s.Name) + fmt.Sprintf(format, args...), cause: cause}
 }
+
+// Problem is an error shaped like the resolver's, with reason and cause of another package's
+// (a link's bundles not received yet): its message must name Secrets and keys, never quote
+// their content.
+func Problem(reason string, cause error, format string, args ...any) *Error {
+	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...), cause: cause}
+}

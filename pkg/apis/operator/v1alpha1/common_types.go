@@ -28,10 +28,22 @@ type RootShardConfig struct {
 	Reference *corev1.LocalObjectReference `json:"ref,omitempty" protobuf:"bytes,1,opt,name=ref"`
 	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
 	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
-	// RootShard may live in another namespace or cluster. Exactly one of ref and secretRef
-	// is set.
+	// RootShard may live in another namespace or cluster.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty" protobuf:"bytes,2,opt,name=secretRef"`
+	// Link names the bootstrap Secret of a Link declared on the RootShard's side, in the
+	// same namespace: the RootShard lives in another cluster, and the two servers keep the
+	// object current over the link, with no CA key in this cluster. Exactly one of ref,
+	// secretRef and link is set.
+	// +optional
+	Link *RootShardLink `json:"link,omitempty" protobuf:"bytes,3,opt,name=link"`
+}
+
+// RootShardLink joins a RootShard of another cluster through a link (docs/links.md).
+type RootShardLink struct {
+	// SecretRef names the bootstrap Secret (<link>-link-bootstrap, carried once from the
+	// RootShard's cluster) in the same namespace.
+	SecretRef corev1.LocalObjectReference `json:"secretRef" protobuf:"bytes,1,opt,name=secretRef"`
 }
 
 // CacheConfig points at the CacheServer a shard uses.

@@ -243,3 +243,20 @@ const (
 	// bootstrap Secret can say where it is.
 	ReasonLinkListenerNotServed = "ListenerNotServed"
 )
+
+// ConditionConsumerLinkReady, on a Shard, FrontProxy or Kubeconfig joined over a link
+// (spec.rootShard.link, spec.target.rootShardLink), is whether this server holds the link to
+// the RootShard's cluster: its stream connected. False keeps what is realized as it is: the
+// consumer serves with the bundles last received (docs/links.md).
+const ConditionConsumerLinkReady = "LinkReady"
+
+// The reasons of a linked consumer's LinkReady and ReferenceValid conditions.
+const (
+	// ReasonLinkStateUnknown: this server does not run the link's client, so nothing says
+	// whether the link is up.
+	ReasonLinkStateUnknown = "LinkStateUnknown"
+	// ReasonLinkBundlesNotReceived (ReferenceValid=False): the bundles Secret of the
+	// bootstrap Secret (<bootstrap>-bundles) is not there yet: nothing was received over the
+	// link.
+	ReasonLinkBundlesNotReceived = "LinkBundlesNotReceived"
+)

@@ -81,6 +81,11 @@ type KubeconfigTarget struct {
 	// another namespace or cluster, at its root shard URL.
 	// +optional
 	RootShardSecretRef *corev1.LocalObjectReference `json:"rootShardSecretRef,omitempty" protobuf:"bytes,4,opt,name=rootShardSecretRef"`
+	// RootShardLink names the bootstrap Secret of a Link declared on the RootShard's side:
+	// the kubeconfig targets that RootShard, in another cluster, at its root shard URL, with
+	// its credential signed over the link.
+	// +optional
+	RootShardLink *RootShardLink `json:"rootShardLink,omitempty" protobuf:"bytes,5,opt,name=rootShardLink"`
 }
 
 // KubeconfigStatus is the observed state of a Kubeconfig.

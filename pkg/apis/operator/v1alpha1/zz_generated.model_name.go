@@ -347,6 +347,11 @@ func (in RootShardConfig) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in RootShardLink) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.RootShardLink"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in RootShardList) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.RootShardList"
 }

@@ -74,14 +74,14 @@ func validateCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field
 }
 
 // validateRootShardConfig checks the required reference of a Shard or FrontProxy to its
-// RootShard: the object, or a copy of its join Secret.
+// RootShard: the object, a copy of its join Secret, or a link's bootstrap Secret.
 func validateRootShardConfig(rootShard *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
 	return validateOneTarget(rootShardConfigRefs(rootShard), fldPath)
 }
 
 // validateRootShardConfigUpdate rejects moving a Shard or FrontProxy to another RootShard, or
 // to another join Secret: its certificates are signed by the old one's CAs.
-// A change of the name is reported at the name, a switch between ref and secretRef at
+// A change of the name is reported at the name, a switch between ref, secretRef and link at
 // spec.rootShard; a reference removed is reported by validateRootShardConfig alone.
 func validateRootShardConfigUpdate(newConfig, oldConfig *operator.RootShardConfig, fldPath *field.Path) field.ErrorList {
 	switch {
@@ -89,7 +89,9 @@ func validateRootShardConfigUpdate(newConfig, oldConfig *operator.RootShardConfi
 		return validateImmutable(newConfig.Reference.Name, oldConfig.Reference.Name, newConfig.Reference.Name, fldPath.Child("ref", "name"))
 	case newConfig.SecretRef != nil && oldConfig.SecretRef != nil:
 		return validateImmutable(newConfig.SecretRef.Name, oldConfig.SecretRef.Name, newConfig.SecretRef.Name, fldPath.Child("secretRef", "name"))
-	case newConfig.Reference == nil && newConfig.SecretRef == nil:
+	case newConfig.Link != nil && oldConfig.Link != nil:
+		return validateImmutable(newConfig.Link.SecretRef.Name, oldConfig.Link.SecretRef.Name, newConfig.Link.SecretRef.Name, fldPath.Child("link", "secretRef", "name"))
+	case newConfig.Reference == nil && newConfig.SecretRef == nil && newConfig.Link == nil:
 		return nil
 	}
 	return validateImmutable(*newConfig, *oldConfig, describeTarget(rootShardConfigRefs(newConfig)), fldPath)

@@ -73,7 +73,7 @@ func TestValidateFrontProxy(t *testing.T) {
 		{
 			name:   "rootShard without ref",
 			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+			want:   []wantErr{required("spec.rootShard", "one of ref, secretRef or link is required")},
 		},
 		{
 			name: "rootShard by a copy of its join Secret",
@@ -84,7 +84,25 @@ func TestValidateFrontProxy(t *testing.T) {
 		{
 			name:   "rootShard by ref and secretRef",
 			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.SecretRef = ref("root-front-proxy-join") },
-			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref or secretRef may be set")},
+			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name: "rootShard by a link",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
+			},
+		},
+		{
+			name:   "rootShard by ref and link",
+			mutate: func(fp *operator.FrontProxy) { fp.Spec.RootShard.Link = link("eu-1-link-bootstrap") },
+			want:   []wantErr{forbidden("spec.rootShard.link", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name: "rootShard link without a Secret name",
+			mutate: func(fp *operator.FrontProxy) {
+				fp.Spec.RootShard = operator.RootShardConfig{Link: &operator.RootShardLink{}}
+			},
+			want: []wantErr{required("spec.rootShard.link.secretRef.name")},
 		},
 		{
 			name:   "negative replicas",

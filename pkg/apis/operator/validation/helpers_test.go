@@ -172,3 +172,8 @@ func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s)
 
 // ref is a reference to the object named name.
 func ref(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+
+// link is a link naming the bootstrap Secret bootstrap.
+func link(bootstrap string) *operator.RootShardLink {
+	return &operator.RootShardLink{SecretRef: corev1.LocalObjectReference{Name: bootstrap}}
+}

@@ -138,6 +138,12 @@ func validateKubeconfigSpec(spec *operator.KubeconfigSpec, fldPath *field.Path) 
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("authorization"),
 			"the server cannot bind roles in the kcp of a RootShard named by spec.target.rootShardSecretRef; bind them in kcp yourself"))
 	}
+	if spec.Authorization != nil && spec.Target.RootShardLink != nil {
+		// Nor has it one toward a RootShard of another cluster, and the link's CSR policy
+		// refuses the group the bindings would name (docs/links.md).
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("authorization"),
+			"the server cannot bind roles in the kcp of a RootShard named by spec.target.rootShardLink; bind them in kcp yourself"))
+	}
 	return allErrs
 }
 

@@ -61,7 +61,7 @@ func TestValidateKubeconfig(t *testing.T) {
 		{
 			name:   "no target",
 			mutate: func(kc *operator.Kubeconfig) { kc.Spec.Target = operator.KubeconfigTarget{} },
-			want:   []wantErr{required("spec.target", "one of rootShardRef, shardRef, frontProxyRef or rootShardSecretRef is required")},
+			want:   []wantErr{required("spec.target", "one of rootShardRef, shardRef, frontProxyRef, rootShardSecretRef or rootShardLink is required")},
 		},
 		{
 			name:   "rootShard target",
@@ -72,7 +72,7 @@ func TestValidateKubeconfig(t *testing.T) {
 			mutate: func(kc *operator.Kubeconfig) {
 				kc.Spec.Target = operator.KubeconfigTarget{RootShardRef: ref("root"), ShardRef: ref("shard-a")}
 			},
-			want: []wantErr{forbidden("spec.target.shardRef", "only one of rootShardRef, shardRef, frontProxyRef or rootShardSecretRef may be set")},
+			want: []wantErr{forbidden("spec.target.shardRef", "only one of rootShardRef, shardRef, frontProxyRef, rootShardSecretRef or rootShardLink may be set")},
 		},
 		{
 			name: "rootShard by a copy of its kubeconfig-issuer Secret",
@@ -104,6 +104,36 @@ func TestValidateKubeconfig(t *testing.T) {
 				kc.Spec.Authorization = &operator.KubeconfigAuthorization{
 					ClusterRoleBindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin"}}}
 			},
+		},
+		{
+			name: "rootShard by a link",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardLink: link("eu-1-link-bootstrap")}
+			},
+		},
+		{
+			name: "a kubeconfig-issuer Secret and a link",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardSecretRef: ref("root-kubeconfig-issuer"), RootShardLink: link("eu-1-link-bootstrap")}
+			},
+			want: []wantErr{forbidden("spec.target.rootShardLink")},
+		},
+		{
+			name: "rootShardLink not a Secret name",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardLink: link("-bootstrap")}
+			},
+			want: []wantErr{invalid("spec.target.rootShardLink.secretRef.name")},
+		},
+		{
+			// Nor over a link.
+			name: "authorization toward a RootShard of a link",
+			mutate: func(kc *operator.Kubeconfig) {
+				kc.Spec.Target = operator.KubeconfigTarget{RootShardLink: link("eu-1-link-bootstrap")}
+				kc.Spec.Authorization = &operator.KubeconfigAuthorization{
+					ClusterRoleBindings: operator.KubeconfigClusterRoleBindings{ClusterRoles: []string{"cluster-admin"}}}
+			},
+			want: []wantErr{forbidden("spec.authorization", "spec.target.rootShardLink")},
 		},
 		{
 			name: "rootShardSecretRef not a Secret name",

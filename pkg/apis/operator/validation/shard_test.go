@@ -57,7 +57,7 @@ func TestValidateShard(t *testing.T) {
 		{
 			name:   "rootShard without ref",
 			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+			want:   []wantErr{required("spec.rootShard", "one of ref, secretRef or link is required")},
 		},
 		{
 			name: "rootShard by a copy of its join Secret",
@@ -68,7 +68,7 @@ func TestValidateShard(t *testing.T) {
 		{
 			name:   "rootShard by ref and secretRef",
 			mutate: func(s *operator.Shard) { s.Spec.RootShard.SecretRef = ref("root-shard-join") },
-			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref or secretRef may be set")},
+			want:   []wantErr{forbidden("spec.rootShard.secretRef", "only one of ref, secretRef or link may be set")},
 		},
 		{
 			name: "rootShard secretRef not a Secret name",
@@ -83,6 +83,38 @@ func TestValidateShard(t *testing.T) {
 				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("")}
 			},
 			want: []wantErr{required("spec.rootShard.secretRef.name")},
+		},
+		{
+			name: "rootShard by a link",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
+			},
+		},
+		{
+			name:   "rootShard by ref and link",
+			mutate: func(s *operator.Shard) { s.Spec.RootShard.Link = link("eu-1-link-bootstrap") },
+			want:   []wantErr{forbidden("spec.rootShard.link", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name: "rootShard by secretRef and link",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("root-shard-join"), Link: link("eu-1-link-bootstrap")}
+			},
+			want: []wantErr{forbidden("spec.rootShard.link", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name: "rootShard link not a Secret name",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("EU_1")}
+			},
+			want: []wantErr{invalid("spec.rootShard.link.secretRef.name")},
+		},
+		{
+			name: "rootShard link without a Secret name",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: &operator.RootShardLink{}}
+			},
+			want: []wantErr{required("spec.rootShard.link.secretRef.name")},
 		},
 		{
 			name:   "cache by a copy of its cache-client Secret",
@@ -150,12 +182,19 @@ func TestValidateShardUpdate(t *testing.T) {
 		{
 			name:   "rootShard removed",
 			mutate: func(s *operator.Shard) { s.Spec.RootShard.Reference = nil },
-			want:   []wantErr{required("spec.rootShard", "one of ref or secretRef is required")},
+			want:   []wantErr{required("spec.rootShard", "one of ref, secretRef or link is required")},
 		},
 		{
 			name: "rootShard switched to a join Secret",
 			mutate: func(s *operator.Shard) {
 				s.Spec.RootShard = operator.RootShardConfig{SecretRef: ref("root-shard-join")}
+			},
+			want: []wantErr{invalid("spec.rootShard", "field is immutable")},
+		},
+		{
+			name: "rootShard switched to a link",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
 			},
 			want: []wantErr{invalid("spec.rootShard", "field is immutable")},
 		},

@@ -17,42 +17,63 @@ type targetRef struct {
 	// kind is what the reference names, e.g. RootShard.
 	kind string
 	ref  *corev1.LocalObjectReference
+	// namePath is the path of the name below the reference's field: name, or for a link
+	// secretRef.name.
+	namePath []string
 }
 
-// names validates the name of what a reference names: a Secret's is a DNS subdomain, our
-// kinds' a DNS-1035 label.
-func (r targetRef) validateName(fldPath *field.Path) field.ErrorList {
-	if r.kind == "Secret" {
-		return validateDNS1123SubdomainName(r.ref.Name, fldPath)
+// linkKind is the kind a target column shows for a link: Link/<bootstrap Secret>.
+const linkKind = "Link"
+
+// linkRef is the reference at field of a link, which names its bootstrap Secret: nil when
+// link is nil.
+func linkRef(field string, link *operator.RootShardLink) targetRef {
+	r := targetRef{field: field, kind: linkKind, namePath: []string{"secretRef", "name"}}
+	if link != nil {
+		r.ref = &link.SecretRef
 	}
-	return validateDNS1035LabelName(r.ref.Name, fldPath)
+	return r
+}
+
+// validateName validates the name of what a reference names: a Secret's (a link's bootstrap
+// Secret too) is a DNS subdomain, our kinds' a DNS-1035 label.
+func (r targetRef) validateName(refPath *field.Path) field.ErrorList {
+	namePath := refPath.Child("name")
+	if len(r.namePath) > 0 {
+		namePath = refPath.Child(r.namePath[0], r.namePath[1:]...)
+	}
+	if r.kind == "Secret" || r.kind == linkKind {
+		return validateDNS1123SubdomainName(r.ref.Name, namePath)
+	}
+	return validateDNS1035LabelName(r.ref.Name, namePath)
 }
 
 // kubeconfigTargetRefs are the references of a Kubeconfig's target, in field order.
 func kubeconfigTargetRefs(target *operator.KubeconfigTarget) []targetRef {
 	return []targetRef{
-		{"rootShardRef", "RootShard", target.RootShardRef},
-		{"shardRef", "Shard", target.ShardRef},
-		{"frontProxyRef", "FrontProxy", target.FrontProxyRef},
-		{"rootShardSecretRef", "Secret", target.RootShardSecretRef},
+		{"rootShardRef", "RootShard", target.RootShardRef, nil},
+		{"shardRef", "Shard", target.ShardRef, nil},
+		{"frontProxyRef", "FrontProxy", target.FrontProxyRef, nil},
+		{"rootShardSecretRef", "Secret", target.RootShardSecretRef, nil},
+		linkRef("rootShardLink", target.RootShardLink),
 	}
 }
 
 // rootShardConfigRefs are the references of a Shard's or FrontProxy's spec.rootShard.
 func rootShardConfigRefs(config *operator.RootShardConfig) []targetRef {
-	return []targetRef{{"ref", "RootShard", config.Reference}, {"secretRef", "Secret", config.SecretRef}}
+	return []targetRef{{"ref", "RootShard", config.Reference, nil}, {"secretRef", "Secret", config.SecretRef, nil}, linkRef("link", config.Link)}
 }
 
 // cacheConfigRefs are the references of a spec.cache.
 func cacheConfigRefs(config *operator.CacheConfig) []targetRef {
-	return []targetRef{{"ref", "CacheServer", config.Reference}, {"secretRef", "Secret", config.SecretRef}}
+	return []targetRef{{"ref", "CacheServer", config.Reference, nil}, {"secretRef", "Secret", config.SecretRef, nil}}
 }
 
 // virtualWorkspaceTargetRefs are the references of a VirtualWorkspace's target.
 func virtualWorkspaceTargetRefs(target *operator.VirtualWorkspaceTarget) []targetRef {
 	return []targetRef{
-		{"rootShardRef", "RootShard", target.RootShardRef},
-		{"shardRef", "Shard", target.ShardRef},
+		{"rootShardRef", "RootShard", target.RootShardRef, nil},
+		{"shardRef", "Shard", target.ShardRef, nil},
 	}
 }
 
@@ -79,7 +100,7 @@ func validateRefs(refs []targetRef, required bool, fldPath *field.Path) field.Er
 		if set++; set > 1 {
 			allErrs = append(allErrs, field.Forbidden(refPath, "only one of "+alternatives+" may be set"))
 		}
-		allErrs = append(allErrs, r.validateName(refPath.Child("name"))...)
+		allErrs = append(allErrs, r.validateName(refPath)...)
 	}
 	if set == 0 && required {
 		allErrs = append(allErrs, field.Required(fldPath, "one of "+alternatives+" is required"))

@@ -38,6 +38,7 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 			store.ReferencePermissions(o.Spec.Target.ShardRef, target.Child("shardRef"), "shards"),
 			store.ReferencePermissions(o.Spec.Target.FrontProxyRef, target.Child("frontProxyRef"), "frontproxies"),
 			store.CopyPermissions(o.Spec.Target.RootShardSecretRef, target.Child("rootShardSecretRef")),
+			store.LinkPermissions(o.Spec.Target.RootShardLink, target.Child("rootShardLink")),
 			bindPermissions(o))
 	},
 
@@ -68,6 +69,8 @@ func target(o *operator.Kubeconfig) string {
 		return "FrontProxy/" + t.FrontProxyRef.Name
 	case t.RootShardSecretRef != nil:
 		return "Secret/" + t.RootShardSecretRef.Name
+	case t.RootShardLink != nil:
+		return store.LinkColumn(t.RootShardLink)
 	}
 	return ""
 }

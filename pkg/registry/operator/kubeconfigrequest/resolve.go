@@ -72,6 +72,12 @@ func (r Resolvers) parent(ctx context.Context, kind, consumer string, join refer
 	if ref.SecretRef != nil {
 		return r.References.RootShard(kind, consumer, obj.Namespace, name, ref.SecretRef.Name, join)
 	}
+	if ref.Link != nil {
+		// The front-proxy-client CA that signs the credentials stays in the RootShard's
+		// cluster: a link carries no CA key (docs/links.md).
+		return nil, apierrors.NewConflict(operator.Resource("rootshards"), "",
+			fmt.Errorf("%s %q joins its RootShard over a link: mint its credentials with the RootShard's kubeconfig subresource, in the RootShard's cluster", kind, name))
+	}
 	if ref.Reference == nil {
 		return nil, apierrors.NewConflict(operator.Resource("rootshards"), "", fmt.Errorf("%s %q names no RootShard", kind, name))
 	}

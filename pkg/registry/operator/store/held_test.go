@@ -356,6 +356,10 @@ var contentCases = []contentCase{
 		build: func(v int) []Permission {
 			return RootShardConfigPermissions(&operator.RootShardConfig{SecretRef: ref(pick(v, "a", "b"))}, spec.Child("rootShard"))
 		}},
+	{name: "bootstrap Secret of a link", kinds: []string{"LinkPermissions", "CopyPermissions", "RootShardConfigPermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return RootShardConfigPermissions(&operator.RootShardConfig{Link: &operator.RootShardLink{SecretRef: *ref(pick(v, "a", "b"))}}, spec.Child("rootShard"))
+		}},
 	{name: "cache reference", kinds: []string{"CachePermissions"}, asks: true,
 		build: func(v int) []Permission {
 			return CachePermissions(&operator.CacheConfig{Reference: ref(pick(v, "a", "b"))}, spec.Child("cache"))

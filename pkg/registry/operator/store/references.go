@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -50,11 +51,21 @@ func CopyPermissions(ref *corev1.LocalObjectReference, fld *field.Path) []Permis
 	return []Permission{readPermission(fld, "secrets", ref.Name)}
 }
 
-// RootShardConfigPermissions holds spec.rootShard: use on the RootShard it names, or get on
-// the copy of its join Secret.
+// RootShardConfigPermissions holds spec.rootShard: use on the RootShard it names, get on
+// the copy of its join Secret, or get on the bootstrap Secret of its link.
 func RootShardConfigPermissions(rs *operator.RootShardConfig, fld *field.Path) []Permission {
-	return append(ReferencePermissions(rs.Reference, fld.Child("ref"), "rootshards"),
-		CopyPermissions(rs.SecretRef, fld.Child("secretRef"))...)
+	return slices.Concat(ReferencePermissions(rs.Reference, fld.Child("ref"), "rootshards"),
+		CopyPermissions(rs.SecretRef, fld.Child("secretRef")),
+		LinkPermissions(rs.Link, fld.Child("link")))
+}
+
+// LinkPermissions holds a link to reading its bootstrap Secret: the server speaks over the
+// link with the client certificate and key in it for the author, as it uses a copy's keys.
+func LinkPermissions(link *operator.RootShardLink, fld *field.Path) []Permission {
+	if link == nil {
+		return nil
+	}
+	return CopyPermissions(&link.SecretRef, fld.Child("secretRef"))
 }
 
 // CachePermissions holds spec.cache: use on the CacheServer it names, or get on the copy of

@@ -148,10 +148,16 @@ func RootShardName(ref operator.RootShardConfig) string {
 
 // RootShardColumn is what a RootShard column shows for ref: the RootShard's name, or, for
 // one joined through a copy of its join Secret, "Secret/<name>", as a VirtualWorkspace's
-// Target column names its kind.
+// Target column names its kind, and for one linked, "Link/<bootstrap Secret>".
 func RootShardColumn(ref operator.RootShardConfig) string {
 	if ref.SecretRef != nil {
 		return "Secret/" + ref.SecretRef.Name
 	}
+	if ref.Link != nil {
+		return LinkColumn(ref.Link)
+	}
 	return RootShardName(ref)
 }
+
+// LinkColumn is what a target column shows for a link: "Link/<bootstrap Secret>".
+func LinkColumn(link *operator.RootShardLink) string { return "Link/" + link.SecretRef.Name }

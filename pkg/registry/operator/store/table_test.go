@@ -74,6 +74,8 @@ func TestTableConvertor(t *testing.T) {
 func TestRootShardColumn(t *testing.T) {
 	assert.Equal(t, "root", RootShardColumn(operator.RootShardConfig{Reference: &corev1.LocalObjectReference{Name: "root"}}))
 	assert.Equal(t, "Secret/root-shard-join", RootShardColumn(operator.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}))
+	assert.Equal(t, "Link/eu-1-link-bootstrap", RootShardColumn(operator.RootShardConfig{
+		Link: &operator.RootShardLink{SecretRef: corev1.LocalObjectReference{Name: "eu-1-link-bootstrap"}}}))
 	assert.Empty(t, RootShardName(operator.RootShardConfig{SecretRef: &corev1.LocalObjectReference{Name: "root-shard-join"}}),
 		"the field selector spec.rootShard.ref.name selects by reference only")
 }

@@ -37,6 +37,10 @@ type KubeconfigTargetApplyConfiguration struct {
 	// Secret in the same namespace: the kubeconfig targets that RootShard, which may live in
 	// another namespace or cluster, at its root shard URL.
 	RootShardSecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"rootShardSecretRef,omitempty"`
+	// RootShardLink names the bootstrap Secret of a Link declared on the RootShard's side:
+	// the kubeconfig targets that RootShard, in another cluster, at its root shard URL, with
+	// its credential signed over the link.
+	RootShardLink *RootShardLinkApplyConfiguration `json:"rootShardLink,omitempty"`
 }
 
 // KubeconfigTargetApplyConfiguration constructs a declarative configuration of the KubeconfigTarget type for use with
@@ -74,5 +78,13 @@ func (b *KubeconfigTargetApplyConfiguration) WithFrontProxyRef(value *v1.LocalOb
 // If called multiple times, the RootShardSecretRef field is set to the value of the last call.
 func (b *KubeconfigTargetApplyConfiguration) WithRootShardSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *KubeconfigTargetApplyConfiguration {
 	b.RootShardSecretRef = value
+	return b
+}
+
+// WithRootShardLink sets the RootShardLink field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RootShardLink field is set to the value of the last call.
+func (b *KubeconfigTargetApplyConfiguration) WithRootShardLink(value *RootShardLinkApplyConfiguration) *KubeconfigTargetApplyConfiguration {
+	b.RootShardLink = value
 	return b
 }

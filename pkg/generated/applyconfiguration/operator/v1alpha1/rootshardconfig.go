@@ -31,9 +31,13 @@ type RootShardConfigApplyConfiguration struct {
 	Reference *v1.LocalObjectReferenceApplyConfiguration `json:"ref,omitempty"`
 	// SecretRef names a copy of a RootShard's generated join Secret (<rootshard>-shard-join
 	// for a Shard, <rootshard>-front-proxy-join for a FrontProxy) in the same namespace: the
-	// RootShard may live in another namespace or cluster. Exactly one of ref and secretRef
-	// is set.
+	// RootShard may live in another namespace or cluster.
 	SecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
+	// Link names the bootstrap Secret of a Link declared on the RootShard's side, in the
+	// same namespace: the RootShard lives in another cluster, and the two servers keep the
+	// object current over the link, with no CA key in this cluster. Exactly one of ref,
+	// secretRef and link is set.
+	Link *RootShardLinkApplyConfiguration `json:"link,omitempty"`
 }
 
 // RootShardConfigApplyConfiguration constructs a declarative configuration of the RootShardConfig type for use with
@@ -55,5 +59,13 @@ func (b *RootShardConfigApplyConfiguration) WithReference(value *v1.LocalObjectR
 // If called multiple times, the SecretRef field is set to the value of the last call.
 func (b *RootShardConfigApplyConfiguration) WithSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *RootShardConfigApplyConfiguration {
 	b.SecretRef = value
+	return b
+}
+
+// WithLink sets the Link field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Link field is set to the value of the last call.
+func (b *RootShardConfigApplyConfiguration) WithLink(value *RootShardLinkApplyConfiguration) *RootShardConfigApplyConfiguration {
+	b.Link = value
 	return b
 }
