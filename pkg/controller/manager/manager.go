@@ -143,12 +143,18 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	if err != nil {
 		return err
 	}
+	// The remote side of the links this cluster's consumers name (docs/links.md).
+	remoteLinks, err := newLinks(kube, certManager, f, host)
+	if err != nil {
+		return err
+	}
 	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder,
-		LinkListenerURL: cfg.LinkListenerURL})
+		LinkListenerURL: cfg.LinkListenerURL, LinkState: remoteLinks.state, OnLinkStateChange: remoteLinks.onChange})
 	if err != nil {
 		return err
 	}
 	defer f.start(ctx, cfg.Namespaces, host)()
+	remoteLinks.run(ctx, cfg.Workers)
 	started()
 	return runAll(ctx, runs, cfg.Workers)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,10 +56,21 @@ type Manager struct {
 
 	mu    sync.Mutex
 	links map[types.NamespacedName]*held
+	// listeners are told of each link whose State's Connected or Error changed.
+	listeners []func(namespace, name string)
+}
+
+// OnChange registers f, told of each link whose State's Connected or Error changed (the
+// controllers' LinkReady follows it).
+func (m *Manager) OnChange(f func(namespace, name string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.listeners = append(m.listeners, f)
 }
 
 // held is a link the Manager runs.
 type held struct {
+	key    types.NamespacedName
 	stop   context.CancelFunc
 	done   chan struct{}
 	client *Client
@@ -91,7 +103,7 @@ func (m *Manager) Set(ctx context.Context, wanted []types.NamespacedName) {
 			continue
 		}
 		linkCtx, stop := context.WithCancel(ctx)
-		h := &held{stop: stop, done: make(chan struct{})}
+		h := &held{key: k, stop: stop, done: make(chan struct{})}
 		m.links[k] = h
 		go func() {
 			defer close(h.done)
@@ -163,11 +175,18 @@ func (m *Manager) Signer(key types.NamespacedName) (Signer, error) {
 // update changes the state of h under the lock.
 func (m *Manager) update(h *held, change func(*State)) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	was := h.state.Connected
+	was, wasError := h.state.Connected, h.state.Error
 	change(&h.state)
 	if h.state.Connected != was {
 		h.state.Since = m.now()
+	}
+	var tell []func(namespace, name string)
+	if h.state.Connected != was || h.state.Error != wasError {
+		tell = slices.Clone(m.listeners)
+	}
+	m.mu.Unlock()
+	for _, f := range tell {
+		f(h.key.Namespace, h.key.Name)
 	}
 }
 

@@ -255,6 +255,15 @@ const (
 	// ReasonLinkStateUnknown: this server does not run the link's client, so nothing says
 	// whether the link is up.
 	ReasonLinkStateUnknown = "LinkStateUnknown"
+	// ReasonLinkConnected (LinkReady=True): the link's bundle stream is open.
+	ReasonLinkConnected = "Connected"
+	// ReasonLinkDisconnected (LinkReady=False): the link is down (the listener unreachable
+	// or refusing, the bootstrap Secret unusable), or not connected yet; what it realized
+	// stays.
+	ReasonLinkDisconnected = "Disconnected"
+	// ReasonLinkNotHeld (LinkReady=False): this server holds no link of the bootstrap Secret
+	// yet.
+	ReasonLinkNotHeld = "LinkNotHeld"
 	// ReasonLinkBundlesNotReceived (ReferenceValid=False): the bundles Secret of the
 	// bootstrap Secret (<bootstrap>-bundles) is not there yet: nothing was received over the
 	// link.

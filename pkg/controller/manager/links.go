@@ -1,0 +1,197 @@
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
+	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/link/remote"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
+	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
+)
+
+// reportInterval is how often the remote side looks at its linked consumers to report them:
+// remote.Reporter sends what changed, and the rest once a remote.ReportEvery.
+const reportInterval = 10 * time.Second
+
+// links is what this server runs as the remote side of the links its consumers name
+// (docs/links.md#the-remote-server): a stream per bootstrap Secret (remote.Manager), the
+// LinkIssuer that signs their certificates over the link, and the Reporter of their states.
+type links struct {
+	manager  *remote.Manager
+	issuer   *remote.Issuer
+	reporter *remote.Reporter
+	indexes  controller.Indexes
+	host     *hostcluster.Host
+	changed  <-chan struct{}
+}
+
+// linkedKind is a kind of linked consumer: its consumer kind, the owner label's kind of what
+// it writes, its descriptor, and the bootstrap Secret and conditions of one of its objects.
+type linkedKind struct {
+	kind      link.ConsumerKind
+	label     string
+	described controller.Described
+	of        func(obj any) (m metav1.Object, bootstrap string, conditions []metav1.Condition, ok bool)
+}
+
+var linkedKinds = []linkedKind{
+	{kind: link.Shard, label: shard.Kind, described: kinds.Shard, of: func(obj any) (metav1.Object, string, []metav1.Condition, bool) {
+		s, ok := obj.(*operatorv1alpha1.Shard)
+		if !ok || s.Spec.RootShard.Link == nil {
+			return nil, "", nil, false
+		}
+		return s, s.Spec.RootShard.Link.SecretRef.Name, s.Status.Conditions, true
+	}},
+	{kind: link.FrontProxy, label: frontproxy.Kind, described: kinds.FrontProxy, of: func(obj any) (metav1.Object, string, []metav1.Condition, bool) {
+		fp, ok := obj.(*operatorv1alpha1.FrontProxy)
+		if !ok || fp.Spec.RootShard.Link == nil {
+			return nil, "", nil, false
+		}
+		return fp, fp.Spec.RootShard.Link.SecretRef.Name, fp.Status.Conditions, true
+	}},
+	{kind: link.Kubeconfig, label: kubeconfig.Kind, described: kinds.Kubeconfig, of: func(obj any) (metav1.Object, string, []metav1.Condition, bool) {
+		kc, ok := obj.(*operatorv1alpha1.Kubeconfig)
+		if !ok || kc.Spec.Target.RootShardLink == nil {
+			return nil, "", nil, false
+		}
+		return kc, kc.Spec.Target.RootShardLink.SecretRef.Name, kc.Status.Conditions, true
+	}},
+}
+
+// newLinks sets up the remote side over the controllers' informers and host, before the
+// informers start.
+func newLinks(kube kubernetes.Interface, certManager cmclientset.Interface, f factories, host *hostcluster.Host) (*links, error) {
+	inf := f.informers()
+	indexes, err := kinds.All.AddIndexes(inf)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := controller.OnLinkedChange(kinds.All, inf)
+	if err != nil {
+		return nil, err
+	}
+	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed}
+	var sources []remote.ConsumerSource
+	for _, k := range linkedKinds {
+		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName())})
+	}
+	l.issuer, err = remote.NewIssuer(certManager, f.host.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
+		l.manager.Signer, sources)
+	if err != nil {
+		return nil, err
+	}
+	l.reporter = &remote.Reporter{Send: func(ctx context.Context, bootstrap types.NamespacedName, ev link.Event) error {
+		c, err := l.manager.Client(bootstrap)
+		if err != nil {
+			return err
+		}
+		return c.Report(ctx, ev)
+	}}
+	return l, nil
+}
+
+// state is the controllers' Deps.LinkState: the link's State, as LinkReady says it.
+func (l *links) state(namespace, bootstrap string) (bool, string, string) {
+	st, ok := l.manager.State(namespace, bootstrap)
+	switch {
+	case !ok:
+		return false, operatorv1alpha1.ReasonLinkNotHeld, fmt.Sprintf("this server holds no link of the bootstrap Secret %s yet", bootstrap)
+	case st.Connected:
+		return true, operatorv1alpha1.ReasonLinkConnected, fmt.Sprintf("the link of the bootstrap Secret %s is connected", bootstrap)
+	case st.Error != "":
+		return false, operatorv1alpha1.ReasonLinkDisconnected,
+			fmt.Sprintf("the link of the bootstrap Secret %s is down, and what it realized stays: %s", bootstrap, st.Error)
+	}
+	return false, operatorv1alpha1.ReasonLinkDisconnected, fmt.Sprintf("the link of the bootstrap Secret %s is not connected yet", bootstrap)
+}
+
+// onChange is the controllers' Deps.OnLinkStateChange.
+func (l *links) onChange(changed func(namespace, bootstrap string)) { l.manager.OnChange(changed) }
+
+// run runs the remote side until ctx is done; the informers are started.
+func (l *links) run(ctx context.Context, workers int) {
+	go l.manager.Follow(ctx, func() []types.NamespacedName { return controller.LinkedBootstraps(l.indexes) }, l.changed, 10*time.Minute)
+	go func() {
+		if err := l.issuer.Run(ctx, workers); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "The LinkIssuer stopped")
+		}
+	}()
+	go wait.UntilWithContext(ctx, func(ctx context.Context) { l.reporter.Report(ctx, l.consumers()) }, reportInterval)
+}
+
+// consumers are the linked consumers as this server observes them.
+func (l *links) consumers() []remote.Consumer {
+	var out []remote.Consumer
+	for _, k := range linkedKinds {
+		objects := l.indexes[k.described.KindName()]
+		if objects == nil {
+			continue
+		}
+		for _, obj := range objects.List() {
+			m, bootstrap, conditions, ok := k.of(obj)
+			if !ok {
+				continue
+			}
+			state, err := link.ReportOf(l.observe(k, m, conditions))
+			if err != nil {
+				continue
+			}
+			out = append(out, remote.Consumer{Key: link.ConsumerKey{Kind: k.kind, Namespace: m.GetNamespace(), Name: m.GetName()},
+				UID: string(m.GetUID()), Generation: m.GetGeneration(),
+				Bootstrap: types.NamespacedName{Namespace: m.GetNamespace(), Name: bootstrap}, State: state})
+		}
+	}
+	return out
+}
+
+// observe reads what a consumer's pods trust and what it was issued, per CA of its joined
+// RootShard: the trust bundle Join writes for the CA (<joined>-<ca>-ca-trust), and the
+// certificates its LinkIssuer of that CA signed. A Shard reports its kcp shard: its name.
+func (l *links) observe(k linkedKind, m metav1.Object, conditions []metav1.Condition) link.Observed {
+	o := link.Observed{Conditions: conditions, Trust: map[pki.CA][]byte{}, Issued: map[pki.CA][][]byte{}}
+	if k.kind == link.Shard {
+		o.KcpShard = m.GetName()
+	}
+	joined := reference.JoinedName(k.label, m.GetName())
+	byIssuer := map[string]pki.CA{}
+	for _, ca := range pki.IntermediateCAs {
+		base := pki.CAName(joined, ca)
+		byIssuer[base] = ca
+		if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(base + pki.TrustSuffix); err == nil && len(s.Data[certificates.BundleKey]) > 0 {
+			o.Trust[ca] = s.Data[certificates.BundleKey]
+		}
+	}
+	certs, err := l.host.Certificates.Certificates(m.GetNamespace()).List(labels.SelectorFromSet(labels.Set{pki.OwnerLabel(k.label): m.GetName()}))
+	if err != nil {
+		return o
+	}
+	for _, c := range certs {
+		ca, ok := byIssuer[c.Spec.IssuerRef.Name]
+		if !ok || c.Spec.IssuerRef.Kind != linkpki.IssuerKind || o.Trust[ca] == nil {
+			continue
+		}
+		if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(c.Spec.SecretName); err == nil && len(s.Data["tls.crt"]) > 0 {
+			o.Issued[ca] = append(o.Issued[ca], s.Data["tls.crt"])
+		}
+	}
+	return o
+}
