@@ -114,9 +114,14 @@ kcp-setups:apiserver, or, with watchNamespaces, in a Role of each namespace serv
   verbs: [delete]
 {{- if .Values.link.enabled }}
 # The link listener (docs/links.md) has a linked remote's CSR signed by a CertificateRequest
-# against the RootShard's CA Issuer, reads it until it is signed, and deletes it.
+# against the RootShard's CA Issuer, reads it until it is signed, and deletes it; on the
+# remote side, the LinkIssuer watches the linked consumers' CertificateRequests and writes
+# their status.
 - apiGroups: [cert-manager.io]
   resources: [certificaterequests]
-  verbs: [create, get, delete]
+  verbs: [create, get, delete, list, watch]
+- apiGroups: [cert-manager.io]
+  resources: [certificaterequests/status]
+  verbs: [update]
 {{- end }}
 {{- end }}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
+	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,11 +38,14 @@ const reportInterval = 10 * time.Second
 // LinkIssuer that signs their certificates over the link, and the Reporter of their states.
 type links struct {
 	manager  *remote.Manager
-	issuer   *remote.Issuer
 	reporter *remote.Reporter
-	indexes  controller.Indexes
-	host     *hostcluster.Host
-	changed  <-chan struct{}
+	// newIssuer makes the LinkIssuer over the cert-manager informers, once a consumer names
+	// a link (run).
+	newIssuer   func() (*remote.Issuer, error)
+	certManager cminformers.SharedInformerFactory
+	indexes     controller.Indexes
+	host        *hostcluster.Host
+	changed     <-chan struct{}
 }
 
 // linkedKind is a kind of linked consumer: its consumer kind, the owner label's kind of what
@@ -89,15 +93,14 @@ func newLinks(kube kubernetes.Interface, certManager cmclientset.Interface, f fa
 	if err != nil {
 		return nil, err
 	}
-	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed}
+	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed, certManager: f.host}
 	var sources []remote.ConsumerSource
 	for _, k := range linkedKinds {
 		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName())})
 	}
-	l.issuer, err = remote.NewIssuer(certManager, f.host.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
-		l.manager.Signer, sources)
-	if err != nil {
-		return nil, err
+	l.newIssuer = func() (*remote.Issuer, error) {
+		return remote.NewIssuer(certManager, f.host.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
+			l.manager.Signer, sources)
 	}
 	l.reporter = &remote.Reporter{Send: func(ctx context.Context, bootstrap types.NamespacedName, ev link.Event) error {
 		c, err := l.manager.Client(bootstrap)
@@ -130,11 +133,7 @@ func (l *links) onChange(changed func(namespace, bootstrap string)) { l.manager.
 // run runs the remote side until ctx is done; the informers are started.
 func (l *links) run(ctx context.Context, workers int) {
 	go l.manager.Follow(ctx, func() []types.NamespacedName { return controller.LinkedBootstraps(l.indexes) }, l.changed, 10*time.Minute)
-	go func() {
-		if err := l.issuer.Run(ctx, workers); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "The LinkIssuer stopped")
-		}
-	}()
+	go l.runIssuer(ctx, workers)
 	go wait.UntilWithContext(ctx, func(ctx context.Context) { l.reporter.Report(ctx, l.consumers()) }, reportInterval)
 }
 
@@ -194,4 +193,25 @@ func (l *links) observe(k linkedKind, m metav1.Object, conditions []metav1.Condi
 		}
 	}
 	return o
+}
+
+// runIssuer runs the LinkIssuer once a consumer names a link, until ctx is done: a server
+// that links nothing reads no CertificateRequest, and its RBAC needs none
+// (artifacts/deploy-link grants them).
+func (l *links) runIssuer(ctx context.Context, workers int) {
+	if err := wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(context.Context) (bool, error) {
+		return len(controller.LinkedBootstraps(l.indexes)) > 0, nil
+	}); err != nil {
+		return
+	}
+	issuer, err := l.newIssuer()
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Setting up the LinkIssuer")
+		return
+	}
+	// Starts the CertificateRequests' informer alone: the others run already.
+	l.certManager.Start(ctx.Done())
+	if err := issuer.Run(ctx, workers); err != nil && ctx.Err() == nil {
+		klog.FromContext(ctx).Error(err, "The LinkIssuer stopped")
+	}
 }

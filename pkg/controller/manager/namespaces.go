@@ -91,6 +91,8 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	for _, l := range []lw{
 		namespaced[*cmv1.CertificateList](&cmv1.Certificate{}, cm.Certificates),
 		namespaced[*cmv1.IssuerList](&cmv1.Issuer{}, cm.Issuers),
+		// The LinkIssuer's, once a consumer names a link.
+		namespaced[*cmv1.CertificateRequestList](&cmv1.CertificateRequest{}, cm.CertificateRequests),
 	} {
 		newInformer := informer(l, tweak)
 		certManagerInformers.InformerFor(l.obj, func(_ cmclientset.Interface, resync time.Duration) cache.SharedIndexInformer {

@@ -1,0 +1,154 @@
+package e2e
+
+import (
+	"crypto"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/test/framework"
+)
+
+// linkedShardManifest is the Shard name joined over the link of the bootstrap Secret secret.
+func linkedShardManifest(name, secret string) string {
+	return strings.NewReplacer("NAME", name, "SECRET", secret).Replace(`apiVersion: operator.kcp.io/v1alpha1
+kind: Shard
+metadata:
+  name: NAME
+spec:
+  rootShard: {link: {secretRef: {name: SECRET}}}
+  etcd: {endpoints: ["https://etcd-NAME:2379"]}
+`)
+}
+
+// crossClusterLink is a Link of the RootShard root admitting Shards, whose serving
+// certificates carry the names of a Shard in namespace remote of another cluster.
+func crossClusterLink(name, identity, remote string) string {
+	return `apiVersion: operator.kcp.io/v1alpha1
+kind: Link
+metadata:
+  name: ` + name + `
+spec:
+  rootShardRef: {name: root}
+  identity: ` + identity + `
+  consumers: [Shard]
+  dnsNames: ["*.` + remote + `.svc", "*.` + remote + `.svc.cluster.local", "*.eu.example.com"]
+`
+}
+
+// caPublicKeys are the public keys of every CA certificate of the stack s's Secrets of ns:
+// a certificate with basic constraints that make it a CA, anywhere in any key's PEM.
+func caPublicKeys(t *testing.T, s *framework.Stack, ns string) []crypto.PublicKey {
+	t.Helper()
+	var keys []crypto.PublicKey
+	for _, data := range allSecretValues(t, s, ns) {
+		for _, c := range certsIn(data) {
+			if c.IsCA {
+				keys = append(keys, c.PublicKey)
+			}
+		}
+	}
+	require.NotEmpty(t, keys)
+	return keys
+}
+
+// allSecretValues are the values of every key of every Secret of ns ("" for every namespace)
+// of the stack s, by "namespace/name/key".
+func allSecretValues(t *testing.T, s *framework.Stack, ns string) map[string][]byte {
+	t.Helper()
+	args := []string{"get", "secrets", "-o", "json"}
+	if ns == "" {
+		args = append(args, "-A")
+	} else {
+		args = append(args, "-n", ns)
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Namespace, Name string }
+			Data     map[string]string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(kubectlOn(t, s, args...)), &list))
+	out := map[string][]byte{}
+	for _, item := range list.Items {
+		for k, v := range item.Data {
+			data, err := base64.StdEncoding.DecodeString(v)
+			require.NoError(t, err)
+			out[item.Metadata.Namespace+"/"+item.Metadata.Name+"/"+k] = data
+		}
+	}
+	return out
+}
+
+// privateKeysIn are the private keys of the PEM data.
+func privateKeysIn(data []byte) []crypto.Signer {
+	var out []crypto.Signer
+	for block, rest := pem.Decode(data); block != nil; block, rest = pem.Decode(rest) {
+		var key any
+		var err error
+		switch block.Type {
+		case "PRIVATE KEY":
+			key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+		case "EC PRIVATE KEY":
+			key, err = x509.ParseECPrivateKey(block.Bytes)
+		case "RSA PRIVATE KEY":
+			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+		default:
+			continue
+		}
+		if signer, ok := key.(crypto.Signer); err == nil && ok {
+			out = append(out, signer)
+		}
+	}
+	return out
+}
+
+// TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
+// first over a Link, from its bootstrap Secret carried once: it becomes Available, every
+// certificate of it chains to the home's root CA, no Secret of the second cluster holds the
+// private key of any of the home's CAs, and the home's Link lists it.
+func TestLinkedShardAcrossClusters(t *testing.T) {
+	parallel(t, alone)
+	ns := namespace(t, "link-home")
+	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
+	const remote = "link-remote"
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
+	waitFor(t, ns, "link/eu-1", "Ready")
+
+	second := startSecondCluster(t)
+	kubectlOn(t, second, "create", "namespace", remote)
+	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
+	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
+	waitForOn(t, second, remote, "shard/shard-1", "Available")
+	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
+
+	certs := assertCertificatesChainTo(t, second, remote, secretCert(t, ns, "root-ca"))
+	assert.NotEmpty(t, certs)
+
+	// Every CA certificate the test can see: the home's, and those the second cluster's
+	// Secrets hold (the bundles the link brought among them).
+	homeCAs := append(caPublicKeys(t, stack, ns), caPublicKeys(t, second, remote)...)
+	for where, data := range allSecretValues(t, second, "") {
+		for _, key := range privateKeysIn(data) {
+			for _, ca := range homeCAs {
+				assert.False(t, key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(ca),
+					"the Secret key %s of the second cluster holds the private key of a CA of the home", where)
+			}
+		}
+	}
+
+	require.Eventually(t, func() bool {
+		out := kubectl(t, "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
+		return strings.Contains(out, `"name":"shard-1"`) && strings.Contains(out, `"namespace":"`+remote+`"`)
+	}, 3*time.Minute, 2*time.Second, "the home's Link lists the linked Shard")
+	assert.Contains(t, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards}"), `"link":"eu-1"`)
+}
