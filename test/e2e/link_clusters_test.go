@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/base64"
@@ -30,7 +31,8 @@ spec:
 }
 
 // crossClusterLink is a Link of the RootShard root admitting Shards, whose serving
-// certificates carry the names of a Shard in namespace remote of another cluster.
+// certificates carry the in-cluster names of the Shard shard-1 in namespace remote of another
+// cluster: its Service's name alone, and with the namespace, .svc and .svc.cluster.local.
 func crossClusterLink(name, identity, remote string) string {
 	return `apiVersion: operator.kcp.io/v1alpha1
 kind: Link
@@ -40,7 +42,7 @@ spec:
   rootShardRef: {name: root}
   identity: ` + identity + `
   consumers: [Shard]
-  dnsNames: ["*.` + remote + `.svc", "*.` + remote + `.svc.cluster.local", "*.eu.example.com"]
+  dnsNames: ["shard-1-shard-kcp", "*.` + remote + `", "*.` + remote + `.svc", "*.` + remote + `.svc.cluster.local"]
 `
 }
 
@@ -127,6 +129,13 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	kubectlOn(t, second, "create", "namespace", remote)
 	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
 	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
 	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
