@@ -160,9 +160,17 @@ func TestManagerKeepsWhatItHasWhenTheListenerIsDown(t *testing.T) {
 		assert.True(c, st.Connected)
 		assert.Equal(c, "1", st.Revision)
 	})
+	told := make(chan types.NamespacedName, 16)
+	m.OnChange(func(namespace, name string) { told <- types.NamespacedName{Namespace: namespace, Name: name} })
 
 	h.CloseClientConnections()
 	h.Close()
+	select {
+	case got := <-told:
+		assert.Equal(t, key, got, "OnChange is told of the link that went down")
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnChange was not told that the link went down")
+	}
 	waitState(t, m, key, func(c *assert.CollectT, st State) {
 		assert.False(c, st.Connected)
 		assert.NotEmpty(c, st.Error)
