@@ -116,7 +116,8 @@ func privateKeysIn(data []byte) []crypto.Signer {
 // TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
 // first over a Link, from its bootstrap Secret carried once: it becomes Available, every
 // certificate of it chains to the home's root CA, no Secret of the second cluster holds the
-// private key of any of the home's CAs, and the home's Link lists it.
+// private key of any of the home's CAs, and the home's Link lists it. Deleting the Link
+// revokes the remote at once, which keeps serving with what it has.
 func TestLinkedShardAcrossClusters(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "link-home")
@@ -160,4 +161,19 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 		return strings.Contains(out, `"name":"shard-1"`) && strings.Contains(out, `"namespace":"`+remote+`"`)
 	}, 3*time.Minute, 2*time.Second, "the home's Link lists the linked Shard")
 	assert.Contains(t, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.shards}"), `"link":"eu-1"`)
+
+	// Deleting the declaration revokes the remote at once: the listener refuses it, the
+	// remote says its link is down, and keeps serving with what it has: nothing rolls.
+	deployment := kubectlOn(t, second, "get", "deployments", "-n", remote, "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.generation} {end}`)
+	kubectl(t, "delete", "link", "eu-1", "-n", ns)
+	require.Eventually(t, func() bool {
+		return kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", `jsonpath={.status.conditions[?(@.type=="LinkReady")].status}`) == "False"
+	}, 3*time.Minute, 2*time.Second, "the remote's LinkReady goes False once its Link is deleted")
+	assert.Eventually(t, func() bool {
+		return strings.Contains(kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", `jsonpath={.status.conditions[?(@.type=="LinkReady")].message}`), "403")
+	}, time.Minute, 2*time.Second, "the listener refuses the revoked remote when it connects again")
+	assert.Equal(t, "True", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`),
+		"the Shard still serves")
+	assert.Equal(t, deployment, kubectlOn(t, second, "get", "deployments", "-n", remote, "-o", `jsonpath={range .items[*]}{.metadata.name}={.metadata.generation} {end}`),
+		"no Deployment changed")
 }
