@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +20,14 @@ const deployDir = "../../artifacts/deploy"
 
 func TestInstallManifestsDryRun(t *testing.T) {
 	parallel(t, alone)
-	out := kubectl(t, "apply", "--dry-run=server", "-k", deployDir)
+	// Another test may delete what an install left in the namespace kcp-setups between
+	// kubectl's read and its patch (NotFound): the dry run is asked again then.
+	var out string
+	require.Eventually(t, func() bool {
+		var err error
+		out, err = stack.Kubectl(t.Context(), "apply", "--dry-run=server", "-k", deployDir)
+		return err == nil
+	}, 2*time.Minute, 5*time.Second, "kubectl apply --dry-run=server -k %s: %s", deployDir, out)
 	for _, want := range []string{"deployment.apps/kcp-setups", "statefulset.apps/etcd", "apiservice.apiregistration.k8s.io/v1alpha1.operator.kcp.io",
 		"certificate.cert-manager.io/kcp-setups-serving", "poddisruptionbudget.policy/kcp-setups", "clusterrole.rbac.authorization.k8s.io/kcp-setups-edit"} {
 		assert.Contains(t, out, want)

@@ -120,9 +120,9 @@ func privateKeysIn(data []byte) []crypto.Signer {
 // revokes the remote at once, which keeps serving with what it has.
 func TestLinkedShardAcrossClusters(t *testing.T) {
 	parallel(t, alone)
-	ns := namespace(t, "link-home")
+	ns := namespace(t, "xlink-home")
 	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
-	const remote = "link-remote"
+	const remote = "xlink-remote"
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
 	waitFor(t, ns, "link/eu-1", "Ready")
 

@@ -21,9 +21,9 @@ import (
 // TestLinkedShardFromItsBundles: a Shard whose spec.rootShard.link names a bootstrap Secret
 // waits for it, then for its bundles Secret, which the test writes as the remote's link
 // client would (the keyless data of the RootShard's shard-join); then it is realized with no
-// CA Secret and no Issuer of its own, every Certificate issued by the LinkIssuer (pending: no
-// LinkIssuer signs yet), no Secret holding a CA's key, and LinkReady Unknown: this server runs
-// no link client.
+// CA Secret and no Issuer of its own, every Certificate issued by the LinkIssuer (pending: the
+// bootstrap's listener answers nothing), no Secret holding a CA's key, and LinkReady False:
+// the link is down.
 func TestLinkedShardFromItsBundles(t *testing.T) {
 	parallel(t, alone)
 	a, b := namespace(t, "linked-a"), namespace(t, "linked-b")
@@ -46,7 +46,8 @@ spec:
 	bootstrap, err := stack.Kube.CoreV1().Secrets(b).Create(ctx, carried, metav1.CreateOptions{})
 	require.NoError(t, err)
 	waitForReason(t, b, "shard/eu", "ReferenceValid", "False", "LinkBundlesNotReceived")
-	waitForReason(t, b, "shard/eu", "LinkReady", "Unknown", "LinkStateUnknown")
+	// The server holds the link, whose listener (the bootstrap's) answers nothing.
+	waitForReason(t, b, "shard/eu", "LinkReady", "False", "Disconnected")
 
 	var join *corev1.Secret
 	require.Eventually(t, func() bool {

@@ -39,8 +39,8 @@ const reportInterval = 10 * time.Second
 type links struct {
 	manager  *remote.Manager
 	reporter *remote.Reporter
-	// newIssuer makes the LinkIssuer over the cert-manager informers, once a consumer names
-	// a link (run).
+	// newIssuer makes the LinkIssuer, and certManager the informers of its
+	// CertificateRequests, once a consumer names a link (runIssuer).
 	newIssuer   func() (*remote.Issuer, error)
 	certManager cminformers.SharedInformerFactory
 	indexes     controller.Indexes
@@ -83,7 +83,8 @@ var linkedKinds = []linkedKind{
 
 // newLinks sets up the remote side over the controllers' informers and host, before the
 // informers start.
-func newLinks(kube kubernetes.Interface, certManager cmclientset.Interface, f factories, host *hostcluster.Host) (*links, error) {
+func newLinks(namespaces hostcluster.WatchNamespaces, kube kubernetes.Interface, certManager cmclientset.Interface, f factories,
+	host *hostcluster.Host) (*links, error) {
 	inf := f.informers()
 	indexes, err := kinds.All.AddIndexes(inf)
 	if err != nil {
@@ -93,13 +94,14 @@ func newLinks(kube kubernetes.Interface, certManager cmclientset.Interface, f fa
 	if err != nil {
 		return nil, err
 	}
-	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed, certManager: f.host}
+	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed}
 	var sources []remote.ConsumerSource
 	for _, k := range linkedKinds {
 		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName())})
 	}
 	l.newIssuer = func() (*remote.Issuer, error) {
-		return remote.NewIssuer(certManager, f.host.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
+		l.certManager = certificateRequestInformers(namespaces, owned, certManager)
+		return remote.NewIssuer(certManager, l.certManager.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
 			l.manager.Signer, sources)
 	}
 	l.reporter = &remote.Reporter{Send: func(ctx context.Context, bootstrap types.NamespacedName, ev link.Event) error {
@@ -209,8 +211,8 @@ func (l *links) runIssuer(ctx context.Context, workers int) {
 		klog.FromContext(ctx).Error(err, "Setting up the LinkIssuer")
 		return
 	}
-	// Starts the CertificateRequests' informer alone: the others run already.
 	l.certManager.Start(ctx.Done())
+	defer l.certManager.Shutdown()
 	if err := issuer.Run(ctx, workers); err != nil && ctx.Err() == nil {
 		klog.FromContext(ctx).Error(err, "The LinkIssuer stopped")
 	}

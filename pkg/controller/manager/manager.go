@@ -144,7 +144,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		return err
 	}
 	// The remote side of the links this cluster's consumers name (docs/links.md).
-	remoteLinks, err := newLinks(kube, certManager, f, host)
+	remoteLinks, err := newLinks(cfg.Namespaces, kube, certManager, f, host)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,6 @@ type factories struct {
 func newFactories(namespaces hostcluster.WatchNamespaces, kube kubernetes.Interface, certManager cmclientset.Interface, ours clientset.Interface,
 	metadataClient metadata.Interface) factories {
 	// Only what the controllers own is cached from the host cluster.
-	owned := func(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }
 	f := factories{
 		ours:       informers.NewSharedInformerFactory(ours, resync),
 		host:       cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(owned)),
@@ -329,3 +328,6 @@ func runAll(ctx context.Context, runs []controller.Runner, workers int) error {
 	}
 	return errors.Join(all...)
 }
+
+// owned narrows the host's informers to what the controllers own.
+func owned(o *metav1.ListOptions) { o.LabelSelector = pki.LabelManagedBy + "=" + pki.ManagedBy }

@@ -91,8 +91,6 @@ func limitInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.L
 	for _, l := range []lw{
 		namespaced[*cmv1.CertificateList](&cmv1.Certificate{}, cm.Certificates),
 		namespaced[*cmv1.IssuerList](&cmv1.Issuer{}, cm.Issuers),
-		// The LinkIssuer's, once a consumer names a link.
-		namespaced[*cmv1.CertificateRequestList](&cmv1.CertificateRequest{}, cm.CertificateRequests),
 	} {
 		newInformer := informer(l, tweak)
 		certManagerInformers.InformerFor(l.obj, func(_ cmclientset.Interface, resync time.Duration) cache.SharedIndexInformer {
@@ -139,4 +137,20 @@ func secretMetadataInformer(namespaces hostcluster.WatchNamespaces, client metad
 	secrets := client.Resource(corev1.SchemeGroupVersion.WithResource("secrets"))
 	l := namespaced[*metav1.PartialObjectMetadataList](&metav1.PartialObjectMetadata{}, secrets.Namespace)
 	return NamespacedInformer(namespaces, l.obj, resync, nil, l.list, l.watch)
+}
+
+// certificateRequestInformers is a factory of the LinkIssuer's CertificateRequests alone, over
+// namespaces, narrowed by tweak: made once a consumer names a link, so that a server that
+// links nothing reads none, and apart from the controllers' cert-manager informers, whose
+// sync it does not hold back.
+func certificateRequestInformers(namespaces hostcluster.WatchNamespaces, tweak func(*metav1.ListOptions),
+	certManager cmclientset.Interface) cminformers.SharedInformerFactory {
+	f := cminformers.NewSharedInformerFactoryWithOptions(certManager, resync, cminformers.WithTweakListOptions(tweak))
+	if !namespaces.All() {
+		l := namespaced[*cmv1.CertificateRequestList](&cmv1.CertificateRequest{}, certManager.CertmanagerV1().CertificateRequests)
+		f.InformerFor(l.obj, func(_ cmclientset.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return NamespacedInformer(namespaces, l.obj, resync, tweak, l.list, l.watch)
+		})
+	}
+	return f
 }
