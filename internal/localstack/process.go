@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -61,7 +64,7 @@ func (p *Process) Rerun() (*Process, error) {
 func (p *Process) Exited() (bool, error) {
 	select {
 	case <-p.done:
-		return true, fmt.Errorf("%s exited: %v; see %s", p.name, p.err, p.logFile)
+		return true, fmt.Errorf("%s exited: %v; see %s, which ends:\n%s", p.name, p.err, p.logFile, p.Tail(8))
 	default:
 		return false, nil
 	}
@@ -100,14 +103,63 @@ func (p *Process) Tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// freePort asks the kernel for an unused loopback port.
+// FreePort is a loopback port that nothing listens on, handed out once per process. It is
+// taken from below the kernel's ephemeral range (net.ipv4.ip_local_port_range), never from
+// it: a port the kernel handed out for a probe is free again the moment the probe closes, and
+// any outgoing connection of any process may take it as its source port before the component
+// it was meant for binds it, which then fails to start ("address already in use").
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	lo, hi := portPool()
+	return takePort(lo, hi)
+}
+
+// takePort hands out a port of [lo, hi) that was not handed out before and that nothing
+// listens on.
+func takePort(lo, hi int) (int, error) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		port := lo + rand.IntN(hi-lo)
+		if portsHanded[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // another process listens there
+		}
+		_ = l.Close()
+		portsHanded[port] = true
+		return port, nil
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
+}
+
+var (
+	portsMu     sync.Mutex
+	portsHanded = map[int]bool{}
+)
+
+// portPool is the range FreePort takes ports from: [20000, the ephemeral range's start) when
+// that leaves room, otherwise the ports above the ephemeral range.
+func portPool() (lo, hi int) {
+	first, last := 32768, 60999 // Linux's default
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			a, errA := strconv.Atoi(f[0])
+			b, errB := strconv.Atoi(f[1])
+			if errA == nil && errB == nil && a <= b {
+				first, last = a, b
+			}
+		}
+	}
+	switch {
+	case first-20000 >= 4096:
+		return 20000, first
+	case 65536-(last+1) >= 1024:
+		return last + 1, 65536
+	default: // an ephemeral range that takes (nearly) every port: no port is safe from it
+		return 1024, 65536
+	}
 }
 
 // poll calls check every interval until it returns true, an error, or the timeout passes.
