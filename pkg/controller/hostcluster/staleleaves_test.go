@@ -135,7 +135,7 @@ func TestReissueStaleLeaves(t *testing.T) {
 					Spec: cmv1.IssuerSpec{IssuerConfig: cmv1.IssuerConfig{CA: &cmv1.CAIssuer{SecretName: "root-server-ca"}}}}))
 			}
 			h.Reset()
-			n, err := h.ReissueStaleLeaves(t.Context(), desired, certs)
+			n, err := h.ReissueStaleLeaves(t.Context(), desired, certs, nil)
 			require.NoError(t, err)
 			assert.Len(t, tc.deleted, n)
 			assert.ElementsMatch(t, tc.deleted, h.Writes())
@@ -153,7 +153,7 @@ func TestReissueStaleLeaves(t *testing.T) {
 			require.NoError(t, h.Caches["certificates"].Update(ca))
 			// Until the cache sees the deletion, the next reconcile tries again, and finds the
 			// Secret gone: nothing more is deleted; the CA's Certificate is Issuing already.
-			n, err = h.ReissueStaleLeaves(t.Context(), desired, certs)
+			n, err = h.ReissueStaleLeaves(t.Context(), desired, certs, nil)
 			require.NoError(t, err)
 			assert.Zero(t, n)
 		})
