@@ -113,16 +113,14 @@ func privateKeysIn(data []byte) []crypto.Signer {
 	return out
 }
 
-// TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
-// first over a Link, from its bootstrap Secret carried once: it becomes Available, every
-// certificate of it chains to the home's root CA, no Secret of the second cluster holds the
-// private key of any of the home's CAs, and the home's Link lists it. Deleting the Link
-// revokes the remote at once, which keeps serving with what it has.
-func TestLinkedShardAcrossClusters(t *testing.T) {
-	parallel(t, alone)
-	ns := namespace(t, "xlink-home")
+// linkedShardAcrossClusters declares, in a new namespace named after home on the suite's
+// stack, a RootShard root and its Link eu-1 for the namespace remote of a second cluster,
+// which it starts; carries the Link's bootstrap Secret there once; and creates the Shard
+// shard-1 linked by it. It returns the home namespace and the second cluster.
+func linkedShardAcrossClusters(t *testing.T, home, remote string) (string, *framework.Stack) {
+	t.Helper()
+	ns := namespace(t, home)
 	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
-	const remote = "xlink-remote"
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
 	waitFor(t, ns, "link/eu-1", "Ready")
 
@@ -130,6 +128,18 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	kubectlOn(t, second, "create", "namespace", remote)
 	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
 	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	return ns, second
+}
+
+// TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
+// first over a Link, from its bootstrap Secret carried once: it becomes Available, every
+// certificate of it chains to the home's root CA, no Secret of the second cluster holds the
+// private key of any of the home's CAs, and the home's Link lists it. Deleting the Link
+// revokes the remote at once, which keeps serving with what it has.
+func TestLinkedShardAcrossClusters(t *testing.T) {
+	parallel(t, alone)
+	const remote = "xlink-remote"
+	ns, second := linkedShardAcrossClusters(t, "xlink-home", remote)
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
