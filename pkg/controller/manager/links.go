@@ -190,7 +190,9 @@ func (l *links) observe(k linkedKind, m metav1.Object, bootstrap string, conditi
 	said := func(pki.CA) []byte { return nil }
 	if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(linkpki.BundlesName(bootstrap)); err == nil {
 		data := linkpki.ReferenceData(s, remote.References[k.kind])
-		said = func(ca pki.CA) []byte { return append(slices.Clone(data[reference.CertKey(ca)]), data[reference.TrustKey(ca)]...) }
+		said = func(ca pki.CA) []byte {
+			return append(slices.Clone(data[reference.CertKey(ca)]), data[reference.TrustKey(ca)]...)
+		}
 	}
 	byIssuer := map[string]pki.CA{}
 	for _, ca := range pki.IntermediateCAs {
