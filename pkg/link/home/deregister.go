@@ -250,12 +250,20 @@ func (s *Server) deregister(w http.ResponseWriter, r *http.Request) {
 		_, _ = fmt.Fprintf(w, `{"reason":%q}`, reason)
 	default:
 		s.log(r.Context(), a, "Deregistered a linked Shard from kcp", "consumer", key)
-		if l := s.link(a.Declaration); l != nil && s.cfg.Recorder != nil && status == http.StatusOK {
+		if l := s.linkToTell(a.Declaration); l != nil && status == http.StatusOK {
 			s.cfg.Recorder.Eventf(l, corev1.EventTypeNormal, "Deregistered", "kcp's Shard of the linked %s %s/%s was deleted from the root workspace",
 				key.Kind, key.Namespace, key.Name)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}
+}
+
+// linkToTell is the Link d to record an Event on, nil when there is no recorder or no such Link.
+func (s *Server) linkToTell(d link.Declaration) *operatorv1alpha1.Link {
+	if s.cfg.Recorder == nil {
+		return nil
+	}
+	return s.link(d)
 }
 
 func retryAfterSeconds(d time.Duration) string { return fmt.Sprint(int(d.Seconds())) }
