@@ -44,7 +44,8 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 // kcp cannot be reached, the Shard stays in Deleting with Deregistered=False and is retried
 // with backoff. It lets the Shard go without asking kcp when an admin says so
 // (AnnotationSkipKcpCleanup), and when there is no kcp left to ask: its RootShard does not
-// exist, or is being deleted and its kcp no longer answers.
+// exist, or is being deleted and its kcp no longer answers. A Shard joined over a link asks
+// its home instead (releaseLinked).
 func (c *Controller) Release(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
 	if l := s.Spec.RootShard.Link; l != nil {
 		return c.releaseLinked(ctx, s, status, l.SecretRef.Name)
