@@ -69,11 +69,13 @@ func TestLinkedShardDeregistersThroughTheHome(t *testing.T) {
 	deleted := func(uid, want string) {
 		kubectlOn(t, second, "delete", "shard", "shard-1", "-n", remote, "--timeout=3m")
 		var events string
-		assert.Eventually(t, func() bool {
+		if !assert.Eventually(t, func() bool {
 			events = kubectlOn(t, second, "get", "events", "-n", remote, "--field-selector", "involvedObject.uid="+uid,
 				"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
 			return strings.Contains(events, want)
-		}, time.Minute, 2*time.Second, "the remote says %q: %s", want, events)
+		}, time.Minute, 2*time.Second, "the remote says %q", want) {
+			t.Logf("the Events of the linked Shard %s:\n%s", uid, events)
+		}
 	}
 	markOf := func() string {
 		got, err := kcpShards.Get(t.Context(), "shard-1", metav1.GetOptions{})
