@@ -55,8 +55,11 @@ func TestSignSignsWhatThePolicyAllows(t *testing.T) {
 		{"a DNS SAN outside the Link's dnsNames", "/v1/sign/Shard/server", csr(t, "shard-1", nil, []string{"shard-1.us.example.com"}), "shard-1.us.example.com"},
 		{"a DNS SAN in a client certificate", "/v1/sign/Shard/client", csr(t, "shard-shard-1", []string{"system:masters"}, []string{"x.eu.example.com"}), "DNS"},
 		{"no CSR", "/v1/sign/Shard/server", []byte("not a CSR"), "no PEM CERTIFICATE REQUEST"},
+		{"another consumer's server certificate", "/v1/sign/Shard/server", csr(t, "shard-2", nil, []string{"localhost"}), `CN="shard-2" is not the server certificate of the Shard "shard-1"`},
+		{"another consumer's client certificate", "/v1/sign/Shard/client", csr(t, "shard-shard-2", []string{"system:masters"}, nil), `of the Shard "shard-1"`},
 	} {
-		status, body := f.post(f.client, tc.path, link.SignRequest{Request: tc.request})
+		status, body := f.post(f.client, tc.path, link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"},
+			Request: tc.request})
 		assert.Equal(t, http.StatusForbidden, status, tc.name)
 		assert.Equal(t, forbidden, body, tc.name)
 		events := f.events()
@@ -74,7 +77,7 @@ func TestSignSignsWhatThePolicyAllows(t *testing.T) {
 func TestSignAnswersWhatTheSignerSays(t *testing.T) {
 	f := newFixture(t)
 	f.start(nil)
-	request := link.SignRequest{Request: csr(t, "shard-shard-1", []string{"system:masters"}, nil)}
+	request := link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"}, Request: csr(t, "shard-shard-1", []string{"system:masters"}, nil)}
 
 	f.signer.err = fmt.Errorf("%w: the CertificateRequest a/x is Denied", ErrDenied)
 	status, body := f.post(f.client, "/v1/sign/Shard/client", request)
