@@ -48,7 +48,7 @@ func (c completedConfig) linkListener(server *genericapiserver.GenericAPIServer)
 		BindAddress: c.ExtraConfig.LinkBindAddress,
 		Links:       links.Lister(), RootShards: rootShards.Lister(), CacheServers: cacheServers.Lister(), Secrets: secrets.Lister(),
 		Signer: home.CertificateRequests{Client: certManager},
-		Events: &home.Events{Links: home.OperatorLinks(ours)},
+		Events: &home.Events{Links: home.OperatorLinks(ours), Cached: links.Lister()},
 	}
 	for _, i := range all {
 		cfg.Synced = append(cfg.Synced, i.HasSynced)
