@@ -45,14 +45,14 @@ type testCA struct {
 
 var serial int64
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
+func newKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	return k
 }
 
-func newCA(t *testing.T, cn string) testCA {
+func newCA(t testing.TB, cn string) testCA {
 	t.Helper()
 	key := newKey(t)
 	serial++
@@ -73,7 +73,7 @@ func pemOf(typ string, der []byte) []byte {
 }
 
 // issue signs a leaf with dns and uris SANs for usage, and returns it as a TLS pair.
-func (ca testCA) issue(t *testing.T, cn string, dns, uris []string, usage x509.ExtKeyUsage) tls.Certificate {
+func (ca testCA) issue(t testing.TB, cn string, dns, uris []string, usage x509.ExtKeyUsage) tls.Certificate {
 	t.Helper()
 	key := newKey(t)
 	serial++

@@ -12,11 +12,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
@@ -289,4 +291,34 @@ func TestIssuerOf(t *testing.T) {
 	assert.Equal(t, "root-server-ca", issuerOf(d, link.Shard, pki.ServerCA))
 	assert.Equal(t, "root-front-proxy-client-ca", issuerOf(d, link.Kubeconfig, pki.FrontProxyClientCA))
 	assert.Equal(t, "cache-ca", issuerOf(d, link.CacheClient, link.CacheServerCA))
+}
+
+// TestRequestsAreAuthorizedAgainstTheCachesLatest: what the listener authorizes by is built
+// again on each change its caches tell: a Link being deleted is refused from the next
+// request on, and a link CA replaced no longer trusts the certificates of the one before.
+func TestRequestsAreAuthorizedAgainstTheCachesLatest(t *testing.T) {
+	f := newFixture(t)
+	f.start(nil)
+	sign := func() int {
+		status, _ := f.post(f.client, "/v1/sign/Shard/server", link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"},
+			Request: csr(t, "shard-1", nil, []string{"localhost"})})
+		return status
+	}
+	require.Equal(t, http.StatusOK, sign())
+
+	f.putSecret(linkpki.CAName(f.rs), "link-ca", "", map[string][]byte{corev1.TLSCertKey: newCA(t, "root-link-ca-2").pem()})
+	f.changed(f.rs)
+	assert.Equal(t, http.StatusForbidden, sign(), "the link CA replaced")
+	f.putSecret(linkpki.CAName(f.rs), "link-ca", "", map[string][]byte{corev1.TLSCertKey: f.ca.pem()})
+	f.changed(f.rs)
+	require.Equal(t, http.StatusOK, sign(), "the link CA back")
+
+	deleting := f.link.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	require.NoError(t, f.links.Update(deleting))
+	f.changed(deleting)
+	assert.Equal(t, http.StatusForbidden, sign(), "the Link being deleted")
+	events := f.events()
+	require.NotEmpty(t, events)
+	assert.True(t, strings.HasPrefix(events[len(events)-1], "Warning "+string(link.DeclarationDeleting)+" "), events[len(events)-1])
 }
