@@ -35,13 +35,13 @@ func TestReportOf(t *testing.T) {
 		{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue},
 	}
 	r, err := ReportOf(Observed{Conditions: ready, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
-		Trust:  map[pki.CA][]byte{pki.ServerCA: pemOf(newCA.cert, oldCA.cert, oldCA.cert)},
-		Issued: map[pki.CA][][]byte{pki.ServerCA: {pemOf(serving, oldCA.cert), pemOf(foreign)}}})
+		Trust:  map[pki.CA][]byte{pki.ServerCA: pemOf(newCA.Cert, oldCA.Cert, oldCA.Cert)},
+		Issued: map[pki.CA][][]byte{pki.ServerCA: {pemOf(serving, oldCA.Cert), pemOf(foreign)}}})
 	require.NoError(t, err)
-	both := []string{pki.Fingerprint(oldCA.cert), pki.Fingerprint(newCA.cert)}
+	both := []string{pki.Fingerprint(oldCA.Cert), pki.Fingerprint(newCA.Cert)}
 	slices.Sort(both)
 	assert.Equal(t, ConsumerReport{Realized: true, Available: true, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
-		CAs: map[pki.CA]CATrust{pki.ServerCA: {Trusted: both, Served: []string{pki.Fingerprint(oldCA.cert)}}}}, r,
+		CAs: map[pki.CA]CATrust{pki.ServerCA: {Trusted: both, Served: []string{pki.Fingerprint(oldCA.Cert)}}}}, r,
 		"both CAs trusted, once each; served from the old one; a certificate no trusted CA signed is left out")
 
 	notYet := []metav1.Condition{{Type: operatorv1alpha1.ConditionReferenceValid, Status: metav1.ConditionTrue},
@@ -53,6 +53,6 @@ func TestReportOf(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Realized, "no ReferenceValid yet: not realized")
 
-	_, err = ReportOf(Observed{Trust: map[pki.CA][]byte{pki.ServerCA: pemOf(oldCA.cert)}, Issued: map[pki.CA][][]byte{pki.ServerCA: {[]byte("none")}}})
+	_, err = ReportOf(Observed{Trust: map[pki.CA][]byte{pki.ServerCA: pemOf(oldCA.Cert)}, Issued: map[pki.CA][][]byte{pki.ServerCA: {[]byte("none")}}})
 	assert.Error(t, err, "a certificate that is no PEM")
 }
