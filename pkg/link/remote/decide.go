@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kcp-setups/apiserver/pkg/credentials"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
@@ -199,30 +200,14 @@ func keyMismatch(cr *cmv1.CertificateRequest, crt *cmv1.Certificate, secrets fun
 	return "", nil
 }
 
-// publicKeyOf is the public key of a PEM private key (PKCS#8, or SEC 1 or PKCS#1 as
+// publicKeyOf is the public key of a PEM private key (SEC 1, PKCS#1 or PKCS#8, as
 // cert-manager may encode them).
 func publicKeyOf(keyPEM []byte) (interface{ Equal(crypto.PublicKey) bool }, bool) {
-	block, _ := pem.Decode(keyPEM)
-	if block == nil {
+	key, err := credentials.ParseKey(keyPEM)
+	if err != nil {
 		return nil, false
 	}
-	var (
-		key any
-		err error
-	)
-	switch block.Type {
-	case "EC PRIVATE KEY":
-		key, err = x509.ParseECPrivateKey(block.Bytes)
-	case "RSA PRIVATE KEY":
-		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
-	default:
-		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
-	}
-	signer, ok := key.(crypto.Signer)
-	if err != nil || !ok {
-		return nil, false
-	}
-	pub, ok := signer.Public().(interface{ Equal(crypto.PublicKey) bool })
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
 	return pub, ok
 }
 

@@ -221,6 +221,14 @@ func TestDecide(t *testing.T) {
 			secret: func(*corev1.Secret) *corev1.Secret { return nil }},
 		{name: "a next private key's Secret the Certificate does not control", verdict: Deny, why: "is not controlled by the Certificate",
 			secret: func(s *corev1.Secret) *corev1.Secret { s.OwnerReferences[0].UID = "uid-foreign"; return s }},
+		{name: "the next private key in SEC 1", verdict: Sign, role: pki.ServerCA, secret: func(s *corev1.Secret) *corev1.Secret {
+			der, err := x509.MarshalECPrivateKey(nextKey())
+			if err != nil {
+				panic(err)
+			}
+			s.Data[corev1.TLSPrivateKeyKey] = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+			return s
+		}},
 		{name: "a next private key's Secret without a key", verdict: Deny, why: "holds no private key",
 			secret: func(s *corev1.Secret) *corev1.Secret { s.Data = nil; return s }},
 	} {
