@@ -57,7 +57,7 @@ func (c completedConfig) linkListener(server *genericapiserver.GenericAPIServer)
 		BindAddress: c.ExtraConfig.LinkBindAddress,
 		Links:       links.Lister(), RootShards: rootShards.Lister(), CacheServers: cacheServers.Lister(), Secrets: secrets.Lister(),
 		Signer:        home.CertificateRequests{Client: certManager},
-		Events:        registrations.Marking(&home.Events{Links: home.OperatorLinks(ours)}),
+		Events:        registrations.Marking(&home.Events{Links: home.OperatorLinks(ours), Cached: links.Lister()}),
 		Registrations: registrations,
 	}
 	cfg.Synced = append(cfg.Synced, kcpSynced)

@@ -50,6 +50,15 @@ func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 	return &CA{Cert: cert, Key: key}, nil
 }
 
+// ParseKey is the private key of the first PEM block of keyPEM: SEC 1, PKCS#1 or PKCS#8.
+func ParseKey(keyPEM []byte) (crypto.Signer, error) {
+	block, _ := pem.Decode(keyPEM)
+	if block == nil {
+		return nil, errors.New("no PEM key")
+	}
+	return parseKey(block)
+}
+
 func parseKey(block *pem.Block) (crypto.Signer, error) {
 	var (
 		key any

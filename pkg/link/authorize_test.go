@@ -37,8 +37,8 @@ func TestAuthorize(t *testing.T) {
 	declarations := []Declaration{eu1, us1, eu1B, gone, noIdentity, noUID}
 	trust := Trust{
 		// rotating: both slots
-		rsA: {LinkCAs: []*x509.Certificate{caA.cert, caANext.cert}, ServerName: "root.a.link"},
-		rsB: {LinkCAs: []*x509.Certificate{caB.cert}, ServerName: "root.b.link"},
+		rsA: {LinkCAs: []*x509.Certificate{caA.Cert, caANext.Cert}, ServerName: "root.a.link"},
+		rsB: {LinkCAs: []*x509.Certificate{caB.Cert}, ServerName: "root.b.link"},
 	}
 	cert := func(ca testCA, l leaf) []*x509.Certificate {
 		c, _ := ca.issue(t, l)

@@ -295,3 +295,26 @@ func TestWithinDNSName(t *testing.T) {
 		assert.Equal(t, tc.within, WithinDNSName(tc.name, tc.declared), "%s within %s", tc.name, tc.declared)
 	}
 }
+
+// TestForConsumer: the consumer's name stands for NamePlaceholder, and for nothing else.
+func TestForConsumer(t *testing.T) {
+	server := Issued{CommonName: NamePlaceholder}
+	etcd := Issued{CommonName: NamePlaceholder + "-shard-etcd"}
+	for _, tc := range []struct {
+		name   string
+		issued Issued
+		cn     string
+		of     string
+		want   bool
+	}{
+		{"its own server certificate", server, "shard-1", "shard-1", true},
+		{"another's server certificate", server, "shard-2", "shard-1", false},
+		{"its own etcd certificate", etcd, "shard-1-shard-etcd", "shard-1", true},
+		{"another's etcd certificate", etcd, "shard-2-shard-etcd", "shard-1", false},
+		{"no consumer named", server, "shard-1", "", false},
+		{"a fixed common name is any consumer's", Issued{CommonName: "logical-cluster-admin"}, "logical-cluster-admin", "shard-1", true},
+		{"a user's is any consumer's", Issued{User: true}, "lena", "kc-1", true},
+	} {
+		assert.Equal(t, tc.want, tc.issued.ForConsumer(tc.cn, tc.of), tc.name)
+	}
+}

@@ -43,8 +43,8 @@ func newListener(t *testing.T, limits Limits) *listenerFixture {
 	us1 := Declaration{Namespace: "b", Name: "us-1", UID: "uid-us-1", RootShard: "root", Identity: "us-1.links.example.com",
 		Consumers: []ConsumerKind{FrontProxy}}
 	trust := Trust{
-		{Namespace: "a", Name: "root"}: {LinkCAs: []*x509.Certificate{caA.cert}, ServerName: "root.a.link"},
-		{Namespace: "b", Name: "root"}: {LinkCAs: []*x509.Certificate{caB.cert}, ServerName: "root.b.link"},
+		{Namespace: "a", Name: "root"}: {LinkCAs: []*x509.Certificate{caA.Cert}, ServerName: "root.a.link"},
+		{Namespace: "b", Name: "root"}: {LinkCAs: []*x509.Certificate{caB.Cert}, ServerName: "root.b.link"},
 	}
 	pair := func(ca testCA, l leaf) tls.Certificate {
 		c, k := ca.issue(t, l)
@@ -57,8 +57,8 @@ func newListener(t *testing.T, limits Limits) *listenerFixture {
 	f := &listenerFixture{t: t, roots: x509.NewCertPool(), hold: make(chan struct{}),
 		eu1: pair(caA, client(eu1.Identity, eu1.URI())), us1: pair(caB, client(us1.Identity, us1.URI())),
 		stranger: pair(other, client(eu1.Identity, eu1.URI()))}
-	f.roots.AddCert(caA.cert)
-	f.roots.AddCert(caB.cert)
+	f.roots.AddCert(caA.Cert)
+	f.roots.AddCert(caB.Cert)
 
 	l := &Listener{
 		Declarations: func() []Declaration { return []Declaration{eu1, us1} },

@@ -2,6 +2,7 @@ package link
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
@@ -35,6 +36,17 @@ type Issued struct {
 	// User makes the common name a user's and the organizations its groups (a Kubeconfig's):
 	// any, but neither privileged (UserAllowed).
 	User bool
+}
+
+// ForConsumer reports whether cn, a common name Match let through for i, is i's for the
+// consumer of that name: NamePlaceholder stands for that name alone, so that a consumer is
+// not signed another's certificate. A user's common name, or one without the placeholder,
+// names no consumer.
+func (i Issued) ForConsumer(cn, name string) bool {
+	if i.User || !strings.Contains(i.CommonName, NamePlaceholder) {
+		return true
+	}
+	return name != "" && cn == strings.Replace(i.CommonName, NamePlaceholder, name, 1)
 }
 
 // etcdCN is the common name of a Shard's managed etcd certificate of suffix: the etcd

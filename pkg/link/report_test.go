@@ -35,13 +35,13 @@ func TestReportOf(t *testing.T) {
 		{Type: operatorv1alpha1.ConditionAvailable, Status: metav1.ConditionTrue},
 	}
 	r, err := ReportOf(Observed{Conditions: ready, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
-		Trust:  map[pki.CA][]byte{pki.ServerCA: pemOf(newCA.cert, oldCA.cert, oldCA.cert)},
-		Issued: map[pki.CA][][]byte{pki.ServerCA: {pemOf(serving, oldCA.cert), pemOf(foreign)}}})
+		Trust:  map[pki.CA][]byte{pki.ServerCA: pemOf(newCA.Cert, oldCA.Cert, oldCA.Cert)},
+		Issued: map[pki.CA][][]byte{pki.ServerCA: {pemOf(serving, oldCA.Cert), pemOf(foreign)}}})
 	require.NoError(t, err)
-	both := []string{pki.Fingerprint(oldCA.cert), pki.Fingerprint(newCA.cert)}
+	both := []string{pki.Fingerprint(oldCA.Cert), pki.Fingerprint(newCA.Cert)}
 	slices.Sort(both)
 	assert.Equal(t, ConsumerReport{Realized: true, Available: true, KcpShard: "s-1", BaseURL: "https://s-1.eu.example.com:6443",
-		CAs: map[pki.CA]CATrust{pki.ServerCA: {Trusted: both, Served: []string{pki.Fingerprint(oldCA.cert)}}}}, r,
+		CAs: map[pki.CA]CATrust{pki.ServerCA: {Trusted: both, Served: []string{pki.Fingerprint(oldCA.Cert)}}}}, r,
 		"both CAs trusted, once each; served from the old one; a certificate no trusted CA signed is left out")
 
 	notYet := []metav1.Condition{{Type: operatorv1alpha1.ConditionReferenceValid, Status: metav1.ConditionTrue},
@@ -53,7 +53,7 @@ func TestReportOf(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Realized, "no ReferenceValid yet: not realized")
 
-	_, err = ReportOf(Observed{Trust: map[pki.CA][]byte{pki.ServerCA: pemOf(oldCA.cert)}, Issued: map[pki.CA][][]byte{pki.ServerCA: {[]byte("none")}}})
+	_, err = ReportOf(Observed{Trust: map[pki.CA][]byte{pki.ServerCA: pemOf(oldCA.Cert)}, Issued: map[pki.CA][][]byte{pki.ServerCA: {[]byte("none")}}})
 	assert.Error(t, err, "a certificate that is no PEM")
 }
 
@@ -62,10 +62,10 @@ func TestReportOf(t *testing.T) {
 // bundle not refreshed, stays in, so that the consumer is not reported to have dropped it.
 func TestWithout(t *testing.T) {
 	oldClient, newClient, proxy, proxyNext := newCA(t, "client-ca"), newCA(t, "client-ca-next"), newCA(t, "front-proxy-client-ca"), newCA(t, "fpc-next")
-	merged := pemOf(oldClient.cert, newClient.cert, proxy.cert)
-	assert.Equal(t, pemOf(oldClient.cert, newClient.cert), Without(merged, pemOf(proxy.cert, proxyNext.cert)))
-	assert.Equal(t, pemOf(oldClient.cert, newClient.cert, proxy.cert), Without(merged, pemOf(proxyNext.cert)), "a CA the others do not name stays")
-	assert.Equal(t, pemOf(newClient.cert), Without(pemOf(newClient.cert, proxy.cert), pemOf(proxy.cert), []byte("not PEM")))
-	assert.Empty(t, Without(pemOf(proxy.cert), pemOf(proxy.cert)))
+	merged := pemOf(oldClient.Cert, newClient.Cert, proxy.Cert)
+	assert.Equal(t, pemOf(oldClient.Cert, newClient.Cert), Without(merged, pemOf(proxy.Cert, proxyNext.Cert)))
+	assert.Equal(t, pemOf(oldClient.Cert, newClient.Cert, proxy.Cert), Without(merged, pemOf(proxyNext.Cert)), "a CA the others do not name stays")
+	assert.Equal(t, pemOf(newClient.Cert), Without(pemOf(newClient.Cert, proxy.Cert), pemOf(proxy.Cert), []byte("not PEM")))
+	assert.Empty(t, Without(pemOf(proxy.Cert), pemOf(proxy.Cert)))
 	assert.Equal(t, merged, Without(merged))
 }

@@ -73,6 +73,9 @@ type Applied[AC any] struct {
 	// Prepare, when set, completes a desired object from what exists, before it is hashed:
 	// a CA Certificate keeps the key of the CA it renews.
 	Prepare func(ctx context.Context, desired AC)
+	// Returned, when set, hears each object an apply wrote, or found up to date and so did
+	// not write: what the controllers hold as theirs (the LinkIssuer's remote.Applied).
+	Returned func(metav1.Object)
 
 	// generations are the generations the last applies left objects at, by namespace/name;
 	// nil keeps none.
@@ -146,6 +149,7 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 	}
 	drifted := cached && a.drifted(existing)
 	if cached && UpToDate(existing, hash) && !drifted {
+		a.returned(existing)
 		return false, nil
 	}
 	a.Annotate(desired, map[string]string{DesiredHashAnnotation: hash})
@@ -154,9 +158,17 @@ func (a Applied[AC]) ApplyIfChanged(ctx context.Context, desired AC) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("applying %s %s/%s: %w", a.Kind, ns, name, err)
 	}
+	a.returned(written)
 	if a.generations != nil && written != nil && written.GetGeneration() > 0 {
 		a.generations.Store(ns+"/"+name, written.GetGeneration())
 	}
 	klog.FromContext(ctx).V(2).Info("Applied", "kind", a.Kind, "object", klog.KRef(ns, name), "drifted", drifted)
 	return true, nil
+}
+
+// returned hands obj to Returned, when both are set.
+func (a Applied[AC]) returned(obj metav1.Object) {
+	if a.Returned != nil && obj != nil {
+		a.Returned(obj)
+	}
 }

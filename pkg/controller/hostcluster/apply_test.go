@@ -71,3 +71,27 @@ func TestDriftOfTheSpecIsUndone(t *testing.T) {
 	assert.False(t, wrote, "after a restart the desired hash alone decides: a resync writes nothing")
 	assert.Equal(t, 2, h.applies, "one create, one undo")
 }
+
+// TestReturnedHearsWhatIsOurs: Returned hears the object an apply wrote, and the one it found
+// up to date (after a restart, the first reconcile finds everything so), not one it failed
+// to write.
+func TestReturnedHearsWhatIsOurs(t *testing.T) {
+	h := &fakeHost{}
+	var heard []string
+	a := h.applier()
+	a.Returned = func(obj metav1.Object) { heard = append(heard, obj.GetName()) }
+	_, err := a.ApplyIfChanged(t.Context(), &object{Name: "x", Value: "v"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x"}, heard, "written")
+	wrote, err := a.ApplyIfChanged(t.Context(), &object{Name: "x", Value: "v"})
+	require.NoError(t, err)
+	require.False(t, wrote)
+	assert.Equal(t, []string{"x", "x"}, heard, "up to date")
+
+	a.Apply = func(context.Context, *object) (metav1.Object, error) {
+		return nil, apierrors.NewConflict(schema.GroupResource{Resource: "things"}, "y", nil)
+	}
+	_, err = a.ApplyIfChanged(t.Context(), &object{Name: "y", Value: "v"})
+	require.Error(t, err)
+	assert.Equal(t, []string{"x", "x"}, heard, "not written")
+}

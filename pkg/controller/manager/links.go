@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -101,10 +102,17 @@ func newLinks(namespaces hostcluster.WatchNamespaces, kube kubernetes.Interface,
 	for _, k := range linkedKinds {
 		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName())})
 	}
+	// The LinkIssuer signs only for the Certificates the controllers applied (and still
+	// hold): what the host's Certificate applier returns, forgotten when deleted.
+	applied := remote.NewApplied()
+	host.CertificateApplier.Returned = applied.Record
+	if _, err := f.host.Certmanager().V1().Certificates().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: applied.Forget}); err != nil {
+		return nil, err
+	}
 	l.newIssuer = func() (*remote.Issuer, error) {
 		l.certManager = certificateRequestInformers(namespaces, owned, certManager)
-		return remote.NewIssuer(certManager, l.certManager.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
-			l.manager.Signer, sources)
+		return remote.NewIssuer(certManager, kube, l.certManager.Certmanager().V1().CertificateRequests(), f.host.Certmanager().V1().Certificates().Lister(),
+			applied, l.manager.Signer, sources)
 	}
 	l.reporter = &remote.Reporter{Send: func(ctx context.Context, bootstrap types.NamespacedName, ev link.Event) error {
 		c, err := l.manager.Client(bootstrap)

@@ -21,6 +21,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/apis/operator/validation"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
+	operatorlisters "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
@@ -55,6 +56,10 @@ func (o operatorLinks) UpdateStatus(ctx context.Context, l *operatorv1alpha1.Lin
 // LastSeenResolution. The RootShard's controller watches its Links, so a change requeues it.
 type Events struct {
 	Links LinkStatusClient
+	// Cached, when set, is the cache of the Links a report is first merged against: Links
+	// reads a Link only on a conflict (the cache behind the status), or when the cache does
+	// not hold the Link of the report's UID.
+	Cached operatorlisters.LinkLister
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -129,8 +134,10 @@ func (e *Events) record(ctx context.Context, d link.Declaration, ev link.Event) 
 	if e.Now != nil {
 		now = e.Now()
 	}
+	conflicted := false
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		l, err := e.Links.Get(ctx, d.Namespace, d.Name)
+		l, err := e.link(ctx, d, conflicted)
+		conflicted = true
 		if apierrors.IsNotFound(err) {
 			return errReplaced
 		}
@@ -168,6 +175,17 @@ func (e *Events) record(ctx context.Context, d link.Declaration, ev link.Event) 
 		_, err = e.Links.UpdateStatus(ctx, l)
 		return err
 	})
+}
+
+// link is the Link of d: from the cache unless fresh, or the cache does not hold it with d's
+// UID; else from the API.
+func (e *Events) link(ctx context.Context, d link.Declaration, fresh bool) (*operatorv1alpha1.Link, error) {
+	if e.Cached != nil && !fresh {
+		if l, err := e.Cached.Links(d.Namespace).Get(d.Name); err == nil && string(l.UID) == d.UID {
+			return l, nil
+		}
+	}
+	return e.Links.Get(ctx, d.Namespace, d.Name)
 }
 
 func (e *Events) retiredOf(uid string, k link.ConsumerKey) []string {

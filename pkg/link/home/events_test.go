@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,21 +15,25 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	operatorlisters "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 )
 
-// links is a LinkStatusClient over one stored Link, which counts status writes and can
-// answer a conflict first.
+// links is a LinkStatusClient over one stored Link, which counts reads and status writes,
+// refuses a write of a stale read with a conflict, and can answer a conflict first.
 type links struct {
 	stored    *operatorv1alpha1.Link
 	writes    int
 	conflicts int
+	gets      int
 }
 
 func (f *links) Get(_ context.Context, namespace, name string) (*operatorv1alpha1.Link, error) {
+	f.gets++
 	if f.stored == nil || f.stored.Namespace != namespace || f.stored.Name != name {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Group: "operator.kcp.io", Resource: "links"}, name)
 	}
@@ -40,9 +45,14 @@ func (f *links) UpdateStatus(_ context.Context, l *operatorv1alpha1.Link) (*oper
 		f.conflicts--
 		return nil, apierrors.NewConflict(schema.GroupResource{Group: "operator.kcp.io", Resource: "links"}, l.Name, nil)
 	}
+	if l.ResourceVersion != f.stored.ResourceVersion {
+		// Written from a stale read, as the API refuses it.
+		return nil, apierrors.NewConflict(schema.GroupResource{Group: "operator.kcp.io", Resource: "links"}, l.Name, nil)
+	}
 	f.writes++
 	f.stored = l.DeepCopy()
-	return l, nil
+	f.stored.ResourceVersion = strconv.Itoa(f.writes)
+	return f.stored.DeepCopy(), nil
 }
 
 var (
@@ -143,4 +153,37 @@ func TestEventsRefuseMalformedReports(t *testing.T) {
 	}
 	assert.Zero(t, f.writes)
 	assert.Empty(t, f.stored.Status.Consumers)
+}
+
+// TestEventsReadTheLinkFromTheCache: with a cache, a report is merged against the cached
+// Link; the API is read only on a conflict (the cache behind), or when the cache does not
+// hold the Link of the report's UID.
+func TestEventsReadTheLinkFromTheCache(t *testing.T) {
+	f := &links{stored: &operatorv1alpha1.Link{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "eu-1", UID: "link-uid"}}}
+	cached := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	e := &Events{Links: f, Cached: operatorlisters.NewLinkLister(cached)}
+	sync := func() { require.NoError(t, cached.Update(f.stored.DeepCopy())) }
+	sync()
+
+	require.Equal(t, http.StatusNoContent, post(t, e, link.Shard, report("u-1", 1, 1, fpOld)).Code)
+	assert.Equal(t, 1, f.writes)
+	assert.Zero(t, f.gets, "read from the cache")
+	sync()
+	require.Equal(t, http.StatusNoContent, post(t, e, link.Shard, report("u-1", 1, 2, fpOld)).Code)
+	assert.Equal(t, 1, f.writes, "the same report soon after writes nothing")
+	assert.Zero(t, f.gets)
+
+	f.conflicts = 1
+	require.Equal(t, http.StatusNoContent, post(t, e, link.Shard, report("u-1", 2, 3, fpNew)).Code)
+	assert.Equal(t, 2, f.writes, "written after the conflict")
+	assert.Equal(t, 1, f.gets, "the conflict reads the Link from the API, once")
+
+	// The cache behind our own write: the merge against it conflicts, and the API decides.
+	require.Equal(t, http.StatusNoContent, post(t, e, link.Shard, report("u-1", 2, 3, fpNew)).Code)
+	assert.Equal(t, 2, f.writes, "a replay, by the API's status")
+
+	cached.Delete(f.stored)
+	gets := f.gets
+	require.Equal(t, http.StatusNoContent, post(t, e, link.Shard, report("u-1", 2, 4, fpNew)).Code)
+	assert.Equal(t, gets+1, f.gets, "not in the cache: read from the API")
 }

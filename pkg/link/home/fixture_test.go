@@ -3,19 +3,13 @@ package home
 import (
 	"bufio"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -31,79 +25,40 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	operatorlisters "github.com/kcp-setups/apiserver/pkg/generated/listers/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/link/linktest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
-// testCA is a CA made in a test.
-type testCA struct {
-	cert *x509.Certificate
-	key  crypto.Signer
+// testCA is a CA made in a test, valid from an hour ago to a day from now.
+type testCA struct{ linktest.CA }
+
+func newKey(t testing.TB) *ecdsa.PrivateKey { return linktest.NewKey(t) }
+
+func newCA(t testing.TB, cn string) testCA {
+	return testCA{linktest.NewCA(t, cn, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))}
 }
 
-var serial int64
+func (ca testCA) pem() []byte { return ca.PEM() }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	return k
-}
-
-func newCA(t *testing.T, cn string) testCA {
-	t.Helper()
-	key := newKey(t)
-	serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return testCA{cert: cert, key: key}
-}
-
-func (ca testCA) pem() []byte { return pemOf("CERTIFICATE", ca.cert.Raw) }
-
-func pemOf(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
+func pemOf(typ string, der []byte) []byte { return linktest.PEM(typ, der) }
 
 // issue signs a leaf with dns and uris SANs for usage, and returns it as a TLS pair.
-func (ca testCA) issue(t *testing.T, cn string, dns, uris []string, usage x509.ExtKeyUsage) tls.Certificate {
+func (ca testCA) issue(t testing.TB, cn string, dns, uris []string, usage x509.ExtKeyUsage) tls.Certificate {
 	t.Helper()
-	key := newKey(t)
-	serial++
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: dns,
-		ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature}
-	for _, u := range uris {
-		parsed, err := url.Parse(u)
-		require.NoError(t, err)
-		tmpl.URIs = append(tmpl.URIs, parsed)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
-	require.NoError(t, err)
-	leaf, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}
+	leaf, key := ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: dns, URIs: linktest.URIs(t, uris...),
+		ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature})
+	return tls.Certificate{Certificate: [][]byte{leaf.Raw}, PrivateKey: key, Leaf: leaf}
 }
 
 // csr is a PEM CSR of cn, o and dns, with a new key.
 func csr(t *testing.T, cn string, o, dns []string, uris ...string) []byte {
 	t.Helper()
-	tmpl := &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: o}, DNSNames: dns}
-	for _, u := range uris {
-		parsed, err := url.Parse(u)
-		require.NoError(t, err)
-		tmpl.URIs = append(tmpl.URIs, parsed)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, newKey(t))
-	require.NoError(t, err)
-	return pemOf("CERTIFICATE REQUEST", der)
+	return linktest.CSR(t, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn, Organization: o}, DNSNames: dns,
+		URIs: linktest.URIs(t, uris...)}, nil)
 }
 
 // fakeSigner records what it is asked and answers resp or err.
@@ -206,7 +161,7 @@ func (f *fixture) changed(obj any) { f.server.EventHandler().OnUpdate(obj, obj) 
 // dial is a client of the listener with the pair and the server name.
 func (f *fixture) dial(pair tls.Certificate, serverName string) *http.Client {
 	roots := x509.NewCertPool()
-	roots.AddCert(f.ca.cert)
+	roots.AddCert(f.ca.Cert)
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{ForceAttemptHTTP2: true, TLSClientConfig: &tls.Config{
 		Certificates: []tls.Certificate{pair}, RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS13}}}
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	corev1listers "k8s.io/client-go/listers/core/v1"
@@ -56,6 +57,10 @@ type Server struct {
 	limiter *link.Limiter
 	changes *changes
 	certs   servingCertificates
+	// seen counts the caches' events (EventHandler); known is what the requests are
+	// authorized against, built from the caches once per count.
+	seen  atomic.Uint64
+	known atomic.Pointer[known]
 }
 
 // New is the listener of cfg.
@@ -82,7 +87,8 @@ func (s *Server) Handler() http.Handler {
 	if s.cfg.Registrations != nil {
 		mux.HandleFunc("POST "+link.DeregisterPath+"{kind}", s.deregister)
 	}
-	l := &link.Listener{Declarations: s.declarations, Trust: s.trust, Limiter: s.limiter, Refused: s.refused}
+	l := &link.Listener{Declarations: func() []link.Declaration { return s.current().declarations },
+		Trust: func() link.Trust { return s.current().trust }, Limiter: s.limiter, Refused: s.refused}
 	return l.Handler(mux)
 }
 
@@ -95,8 +101,8 @@ func (s *Server) TLSConfig() *tls.Config { return link.TLSConfig(s.certificate) 
 // of Config.
 func (s *Server) EventHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.changes.notify() },
-		UpdateFunc: func(any, any) { s.changes.notify() },
+		AddFunc:    func(any) { s.changed() },
+		UpdateFunc: func(any, any) { s.changed() },
 		DeleteFunc: func(obj any) {
 			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tombstone.Obj
@@ -107,9 +113,37 @@ func (s *Server) EventHandler() cache.ResourceEventHandler {
 					f.Forget(string(l.UID))
 				}
 			}
-			s.changes.notify()
+			s.changed()
 		},
 	}
+}
+
+// changed is a change of the caches: what requests are authorized against is built again at
+// the next request, and the open bundle streams look again.
+func (s *Server) changed() {
+	s.seen.Add(1)
+	s.changes.notify()
+}
+
+// known is what requests are authorized against: every Link's Declaration and every link
+// CA's trust, as the caches held them at the count seen of their events.
+type known struct {
+	seen         uint64
+	declarations []link.Declaration
+	trust        link.Trust
+}
+
+// current is what requests are authorized against, built from the caches when one changed
+// since it was last built: a request costs an atomic read, not a list of the Links and a
+// parse of every link CA.
+func (s *Server) current() *known {
+	seen := s.seen.Load()
+	if k := s.known.Load(); k != nil && k.seen == seen {
+		return k
+	}
+	k := &known{seen: seen, declarations: s.declarations(), trust: s.trust()}
+	s.known.Store(k)
+	return k
 }
 
 // shutdownGrace is how long a stopping listener waits for its requests: a signature waits

@@ -12,11 +12,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 )
 
@@ -55,8 +57,11 @@ func TestSignSignsWhatThePolicyAllows(t *testing.T) {
 		{"a DNS SAN outside the Link's dnsNames", "/v1/sign/Shard/server", csr(t, "shard-1", nil, []string{"shard-1.us.example.com"}), "shard-1.us.example.com"},
 		{"a DNS SAN in a client certificate", "/v1/sign/Shard/client", csr(t, "shard-shard-1", []string{"system:masters"}, []string{"x.eu.example.com"}), "DNS"},
 		{"no CSR", "/v1/sign/Shard/server", []byte("not a CSR"), "no PEM CERTIFICATE REQUEST"},
+		{"another consumer's server certificate", "/v1/sign/Shard/server", csr(t, "shard-2", nil, []string{"localhost"}), `CN="shard-2" is not the server certificate of the Shard "shard-1"`},
+		{"another consumer's client certificate", "/v1/sign/Shard/client", csr(t, "shard-shard-2", []string{"system:masters"}, nil), `of the Shard "shard-1"`},
 	} {
-		status, body := f.post(f.client, tc.path, link.SignRequest{Request: tc.request})
+		status, body := f.post(f.client, tc.path, link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"},
+			Request: tc.request})
 		assert.Equal(t, http.StatusForbidden, status, tc.name)
 		assert.Equal(t, forbidden, body, tc.name)
 		events := f.events()
@@ -74,7 +79,7 @@ func TestSignSignsWhatThePolicyAllows(t *testing.T) {
 func TestSignAnswersWhatTheSignerSays(t *testing.T) {
 	f := newFixture(t)
 	f.start(nil)
-	request := link.SignRequest{Request: csr(t, "shard-shard-1", []string{"system:masters"}, nil)}
+	request := link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"}, Request: csr(t, "shard-shard-1", []string{"system:masters"}, nil)}
 
 	f.signer.err = fmt.Errorf("%w: the CertificateRequest a/x is Denied", ErrDenied)
 	status, body := f.post(f.client, "/v1/sign/Shard/client", request)
@@ -286,4 +291,34 @@ func TestIssuerOf(t *testing.T) {
 	assert.Equal(t, "root-server-ca", issuerOf(d, link.Shard, pki.ServerCA))
 	assert.Equal(t, "root-front-proxy-client-ca", issuerOf(d, link.Kubeconfig, pki.FrontProxyClientCA))
 	assert.Equal(t, "cache-ca", issuerOf(d, link.CacheClient, link.CacheServerCA))
+}
+
+// TestRequestsAreAuthorizedAgainstTheCachesLatest: what the listener authorizes by is built
+// again on each change its caches tell: a Link being deleted is refused from the next
+// request on, and a link CA replaced no longer trusts the certificates of the one before.
+func TestRequestsAreAuthorizedAgainstTheCachesLatest(t *testing.T) {
+	f := newFixture(t)
+	f.start(nil)
+	sign := func() int {
+		status, _ := f.post(f.client, "/v1/sign/Shard/server", link.SignRequest{Consumer: link.ConsumerRef{Namespace: "remote", Name: "shard-1", UID: "u"},
+			Request: csr(t, "shard-1", nil, []string{"localhost"})})
+		return status
+	}
+	require.Equal(t, http.StatusOK, sign())
+
+	f.putSecret(linkpki.CAName(f.rs), "link-ca", "", map[string][]byte{corev1.TLSCertKey: newCA(t, "root-link-ca-2").pem()})
+	f.changed(f.rs)
+	assert.Equal(t, http.StatusForbidden, sign(), "the link CA replaced")
+	f.putSecret(linkpki.CAName(f.rs), "link-ca", "", map[string][]byte{corev1.TLSCertKey: f.ca.pem()})
+	f.changed(f.rs)
+	require.Equal(t, http.StatusOK, sign(), "the link CA back")
+
+	deleting := f.link.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	require.NoError(t, f.links.Update(deleting))
+	f.changed(deleting)
+	assert.Equal(t, http.StatusForbidden, sign(), "the Link being deleted")
+	events := f.events()
+	require.NotEmpty(t, events)
+	assert.True(t, strings.HasPrefix(events[len(events)-1], "Warning "+string(link.DeclarationDeleting)+" "), events[len(events)-1])
 }

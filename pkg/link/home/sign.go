@@ -79,7 +79,8 @@ func boundDuration(d time.Duration) time.Duration {
 
 // sign serves POST /v1/sign/{kind}/{role}: a CSR of a consumer of kind, signed by the CA
 // role of the Link's RootShard (a CacheClient's: its CacheServer's CA), once link.Match finds
-// it in the policy; its usages are the policy's.
+// it in the policy, for the consumer the request names (Issued.ForConsumer); its usages are
+// the policy's.
 func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	a, _ := link.AuthorizedFrom(r.Context())
 	req, csr, ok := s.readCSR(w, r, a)
@@ -89,6 +90,11 @@ func (s *Server) sign(w http.ResponseWriter, r *http.Request) {
 	issued, err := link.Match(csr, a.Request.Kind, a.Request.Role, a.Declaration)
 	if err != nil {
 		s.refuse(w, r, a, CSRNotAllowed, err.Error())
+		return
+	}
+	if !issued.ForConsumer(csr.Subject.CommonName, req.Consumer.Name) {
+		s.refuse(w, r, a, CSRNotAllowed, fmt.Sprintf("the subject CN=%q is not the %s certificate of the %s %q it is asked for",
+			csr.Subject.CommonName, issued.Role, a.Request.Kind, req.Consumer.Name))
 		return
 	}
 	s.signWith(w, r, a, Signing{Link: a.Declaration, Issuer: issuerOf(a.Declaration, a.Request.Kind, a.Request.Role),

@@ -1,15 +1,24 @@
 package remote
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"sync"
 	"testing"
 
 	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	cmmeta "github.com/cert-manager/cert-manager/pkg/apis/meta/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kcp-setups/apiserver/pkg/link"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -40,10 +49,55 @@ func testSources() []ConsumerSource {
 	}
 }
 
-// shardCertificate is a Certificate the Shard controller wrote for eu-shard.
+// nextKeyName is the Secret of shardCertificate's next private key, while it is issued.
+const nextKeyName = shardName + "-server-next"
+
+// The private key cert-manager made for shardCertificate's issuance (the Secret
+// nextKeyName holds it), and the CSR of linkedRequest, made with it; a stranger's key, and
+// a CSR of the same subject made with it.
+var (
+	nextKey     = sync.OnceValue(func() *ecdsa.PrivateKey { return newKey() })
+	csrOfNext   = sync.OnceValue(func() []byte { return csrOf(nextKey()) })
+	strangerCSR = sync.OnceValue(func() []byte { return csrOf(newKey()) })
+)
+
+func newKey() *ecdsa.PrivateKey {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return key
+}
+
+// csrOf is a PEM CSR of eu-shard's server certificate, made with key.
+func csrOf(key *ecdsa.PrivateKey) []byte {
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: shardName}}, key)
+	if err != nil {
+		panic(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})
+}
+
+// shardCertificate is a Certificate the Shard controller wrote for eu-shard, being issued
+// with the key of nextKeySecret.
 func shardCertificate() *cmv1.Certificate {
 	return &cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Name: shardName + "-server", Namespace: "remote", UID: crtUID,
-		Labels: map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel("shard"): shardName, pki.LabelOwnerUID: shardUID}}}
+		Labels: map[string]string{pki.LabelManagedBy: pki.ManagedBy, pki.OwnerLabel("shard"): shardName, pki.LabelOwnerUID: shardUID}},
+		Spec: cmv1.CertificateSpec{SecretName: shardName + "-server", IssuerRef: cmmeta.IssuerReference{Group: linkpki.IssuerGroup,
+			Kind: linkpki.IssuerKind, Name: pki.CAName(reference.JoinedName("shard", shardName), pki.ServerCA)}},
+		Status: cmv1.CertificateStatus{NextPrivateKeySecretName: ptr.To(nextKeyName)}}
+}
+
+// nextKeySecret is the Secret of shardCertificate's next private key, as cert-manager's key
+// manager makes it: controlled by the Certificate, the key in PKCS#8.
+func nextKeySecret() *corev1.Secret {
+	der, err := x509.MarshalPKCS8PrivateKey(nextKey())
+	if err != nil {
+		panic(err)
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: nextKeyName, Namespace: "remote",
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(shardCertificate(), cmv1.SchemeGroupVersion.WithKind(cmv1.CertificateKind))}},
+		Data: map[string][]byte{corev1.TLSPrivateKeyKey: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})}}
 }
 
 // linkedRequest is a CertificateRequest of shardCertificate for the LinkIssuer of its server
@@ -52,20 +106,32 @@ func linkedRequest() *cmv1.CertificateRequest {
 	return &cmv1.CertificateRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: shardName + "-server-1", Namespace: "remote", Labels: shardCertificate().Labels,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(shardCertificate(), cmv1.SchemeGroupVersion.WithKind(cmv1.CertificateKind))}},
-		Spec: cmv1.CertificateRequestSpec{Request: []byte("csr"),
+		Spec: cmv1.CertificateRequestSpec{Request: csrOfNext(),
 			IssuerRef: cmmeta.IssuerReference{Group: linkpki.IssuerGroup, Kind: linkpki.IssuerKind,
 				Name: pki.CAName(reference.JoinedName("shard", shardName), pki.ServerCA)}},
 	}
 }
 
-func certificates(crts ...*cmv1.Certificate) func(string, string) (*cmv1.Certificate, error) {
-	return func(namespace, name string) (*cmv1.Certificate, error) {
-		for _, c := range crts {
-			if c.Namespace == namespace && c.Name == name {
-				return c, nil
+// lookups find crts and secrets, and say applied of every Certificate.
+func lookups(crts []*cmv1.Certificate, applied Applying, secrets ...*corev1.Secret) Lookups {
+	return Lookups{
+		Certificate: func(namespace, name string) (*cmv1.Certificate, error) {
+			for _, c := range crts {
+				if c.Namespace == namespace && c.Name == name {
+					return c, nil
+				}
 			}
-		}
-		return nil, nil
+			return nil, nil
+		},
+		Applied: func(*cmv1.Certificate, types.UID) Applying { return applied },
+		Secret: func(namespace, name string) (*corev1.Secret, error) {
+			for _, s := range secrets {
+				if s.Namespace == namespace && s.Name == name {
+					return s, nil
+				}
+			}
+			return nil, nil
+		},
 	}
 }
 
@@ -83,6 +149,10 @@ func TestDecide(t *testing.T) {
 		name    string
 		request func(*cmv1.CertificateRequest)
 		crts    []*cmv1.Certificate
+		// applied is what Applied says of the Certificate: Ours unless set.
+		applied *Applying
+		// secret changes the Secret of the next private key; nil removes it.
+		secret  func(*corev1.Secret) *corev1.Secret
 		verdict Verdict
 		role    pki.CA
 		why     string
@@ -137,6 +207,30 @@ func TestDecide(t *testing.T) {
 		{name: "the issuer of the link CA", verdict: Deny, why: "is no CA of", request: func(cr *cmv1.CertificateRequest) {
 			cr.Spec.IssuerRef.Name = pki.CAName(reference.JoinedName("shard", shardName), pki.LinkCA)
 		}},
+		{name: "a Certificate forged with our labels, not applied by this server", verdict: Deny, why: "not one this server applied",
+			applied: ptr.To(NotOurs)},
+		{name: "a Certificate of a consumer not reconciled since the server started: waits", verdict: Wait,
+			why: "has not applied the Certificates of the Shard eu-shard", applied: ptr.To(NotYet)},
+		{name: "a CSR of a key of its own, not cert-manager's for the Certificate", verdict: Deny,
+			why:     "its CSR is not of the private key cert-manager made for the Certificate eu-shard-server",
+			request: func(cr *cmv1.CertificateRequest) { cr.Spec.Request = strangerCSR() }},
+		{name: "no CSR", verdict: Deny, why: "holds no PEM CERTIFICATE REQUEST", request: func(cr *cmv1.CertificateRequest) { cr.Spec.Request = []byte("csr") }},
+		{name: "a Certificate not being issued", verdict: Deny, why: "is not being issued",
+			crts: []*cmv1.Certificate{crt(func(c *cmv1.Certificate) { c.Status.NextPrivateKeySecretName = nil })}},
+		{name: "the next private key's Secret gone", verdict: Deny, why: "is not there",
+			secret: func(*corev1.Secret) *corev1.Secret { return nil }},
+		{name: "a next private key's Secret the Certificate does not control", verdict: Deny, why: "is not controlled by the Certificate",
+			secret: func(s *corev1.Secret) *corev1.Secret { s.OwnerReferences[0].UID = "uid-foreign"; return s }},
+		{name: "the next private key in SEC 1", verdict: Sign, role: pki.ServerCA, secret: func(s *corev1.Secret) *corev1.Secret {
+			der, err := x509.MarshalECPrivateKey(nextKey())
+			if err != nil {
+				panic(err)
+			}
+			s.Data[corev1.TLSPrivateKeyKey] = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+			return s
+		}},
+		{name: "a next private key's Secret without a key", verdict: Deny, why: "holds no private key",
+			secret: func(s *corev1.Secret) *corev1.Secret { s.Data = nil; return s }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cr := linkedRequest()
@@ -147,10 +241,23 @@ func TestDecide(t *testing.T) {
 			if crts == nil {
 				crts = []*cmv1.Certificate{shardCertificate()}
 			}
-			d, err := Decide(cr, certificates(crts...), testSources())
+			applied := Ours
+			if tc.applied != nil {
+				applied = *tc.applied
+			}
+			var secrets []*corev1.Secret
+			secret := nextKeySecret()
+			if tc.secret != nil {
+				secret = tc.secret(secret)
+			}
+			if secret != nil {
+				secrets = append(secrets, secret)
+			}
+			d, err := Decide(cr, lookups(crts, applied, secrets...), testSources())
 			require.NoError(t, err)
 			assert.Equal(t, tc.verdict, d.Verdict, d.Why)
 			assert.Contains(t, d.Why, tc.why)
+			assert.NotContains(t, d.Why, "BEGIN", "a reason names no key material")
 			if tc.verdict == Sign {
 				assert.Equal(t, tc.role, d.Role)
 				assert.Equal(t, linked, d.Linked)
@@ -162,7 +269,7 @@ func TestDecide(t *testing.T) {
 		sources[0].Bootstrap = func(string, string, types.UID) (string, bool, error) {
 			return "", false, errors.New("cache not synced")
 		}
-		_, err := Decide(linkedRequest(), certificates(shardCertificate()), sources)
+		_, err := Decide(linkedRequest(), lookups([]*cmv1.Certificate{shardCertificate()}, Ours, nextKeySecret()), sources)
 		require.Error(t, err)
 	})
 }

@@ -2,15 +2,11 @@ package remote
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,50 +20,35 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/link/linktest"
 	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 )
 
-var serial atomic.Int64
-
-// testCA is a CA made in a test.
+// testCA is a CA made in a test, valid from an hour ago to a day from now, with its PEM.
 type testCA struct {
-	cert *x509.Certificate
-	key  crypto.Signer
-	pem  []byte
+	linktest.CA
+	pem []byte
 }
 
 func newCA(t *testing.T, cn string) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	ca := linktest.NewCA(t, cn, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+	return testCA{CA: ca, pem: ca.PEM()}
 }
 
 // sign signs tmpl for pub and returns the PEM chain cert-manager's CA issuer writes: the
 // leaf, then the CA.
 func (ca testCA) sign(t *testing.T, tmpl *x509.Certificate, pub crypto.PublicKey) []byte {
 	t.Helper()
-	tmpl.SerialNumber = big.NewInt(serial.Add(1))
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
-	require.NoError(t, err)
-	return append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), ca.pem...)
+	return append(linktest.PEM("CERTIFICATE", ca.Sign(t, tmpl, pub)), ca.pem...)
 }
 
 // pairOf signs a leaf for a fresh key: the PEM chain and the key.
 func (ca testCA) pairOf(t *testing.T, tmpl *x509.Certificate) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
+	key := linktest.NewKey(t)
 	der, err := x509.MarshalECPrivateKey(key)
 	require.NoError(t, err)
-	return ca.sign(t, tmpl, key.Public()), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+	return ca.sign(t, tmpl, key.Public()), linktest.PEM("EC PRIVATE KEY", der)
 }
 
 // The Link of the tests: eu-1 of the RootShard a/root, admitting Shards.
@@ -106,7 +87,7 @@ func newHome(t *testing.T, limits link.Limits, next http.Handler) *home {
 			return []link.Declaration{d}
 		},
 		Trust: func() link.Trust {
-			return link.Trust{testLink.Key(): {LinkCAs: []*x509.Certificate{ca.cert}, ServerName: testServerName}}
+			return link.Trust{testLink.Key(): {LinkCAs: []*x509.Certificate{ca.Cert}, ServerName: testServerName}}
 		},
 		Limiter: link.NewLimiter(limits),
 	}

@@ -11,12 +11,14 @@ import (
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
 	cminformers "github.com/cert-manager/cert-manager/pkg/client/informers/externalversions/certmanager/v1"
 	cmlisters "github.com/cert-manager/cert-manager/pkg/client/listers/certmanager/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -44,7 +46,10 @@ type Issuer struct {
 	client       cmclientset.Interface
 	requests     cmlisters.CertificateRequestLister
 	certificates cmlisters.CertificateLister
-	synced       cache.InformerSynced
+	// kube reads the Secrets of cert-manager's next private keys.
+	kube    kubernetes.Interface
+	applied *Applied
+	synced  cache.InformerSynced
 	// signer is the Signer of the link of a bootstrap Secret (Manager.Client).
 	signer  func(types.NamespacedName) (Signer, error)
 	sources []ConsumerSource
@@ -53,12 +58,14 @@ type Issuer struct {
 }
 
 // NewIssuer is the LinkIssuer over the CertificateRequests of requests, reading the
-// Certificates through certificates (and client, when the cache has not seen one yet),
-// writing through client, signing through the Signer of each link, and finding the linked
-// consumers through sources.
-func NewIssuer(client cmclientset.Interface, requests cminformers.CertificateRequestInformer, certificates cmlisters.CertificateLister,
-	signer func(types.NamespacedName) (Signer, error), sources []ConsumerSource) (*Issuer, error) {
-	i := &Issuer{client: client, requests: requests.Lister(), certificates: certificates, synced: requests.Informer().HasSynced,
+// Certificates through certificates (and client, when the cache has not seen one yet or
+// not its issuance), writing through client, reading the Secrets of cert-manager's next
+// private keys through kube, signing through the Signer of each link, finding the linked
+// consumers through sources, and the Certificates this server applied in applied.
+func NewIssuer(client cmclientset.Interface, kube kubernetes.Interface, requests cminformers.CertificateRequestInformer,
+	certificates cmlisters.CertificateLister, applied *Applied, signer func(types.NamespacedName) (Signer, error),
+	sources []ConsumerSource) (*Issuer, error) {
+	i := &Issuer{client: client, kube: kube, applied: applied, requests: requests.Lister(), certificates: certificates, synced: requests.Informer().HasSynced,
 		signer: signer, sources: sources, now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "linkissuer"})}
@@ -127,10 +134,16 @@ func (i *Issuer) sync(ctx context.Context, key string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	certificate := func(namespace, name string) (*cmv1.Certificate, error) { return i.certificate(ctx, namespace, name) }
-	d, err := Decide(cr, certificate, i.sources)
+	d, err := Decide(cr, Lookups{
+		Certificate: func(namespace, name string) (*cmv1.Certificate, error) { return i.certificate(ctx, namespace, name) },
+		Applied:     i.applied.Of,
+		Secret:      func(namespace, name string) (*corev1.Secret, error) { return i.secret(ctx, namespace, name) },
+	}, i.sources)
 	if err != nil {
 		return 0, err
+	}
+	if d.Verdict == Wait {
+		return 0, errors.New(d.Why)
 	}
 	cached := cr
 	cr = cr.DeepCopy()
@@ -211,16 +224,27 @@ func (i *Issuer) write(ctx context.Context, cached, cr *cmv1.CertificateRequest)
 }
 
 // certificate is the Certificate namespace/name from the cache, or from the API when the
-// cache has not seen it yet; nil when there is none.
+// cache has not seen it yet or not its issuance (no status.nextPrivateKeySecretName: the
+// CertificateRequests' cache may be ahead); nil when there is none.
 func (i *Issuer) certificate(ctx context.Context, namespace, name string) (*cmv1.Certificate, error) {
 	crt, err := i.certificates.Certificates(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || err == nil && crt.Status.NextPrivateKeySecretName == nil {
 		crt, err = i.client.CertmanagerV1().Certificates(namespace).Get(ctx, name, metav1.GetOptions{})
 	}
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	return crt, err
+}
+
+// secret is the Secret namespace/name, read from the API (cert-manager's next private keys
+// are in no cache of ours); nil when there is none.
+func (i *Issuer) secret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
+	s, err := i.kube.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return s, err
 }
 
 // setCondition sets the condition t of cr, keeping its transition time when its status does

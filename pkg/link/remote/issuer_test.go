@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kcp-setups/apiserver/pkg/link"
@@ -41,11 +42,20 @@ func newIssuerFixture(t *testing.T, cr *cmv1.CertificateRequest, signer func(typ
 	require.NoError(t, requests.Informer().GetIndexer().Add(cr))
 	certs := f.Certmanager().V1().Certificates()
 	require.NoError(t, certs.Informer().GetIndexer().Add(crt))
-	i, err := NewIssuer(cm, requests, certs.Lister(), signer, testSources())
+	i, err := NewIssuer(cm, kubefake.NewClientset(nextKeySecret()), requests, certs.Lister(), appliedOf(crt), signer, testSources())
 	require.NoError(t, err)
 	key, err := cache.MetaNamespaceKeyFunc(cr)
 	require.NoError(t, err)
 	return &issuerFixture{issuer: i, cm: cm, key: key, requests: requests.Informer().GetIndexer()}
+}
+
+// appliedOf is an Applied that holds crts, as the host's Certificate applier records them.
+func appliedOf(crts ...*cmv1.Certificate) *Applied {
+	a := NewApplied()
+	for _, c := range crts {
+		a.Record(c)
+	}
+	return a
 }
 
 // sync syncs the request once, and returns what is stored of it after.
@@ -83,7 +93,7 @@ func signedBy(t *testing.T, code int, deleting bool) func(types.NamespacedName) 
 	h := newHome(t, link.DefaultLimits, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req link.SignRequest
 		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
-		assert.Equal(t, []byte("csr"), req.Request)
+		assert.Equal(t, csrOfNext(), req.Request)
 		assert.Equal(t, link.ConsumerRef{Namespace: "remote", Name: shardName, UID: shardUID}, req.Consumer)
 		a, _ := link.AuthorizedFrom(r.Context())
 		assert.Equal(t, link.Request{Operation: link.Sign, Kind: link.Shard, Role: pki.ServerCA}, a.Request)
@@ -210,7 +220,8 @@ func TestIssuerRun(t *testing.T) {
 	f := cminformers.NewSharedInformerFactory(cm, 0)
 	requests := f.Certmanager().V1().CertificateRequests()
 	certs := f.Certmanager().V1().Certificates()
-	i, err := NewIssuer(cm, requests, certs.Lister(), signedBy(t, http.StatusOK, false), testSources())
+	i, err := NewIssuer(cm, kubefake.NewClientset(nextKeySecret()), requests, certs.Lister(), appliedOf(shardCertificate()),
+		signedBy(t, http.StatusOK, false), testSources())
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -228,4 +239,40 @@ func TestIssuerRun(t *testing.T) {
 	untouched, err := cm.CertmanagerV1().CertificateRequests("remote").Get(ctx, other.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, untouched.Status.Conditions)
+}
+
+// TestIssuerChecksWhatItApplied: a request of a Certificate this server did not apply (one
+// forged with our labels) is Denied; one of a consumer this server has not applied since it
+// started waits, retried, and is neither approved nor denied.
+func TestIssuerChecksWhatItApplied(t *testing.T) {
+	t.Run("forged", func(t *testing.T) {
+		f := newIssuerFixture(t, linkedRequest(), signedBy(t, http.StatusOK, false))
+		applied := shardCertificate()
+		applied.Name, applied.UID = "eu-shard-client", "uid-client"
+		f.issuer.applied = appliedOf(applied)
+		cr, _, err := f.sync(t)
+		require.NoError(t, err)
+		assert.Empty(t, cr.Status.Certificate)
+		denied := condition(cr, cmv1.CertificateRequestConditionDenied)
+		assert.Equal(t, cmmeta.ConditionTrue, denied.Status)
+		assert.Contains(t, denied.Message, "not one this server applied")
+	})
+	t.Run("not applied yet", func(t *testing.T) {
+		f := newIssuerFixture(t, linkedRequest(), signedBy(t, http.StatusOK, false))
+		f.issuer.applied = NewApplied()
+		cr, _, err := f.sync(t)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "has not applied the Certificates")
+		assert.Empty(t, cr.Status.Conditions)
+		assert.Zero(t, f.statusWrites())
+	})
+	t.Run("a foreign key", func(t *testing.T) {
+		cr := linkedRequest()
+		cr.Spec.Request = strangerCSR()
+		f := newIssuerFixture(t, cr, signedBy(t, http.StatusOK, false))
+		cr, _, err := f.sync(t)
+		require.NoError(t, err)
+		assert.Empty(t, cr.Status.Certificate)
+		assert.Equal(t, cmmeta.ConditionTrue, condition(cr, cmv1.CertificateRequestConditionDenied).Status)
+	})
 }

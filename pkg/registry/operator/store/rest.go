@@ -84,13 +84,15 @@ func (*REST) Categories() []string { return Categories }
 // StatusREST is the status subresource of a kind: it reads the whole object and writes only
 // its status.
 type StatusREST struct {
-	store     *genericregistry.Store
-	rotations statusCheck
+	store *genericregistry.Store
+	// checks are what a write of the status is held to beyond validation: the parts only
+	// the server writes (ServerWritten), and the steps of status.rotations.
+	checks statusCheck
 }
 
 // SetController tells the status subresource the user the server's controllers write as
 // (ControllerIdentity); it is called before the server serves.
-func (r *StatusREST) SetController(u user.Info) { r.rotations.controller.Set(u) }
+func (r *StatusREST) SetController(u user.Info) { r.checks.controller.Set(u) }
 
 var (
 	_ rest.Patcher                = &StatusREST{}
@@ -115,7 +117,7 @@ func (r *StatusREST) Get(ctx context.Context, name string, options *metav1.GetOp
 // Update writes the status of an object.
 func (r *StatusREST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	// The status subresource never creates an object, whatever the patch type asks.
-	return update(ctx, r.store, name, objInfo, createValidation, r.rotations.update(updateValidation), false, options)
+	return update(ctx, r.store, name, objInfo, createValidation, r.checks.update(updateValidation), false, options)
 }
 
 // GetResetFields implements rest.ResetFieldsStrategy.
@@ -174,7 +176,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 			return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(w.Value(o), w.Value(p))
 		}})
 	}
-	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore, rotations: check}, nil
+	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore, checks: check}, nil
 }
 
 // attrs returns the labels and the selectable fields of an object.

@@ -58,7 +58,8 @@ func isRotationRequest(ctx context.Context) bool {
 }
 
 // statusCheck is the status subresource's check, after validation, that the requester may
-// take each step of status.rotations the write takes.
+// change each ServerWritten part of the status the write changes, and take each step of
+// status.rotations the write takes.
 type statusCheck struct {
 	resource   string
 	controller *ControllerIdentity
