@@ -152,7 +152,12 @@ func (l *links) consumers() []remote.Consumer {
 			if !ok {
 				continue
 			}
-			state, err := link.ReportOf(l.observe(k, m, conditions))
+			o := l.observe(k, m, conditions)
+			// The link's own CA: what the link trusts the home by, and its client certificate.
+			if trust, client, ok := l.manager.LinkTrust(types.NamespacedName{Namespace: m.GetNamespace(), Name: bootstrap}); ok {
+				o.Trust[pki.LinkCA], o.Issued[pki.LinkCA] = trust, [][]byte{client}
+			}
+			state, err := link.ReportOf(o)
 			if err != nil {
 				continue
 			}
