@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -62,12 +63,10 @@ func TestLinkCARotation(t *testing.T) {
 	carried := readSecret(t, second, remote, bootstrap, linkpki.CACertKey)
 	require.NotEmpty(t, carried)
 	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", bootstrap)))
+	logLinkedOnFailure(t, second, remote)
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := second.Kubectl(t.Context(), "get", "shard", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-			out, _ = stack.Kubectl(t.Context(), "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
+			out, _ := stack.Kubectl(context.Background(), "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
 			t.Logf("the Link's consumers: %s", out)
 		}
 	})

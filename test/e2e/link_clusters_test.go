@@ -113,6 +113,18 @@ func privateKeysIn(data []byte) []crypto.Signer {
 	return out
 }
 
+// logLinkedOnFailure logs, when the test failed, the conditions of the Shards, Certificates
+// and CertificateRequests of the namespace remote of the second cluster.
+func logLinkedOnFailure(t *testing.T, second *framework.Stack, remote string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
+}
+
 // TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
 // first over a Link, from its bootstrap Secret carried once: it becomes Available, every
 // certificate of it chains to the home's root CA, no Secret of the second cluster holds the
@@ -130,13 +142,7 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	kubectlOn(t, second, "create", "namespace", remote)
 	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
 	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-		}
-	})
+	logLinkedOnFailure(t, second, remote)
 	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
