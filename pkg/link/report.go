@@ -95,3 +95,33 @@ func certificates(bundle []byte) ([]*x509.Certificate, error) {
 		out = append(out, c)
 	}
 }
+
+// Without is the PEM of the certificates of bundle that none of others holds, in order: what
+// a bundle that merges several CAs' certificates (the merged client CA bundle: the client
+// and the front-proxy-client CAs) trusts of one of them, others being what the home says of
+// the other CAs. A certificate of the bundle that others no longer name (an old CA the home
+// dropped, still in a bundle not yet refreshed) stays in it: a consumer is never reported to
+// have dropped a CA its pods may still trust. A block that does not parse is kept.
+func Without(bundle []byte, others ...[]byte) []byte {
+	skip := map[string]bool{}
+	for _, o := range others {
+		cs, _ := certificates(o)
+		for _, c := range cs {
+			skip[pki.Fingerprint(c)] = true
+		}
+	}
+	var out []byte
+	for rest := bundle; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			return out
+		}
+		if block.Type != "CERTIFICATE" {
+			continue
+		}
+		if c, err := x509.ParseCertificate(block.Bytes); err == nil && skip[pki.Fingerprint(c)] {
+			continue
+		}
+		out = append(out, pem.EncodeToMemory(block)...)
+	}
+}

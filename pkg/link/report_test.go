@@ -56,3 +56,16 @@ func TestReportOf(t *testing.T) {
 	_, err = ReportOf(Observed{Trust: map[pki.CA][]byte{pki.ServerCA: pemOf(oldCA.cert)}, Issued: map[pki.CA][][]byte{pki.ServerCA: {[]byte("none")}}})
 	assert.Error(t, err, "a certificate that is no PEM")
 }
+
+// TestWithout: what a merged client CA bundle trusts of the client CA is the bundle without
+// the front-proxy-client CAs the home names; an old client CA the home dropped, still in a
+// bundle not refreshed, stays in, so that the consumer is not reported to have dropped it.
+func TestWithout(t *testing.T) {
+	oldClient, newClient, proxy, proxyNext := newCA(t, "client-ca"), newCA(t, "client-ca-next"), newCA(t, "front-proxy-client-ca"), newCA(t, "fpc-next")
+	merged := pemOf(oldClient.cert, newClient.cert, proxy.cert)
+	assert.Equal(t, pemOf(oldClient.cert, newClient.cert), Without(merged, pemOf(proxy.cert, proxyNext.cert)))
+	assert.Equal(t, pemOf(oldClient.cert, newClient.cert, proxy.cert), Without(merged, pemOf(proxyNext.cert)), "a CA the others do not name stays")
+	assert.Equal(t, pemOf(newClient.cert), Without(pemOf(newClient.cert, proxy.cert), pemOf(proxy.cert), []byte("not PEM")))
+	assert.Empty(t, Without(pemOf(proxy.cert), pemOf(proxy.cert)))
+	assert.Equal(t, merged, Without(merged))
+}

@@ -49,24 +49,18 @@ func linkTrustOf(t *testing.T, ns, name string) *operatorv1alpha1.LinkConsumerCA
 // gone, and the remote's link is up all along, with no Secret copied again.
 func TestLinkCARotation(t *testing.T) {
 	parallel(t, alone)
-	ns := namespace(t, "xlinkca-home")
-	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlinkca-remote"
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
-	waitFor(t, ns, "link/eu-1", "Ready")
-
-	second := startSecondCluster(t)
-	kubectlOn(t, second, "create", "namespace", remote)
-	bootstrap := linkpki.BootstrapName("eu-1")
 	// The one copy of the test: nothing is carried again, whatever the rotation does.
-	copyReference(t, stack, ns, bootstrap, second, remote)
+	ns, second := linkedShardAcrossClusters(t, "xlinkca-home", remote)
+	bootstrap := linkpki.BootstrapName("eu-1")
 	carried := readSecret(t, second, remote, bootstrap, linkpki.CACertKey)
 	require.NotEmpty(t, carried)
-	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", bootstrap)))
-	logLinkedOnFailure(t, second, remote)
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := stack.Kubectl(context.Background(), "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
+			out, _ := second.Kubectl(context.Background(), "get", "shard", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+			out, _ = stack.Kubectl(context.Background(), "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")
 			t.Logf("the Link's consumers: %s", out)
 		}
 	})

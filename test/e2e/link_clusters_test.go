@@ -113,16 +113,22 @@ func privateKeysIn(data []byte) []crypto.Signer {
 	return out
 }
 
-// logLinkedOnFailure logs, when the test failed, the conditions of the Shards, Certificates
-// and CertificateRequests of the namespace remote of the second cluster.
-func logLinkedOnFailure(t *testing.T, second *framework.Stack, remote string) {
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-		}
-	})
+// linkedShardAcrossClusters declares, in a new namespace named after home on the suite's
+// stack, a RootShard root and its Link eu-1 for the namespace remote of a second cluster,
+// which it starts; carries the Link's bootstrap Secret there once; and creates the Shard
+// shard-1 linked by it. It returns the home namespace and the second cluster.
+func linkedShardAcrossClusters(t *testing.T, home, remote string) (string, *framework.Stack) {
+	t.Helper()
+	ns := namespace(t, home)
+	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
+	waitFor(t, ns, "link/eu-1", "Ready")
+
+	second := startSecondCluster(t)
+	kubectlOn(t, second, "create", "namespace", remote)
+	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
+	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	return ns, second
 }
 
 // TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
@@ -132,17 +138,15 @@ func logLinkedOnFailure(t *testing.T, second *framework.Stack, remote string) {
 // revokes the remote at once, which keeps serving with what it has.
 func TestLinkedShardAcrossClusters(t *testing.T) {
 	parallel(t, alone)
-	ns := namespace(t, "xlink-home")
-	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlink-remote"
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
-	waitFor(t, ns, "link/eu-1", "Ready")
-
-	second := startSecondCluster(t)
-	kubectlOn(t, second, "create", "namespace", remote)
-	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
-	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
-	logLinkedOnFailure(t, second, remote)
+	ns, second := linkedShardAcrossClusters(t, "xlink-home", remote)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
 	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))

@@ -184,23 +184,30 @@ func (p *prober) results(until time.Time) (total, ok, failedBefore int, firstFai
 	return total, ok, failedBefore, firstFailure, last
 }
 
-// mounter refreshes a stand-in's files from the realized Secrets of the RootShard name, as
-// the kubelet refreshes a kcp pod's mounts, and remembers when it first wrote a client CA
-// bundle that no longer trusts revoked.
+// mounter refreshes a stand-in's files from the realized Secrets that read returns, as the
+// kubelet refreshes a kcp pod's mounts, and remembers when it first wrote a client CA bundle
+// that no longer trusts revoked.
 type mounter struct {
 	mu        sync.Mutex
 	revokedAt time.Time
 	writes    int
 }
 
-func (m *mounter) run(ctx context.Context, t *testing.T, standIn *framework.StandIn, ns, name string, revoked *x509.Certificate, wg *sync.WaitGroup) {
+// rootShardMounts reads the serving certificate and client CA bundle of the RootShard name.
+func rootShardMounts(t *testing.T, s *framework.Stack, ns, name string) func() framework.StandInOptions {
+	return func() framework.StandInOptions {
+		return framework.StandInOptions{
+			ServingCert: readSecret(t, s, ns, name+"-server", "tls.crt"), ServingKey: readSecret(t, s, ns, name+"-server", "tls.key"),
+			ClientCA: readSecret(t, s, ns, name+"-merged-client-ca", "tls.crt"),
+		}
+	}
+}
+
+func (m *mounter) run(ctx context.Context, standIn *framework.StandIn, read func() framework.StandInOptions, revoked *x509.Certificate, wg *sync.WaitGroup) {
 	defer wg.Done()
 	var last framework.StandInOptions
 	for ctx.Err() == nil {
-		o := framework.StandInOptions{
-			ServingCert: readSecret(t, stack, ns, name+"-server", "tls.crt"), ServingKey: readSecret(t, stack, ns, name+"-server", "tls.key"),
-			ClientCA: readSecret(t, stack, ns, name+"-merged-client-ca", "tls.crt"),
-		}
+		o := read()
 		changed := !bytes.Equal(o.ServingCert, last.ServingCert) || !bytes.Equal(o.ServingKey, last.ServingKey) || !bytes.Equal(o.ClientCA, last.ClientCA)
 		if changed && len(o.ServingCert) > 0 && len(o.ClientCA) > 0 && standIn.Refresh(o) == nil {
 			last = o
@@ -255,7 +262,7 @@ func TestRotationWithoutFailures(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 	m := &mounter{}
 	wg.Add(1)
-	go m.run(ctx, t, standIn, ns, "root", revoked, &wg)
+	go m.run(ctx, standIn, rootShardMounts(t, stack, ns, "root"), revoked, &wg)
 	oldClient := newProber(t, "minted before Start", []byte(before.Status.Kubeconfig))
 	wg.Add(1)
 	go oldClient.run(ctx, standIn.URL, &wg)
@@ -562,25 +569,10 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 	}
 	// trusted are the CAs of a trust bundle of the joined shard.
 	trusted := func(name string) []*x509.Certificate { return certsIn(readSecret(t, stack, b, name, "tls.crt")) }
-	holds := func(certs []*x509.Certificate, want ...*x509.Certificate) bool {
-		if len(certs) != len(want) {
-			return false
-		}
-		for _, w := range want {
-			found := false
-			for _, c := range certs {
-				found = found || c.Equal(w)
-			}
-			if !found {
-				return false
-			}
-		}
-		return true
-	}
 	old := map[string]*x509.Certificate{}
 	for _, ca := range cas {
 		old[ca.authority] = secretCert(t, a, ca.source)
-		assert.True(t, holds(trusted(ca.trust), old[ca.authority]), "before the rotation, %s holds the %s CA alone", ca.trust, ca.authority)
+		assert.True(t, holdsAll(trusted(ca.trust), old[ca.authority]), "before the rotation, %s holds the %s CA alone", ca.trust, ca.authority)
 		assert.Contains(t, strings.Fields(mounted()), ca.trust, "the joined shard's pods trust the %s CA by %s", ca.authority, ca.trust)
 	}
 
@@ -598,7 +590,7 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 	for _, ca := range cas {
 		next[ca.authority] = secretCert(t, a, ca.source+"-next")
 		require.False(t, next[ca.authority].Equal(old[ca.authority]))
-		assert.Eventually(t, func() bool { return holds(trusted(ca.trust), old[ca.authority], next[ca.authority]) }, 2*time.Minute, time.Second,
+		assert.Eventually(t, func() bool { return holdsAll(trusted(ca.trust), old[ca.authority], next[ca.authority]) }, 2*time.Minute, time.Second,
 			"while Prepared, %s holds the old and the new %s CA", ca.trust, ca.authority)
 		assert.Contains(t, strings.Fields(mounted()), ca.trust)
 	}
@@ -622,12 +614,12 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 	// alone, and signs from the new server CA.
 	for _, ca := range cas {
 		require.Eventually(t, func() bool {
-			return holds(certsIn(readSecret(t, stack, a, "root-shard-join", ca.authority+"-ca-trust.crt")), next[ca.authority])
+			return holdsAll(certsIn(readSecret(t, stack, a, "root-shard-join", ca.authority+"-ca-trust.crt")), next[ca.authority])
 		}, 2*time.Minute, time.Second, "the reference Secret's %s-ca-trust.crt holds the new CA alone", ca.authority)
 	}
 	copyReference(t, stack, a, "root-shard-join", stack, b)
 	for _, ca := range cas {
-		assert.Eventually(t, func() bool { return holds(trusted(ca.trust), next[ca.authority]) }, 2*time.Minute, time.Second,
+		assert.Eventually(t, func() bool { return holdsAll(trusted(ca.trust), next[ca.authority]) }, 2*time.Minute, time.Second,
 			"once Completed, %s holds the new %s CA alone", ca.trust, ca.authority)
 		assert.Contains(t, strings.Fields(mounted()), ca.trust)
 	}
@@ -643,6 +635,5 @@ func TestJoinedSetupFollowsARotation(t *testing.T) {
 // signedBy reports whether the first certificate of the Secret name in ns is signed by ca;
 // false while the Secret is missing, as when a stale leaf is issued again.
 func signedBy(t *testing.T, ns, name string, ca *x509.Certificate) bool {
-	certs := certsIn(readSecret(t, stack, ns, name, "tls.crt"))
-	return len(certs) > 0 && certs[0].CheckSignatureFrom(ca) == nil
+	return signedByOn(t, stack, ns, name, ca)
 }

@@ -29,9 +29,13 @@ import (
 // cert-manager issues it again with the same key and subject; what it signed still verifies.
 // Only certificates whose Certificate is Ready are touched, never one in the middle of an
 // issuance, and only those whose issuer is a CA Issuer whose Secret holds a certificate: one
-// of issuers, or one of ours in the cache; never a signing leaf. It returns how many it had
-// issued again.
-func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration) (int, error) {
+// of issuers, or one of ours in the cache; never a signing leaf. A certificate of another
+// issuer is checked against signers (the CA certificates, PEM, that such issuers sign from,
+// by issuer name: a linked consumer's LinkIssuer signs over the link from the CA its home
+// says, reference.Joined.Signers), and left alone when it has none. It returns how many it
+// had issued again.
+func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.IssuerApplyConfiguration, certs []*cmapply.CertificateApplyConfiguration,
+	signers map[string][]byte) (int, error) {
 	caSecrets := map[string]string{}
 	for _, i := range issuers {
 		if i.Name != nil && i.Spec != nil && i.Spec.CA != nil && i.Spec.CA.SecretName != nil {
@@ -45,17 +49,27 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		if pki.IsSigningLeaf(c.Labels) {
 			continue
 		}
-		if c.Spec == nil || c.Spec.SecretName == nil ||
-			c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil || (c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer") {
+		if c.Spec == nil || c.Spec.SecretName == nil || c.Spec.IssuerRef == nil || c.Spec.IssuerRef.Name == nil {
 			continue
 		}
 		ns := *c.Namespace
-		caSecret, ok := caSecrets[*c.Spec.IssuerRef.Name]
-		if !ok {
-			// A Shard's or a FrontProxy's leaves are signed by its RootShard's Issuers, which
-			// the RootShard applies: those are read from the cache of ours.
-			if caSecret, ok = h.caIssuerSecret(ns, *c.Spec.IssuerRef.Name); !ok {
+		issuer := *c.Spec.IssuerRef.Name
+		var caPEM []byte
+		var caVersion, caSecret string
+		if c.Spec.IssuerRef.Kind != nil && *c.Spec.IssuerRef.Kind != "Issuer" {
+			signer := firstCertificate(signers[issuer])
+			if signer == nil {
 				continue
+			}
+			caPEM, caVersion, caSecret = signers[issuer], pki.Fingerprint(signer), issuer
+		} else {
+			var ok bool
+			if caSecret, ok = caSecrets[issuer]; !ok {
+				// A Shard's or a FrontProxy's leaves are signed by its RootShard's Issuers, which
+				// the RootShard applies: those are read from the cache of ours.
+				if caSecret, ok = h.caIssuerSecret(ns, issuer); !ok {
+					continue
+				}
 			}
 		}
 		cert, err := h.Certificates.Certificates(ns).Get(*c.Name)
@@ -69,11 +83,14 @@ func (h *Host) ReissueStaleLeaves(ctx context.Context, issuers []*cmapply.Issuer
 		if mark, ok := ownerMark(ctx, c.Labels); ok && ownedByAnother(leaf, mark) {
 			continue // another object's, which derives the same name
 		}
-		ca, err := h.Secrets.Secrets(ns).Get(caSecret)
-		if err != nil {
-			continue
+		if caPEM == nil {
+			ca, err := h.Secrets.Secrets(ns).Get(caSecret)
+			if err != nil {
+				continue
+			}
+			caPEM, caVersion = ca.Data["tls.crt"], ca.ResourceVersion
 		}
-		if !h.notSignedBy(leaf, ca) {
+		if !h.notSignedBy(leaf, caPEM, caVersion) {
 			continue
 		}
 		if c.Spec.IsCA != nil && *c.Spec.IsCA {
@@ -144,7 +161,8 @@ func (h *Host) caIssuerSecret(ns, name string) (string, bool) {
 	return issuer.Spec.CA.SecretName, true
 }
 
-// signature is what ReissueStaleLeaves found for a leaf Secret at leafRV and its CA's at caRV.
+// signature is what ReissueStaleLeaves found for a leaf Secret at leafRV and its CA at caRV
+// (its Secret's resourceVersion, or its certificate's fingerprint).
 type signature struct {
 	leafRV, caRV string
 	stale        bool
@@ -160,23 +178,24 @@ type signatureCache struct {
 	entries map[string]signature
 }
 
-// notSignedBy is NotSignedBy for the Secrets of a leaf and its CA, checked once per change of
+// notSignedBy is NotSignedBy for the Secret of a leaf and its CA's certificate (PEM) at
+// caVersion (its Secret's resourceVersion, or its fingerprint), checked once per change of
 // either.
-func (h *Host) notSignedBy(leaf, ca *corev1.Secret) bool {
+func (h *Host) notSignedBy(leaf *corev1.Secret, caPEM []byte, caVersion string) bool {
 	c := &h.signatures
 	key := leaf.Namespace + "/" + leaf.Name
 	c.mu.Lock()
 	s, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok && s.leafRV == leaf.ResourceVersion && s.caRV == ca.ResourceVersion {
+	if ok && s.leafRV == leaf.ResourceVersion && s.caRV == caVersion {
 		return s.stale
 	}
-	stale := NotSignedBy(leaf.Data["tls.crt"], ca.Data["tls.crt"])
+	stale := NotSignedBy(leaf.Data["tls.crt"], caPEM)
 	c.mu.Lock()
 	if c.entries == nil || len(c.entries) >= maxSignatures {
 		c.entries = map[string]signature{}
 	}
-	c.entries[key] = signature{leafRV: leaf.ResourceVersion, caRV: ca.ResourceVersion, stale: stale}
+	c.entries[key] = signature{leafRV: leaf.ResourceVersion, caRV: caVersion, stale: stale}
 	c.mu.Unlock()
 	return stale
 }

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
@@ -23,6 +24,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
 	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -152,12 +154,7 @@ func (l *links) consumers() []remote.Consumer {
 			if !ok {
 				continue
 			}
-			o := l.observe(k, m, conditions)
-			// The link's own CA: what the link trusts the home by, and its client certificate.
-			if trust, client, ok := l.manager.LinkTrust(types.NamespacedName{Namespace: m.GetNamespace(), Name: bootstrap}); ok {
-				o.Trust[pki.LinkCA], o.Issued[pki.LinkCA] = trust, [][]byte{client}
-			}
-			state, err := link.ReportOf(o)
+			state, err := link.ReportOf(l.observe(k, m, bootstrap, conditions))
 			if err != nil {
 				continue
 			}
@@ -170,20 +167,50 @@ func (l *links) consumers() []remote.Consumer {
 }
 
 // observe reads what a consumer's pods trust and what it was issued, per CA of its joined
-// RootShard: the trust bundle Join writes for the CA (<joined>-<ca>-ca-trust), and the
+// RootShard: the trust bundle Join writes for the CA (<joined>-<ca>-ca-trust) where the pods
+// mount one, the merged client CA bundle (<joined>-merged-client-ca) for the client and
+// front-proxy-client CAs, which the pods trust through it (each without what the home's
+// bundles, received over the link of bootstrap, say of the other: link.Without), and the
 // certificates its LinkIssuer of that CA signed. A Shard reports its kcp shard: its name.
-func (l *links) observe(k linkedKind, m metav1.Object, conditions []metav1.Condition) link.Observed {
+func (l *links) observe(k linkedKind, m metav1.Object, bootstrap string, conditions []metav1.Condition) link.Observed {
 	o := link.Observed{Conditions: conditions, Trust: map[pki.CA][]byte{}, Issued: map[pki.CA][][]byte{}}
 	if k.kind == link.Shard {
 		o.KcpShard = m.GetName()
 	}
+	// The link's own CA: what the link trusts the home by, and its client certificate.
+	if trust, client, ok := l.manager.LinkTrust(types.NamespacedName{Namespace: m.GetNamespace(), Name: bootstrap}); ok {
+		o.Trust[pki.LinkCA], o.Issued[pki.LinkCA] = trust, [][]byte{client}
+	}
 	joined := reference.JoinedName(k.label, m.GetName())
+	bundle := func(name string) []byte {
+		if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(name); err == nil {
+			return s.Data[certificates.BundleKey]
+		}
+		return nil
+	}
+	merged := bundle(kcp.MergedClientCAName(&operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Name: joined}}))
+	// What the home says of each CA (its signing CA and its live slots), to tell the merged
+	// bundle's CAs apart.
+	said := func(pki.CA) []byte { return nil }
+	if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(linkpki.BundlesName(bootstrap)); err == nil {
+		data := linkpki.ReferenceData(s, remote.References[k.kind])
+		said = func(ca pki.CA) []byte {
+			return append(slices.Clone(data[reference.CertKey(ca)]), data[reference.TrustKey(ca)]...)
+		}
+	}
 	byIssuer := map[string]pki.CA{}
 	for _, ca := range pki.IntermediateCAs {
 		base := pki.CAName(joined, ca)
 		byIssuer[base] = ca
-		if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(base + pki.TrustSuffix); err == nil && len(s.Data[certificates.BundleKey]) > 0 {
-			o.Trust[ca] = s.Data[certificates.BundleKey]
+		trust := bundle(base + pki.TrustSuffix)
+		switch ca {
+		case pki.ClientCA:
+			trust = link.Without(merged, said(pki.FrontProxyClientCA))
+		case pki.FrontProxyClientCA:
+			trust = link.Without(merged, said(pki.ClientCA))
+		}
+		if len(trust) > 0 {
+			o.Trust[ca] = trust
 		}
 	}
 	certs, err := l.host.Certificates.Certificates(m.GetNamespace()).List(labels.SelectorFromSet(labels.Set{pki.OwnerLabel(k.label): m.GetName()}))

@@ -54,8 +54,10 @@ func ResolveBundles(s *corev1.Secret, ref reference.Reference) (*reference.Resol
 // data of its bundles Secret (ResolveBundles): reference.Join's RootShard and trust bundles,
 // no CA Secret and no CA Issuer, and every certificate built for it that names a local CA
 // Issuer of that RootShard (pki.CAName of the joined RootShard) issued by the LinkIssuer of
-// the same name (Joined.Issue), which signs over the link. A key in r is dropped: a linked
-// consumer writes none.
+// the same name (Joined.Issue), which signs over the link from the CA r names for its role
+// (Joined.Signers: when the home's Issuer moves to another CA, as a rotation has it, the
+// certificates it signed before are issued again). A key in r is dropped: a linked consumer
+// writes none.
 func Join(kind, namespace, owner string, r *reference.Resolved) reference.Joined {
 	keyless := *r
 	keyless.CAs = maps.Clone(r.CAs)
@@ -65,8 +67,11 @@ func Join(kind, namespace, owner string, r *reference.Resolved) reference.Joined
 	}
 	j := reference.Join(kind, namespace, owner, &keyless)
 	local := map[string]bool{}
+	j.Signers = map[string][]byte{}
 	for _, ca := range r.Reference.KeyPairs() {
-		local[pki.CAName(j.RootShard.Name, ca)] = true
+		name := pki.CAName(j.RootShard.Name, ca)
+		local[name] = true
+		j.Signers[name] = r.CAs[ca].PEM.Cert
 	}
 	j.Issue = func(c *cmapply.CertificateApplyConfiguration) { issueOverLink(local, c) }
 	return j

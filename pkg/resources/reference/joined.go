@@ -40,6 +40,18 @@ type Joined struct {
 	// than the local CA Issuer it names: a linked consumer has no local CA Issuer, its
 	// certificates are signed over the link (link.Join). Nil for a copy.
 	Issue func(*cmapply.CertificateApplyConfiguration)
+	// Signers are the CA certificates (PEM) the issuers of Issue sign from, by issuer name: a
+	// certificate that the current one did not sign is issued again
+	// (hostcluster.Host.ReissueStaleLeaves), as one whose local CA changed is. Nil for a copy.
+	Signers map[string][]byte
+}
+
+// SignersOf are j's Signers; none for nil.
+func (j *Joined) SignersOf() map[string][]byte {
+	if j == nil {
+		return nil
+	}
+	return j.Signers
 }
 
 // IssuedBy is certs, each as j issues it: j.Issue applied, when j has one. certs are the
