@@ -81,6 +81,11 @@ type Bundles struct {
 	References map[ConsumerKind]map[string][]byte `json:"references"`
 	// LinkCA is the link CA's trust bundle: the CA of each live slot, both while it rotates.
 	LinkCA []byte `json:"linkCA"`
+	// LinkCAIssuer is the link CA certificate the home signs from now (the slot of its
+	// Issuer): a remote whose client certificate it did not sign renews it at once, so that
+	// the drop of the old link CA at the end of a rotation does not cut it off. Empty from a
+	// home that does not say.
+	LinkCAIssuer []byte `json:"linkCAIssuer,omitempty"`
 }
 
 // CheckRenewal checks that csr asks again for the client certificate of d's remote, as

@@ -64,4 +64,7 @@ func TestWireNames(t *testing.T) {
 	b, err = json.Marshal(StreamMessage{Type: HeartbeatMessage})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"type":"Heartbeat"}`, string(b))
+	b, err = json.Marshal(Bundles{Revision: "r", LinkCA: []byte("both"), LinkCAIssuer: []byte("new")})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"revision":"r","references":null,"linkCA":"Ym90aA==","linkCAIssuer":"bmV3"}`, string(b))
 }

@@ -29,10 +29,11 @@ func (h *Host) JoinLinked(ctx context.Context, kind, namespace, owner, bootstrap
 	if err != nil {
 		return nil, err
 	}
-	if _, err := link.ResolveBootstrap(b, time.Now()); err != nil {
+	bundles, err := h.Secrets.Secrets(namespace).Get(link.BundlesName(bootstrap))
+	// Its client certificate may come from the link CA bundle received since (a rotation).
+	if _, err := link.ResolveLinkedBootstrap(b, bundles, time.Now()); err != nil {
 		return nil, err
 	}
-	bundles, err := h.Secrets.Secrets(namespace).Get(link.BundlesName(bootstrap))
 	if apierrors.IsNotFound(err) || err == nil && !link.OwnedBy(bundles, b) {
 		return nil, link.BundlesNotReceived(namespace, bootstrap)
 	}

@@ -195,6 +195,10 @@ func (l *links) observe(k linkedKind, m metav1.Object, bootstrap string, conditi
 	if s, ok := m.(*operatorv1alpha1.Shard); ok && k.kind == link.Shard {
 		o.KcpShard, o.BaseURL = s.Name, shard.BaseURL(s)
 	}
+	// The link's own CA: what the link trusts the home by, and its client certificate.
+	if trust, client, ok := l.manager.LinkTrust(types.NamespacedName{Namespace: m.GetNamespace(), Name: bootstrap}); ok {
+		o.Trust[pki.LinkCA], o.Issued[pki.LinkCA] = trust, [][]byte{client}
+	}
 	joined := reference.JoinedName(k.label, m.GetName())
 	bundle := func(name string) []byte {
 		if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(name); err == nil {

@@ -6,9 +6,14 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/link"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
+	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
 // changes tells the bundle streams that something they read changed: each waits on the
@@ -88,4 +93,18 @@ func (s *Server) bundles(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// linkCAIssuer is the PEM certificate of the link CA of rs that its Issuer signs from now, as
+// status.rotations says (pki.IssuerSecret), nil while its Secret is not rs's or holds none.
+func (s *Server) linkCAIssuer(rs *operatorv1alpha1.RootShard) []byte {
+	sec, ok := s.ownedSecret(rs.Namespace, pki.IssuerSecret(linkpki.CAName(rs), rs.Status.Rotations, linkpki.Authority), rootshard.Kind, rs.Name, rs.UID)
+	if !ok {
+		return nil
+	}
+	first, err := pki.FirstCertificate(sec.Data[corev1.TLSCertKey])
+	if err != nil {
+		return nil
+	}
+	return first
 }

@@ -197,7 +197,7 @@ func (s *Server) bundlesOf(d link.Declaration) (link.Bundles, error) {
 	if err != nil {
 		return link.Bundles{}, err
 	}
-	b := link.Bundles{References: map[link.ConsumerKind]map[string][]byte{}, LinkCA: s.linkCABundle(rs)}
+	b := link.Bundles{References: map[link.ConsumerKind]map[string][]byte{}, LinkCA: s.linkCABundle(rs), LinkCAIssuer: s.linkCAIssuer(rs)}
 	for _, kind := range slices.Sorted(maps.Keys(references)) {
 		if !d.Allows(kind) {
 			continue
@@ -245,5 +245,6 @@ func revision(b link.Bundles) string {
 		}
 	}
 	write("link-ca", string(b.LinkCA))
+	write("link-ca-issuer", string(b.LinkCAIssuer))
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

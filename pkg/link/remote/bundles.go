@@ -85,8 +85,9 @@ func ownedBy(o metav1.Object, uid types.UID) bool {
 // DefaultWriteAttempts are a Manager's WriteAttempts: five within about eight seconds.
 var DefaultWriteAttempts = wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Steps: 5}
 
-// received writes the Bundles received into the bundles Secret, with a few attempts.
-func (m *Manager) received(ctx context.Context, bootstrap *corev1.Secret, h *held, b link.Bundles) {
+// received writes the Bundles received into the bundles Secret, with a few attempts, and
+// reports whether the Secret holds them.
+func (m *Manager) received(ctx context.Context, bootstrap *corev1.Secret, h *held, b link.Bundles) bool {
 	var last error
 	err := wait.ExponentialBackoffWithContext(ctx, m.WriteAttempts, func(ctx context.Context) (bool, error) {
 		_, last = writeBundles(ctx, m.kube, bootstrap, b)
@@ -98,22 +99,17 @@ func (m *Manager) received(ctx context.Context, bootstrap *corev1.Secret, h *hel
 		}
 		klog.FromContext(ctx).Info("Could not write the bundles the link sent", "revision", b.Revision, "err", last)
 		m.failed(h, last)
-		return
+		return false
 	}
 	m.update(h, func(s *State) { s.Revision = b.Revision })
+	return true
 }
 
-// readRevision reads the revision the bundles Secret of secret holds into h's State, when the link
-// has none yet: what the consumers have from before a restart, while the listener is down.
-func (m *Manager) readRevision(ctx context.Context, secret *corev1.Secret, h *held) {
-	m.mu.Lock()
-	known := h.state.Revision != ""
-	m.mu.Unlock()
-	if known {
-		return
-	}
-	bundles, err := m.kube.CoreV1().Secrets(secret.Namespace).Get(ctx, linkpki.BundlesName(secret.Name), metav1.GetOptions{})
-	if err != nil || !ownedBy(bundles, secret.UID) {
+// readRevision reads the revision the bundles Secret of secret holds (nil when there is none)
+// into h's State, when the link has none yet: what the consumers have from before a restart,
+// while the listener is down.
+func (m *Manager) readRevision(secret, bundles *corev1.Secret, h *held) {
+	if bundles == nil || !ownedBy(bundles, secret.UID) {
 		return
 	}
 	m.update(h, func(s *State) {

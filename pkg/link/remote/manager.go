@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -75,6 +76,9 @@ type held struct {
 	done   chan struct{}
 	client *Client
 	state  State
+	// trust and clientCert are the PEM link CA trust and client certificate of the session's
+	// Client (LinkTrust).
+	trust, clientCert []byte
 }
 
 // NewManager is a Manager that reads and writes Secrets through kube.
@@ -146,6 +150,21 @@ func (m *Manager) State(namespace, name string) (State, bool) {
 		return State{}, false
 	}
 	return h.state, true
+}
+
+// LinkTrust is what the link of the bootstrap Secret key trusts the listener by (the PEM
+// link CA bundle, linkpki.LinkTrust) and the client certificate it presents (PEM, the leaf
+// first), as its current session resolved them: what the consumers that name it report of
+// the CA link, so that a rotation of the link CA waits for it (docs/rotation.md). False while
+// the link has no session.
+func (m *Manager) LinkTrust(key types.NamespacedName) (trust, client []byte, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.links[key]
+	if !ok || h.client == nil {
+		return nil, nil, false
+	}
+	return h.trust, h.clientCert, true
 }
 
 // ErrNoLink is the error of Client for a bootstrap Secret no consumer names, or whose link
@@ -230,7 +249,15 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 	if err != nil {
 		return fmt.Errorf("reading the bootstrap Secret: %w", err)
 	}
-	b, err := linkpki.ResolveBootstrap(secret, m.now())
+	// What the stream delivered before: the link CA bundle the link trusts, and the revision.
+	bundles, err := m.kube.CoreV1().Secrets(key.Namespace).Get(ctx, linkpki.BundlesName(key.Name), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		bundles = nil
+	case err != nil:
+		return fmt.Errorf("reading the bundles Secret: %w", err)
+	}
+	b, err := linkpki.ResolveLinkedBootstrap(secret, bundles, m.now())
 	if err != nil {
 		return err
 	}
@@ -238,13 +265,13 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 	if err != nil {
 		return err
 	}
-	m.readRevision(ctx, secret, h)
+	m.readRevision(secret, bundles, h)
 	if m.configure != nil {
 		m.configure(c)
 	}
 	m.mu.Lock()
 	old := h.client
-	h.client = c
+	h.client, h.trust, h.clientCert = c, b.Trust.PEM, b.Client.PEM.Cert
 	m.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -252,9 +279,20 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 
 	streamCtx, stopStream := context.WithCancel(ctx)
 	streaming := make(chan struct{})
+	// got holds the last Bundles the bundles Secret holds, for the session to follow the
+	// link CA by.
+	got := make(chan link.Bundles, 1)
 	go func() {
 		defer close(streaming)
-		c.Stream(streamCtx, func(bundles link.Bundles) { m.received(streamCtx, secret, h, bundles) }, func(err error) {
+		c.Stream(streamCtx, func(bundles link.Bundles) {
+			if m.received(streamCtx, secret, h, bundles) {
+				select {
+				case <-got:
+				default:
+				}
+				got <- bundles
+			}
+		}, func(err error) {
 			m.update(h, func(s *State) {
 				s.Connected = err == nil
 				if err != nil {
@@ -266,5 +304,5 @@ func (m *Manager) session(ctx context.Context, key types.NamespacedName, h *held
 		})
 	}()
 	defer func() { stopStream(); <-streaming }()
-	return m.renewWhenDue(ctx, c, secret, b, h)
+	return m.renewWhenDue(ctx, c, secret, b, h, got)
 }

@@ -2,7 +2,9 @@ package link
 
 import (
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"time"
@@ -31,8 +33,12 @@ type Bootstrapped struct {
 	ListenerURL *url.URL
 	// ServerName is the name to send as SNI and to verify the listener by.
 	ServerName string
-	// Trust is the link CA's trust bundle, each certificate a CA.
+	// Trust is the link CA trust the remote verifies the listener by, each certificate a CA:
+	// Carried, until the link's stream delivered a link CA bundle; then that bundle
+	// (LinkTrust).
 	Trust reference.Certificates
+	// Carried are the CAs of the bootstrap Secret's ca.crt, as it was carried.
+	Carried []*x509.Certificate
 	// Client is the remote's client certificate and key, signed by a CA of Trust.
 	Client reference.CheckedKeyPair
 	// Identity is the client certificate's DNS SAN, and Link the Link its URI SAN names.
@@ -50,6 +56,22 @@ type Bootstrapped struct {
 // key, never their content; its cause is one of reference's sentinels or of this package's.
 // Keys that are not the bootstrap's are ignored, as reference.Resolve ignores them.
 func ResolveBootstrap(s *corev1.Secret, now time.Time) (*Bootstrapped, error) {
+	return resolveBootstrap(s, nil, now)
+}
+
+// ResolveLinkedBootstrap is ResolveBootstrap of s on the remote side, with the link CA
+// bundle the link's stream delivered into bundles, its bundles Secret (nil when there is
+// none; not read unless s owns it, by UID): the client certificate may be signed by a CA of
+// either, as it is once renewed from a rotated link CA, and Trust is LinkTrust's.
+func ResolveLinkedBootstrap(s, bundles *corev1.Secret, now time.Time) (*Bootstrapped, error) {
+	var received []byte
+	if s != nil && bundles != nil && OwnedBy(bundles, s) {
+		received = bundles.Data[BundlesLinkCAKey]
+	}
+	return resolveBootstrap(s, received, now)
+}
+
+func resolveBootstrap(s *corev1.Secret, received []byte, now time.Time) (*Bootstrapped, error) {
 	if s == nil {
 		return nil, errors.New("no bootstrap Secret")
 	}
@@ -68,12 +90,10 @@ func ResolveBootstrap(s *corev1.Secret, now time.Time) (*Bootstrapped, error) {
 	if err != nil {
 		return nil, err
 	}
-	roots := x509.NewCertPool()
 	for i, c := range trust {
 		if !c.BasicConstraintsValid || !c.IsCA {
 			return nil, reference.Invalid(s, reference.ErrNotCA, "key %q: its certificate #%d is not a CA", CACertKey, i+1)
 		}
-		roots.AddCert(c)
 	}
 	client, err := reference.ParseKeyPair(s, ClientCertKey, ClientKeyKey, false)
 	if err != nil {
@@ -89,16 +109,25 @@ func ResolveBootstrap(s *corev1.Secret, now time.Time) (*Bootstrapped, error) {
 		return nil, reference.Invalid(s, ErrNotValidNow, "key %q holds a certificate valid from %s until %s, not at %s", ClientCertKey,
 			leaf.NotBefore.UTC().Format(time.RFC3339), leaf.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
+	linkTrust, trustPEM, of := LinkTrust(trust, leaf, received), s.Data[CACertKey], fmt.Sprintf("%q", CACertKey)
+	if len(receivedCAs(received)) > 0 {
+		trustPEM, of = certificatesPEM(linkTrust), fmt.Sprintf("%q or of the link CA bundle received", CACertKey)
+	}
+	roots := x509.NewCertPool()
+	for _, c := range linkTrust {
+		roots.AddCert(c)
+	}
 	// No intermediates: a leaf the link CA did not sign itself is not a link's.
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		// x509's errors name certificates; they are left out, as reference's are.
-		return nil, reference.Invalid(s, ErrNotTrusted, "key %q holds a certificate that no CA of %q signed, valid at %s", ClientCertKey, CACertKey,
+		return nil, reference.Invalid(s, ErrNotTrusted, "key %q holds a certificate that no CA of %s signed, valid at %s", ClientCertKey, of,
 			now.UTC().Format(time.RFC3339))
 	}
 	return &Bootstrapped{
 		ListenerURL: listener,
 		ServerName:  serverName,
-		Trust:       reference.Certificates{PEM: s.Data[CACertKey], Certs: trust},
+		Trust:       reference.Certificates{PEM: trustPEM, Certs: linkTrust},
+		Carried:     trust,
 		Client:      client,
 		Identity:    leaf.DNSNames[0],
 		Link:        ref,
@@ -113,4 +142,48 @@ func linkClient(c *x509.Certificate) (Ref, bool) {
 		return Ref{}, false
 	}
 	return ParseIdentityURI(c.URIs[0].String())
+}
+
+// LinkTrust is the link CA trust of a remote whose bootstrap Secret carried the CAs carried
+// and holds the client certificate client, and whose link's stream delivered the link CA
+// bundle received (nil before it did). Until the stream delivered one, the carried CAs. Then
+// the received ones, which follow a rotation of the link CA (both slots while it rotates,
+// the new one alone once it completed), and of the carried ones only one that signed the
+// client certificate: a bootstrap Secret carried again, from a link CA newer than the
+// bundle received. A received bundle with anything but CA certificates in it, or none, is
+// not used.
+func LinkTrust(carried []*x509.Certificate, client *x509.Certificate, received []byte) []*x509.Certificate {
+	got := receivedCAs(received)
+	if len(got) == 0 {
+		return carried
+	}
+	for _, c := range carried {
+		if client.CheckSignatureFrom(c) == nil && !slices.ContainsFunc(got, c.Equal) {
+			got = append(got, c)
+		}
+	}
+	return got
+}
+
+// receivedCAs are the CA certificates of a received link CA bundle; nil when it holds
+// anything else, or none.
+func receivedCAs(bundle []byte) []*x509.Certificate {
+	var out []*x509.Certificate
+	for block, rest := pem.Decode(bundle); block != nil; block, rest = pem.Decode(rest) {
+		c, err := x509.ParseCertificate(block.Bytes)
+		if block.Type != "CERTIFICATE" || err != nil || !c.BasicConstraintsValid || !c.IsCA {
+			return nil
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// certificatesPEM is the PEM bundle of certs.
+func certificatesPEM(certs []*x509.Certificate) []byte {
+	var out []byte
+	for _, c := range certs {
+		out = append(out, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package link
 
 import (
 	"crypto/x509"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials"
+	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference/referencetest"
@@ -189,4 +192,69 @@ func TestResolveBootstrapNil(t *testing.T) {
 	got, err := ResolveBootstrap(nil, time.Now())
 	assert.Nil(t, got)
 	require.Error(t, err)
+}
+
+// TestResolveLinkedBootstrap: the remote trusts the link CA bundle its stream delivered into
+// the bundles Secret, which follows a rotation, and of the bootstrap's ca.crt only the CA
+// that signed its client certificate: a bootstrap carried once before a rotation neither
+// keeps the old link CA trusted after it, nor refuses a certificate renewed from the new one.
+func TestResolveLinkedBootstrap(t *testing.T) {
+	old, next := newCA(t, "root-link-ca"), newCA(t, "root-link-ca-next")
+	both := certificates.Bundle(old.PEM, next.PEM)
+	bundlesOf := func(s *corev1.Secret, linkCA []byte) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: BundlesName(s.Name), Namespace: s.Namespace,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Secret", Name: s.Name, UID: s.UID}}},
+			Data: map[string][]byte{BundlesLinkCAKey: linkCA}}
+	}
+	for _, tc := range []struct {
+		name         string
+		carried      []byte
+		signer       testCA
+		received     []byte // nil: no bundles Secret
+		foreignOwner bool
+		trusted      []testCA
+		refused      bool
+	}{
+		{name: "nothing received yet", carried: old.PEM, signer: old, trusted: []testCA{old}},
+		{name: "the same CA received", carried: old.PEM, signer: old, received: old.PEM, trusted: []testCA{old}},
+		{name: "a rotation started", carried: old.PEM, signer: old, received: both, trusted: []testCA{old, next}},
+		{name: "renewed from the new CA while both are live", carried: old.PEM, signer: next, received: both, trusted: []testCA{old, next}},
+		{name: "the old CA dropped", carried: old.PEM, signer: next, received: next.PEM, trusted: []testCA{next}},
+		{name: "carried again from the new CA, the bundle not yet received again", carried: next.PEM, signer: next, received: old.PEM,
+			trusted: []testCA{old, next}},
+		{name: "renewed from the new CA, nothing received", carried: old.PEM, signer: next, refused: true},
+		{name: "a bundles Secret of another bootstrap is not read", carried: old.PEM, signer: next, received: next.PEM, foreignOwner: true,
+			refused: true},
+		{name: "a received bundle that holds a leaf is not used", carried: old.PEM, signer: old,
+			received: append(slices.Clone(next.PEM), old.issue(t, leafOpts{}).Cert...), trusted: []testCA{old}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := bootstrapOf(t, tc.signer.issue(t, leafOpts{}), tc.carried)
+			s.UID = "uid-b"
+			var bundles *corev1.Secret
+			if tc.received != nil {
+				bundles = bundlesOf(s, tc.received)
+				if tc.foreignOwner {
+					bundles.OwnerReferences[0].UID = "another"
+				}
+			}
+			got, err := ResolveLinkedBootstrap(s, bundles, time.Now())
+			if tc.refused {
+				require.ErrorIs(t, err, ErrNotTrusted)
+				return
+			}
+			require.NoError(t, err)
+			var want, have []string
+			for _, c := range tc.trusted {
+				want = append(want, c.Cert.Subject.CommonName)
+			}
+			for _, c := range got.Trust.Certs {
+				have = append(have, c.Subject.CommonName)
+			}
+			assert.Equal(t, want, have)
+			fps, err := pki.Fingerprints(got.Trust.PEM)
+			require.NoError(t, err)
+			assert.Len(t, fps, len(want), "the PEM is the trust")
+		})
+	}
 }
