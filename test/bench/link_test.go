@@ -69,9 +69,11 @@ func BenchmarkLink(b *testing.B) {
 		second.DumpLogs(os.Stderr, 40)
 		b.Fatal(err)
 	}
-	e.add(b, "local-shard-trusts-both", took.local.Seconds(), "s")
-	e.add(b, "linked-shard-trusts-both", took.linked.Seconds(), "s")
-	e.add(b, "link-reports-both", took.reported.Seconds(), "s")
+	// Units of their own: go test keeps one metric per unit.
+	e.add(b, "local-shard-trusts-both", took.local.Seconds(), "local-s")
+	e.add(b, "linked-shard-trusts-both", took.linked.Seconds(), "linked-s")
+	e.add(b, "link-reports-both", took.reported.Seconds(), "reported-s")
+	e.add(b, "linked/local", took.linked.Seconds()/took.local.Seconds(), "x")
 	e.ratio("server CA Start to both CAs trusted: the linked Shard in a second cluster %.2fs = %.2f× the local Shard (%.2fs); the home's Link reports it after %.2fs",
 		took.linked.Seconds(), took.linked.Seconds()/took.local.Seconds(), took.local.Seconds(), took.reported.Seconds())
 	e.save(b)
@@ -199,9 +201,10 @@ type linkRotationTimes struct{ local, linked, reported time.Duration }
 func measureLinkRotation(ctx context.Context, ops clientset.Interface, second *framework.Stack) (linkRotationTimes, error) {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
+	// A CA's Secret holds its chain, the CA first.
 	oldCA, err := fingerprintsOf(ctx, stack, linkHome, pki.CAName("root", pki.ServerCA))
-	if err != nil || len(oldCA) != 1 {
-		return linkRotationTimes{}, fmt.Errorf("the server CA before the rotation: %v %v", oldCA, err)
+	if err != nil {
+		return linkRotationTimes{}, fmt.Errorf("the server CA before the rotation: %w", err)
 	}
 	body, err := json.Marshal(operatorv1alpha1.CARotation{
 		TypeMeta: metav1.TypeMeta{APIVersion: operatorv1alpha1.SchemeGroupVersion.String(), Kind: "CARotation"},
@@ -224,7 +227,7 @@ func measureLinkRotation(ctx context.Context, ops clientset.Interface, second *f
 	}
 	for took.local == 0 || took.linked == 0 || took.reported == 0 {
 		if newCA == "" {
-			if next, err := fingerprintsOf(ctx, stack, linkHome, pki.SlotName(pki.CAName("root", pki.ServerCA), 1)); err == nil && len(next) == 1 {
+			if next, err := fingerprintsOf(ctx, stack, linkHome, pki.SlotName(pki.CAName("root", pki.ServerCA), 1)); err == nil {
 				newCA = next[0]
 			}
 		}
