@@ -46,6 +46,32 @@ spec:
 `
 }
 
+// givenLinkedShard declares the Link eu-1 of the RootShard root in ns, of the test's stack
+// (crossClusterLink), starts a second cluster, carries the Link's bootstrap Secret into its
+// namespace remote once, and applies there the Shard shard-1 joined over it; it returns the
+// second cluster once the Shard is LinkReady and Available. When the test fails, it logs the
+// linked Shard's conditions and its certificates'.
+func givenLinkedShard(t *testing.T, ns, remote string) *framework.Stack {
+	t.Helper()
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
+	waitFor(t, ns, "link/eu-1", "Ready")
+
+	second := startSecondCluster(t)
+	kubectlOn(t, second, "create", "namespace", remote)
+	copyReference(t, stackOf(t), ns, linkpki.BootstrapName("eu-1"), second, remote)
+	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
+	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
+	waitForOn(t, second, remote, "shard/shard-1", "Available")
+	return second
+}
+
 // caPublicKeys are the public keys of every CA certificate of the stack s's Secrets of ns:
 // a certificate with basic constraints that make it a CA, anywhere in any key's PEM.
 func caPublicKeys(t *testing.T, s *framework.Stack, ns string) []crypto.PublicKey {
@@ -123,22 +149,7 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	ns := namespace(t, "xlink-home")
 	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlink-remote"
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
-	waitFor(t, ns, "link/eu-1", "Ready")
-
-	second := startSecondCluster(t)
-	kubectlOn(t, second, "create", "namespace", remote)
-	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
-	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-		}
-	})
-	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
-	waitForOn(t, second, remote, "shard/shard-1", "Available")
+	second := givenLinkedShard(t, ns, remote)
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
 
 	certs := assertCertificatesChainTo(t, second, remote, secretCert(t, ns, "root-ca"))

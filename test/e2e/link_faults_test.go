@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 )
 
 // TestLinkSurvivesAHomeRestart: a Shard in a second cluster, linked to a RootShard of the
@@ -21,15 +19,7 @@ func TestLinkSurvivesAHomeRestart(t *testing.T) {
 	ns := namespace(t, "xlinkfault-home")
 	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlinkfault-remote"
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
-	waitFor(t, ns, "link/eu-1", "Ready")
-
-	second := startSecondCluster(t)
-	kubectlOn(t, second, "create", "namespace", remote)
-	copyReference(t, s, ns, linkpki.BootstrapName("eu-1"), second, remote)
-	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
-	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
-	waitForOn(t, second, remote, "shard/shard-1", "Available")
+	second := givenLinkedShard(t, ns, remote)
 
 	linkReady := func() string {
 		out, _ := second.Kubectl(t.Context(), "get", "shard", "shard-1", "-n", remote, "-o",
