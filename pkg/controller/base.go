@@ -44,6 +44,9 @@ type Deps struct {
 	// of the link of a bootstrap Secret changes, so that LinkReady follows: Base.Watch
 	// registers one per kind that has a LinkIndex, which enqueues the objects naming it.
 	OnLinkStateChange func(changed func(namespace, bootstrap string))
+	// LinkDeregister asks a link's home to deregister a linked Shard from kcp; nil while this
+	// server runs no link client.
+	LinkDeregister LinkDeregisterFunc
 }
 
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or
@@ -57,7 +60,8 @@ func NewBase[T Object, S any](kind Kind[T, S], deps Deps) *Base[T, S] {
 // init makes b the base of kind's controller over deps, in place: the closures it sets read
 // b itself, so a controller that embeds a Base is built with init on its own.
 func (b *Base[T, S]) init(kind Kind[T, S], deps Deps) {
-	*b = Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder, LinkState: deps.LinkState}, Ours: deps.Ours}
+	*b = Base[T, S]{Lifecycle: Lifecycle[T, S]{Kind: kind, Host: deps.Host, Recorder: deps.Recorder, LinkState: deps.LinkState,
+		LinkDeregister: deps.LinkDeregister}, Ours: deps.Ours}
 	b.SetIndexes(Indexes{})
 	opts := metav1.UpdateOptions{FieldManager: hostcluster.FieldManager}
 	// Through b, so that the caches SetIndexes sets later are read.

@@ -57,6 +57,8 @@ type Lifecycle[T Object, S any] struct {
 	Recorder record.EventRecorder
 	// LinkState is Deps.LinkState: the state of a link, for LinkReady (SetLinkReady).
 	LinkState LinkStateFunc
+	// LinkDeregister is Deps.LinkDeregister.
+	LinkDeregister LinkDeregisterFunc
 }
 
 // Sync reconciles the object of key: reconcile receives the object and a copy of its status

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,6 +18,11 @@ import (
 // LinkStateFunc says whether the link of the bootstrap Secret namespace/bootstrap is up (its
 // stream connected), and if not, why, as a condition's reason and message.
 type LinkStateFunc func(namespace, bootstrap string) (connected bool, reason, message string)
+
+// LinkDeregisterFunc asks the home of the link of the bootstrap Secret namespace/bootstrap to
+// delete kcp's Shard object of the linked Shard namespace/name of uid, being deleted
+// (docs/talking-to-kcp.md): nil once kcp has it no more.
+type LinkDeregisterFunc func(ctx context.Context, namespace, bootstrap, name, uid string) error
 
 // SetLinkReady sets the LinkReady condition of an object joined over the link of the
 // bootstrap Secret bootstrap, from LinkState: Unknown while this server runs no link client.

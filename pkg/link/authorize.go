@@ -176,6 +176,13 @@ func allowed(request Request, d Declaration) Reason {
 		if !d.Allows(request.Kind) {
 			return ConsumerKindNotAllowed
 		}
+	case Deregister:
+		if !d.Allows(request.Kind) {
+			return ConsumerKindNotAllowed
+		}
+		if !deregisters(request.Kind) {
+			return OperationNotAllowed
+		}
 	case WatchBundles, Renew:
 		if request.Kind != "" || request.Role != "" {
 			return OperationNotAllowed

@@ -77,6 +77,10 @@ func RequestOf(r *http.Request) Request {
 		if kind := strings.TrimPrefix(p, EventsPath); kind != "" && !strings.Contains(kind, "/") {
 			return Request{Operation: ReportEvent, Kind: ConsumerKind(kind)}
 		}
+	case r.Method == http.MethodPost && strings.HasPrefix(p, DeregisterPath):
+		if kind := strings.TrimPrefix(p, DeregisterPath); kind != "" && !strings.Contains(kind, "/") {
+			return Request{Operation: Deregister, Kind: ConsumerKind(kind)}
+		}
 	}
 	return Request{}
 }

@@ -247,8 +247,10 @@ func serverRBACIsSufficientAndMinimal(t *testing.T, prefix string, port int, arg
 				}
 				if slices.Contains(rule.Resources, "persistentvolumeclaims") {
 					// Only the deletion of a managed etcd's owner that asks for its volumes to
-					// go uses them: create one, and delete it once the controllers hold it.
-					exercise = deleteWithItsEtcdVolumes(t, ops, work)
+					// go uses them: create one, and delete it once the controllers hold it; its
+					// members' certificates come first, which takes longer too.
+					waitForLogWithin(t, srv, 5*time.Minute, deleteWithItsEtcdVolumes(t, ops, work), wants...)
+					return
 				}
 				waitForLog(t, srv, exercise, wants...)
 			})

@@ -46,32 +46,6 @@ spec:
 `
 }
 
-// givenLinkedShard declares the Link eu-1 of the RootShard root in ns, of the test's stack
-// (crossClusterLink), starts a second cluster, carries the Link's bootstrap Secret into its
-// namespace remote once, and applies there the Shard shard-1 joined over it; it returns the
-// second cluster once the Shard is LinkReady and Available. When the test fails, it logs the
-// linked Shard's conditions and its certificates'.
-func givenLinkedShard(t *testing.T, ns, remote string) *framework.Stack {
-	t.Helper()
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
-	waitFor(t, ns, "link/eu-1", "Ready")
-
-	second := startSecondCluster(t)
-	kubectlOn(t, second, "create", "namespace", remote)
-	copyReference(t, stackOf(t), ns, linkpki.BootstrapName("eu-1"), second, remote)
-	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-		}
-	})
-	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
-	waitForOn(t, second, remote, "shard/shard-1", "Available")
-	return second
-}
-
 // caPublicKeys are the public keys of every CA certificate of the stack s's Secrets of ns:
 // a certificate with basic constraints that make it a CA, anywhere in any key's PEM.
 func caPublicKeys(t *testing.T, s *framework.Stack, ns string) []crypto.PublicKey {
@@ -139,6 +113,24 @@ func privateKeysIn(data []byte) []crypto.Signer {
 	return out
 }
 
+// linkedShardAcrossClusters declares, in a new namespace named after home on the test's
+// stack (stackOf), a RootShard root and its Link eu-1 for the namespace remote of a second
+// cluster, which it starts; carries the Link's bootstrap Secret there once; and creates the
+// Shard shard-1 linked by it. It returns the home namespace and the second cluster.
+func linkedShardAcrossClusters(t *testing.T, home, remote string) (string, *framework.Stack) {
+	t.Helper()
+	ns := namespace(t, home)
+	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, crossClusterLink("eu-1", "eu-1.links.example.com", remote)))
+	waitFor(t, ns, "link/eu-1", "Ready")
+
+	second := startSecondCluster(t)
+	kubectlOn(t, second, "create", "namespace", remote)
+	copyReference(t, stackOf(t), ns, linkpki.BootstrapName("eu-1"), second, remote)
+	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
+	return ns, second
+}
+
 // TestLinkedShardAcrossClusters: a Shard in a second host cluster joins a RootShard of the
 // first over a Link, from its bootstrap Secret carried once: it becomes Available, every
 // certificate of it chains to the home's root CA, no Secret of the second cluster holds the
@@ -146,10 +138,17 @@ func privateKeysIn(data []byte) []crypto.Signer {
 // revokes the remote at once, which keeps serving with what it has.
 func TestLinkedShardAcrossClusters(t *testing.T) {
 	parallel(t, alone)
-	ns := namespace(t, "xlink-home")
-	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlink-remote"
-	second := givenLinkedShard(t, ns, remote)
+	ns, second := linkedShardAcrossClusters(t, "xlink-home", remote)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
+	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
+	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
 
 	certs := assertCertificatesChainTo(t, second, remote, secretCert(t, ns, "root-ca"))

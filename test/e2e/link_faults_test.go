@@ -16,10 +16,10 @@ import (
 // resumed stream: the trust bundle of a rotation's Start.
 func TestLinkSurvivesAHomeRestart(t *testing.T) {
 	s := onFaultStack(t)
-	ns := namespace(t, "xlinkfault-home")
-	givenRootShard(t, ns, withSpec("  shardBaseURL: "+rootShardBaseURL+"\n"))
 	const remote = "xlinkfault-remote"
-	second := givenLinkedShard(t, ns, remote)
+	ns, second := linkedShardAcrossClusters(t, "xlinkfault-home", remote)
+	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
+	waitForOn(t, second, remote, "shard/shard-1", "Available")
 
 	linkReady := func() string {
 		out, _ := second.Kubectl(t.Context(), "get", "shard", "shard-1", "-n", remote, "-o",

@@ -160,6 +160,44 @@ func TestReissueStaleLeaves(t *testing.T) {
 	}
 }
 
+// A linked consumer's certificate is issued by an external issuer (the LinkIssuer), which
+// signs over the link from the CA its home names: ReissueStaleLeaves checks it against that
+// CA (signers), and leaves it alone when it has none.
+func TestReissueStaleLeavesOfAnExternalIssuer(t *testing.T) {
+	const ns = "team"
+	caPEM, ca, caKey := testCA(t, "root-server-ca")
+	renewedPEM, _, _ := testCA(t, "root-server-ca-next")
+	certs := []*cmapply.CertificateApplyConfiguration{cmapply.Certificate("shard-1-server", ns).WithSpec(cmapply.CertificateSpec().
+		WithSecretName("shard-1-server").WithIssuerRef(cmmetaapply.IssuerReference().WithName("shard-1-shard-root-server-ca").
+		WithKind("LinkIssuer").WithGroup("operator.kcp.io")))}
+	for _, tc := range []struct {
+		name    string
+		signers map[string][]byte
+		deleted []string
+	}{
+		{name: "the home signs from the CA that signed it", signers: map[string][]byte{"shard-1-shard-root-server-ca": caPEM}},
+		{name: "the home signs from another CA", signers: map[string][]byte{"shard-1-shard-root-server-ca": renewedPEM}, deleted: []string{"delete secrets/"}},
+		{name: "no signer known", signers: map[string][]byte{"another-issuer": renewedPEM}},
+		{name: "a signer that is no certificate", signers: map[string][]byte{"shard-1-shard-root-server-ca": []byte("not PEM")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := controllertest.NewHost(t)
+			leaf := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shard-1-server", ResourceVersion: "1", UID: "uid-leaf"},
+				Data: map[string][]byte{"tls.crt": testLeaf(t, ca, caKey)}}
+			require.NoError(t, h.Caches["secrets"].Add(leaf))
+			_, err := h.Kube.CoreV1().Secrets(ns).Create(t.Context(), leaf, metav1.CreateOptions{})
+			require.NoError(t, err)
+			require.NoError(t, h.Caches["certificates"].Add(&cmv1.Certificate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shard-1-server"},
+				Status: cmv1.CertificateStatus{Conditions: []cmv1.CertificateCondition{{Type: cmv1.CertificateConditionReady, Status: cmmeta.ConditionTrue}}}}))
+			h.Reset()
+			n, err := h.ReissueStaleLeaves(t.Context(), nil, certs, tc.signers)
+			require.NoError(t, err)
+			assert.Len(t, tc.deleted, n)
+			assert.ElementsMatch(t, tc.deleted, h.Writes())
+		})
+	}
+}
+
 func cmmetaIssuer(name string) *cmmetaapply.IssuerReferenceApplyConfiguration {
 	return cmmetaapply.IssuerReference().WithName(name).WithKind("Issuer").WithGroup("cert-manager.io")
 }

@@ -131,7 +131,9 @@ func (w *Writes) Certificates(issuers []*cmapply.IssuerApplyConfiguration, certs
 		}
 		w.apply(w.host.CertificateApplier.ApplyIfChanged(w.ctx, cert))
 	}
-	w.Do(func(ctx context.Context) (int, error) { return w.host.ReissueStaleLeaves(ctx, issuers, certs, w.joined.SignersOf()) })
+	w.Do(func(ctx context.Context) (int, error) {
+		return w.host.ReissueStaleLeaves(ctx, issuers, certs, w.joined.SignersOf())
+	})
 }
 
 // Joined applies the local CA Secrets, bundles and CA Issuers a consumer realizes from a

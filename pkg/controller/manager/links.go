@@ -131,6 +131,15 @@ func (l *links) state(namespace, bootstrap string) (bool, string, string) {
 	return false, operatorv1alpha1.ReasonLinkDisconnected, fmt.Sprintf("the link of the bootstrap Secret %s is not connected yet", bootstrap)
 }
 
+// deregister is the controllers' Deps.LinkDeregister: over the link's Client.
+func (l *links) deregister(ctx context.Context, namespace, bootstrap, name, uid string) error {
+	c, err := l.manager.Client(types.NamespacedName{Namespace: namespace, Name: bootstrap})
+	if err != nil {
+		return err
+	}
+	return c.Deregister(ctx, link.Shard, link.ConsumerRef{Namespace: namespace, Name: name, UID: uid})
+}
+
 // onChange is the controllers' Deps.OnLinkStateChange.
 func (l *links) onChange(changed func(namespace, bootstrap string)) { l.manager.OnChange(changed) }
 
@@ -171,11 +180,12 @@ func (l *links) consumers() []remote.Consumer {
 // mount one, the merged client CA bundle (<joined>-merged-client-ca) for the client and
 // front-proxy-client CAs, which the pods trust through it (each without what the home's
 // bundles, received over the link of bootstrap, say of the other: link.Without), and the
-// certificates its LinkIssuer of that CA signed. A Shard reports its kcp shard: its name.
+// certificates its LinkIssuer of that CA signed. A Shard reports its kcp shard (its name) and
+// the base URL it registers with.
 func (l *links) observe(k linkedKind, m metav1.Object, bootstrap string, conditions []metav1.Condition) link.Observed {
 	o := link.Observed{Conditions: conditions, Trust: map[pki.CA][]byte{}, Issued: map[pki.CA][][]byte{}}
-	if k.kind == link.Shard {
-		o.KcpShard = m.GetName()
+	if s, ok := m.(*operatorv1alpha1.Shard); ok && k.kind == link.Shard {
+		o.KcpShard, o.BaseURL = s.Name, shard.BaseURL(s)
 	}
 	joined := reference.JoinedName(k.label, m.GetName())
 	bundle := func(name string) []byte {
@@ -190,7 +200,9 @@ func (l *links) observe(k linkedKind, m metav1.Object, bootstrap string, conditi
 	said := func(pki.CA) []byte { return nil }
 	if s, err := l.host.Secrets.Secrets(m.GetNamespace()).Get(linkpki.BundlesName(bootstrap)); err == nil {
 		data := linkpki.ReferenceData(s, remote.References[k.kind])
-		said = func(ca pki.CA) []byte { return append(slices.Clone(data[reference.CertKey(ca)]), data[reference.TrustKey(ca)]...) }
+		said = func(ca pki.CA) []byte {
+			return append(slices.Clone(data[reference.CertKey(ca)]), data[reference.TrustKey(ca)]...)
+		}
 	}
 	byIssuer := map[string]pki.CA{}
 	for _, ca := range pki.IntermediateCAs {

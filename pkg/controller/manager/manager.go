@@ -149,7 +149,8 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		return err
 	}
 	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder,
-		LinkListenerURL: cfg.LinkListenerURL, LinkState: remoteLinks.state, OnLinkStateChange: remoteLinks.onChange})
+		LinkListenerURL: cfg.LinkListenerURL, LinkState: remoteLinks.state, OnLinkStateChange: remoteLinks.onChange,
+		LinkDeregister: remoteLinks.deregister})
 	if err != nil {
 		return err
 	}

@@ -44,8 +44,12 @@ func (c *Controller) kcpReady(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.Ro
 // kcp cannot be reached, the Shard stays in Deleting with Deregistered=False and is retried
 // with backoff. It lets the Shard go without asking kcp when an admin says so
 // (AnnotationSkipKcpCleanup), and when there is no kcp left to ask: its RootShard does not
-// exist, or is being deleted and its kcp no longer answers.
+// exist, or is being deleted and its kcp no longer answers. A Shard joined over a link asks
+// its home instead (releaseLinked).
 func (c *Controller) Release(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
+	if l := s.Spec.RootShard.Link; l != nil {
+		return c.releaseLinked(ctx, s, status, l.SecretRef.Name)
+	}
 	if c.Host.Kcp == nil {
 		return nil
 	}
@@ -53,12 +57,6 @@ func (c *Controller) Release(ctx context.Context, s *operatorv1alpha1.Shard, sta
 		// Joined by a copy: the server has no identity toward that root shard's kcp.
 		c.Recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
 			"kcp's Shard %q was not deleted from the root workspace: the Shard joined by a copy of a shard-join Secret, and the server has no identity toward that kcp; delete it there", s.Name)
-		return nil
-	}
-	if s.Spec.RootShard.Link != nil {
-		// Joined over a link: deregistration through the home server is not built yet.
-		c.Recorder.Eventf(s, corev1.EventTypeNormal, "DeregistrationSkipped",
-			"kcp's Shard %q was not deleted from the root workspace: the Shard joined over a link, and the server has no identity toward that kcp; delete it there", s.Name)
 		return nil
 	}
 	if c.Host.NoKcpDialer {

@@ -41,6 +41,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	// Events serves POST /v1/events/{kind}; nil answers 404.
 	Events http.Handler
+	// Registrations serves POST /v1/deregister/{kind}; nil answers 404.
+	Registrations *Registrations
 	// Heartbeat is how often a bundle stream says it is alive; zero is
 	// link.HeartbeatInterval.
 	Heartbeat time.Duration
@@ -76,6 +78,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+link.BundlesPath, s.bundles)
 	if s.cfg.Events != nil {
 		mux.Handle("POST "+link.EventsPath+"{kind}", s.cfg.Events)
+	}
+	if s.cfg.Registrations != nil {
+		mux.HandleFunc("POST "+link.DeregisterPath+"{kind}", s.deregister)
 	}
 	l := &link.Listener{Declarations: s.declarations, Trust: s.trust, Limiter: s.limiter, Refused: s.refused}
 	return l.Handler(mux)

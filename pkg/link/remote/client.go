@@ -195,3 +195,12 @@ func (c *Client) Report(ctx context.Context, ev link.Event) error {
 	_, err := c.do(ctx, http.MethodPost, link.EventsPath+string(ev.Kind), ev, http.StatusNoContent)
 	return err
 }
+
+// Deregister asks the home to delete kcp's Shard object of the linked consumer of kind, being
+// deleted: POST /v1/deregister/{kind}. Nil once kcp has it no more; a 409 (the home left it in
+// place, StatusError.Reason says why) and a 403 are refusals (IsRefused), which asking again
+// does not change.
+func (c *Client) Deregister(ctx context.Context, kind link.ConsumerKind, consumer link.ConsumerRef) error {
+	_, err := c.do(ctx, http.MethodPost, link.DeregisterPath+string(kind), link.DeregisterRequest{Consumer: consumer}, http.StatusNoContent)
+	return err
+}

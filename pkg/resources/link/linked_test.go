@@ -149,6 +149,13 @@ func TestLinkedConsumersWriteNoCAKey(t *testing.T) {
 				assert.Equal(t, link.IssuerKind, *ref.Kind, *c.Name)
 				assert.Equal(t, "operator.kcp.io", *ref.Group, *c.Name)
 				assert.True(t, local[*ref.Name], "%s: issued by %s, a local CA name", *c.Name, *ref.Name)
+				// What the home signs it from, to issue it again once the home signs from another CA.
+				signer := l.joined.Signers[*ref.Name]
+				require.NotEmpty(t, signer, "%s: the CA its issuer signs from is known", *c.Name)
+				assert.NotContains(t, string(signer), "PRIVATE KEY")
+				fps, err := pki.Fingerprints(signer)
+				require.NoError(t, err, "%s: its signer is a certificate", *c.Name)
+				assert.NotEmpty(t, fps)
 			}
 		})
 	}

@@ -25,6 +25,12 @@ var clientKubeconfigDir = kcp.KubeconfigDir("client")
 // ServiceName is the name of the shard's Service and Deployment.
 func ServiceName(s *operatorv1alpha1.Shard) string { return pki.ShardServiceName(s.Name) }
 
+// BaseURL is the base URL a Shard's kcp registers itself with (--shard-base-url), whatever
+// its RootShard: Server(s, rs).BaseURL() of the Shard alone.
+func BaseURL(s *operatorv1alpha1.Shard) string {
+	return kcp.Server{ServiceName: ServiceName(s), Namespace: s.Namespace, Spec: &s.Spec.CommonShardSpec}.BaseURL()
+}
+
 // ClientKubeconfigName is the Secret of the shard's kubeconfig toward the root shard.
 func ClientKubeconfigName(s *operatorv1alpha1.Shard) string { return s.Name + "-client-kubeconfig" }
 
