@@ -113,10 +113,10 @@ func privateKeysIn(data []byte) []crypto.Signer {
 	return out
 }
 
-// linkedShardAcrossClusters declares, in a new namespace named after home on the suite's
-// stack, a RootShard root and its Link eu-1 for the namespace remote of a second cluster,
-// which it starts; carries the Link's bootstrap Secret there once; and creates the Shard
-// shard-1 linked by it. It returns the home namespace and the second cluster.
+// linkedShardAcrossClusters declares, in a new namespace named after home on the test's
+// stack (stackOf), a RootShard root and its Link eu-1 for the namespace remote of a second
+// cluster, which it starts; carries the Link's bootstrap Secret there once; and creates the
+// Shard shard-1 linked by it. It returns the home namespace and the second cluster.
 func linkedShardAcrossClusters(t *testing.T, home, remote string) (string, *framework.Stack) {
 	t.Helper()
 	ns := namespace(t, home)
@@ -126,7 +126,7 @@ func linkedShardAcrossClusters(t *testing.T, home, remote string) (string, *fram
 
 	second := startSecondCluster(t)
 	kubectlOn(t, second, "create", "namespace", remote)
-	copyReference(t, stack, ns, linkpki.BootstrapName("eu-1"), second, remote)
+	copyReference(t, stackOf(t), ns, linkpki.BootstrapName("eu-1"), second, remote)
 	kubectlOn(t, second, "apply", "-n", remote, "-f", writeManifest(t, linkedShardManifest("shard-1", linkpki.BootstrapName("eu-1"))))
 	return ns, second
 }
