@@ -59,7 +59,7 @@ func newRotatingHome(t *testing.T) *rotatingHome {
 			defer h.mu.Unlock()
 			rt := link.RootShardTrust{ServerName: testServerName}
 			for _, ca := range h.live {
-				rt.LinkCAs = append(rt.LinkCAs, ca.cert)
+				rt.LinkCAs = append(rt.LinkCAs, ca.Cert)
 			}
 			return link.Trust{testLink.Key(): rt}
 		},
@@ -111,8 +111,8 @@ func (h *rotatingHome) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	by := "another"
 	for _, ca := range []testCA{h.old, h.next} {
-		if leaf.CheckSignatureFrom(ca.cert) == nil {
-			by = ca.cert.Subject.CommonName
+		if leaf.CheckSignatureFrom(ca.Cert) == nil {
+			by = ca.Cert.Subject.CommonName
 		}
 	}
 	h.streams = append(h.streams, by)
@@ -151,7 +151,7 @@ func (h *rotatingHome) streamed(ca testCA) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, by := range h.streams {
-		if by == ca.cert.Subject.CommonName {
+		if by == ca.Cert.Subject.CommonName {
 			return true
 		}
 	}
@@ -200,7 +200,7 @@ func clientFrom(c *assert.CollectT, kube *fake.Clientset, ca testCA) bool {
 		return false
 	}
 	leaf, err := x509.ParseCertificate(block.Bytes)
-	return err == nil && leaf.CheckSignatureFrom(ca.cert) == nil
+	return err == nil && leaf.CheckSignatureFrom(ca.Cert) == nil
 }
 
 // TestLinkFollowsARotationOfTheLinkCA plays a rotation of the link CA against a remote whose
@@ -213,7 +213,7 @@ func TestLinkFollowsARotationOfTheLinkCA(t *testing.T) {
 	bootstrap := h.bootstrap(t)
 	kube := fake.NewClientset(bootstrap)
 	m := manage(t, kube, h.key())
-	oldFP, nextFP := pki.Fingerprint(h.old.cert), pki.Fingerprint(h.next.cert)
+	oldFP, nextFP := pki.Fingerprint(h.old.Cert), pki.Fingerprint(h.next.Cert)
 	waitState(t, m, h.key(), func(c *assert.CollectT, st State) { assert.True(c, st.Connected) })
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		trusted, served := linkReport(c, m, h)
