@@ -58,6 +58,17 @@ func givenLink(t *testing.T, ns, name, identity string) *linkpki.Bootstrapped {
 	require.NoError(t, err)
 	b, err := linkpki.ResolveBootstrap(s, time.Now())
 	require.NoError(t, err)
+	// Ready says the serving certificate is issued; the listener's own cache of it may hear
+	// of it a moment later, as a remote's retry would find.
+	tlsConfig := linkClient(b, bootstrapPair(t, b)).Transport.(*http.Transport).TLSClientConfig
+	var dialErr error
+	require.Eventually(t, func() bool {
+		var conn *tls.Conn
+		if conn, dialErr = tls.Dial("tcp", b.ListenerURL.Host, tlsConfig); dialErr == nil {
+			_ = conn.Close()
+		}
+		return dialErr == nil
+	}, time.Minute, 500*time.Millisecond, "the listener serves the RootShard of the Link %s: %v", name, dialErr)
 	return b
 }
 

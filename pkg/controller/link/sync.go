@@ -19,9 +19,9 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 )
 
-// Reconcile realizes a Link: once its RootShard exists, its client certificate; once that
-// and the RootShard's link CA are issued and the listener's URL is known, its bootstrap
-// Secret. Ready says which is missing.
+// Reconcile realizes a Link: once its RootShard exists, its client certificate; once that,
+// the RootShard's link CA and the listener's serving certificate are issued and the
+// listener's URL is known, its bootstrap Secret. Ready says which is missing.
 func (c *Controller) Reconcile(ctx context.Context, l *operatorv1alpha1.Link, status *operatorv1alpha1.LinkStatus) error {
 	rs, err := kinds.RootShard.Lister(c.Indexes, l.Namespace).Get(l.Spec.RootShardRef.Name)
 	if apierrors.IsNotFound(err) {
@@ -78,6 +78,16 @@ func (c *Controller) bootstrap(d link.Declaration) (s *corev1ac.SecretApplyConfi
 		return nil, operatorv1alpha1.ReasonLinkCertificatesNotReady,
 			fmt.Sprintf("waiting for cert-manager to issue the client certificate %s", link.ClientName(d.Name)), nil
 	}
+	// The listener serves the RootShard's remotes with its serving certificate: a bootstrap
+	// Secret is of use, and the Link Ready, only once a remote can connect with it.
+	serving, err := c.Host.Issued(d.Namespace, link.ServerCertificateName(d.RootShard), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if serving == nil {
+		return nil, operatorv1alpha1.ReasonLinkCertificatesNotReady,
+			fmt.Sprintf("waiting for cert-manager to issue the listener's serving certificate %s", link.ServerCertificateName(d.RootShard)), nil
+	}
 	if d.ListenerURL == "" {
 		return nil, operatorv1alpha1.ReasonLinkListenerNotServed,
 			"this server serves no link listener, so no bootstrap Secret can say where to connect", nil
@@ -107,11 +117,11 @@ func (c *Controller) Watches() controller.Watches {
 }
 
 // users are the Links a host object concerns besides its owner: those of the RootShard
-// whose link CA it is.
+// whose link CA or listener's serving certificate it is.
 func (c *Controller) users(m metav1.Object) []string {
 	labels := m.GetLabels()
 	rs := labels[pki.OwnerLabel(rootshard.Kind)]
-	if rs == "" || labels[pki.LabelComponent] != pki.LinkCA.TemplateKey() {
+	if component := labels[pki.LabelComponent]; rs == "" || (component != pki.LinkCA.TemplateKey() && component != link.ServerRole) {
 		return nil
 	}
 	return c.Keys(controller.RootShardIndex, controller.IndexValue(m.GetNamespace(), rs))

@@ -63,6 +63,14 @@ func linkCA() *corev1.Secret {
 		Data: map[string][]byte{"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("link-ca")}), "tls.key": []byte("k")}}
 }
 
+// listenerServing is the listener's serving certificate of the RootShard as cert-manager
+// issues it (the RootShard controller applies its Certificate).
+func listenerServing() *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-link-server",
+		Labels: pki.Labels("rootshard", "root", link.ServerRole)},
+		Data: map[string][]byte{"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("serving")}), "tls.key": []byte("k")}}
+}
+
 func ready(t *testing.T, l *operatorv1alpha1.Link) *metav1.Condition {
 	t.Helper()
 	c := meta.FindStatusCondition(l.Status.Conditions, operatorv1alpha1.ConditionLinkReady)
@@ -103,7 +111,7 @@ func TestLinkClientCertificateIsPinnedToItsIdentityAndUID(t *testing.T) {
 }
 
 func TestLinkWithoutListenerWritesNoBootstrap(t *testing.T) {
-	f := newFixture(t, newLink(), rootShard(), linkCA())
+	f := newFixture(t, newLink(), rootShard(), linkCA(), listenerServing())
 	f.sync(t) // the client certificate, issued by CatchUp
 	got := f.sync(t)
 	c := ready(t, got)
@@ -115,8 +123,24 @@ func TestLinkWithoutListenerWritesNoBootstrap(t *testing.T) {
 	assert.False(t, exists, "no bootstrap Secret while the listener's URL is unknown")
 }
 
-func TestLinkBootstrapOnceEverythingIsThere(t *testing.T) {
+// TestLinkWaitsForTheListenersServingCertificate: a remote cannot connect before the
+// listener serves the RootShard: no bootstrap Secret, and Ready says what it waits for.
+func TestLinkWaitsForTheListenersServingCertificate(t *testing.T) {
 	f := newFixture(t, newLink(), rootShard(), linkCA())
+	f.c.Configure(controller.Deps{LinkListenerURL: listener})
+	f.sync(t)
+	got := f.sync(t)
+	c := ready(t, got)
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, operatorv1alpha1.ReasonLinkCertificatesNotReady, c.Reason)
+	assert.Contains(t, c.Message, "root-link-server")
+	_, exists, err := f.Host.Caches["secrets"].GetByKey("team-a/eu-1-link-bootstrap")
+	require.NoError(t, err)
+	assert.False(t, exists, "no bootstrap Secret before the listener can serve")
+}
+
+func TestLinkBootstrapOnceEverythingIsThere(t *testing.T) {
+	f := newFixture(t, newLink(), rootShard(), linkCA(), listenerServing())
 	f.c.Configure(controller.Deps{LinkListenerURL: listener})
 	f.sync(t)
 	got := f.sync(t)
@@ -156,8 +180,8 @@ func TestBuildReadsTheListenerFromDeps(t *testing.T) {
 	assert.Empty(t, controller.Build[Controller](kinds.Link, controller.Deps{}).listenerURL)
 }
 
-// TestWatches: a RootShard's events and its link CA's wake the Links that name it, and no
-// other.
+// TestWatches: a RootShard's events, its link CA's and its listener serving certificate's
+// wake the Links that name it, and no other.
 func TestWatches(t *testing.T) {
 	other := newLink()
 	other.Name, other.UID, other.Spec.RootShardRef.Name = "eu-2", "uid-2", "other"
@@ -166,6 +190,7 @@ func TestWatches(t *testing.T) {
 	require.Len(t, w.Kinds, 1)
 	assert.Equal(t, []string{"team-a/eu-1"}, w.Kinds[0].Keys(rootShard()))
 	assert.Equal(t, []string{"team-a/eu-1"}, w.Users(linkCA()))
+	assert.Equal(t, []string{"team-a/eu-1"}, w.Users(listenerServing()), "the listener's serving certificate, issued, wakes the Links")
 	notLink := linkCA()
 	notLink.Labels = pki.Labels("rootshard", "root", pki.ServerCA.TemplateKey())
 	assert.Empty(t, w.Users(notLink), "the RootShard's other CAs concern no Link")
@@ -177,7 +202,7 @@ func TestWatches(t *testing.T) {
 // namespace derive.
 func TestDerivedNamesCoverWhatIsWritten(t *testing.T) {
 	l := newLink()
-	f := newFixture(t, l, rootShard(), linkCA())
+	f := newFixture(t, l, rootShard(), linkCA(), listenerServing())
 	f.c.Configure(controller.Deps{LinkListenerURL: listener})
 	before := f.Host.HostNames("team-a")
 	for range 3 {

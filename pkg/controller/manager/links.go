@@ -33,8 +33,10 @@ import (
 )
 
 // reportInterval is how often the remote side looks at its linked consumers to report them:
-// remote.Reporter sends what changed, and the rest once a remote.ReportEvery.
-const reportInterval = 10 * time.Second
+// remote.Reporter sends what changed, and the rest once a remote.ReportEvery. A look reads
+// the caches only, so it is frequent: a rotation at home waits for what a linked consumer
+// reports, and hears of a change at most this long after the remote's caches did.
+const reportInterval = 2 * time.Second
 
 // links is what this server runs as the remote side of the links its consumers name
 // (docs/links.md#the-remote-server): a stream per bootstrap Secret (remote.Manager), the
