@@ -5,10 +5,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
+	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
 // CacheServerCA is the CA role of a CacheServer's CA, beside the RootShard's (pki.CA): a
@@ -37,6 +39,16 @@ func CacheClientCertificate(kind, namespace, owner, joined string) *cmapply.Cert
 	spec := certificates.Leaf(namespace, leaf, pki.Labels(kind, owner, CacheClientRole), nil)
 	spec.Issuer = certificates.Issuer{Name: CacheClientIssuer(joined), Kind: IssuerKind, Group: IssuerGroup}
 	return certificates.Certificate(spec)
+}
+
+// ShardCertificates are the Certificates of the Shard s joined as rs (shard.Certificates),
+// with its cache client (CacheClientCertificate) when its spec.cache.link names a link.
+func ShardCertificates(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) []*cmapply.CertificateApplyConfiguration {
+	out := shard.Certificates(s, rs)
+	if s.Spec.Cache != nil && s.Spec.Cache.Link != nil {
+		out = append(out, CacheClientCertificate(shard.Kind, s.Namespace, s.Name, rs.Name))
+	}
+	return out
 }
 
 // ResolveCacheBundles reads the cache-client data of the bundles Secret s: the CacheServer's

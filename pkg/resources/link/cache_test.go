@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
@@ -45,6 +46,9 @@ func TestResolveCacheBundles(t *testing.T) {
 	_, err = link.ResolveBundles(linkedBundles(t), reference.CacheClient)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "names no CacheServer")
+	var problem *reference.Error
+	require.ErrorAs(t, err, &problem)
+	assert.Equal(t, operatorv1alpha1.ReasonLinkNamesNoCacheServer, problem.Reason)
 
 	// The bootstrap's client certificate is a leaf.
 	leaf := linktest.Bootstrap(t, "b", "eu-1-link-bootstrap", "bootstrap-uid").Data[corev1.TLSCertKey]
