@@ -47,7 +47,7 @@ func ResolveBundles(s *corev1.Secret, ref reference.Reference) (*reference.Resol
 	if s.Type == BundlesType && ReferenceData(s, ref) == nil {
 		if ref == reference.CacheClient {
 			return nil, reference.Problem(operatorv1alpha1.ReasonLinkNamesNoCacheServer, reference.ErrMissingKey,
-				"Secret %s/%s holds no %s data: the Link of its bootstrap Secret names no CacheServer (spec.cacheServerRef) or does not allow CacheClient",
+				"Secret %s/%s holds no %s data: the Link of its bootstrap Secret names no CacheServer (spec.cacheServerRef)",
 				s.Namespace, s.Name, ref)
 		}
 		return nil, reference.Invalid(s, reference.ErrMissingKey, "holds no %s data: the Link of its bootstrap Secret does not allow this consumer's kind", ref)

@@ -270,6 +270,6 @@ const (
 	ReasonLinkBundlesNotReceived = "LinkBundlesNotReceived"
 	// ReasonLinkNamesNoCacheServer (ReferenceValid=False): a Shard's spec.cache.link names a
 	// link whose bundles hold no cache-client data: its Link names no CacheServer
-	// (spec.cacheServerRef) or does not allow CacheClient.
+	// (spec.cacheServerRef).
 	ReasonLinkNamesNoCacheServer = "LinkNamesNoCacheServer"
 )
