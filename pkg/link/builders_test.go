@@ -18,6 +18,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/resources/kubeconfig"
+	linkpki "github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
@@ -156,4 +157,20 @@ func TestLinkedKubeconfigsHaveNoBindingsGroup(t *testing.T) {
 	require.Contains(t, spec.Subject.Organizations, kubeconfig.Group(kc))
 	assert.ErrorContains(t, CheckCSR(csrOf(t, spec, nil), Kubeconfig, pki.FrontProxyClientCA, Declaration{Consumers: []ConsumerKind{Kubeconfig}}),
 		"is not one a Kubeconfig is issued")
+}
+
+// TestPolicySignsALinkedShardsCacheClient: the cache client a linked Shard has cert-manager
+// issue (spec.cache.link) is one the policy signs for the consumer kind CacheClient, by the
+// CacheServer's CA its LinkIssuer name stands for, with its usages.
+func TestPolicySignsALinkedShardsCacheClient(t *testing.T) {
+	c := linkpki.CacheClientCertificate("shard", remote, "eu", reference.JoinedName("shard", "eu"))
+	spec := specOf(c)
+	d := Declaration{Consumers: []ConsumerKind{Shard, CacheClient}, CacheServer: "cache"}
+	issued, err := Match(csrOf(t, spec, nil), CacheClient, CacheServerCA, d)
+	require.NoError(t, err)
+	assert.Equal(t, cacheserver.ClientRole, issued.Role)
+	assert.Equal(t, issued.Usage.KeyUsages(), spec.Usages)
+	assert.True(t, issued.ForConsumer(spec.CommonName, "eu"))
+	_, err = Match(csrOf(t, spec, nil), CacheClient, pki.ClientCA, d)
+	assert.Error(t, err, "not by a CA of the RootShard")
 }

@@ -22,7 +22,7 @@ const (
 )
 
 // CacheServerCA is the CA role of a CacheServer's CA, beside the RootShard's (pki.CA).
-const CacheServerCA pki.CA = "cache-server"
+const CacheServerCA = linkpki.CacheServerCA
 
 // RootShardKey names a RootShard.
 type RootShardKey struct {

@@ -90,6 +90,32 @@ func allSecretValues(t *testing.T, s *framework.Stack, ns string) map[string][]b
 	return out
 }
 
+// logLinkedShardOnFailure logs, once t failed, the conditions of the Shards, Certificates
+// and CertificateRequests of ns in the second cluster.
+func logLinkedShardOnFailure(t *testing.T, second *framework.Stack, ns string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", ns, "-o",
+				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
+			t.Logf("the second cluster's linked Shard:\n%s", out)
+		}
+	})
+}
+
+// assertNoCAKeyIn asserts that no Secret of the stack s holds the private key of one of the
+// CA public keys cas.
+func assertNoCAKeyIn(t *testing.T, s *framework.Stack, cas []crypto.PublicKey) {
+	t.Helper()
+	for where, data := range allSecretValues(t, s, "") {
+		for _, key := range privateKeysIn(data) {
+			for _, ca := range cas {
+				assert.False(t, key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(ca),
+					"the Secret key %s of the second cluster holds the private key of a CA of the home", where)
+			}
+		}
+	}
+}
+
 // privateKeysIn are the private keys of the PEM data.
 func privateKeysIn(data []byte) []crypto.Signer {
 	var out []crypto.Signer
@@ -140,13 +166,7 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	parallel(t, alone)
 	const remote = "xlink-remote"
 	ns, second := linkedShardAcrossClusters(t, "xlink-home", remote)
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := second.Kubectl(context.Background(), "get", "shard,certificates,certificaterequests", "-n", remote, "-o",
-				`jsonpath={range .items[*]}{.kind} {.metadata.name}: {range .status.conditions[*]}{.type}={.status} {.reason} {.message}; {end}{"\n"}{end}`)
-			t.Logf("the second cluster's linked Shard:\n%s", out)
-		}
-	})
+	logLinkedShardOnFailure(t, second, remote)
 	waitForOn(t, second, remote, "shard/shard-1", "LinkReady")
 	waitForOn(t, second, remote, "shard/shard-1", "Available")
 	assert.Equal(t, "Running", kubectlOn(t, second, "get", "shard", "shard-1", "-n", remote, "-o", "jsonpath={.status.phase}"))
@@ -157,14 +177,7 @@ func TestLinkedShardAcrossClusters(t *testing.T) {
 	// Every CA certificate the test can see: the home's, and those the second cluster's
 	// Secrets hold (the bundles the link brought among them).
 	homeCAs := append(caPublicKeys(t, stack, ns), caPublicKeys(t, second, remote)...)
-	for where, data := range allSecretValues(t, second, "") {
-		for _, key := range privateKeysIn(data) {
-			for _, ca := range homeCAs {
-				assert.False(t, key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(ca),
-					"the Secret key %s of the second cluster holds the private key of a CA of the home", where)
-			}
-		}
-	}
+	assertNoCAKeyIn(t, second, homeCAs)
 
 	require.Eventually(t, func() bool {
 		out := kubectl(t, "get", "link", "eu-1", "-n", ns, "-o", "jsonpath={.status.consumers}")

@@ -45,8 +45,12 @@ type CacheConfig struct {
 	Reference *corev1.LocalObjectReference
 	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
 	// in the same namespace: the CacheServer may live in another namespace or cluster. At
-	// most one of Reference and SecretRef is set.
+	// most one of Reference, SecretRef and Link is set.
 	SecretRef *corev1.LocalObjectReference
+	// Link names the bootstrap Secret of a Link whose cacheServerRef names the CacheServer,
+	// in the same namespace: its cache client is signed over the link, no key leaves the
+	// home. A Shard only.
+	Link *RootShardLink
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfiguration

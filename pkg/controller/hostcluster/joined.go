@@ -25,9 +25,13 @@ func (h *Host) Join(ctx context.Context, kind, namespace, owner string, ref *cor
 }
 
 // CacheKubeconfig is the kubeconfig Secret a root shard or shard k writes toward its
-// CacheServer when it names a copy of the CacheServer's cache-client Secret, and nil when it
-// does not. A *reference.Error says why the copy cannot be used.
+// CacheServer when it names a copy of the CacheServer's cache-client Secret, or a link
+// (linkedCacheKubeconfig), and nil when it does not. A *reference.Error says why the copy or
+// the link cannot be used.
 func (h *Host) CacheKubeconfig(ctx context.Context, k kcp.Server) (*corev1ac.SecretApplyConfiguration, error) {
+	if k.CacheLink != nil {
+		return h.linkedCacheKubeconfig(ctx, k)
+	}
 	if k.CacheSecretRef == nil {
 		return nil, nil
 	}

@@ -4,7 +4,12 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
@@ -19,6 +24,17 @@ import (
 // link cannot be used yet: the bootstrap Secret missing, unlabelled or invalid (its client
 // certificate expired, say), or the bundles not received (link.ErrBundlesNotReceived).
 func (h *Host) JoinLinked(ctx context.Context, kind, namespace, owner, bootstrap string, r reference.Reference) (*reference.Joined, error) {
+	resolved, err := h.resolveLinked(ctx, namespace, bootstrap, r)
+	if err != nil {
+		return nil, err
+	}
+	j := link.Join(kind, namespace, owner, resolved)
+	return &j, nil
+}
+
+// resolveLinked is the keyless data of r in the bundles Secret of the bootstrap Secret
+// namespace/bootstrap (link.ResolveBundles), with JoinLinked's checks and errors.
+func (h *Host) resolveLinked(ctx context.Context, namespace, bootstrap string, r reference.Reference) (*reference.Resolved, error) {
 	b, err := h.ReferenceSecrets.Secrets(namespace).Get(bootstrap)
 	if apierrors.IsNotFound(err) {
 		if h.unlabelledSecret(ctx, namespace, bootstrap) {
@@ -40,10 +56,23 @@ func (h *Host) JoinLinked(ctx context.Context, kind, namespace, owner, bootstrap
 	if err != nil {
 		return nil, err
 	}
-	resolved, err := link.ResolveBundles(bundles, r)
+	return link.ResolveBundles(bundles, r)
+}
+
+// linkedCacheKubeconfig is the kubeconfig Secret the kcp server k (whose cache is signed over
+// the link of the bootstrap Secret k.CacheLink) writes toward the home's CacheServer: its URL
+// and CA from the link's bundles, the client key pair cert-manager issued into the Secret of
+// its cache client Certificate (link.CacheClientCertificate, signed by the LinkIssuer). Nil
+// while that is not issued; its Secret's event brings the owner back. A *reference.Error says
+// why the link cannot be used (no cache-client data: its Link names no CacheServer).
+func (h *Host) linkedCacheKubeconfig(ctx context.Context, k kcp.Server) (*corev1ac.SecretApplyConfiguration, error) {
+	r, err := h.resolveLinked(ctx, k.Namespace, k.CacheLink.Name, reference.CacheClient)
 	if err != nil {
 		return nil, err
 	}
-	j := link.Join(kind, namespace, owner, resolved)
-	return &j, nil
+	client, err := h.Issued(k.Namespace, link.CacheClientName(k.Name), corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	if err != nil || client == nil {
+		return nil, err
+	}
+	return link.CacheKubeconfig(k.Namespace, k.CacheKubeconfig(), pki.Labels(k.Kind, k.Name, "cache-kubeconfig"), r, reference.FromSecret(client))
 }

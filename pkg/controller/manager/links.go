@@ -59,11 +59,14 @@ type linkedKind struct {
 	kind      link.ConsumerKind
 	label     string
 	described controller.Described
-	of        func(obj any) (m metav1.Object, bootstrap string, conditions []metav1.Condition, ok bool)
+	// cacheClient: its consumers may have a cache client signed over the link
+	// (remote.ConsumerSource.CacheClient).
+	cacheClient bool
+	of          func(obj any) (m metav1.Object, bootstrap string, conditions []metav1.Condition, ok bool)
 }
 
 var linkedKinds = []linkedKind{
-	{kind: link.Shard, label: shard.Kind, described: kinds.Shard, of: func(obj any) (metav1.Object, string, []metav1.Condition, bool) {
+	{kind: link.Shard, label: shard.Kind, described: kinds.Shard, cacheClient: true, of: func(obj any) (metav1.Object, string, []metav1.Condition, bool) {
 		s, ok := obj.(*operatorv1alpha1.Shard)
 		if !ok || s.Spec.RootShard.Link == nil {
 			return nil, "", nil, false
@@ -102,7 +105,8 @@ func newLinks(namespaces hostcluster.WatchNamespaces, kube kubernetes.Interface,
 	l := &links{manager: remote.NewManager(kube), indexes: indexes, host: host, changed: changed}
 	var sources []remote.ConsumerSource
 	for _, k := range linkedKinds {
-		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName())})
+		sources = append(sources, remote.ConsumerSource{Kind: k.kind, Label: k.label, Bootstrap: controller.LinkedBootstrapOf(indexes, k.described.KindName()),
+			CacheClient: k.cacheClient})
 	}
 	// The LinkIssuer signs only for the Certificates the controllers applied (and still
 	// hold): what the host's Certificate applier returns, forgotten when deleted.

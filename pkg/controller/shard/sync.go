@@ -17,6 +17,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
+	"github.com/kcp-setups/apiserver/pkg/resources/link"
 	"github.com/kcp-setups/apiserver/pkg/resources/reference"
 	"github.com/kcp-setups/apiserver/pkg/resources/rootshard"
 	"github.com/kcp-setups/apiserver/pkg/resources/shard"
@@ -125,7 +126,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 				fmt.Sprintf("CacheServer %q does not exist in namespace %q", k.Cache.Name, s.Namespace))
 		}
 	}
-	certs := shard.Certificates(s, rs)
+	certs := link.ShardCertificates(s, rs)
 	c.Observe(s, status, len(certs), c.Host.PendingCertificates(certs), k.DeploymentName())
 	return k, true, nil
 }
@@ -138,7 +139,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	w := c.Host.Writes(ctx)
 	w.Joined(joined)
 	w.Secrets(cache)
-	w.Certificates(nil, shard.Certificates(s, rs))
+	w.Certificates(nil, link.ShardCertificates(s, rs))
 	w.Secret(shard.ClientKubeconfig(s, rs))
 	// Its own CA bundles, on top of its RootShard's merged ones.
 	w.ExtraBundles(s.Namespace,

@@ -1063,8 +1063,14 @@ func schema_pkg_apis_operator_v1alpha1_CacheConfig(ref common.ReferenceCallback)
 					},
 					"secretRef": {
 						SchemaProps: spec.SchemaProps{
-							Description: "SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret in the same namespace: the CacheServer may live in another namespace or cluster. At most one of ref and secretRef is set.",
+							Description: "SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret in the same namespace: the CacheServer may live in another namespace or cluster. At most one of ref, secretRef and link is set.",
 							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"link": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Link names the bootstrap Secret of a Link whose cacheServerRef names the CacheServer, in the same namespace: its cache client is signed over the link, no key leaves the home. A Shard only.",
+							Ref:         ref(v1alpha1.RootShardLink{}.OpenAPIModelName()),
 						},
 					},
 					"embedded": {
@@ -1077,7 +1083,7 @@ func schema_pkg_apis_operator_v1alpha1_CacheConfig(ref common.ReferenceCallback)
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName()},
+			v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName(), v1alpha1.RootShardLink{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 

@@ -37,6 +37,10 @@ type ConsumerSource struct {
 	// through its link, when that consumer exists with uid and names one (ok); an error only
 	// when it cannot be told.
 	Bootstrap func(namespace, name string, uid types.UID) (secret string, ok bool, err error)
+	// CacheClient is whether such a consumer may have a cache client signed over its link
+	// (a Shard's spec.cache.link), as the consumer kind CacheClient: its Certificate names
+	// the LinkIssuer linkpki.CacheClientIssuer.
+	CacheClient bool
 }
 
 // Verdict is what the issuer does with a CertificateRequest.
@@ -93,7 +97,8 @@ type Lookups struct {
 // anyone who may create Certificates can) for a consumer (the owner labels: its kind and
 // name, and its UID) which, by sources, exists with that UID and names a bootstrap Secret
 // through its link; only for a CA role the consumer's joined RootShard has an issuer of
-// that name for; and only for the private key cert-manager made for that Certificate's
+// that name for (or its cache client's, by the CacheServer's CA, as the kind CacheClient,
+// where the source allows one); and only for the private key cert-manager made for that Certificate's
 // issuance (the Secret of its status.nextPrivateKeySecretName, which that Certificate
 // controls), not a key of whoever may create CertificateRequests. Any other is denied,
 // with the reason, which names no key; one of a consumer this server has not reconciled
@@ -147,7 +152,7 @@ func Decide(cr *cmv1.CertificateRequest, l Lookups, sources []ConsumerSource) (D
 	case NotOurs:
 		return deny("its Certificate %s (UID %s) is not one this server applied for the %s %s", crt.Name, crt.UID, source.Kind, name)
 	}
-	role, ok := roleOf(cr.Spec.IssuerRef.Name, reference.JoinedName(source.Label, name))
+	kind, role, ok := source.roleOf(cr.Spec.IssuerRef.Name, reference.JoinedName(source.Label, name))
 	if !ok {
 		return deny("the issuer %s is no CA of the %s %s", cr.Spec.IssuerRef.Name, source.Kind, name)
 	}
@@ -159,7 +164,7 @@ func Decide(cr *cmv1.CertificateRequest, l Lookups, sources []ConsumerSource) (D
 	}
 	return Decision{Verdict: Sign, Role: role, Linked: Linked{
 		Bootstrap: types.NamespacedName{Namespace: cr.Namespace, Name: secret},
-		Kind:      source.Kind,
+		Kind:      kind,
 		Consumer:  link.ConsumerRef{Namespace: cr.Namespace, Name: name, UID: string(uid)},
 	}}, nil
 }
@@ -211,15 +216,20 @@ func publicKeyOf(keyPEM []byte) (interface{ Equal(crypto.PublicKey) bool }, bool
 	return pub, ok
 }
 
-// roleOf is the CA role whose local CA the issuer name names for the joined RootShard
-// joined (pki.CAName).
-func roleOf(issuer, joined string) (pki.CA, bool) {
+// roleOf is the consumer kind and the CA role the issuer name stands for, for a consumer of s
+// whose joined RootShard is joined: a local CA of that RootShard (pki.CAName), signed for the
+// consumer's own kind; or, when s may have a cache client signed, its cache client's
+// (linkpki.CacheClientIssuer), signed for the kind CacheClient by the CacheServer's CA.
+func (s ConsumerSource) roleOf(issuer, joined string) (link.ConsumerKind, pki.CA, bool) {
+	if s.CacheClient && issuer == linkpki.CacheClientIssuer(joined) {
+		return link.CacheClient, link.CacheServerCA, true
+	}
 	for _, ca := range pki.IntermediateCAs {
 		if pki.CAName(joined, ca) == issuer {
-			return ca, true
+			return s.Kind, ca, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // finished reports whether cr needs nothing more of an issuer: issued, failed or denied.

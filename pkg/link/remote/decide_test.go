@@ -36,10 +36,11 @@ const (
 
 var bootstrapName = linkpki.BootstrapName(testLink.Name)
 
-// testSources find the Shard eu-shard of shardUID, linked; no FrontProxy is linked.
+// testSources find the Shard eu-shard of shardUID, linked, which may have a cache client
+// signed; no FrontProxy is linked.
 func testSources() []ConsumerSource {
 	return []ConsumerSource{
-		{Kind: link.Shard, Label: "shard", Bootstrap: func(namespace, name string, uid types.UID) (string, bool, error) {
+		{Kind: link.Shard, Label: "shard", CacheClient: true, Bootstrap: func(namespace, name string, uid types.UID) (string, bool, error) {
 			if namespace == "remote" && name == shardName && uid == shardUID {
 				return bootstrapName, true, nil
 			}
@@ -155,9 +156,18 @@ func TestDecide(t *testing.T) {
 		secret  func(*corev1.Secret) *corev1.Secret
 		verdict Verdict
 		role    pki.CA
-		why     string
+		// kind is the consumer kind signed for: the Shard's unless set.
+		kind link.ConsumerKind
+		why  string
 	}{
 		{name: "a linked Shard's server certificate", verdict: Sign, role: pki.ServerCA},
+		{name: "a linked Shard's cache client: a CacheClient, by the CacheServer's CA", verdict: Sign, role: link.CacheServerCA, kind: link.CacheClient,
+			request: func(cr *cmv1.CertificateRequest) {
+				cr.Spec.IssuerRef.Name = linkpki.CacheClientIssuer(reference.JoinedName("shard", shardName))
+			}},
+		{name: "the cache client issuer of another consumer", verdict: Deny, why: "is no CA of", request: func(cr *cmv1.CertificateRequest) {
+			cr.Spec.IssuerRef.Name = linkpki.CacheClientIssuer(reference.JoinedName("shard", "other"))
+		}},
 		{name: "a linked Shard's etcd client certificate", verdict: Sign, role: pki.EtcdClientCA, request: func(cr *cmv1.CertificateRequest) {
 			cr.Spec.IssuerRef.Name = pki.CAName(reference.JoinedName("shard", shardName), pki.EtcdClientCA)
 		}},
@@ -259,11 +269,25 @@ func TestDecide(t *testing.T) {
 			assert.Contains(t, d.Why, tc.why)
 			assert.NotContains(t, d.Why, "BEGIN", "a reason names no key material")
 			if tc.verdict == Sign {
+				want := linked
+				if tc.kind != "" {
+					want.Kind = tc.kind
+				}
 				assert.Equal(t, tc.role, d.Role)
-				assert.Equal(t, linked, d.Linked)
+				assert.Equal(t, want, d.Linked)
 			}
 		})
 	}
+	t.Run("a cache client of a consumer kind that may have none is denied", func(t *testing.T) {
+		sources := testSources()
+		sources[0].CacheClient = false
+		cr := linkedRequest()
+		cr.Spec.IssuerRef.Name = linkpki.CacheClientIssuer(reference.JoinedName("shard", shardName))
+		d, err := Decide(cr, lookups([]*cmv1.Certificate{shardCertificate()}, Ours, nextKeySecret()), sources)
+		require.NoError(t, err)
+		assert.Equal(t, Deny, d.Verdict)
+		assert.Contains(t, d.Why, "is no CA of")
+	})
 	t.Run("a consumer that cannot be told is retried, not denied", func(t *testing.T) {
 		sources := testSources()
 		sources[0].Bootstrap = func(string, string, types.UID) (string, bool, error) {

@@ -113,7 +113,7 @@ func Shard(s *operatorv1alpha1.Shard) []Name {
 	case ref.Reference != nil:
 		rs.Name = ref.Reference.Name
 	}
-	n.certificates(nil, shard.Certificates(s, rs))
+	n.certificates(nil, link.ShardCertificates(s, rs))
 	n.add(shard.ClientKubeconfigName(s), shard.MergedClientCAName(s), shard.MergedCABundleName(s))
 	n.server(shard.Server(s, rs))
 	return n.sorted()
@@ -259,7 +259,7 @@ func (n *names) server(s kcp.Server) {
 	n.add(s.KubeconfigName(kcp.LogicalClusterAdmin), s.KubeconfigName(kcp.ExternalLogicalClusterAdmin), s.ServiceName, s.DeploymentName())
 	// Rotation (docs/rotation.md): the signing leaf's second slot, and the trust of its keys.
 	n.slots(kcp.ServiceAccountSecret(s.Name)) // <name>-service-account-trust among them
-	if s.CacheSecretRef != nil {
+	if s.CacheSecretRef != nil || s.CacheLink != nil {
 		n.add(s.CacheKubeconfig())
 	}
 	if e := s.Etcd; e != nil {

@@ -34,6 +34,10 @@ type Server struct {
 	// CacheSecretRef, when set instead, is the copy of a CacheServer's cache-client Secret
 	// the server uses: the controller writes CacheKubeconfig from it.
 	CacheSecretRef *corev1.LocalObjectReference
+	// CacheLink, when set instead, is the bootstrap Secret of the link over which the server's
+	// cache client is signed (a linked Shard's spec.cache.link): the controller writes
+	// CacheKubeconfig from the link's bundles and the issued client.
+	CacheLink *corev1.LocalObjectReference
 	// KindArgs come after the common flags: what only this kind passes to kcp.
 	KindArgs []string
 	// KindMounts are the Secrets only this kind mounts.
@@ -101,10 +105,12 @@ func (s Server) BaseURL() string {
 
 // UsesCacheServer reports whether the server uses a CacheServer rather than the root shard's
 // embedded cache.
-func (s Server) UsesCacheServer() bool { return s.Cache != nil || s.CacheSecretRef != nil }
+func (s Server) UsesCacheServer() bool {
+	return s.Cache != nil || s.CacheSecretRef != nil || s.CacheLink != nil
+}
 
 // CacheKubeconfig is the Secret of the server's kubeconfig toward its CacheServer: the
-// CacheServer's own, or, for a copy of its cache-client Secret, one the server owns.
+// CacheServer's own, or, for a copy of its cache-client Secret or a link, one the server owns.
 func (s Server) CacheKubeconfig() string {
 	if s.Cache != nil {
 		return CacheKubeconfigName(s.Cache.Name)

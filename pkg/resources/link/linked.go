@@ -37,15 +37,23 @@ func OwnedBy(s, bootstrap *corev1.Secret) bool {
 
 // ResolveBundles reads the keyless data of the reference Secret ref in the bundles Secret s
 // (ReferenceData) and checks it as reference.ResolveKeyless does: the certificates and trust
-// bundles are there and well-formed, and no CA has a key. Its errors name the keys of s
-// (shard-join.server-ca.crt). A bundles Secret without ref's data (the Link does not allow
+// bundles are there and well-formed, and no CA has a key (a cache client's: its URL and CA,
+// ResolveCacheBundles). Its errors name the keys of s (shard-join.server-ca.crt). A bundles Secret without ref's data (the Link does not allow
 // the consumer's kind) is ReferenceSecretInvalid, saying so.
 func ResolveBundles(s *corev1.Secret, ref reference.Reference) (*reference.Resolved, error) {
 	if s == nil {
 		return nil, errors.New("no bundles Secret")
 	}
 	if s.Type == BundlesType && ReferenceData(s, ref) == nil {
+		if ref == reference.CacheClient {
+			return nil, reference.Problem(operatorv1alpha1.ReasonLinkNamesNoCacheServer, reference.ErrMissingKey,
+				"Secret %s/%s holds no %s data: the Link of its bootstrap Secret names no CacheServer (spec.cacheServerRef)",
+				s.Namespace, s.Name, ref)
+		}
 		return nil, reference.Invalid(s, reference.ErrMissingKey, "holds no %s data: the Link of its bootstrap Secret does not allow this consumer's kind", ref)
+	}
+	if ref == reference.CacheClient {
+		return ResolveCacheBundles(s)
 	}
 	return reference.ResolveKeyless(s, BundlesType, ref, BundlesKey(ref, ""))
 }

@@ -90,6 +90,8 @@ func Server(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Serve
 	// A cache that names nothing ("cache: {}", as kcp-operator's Go SDK may send it) is no
 	// cache of the Shard's own, as in kcp-operator.
 	switch {
+	case s.Spec.Cache != nil && s.Spec.Cache.Link != nil:
+		k.CacheLink = &s.Spec.Cache.Link.SecretRef
 	case s.Spec.Cache != nil && (s.Spec.Cache.Reference != nil || s.Spec.Cache.SecretRef != nil):
 		k.Cache, k.CacheSecretRef = s.Spec.Cache.Reference, s.Spec.Cache.SecretRef
 	case rs.Spec.Cache != nil && (rs.Spec.Cache.Reference != nil || rs.Spec.Cache.SecretRef != nil):

@@ -53,9 +53,14 @@ type CacheConfig struct {
 	Reference *corev1.LocalObjectReference `json:"ref,omitempty" protobuf:"bytes,1,opt,name=ref"`
 	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
 	// in the same namespace: the CacheServer may live in another namespace or cluster. At
-	// most one of ref and secretRef is set.
+	// most one of ref, secretRef and link is set.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty" protobuf:"bytes,2,opt,name=secretRef"`
+	// Link names the bootstrap Secret of a Link whose cacheServerRef names the CacheServer,
+	// in the same namespace: its cache client is signed over the link, no key leaves the
+	// home. A Shard only.
+	// +optional
+	Link *RootShardLink `json:"link,omitempty" protobuf:"bytes,4,opt,name=link"`
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfiguration `json:"embedded,omitempty" protobuf:"bytes,3,opt,name=embedded"`

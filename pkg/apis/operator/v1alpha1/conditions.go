@@ -268,4 +268,8 @@ const (
 	// bootstrap Secret (<bootstrap>-bundles) is not there yet: nothing was received over the
 	// link.
 	ReasonLinkBundlesNotReceived = "LinkBundlesNotReceived"
+	// ReasonLinkNamesNoCacheServer (ReferenceValid=False): a Shard's spec.cache.link names a
+	// link whose bundles hold no cache-client data: its Link names no CacheServer
+	// (spec.cacheServerRef).
+	ReasonLinkNamesNoCacheServer = "LinkNamesNoCacheServer"
 )

@@ -922,6 +922,18 @@ func (m *CacheConfig) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.Link != nil {
+		{
+			size, err := m.Link.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x22
+	}
 	if m.Embedded != nil {
 		{
 			size, err := m.Embedded.MarshalToSizedBuffer(dAtA[:i])
@@ -5434,6 +5446,10 @@ func (m *CacheConfig) Size() (n int) {
 		l = m.Embedded.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
+	if m.Link != nil {
+		l = m.Link.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -7171,6 +7187,7 @@ func (this *CacheConfig) String() string {
 		`Reference:` + strings.Replace(fmt.Sprintf("%v", this.Reference), "LocalObjectReference", "v11.LocalObjectReference", 1) + `,`,
 		`SecretRef:` + strings.Replace(fmt.Sprintf("%v", this.SecretRef), "LocalObjectReference", "v11.LocalObjectReference", 1) + `,`,
 		`Embedded:` + strings.Replace(this.Embedded.String(), "EmbeddedCacheConfiguration", "EmbeddedCacheConfiguration", 1) + `,`,
+		`Link:` + strings.Replace(this.Link.String(), "RootShardLink", "RootShardLink", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -10562,6 +10579,42 @@ func (m *CacheConfig) Unmarshal(dAtA []byte) error {
 				m.Embedded = &EmbeddedCacheConfiguration{}
 			}
 			if err := m.Embedded.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 4:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Link", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.Link == nil {
+				m.Link = &RootShardLink{}
+			}
+			if err := m.Link.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -362,6 +362,11 @@ func (in *CacheConfig) DeepCopyInto(out *CacheConfig) {
 		*out = new(corev1.LocalObjectReference)
 		**out = **in
 	}
+	if in.Link != nil {
+		in, out := &in.Link, &out.Link
+		*out = new(RootShardLink)
+		**out = **in
+	}
 	if in.Embedded != nil {
 		in, out := &in.Embedded, &out.Embedded
 		*out = new(EmbeddedCacheConfiguration)

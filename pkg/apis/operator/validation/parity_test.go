@@ -55,7 +55,7 @@ func TestRootShardCacheEmbedded(t *testing.T) {
 		{
 			name:  "a ref and a secretRef",
 			cache: &operator.CacheConfig{Reference: ref, SecretRef: ref},
-			want:  []wantErr{forbidden("spec.cache.secretRef", "only one of ref or secretRef may be set")},
+			want:  []wantErr{forbidden("spec.cache.secretRef", "only one of ref, secretRef or link may be set")},
 		},
 		{
 			name:     "embedded with a bad ref",

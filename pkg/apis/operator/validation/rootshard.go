@@ -60,8 +60,15 @@ func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) fi
 // validateRootShardCacheConfig checks a RootShard's cache: the CacheServer it references,
 // else its embedded cache. kcp-operator's deprecated embedded.enabled is accepted with a
 // warning whatever its value; true together with a ref means the ref, as in kcp-operator.
+// A link is a Shard's way to the cache of a RootShard of another cluster: a RootShard is in
+// the cluster of its cache's home.
 func validateRootShardCacheConfig(cache *operator.CacheConfig, fldPath *field.Path) field.ErrorList {
-	return validateCacheConfig(cache, fldPath)
+	allErrs := validateCacheConfig(cache, fldPath)
+	if cache != nil && cache.Link != nil {
+		allErrs = append(allErrs, field.Forbidden(fldPath.Child("link"),
+			"only a Shard uses a CacheServer over a link: a RootShard names its CacheServer by ref or secretRef"))
+	}
+	return allErrs
 }
 
 // validateRootShardProxy checks kcp-operator's internal root-shard front proxy like the spec

@@ -89,6 +89,12 @@ func TestValidateRootShard(t *testing.T) {
 			},
 		},
 		{
+			name:   "cache over a link: a Shard's only",
+			mutate: func(rs *operator.RootShard) { rs.Spec.Cache = &operator.CacheConfig{Link: link("eu-1-link-bootstrap")} },
+			want: []wantErr{forbidden("spec.cache.link",
+				"only a Shard uses a CacheServer over a link: a RootShard names its CacheServer by ref or secretRef")},
+		},
+		{
 			name:   "cache ref not a DNS-1035 label",
 			mutate: func(rs *operator.RootShard) { rs.Spec.Cache.Reference.Name = "Cache" },
 			want:   []wantErr{invalid("spec.cache.ref.name")},

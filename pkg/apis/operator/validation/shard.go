@@ -46,10 +46,24 @@ func validateShardSpec(spec *operator.ShardSpec, fldPath *field.Path) field.Erro
 	allErrs := validateCommonShardSpec(&spec.CommonShardSpec, shardTemplates, fldPath)
 	allErrs = append(allErrs, validateRootShardConfig(&spec.RootShard, fldPath.Child("rootShard"))...)
 	allErrs = append(allErrs, validateCacheConfig(spec.Cache, fldPath.Child("cache"))...)
+	allErrs = append(allErrs, validateCacheLink(spec, fldPath)...)
 	if spec.Cache != nil && spec.Cache.Embedded != nil {
 		// kcp-operator's Shard has no such field: a shard uses its RootShard's cache.
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("cache", "embedded"),
 			"only a RootShard has an embedded cache: a Shard without spec.cache.ref uses its RootShard's"))
 	}
 	return allErrs
+}
+
+// validateCacheLink checks a Shard's spec.cache.link: the Link that names the CacheServer is
+// the one of its RootShard, so it names the bootstrap Secret of spec.rootShard.link.
+func validateCacheLink(spec *operator.ShardSpec, fldPath *field.Path) field.ErrorList {
+	if spec.Cache == nil || spec.Cache.Link == nil || spec.Cache.Link.SecretRef.Name == "" {
+		return nil
+	}
+	if spec.RootShard.Link == nil || spec.RootShard.Link.SecretRef.Name != spec.Cache.Link.SecretRef.Name {
+		return field.ErrorList{field.Invalid(fldPath.Child("cache", "link", "secretRef", "name"), spec.Cache.Link.SecretRef.Name,
+			"must name the bootstrap Secret of spec.rootShard.link: the Link of the RootShard names its CacheServer")}
+	}
+	return nil
 }

@@ -125,7 +125,48 @@ func TestValidateShard(t *testing.T) {
 			mutate: func(s *operator.Shard) {
 				s.Spec.Cache = &operator.CacheConfig{Reference: ref("cache"), SecretRef: ref("cache-cache-client")}
 			},
-			want: []wantErr{forbidden("spec.cache.secretRef", "only one of ref or secretRef may be set")},
+			want: []wantErr{forbidden("spec.cache.secretRef", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name: "cache over the link of its RootShard",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
+				s.Spec.Cache = &operator.CacheConfig{Link: link("eu-1-link-bootstrap")}
+			},
+		},
+		{
+			name:   "cache over a link, the RootShard not",
+			mutate: func(s *operator.Shard) { s.Spec.Cache = &operator.CacheConfig{Link: link("eu-1-link-bootstrap")} },
+			want:   []wantErr{invalid("spec.cache.link.secretRef.name")},
+		},
+		{
+			name: "cache over another link than the RootShard's",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
+				s.Spec.Cache = &operator.CacheConfig{Link: link("eu-2-link-bootstrap")}
+			},
+			want: []wantErr{invalid("spec.cache.link.secretRef.name")},
+		},
+		{
+			name: "cache by secretRef and link",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("eu-1-link-bootstrap")}
+				s.Spec.Cache = &operator.CacheConfig{SecretRef: ref("cache-cache-client"), Link: link("eu-1-link-bootstrap")}
+			},
+			want: []wantErr{forbidden("spec.cache.link", "only one of ref, secretRef or link may be set")},
+		},
+		{
+			name:   "cache link without a Secret name",
+			mutate: func(s *operator.Shard) { s.Spec.Cache = &operator.CacheConfig{Link: &operator.RootShardLink{}} },
+			want:   []wantErr{required("spec.cache.link.secretRef.name")},
+		},
+		{
+			name: "cache link naming no valid Secret name",
+			mutate: func(s *operator.Shard) {
+				s.Spec.RootShard = operator.RootShardConfig{Link: link("Eu_1")}
+				s.Spec.Cache = &operator.CacheConfig{Link: link("Eu_1")}
+			},
+			want: []wantErr{invalid("spec.rootShard.link.secretRef.name"), invalid("spec.cache.link.secretRef.name")},
 		},
 		{
 			name:   "cache: {}, as kcp-operator's Go SDK may send it, is the RootShard's cache",

@@ -66,7 +66,7 @@ func rootShardConfigRefs(config *operator.RootShardConfig) []targetRef {
 
 // cacheConfigRefs are the references of a spec.cache.
 func cacheConfigRefs(config *operator.CacheConfig) []targetRef {
-	return []targetRef{{"ref", "CacheServer", config.Reference, nil}, {"secretRef", "Secret", config.SecretRef, nil}}
+	return []targetRef{{"ref", "CacheServer", config.Reference, nil}, {"secretRef", "Secret", config.SecretRef, nil}, linkRef("link", config.Link)}
 }
 
 // virtualWorkspaceTargetRefs are the references of a VirtualWorkspace's target.

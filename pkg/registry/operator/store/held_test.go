@@ -368,6 +368,10 @@ var contentCases = []contentCase{
 		build: func(v int) []Permission {
 			return CachePermissions(&operator.CacheConfig{SecretRef: ref(pick(v, "a", "b"))}, spec.Child("cache"))
 		}},
+	{name: "cache over a link", kinds: []string{"CachePermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return CachePermissions(&operator.CacheConfig{Link: &operator.RootShardLink{SecretRef: *ref(pick(v, "a", "b"))}}, spec.Child("cache"))
+		}},
 	{name: "a change of what ChangeOf holds", kinds: []string{"ChangeOf"}, asks: true,
 		build: func(v int) []Permission {
 			p := UsePermission(spec.Child("auth"), "rootshards", "root")

@@ -68,14 +68,15 @@ func LinkPermissions(link *operator.RootShardLink, fld *field.Path) []Permission
 	return CopyPermissions(&link.SecretRef, fld.Child("secretRef"))
 }
 
-// CachePermissions holds spec.cache: use on the CacheServer it names, or get on the copy of
-// its client Secret.
+// CachePermissions holds spec.cache: use on the CacheServer it names, get on the copy of
+// its client Secret, or get on the bootstrap Secret of the link it is signed over.
 func CachePermissions(cache *operator.CacheConfig, fld *field.Path) []Permission {
 	if cache == nil {
 		return nil
 	}
-	return append(ReferencePermissions(cache.Reference, fld.Child("ref"), "cacheservers"),
+	permissions := append(ReferencePermissions(cache.Reference, fld.Child("ref"), "cacheservers"),
 		CopyPermissions(cache.SecretRef, fld.Child("secretRef"))...)
+	return append(permissions, LinkPermissions(cache.Link, fld.Child("link"))...)
 }
 
 // ChangeOf makes p asked again whenever what is at the field changes, not only when the

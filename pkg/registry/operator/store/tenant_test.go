@@ -63,6 +63,16 @@ func TestWhatATenantMayNotGetForFree(t *testing.T) {
 			},
 		},
 		{
+			name: "a Shard joins and caches over a link",
+			got: held(shard.Kind.Permissions(&operator.Shard{Spec: operator.ShardSpec{
+				RootShard: operator.RootShardConfig{Link: &operator.RootShardLink{SecretRef: *localRef("eu-1-link-bootstrap")}},
+				Cache:     &operator.CacheConfig{Link: &operator.RootShardLink{SecretRef: *localRef("eu-1-link-bootstrap")}}}})),
+			want: []string{
+				"spec.rootShard.link.secretRef=Secret/eu-1-link-bootstrap: get secrets. eu-1-link-bootstrap",
+				"spec.cache.link.secretRef=Secret/eu-1-link-bootstrap: get secrets. eu-1-link-bootstrap",
+			},
+		},
+		{
 			name: "a RootShard's CacheServer and the VirtualWorkspace it announces",
 			got: rootShard(func(s *operator.RootShardSpec) {
 				s.Cache = &operator.CacheConfig{Reference: localRef("cache")}

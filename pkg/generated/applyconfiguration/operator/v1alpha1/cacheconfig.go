@@ -31,8 +31,12 @@ type CacheConfigApplyConfiguration struct {
 	Reference *v1.LocalObjectReferenceApplyConfiguration `json:"ref,omitempty"`
 	// SecretRef names a copy of a CacheServer's generated <cacheserver>-cache-client Secret
 	// in the same namespace: the CacheServer may live in another namespace or cluster. At
-	// most one of ref and secretRef is set.
+	// most one of ref, secretRef and link is set.
 	SecretRef *v1.LocalObjectReferenceApplyConfiguration `json:"secretRef,omitempty"`
+	// Link names the bootstrap Secret of a Link whose cacheServerRef names the CacheServer,
+	// in the same namespace: its cache client is signed over the link, no key leaves the
+	// home. A Shard only.
+	Link *RootShardLinkApplyConfiguration `json:"link,omitempty"`
 	// Embedded is kcp-operator's switch for the root shard's embedded cache. Deprecated: the
 	// embedded cache is used exactly when no ref is given. Accepted with a warning.
 	Embedded *EmbeddedCacheConfigurationApplyConfiguration `json:"embedded,omitempty"`
@@ -57,6 +61,14 @@ func (b *CacheConfigApplyConfiguration) WithReference(value *v1.LocalObjectRefer
 // If called multiple times, the SecretRef field is set to the value of the last call.
 func (b *CacheConfigApplyConfiguration) WithSecretRef(value *v1.LocalObjectReferenceApplyConfiguration) *CacheConfigApplyConfiguration {
 	b.SecretRef = value
+	return b
+}
+
+// WithLink sets the Link field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Link field is set to the value of the last call.
+func (b *CacheConfigApplyConfiguration) WithLink(value *RootShardLinkApplyConfiguration) *CacheConfigApplyConfiguration {
+	b.Link = value
 	return b
 }
 
