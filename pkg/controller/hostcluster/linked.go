@@ -29,6 +29,13 @@ func (h *Host) JoinLinked(ctx context.Context, kind, namespace, owner, bootstrap
 		return nil, err
 	}
 	j := link.Join(kind, namespace, owner, resolved)
+	// A cache client signed over the link (link.CacheClientCertificate) is issued again, as
+	// every linked certificate is, once the home's CacheServer signs from another CA.
+	if bundles, err := h.Secrets.Secrets(namespace).Get(link.BundlesName(bootstrap)); err == nil {
+		if signer := link.CacheSigner(bundles); signer != nil {
+			j.Signers[link.CacheClientIssuer(j.RootShard.Name)] = signer
+		}
+	}
 	return &j, nil
 }
 

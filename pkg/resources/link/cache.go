@@ -1,6 +1,9 @@
 package link
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -81,4 +84,30 @@ func CacheKubeconfig(namespace, name string, labels map[string]string, r *refere
 		return nil, nil
 	}
 	return cacheserver.KubeconfigSecret(namespace, name, labels, r.CacheURL.String(), r.CACert.PEM, client.Cert, client.Key)
+}
+
+// CacheSigner is the CA certificate (PEM) the home's CacheServer signs cache clients from,
+// as the bundles Secret s tells: of the CAs its cache-client data trusts (ca.crt: both while
+// the CacheServer's CA rotates), the one that signed the home's own cache client (tls.crt,
+// sent without its key), which the home issues again once its Issuer moved to the new CA.
+// Nil when s holds no cache-client data or none of its CAs signed that client.
+func CacheSigner(s *corev1.Secret) []byte {
+	data := ReferenceData(s, reference.CacheClient)
+	block, _ := pem.Decode(data[reference.ClientCertKey])
+	if block == nil || block.Type != "CERTIFICATE" {
+		return nil
+	}
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil
+	}
+	for rest := data[reference.CACertKey]; ; {
+		if block, rest = pem.Decode(rest); block == nil {
+			return nil
+		}
+		ca, err := x509.ParseCertificate(block.Bytes)
+		if err == nil && block.Type == "CERTIFICATE" && leaf.CheckSignatureFrom(ca) == nil {
+			return pem.EncodeToMemory(block)
+		}
+	}
 }

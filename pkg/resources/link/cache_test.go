@@ -1,7 +1,10 @@
 package link_test
 
 import (
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,6 +13,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/credentials/credentialstest"
+	linkcerts "github.com/kcp-setups/apiserver/pkg/link/linktest"
 	"github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/kcp"
 	"github.com/kcp-setups/apiserver/pkg/resources/link"
@@ -95,4 +99,25 @@ func TestCacheKubeconfig(t *testing.T) {
 	assert.Equal(t, cacheCA, cfg.Clusters[ctx.Cluster].CertificateAuthorityData)
 	assert.Equal(t, []byte("crt"), cfg.AuthInfos[ctx.AuthInfo].ClientCertificateData)
 	assert.Equal(t, []byte("key"), cfg.AuthInfos[ctx.AuthInfo].ClientKeyData)
+}
+
+// TestCacheSigner: the CA a linked cache client must come from is the one of the cache CAs
+// the home trusts that signed the home's own cache client: the old one until the home's
+// CacheServer signs from the new one, then the new one; none without cache-client data.
+func TestCacheSigner(t *testing.T) {
+	from, to := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	oldCA, newCA, stranger := linkcerts.NewCA(t, "cache-server-ca", from, to), linkcerts.NewCA(t, "cache-server-ca-next", from, to), linkcerts.NewCA(t, "other", from, to)
+	both := append(oldCA.PEM(), newCA.PEM()...)
+	withClient := func(ca linkcerts.CA) *corev1.Secret {
+		s := cacheBundles(t, both)
+		leaf, _ := ca.Issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "cache-client"}, NotBefore: from, NotAfter: to,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+		s.Data[link.BundlesKey(reference.CacheClient, reference.ClientCertKey)] = linkcerts.PEM("CERTIFICATE", leaf.Raw)
+		return s
+	}
+	assert.Equal(t, oldCA.PEM(), link.CacheSigner(withClient(oldCA)), "the home's client still from the old CA")
+	assert.Equal(t, newCA.PEM(), link.CacheSigner(withClient(newCA)), "the home's client issued again from the new CA")
+	assert.Nil(t, link.CacheSigner(withClient(stranger)), "no trusted CA signed it")
+	assert.Nil(t, link.CacheSigner(cacheBundles(t, both)), "a client certificate that is no PEM")
+	assert.Nil(t, link.CacheSigner(linkedBundles(t)), "no cache-client data: the Link names no CacheServer")
 }
