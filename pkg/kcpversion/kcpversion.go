@@ -102,6 +102,61 @@ var (
 	FrontProxyDropsInitializerGroups = MustParse("v0.32.0")
 )
 
+// Releases are the kcp releases the flag table was read at (pkg/resources/flagtable,
+// docs/kcp-versions.md), oldest first: a setup's spec.version must name one of them. There
+// is no v0.31.5.
+var Releases = []Version{
+	MustParse("v0.30.0"), MustParse("v0.30.1"), MustParse("v0.30.2"), MustParse("v0.30.3"),
+	MustParse("v0.31.0"), MustParse("v0.31.1"), MustParse("v0.31.2"), MustParse("v0.31.3"),
+	MustParse("v0.31.4"), MustParse("v0.31.6"),
+	MustParse("v0.32.0"), MustParse("v0.32.1"), MustParse("v0.32.2"), MustParse("v0.32.3"),
+}
+
+// Minor is the release's minor version (32 for v0.32.3); -1 for Latest.
+func (v Version) Minor() int {
+	if v.v == nil {
+		return -1
+	}
+	return int(v.v.Minor())
+}
+
+// Equal reports whether v and o are the same release.
+func (v Version) Equal(o Version) bool {
+	if v.v == nil || o.v == nil {
+		return v.v == nil && o.v == nil
+	}
+	return v.v.EqualTo(o.v)
+}
+
+// Known is the release named by tag when it is one of Releases.
+func Known(tag string) (Version, bool) {
+	v, err := version.ParseSemantic(tag)
+	if err != nil {
+		return Version{}, false
+	}
+	for _, r := range Releases {
+		if r.v.EqualTo(v) {
+			return r, true
+		}
+	}
+	return Version{}, false
+}
+
+// NewestPatch is the newest of Releases with v's major and minor, or v itself when none is
+// newer.
+func NewestPatch(v Version) Version {
+	newest := v
+	if v.v == nil {
+		return v
+	}
+	for _, r := range Releases {
+		if r.v.Major() == v.v.Major() && r.v.Minor() == v.v.Minor() && !newest.AtLeast(r) {
+			newest = r
+		}
+	}
+	return newest
+}
+
 // FrontProxyDefaultDropGroups are the groups every kcp-front-proxy release drops unless
 // --authentication-drop-groups is given (pkg/proxy/options/authentication.go@v0.30.0): a
 // client that claims them would be shard admin on every shard behind the proxy.

@@ -32,6 +32,12 @@ type RootShardSpec struct {
 	// Deployment and Service <name>-proxy, through which the server reaches every shard's
 	// workspaces. No user traffic should go through it: use a FrontProxy.
 	Proxy *RootShardProxySpec
+	// Version is the kcp release of the whole setup.
+	Version string
+	// Upgrade shapes the roll of a change of Version.
+	Upgrade *UpgradeStrategy
+	// Maintenance is the setup's weekly maintenance window.
+	Maintenance *Maintenance
 }
 
 // RootShardStatus is the observed state of a RootShard.
@@ -46,6 +52,8 @@ type RootShardStatus struct {
 	Shards []ShardReference
 	// Rotations are the rotations of the RootShard's CAs (rotation subresource).
 	Rotations []CARotationState
+	// Version is the release of the setup and the state of its roll (server-written).
+	Version *SetupVersion
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

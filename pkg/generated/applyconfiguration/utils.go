@@ -70,6 +70,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.CommonShardSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ComponentSpec"):
 		return &operatorv1alpha1.ComponentSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ComponentVersion"):
+		return &operatorv1alpha1.ComponentVersionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentSpecTemplate"):
 		return &operatorv1alpha1.DeploymentSpecTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DeploymentTemplate"):
@@ -122,6 +124,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.LocalDataKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoggingSpec"):
 		return &operatorv1alpha1.LoggingSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Maintenance"):
+		return &operatorv1alpha1.MaintenanceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MaintenanceWindow"):
+		return &operatorv1alpha1.MaintenanceWindowApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ManagedEtcd"):
 		return &operatorv1alpha1.ManagedEtcdApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MetadataTemplate"):
@@ -154,6 +160,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.ServiceSpecTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceTemplate"):
 		return &operatorv1alpha1.ServiceTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SetupVersion"):
+		return &operatorv1alpha1.SetupVersionApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Shard"):
 		return &operatorv1alpha1.ShardApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardReference"):
@@ -164,6 +172,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.ShardStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TokenAuthFileSpec"):
 		return &operatorv1alpha1.TokenAuthFileSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("UpgradeStrategy"):
+		return &operatorv1alpha1.UpgradeStrategyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VirtualWorkspace"):
 		return &operatorv1alpha1.VirtualWorkspaceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VirtualWorkspaceInitContainer"):

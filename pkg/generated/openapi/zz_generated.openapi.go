@@ -58,6 +58,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.Certificates{}.OpenAPIModelName():                  schema_pkg_apis_operator_v1alpha1_Certificates(ref),
 		v1alpha1.CommonShardSpec{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_CommonShardSpec(ref),
 		v1alpha1.ComponentSpec{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_ComponentSpec(ref),
+		v1alpha1.ComponentVersion{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_ComponentVersion(ref),
 		v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref),
 		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
 		v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName():    schema_pkg_apis_operator_v1alpha1_EmbeddedCacheConfiguration(ref),
@@ -90,6 +91,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.LinkStatus{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_LinkStatus(ref),
 		v1alpha1.LocalDataKeyReference{}.OpenAPIModelName():         schema_pkg_apis_operator_v1alpha1_LocalDataKeyReference(ref),
 		v1alpha1.LoggingSpec{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref),
+		v1alpha1.Maintenance{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_Maintenance(ref),
+		v1alpha1.MaintenanceWindow{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_MaintenanceWindow(ref),
 		v1alpha1.ManagedEtcd{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref),
 		v1alpha1.MetadataTemplate{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref),
 		v1alpha1.OIDCConfiguration{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref),
@@ -107,12 +110,14 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.ServiceAccountAuthentication{}.OpenAPIModelName():  schema_pkg_apis_operator_v1alpha1_ServiceAccountAuthentication(ref),
 		v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_ServiceSpecTemplate(ref),
 		v1alpha1.ServiceTemplate{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref),
+		v1alpha1.SetupVersion{}.OpenAPIModelName():                  schema_pkg_apis_operator_v1alpha1_SetupVersion(ref),
 		v1alpha1.Shard{}.OpenAPIModelName():                         schema_pkg_apis_operator_v1alpha1_Shard(ref),
 		v1alpha1.ShardList{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ShardList(ref),
 		v1alpha1.ShardReference{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ShardReference(ref),
 		v1alpha1.ShardSpec{}.OpenAPIModelName():                     schema_pkg_apis_operator_v1alpha1_ShardSpec(ref),
 		v1alpha1.ShardStatus{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ShardStatus(ref),
 		v1alpha1.TokenAuthFileSpec{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_TokenAuthFileSpec(ref),
+		v1alpha1.UpgradeStrategy{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_UpgradeStrategy(ref),
 		v1alpha1.VirtualWorkspace{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_VirtualWorkspace(ref),
 		v1alpha1.VirtualWorkspaceInitContainer{}.OpenAPIModelName(): schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceInitContainer(ref),
 		v1alpha1.VirtualWorkspaceList{}.OpenAPIModelName():          schema_pkg_apis_operator_v1alpha1_VirtualWorkspaceList(ref),
@@ -1916,6 +1921,57 @@ func schema_pkg_apis_operator_v1alpha1_ComponentSpec(ref common.ReferenceCallbac
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_ComponentVersion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ComponentVersion is the release of one component of a setup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is CacheServer, RootShard, Shard, VirtualWorkspace or FrontProxy.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the component's name in the RootShard's namespace.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"desired": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Desired is the release the roll has given it: what its controller builds.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"running": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Running is the release its Deployment runs, once rolled out; empty while it rolls.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"pinned": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Pinned says that the component pins its own spec.image.tag, which the roll leaves.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3535,6 +3591,92 @@ func schema_pkg_apis_operator_v1alpha1_LoggingSpec(ref common.ReferenceCallback)
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_Maintenance(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Maintenance declares when the server may change a setup on its own, and what.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"window": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Window is the weekly maintenance window.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.MaintenanceWindow{}.OpenAPIModelName()),
+						},
+					},
+					"autoUpdate": {
+						SchemaProps: spec.SchemaProps{
+							Description: "AutoUpdate is None (the default) or Patch: inside the window the server sets spec.version to the newest patch of its minor that it knows, and the ordered roll follows.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"window"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.MaintenanceWindow{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_MaintenanceWindow(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "MaintenanceWindow is a weekly time window.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"days": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Days are the weekdays on which the window opens (Monday … Sunday); every day when empty.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"start": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Start is when the window opens, \"HH:MM\" in TimeZone.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"duration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Duration is how long the window stays open, at least 30m and at most 24h. A window may run past midnight.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"timeZone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeZone is an IANA time zone name (Europe/Berlin); UTC when empty.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"start", "duration"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Duration{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4393,12 +4535,31 @@ func schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref common.ReferenceCallbac
 							Ref:         ref(v1alpha1.RootShardProxySpec{}.OpenAPIModelName()),
 						},
 					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version is the kcp release of the whole setup (v0.32.3): of the RootShard and of every Shard, CacheServer, VirtualWorkspace and FrontProxy of it whose spec.image.tag is empty. A change rolls them in order, group by group (docs/kcp-versions.md, \"Upgrading a setup\"). Without it each component runs its own tag or the server's default.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"upgrade": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Upgrade shapes the roll of a change of Version.",
+							Ref:         ref(v1alpha1.UpgradeStrategy{}.OpenAPIModelName()),
+						},
+					},
+					"maintenance": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Maintenance is the setup's weekly maintenance window and what the server may change in it on its own.",
+							Ref:         ref(v1alpha1.Maintenance{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"external"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CacheConfig{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.Certificates{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ExternalConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.RootShardProxySpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
+			v1alpha1.AuditSpec{}.OpenAPIModelName(), v1alpha1.AuthSpec{}.OpenAPIModelName(), v1alpha1.AuthorizationSpec{}.OpenAPIModelName(), v1alpha1.CacheConfig{}.OpenAPIModelName(), v1alpha1.CertificateTemplate{}.OpenAPIModelName(), v1alpha1.Certificates{}.OpenAPIModelName(), v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdConfig{}.OpenAPIModelName(), v1alpha1.ExternalConfig{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1alpha1.LoggingSpec{}.OpenAPIModelName(), v1alpha1.Maintenance{}.OpenAPIModelName(), v1alpha1.RootShardProxySpec{}.OpenAPIModelName(), v1alpha1.ServiceTemplate{}.OpenAPIModelName(), v1alpha1.UpgradeStrategy{}.OpenAPIModelName(), v1.LocalObjectReference{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), v1.Volume{}.OpenAPIModelName(), v1.VolumeMount{}.OpenAPIModelName()},
 	}
 }
 
@@ -4486,11 +4647,17 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 							},
 						},
 					},
+					"version": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Version is the release of the setup and the state of its roll, written by the server alone.",
+							Ref:         ref(v1alpha1.SetupVersion{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.SetupVersion{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -4568,6 +4735,83 @@ func schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			v1alpha1.MetadataTemplate{}.OpenAPIModelName(), v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_SetupVersion(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "SetupVersion is the kcp release of a RootShard's setup and the state of its roll. Only the server writes it.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"current": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Current is the release the setup's components ran before the roll under way, or run when none is.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"target": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Target is the release the setup rolls to: spec.version as last seen.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"group": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Group is the group that rolls now; empty when no roll is under way.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"groupStartTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "GroupStartTime is when Group started to roll.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"components": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"kind",
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Components are the setup's components with the release each is to run and runs.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.ComponentVersion{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"nextWindowStart": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NextWindowStart is when the next maintenance window opens.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"nextWindowVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "NextWindowVersion is the release the next maintenance window will move the setup to; empty when it has nothing to apply.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.ComponentVersion{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -4970,6 +5214,33 @@ func schema_pkg_apis_operator_v1alpha1_TokenAuthFileSpec(ref common.ReferenceCal
 					},
 				},
 				Required: []string{"secretName"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_UpgradeStrategy(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "UpgradeStrategy shapes how a change of a RootShard's spec.version rolls through its setup.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"paused": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Paused stops a roll before its next group: the groups already moved stay moved, nothing further changes until it is false again.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"progressDeadlineSeconds": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ProgressDeadlineSeconds is how long a group may take to be rolled out and Available before the roll halts at it (default 600).",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
 			},
 		},
 	}

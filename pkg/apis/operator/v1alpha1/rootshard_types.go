@@ -40,6 +40,19 @@ type RootShardSpec struct {
 	// Deployment and Service <name>-proxy, through which the server reaches every shard's
 	// workspaces. No user traffic should go through it: use a FrontProxy.
 	Proxy *RootShardProxySpec `json:"proxy,omitempty" protobuf:"bytes,5,opt,name=proxy"`
+	// Version is the kcp release of the whole setup (v0.32.3): of the RootShard and of every
+	// Shard, CacheServer, VirtualWorkspace and FrontProxy of it whose spec.image.tag is empty.
+	// A change rolls them in order, group by group (docs/kcp-versions.md, "Upgrading a
+	// setup"). Without it each component runs its own tag or the server's default.
+	// +optional
+	Version string `json:"version,omitempty" protobuf:"bytes,6,opt,name=version"`
+	// Upgrade shapes the roll of a change of Version.
+	// +optional
+	Upgrade *UpgradeStrategy `json:"upgrade,omitempty" protobuf:"bytes,7,opt,name=upgrade"`
+	// Maintenance is the setup's weekly maintenance window and what the server may change in
+	// it on its own.
+	// +optional
+	Maintenance *Maintenance `json:"maintenance,omitempty" protobuf:"bytes,8,opt,name=maintenance"`
 }
 
 // RootShardStatus is the observed state of a RootShard.
@@ -66,6 +79,10 @@ type RootShardStatus struct {
 	// +listType=map
 	// +listMapKey=authority
 	Rotations []CARotationState `json:"rotations,omitempty" protobuf:"bytes,5,rep,name=rotations"`
+	// Version is the release of the setup and the state of its roll, written by the server
+	// alone.
+	// +optional
+	Version *SetupVersion `json:"version,omitempty" protobuf:"bytes,6,opt,name=version"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -142,6 +142,11 @@ func (in ComponentSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ComponentVersion) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.ComponentVersion"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in DeploymentSpecTemplate) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.DeploymentSpecTemplate"
 }
@@ -302,6 +307,16 @@ func (in LoggingSpec) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Maintenance) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.Maintenance"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in MaintenanceWindow) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.MaintenanceWindow"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ManagedEtcd) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.ManagedEtcd"
 }
@@ -387,6 +402,11 @@ func (in ServiceTemplate) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in SetupVersion) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.SetupVersion"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in Shard) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.Shard"
 }
@@ -414,6 +434,11 @@ func (in ShardStatus) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TokenAuthFileSpec) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.TokenAuthFileSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in UpgradeStrategy) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.UpgradeStrategy"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

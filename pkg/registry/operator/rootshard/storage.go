@@ -55,6 +55,12 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	ValidateUpdate:       validation.ValidateRootShardUpdate,
 	ValidateStatusUpdate: validation.ValidateRootShardStatusUpdate,
 	Warnings:             validation.RootShardWarnings,
+	// The roll's state decides which release every component of the setup builds: the
+	// server's to write (docs/kcp-versions.md, "Upgrading a setup").
+	ServerWritten: []store.ServerWritten[*operator.RootShard]{{
+		Path:  field.NewPath("status", "version"),
+		Value: func(o *operator.RootShard) any { return o.Status.Version },
+	}},
 
 	Table: store.Table[*operator.RootShard]{
 		Columns: []store.Column[*operator.RootShard]{

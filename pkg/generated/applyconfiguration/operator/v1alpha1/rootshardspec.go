@@ -39,6 +39,16 @@ type RootShardSpecApplyConfiguration struct {
 	// Deployment and Service <name>-proxy, through which the server reaches every shard's
 	// workspaces. No user traffic should go through it: use a FrontProxy.
 	Proxy *RootShardProxySpecApplyConfiguration `json:"proxy,omitempty"`
+	// Version is the kcp release of the whole setup (v0.32.3): of the RootShard and of every
+	// Shard, CacheServer, VirtualWorkspace and FrontProxy of it whose spec.image.tag is empty.
+	// A change rolls them in order, group by group (docs/kcp-versions.md, "Upgrading a
+	// setup"). Without it each component runs its own tag or the server's default.
+	Version *string `json:"version,omitempty"`
+	// Upgrade shapes the roll of a change of Version.
+	Upgrade *UpgradeStrategyApplyConfiguration `json:"upgrade,omitempty"`
+	// Maintenance is the setup's weekly maintenance window and what the server may change in
+	// it on its own.
+	Maintenance *MaintenanceApplyConfiguration `json:"maintenance,omitempty"`
 }
 
 // RootShardSpecApplyConfiguration constructs a declarative configuration of the RootShardSpec type for use with
@@ -240,5 +250,29 @@ func (b *RootShardSpecApplyConfiguration) WithCertificates(value *CertificatesAp
 // If called multiple times, the Proxy field is set to the value of the last call.
 func (b *RootShardSpecApplyConfiguration) WithProxy(value *RootShardProxySpecApplyConfiguration) *RootShardSpecApplyConfiguration {
 	b.Proxy = value
+	return b
+}
+
+// WithVersion sets the Version field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Version field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithVersion(value string) *RootShardSpecApplyConfiguration {
+	b.Version = &value
+	return b
+}
+
+// WithUpgrade sets the Upgrade field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Upgrade field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithUpgrade(value *UpgradeStrategyApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.Upgrade = value
+	return b
+}
+
+// WithMaintenance sets the Maintenance field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Maintenance field is set to the value of the last call.
+func (b *RootShardSpecApplyConfiguration) WithMaintenance(value *MaintenanceApplyConfiguration) *RootShardSpecApplyConfiguration {
+	b.Maintenance = value
 	return b
 }

@@ -39,6 +39,9 @@ type RootShardStatusApplyConfiguration struct {
 	// Rotations are the rotations of the RootShard's CAs, asked for through the rotation
 	// subresource.
 	Rotations []CARotationStateApplyConfiguration `json:"rotations,omitempty"`
+	// Version is the release of the setup and the state of its roll, written by the server
+	// alone.
+	Version *SetupVersionApplyConfiguration `json:"version,omitempty"`
 }
 
 // RootShardStatusApplyConfiguration constructs a declarative configuration of the RootShardStatus type for use with
@@ -99,5 +102,13 @@ func (b *RootShardStatusApplyConfiguration) WithRotations(values ...*CARotationS
 		}
 		b.Rotations = append(b.Rotations, *values[i])
 	}
+	return b
+}
+
+// WithVersion sets the Version field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Version field is set to the value of the last call.
+func (b *RootShardStatusApplyConfiguration) WithVersion(value *SetupVersionApplyConfiguration) *RootShardStatusApplyConfiguration {
+	b.Version = value
 	return b
 }
