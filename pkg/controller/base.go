@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"time"
+
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +49,9 @@ type Deps struct {
 	// LinkDeregister asks a link's home to deregister a linked Shard from kcp; nil while this
 	// server runs no link client.
 	LinkDeregister LinkDeregisterFunc
+	// MaxKubeconfigValidity is the longest lifetime a Kubeconfig's certificate is issued for
+	// (--max-kubeconfig-validity); zero bounds nothing.
+	MaxKubeconfigValidity time.Duration
 }
 
 // NewBase returns the base of kind's controller over deps. It reads no cache until Watch, or

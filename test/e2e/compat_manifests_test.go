@@ -33,6 +33,8 @@ func TestKcpOperatorManifests(t *testing.T) {
 		"Warning: spec.auth.oidc.clientSecret",
 		"Warning: spec.cache.embedded",
 		"Warning: spec.externalHostname is deprecated: use spec.external.hostname",
+		// kcp-operator's sample asks for a year: issued for the server's maximum instead.
+		"Warning: spec.validity: 8766h0m0s is above the server's maximum (--max-kubeconfig-validity): the certificate is issued for 720h0m0s",
 	} {
 		assert.Contains(t, out, warning, "a deprecated or inert field says so")
 	}
@@ -218,6 +220,9 @@ func TestKcpOperatorManifests(t *testing.T) {
 				"a kubeconfig toward the front proxy trusts its caBundleSecretRef: its certificate comes from another issuer")
 		}
 		assert.Equal(t, "https://api.example.com:443/clusters/root", admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster].Server)
+		assert.Equal(t, "720h0m0s", get(t, "certificate/kubeconfig-kcp-admin", "{.spec.duration}"),
+			"spec.validity 8766h is issued for the server's maximum")
+		assert.Equal(t, "720h0m0s", get(t, "kubeconfig/kcp-admin", "{.status.validity}"), "the effective validity")
 		shardAdmin, err := clientcmd.Load(decodeSecret(t, ns, "shard-admin-kubeconfig", "kubeconfig"))
 		require.NoError(t, err)
 		assert.True(t, strings.HasSuffix(shardAdmin.Clusters[shardAdmin.Contexts[shardAdmin.CurrentContext].Cluster].Server, "/clusters/2x8k4qkz6h9r1vq0"),

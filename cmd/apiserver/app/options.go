@@ -137,7 +137,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MaxKubeconfigExpiration, "max-kubeconfig-expiration", o.MaxKubeconfigExpiration,
 		"The longest lifetime of a credential minted by the kubeconfig subresource; longer requests are shortened to it, with a warning.")
 	fs.DurationVar(&o.MaxKubeconfigValidity, "max-kubeconfig-validity", o.MaxKubeconfigValidity,
-		"The longest spec.validity of a Kubeconfig object; a longer one is refused (422). Its certificate is renewed for as long as the Kubeconfig exists, so this bounds how long a leaked copy stays good.")
+		"The longest lifetime of a Kubeconfig object's certificate; a longer spec.validity is accepted with a warning and issued for this instead. The certificate is renewed for as long as the Kubeconfig exists, so this bounds how long a leaked copy stays good.")
 	fs.Int32Var(&o.MaxReplicas, "max-replicas", o.MaxReplicas,
 		"The largest spec.replicas a RootShard, Shard, FrontProxy, CacheServer or VirtualWorkspace may ask for; a larger one is refused with a 422 (an update that keeps the count is not).")
 	fs.StringVar(&o.KcpDialer, "kcp-dialer", o.KcpDialer,
@@ -327,7 +327,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			Status:         status,
 			Namespaces:     namespaces,
 			// Set once the listener is served: the Links' bootstrap Secrets say where it is.
-			LinkListenerURL: linkURL,
+			LinkListenerURL:       linkURL,
+			MaxKubeconfigValidity: o.MaxKubeconfigValidity,
 		}
 	}
 	return &apiserver.Config{GenericConfig: serverConfig, ExtraConfig: extra}, nil

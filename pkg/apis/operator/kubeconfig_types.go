@@ -88,6 +88,8 @@ type KubeconfigStatus struct {
 	Authorization *KubeconfigAuthorizationStatus
 	// Conditions are CertificatesReady and ReferenceValid.
 	Conditions []metav1.Condition
+	// Validity is the lifetime the client certificate is issued for.
+	Validity *metav1.Duration
 }
 
 // KubeconfigAuthorizationStatus is where a Kubeconfig's ClusterRoleBindings are.

@@ -1372,6 +1372,11 @@ func (in *KubeconfigStatus) DeepCopyInto(out *KubeconfigStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.Validity != nil {
+		in, out := &in.Validity, &out.Validity
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	return
 }
 

@@ -12,6 +12,8 @@
 package kubeconfig
 
 import (
+	"time"
+
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
@@ -22,7 +24,12 @@ type Controller struct {
 	kinds.KubeconfigBase
 	// rbacFor builds the RBAC client of a kcp workspace; nil is the real one (newRBAC).
 	rbacFor RBACFor
+	// maxValidity bounds the lifetime of the certificates (Deps.MaxKubeconfigValidity).
+	maxValidity time.Duration
 }
+
+// Configure keeps the server's maximum validity.
+func (c *Controller) Configure(deps controller.Deps) { c.maxValidity = deps.MaxKubeconfigValidity }
 
 // New sets up a Kubeconfig controller reading our kinds and the host cluster's objects from the
 // informers of its deps, and writing to the host cluster through them.

@@ -53,8 +53,9 @@ func (c *Controller) reconcile(ctx context.Context, kc *operatorv1alpha1.Kubecon
 		c.targetMissing(kc, status, r.reason, r.message)
 		return c.authorize(ctx, kc, status, nil), nil
 	}
-	k := kubeconfig.Kubeconfig{Kubeconfig: kc, Target: r.target}
+	k := kubeconfig.Kubeconfig{Kubeconfig: kc, Target: r.target, MaxValidity: c.maxValidity}
 	status.TargetName = k.Target.String()
+	status.Validity = &metav1.Duration{Duration: k.Validity()}
 	controller.SetCondition(&status.Conditions, kc.Generation, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue,
 		operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
 

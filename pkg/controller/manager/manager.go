@@ -73,6 +73,9 @@ type Config struct {
 	// LinkListenerURL is where linked remotes reach this server's link listener
 	// (controller.Deps.LinkListenerURL); empty while it serves none.
 	LinkListenerURL string
+	// MaxKubeconfigValidity bounds the lifetime of a Kubeconfig's certificate
+	// (controller.Deps.MaxKubeconfigValidity).
+	MaxKubeconfigValidity time.Duration
 }
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
@@ -150,7 +153,7 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 	}
 	runs, err := setUp(controller.Deps{Ours: ours, Informers: f.informers(), Host: host, Recorder: recorder.EventRecorder,
 		LinkListenerURL: cfg.LinkListenerURL, LinkState: remoteLinks.state, OnLinkStateChange: remoteLinks.onChange,
-		LinkDeregister: remoteLinks.deregister})
+		LinkDeregister: remoteLinks.deregister, MaxKubeconfigValidity: cfg.MaxKubeconfigValidity})
 	if err != nil {
 		return err
 	}

@@ -3063,11 +3063,17 @@ func schema_pkg_apis_operator_v1alpha1_KubeconfigStatus(ref common.ReferenceCall
 							},
 						},
 					},
+					"validity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Validity is the lifetime the client certificate is issued for: spec.validity, or the server's maximum (--max-kubeconfig-validity) when spec.validity is longer.",
+							Ref:         ref(metav1.Duration{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.KubeconfigAuthorizationStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			v1alpha1.KubeconfigAuthorizationStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName(), metav1.Duration{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

@@ -39,7 +39,7 @@ func (k Kubeconfig) groups() []string {
 	return append(slices.Clone(k.Spec.Groups), Group(k.Kubeconfig))
 }
 
-// template is spec.certificateTemplate with spec.validity as its duration: validity is the
+// template is spec.certificateTemplate with Validity as its duration: validity is the
 // Kubeconfig's lifetime, whatever the template says. A duration in the template also keeps
 // certificates.Certificate from setting the 7-day leaf renewBefore, which would exceed a
 // short validity; so renewBefore is the template's when it has one, else cert-manager's
@@ -56,7 +56,7 @@ func (k Kubeconfig) template() *operatorv1alpha1.CertificateTemplate {
 	if t.Spec == nil {
 		t.Spec = &operatorv1alpha1.CertificateSpecTemplate{}
 	}
-	t.Spec.Duration = &metav1.Duration{Duration: k.Spec.Validity.Duration}
+	t.Spec.Duration = &metav1.Duration{Duration: k.Validity()}
 	if t.Spec.Subject != nil {
 		t.Spec.Subject.Organizations = nil
 	}

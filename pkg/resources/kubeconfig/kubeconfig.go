@@ -6,6 +6,8 @@
 package kubeconfig
 
 import (
+	"time"
+
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +47,17 @@ const (
 type Kubeconfig struct {
 	*operatorv1alpha1.Kubeconfig
 	Target credentials.Target
+	// MaxValidity is the server's maximum validity (--max-kubeconfig-validity); zero bounds
+	// nothing.
+	MaxValidity time.Duration
+}
+
+// Validity is the lifetime the certificate is issued for: spec.validity, at most MaxValidity.
+func (k Kubeconfig) Validity() time.Duration {
+	if k.MaxValidity > 0 && k.Spec.Validity.Duration > k.MaxValidity {
+		return k.MaxValidity
+	}
+	return k.Spec.Validity.Duration
 }
 
 // CertificateName is the name of a Kubeconfig's Certificate and of the Secret cert-manager

@@ -106,6 +106,11 @@ func TestCertificate(t *testing.T) {
 	assert.Equal(t, "admin", *m.Spec.CommonName)
 	assert.Nil(t, m.Spec.Subject, "no groups, no organizations")
 	assert.Equal(t, 24*time.Hour, m.Spec.Duration.Duration)
+	capped := minimal(t)
+	capped.Spec.Validity.Duration, capped.MaxValidity = 8766*time.Hour, 720*time.Hour
+	assert.Equal(t, 720*time.Hour, capped.Certificate().Spec.Duration.Duration, "issued for the server's maximum")
+	capped.MaxValidity = 0
+	assert.Equal(t, 8766*time.Hour, capped.Certificate().Spec.Duration.Duration, "no maximum, no bound")
 	assert.Nil(t, m.Spec.RenewBefore, "cert-manager's default: the 7-day leaf default would exceed a short validity")
 	assert.Equal(t, "admin", m.Spec.SecretTemplate.Labels[pki.OwnerLabel(Kind)], "the issued Secret is found and deleted by the owner label")
 	assert.Equal(t, pki.ClientAuth.KeyUsages(), m.Spec.Usages)

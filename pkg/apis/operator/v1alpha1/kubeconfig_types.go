@@ -110,6 +110,10 @@ type KubeconfigStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,6,rep,name=conditions"`
+	// Validity is the lifetime the client certificate is issued for: spec.validity, or the
+	// server's maximum (--max-kubeconfig-validity) when spec.validity is longer.
+	// +optional
+	Validity *metav1.Duration `json:"validity,omitempty" protobuf:"bytes,7,opt,name=validity"`
 }
 
 // KubeconfigAuthorizationStatus is where a Kubeconfig's ClusterRoleBindings are.

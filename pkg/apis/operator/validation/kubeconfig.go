@@ -57,13 +57,12 @@ func (v KubeconfigValidation) Validate(kubeconfig *operator.Kubeconfig) field.Er
 	allErrs := apimachineryvalidation.ValidateObjectMeta(&kubeconfig.ObjectMeta, true, kubeconfigNameFunc, field.NewPath("metadata"))
 	allErrs = append(allErrs, validateKubeconfigSpec(&kubeconfig.Spec, field.NewPath("spec"))...)
 	allErrs = append(allErrs, validateKubeconfigIdentity(&kubeconfig.Spec, field.NewPath("spec"))...)
-	return append(allErrs, v.validateMaxValidity(kubeconfig.Spec.Validity, field.NewPath("spec", "validity"))...)
+	return allErrs
 }
 
-// ValidateUpdate validates an update of a Kubeconfig's metadata and spec. The identity's and
-// the validity's bounds apply to a changed value only, so that a Kubeconfig stored before
-// them (or before the server's maximum was lowered) can still be edited otherwise, and its
-// finalizers removed.
+// ValidateUpdate validates an update of a Kubeconfig's metadata and spec. The identity's
+// bounds apply to a changed value only, so that a Kubeconfig stored before them can still be
+// edited otherwise, and its finalizers removed.
 func (v KubeconfigValidation) ValidateUpdate(newObj, oldObj *operator.Kubeconfig) field.ErrorList {
 	if newObj == nil || oldObj == nil {
 		return nilObject("Kubeconfig")
@@ -74,9 +73,6 @@ func (v KubeconfigValidation) ValidateUpdate(newObj, oldObj *operator.Kubeconfig
 	if newObj.Spec.Username != oldObj.Spec.Username || !slices.Equal(newObj.Spec.Groups, oldObj.Spec.Groups) {
 		allErrs = append(allErrs, validateKubeconfigIdentity(&newObj.Spec, specPath)...)
 	}
-	if newObj.Spec.Validity != oldObj.Spec.Validity {
-		allErrs = append(allErrs, v.validateMaxValidity(newObj.Spec.Validity, specPath.Child("validity"))...)
-	}
 	// The Secret holds credentials for one target; pointing it elsewhere would leave a
 	// kubeconfig whose server and certificate disagree until the next renewal.
 	newTarget := newObj.Spec.Target
@@ -84,17 +80,24 @@ func (v KubeconfigValidation) ValidateUpdate(newObj, oldObj *operator.Kubeconfig
 	return allErrs
 }
 
-// validateMaxValidity holds spec.validity to the server's maximum.
-func (v KubeconfigValidation) validateMaxValidity(validity metav1.Duration, fldPath *field.Path) field.ErrorList {
-	maxValidity := v.MaxValidity
-	if maxValidity <= 0 {
-		maxValidity = DefaultMaxKubeconfigValidity
+// Max is the server's maximum validity: MaxValidity, else DefaultMaxKubeconfigValidity.
+func (v KubeconfigValidation) Max() time.Duration {
+	if v.MaxValidity <= 0 {
+		return DefaultMaxKubeconfigValidity
 	}
-	if validity.Duration <= maxValidity {
-		return nil
+	return v.MaxValidity
+}
+
+// Warnings are a Kubeconfig's warnings under the server's bounds: a spec.validity above the
+// maximum is accepted, as kcp-operator accepts it (its samples ask for 8766h), and the
+// certificate is issued for the maximum instead, so that no credential outlives it.
+func (v KubeconfigValidation) Warnings(kc *operator.Kubeconfig) []string {
+	warnings := KubeconfigWarnings(kc)
+	if maxValidity := v.Max(); kc.Spec.Validity.Duration > maxValidity {
+		warnings = append(warnings, fmt.Sprintf("spec.validity: %s is above the server's maximum (--max-kubeconfig-validity): the certificate is issued for %s and renewed as usual (status.validity)",
+			kc.Spec.Validity.Duration, maxValidity))
 	}
-	return field.ErrorList{field.Invalid(fldPath, validity.Duration.String(),
-		fmt.Sprintf("must be at most %s, the server's maximum (--max-kubeconfig-validity): the certificate is renewed while the Kubeconfig exists, so a longer validity only keeps a leaked copy good for longer", maxValidity))}
+	return warnings
 }
 
 // validateKubeconfigIdentity holds a Kubeconfig's username and groups to what fits a

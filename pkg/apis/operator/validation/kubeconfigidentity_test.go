@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -115,37 +116,37 @@ func TestValidateMintedIdentity(t *testing.T) {
 		ValidateMintedIdentity("jane", []string{"ok", "x\u202e"}))
 }
 
-func TestValidateKubeconfigMaxValidity(t *testing.T) {
+func TestKubeconfigMaxValidityIsAWarning(t *testing.T) {
 	const day = 24 * time.Hour
 	tests := []struct {
 		name     string
 		max      time.Duration
 		validity time.Duration
-		want     []wantErr
+		want     string
 	}{
 		{name: "the default maximum", validity: 30 * day},
 		{name: "above the default maximum", validity: 30*day + time.Second,
-			want: []wantErr{invalid("spec.validity", "must be at most 720h0m0s, the server's maximum (--max-kubeconfig-validity)")}},
-		{name: "ten years", validity: 876000 * time.Hour, want: []wantErr{invalid("spec.validity", "720h0m0s")}},
+			want: "spec.validity: 720h0m1s is above the server's maximum (--max-kubeconfig-validity): the certificate is issued for 720h0m0s and renewed as usual"},
+		{name: "kcp-operator's samples", validity: 8766 * time.Hour, want: "the certificate is issued for 720h0m0s"},
 		{name: "a configured maximum", max: 365 * day, validity: 365 * day},
-		{name: "above a configured maximum", max: 2 * day, validity: 3 * day,
-			want: []wantErr{invalid("spec.validity", "must be at most 48h0m0s")}},
+		{name: "above a configured maximum", max: 2 * day, validity: 3 * day, want: "the certificate is issued for 48h0m0s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			v := KubeconfigValidation{MaxValidity: tc.max}
 			kc := validKubeconfig()
 			kc.Spec.Validity = metav1.Duration{Duration: tc.validity}
-			assertErrors(t, tc.want, v.Validate(kc))
-
+			assertErrors(t, nil, v.Validate(kc))
 			oldObj := validKubeconfig()
 			oldObj.ObjectMeta, kc.ObjectMeta = updatedObjectMeta("admin"), updatedObjectMeta("admin")
-			assertErrors(t, tc.want, v.ValidateUpdate(kc, oldObj))
-			// A validity that does not change is not checked again: the maximum may have been
-			// lowered since, and the finalizers must still come off.
-			unchanged := kc.DeepCopy()
-			unchanged.Finalizers = nil
-			assertErrors(t, nil, v.ValidateUpdate(unchanged, kc))
+			assertErrors(t, nil, v.ValidateUpdate(kc, oldObj))
+			warnings := v.Warnings(kc)
+			if tc.want == "" {
+				assert.Empty(t, warnings)
+				return
+			}
+			require.Len(t, warnings, 1)
+			assert.Contains(t, warnings[0], tc.want)
 		})
 	}
 }

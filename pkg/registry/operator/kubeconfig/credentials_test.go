@@ -3,7 +3,6 @@ package kubeconfig
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -228,25 +227,29 @@ func TestSkipKcpCleanupNeedsTheRightsOfLeavingTheBindings(t *testing.T) {
 	})
 }
 
-// TestMaxValidityIsTheServers: Options' Kind holds spec.validity to the configured maximum;
-// Kind to the default.
+// TestMaxValidityIsTheServers: a validity above the maximum is accepted with a warning that
+// names the maximum the certificate is issued for: Options' Kind the configured one, Kind the
+// default.
 func TestMaxValidityIsTheServers(t *testing.T) {
 	kc := bound("root:team-a")
-	kc.Spec.Validity = metav1.Duration{Duration: 1000 * time.Hour}
-	errs := Kind.Validate(kc)
-	require.Len(t, errs, 1)
-	assert.Equal(t, "spec.validity", errs[0].Field)
-	assert.True(t, strings.Contains(errs[0].Detail, "720h0m0s"), errs[0].Detail)
+	kc.Spec.Validity = metav1.Duration{Duration: 8766 * time.Hour}
+	assert.Empty(t, Kind.Validate(kc), "kcp-operator's samples ask for 8766h")
+	warnings := Kind.Warnings(kc)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "spec.validity: 8766h0m0s is above the server's maximum (--max-kubeconfig-validity): the certificate is issued for 720h0m0s")
 
 	kind := Options{MaxValidity: 2000 * time.Hour}.Kind()
+	kc.Spec.Validity.Duration = 2000 * time.Hour
 	assert.Empty(t, kind.Validate(kc))
+	assert.Empty(t, kind.Warnings(kc), "at the maximum")
 	kc.Spec.Validity.Duration = 2001 * time.Hour
-	errs = kind.Validate(kc)
-	require.Len(t, errs, 1)
-	assert.Contains(t, errs[0].Detail, "must be at most 2000h0m0s")
+	assert.Empty(t, kind.Validate(kc))
+	warnings = kind.Warnings(kc)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "the certificate is issued for 2000h0m0s")
 	kc.ResourceVersion = "1"
 	old := kc.DeepCopy()
 	old.Spec.Validity.Duration = time.Hour
-	assert.Len(t, kind.ValidateUpdate(kc, old), 1, "an update that stretches it is refused too")
-	assert.Empty(t, Kind.Validate(bound("root:team-a")), "Kind itself is unchanged")
+	assert.Empty(t, kind.ValidateUpdate(kc, old), "an update that stretches it is accepted too")
+	assert.Empty(t, Kind.Warnings(bound("root:team-a")), "Kind itself warns of nothing else")
 }

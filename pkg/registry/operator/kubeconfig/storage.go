@@ -45,7 +45,7 @@ var Kind = store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.Ku
 	Validate:             validation.ValidateKubeconfig,
 	ValidateUpdate:       validation.ValidateKubeconfigUpdate,
 	ValidateStatusUpdate: validation.ValidateKubeconfigStatusUpdate,
-	Warnings:             validation.KubeconfigWarnings,
+	Warnings:             validation.KubeconfigValidation{}.Warnings,
 
 	Table: store.Table[*operator.Kubeconfig]{
 		Columns: []store.Column[*operator.Kubeconfig]{
@@ -124,6 +124,6 @@ func (o Options) NewREST(scheme *runtime.Scheme, optsGetter generic.RESTOptionsG
 func (o Options) Kind() store.Kind[*operator.Kubeconfig, operator.KubeconfigSpec, operator.KubeconfigStatus] {
 	kind := Kind
 	v := validation.KubeconfigValidation{MaxValidity: o.MaxValidity}
-	kind.Validate, kind.ValidateUpdate = v.Validate, v.ValidateUpdate
+	kind.Validate, kind.ValidateUpdate, kind.Warnings = v.Validate, v.ValidateUpdate, v.Warnings
 	return kind
 }

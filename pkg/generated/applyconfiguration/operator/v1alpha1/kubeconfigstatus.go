@@ -41,6 +41,9 @@ type KubeconfigStatusApplyConfiguration struct {
 	Authorization *KubeconfigAuthorizationStatusApplyConfiguration `json:"authorization,omitempty"`
 	// Conditions are CertificatesReady and ReferenceValid.
 	Conditions []metav1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// Validity is the lifetime the client certificate is issued for: spec.validity, or the
+	// server's maximum (--max-kubeconfig-validity) when spec.validity is longer.
+	Validity *v1.Duration `json:"validity,omitempty"`
 }
 
 // KubeconfigStatusApplyConfiguration constructs a declarative configuration of the KubeconfigStatus type for use with
@@ -99,5 +102,13 @@ func (b *KubeconfigStatusApplyConfiguration) WithConditions(values ...*metav1.Co
 		}
 		b.Conditions = append(b.Conditions, *values[i])
 	}
+	return b
+}
+
+// WithValidity sets the Validity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Validity field is set to the value of the last call.
+func (b *KubeconfigStatusApplyConfiguration) WithValidity(value v1.Duration) *KubeconfigStatusApplyConfiguration {
+	b.Validity = &value
 	return b
 }
