@@ -33,6 +33,7 @@ func TestKcpOperatorManifests(t *testing.T) {
 		"Warning: spec.auth.oidc.clientSecret",
 		"Warning: spec.cache.embedded",
 		"Warning: spec.externalHostname is deprecated: use spec.external.hostname",
+		"Warning: spec.authorization.webhook.allowPaths is deprecated: use spec.authorization.allowPaths",
 		// kcp-operator's sample asks for a year: issued for the server's maximum instead.
 		"Warning: spec.validity: 8766h0m0s is above the server's maximum (--max-kubeconfig-validity): the certificate is issued for 720h0m0s",
 	} {
@@ -46,8 +47,12 @@ func TestKcpOperatorManifests(t *testing.T) {
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/kubeconfig-authorization.yaml")
 	require.NoError(t, err, "kcp-operator's Kubeconfig authorization applies unchanged:\n%s", out)
 
+	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/authorization.yaml")
+	require.NoError(t, err, "kcp-operator's spec.authorization.allowPaths and order apply unchanged:\n%s", out)
+	assert.NotContains(t, out, "Warning:", "allowPaths is kcp-operator's current field")
+
 	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
-		"kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access"}
+		"shard/shard-authz", "kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
@@ -209,6 +214,15 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Equal(t, "512Mi", get(t, d, "{.spec.template.spec.containers[0].resources.limits.memory}"))
 		out, _ := stack.Kubectl(t.Context(), "get", "certificate", "access-virtual-workspace-client", "-n", ns)
 		assert.Contains(t, out, "NotFound", "with the user's identities, no admin identity is issued")
+	})
+
+	t.Run("Authorization", func(t *testing.T) {
+		a := args(t, "shard-authz-shard-kcp")
+		for _, want := range []string{"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+			"--authorization-order=AlwaysAllowGroups,AlwaysAllowPaths,Webhook,RBAC",
+			"--authorization-webhook-config-file=/etc/kcp/authorization/webhook/kubeconfig"} {
+			assert.Contains(t, a, want)
+		}
 	})
 
 	t.Run("Kubeconfigs", func(t *testing.T) {

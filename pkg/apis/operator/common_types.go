@@ -394,6 +394,10 @@ type AuditWebhookSpec struct {
 type AuthorizationSpec struct {
 	// Webhook configures a webhook authorizer.
 	Webhook *AuthorizationWebhookSpec
+	// AllowPaths are HTTP paths authorized without asking any authorizer.
+	AllowPaths []string
+	// Order is the authorizers kcp asks, in order.
+	Order []string
 }
 
 // AuthorizationWebhookSpec configures a webhook authorizer.

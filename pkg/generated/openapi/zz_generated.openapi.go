@@ -701,13 +701,51 @@ func schema_pkg_apis_operator_v1alpha1_AuthorizationSpec(ref common.ReferenceCal
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
 			SchemaProps: spec.SchemaProps{
-				Description: "AuthorizationSpec configures authorization of a shard.",
+				Description: "AuthorizationSpec configures authorization of a shard: kcp's authorizers, in order, and the paths authorized without asking any.",
 				Type:        []string{"object"},
 				Properties: map[string]spec.Schema{
 					"webhook": {
 						SchemaProps: spec.SchemaProps{
 							Description: "Webhook configures a webhook authorizer.",
 							Ref:         ref(v1alpha1.AuthorizationWebhookSpec{}.OpenAPIModelName()),
+						},
+					},
+					"allowPaths": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "AllowPaths are HTTP paths authorized without asking any authorizer (--authorization-always-allow-paths; kcp's default is /healthz, /readyz and /livez). A path ending in * is a prefix. Replaces the deprecated webhook.allowPaths.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"order": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Order is the authorizers kcp asks, in order (--authorization-order): each of AlwaysAllowGroups, AlwaysAllowPaths, RBAC and Webhook at most once; one left out is not asked. kcp's default is AlwaysAllowGroups, AlwaysAllowPaths, RBAC, Webhook.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
 						},
 					},
 				},

@@ -139,9 +139,13 @@ func commandLines(tag string) []commandLine {
 	rs := rootShard(tag)
 	plain := rootShard(tag)
 	plain.Spec.Auth, plain.Spec.Audit, plain.Spec.Authorization, plain.Spec.Etcd.TLSConfig = nil, nil, nil, nil
+	ordered := rootShard(tag)
+	ordered.Spec.Authorization = &operatorv1alpha1.AuthorizationSpec{AllowPaths: []string{"/healthz", "/metrics"},
+		Order: []string{"AlwaysAllowPaths", "RBAC"}}
 	out := []commandLine{
 		{"root shard", kcpStart, rootshard.Server(rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"plain root shard", kcpStart, rootshard.Server(plain).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
+		{"root shard with authorizers in order", kcpStart, rootshard.Server(ordered).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"shard", kcpStart, shard.Server(shardOf(tag, false), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"shard with a cache server", kcpStart, shard.Server(shardOf(tag, true), rs).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},
 		{"front proxy", frontProxy, frontProxyOf(tag).Deployment(nil, "h").Spec.Template.Spec.Containers[0].Args},

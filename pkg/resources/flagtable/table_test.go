@@ -125,6 +125,7 @@ var flags = map[string]map[string]flagDef{
 
 		"--authorization-webhook-config-file":            {always, kcpAuthz},
 		"--authorization-always-allow-paths":             {always, kcpAuthz},
+		"--authorization-order":                          {always, kcpAuthz},
 		"--authorization-webhook-cache-authorized-ttl":   {always, kcpAuthz},
 		"--authorization-webhook-cache-unauthorized-ttl": {always, kcpAuthz},
 		"--authorization-webhook-version":                {always, kcpAuthz},

@@ -490,11 +490,24 @@ type AuditWebhookSpec struct {
 	Version string `json:"version,omitempty" protobuf:"bytes,13,opt,name=version"`
 }
 
-// AuthorizationSpec configures authorization of a shard.
+// AuthorizationSpec configures authorization of a shard: kcp's authorizers, in order, and
+// the paths authorized without asking any.
 type AuthorizationSpec struct {
 	// Webhook configures a webhook authorizer.
 	// +optional
 	Webhook *AuthorizationWebhookSpec `json:"webhook,omitempty" protobuf:"bytes,1,opt,name=webhook"`
+	// AllowPaths are HTTP paths authorized without asking any authorizer
+	// (--authorization-always-allow-paths; kcp's default is /healthz, /readyz and /livez). A
+	// path ending in * is a prefix. Replaces the deprecated webhook.allowPaths.
+	// +optional
+	// +listType=atomic
+	AllowPaths []string `json:"allowPaths,omitempty" protobuf:"bytes,2,rep,name=allowPaths"`
+	// Order is the authorizers kcp asks, in order (--authorization-order): each of
+	// AlwaysAllowGroups, AlwaysAllowPaths, RBAC and Webhook at most once; one left out is not
+	// asked. kcp's default is AlwaysAllowGroups, AlwaysAllowPaths, RBAC, Webhook.
+	// +optional
+	// +listType=atomic
+	Order []string `json:"order,omitempty" protobuf:"bytes,3,rep,name=order"`
 }
 
 // AuthorizationWebhookSpec configures a webhook authorizer.

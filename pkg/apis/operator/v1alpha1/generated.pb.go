@@ -551,6 +551,24 @@ func (m *AuthorizationSpec) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if len(m.Order) > 0 {
+		for iNdEx := len(m.Order) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.Order[iNdEx])
+			copy(dAtA[i:], m.Order[iNdEx])
+			i = encodeVarintGenerated(dAtA, i, uint64(len(m.Order[iNdEx])))
+			i--
+			dAtA[i] = 0x1a
+		}
+	}
+	if len(m.AllowPaths) > 0 {
+		for iNdEx := len(m.AllowPaths) - 1; iNdEx >= 0; iNdEx-- {
+			i -= len(m.AllowPaths[iNdEx])
+			copy(dAtA[i:], m.AllowPaths[iNdEx])
+			i = encodeVarintGenerated(dAtA, i, uint64(len(m.AllowPaths[iNdEx])))
+			i--
+			dAtA[i] = 0x12
+		}
+	}
 	if m.Webhook != nil {
 		{
 			size, err := m.Webhook.MarshalToSizedBuffer(dAtA[:i])
@@ -5616,6 +5634,18 @@ func (m *AuthorizationSpec) Size() (n int) {
 		l = m.Webhook.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
+	if len(m.AllowPaths) > 0 {
+		for _, s := range m.AllowPaths {
+			l = len(s)
+			n += 1 + l + sovGenerated(uint64(l))
+		}
+	}
+	if len(m.Order) > 0 {
+		for _, s := range m.Order {
+			l = len(s)
+			n += 1 + l + sovGenerated(uint64(l))
+		}
+	}
 	return n
 }
 
@@ -7518,6 +7548,8 @@ func (this *AuthorizationSpec) String() string {
 	}
 	s := strings.Join([]string{`&AuthorizationSpec{`,
 		`Webhook:` + strings.Replace(this.Webhook.String(), "AuthorizationWebhookSpec", "AuthorizationWebhookSpec", 1) + `,`,
+		`AllowPaths:` + fmt.Sprintf("%v", this.AllowPaths) + `,`,
+		`Order:` + fmt.Sprintf("%v", this.Order) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -9889,6 +9921,70 @@ func (m *AuthorizationSpec) Unmarshal(dAtA []byte) error {
 			if err := m.Webhook.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
+			iNdEx = postIndex
+		case 2:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field AllowPaths", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.AllowPaths = append(m.AllowPaths, string(dAtA[iNdEx:postIndex]))
+			iNdEx = postIndex
+		case 3:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Order", wireType)
+			}
+			var stringLen uint64
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				stringLen |= uint64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			intStringLen := int(stringLen)
+			if intStringLen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + intStringLen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			m.Order = append(m.Order, string(dAtA[iNdEx:postIndex]))
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

@@ -175,6 +175,16 @@ func (in *AuthorizationSpec) DeepCopyInto(out *AuthorizationSpec) {
 		*out = new(AuthorizationWebhookSpec)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.AllowPaths != nil {
+		in, out := &in.AllowPaths, &out.AllowPaths
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.Order != nil {
+		in, out := &in.Order, &out.Order
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 

@@ -60,22 +60,70 @@ func validateQPS(qps string, fldPath *field.Path) field.ErrorList {
 	return nil
 }
 
-// validateAuthorization checks the webhook authorizer of a shard.
+// Authorizers are the authorizers kcp's --authorization-order names
+// (pkg/server/options/authorization.go, defaultAuthorizers, at every supported release).
+var Authorizers = []string{"AlwaysAllowGroups", "AlwaysAllowPaths", "RBAC", "Webhook"}
+
+// validateAuthorization checks the authorizers of a shard: their order, the paths allowed
+// without asking, and the webhook authorizer.
 func validateAuthorization(authz *operator.AuthorizationSpec, fldPath *field.Path) field.ErrorList {
-	if authz == nil || authz.Webhook == nil {
+	if authz == nil {
 		return nil
 	}
+	allErrs := validateAllowPaths(authz.AllowPaths, fldPath.Child("allowPaths"))
+	allErrs = append(allErrs, validateAuthorizationOrder(authz.Order, fldPath.Child("order"))...)
+	if authz.Webhook == nil {
+		return allErrs
+	}
 	wh, whPath := authz.Webhook, fldPath.Child("webhook")
-	allErrs := validateDNS1123SubdomainName(wh.ConfigSecretName, whPath.Child("configSecretName"))
-	for i, p := range wh.AllowPaths {
-		if !strings.HasPrefix(p, "/") {
-			allErrs = append(allErrs, field.Invalid(whPath.Child("allowPaths").Index(i), p, "must start with '/'"))
-		}
+	allErrs = append(allErrs, validateDNS1123SubdomainName(wh.ConfigSecretName, whPath.Child("configSecretName"))...)
+	allErrs = append(allErrs, validateAllowPaths(wh.AllowPaths, whPath.Child("allowPaths"))...)
+	if len(authz.AllowPaths) > 0 && len(wh.AllowPaths) > 0 {
+		allErrs = append(allErrs, field.Forbidden(whPath.Child("allowPaths"),
+			"may not be set together with "+fldPath.Child("allowPaths").String()+", which replaces it"))
 	}
 	allErrs = append(allErrs, validateNonNegativeDuration(wh.CacheAuthorizedTTL, whPath.Child("cacheAuthorizedTTL"))...)
 	allErrs = append(allErrs, validateNonNegativeDuration(wh.CacheUnauthorizedTTL, whPath.Child("cacheUnauthorizedTTL"))...)
 	if wh.Version != "" && !slices.Contains(authorizationWebhookVersions, wh.Version) {
 		allErrs = append(allErrs, field.NotSupported(whPath.Child("version"), wh.Version, authorizationWebhookVersions))
+	}
+	return allErrs
+}
+
+// validateAllowPaths checks the paths kcp authorizes without asking: each an absolute path,
+// a trailing * making it a prefix, as kcp's path authorizer reads them.
+func validateAllowPaths(paths []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if paths != nil && len(paths) == 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath, "[]",
+			"an empty list is stored as no list, which is kcp's default (/healthz, /readyz, /livez): to allow no path without asking, leave AlwaysAllowPaths out of spec.authorization.order"))
+	}
+	for i, p := range paths {
+		if !strings.HasPrefix(p, "/") {
+			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), p, "must start with '/'"))
+		} else if strings.Contains(strings.TrimSuffix(p, "*"), "*") {
+			allErrs = append(allErrs, field.Invalid(fldPath.Index(i), p, "may have a '*' only at its end (a prefix)"))
+		}
+	}
+	return allErrs
+}
+
+// validateAuthorizationOrder checks kcp's --authorization-order: known authorizers, each at
+// most once, at least one.
+func validateAuthorizationOrder(order []string, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if order != nil && len(order) == 0 {
+		allErrs = append(allErrs, field.Invalid(fldPath, "[]", "kcp would ask no authorizer and refuse every request: name at least one, or leave the field out for kcp's default order"))
+	}
+	seen := map[string]bool{}
+	for i, a := range order {
+		switch {
+		case !slices.Contains(Authorizers, a):
+			allErrs = append(allErrs, field.NotSupported(fldPath.Index(i), a, Authorizers))
+		case seen[a]:
+			allErrs = append(allErrs, field.Duplicate(fldPath.Index(i), a))
+		}
+		seen[a] = true
 	}
 	return allErrs
 }

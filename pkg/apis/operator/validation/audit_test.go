@@ -130,6 +130,35 @@ func TestValidateAuthorization(t *testing.T) {
 			authz: webhook(func(wh *operator.AuthorizationWebhookSpec) { wh.Version = "v2" }),
 			want:  []wantErr{notSupported(p+".version", `supported values: "v1", "v1beta1"`)},
 		},
+		{name: "allow paths and order, kcp-operator's", authz: &operator.AuthorizationSpec{AllowPaths: []string{"/healthz", "/openapi/*"},
+			Order: []string{"AlwaysAllowPaths", "AlwaysAllowGroups", "Webhook", "RBAC"}}},
+		{
+			name: "allow paths in both places",
+			authz: func() *operator.AuthorizationSpec {
+				a := webhook(func(*operator.AuthorizationWebhookSpec) {})
+				a.AllowPaths = []string{"/healthz"}
+				return a
+			}(),
+			want: []wantErr{forbidden(p+".allowPaths", "may not be set together with spec.authorization.allowPaths")},
+		},
+		{
+			name:  "bad allow paths",
+			authz: &operator.AuthorizationSpec{AllowPaths: []string{"metrics", "/a*b", "/ok*"}},
+			want: []wantErr{invalid("spec.authorization.allowPaths[0]", "must start with '/'"),
+				invalid("spec.authorization.allowPaths[1]", "may have a '*' only at its end")},
+		},
+		{
+			name:  "empty lists are not stored",
+			authz: &operator.AuthorizationSpec{AllowPaths: []string{}, Order: []string{}},
+			want: []wantErr{invalid("spec.authorization.allowPaths", "leave AlwaysAllowPaths out of spec.authorization.order"),
+				invalid("spec.authorization.order", "refuse every request")},
+		},
+		{
+			name:  "unknown and repeated authorizers",
+			authz: &operator.AuthorizationSpec{Order: []string{"RBAC", "Node", "RBAC"}},
+			want: []wantErr{notSupported("spec.authorization.order[1]", `"AlwaysAllowGroups", "AlwaysAllowPaths", "RBAC", "Webhook"`),
+				duplicate("spec.authorization.order[2]")},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

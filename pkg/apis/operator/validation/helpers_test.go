@@ -136,8 +136,8 @@ func validCommonShardSpec() operator.CommonShardSpec {
 			Webhook: &operator.AuditWebhookSpec{ConfigSecretName: "audit-webhook", Mode: "batch", BatchThrottleQPS: "10"},
 		},
 		Authorization: &operator.AuthorizationSpec{Webhook: &operator.AuthorizationWebhookSpec{
-			ConfigSecretName: "authz-webhook", AllowPaths: []string{"/healthz"}, Version: "v1",
-		}},
+			ConfigSecretName: "authz-webhook", Version: "v1",
+		}, AllowPaths: []string{"/healthz"}, Order: []string{"AlwaysAllowGroups", "AlwaysAllowPaths", "RBAC", "Webhook"}},
 		Auth: &operator.AuthSpec{
 			OIDC: &operator.OIDCConfiguration{IssuerURL: "https://dex.example.com", ClientID: "kcp"},
 		},

@@ -76,7 +76,16 @@ func commonShardWarnings(spec *operator.CommonShardSpec, roles certificateRoles,
 	warnings = append(warnings, shardAuthWarnings(spec.Auth, fldPath.Child("auth"))...)
 	warnings = append(warnings, etcdWarnings(&spec.Etcd, fldPath.Child("etcd"))...)
 	warnings = append(warnings, certificateTemplateWarnings(spec.CertificateTemplates, roles, fldPath.Child("certificateTemplates"))...)
-	return warnings
+	return append(warnings, authorizationWarnings(spec.Authorization, fldPath.Child("authorization"))...)
+}
+
+// authorizationWarnings point kcp-operator's deprecated webhook.allowPaths to its successor.
+func authorizationWarnings(authz *operator.AuthorizationSpec, fldPath *field.Path) []string {
+	if authz == nil || authz.Webhook == nil || len(authz.Webhook.AllowPaths) == 0 || len(authz.AllowPaths) > 0 {
+		return nil
+	}
+	return []string{fldPath.Child("webhook", "allowPaths").String() + " is deprecated: use " + fldPath.Child("allowPaths").String() +
+		", which it is read as (the paths are allowed without asking any authorizer, not only the webhook)"}
 }
 
 // etcdWarnings say what kcp makes of kcp-operator's etcd shapes that this server accepts

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -47,9 +48,14 @@ func IdentitySources(auth *operator.AuthSpec, fldPath *field.Path) []Trusted {
 }
 
 // ShardTrusted is what a Shard's own spec has its RootShard's kcp trust beyond its identity
-// sources: a shardBaseURL, and each etcd endpoint that is not TLS.
+// sources: a shardBaseURL, each etcd endpoint that is not TLS, and its authorization (the
+// authorizers' order, the paths allowed without asking, an authorization webhook), which
+// decides whom the shard authorizes: allowPaths ["/*"] authorizes every request.
 func ShardTrusted(spec *operator.CommonShardSpec, fldPath *field.Path) []Trusted {
 	var out []Trusted
+	if a := spec.Authorization; a != nil {
+		out = append(out, Trusted{fldPath.Child("authorization"), authorizationValue(a), a})
+	}
 	if spec.ShardBaseURL != "" {
 		out = append(out, Trusted{fldPath.Child("shardBaseURL"), spec.ShardBaseURL, spec.ShardBaseURL})
 	}
@@ -86,4 +92,24 @@ func TrustPermissions(rs *operator.RootShardConfig, trusted []Trusted) []Permiss
 		perms = append(perms, ChangeOf(p, t.Content))
 	}
 	return perms
+}
+
+// authorizationValue is what a 403 shows of a shard's authorization.
+func authorizationValue(a *operator.AuthorizationSpec) string {
+	var parts []string
+	if len(a.Order) > 0 {
+		parts = append(parts, "the authorizers "+strings.Join(a.Order, ","))
+	}
+	paths := a.AllowPaths
+	if a.Webhook != nil {
+		paths = append(slices.Clone(paths), a.Webhook.AllowPaths...)
+		parts = append(parts, "the authorization webhook of Secret/"+a.Webhook.ConfigSecretName)
+	}
+	if len(paths) > 0 {
+		parts = append(parts, "the paths allowed without authorization "+strings.Join(paths, ","))
+	}
+	if len(parts) == 0 {
+		return "kcp's default authorizers"
+	}
+	return strings.Join(parts, "; ")
 }

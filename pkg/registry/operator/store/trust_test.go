@@ -152,6 +152,33 @@ func TestIdentitySourcesNeedTrust(t *testing.T) {
 			obj: beta(func(s *operator.ShardSpec) { s.ShardBaseURL = "https://elsewhere.example.com" }),
 			old: beta(func(s *operator.ShardSpec) { s.ShardBaseURL = "https://beta.example.com" }), rights: []string{useRoot},
 			forbidden: []string{"spec.shardBaseURL to https://elsewhere.example.com " + trustMissing}},
+		{name: "Shard, allow every path without authorization, use only",
+			obj:    beta(func(s *operator.ShardSpec) { s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/*"}} }),
+			rights: []string{useRoot}, forbidden: []string{"spec.authorization to the paths allowed without authorization /* " + trustMissing}},
+		{name: "Shard, the authorizers' order, use only",
+			obj: beta(func(s *operator.ShardSpec) {
+				s.Authorization = &operator.AuthorizationSpec{Order: []string{"AlwaysAllowPaths"}}
+			}),
+			rights: []string{useRoot}, forbidden: []string{"spec.authorization to the authorizers AlwaysAllowPaths " + trustMissing}},
+		{name: "Shard, an authorization webhook, use and get",
+			obj: beta(func(s *operator.ShardSpec) {
+				s.Authorization = &operator.AuthorizationSpec{Webhook: &operator.AuthorizationWebhookSpec{ConfigSecretName: "authz"}}
+			}),
+			rights: []string{useRoot, "get secrets authz"}, forbidden: []string{"spec.authorization to the authorization webhook of Secret/authz " + trustMissing}},
+		{name: "Shard, allow paths and order, use and trust",
+			obj: beta(func(s *operator.ShardSpec) {
+				s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/*"}, Order: []string{"AlwaysAllowPaths", "RBAC"}}
+			}),
+			rights: []string{useRoot, trustRoot}},
+		{name: "Shard, other allow paths on update ask trust again",
+			obj: beta(func(s *operator.ShardSpec) { s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/*"}} }),
+			old: beta(func(s *operator.ShardSpec) {
+				s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/healthz"}}
+			}),
+			rights: []string{useRoot}, forbidden: []string{"spec.authorization to the paths allowed without authorization /* " + trustMissing}},
+		{name: "Shard, the same authorization on update asks nothing",
+			obj: beta(func(s *operator.ShardSpec) { s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/*"}} }),
+			old: beta(func(s *operator.ShardSpec) { s.Authorization = &operator.AuthorizationSpec{AllowPaths: []string{"/*"}} })},
 		{name: "Shard joined by a copy, shardBaseURL and plain etcd: get on the copy", obj: beta(func(s *operator.ShardSpec) {
 			s.RootShard = operator.RootShardConfig{SecretRef: localRef("root-shard-join")}
 			s.ShardBaseURL = "https://beta.example.com"

@@ -21,10 +21,19 @@ package v1alpha1
 // AuthorizationSpecApplyConfiguration represents a declarative configuration of the AuthorizationSpec type for use
 // with apply.
 //
-// AuthorizationSpec configures authorization of a shard.
+// AuthorizationSpec configures authorization of a shard: kcp's authorizers, in order, and
+// the paths authorized without asking any.
 type AuthorizationSpecApplyConfiguration struct {
 	// Webhook configures a webhook authorizer.
 	Webhook *AuthorizationWebhookSpecApplyConfiguration `json:"webhook,omitempty"`
+	// AllowPaths are HTTP paths authorized without asking any authorizer
+	// (--authorization-always-allow-paths; kcp's default is /healthz, /readyz and /livez). A
+	// path ending in * is a prefix. Replaces the deprecated webhook.allowPaths.
+	AllowPaths []string `json:"allowPaths,omitempty"`
+	// Order is the authorizers kcp asks, in order (--authorization-order): each of
+	// AlwaysAllowGroups, AlwaysAllowPaths, RBAC and Webhook at most once; one left out is not
+	// asked. kcp's default is AlwaysAllowGroups, AlwaysAllowPaths, RBAC, Webhook.
+	Order []string `json:"order,omitempty"`
 }
 
 // AuthorizationSpecApplyConfiguration constructs a declarative configuration of the AuthorizationSpec type for use with
@@ -38,5 +47,25 @@ func AuthorizationSpec() *AuthorizationSpecApplyConfiguration {
 // If called multiple times, the Webhook field is set to the value of the last call.
 func (b *AuthorizationSpecApplyConfiguration) WithWebhook(value *AuthorizationWebhookSpecApplyConfiguration) *AuthorizationSpecApplyConfiguration {
 	b.Webhook = value
+	return b
+}
+
+// WithAllowPaths adds the given value to the AllowPaths field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the AllowPaths field.
+func (b *AuthorizationSpecApplyConfiguration) WithAllowPaths(values ...string) *AuthorizationSpecApplyConfiguration {
+	for i := range values {
+		b.AllowPaths = append(b.AllowPaths, values[i])
+	}
+	return b
+}
+
+// WithOrder adds the given value to the Order field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Order field.
+func (b *AuthorizationSpecApplyConfiguration) WithOrder(values ...string) *AuthorizationSpecApplyConfiguration {
+	for i := range values {
+		b.Order = append(b.Order, values[i])
+	}
 	return b
 }
