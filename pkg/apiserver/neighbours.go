@@ -15,6 +15,7 @@ import (
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/link"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 	rootshardresources "github.com/kcp-setups/apiserver/pkg/resources/rootshard"
@@ -25,7 +26,8 @@ import (
 // objects of this API (store.Neighbours): a path mapping's backend stays in the cluster's own
 // domain, a shardBaseURL is no other shard's address, a new address is refused to a requester
 // who could not create the Kubeconfigs whose Secrets it rewrites (authz answers that), and a
-// Link's identity is no other Link's of its RootShard.
+// Link's identity is no other Link's of its RootShard, and a CacheServer's etcd and prefix are
+// no other CacheServer's.
 func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz authorizer.Authorizer) {
 	kinds := map[string]rest.Lister{}
 	for resource, main := range mains {
@@ -49,6 +51,9 @@ func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz auth
 	}
 	if l, ok := mains["links"]; ok {
 		l.SetNeighbourCheck(kinds, link.IdentityUnique)
+	}
+	if cs, ok := mains["cacheservers"]; ok {
+		cs.SetNeighbourCheck(kinds, cacheserver.EtcdUnshared)
 	}
 }
 

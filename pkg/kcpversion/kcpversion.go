@@ -5,6 +5,8 @@
 package kcpversion
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/util/version"
 )
 
@@ -100,7 +102,28 @@ var (
 	// system:kcp:initializer:* and system:kcp:terminator:* by default too
 	// (pkg/proxy/options/authentication.go@v0.32.0 NewAuthentication).
 	FrontProxyDropsInitializerGroups = MustParse("v0.32.0")
+	// CacheServerEtcdPrefix is the first release whose cache server honours --etcd-prefix:
+	// kcp's main branch after v0.32 (pkg/cache/server/config.go, "Let cache-server honour
+	// --etcd-prefix"); up to v0.32.3 it always keeps its data under /cache
+	// (pkg/cache/server/config.go@v0.32.3 sets StorageConfig.Prefix = "/cache"). No v0.33
+	// release exists yet, so only an image of kcp's main branch (Latest) honours it here.
+	CacheServerEtcdPrefix = MustParse("v0.33.0")
 )
+
+// CacheServerDefaultEtcdPrefix is where a cache server keeps its data in an external etcd
+// unless it honours another --etcd-prefix.
+const CacheServerDefaultEtcdPrefix = "/cache"
+
+// CacheServerEtcdPrefix is the etcd prefix a cache server of release v keeps its data under
+// when given prefix (empty: none): prefix from CacheServerEtcdPrefix on, unless it is empty or
+// kube-apiserver's default /registry, else /cache.
+func (v Version) CacheServerEtcdPrefix(prefix string) string {
+	prefix = strings.TrimSuffix(prefix, "/")
+	if !v.AtLeast(CacheServerEtcdPrefix) || prefix == "" || prefix == "/registry" {
+		return CacheServerDefaultEtcdPrefix
+	}
+	return prefix
+}
 
 // Releases are the kcp releases the flag table was read at (pkg/resources/flagtable,
 // docs/kcp-versions.md), oldest first: a setup's spec.version must name one of them. There

@@ -86,3 +86,35 @@ func TestFrontProxyDropGroups(t *testing.T) {
 		assert.Equal(t, want, FromTag(tag).FrontProxyDropGroups(), tag)
 	}
 }
+
+func TestCacheServerEtcdPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		release, prefix, want string
+	}{
+		{"v0.32.3", "", "/cache"},
+		{"v0.32.3", "/kcp-cache", "/cache"},
+		{"v0.31.6", "/a", "/cache"},
+		{"main", "", "/cache"},
+		{"main", "/registry", "/cache"},
+		{"main", "/kcp-cache/", "/kcp-cache"},
+		{"v0.33.0", "/team-a", "/team-a"},
+	} {
+		assert.Equal(t, tc.want, FromTag(tc.release).CacheServerEtcdPrefix(tc.prefix), "%s %q", tc.release, tc.prefix)
+	}
+}
+
+func TestReleases(t *testing.T) {
+	v, ok := Known("v0.31.6")
+	assert.True(t, ok)
+	assert.Equal(t, "v0.31.6", v.String())
+	_, ok = Known("v0.31.5")
+	assert.False(t, ok, "there is no v0.31.5")
+	_, ok = Known("main")
+	assert.False(t, ok)
+	assert.Equal(t, "v0.31.6", NewestPatch(MustParse("v0.31.0")).String())
+	assert.Equal(t, "v0.32.3", NewestPatch(MustParse("v0.32.3")).String())
+	assert.Equal(t, 31, MustParse("v0.31.2").Minor())
+	assert.True(t, MustParse("v0.31.2").Equal(FromTag("v0.31.2")))
+	last := Releases[len(Releases)-1]
+	assert.Equal(t, DefaultTag, last.String(), "the default is the newest release of the flag table")
+}

@@ -12,6 +12,8 @@ import (
 
 func validCacheServer() *operator.CacheServer {
 	etcd := validEtcd()
+	// kcp v0.32 keeps a cache server's data under /cache whatever --etcd-prefix says.
+	etcd.Prefix = "/cache"
 	component := validComponentSpec("ca")
 	component.Replicas = ptr[int32](3)
 	// An external etcd needs kcp v0.31.0 or newer.

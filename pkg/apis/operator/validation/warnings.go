@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 )
 
 // The warnings a create or an update returns with the object it stored: fields that are
@@ -41,7 +42,18 @@ func FrontProxyWarnings(fp *operator.FrontProxy) []string {
 func CacheServerWarnings(cs *operator.CacheServer) []string {
 	spec := field.NewPath("spec")
 	warnings := certificateTemplateWarnings(cs.Spec.CertificateTemplates, cacheServerTemplates, spec.Child("certificateTemplates"))
-	return append(warnings, etcdWarnings(cs.Spec.Etcd, spec.Child("etcd"))...)
+	warnings = append(warnings, etcdWarnings(cs.Spec.Etcd, spec.Child("etcd"))...)
+	return append(warnings, cacheServerEtcdPrefixWarnings(cs.Spec.Etcd, imageVersion(cs.Spec.Image), spec.Child("etcd", "prefix"))...)
+}
+
+// cacheServerEtcdPrefixWarnings say that a cache server before kcp v0.33 ignores
+// --etcd-prefix: its data goes under /cache whatever spec.etcd.prefix says.
+func cacheServerEtcdPrefixWarnings(etcd *operator.EtcdConfig, v kcpversion.Version, fldPath *field.Path) []string {
+	if etcd == nil || etcd.Prefix == "" || v.CacheServerEtcdPrefix(etcd.Prefix) == strings.TrimSuffix(etcd.Prefix, "/") {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: the cache server of kcp %s ignores --etcd-prefix and keeps its data under %s; kcp honours %q from %s on",
+		fldPath, v, kcpversion.CacheServerDefaultEtcdPrefix, etcd.Prefix, kcpversion.CacheServerEtcdPrefix)}
 }
 
 // KubeconfigWarnings are the warnings of a Kubeconfig.
