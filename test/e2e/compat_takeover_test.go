@@ -49,8 +49,10 @@ spec:
 // kcpOperatorSetup is what kcp-operator has made for a RootShard root (its CAs, their
 // Issuers, its serving certificate, Deployment and Service, a kubeconfig Secret of its own),
 // a Shard shard-1 and a FrontProxy fp (their serving certificates, Deployments and
-// Services), with a user's self-signed Issuer behind the root CA.
-func kcpOperatorSetup() string {
+// Services), with a user's self-signed Issuer behind the root CA. owner is the metadata that
+// follows the labels of the Deployments and Services kcp-operator made for an instance (its
+// v0.9 owner references), "" for none.
+func kcpOperatorSetup(owner func(instance string) string) string {
 	var b strings.Builder
 	b.WriteString("apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: selfsigned}\nspec: {selfSigned: {}}\n---\n")
 	rsSecret := "{operator.kcp.io/rootshard: root}"
@@ -75,7 +77,7 @@ func kcpOperatorSetup() string {
 		labels := kcpOperatorLabels(w.instance, w.component)
 		fmt.Fprintf(&b, `apiVersion: apps/v1
 kind: Deployment
-metadata: {name: %[1]s, labels: %[2]s}
+metadata: {name: %[1]s, labels: %[2]s%[3]s}
 spec:
   selector: {matchLabels: %[2]s}
   template:
@@ -84,12 +86,12 @@ spec:
 ---
 apiVersion: v1
 kind: Service
-metadata: {name: %[1]s, labels: %[2]s}
+metadata: {name: %[1]s, labels: %[2]s%[3]s}
 spec:
   selector: %[2]s
   ports: [{name: https, port: 6443}]
 ---
-`, w.name, labels)
+`, w.name, labels, owner(w.instance))
 	}
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Secret\nmetadata: {name: root-legacy-kubeconfig, labels: %s}\nstringData: {kubeconfig: kcp-operator's}\n---\n",
 		kcpOperatorLabels("root", "rootshard"))
@@ -146,7 +148,7 @@ spec:
 func TestTakeOverFromKcpOperator(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "takeover-kcp-operator")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, kcpOperatorSetup()))
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, kcpOperatorSetup(func(string) string { return "" })))
 	kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "certificate", "--all", "--timeout=3m")
 	keys := map[string]string{}
 	for _, ca := range kcpOperatorCAs {
@@ -213,4 +215,98 @@ func TestTakeOverFromKcpOperator(t *testing.T) {
 	review, err := client.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	require.NoError(t, err, "kcp-operator's client certificate, through the bundle of before")
 	assert.Equal(t, "legacy-admin", review.Status.UserInfo.Username)
+}
+
+// kcpOperatorCompiled are kcp-operator v0.9's Compiled* kinds (deploy.operator.kcp.io) that
+// own the Deployments and Services it makes for the RootShard root, the Shard shard-1 and the
+// FrontProxy fp, by instance.
+var kcpOperatorCompiled = []struct{ kind, plural, instance string }{
+	{"CompiledRootShard", "compiledrootshards", "root"},
+	{"CompiledShard", "compiledshards", "shard-1"},
+	{"CompiledFrontProxy", "compiledfrontproxies", "fp"},
+}
+
+// compiledCRD is a CustomResourceDefinition of one of kcp-operator v0.9's Compiled* kinds,
+// with its names and an open schema: what the takeover meets of it is its objects' UIDs.
+func compiledCRD(kind, plural string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[2]s.deploy.operator.kcp.io}
+spec:
+  group: deploy.operator.kcp.io
+  names: {kind: %[1]s, listKind: %[1]sList, plural: %[2]s, singular: %[3]s}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+`, kind, plural, strings.ToLower(kind))
+}
+
+// TestTakeOverFromKcpOperatorV09: since v0.9 kcp-operator's Deployments and Services are
+// owned by its Compiled* objects. While they are, nothing of the setup is taken over
+// (NameConflict naming the owner): the garbage collector would delete what was adopted once
+// they go, and a Service would come back with another address. The documented procedure
+// deletes them with --cascade=orphan, which removes those references, and their CRDs; then
+// the takeover goes on, and the Service keeps its address.
+func TestTakeOverFromKcpOperatorV09(t *testing.T) {
+	parallel(t, alone)
+	ns := namespace(t, "takeover-kcp-operator-v09")
+	var crds, objects strings.Builder
+	for _, c := range kcpOperatorCompiled {
+		crds.WriteString(compiledCRD(c.kind, c.plural))
+		fmt.Fprintf(&objects, "apiVersion: deploy.operator.kcp.io/v1alpha1\nkind: %s\nmetadata: {name: %s}\n---\n", c.kind, c.instance)
+	}
+	kubectl(t, "apply", "-f", writeManifest(t, crds.String()))
+	t.Cleanup(func() {
+		for _, c := range kcpOperatorCompiled {
+			_, _ = stack.Kubectl(t.Context(), "delete", "crd", c.plural+".deploy.operator.kcp.io", "--ignore-not-found")
+		}
+	})
+	for _, c := range kcpOperatorCompiled {
+		kubectl(t, "wait", "--for=condition=Established", "crd/"+c.plural+".deploy.operator.kcp.io", "--timeout=1m")
+	}
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, objects.String()))
+	owners := map[string]string{}
+	for _, c := range kcpOperatorCompiled {
+		uid := kubectl(t, "get", c.plural+"/"+c.instance, "-n", ns, "-o", "jsonpath={.metadata.uid}")
+		owners[c.instance] = fmt.Sprintf(", ownerReferences: [{apiVersion: deploy.operator.kcp.io/v1alpha1, kind: %s, name: %s, uid: %s, controller: true, blockOwnerDeletion: true}]",
+			c.kind, c.instance, uid)
+	}
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, kcpOperatorSetup(func(instance string) string { return owners[instance] })))
+	kubectl(t, "wait", "-n", ns, "--for=condition=Ready", "certificate", "--all", "--timeout=3m")
+	service := func() string {
+		return kubectl(t, "get", "service/root-kcp", "-n", ns, "-o", "jsonpath={.metadata.uid} {.spec.clusterIP}")
+	}
+	before := service()
+
+	adopting := strings.ReplaceAll(kcpOperatorManifests, "\nspec:\n", "\n  annotations: {operator.kcp.io/adopt: kcp-operator}\nspec:\n")
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, adopting))
+	waitForReason(t, ns, "rootshard/root", "Synced", "False", "NameConflict")
+	assert.Contains(t, conditionMessage(t, stack, ns, "rootshard/root", "Synced"), "still owned by kcp-operator's CompiledRootShard root")
+	assert.Contains(t, kubectl(t, "get", "service/root-kcp", "-n", ns, "-o", "jsonpath={.metadata.ownerReferences[0].kind}"), "CompiledRootShard",
+		"nothing owned by kcp-operator is rewritten")
+
+	// The procedure: kcp-operator's Compiled* objects go with --cascade=orphan, then their CRDs.
+	for _, c := range kcpOperatorCompiled {
+		kubectl(t, "delete", c.plural, "-n", ns, "--all", "--cascade=orphan", "--wait")
+	}
+	require.Eventually(t, func() bool {
+		out, err := stack.Kubectl(t.Context(), "get", "service/root-kcp", "deployment/shard-1-shard-kcp", "-n", ns, "-o", "jsonpath={.items[*].metadata.ownerReferences}")
+		return err == nil && strings.TrimSpace(out) == ""
+	}, 3*time.Minute, 2*time.Second, "the garbage collector removes the orphaned objects' owner references")
+	for _, c := range kcpOperatorCompiled {
+		kubectl(t, "delete", "crd", c.plural+".deploy.operator.kcp.io")
+	}
+
+	for _, o := range []string{"rootshard/root", "shard/shard-1", "frontproxy/fp"} {
+		if _, err := stack.Kubectl(t.Context(), "wait", "-n", ns, "--for=condition=TakenOver", o, "--timeout=3m"); err != nil {
+			t.Fatalf("%s is not taken over: %s", o, kubectl(t, "get", o, "-n", ns, "-o", "jsonpath={.status.conditions}"))
+		}
+	}
+	assert.Equal(t, before, service(), "the Service is taken over, not replaced: it keeps its address")
+	assert.Empty(t, kubectl(t, "get", "service/root-kcp", "-n", ns, "-o", "jsonpath={.metadata.ownerReferences}"))
+	assert.Equal(t, "kcp-setups", kubectl(t, "get", "service/root-kcp", "-n", ns, "-o", "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}"))
 }

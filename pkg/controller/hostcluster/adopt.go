@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -107,7 +108,31 @@ func adoptable(ctx context.Context, kind string, existing metav1.Object) (ok boo
 	if kind == "Secret" {
 		return false, "a Secret is taken over only as the Secret of kcp-operator's Certificate of its name"
 	}
+	if why := ownedByKcpOperator(existing); why != "" {
+		return false, why
+	}
 	return true, ""
+}
+
+// kcpOperatorGroups are the API groups of kcp-operator's kinds: its six (up to v0.8 they
+// own the Deployments, Services, Certificates and Secrets it makes) and, from v0.9, its
+// Compiled* objects (which own its Deployments, Services and ConfigMaps).
+var kcpOperatorGroups = []string{"operator.kcp.io", "deploy.operator.kcp.io"}
+
+// ownedByKcpOperator says why existing, which kcp-operator made, cannot be taken over while
+// an owner reference to one of kcp-operator's objects remains: once that owner is gone (or,
+// for one of the six kinds, replaced by this server's object of the same name and another
+// UID), the garbage collector would delete what was taken over, and a Service would come
+// back with another address. Deleting kcp-operator's objects with --cascade=orphan removes
+// those references (docs/kcp-operator.md).
+func ownedByKcpOperator(existing metav1.Object) string {
+	for _, ref := range existing.GetOwnerReferences() {
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && slices.Contains(kcpOperatorGroups, gv.Group) {
+			return fmt.Sprintf("not taken over: still owned by kcp-operator's %s %s (%s), whose deletion would delete it; delete kcp-operator's objects with --cascade=orphan first",
+				ref.Kind, ref.Name, ref.APIVersion)
+		}
+	}
+	return ""
 }
 
 // adoptableSecret reports whether the Secret existing, which the desired Certificate cert
@@ -127,6 +152,9 @@ func (h *Host) adoptableSecret(ctx context.Context, cert string, existing metav1
 	ns, name := existing.GetNamespace(), existing.GetName()
 	if !slices.Contains(o.KcpOperatorNames, name) {
 		return false, fmt.Sprintf("kcp-operator makes no Secret of this name for the %s %s, so it is not taken over", o.Kind, o.Name)
+	}
+	if why := ownedByKcpOperator(existing); why != "" {
+		return false, why
 	}
 	refuse := func(format string, args ...any) (bool, string) {
 		return false, "not taken over as kcp-operator's: " + fmt.Sprintf(format, args...)

@@ -71,6 +71,14 @@ func TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects(t *testing.T) {
 			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "root"})},
 		{name: "a cert-manager Secret of another RootShard", owner: owner,
 			host: certSecret(map[string]string{"operator.kcp.io/rootshard": "other"})},
+		// kcp-operator v0.9's Compiled* objects own what it makes, and up to v0.8 its six kinds
+		// do: the garbage collector would delete it once they go.
+		{name: "kcp-operator's, still owned by a CompiledRootShard", owner: owner,
+			host: ownedBy(existingCM(kcpOperators), "deploy.operator.kcp.io/v1alpha1", "CompiledRootShard")},
+		{name: "kcp-operator's, still owned by kcp-operator's RootShard", owner: owner,
+			host: ownedBy(existingCM(kcpOperators), "operator.kcp.io/v1alpha1", "RootShard")},
+		{name: "kcp-operator's, owned by something else", owner: owner, adopted: true,
+			host: ownedBy(existingCM(kcpOperators), "v1", "ConfigMap")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +103,12 @@ func TestOnlyAnAdoptingOwnerTakesOverKcpOperatorsObjects(t *testing.T) {
 			assert.Zero(t, applies)
 		})
 	}
+}
+
+// ownedBy is cm with an owner reference to an object of kind in apiVersion.
+func ownedBy(cm *corev1.ConfigMap, apiVersion, kind string) *corev1.ConfigMap {
+	cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: "root", UID: "uid-kcp-operator"}}
+	return cm
 }
 
 func existingCM(l map[string]string) *corev1.ConfigMap {
