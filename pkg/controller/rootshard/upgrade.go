@@ -104,7 +104,10 @@ func (c *Controller) observeMember(m upgrade.Member, namespace string, deploymen
 }
 
 // notReady says why a member whose conditions are these is not ready, "" when it is: its
-// Available is not True, or its KcpReady is False.
+// Available is not True, or kcp answered that it is not ready (KcpReady False, reason
+// NotReady or ShardNotRegistered). A kcp the server does not reach (KcpUnreachable,
+// KcpRefused, WaitingForCredentials, or Unknown with --kcp-dialer=none) holds nothing:
+// Available, its pods' readiness on kcp's /readyz, says it serves.
 func notReady(conditions []metav1.Condition) string {
 	if a := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionAvailable); a == nil || a.Status != metav1.ConditionTrue {
 		if a == nil {
@@ -112,7 +115,8 @@ func notReady(conditions []metav1.Condition) string {
 		}
 		return fmt.Sprintf("Available=%s, %s: %s", a.Status, a.Reason, a.Message)
 	}
-	if k := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionKcpReady); k != nil && k.Status == metav1.ConditionFalse {
+	if k := meta.FindStatusCondition(conditions, operatorv1alpha1.ConditionKcpReady); k != nil && k.Status == metav1.ConditionFalse &&
+		(k.Reason == operatorv1alpha1.ReasonKcpNotReady || k.Reason == operatorv1alpha1.ReasonShardNotRegistered) {
 		return fmt.Sprintf("KcpReady=False, %s: %s", k.Reason, k.Message)
 	}
 	return ""

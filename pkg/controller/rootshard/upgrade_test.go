@@ -151,3 +151,24 @@ func TestRootShardWithoutVersionHasNoRoll(t *testing.T) {
 	f.Add(t, s)
 	assert.Same(t, s, kinds.ShardRelease.Built(f.c.Indexes, f.c.Host.Deployments, s))
 }
+
+func TestNotReady(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus, reason string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: "m"}
+	}
+	available := cond(operatorv1alpha1.ConditionAvailable, metav1.ConditionTrue, "ReplicasAvailable")
+	for name, tc := range map[string]struct {
+		conditions []metav1.Condition
+		want       string
+	}{
+		"ready":                       {[]metav1.Condition{available}, ""},
+		"no Available yet":            {nil, "Available is not reported yet"},
+		"not Available":               {[]metav1.Condition{cond("Available", "False", "ReplicasUnavailable")}, "Available=False, ReplicasUnavailable: m"},
+		"kcp answers not ready":       {[]metav1.Condition{available, cond("KcpReady", "False", "NotReady")}, "KcpReady=False, NotReady: m"},
+		"kcp has not registered it":   {[]metav1.Condition{available, cond("KcpReady", "False", "ShardNotRegistered")}, "KcpReady=False, ShardNotRegistered: m"},
+		"kcp unreachable: holds none": {[]metav1.Condition{available, cond("KcpReady", "False", "KcpUnreachable")}, ""},
+		"no dialer: holds none":       {[]metav1.Condition{available, cond("KcpReady", "Unknown", "NoKcpDialer")}, ""},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, notReady(tc.conditions)) })
+	}
+}
