@@ -309,6 +309,6 @@ func TestUpgradeHaltsAndResumes(t *testing.T) {
 		}
 	}
 	assert.Equal(t, upgradeTo, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.version.current}"))
-	assert.Equal(t, upgradeTo, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "custom-columns=V:.status.version.target", "--no-headers"))
+	assert.Equal(t, upgradeTo, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.version.target}"))
 	assert.Contains(t, kubectl(t, "get", "rootshard", "root", "-n", ns), upgradeTo, "the Version column")
 }
