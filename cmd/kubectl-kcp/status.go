@@ -56,7 +56,10 @@ func newStatusCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
 CacheServer it uses, its Shards, FrontProxies, VirtualWorkspaces and Kubeconfigs, and under
 each the cert-manager Certificates the controllers made for it. READY is the Available
 condition of a setup and the Ready condition of a Certificate; REASON is the reason of its
-first condition that is not True.`,
+first condition that is not True. For a RootShard with spec.version, the tree is followed by
+the setup's release (current→target while a roll is under way), the rolling group and the
+Upgrading condition, and each component's desired and running release, and whether it pins
+its own.`,
 		Example:           statusExample,
 		ValidArgsFunction: completeObjects(flags, rootShardKind),
 		RunE: func(cmd *cobra.Command, args []string) error {
