@@ -263,7 +263,8 @@ func TestUpgradeInOrder(t *testing.T) {
 // TestUpgradeHaltsAndResumes: a paused roll starts no group; a Shard that cannot become
 // Available halts the roll at the Shard group once its deadline passed: the condition names
 // it, an Event UpgradeHalted says so once, and the VirtualWorkspace and the FrontProxy are
-// not changed. Fixing the Shard resumes the roll to its end.
+// not changed. Fixing the Shard resumes the roll to its end. Paused during a roll, the
+// rolling group finishes and the next does not start until it is unpaused.
 func TestUpgradeHaltsAndResumes(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "upgrade-halt")
@@ -311,4 +312,31 @@ func TestUpgradeHaltsAndResumes(t *testing.T) {
 	assert.Equal(t, upgradeTo, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.version.current}"))
 	assert.Equal(t, upgradeTo, kubectl(t, "get", "rootshard", "root", "-n", ns, "-o", "jsonpath={.status.version.target}"))
 	assert.Contains(t, kubectl(t, "get", "rootshard", "root", "-n", ns), upgradeTo, "the Version column")
+
+	// Paused during a roll: the rolling group finishes, the next one does not start. A patch
+	// back (v0.32.3 to v0.32.2) halts at s1 again, and is paused there.
+	const patch = "v0.32.2"
+	kubectl(t, "patch", "shard", "s1", "-n", ns, "--type=merge", "-p",
+		`{"spec":{"deploymentTemplate":{"spec":{"template":{"spec":{"nodeSelector":{"example.com/nowhere":"true"}}}}}}}`)
+	kubectl(t, "wait", "-n", ns, "shard/s1", "--for=condition=Available=False", "--timeout=3m")
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"version":"`+patch+`"}}`)
+	waitForUpgrading(t, ns, "False/Halted", 3*time.Minute)
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"upgrade":{"paused":true}}}`)
+	kubectl(t, "patch", "shard", "s1", "-n", ns, "--type=merge", "-p", `{"spec":{"deploymentTemplate":null}}`)
+	message = waitForUpgrading(t, ns, "False/Paused", 3*time.Minute)
+	require.Eventually(t, func() bool {
+		_, message = upgrading(t, ns)
+		return strings.HasSuffix(message, "is done; paused before the next group")
+	}, 3*time.Minute, time.Second, "the Shard group finishes while paused: %s", message)
+	assert.Equal(t, "group Shard (3 of 5) to "+patch+" is done; paused before the next group", message)
+	assert.Equal(t, patch, deploymentTag(t, ns, "s1-shard-kcp"))
+	time.Sleep(5 * time.Second)
+	for _, later := range []string{"root-vw-virtual-workspace", "edge-front-proxy"} {
+		assert.Equal(t, upgradeTo, deploymentTag(t, ns, later), "%s does not change while the roll is paused", later)
+	}
+	kubectl(t, "patch", "rootshard", "root", "-n", ns, "--type=merge", "-p", `{"spec":{"upgrade":{"paused":false}}}`)
+	waitForUpgrading(t, ns, "False/UpToDate", 3*time.Minute)
+	for _, later := range []string{"root-vw-virtual-workspace", "edge-front-proxy"} {
+		assert.Equal(t, patch, deploymentTag(t, ns, later), "%s rolls once the roll is unpaused", later)
+	}
 }
