@@ -201,6 +201,33 @@ func TestPrintTree(t *testing.T) {
 	}, "\n")+"\n", out.String())
 }
 
+func TestPrintVersion(t *testing.T) {
+	root := &node{kind: "RootShard", name: "root",
+		conditions: []metav1.Condition{{Type: "Upgrading", Status: "True", Reason: "Rolling",
+			Message: "group Shard (3 of 5) to v0.32.3: waiting for Shard/b: its Deployment runs v0.31.6"}},
+		version: &operatorv1alpha1.SetupVersion{Current: "v0.31.6", Target: "v0.32.3", Group: "Shard", Components: []operatorv1alpha1.ComponentVersion{
+			{Kind: "RootShard", Name: "root", Desired: "v0.32.3", Running: "v0.32.3"},
+			{Kind: "Shard", Name: "a", Desired: "v0.31.4", Running: "v0.31.4", Pinned: true},
+			{Kind: "Shard", Name: "b", Desired: "v0.32.3"},
+		}}}
+	var out bytes.Buffer
+	require.NoError(t, printVersion(&out, root))
+	assert.Equal(t, strings.Join([]string{
+		"",
+		"Release v0.31.6→v0.32.3, group Shard",
+		"Upgrading=True Rolling: group Shard (3 of 5) to v0.32.3: waiting for Shard/b: its Deployment runs v0.31.6",
+		"COMPONENT       DESIRED  RUNNING  PINNED",
+		"RootShard/root  v0.32.3  v0.32.3  -",
+		"Shard/a         v0.31.4  v0.31.4  pinned",
+		"Shard/b         v0.32.3  -        -",
+	}, "\n")+"\n", out.String())
+
+	// Without spec.version, nothing.
+	out.Reset()
+	require.NoError(t, printVersion(&out, &node{kind: "RootShard", name: "root"}))
+	assert.Empty(t, out.String())
+}
+
 func TestPrintRotations(t *testing.T) {
 	now := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	started := metav1.NewTime(now.Add(-90 * time.Second))

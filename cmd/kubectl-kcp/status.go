@@ -43,6 +43,8 @@ type node struct {
 	// ready is the condition READY shows: Available for a setup, Ready for a Certificate.
 	ready    string
 	children []*node
+	// version is the RootShard's status.version (the root of the tree alone).
+	version *operatorv1alpha1.SetupVersion
 }
 
 func newStatusCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
@@ -54,7 +56,10 @@ func newStatusCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
 CacheServer it uses, its Shards, FrontProxies, VirtualWorkspaces and Kubeconfigs, and under
 each the cert-manager Certificates the controllers made for it. READY is the Available
 condition of a setup and the Ready condition of a Certificate; REASON is the reason of its
-first condition that is not True.`,
+first condition that is not True. For a RootShard with spec.version, the tree is followed by
+the setup's release (current→target while a roll is under way), the rolling group and the
+Upgrading condition, and each component's desired and running release, and whether it pins
+its own.`,
 		Example:           statusExample,
 		ValidArgsFunction: completeObjects(flags, rootShardKind),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,7 +83,10 @@ first condition that is not True.`,
 			if err != nil {
 				return err
 			}
-			return printTree(stdout, ns, tree, withConditions, time.Now())
+			if err := printTree(stdout, ns, tree, withConditions, time.Now()); err != nil {
+				return err
+			}
+			return printVersion(stdout, tree)
 		},
 	}
 	cmd.Flags().BoolVar(&withConditions, "conditions", false, "Print every condition of every object under it.")
@@ -104,6 +112,7 @@ func setupTree(ctx context.Context, ops clientset.Interface, dyn dynamic.Interfa
 		return n
 	}
 	root := setup("RootShard", rs.ObjectMeta, rs.Status.Phase, rs.Status.Conditions)
+	root.version = rs.Status.Version
 	// The kubeconfigs of a target hang under it: collect them by target first.
 	kubeconfigs, err := c.Kubeconfigs(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -241,6 +250,40 @@ func printTree(w io.Writer, ns string, root *node, withConditions bool, now time
 		}
 	}
 	walk(root, "", "")
+	return tw.Flush()
+}
+
+// printVersion prints the release of the setup of the tree's RootShard, when it has one
+// (spec.version): the roll's releases, group and Upgrading condition, then each component's
+// release, desired and running, and whether it pins its own.
+func printVersion(w io.Writer, root *node) error {
+	v := root.version
+	if v == nil || v.Target == "" {
+		return nil
+	}
+	release := v.Current
+	if v.Target != v.Current {
+		release = v.Current + "→" + v.Target
+	}
+	fmt.Fprintf(w, "\nRelease %s", release)
+	if v.Group != "" {
+		fmt.Fprintf(w, ", group %s", v.Group)
+	}
+	for _, c := range root.conditions {
+		if c.Type == operatorv1alpha1.ConditionUpgrading {
+			fmt.Fprintf(w, "\nUpgrading=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tDESIRED\tRUNNING\tPINNED")
+	for _, c := range v.Components {
+		pinned := "-"
+		if c.Pinned {
+			pinned = "pinned"
+		}
+		fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\n", c.Kind, c.Name, orDash(c.Desired), orDash(c.Running), pinned)
+	}
 	return tw.Flush()
 }
 

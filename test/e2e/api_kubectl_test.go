@@ -41,11 +41,11 @@ func TestApplyExamplesAndGet(t *testing.T) {
 	}
 
 	out = kubectl(t, "get", "rootshards", "-n", ns)
-	assert.Regexp(t, `^NAME\s+HOSTNAME\s+PHASE\s+AGE\n`, out)
+	assert.Regexp(t, `^NAME\s+HOSTNAME\s+VERSION\s+PHASE\s+AGE\n`, out)
 	assert.Regexp(t, `\nroot\s+kcp\.example\.com\s+`, out)
 
 	out = kubectl(t, "get", "rootshards", "-n", ns, "-o", "wide")
-	assert.Regexp(t, `^NAME\s+HOSTNAME\s+PHASE\s+AGE\s+REPLICAS\s+READY\n`, out)
+	assert.Regexp(t, `^NAME\s+HOSTNAME\s+VERSION\s+PHASE\s+AGE\s+REPLICAS\s+READY\n`, out)
 
 	out = kubectl(t, "get", "shards,frontproxies,kubeconfigs", "-n", ns)
 	assert.Regexp(t, `NAME\s+ROOTSHARD\s+PHASE\s+AGE\nshard\.operator\.kcp\.io/shard-1\s+root\s`, out)

@@ -28,7 +28,7 @@ func TestWatchSeesCreateAndDelete(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			// A line is EVENT NAME HOSTNAME PHASE AGE; the event and the name tell the story.
+			// A line is EVENT NAME HOSTNAME VERSION PHASE AGE; the event and the name tell the story.
 			if f := strings.Fields(sc.Text()); len(f) >= 2 {
 				events <- f[0] + " " + f[1]
 			}

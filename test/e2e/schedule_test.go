@@ -32,6 +32,8 @@ const (
 // at a2f008d measured them (docs/TESTING.md): they start before every other parallel test.
 var longestFirst = []string{
 	"TestHelmChart",
+	"TestUpgradeInOrder",
+	"TestUpgradeHaltsAndResumes",
 	"TestNamespacedManifestRBACIsSufficientAndMinimal",
 	"TestManifestRBACIsSufficientAndMinimal",
 	"TestJoinedSetupFollowsARotation",

@@ -110,8 +110,8 @@ func TestAPISemantics(t *testing.T) {
 			columns  []string
 			row      map[string]any
 		}{
-			{"rootshards", []string{"Name", "Hostname", "Phase", "Age", "Replicas", "Ready"},
-				map[string]any{"Name": "wet", "Hostname": "kcp.example.com", "Replicas": "2", "Ready": "Unknown"}},
+			{"rootshards", []string{"Name", "Hostname", "Version", "Phase", "Age", "Replicas", "Ready"},
+				map[string]any{"Name": "wet", "Hostname": "kcp.example.com", "Version": "", "Replicas": "2", "Ready": "Unknown"}},
 			{"shards", []string{"Name", "RootShard", "Phase", "Age"}, map[string]any{"Name": "s-a1", "RootShard": "rs-a"}},
 			{"frontproxies", []string{"Name", "RootShard", "Hostname", "Phase", "Age"},
 				map[string]any{"Name": "fp-b", "RootShard": "rs-b", "Hostname": "edge.example.com"}},

@@ -17,6 +17,8 @@ import (
 
 // Reconcile realizes a CacheServer and observes the result.
 func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.CacheServer, status *operatorv1alpha1.CacheServerStatus) error {
+	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup").
+	obj = kinds.CacheServerRelease.Built(c.Indexes, c.Host.Deployments, obj)
 	cs := cacheserver.CacheServer{CacheServer: obj}
 	wrote, err := c.realize(ctx, cs)
 	c.Applied(obj, wrote, err)
@@ -74,8 +76,9 @@ func (c *Controller) caCertificate(ctx context.Context, cs cacheserver.CacheServ
 func (c *Controller) Watches() controller.Watches {
 	return controller.Watches{
 		Kinds: []controller.Reference{
-			// The last RootShard of a namespace may take the shared bootstrap PKI with it.
-			{Kind: kinds.RootShard, Keys: c.bootstrapUsers},
+			// The last RootShard of a namespace may take the shared bootstrap PKI with it; and
+			// the roll of the RootShard that names it gives it its release.
+			{Kind: kinds.RootShard, Keys: c.ofRootShard},
 		},
 		Host: []controller.HostResource{controller.Secrets, controller.Services, controller.Deployments,
 			controller.DisruptionBudgets, controller.Certificates, controller.Issuers},
@@ -90,6 +93,16 @@ func (c *Controller) users(m metav1.Object) []string {
 		return c.bootstrapUsers(m)
 	}
 	return nil
+}
+
+// ofRootShard are the CacheServers a RootShard concerns: the users of the bootstrap PKI of
+// its namespace, and the one its spec.cache.ref names.
+func (c *Controller) ofRootShard(m metav1.Object) []string {
+	keys := c.bootstrapUsers(m)
+	if rs, ok := m.(*operatorv1alpha1.RootShard); ok && rs.Spec.Cache != nil && rs.Spec.Cache.Reference != nil {
+		keys = append(keys, rs.Namespace+"/"+rs.Spec.Cache.Reference.Name)
+	}
+	return keys
 }
 
 // bootstrapUsers are the CacheServers of an object's namespace without spec.certificates.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -33,6 +34,10 @@ func TestWatchesEnqueueTheCacheServersConcerned(t *testing.T) {
 		{Name: "a CacheServer updated", Event: ct.Event{Source: "CacheServer", Type: ct.Updated, Obj: cache}, Want: []string{"team-a/cache"}},
 		{Name: "a RootShard: those on the bootstrap PKI", Event: ct.Event{Source: "RootShard", Type: ct.Deleted,
 			Obj: &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}}, Want: []string{"team-a/cache"}},
+		{Name: "a RootShard naming it by spec.cache.ref, whose roll gives it its release", Event: ct.Event{Source: "RootShard", Type: ct.Updated,
+			Obj: &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"},
+				Spec: operatorv1alpha1.RootShardSpec{Cache: &operatorv1alpha1.CacheConfig{Reference: &corev1.LocalObjectReference{Name: "own-pki"}}}}},
+			Want: []string{"team-a/cache", "team-a/own-pki"}},
 		{Name: "its Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated, Obj: ct.HostObject("cache-server", owned)}, Want: []string{"team-a/cache"}},
 		{Name: "its Service", Event: ct.Event{Source: "services", Type: ct.Added, Obj: ct.HostObject("cache", owned)}, Want: []string{"team-a/cache"}},
 		{Name: "its Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated, Obj: ct.HostObject("cache", owned)}, Want: []string{"team-a/cache"}},

@@ -22,6 +22,8 @@ import (
 
 // Reconcile realizes a FrontProxy once its RootShard exists, and observes the result.
 func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontProxy, status *operatorv1alpha1.FrontProxyStatus) error {
+	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup").
+	fp = kinds.FrontProxyRelease.Built(c.Indexes, c.Host.Deployments, fp)
 	if fp.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, fp, status)
 	}

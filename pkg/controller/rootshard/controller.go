@@ -3,6 +3,8 @@
 package rootshard
 
 import (
+	"time"
+
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
@@ -10,6 +12,8 @@ import (
 // Controller reconciles RootShards.
 type Controller struct {
 	kinds.RootShardBase
+	// now, when set, is the time the roll reads (a test's clock); else time.Now.
+	now func() time.Time
 }
 
 // New sets up a RootShard controller reading our kinds and the host cluster's objects from the

@@ -25,7 +25,10 @@ import (
 )
 
 // Reconcile realizes a RootShard and observes the result.
-func (c *Controller) Reconcile(ctx context.Context, rs *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
+func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootShard, status *operatorv1alpha1.RootShardStatus) error {
+	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup"), which
+	// its own spec.version drives (roll, from obj as it is).
+	rs := kinds.RootShardRelease.Built(c.Indexes, c.Host.Deployments, obj)
 	desired := rootshard.BuildPKI(rs)
 	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
 	// counts them.
@@ -66,6 +69,8 @@ func (c *Controller) Reconcile(ctx context.Context, rs *operatorv1alpha1.RootSha
 			return kcphealth.Readyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
 		})
 	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs))
+	// Last, from what was observed: the roll of its setup to spec.version.
+	c.roll(obj, status)
 	return nil
 }
 
@@ -172,6 +177,10 @@ func (c *Controller) users(m metav1.Object) []string {
 			return c.rootShardOfShard(s)
 		}
 		return nil
+	}
+	// A member's Deployment rolling moves the roll of its setup on.
+	if keys := c.ofMemberDeployment(m); keys != nil {
+		return keys
 	}
 	// A CacheServer's kubeconfig is mounted by the RootShards that use it.
 	if certificates.IsBootstrap(m.GetLabels()) || m.GetLabels()[pki.OwnerLabel(cacheserver.Kind)] != "" {

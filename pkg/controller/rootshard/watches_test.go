@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -115,5 +116,31 @@ func TestCopiesEnqueueTheRootShardsNamingThem(t *testing.T) {
 		{Name: "a copy deleted, seen late", Event: copyOf(ct.DeletedUnknown, "team-a", "cache-cache-client"), Want: []string{"team-a/root"}},
 		{Name: "a copy of another namespace", Event: copyOf(ct.Added, "team-b", "cache-cache-client"), Want: []string{"team-b/elsewhere"}},
 		{Name: "a copy no RootShard names", Event: copyOf(ct.Added, "team-a", "unused-cache-client"), Want: nil},
+	})
+}
+
+// TestMembersDeploymentsEnqueueTheirSetup: a Deployment of another kind's object enqueues the
+// versioned RootShards of its namespace, whose roll may wait for it; a Secret of the same
+// labels does not.
+func TestMembersDeploymentsEnqueueTheirSetup(t *testing.T) {
+	w := ct.NewWatching(t)
+	c, err := controller.BuildWatching[Controller](kinds.RootShard, w.Deps())
+	require.NoError(t, err)
+	versioned := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}
+	versioned.Spec.Version = "v0.32.3"
+	w.Add(t, versioned, &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "plain"}})
+	deployment := func(name string, labels map[string]string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Labels: labels}}
+	}
+
+	w.RunWatchCases(t, c.Loop, c.Watched.Handlers(c.Loop, w.Host.Host, w.Informers), []ct.WatchCase{
+		{Name: "a Shard's Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated,
+			Obj: deployment("s1-shard-kcp", pki.Labels("shard", "s1", "kcp"))}, Want: []string{"team-a/root"}},
+		{Name: "a FrontProxy's Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated,
+			Obj: deployment("edge-front-proxy", pki.Labels("frontproxy", "edge", "front-proxy"))}, Want: []string{"team-a/root"}},
+		{Name: "its own Deployment", Event: ct.Event{Source: "deployments", Type: ct.Updated,
+			Obj: deployment("plain-kcp", pki.Labels("rootshard", "plain", "kcp"))}, Want: []string{"team-a/plain"}},
+		{Name: "a Shard's Secret", Event: ct.Event{Source: "secrets", Type: ct.Updated,
+			Obj: ct.HostObject("s1-server", pki.Labels("shard", "s1", "server"))}, Want: nil},
 	})
 }

@@ -25,6 +25,8 @@ import (
 
 // Reconcile realizes a Shard once its RootShard exists, and observes the result.
 func (c *Controller) Reconcile(ctx context.Context, s *operatorv1alpha1.Shard, status *operatorv1alpha1.ShardStatus) error {
+	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup").
+	s = kinds.ShardRelease.Built(c.Indexes, c.Host.Deployments, s)
 	if s.Spec.RootShard.SecretRef != nil {
 		return c.reconcileJoined(ctx, s, status)
 	}

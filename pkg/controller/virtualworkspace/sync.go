@@ -20,6 +20,8 @@ import (
 
 // Reconcile realizes a VirtualWorkspace once its target exists, and observes the result.
 func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
+	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup").
+	obj = kinds.VirtualWorkspaceRelease.Built(c.Indexes, c.Host.Deployments, obj)
 	target, miss, err := c.target(obj)
 	if err != nil {
 		return err

@@ -273,3 +273,22 @@ const (
 	// (spec.cacheServerRef).
 	ReasonLinkNamesNoCacheServer = "LinkNamesNoCacheServer"
 )
+
+// ConditionUpgrading, on a RootShard with spec.version, is whether its setup rolls to another
+// kcp release, group by group (docs/kcp-versions.md, "Upgrading a setup"). It is absent
+// without spec.version.
+const ConditionUpgrading = "Upgrading"
+
+// The reasons of the Upgrading condition. They are part of the API: keep them stable.
+const (
+	// ReasonUpgradeRolling (True): a group rolls; the message names it and what it waits for.
+	ReasonUpgradeRolling = "Rolling"
+	// ReasonUpgradeHalted (False): the rolling group did not finish within
+	// spec.upgrade.progressDeadlineSeconds; the message names the component and why. Nothing
+	// further changes; the roll goes on by itself once the component is ready.
+	ReasonUpgradeHalted = "Halted"
+	// ReasonUpgradePaused (False): spec.upgrade.paused holds the roll before its next group.
+	ReasonUpgradePaused = "Paused"
+	// ReasonUpToDate (False): no roll is under way; every component is at status.version.current.
+	ReasonUpToDate = "UpToDate"
+)

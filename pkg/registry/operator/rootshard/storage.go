@@ -66,6 +66,7 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		Columns: []store.Column[*operator.RootShard]{
 			store.StringColumn("Hostname", "The external hostname of the kcp installation.",
 				func(o *operator.RootShard) string { return o.Spec.External.Hostname }),
+			store.StringColumn("Version", "The kcp release of the setup: current→target while a roll is under way.", VersionCell),
 			store.PhaseColumn(func(o *operator.RootShard) string { return string(o.Status.Phase) }),
 		},
 		Wide: []store.Column[*operator.RootShard]{
@@ -77,6 +78,22 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 				}),
 		},
 	},
+}
+
+// VersionCell is the release of a RootShard's setup: status.version.current, or
+// current→target while a roll is under way; spec.version before the roll recorded any;
+// empty without spec.version.
+func VersionCell(o *operator.RootShard) string {
+	v := o.Status.Version
+	switch {
+	case o.Spec.Version == "":
+		return ""
+	case v == nil || v.Current == "":
+		return o.Spec.Version
+	case v.Target != "" && v.Target != v.Current:
+		return v.Current + "→" + v.Target
+	}
+	return v.Current
 }
 
 // replicas prints the desired replica count, or the count a new Deployment starts with.

@@ -1,0 +1,29 @@
+package rootshard
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+)
+
+func TestVersionCell(t *testing.T) {
+	rs := func(version string, v *operator.SetupVersion) *operator.RootShard {
+		o := &operator.RootShard{}
+		o.Spec.Version, o.Status.Version = version, v
+		return o
+	}
+	for name, tc := range map[string]struct {
+		rs   *operator.RootShard
+		want string
+	}{
+		"no spec.version":              {rs("", &operator.SetupVersion{Current: "v0.31.6", Target: "v0.31.6"}), ""},
+		"no status yet: spec.version":  {rs("v0.32.3", nil), "v0.32.3"},
+		"up to date: current":          {rs("v0.32.3", &operator.SetupVersion{Current: "v0.32.3", Target: "v0.32.3"}), "v0.32.3"},
+		"rolling: current→target":      {rs("v0.32.3", &operator.SetupVersion{Current: "v0.31.6", Target: "v0.32.3", Group: "Shard"}), "v0.31.6→v0.32.3"},
+		"window fields alone: version": {rs("v0.32.3", &operator.SetupVersion{NextWindowVersion: "v0.32.4"}), "v0.32.3"},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, VersionCell(tc.rs)) })
+	}
+}
