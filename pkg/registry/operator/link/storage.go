@@ -42,6 +42,7 @@ var Kind = store.Kind[*operator.Link, operator.LinkSpec, operator.LinkStatus]{
 	ServerWritten: []store.ServerWritten[*operator.Link]{{
 		Path:  field.NewPath("status", "consumers"),
 		Value: func(o *operator.Link) any { return o.Status.Consumers },
+		Why:   "what a remote reports over its link",
 	}},
 
 	Table: store.Table[*operator.Link]{

@@ -60,6 +60,7 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	ServerWritten: []store.ServerWritten[*operator.RootShard]{{
 		Path:  field.NewPath("status", "version"),
 		Value: func(o *operator.RootShard) any { return o.Status.Version },
+		Why:   "the state of the setup's roll, which decides the release each of its components runs",
 	}},
 
 	Table: store.Table[*operator.RootShard]{

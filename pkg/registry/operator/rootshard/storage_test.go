@@ -27,3 +27,20 @@ func TestVersionCell(t *testing.T) {
 		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, VersionCell(tc.rs)) })
 	}
 }
+
+// TestTheRollIsTheServers: status.version is the server's to write (store.ServerWritten), and
+// any change of it counts, a member's desired release as much as the group.
+func TestTheRollIsTheServers(t *testing.T) {
+	if assert.Len(t, Kind.ServerWritten, 1) {
+		w := Kind.ServerWritten[0]
+		assert.Equal(t, "status.version", w.Path.String())
+		assert.Contains(t, w.Why, "the state of the setup's roll")
+		base := &operator.RootShard{}
+		base.Status.Version = &operator.SetupVersion{Current: "v0.31.6", Target: "v0.32.3",
+			Components: []operator.ComponentVersion{{Kind: "Shard", Name: "a", Desired: "v0.31.6"}}}
+		forged := base.DeepCopy()
+		forged.Status.Version.Components[0].Desired = "v0.30.0"
+		assert.NotEqual(t, w.Value(base), w.Value(forged))
+		assert.Equal(t, w.Value(base), w.Value(base.DeepCopy()))
+	}
+}

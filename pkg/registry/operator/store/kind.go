@@ -102,4 +102,7 @@ var _ rest.CategoriesProvider = &REST{}
 type ServerWritten[T any] struct {
 	Path  *field.Path
 	Value func(T) any
+	// Why says what the part is, for the 403 of anyone else's write: "only the server
+	// writes <Why>".
+	Why string
 }

@@ -170,7 +170,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 		}
 	}
 	for _, w := range kind.ServerWritten {
-		check.serverWritten = append(check.serverWritten, serverWrittenCheck{path: w.Path.String(), changed: func(obj, old runtime.Object) bool {
+		check.serverWritten = append(check.serverWritten, serverWrittenCheck{path: w.Path.String(), why: w.Why, changed: func(obj, old runtime.Object) bool {
 			o, ok1 := obj.(T)
 			p, ok2 := old.(T)
 			return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(w.Value(o), w.Value(p))

@@ -70,8 +70,8 @@ type statusCheck struct {
 
 // serverWrittenCheck is a part of the status only the controllers' user changes.
 type serverWrittenCheck struct {
-	path    string
-	changed func(obj, old runtime.Object) bool
+	path, why string
+	changed   func(obj, old runtime.Object) bool
 }
 
 func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
@@ -83,8 +83,8 @@ func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
 	var refused []string
 	for _, w := range c.serverWritten {
 		if w.changed(obj, old) && !c.controller.is(requester) {
-			refused = append(refused, fmt.Sprintf("%s: user %q may not change it: only the server writes what a remote reports over its link",
-				w.path, requester.GetName()))
+			refused = append(refused, fmt.Sprintf("%s: user %q may not change it: only the server writes %s",
+				w.path, requester.GetName(), w.why))
 		}
 	}
 	if c.rotations == nil {

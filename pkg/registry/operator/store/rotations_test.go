@@ -112,7 +112,7 @@ func TestServerWrittenStatusIsTheServersAlone(t *testing.T) {
 	sam := &user.DefaultInfo{Name: "sam"}
 	impostor := &user.DefaultInfo{Name: user.APIServerUser, UID: "another", Groups: []string{user.SystemPrivilegedGroup}}
 	check := statusCheck{resource: "links", controller: &ControllerIdentity{}, serverWritten: []serverWrittenCheck{{path: "status.consumers",
-		changed: func(obj, old runtime.Object) bool {
+		why: "what a remote reports over its link", changed: func(obj, old runtime.Object) bool {
 			return !assert.ObjectsAreEqual(obj.(*operator.Link).Status.Consumers, old.(*operator.Link).Status.Consumers)
 		}}}}
 	check.controller.Set(controllers)
@@ -138,7 +138,7 @@ func TestServerWrittenStatusIsTheServersAlone(t *testing.T) {
 				return
 			}
 			require.True(t, apierrors.IsForbidden(err), "%v", err)
-			assert.Contains(t, err.Error(), "status.consumers")
+			assert.Contains(t, err.Error(), "status.consumers: user \""+tc.requester.GetName()+"\" may not change it: only the server writes what a remote reports over its link")
 		})
 	}
 }
