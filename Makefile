@@ -7,9 +7,9 @@ BIN    := $(OUTPUT)/bin
 GO     ?= go
 
 .PHONY: build
-build: ## Build the server and the kubectl plugin kubectl-kcp into _output/bin/.
+build: ## Build the server and the kubectl plugin kubectl-kcp_setups into _output/bin/.
 	$(GO) build -o $(BIN)/kcp-setups-apiserver ./cmd/apiserver
-	$(GO) build -o $(BIN)/kubectl-kcp ./cmd/kubectl-kcp
+	$(GO) build -o $(BIN)/kubectl-kcp_setups ./cmd/kubectl-kcp_setups
 
 .PHONY: codegen
 codegen: ## Regenerate clients, deepcopy, conversion, defaulters and OpenAPI.

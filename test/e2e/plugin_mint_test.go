@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// TestKubectlPlugin runs `kubectl kcp` as a user has it, found by kubectl on the PATH, on the
+// TestKubectlPlugin runs `kubectl kcp-setups` as a user has it, found by kubectl on the PATH, on the
 // example setup of artifacts/examples: the status tree names every object of it and their
 // certificates; a kubeconfig minted on the front proxy and merged into the user's kubeconfig
 // is accepted by a kcp stand-in, as the identity asked for, for the validity asked for; the
@@ -45,7 +46,7 @@ func TestKubectlPlugin(t *testing.T) {
 	}, 2*time.Minute, 2*time.Second) {
 		t.Fatalf("the tree lacks one of %q:\n%s", want, tree)
 	}
-	t.Logf("kubectl kcp status rootshard/root:\n%s", tree)
+	t.Logf("kubectl kcp-setups status rootshard/root:\n%s", tree)
 	assert.Regexp(t, `(?m)^`+ns+` +RootShard/root +\S+ +(True|False|Unknown)`, tree, "kubectl tree's columns")
 	assert.Regexp(t, `(?m)^`+ns+` +[│ ]*[├└]─Kubeconfig/alice`, tree, "the Kubeconfig hangs under its target")
 	out, _, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "status", "rootshard/root", "-n", ns, "--conditions")
@@ -123,10 +124,66 @@ func TestKubectlPlugin(t *testing.T) {
 	assert.Equal(t, "Error from server (NotFound): frontproxies.operator.kcp.io \"nowhere\" not found\n", stderr)
 	_, stderr, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "status", "frontproxy/edge", "-n", ns)
 	require.Error(t, err)
-	assert.Contains(t, stderr, "See 'kubectl kcp status -h' for help and examples")
+	assert.Contains(t, stderr, "See 'kubectl kcp-setups status -h' for help and examples")
 
 	// Completion, as kubectl asks a plugin for it (kubectl_complete-kcp runs this).
 	out, _, err = stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "__complete", "status", "-n", ns, "rootshard/")
 	require.NoError(t, err)
 	assert.Contains(t, out, "rootshard/root\n")
+}
+
+// TestPluginBesideKcps: kcp ships kubectl plugins of its own (kubectl-kcp with workspace,
+// bind, crd and claims; kubectl-ws; kubectl-create-workspace), which every kcp user has on
+// the PATH. This plugin, kubectl-kcp_setups (`kubectl kcp-setups`), shadows none of them and
+// none shadows it: kubectl resolves the longest plugin name its arguments spell first
+// (`kcp-setups` finds kubectl-kcp_setups, `kcp ws` finds kubectl-kcp-ws before kubectl-kcp),
+// so both answer their own commands with both on the PATH, and `kubectl plugin list` warns
+// of nothing. kcp's plugins are stand-ins that print who they are.
+func TestPluginBesideKcps(t *testing.T) {
+	parallel(t, alone)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(stack.Bin("kubectl-kcp_setups"), filepath.Join(dir, "kubectl-kcp_setups")))
+	for _, name := range []string{"kubectl-kcp", "kubectl-ws", "kubectl-create-workspace"} {
+		standIn := "#!/bin/sh\necho \"kcp's " + name + ": $*\"\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(standIn), 0o755))
+	}
+	run := func(args ...string) string {
+		cmd := exec.CommandContext(t.Context(), stack.Bin("kubectl"), args...)
+		cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+"/usr/bin:/bin")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "kubectl %s: %s", strings.Join(args, " "), out)
+		return string(out)
+	}
+
+	ours := run("kcp-setups", "--help")
+	assert.Contains(t, ours, "kubectl kcp-setups works with the setups of kcp-setups")
+	assert.Contains(t, ours, "kubectl kcp-setups [command]")
+	assert.NotContains(t, ours, "kcp's")
+	for _, tc := range []struct{ args []string }{
+		{[]string{"kcp", "--help"}},
+		{[]string{"kcp", "workspace", "use", "root"}},
+		{[]string{"kcp", "setups"}},
+	} {
+		assert.Equal(t, "kcp's kubectl-kcp: "+strings.Join(tc.args[1:], " ")+"\n", run(tc.args...), "kcp's own plugin answers kubectl %v", tc.args)
+	}
+	assert.Equal(t, "kcp's kubectl-ws: root:team-a\n", run("ws", "root:team-a"))
+	// kubectl runs kubectl-create-workspace for `kubectl create workspace`, as kcp documents it.
+	assert.Equal(t, "kcp's kubectl-create-workspace: team-a\n", run("create", "workspace", "team-a"))
+
+	// kubectl plugin list exits 1 on any warning, and warns of kcp's kubectl-create-workspace
+	// that it extends `kubectl create`, which is how kcp means it; of the others, nothing.
+	cmd := exec.CommandContext(t.Context(), stack.Bin("kubectl"), "plugin", "list")
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+"/usr/bin:/bin")
+	out, _ := cmd.CombinedOutput()
+	list := string(out)
+	for _, name := range []string{"kubectl-kcp_setups", "kubectl-kcp", "kubectl-ws", "kubectl-create-workspace"} {
+		assert.Contains(t, list, filepath.Join(dir, name))
+	}
+	assert.Contains(t, list, "one plugin warning was found")
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "- warning:") {
+			assert.Contains(t, line, "kubectl-create-workspace overwrites existing command: \"kubectl create\"",
+				"no plugin overshadows another, or a kubectl command")
+		}
+	}
 }

@@ -385,7 +385,7 @@ func TestRotationSurvivesARestart(t *testing.T) {
 }
 
 // TestRotationWithThePlugin rotates a RootShard's requestheader-client CA and a CacheServer's
-// CA with kubectl kcp rotate, as an admin; an editor of the namespace may not rotate, and
+// CA with kubectl kcp-setups rotate, as an admin; an editor of the namespace may not rotate, and
 // Complete before Start is a 409 that says why.
 func TestRotationWithThePlugin(t *testing.T) {
 	parallel(t, sharedRoles)

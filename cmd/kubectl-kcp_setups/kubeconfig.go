@@ -16,16 +16,16 @@ import (
 )
 
 const kubeconfigExample = `  # Mint a kubeconfig for yourself on the front proxy edge, in workspace root:team-a, valid 8h
-  kubectl kcp kubeconfig frontproxy/edge --workspace root:team-a --validity 8h > team-a.kubeconfig
+  kubectl kcp-setups kubeconfig frontproxy/edge --workspace root:team-a --validity 8h > team-a.kubeconfig
 
   # The same, merged into the kubeconfig kubectl uses, as the contexts kcp-<namespace>-edge(-base)
-  kubectl kcp kubeconfig frontproxy/edge --workspace root:team-a --validity 8h --merge
+  kubectl kcp-setups kubeconfig frontproxy/edge --workspace root:team-a --validity 8h --merge
   kubectl --context kcp-default-edge get namespaces
 
   # For another identity (needs impersonate on it), into a file
-  kubectl kcp kubeconfig rootshard/root --username alice --group team-a -o alice.kubeconfig`
+  kubectl kcp-setups kubeconfig rootshard/root --username alice --group team-a -o alice.kubeconfig`
 
-// kubeconfigOptions are the flags of `kubectl kcp kubeconfig`.
+// kubeconfigOptions are the flags of `kubectl kcp-setups kubeconfig`.
 type kubeconfigOptions struct {
 	workspace, username, output, name string
 	groups                            []string

@@ -22,15 +22,15 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"kubeconfig"}, "error: exactly one TYPE/NAME is required, got 0 arguments\nSee 'kubectl kcp kubeconfig -h' for help and examples\n"},
+		{[]string{"kubeconfig"}, "error: exactly one TYPE/NAME is required, got 0 arguments\nSee 'kubectl kcp-setups kubeconfig -h' for help and examples\n"},
 		{[]string{"kubeconfig", "deployment/x"}, `error: the server doesn't have a resource type "deployment" here: one of rootshard, shard, frontproxy`},
 		{[]string{"kubeconfig", "frontproxy/edge", "--merge", "-o", "f"}, "error: --merge and --output are exclusive"},
 		{[]string{"kubeconfig", "frontproxy/edge", "--validity", "5m"}, "error: --validity must be at least 10m, got 5m0s"},
 		{[]string{"kubeconfig", "frontproxy/edge", "--overwrite"}, "error: --overwrite needs --merge or --output"},
 		{[]string{"kubeconfig", "frontproxy/edge", "-o", "main_test.go"}, "error: main_test.go already exists: pass --overwrite to replace it"},
 		{[]string{"status", "shard/x"}, `resource type "shard" here: one of rootshard`},
-		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp -h' for help and examples\n"},
-		{[]string{"rotate", "rootshard/root", "--ca", "server"}, "error: --phase must be start or complete, got \"\"\nSee 'kubectl kcp rotate -h'"},
+		{[]string{"--bogus"}, "error: unknown flag: --bogus\nSee 'kubectl kcp-setups -h' for help and examples\n"},
+		{[]string{"rotate", "rootshard/root", "--ca", "server"}, "error: --phase must be start or complete, got \"\"\nSee 'kubectl kcp-setups rotate -h'"},
 		{[]string{"rotate", "rootshard/root", "--phase", "start"}, "error: --ca names at least one CA"},
 		{[]string{"rotate", "rootshard/root", "--phase", "start", "--ca", "client", "--exclude", "deployment/x"},
 			`error: --exclude takes shard/NAME, frontproxy/NAME or virtualworkspace/NAME, got "deployment/x"`},

@@ -1,8 +1,8 @@
-// Command kubectl-kcp is the kubectl plugin of kcp-setups: `kubectl kcp kubeconfig` mints a
-// kubeconfig through the kubeconfig subresource and writes or merges it, `kubectl kcp
-// status` prints a setup's tree, `kubectl kcp rotate` rotates a setup's CAs. Install it with
-// `go install github.com/kcp-setups/apiserver/cmd/kubectl-kcp@latest`, or with krew
-// (plugins/kcp.yaml); kubectl finds it on the PATH.
+// Command kubectl-kcp_setups is the kubectl plugin of kcp-setups: `kubectl kcp-setups kubeconfig` mints a
+// kubeconfig through the kubeconfig subresource and writes or merges it, `kubectl kcp-setups
+// status` prints a setup's tree, `kubectl kcp-setups rotate` rotates a setup's CAs. Install it with
+// `go install github.com/kcp-setups/apiserver/cmd/kubectl-kcp_setups@latest`, or with krew
+// (plugins/kcp-setups.yaml); kubectl finds it on the PATH.
 package main
 
 import (
@@ -67,11 +67,11 @@ func (f *clientFlags) config() clientcmd.ClientConfig {
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	flags := &clientFlags{loading: clientcmd.NewDefaultClientConfigLoadingRules(), overrides: &clientcmd.ConfigOverrides{}}
 	root := &cobra.Command{
-		Use: "kubectl-kcp",
-		// kubectl runs it as `kubectl kcp`: help and errors say so.
-		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kcp"},
+		Use: "kubectl-kcp_setups",
+		// kubectl runs it as `kubectl kcp-setups`: help and errors say so.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kcp-setups"},
 		Short:       "Work with kcp-setups: mint kubeconfigs, show a setup's tree, rotate its CAs",
-		Long: `kubectl kcp works with the setups of kcp-setups (operator.kcp.io/v1alpha1): it mints
+		Long: `kubectl kcp-setups works with the setups of kcp-setups (operator.kcp.io/v1alpha1): it mints
 kubeconfigs through the kubeconfig subresource of RootShards, Shards and FrontProxies, and
 prints a RootShard's setup as a tree with its certificates and conditions, and rotates the
 CAs of RootShards and CacheServers through the rotation subresource.`,

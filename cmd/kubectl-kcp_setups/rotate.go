@@ -20,19 +20,19 @@ var cacheServerKind = kind{"cacheservers", []string{"cacheserver", "cacheservers
 
 const rotateExample = `  # Start rotating the server and client CAs of the RootShard root: the new CAs are trusted next
   # to the old ones, and new client certificates come from the new client CA
-  kubectl kcp rotate rootshard/root --phase start --ca server --ca client
+  kubectl kcp-setups rotate rootshard/root --phase start --ca server --ca client
 
-  # Once kubectl kcp status shows them Prepared, drop the old CAs
-  kubectl kcp rotate rootshard/root --phase complete --ca server --ca client
+  # Once kubectl kcp-setups status shows them Prepared, drop the old CAs
+  kubectl kcp-setups rotate rootshard/root --phase complete --ca server --ca client
 
   # Revoke every credential minted so far: rotate the CAs that sign client certificates
-  kubectl kcp rotate rootshard/root --phase start --ca client --ca front-proxy-client
-  kubectl kcp rotate rootshard/root --phase complete --ca client --ca front-proxy-client
+  kubectl kcp-setups rotate rootshard/root --phase start --ca client --ca front-proxy-client
+  kubectl kcp-setups rotate rootshard/root --phase complete --ca client --ca front-proxy-client
 
   # Stop waiting for a FrontProxy that never becomes Available: it loses trust at complete
-  kubectl kcp rotate rootshard/root --phase start --ca client --exclude frontproxy/edge`
+  kubectl kcp-setups rotate rootshard/root --phase start --ca client --exclude frontproxy/edge`
 
-// rotateOptions are the flags of kubectl kcp rotate.
+// rotateOptions are the flags of kubectl kcp-setups rotate.
 type rotateOptions struct {
 	phase   string
 	cas     []string

@@ -25,10 +25,10 @@ import (
 
 const statusExample = `  # The setup of the RootShard root: its cache, shards, front proxies, virtual workspaces,
   # kubeconfigs and the certificates of each
-  kubectl kcp status rootshard/root -n kcp-system
+  kubectl kcp-setups status rootshard/root -n kcp-system
 
   # With every condition of every object
-  kubectl kcp status rootshard/root --conditions`
+  kubectl kcp-setups status rootshard/root --conditions`
 
 // certificates is cert-manager's Certificate, read with the dynamic client: the plugin needs
 // its labels and Ready condition only.
