@@ -42,17 +42,46 @@ func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	}
 	c.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
+	f, err := c.frontProxy(fp, rs)
+	if err != nil {
+		return err
+	}
+	return c.realizeAndObserve(ctx, f, status, nil)
+}
+
+// frontProxy is the front proxy fp of the RootShard rs of its namespace.
+func (c *Controller) frontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (frontproxy.FrontProxy, error) {
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
 	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if vw != nil {
 		f.ServicesBackend = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
 	}
-	return c.realizeAndObserve(ctx, f, status, nil)
+	return f, nil
+}
+
+// Plan is what a reconcile of the FrontProxy fp writes to the host cluster
+// (controller.Plan), with rs in place of its stored RootShard when set. A joined or linked
+// FrontProxy's RootShard is another cluster's or setup's: it is not planned.
+func (c *Controller) Plan(ctx context.Context, fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	if fp.Spec.RootShard.Reference == nil {
+		return nil, controller.ErrNotPlanned
+	}
+	if rs == nil {
+		var err error
+		if rs, err = kinds.RootShard.Lister(c.Indexes, fp.Namespace).Get(fp.Spec.RootShard.Reference.Name); err != nil {
+			return nil, err
+		}
+	}
+	f, err := c.frontProxy(fp, rs)
+	if err != nil {
+		return nil, err
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, f, nil) })
 }
 
 // reconcileJoined realizes a FrontProxy whose spec.rootShard.secretRef names a copy of a

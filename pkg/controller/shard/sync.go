@@ -131,6 +131,32 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	return k, true, nil
 }
 
+// Plan is what a reconcile of the Shard s writes to the host cluster (controller.Plan), with
+// rs in place of its stored RootShard when set. A joined or linked Shard's RootShard is
+// another cluster's or setup's: it is not planned.
+func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	if s.Spec.RootShard.SecretRef != nil || s.Spec.RootShard.Link != nil {
+		return nil, controller.ErrNotPlanned
+	}
+	if rs == nil {
+		var err error
+		if rs, err = kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s)); err != nil {
+			return nil, err
+		}
+	}
+	cache, err := c.Host.CacheKubeconfig(ctx, shard.Server(s, rs))
+	if err != nil {
+		return nil, err
+	}
+	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	if err != nil {
+		return nil, err
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
+		return c.realize(ctx, s, rs, nil, cache, kinds.VirtualWorkspaceEndpoint(vw))
+	})
+}
+
 // realize applies the Shard's local CAs when joined, its cache kubeconfig, its certificates,
 // its kubeconfig toward the root shard, its CA bundles and its kcp server, and returns how
 // many objects it wrote.
