@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
@@ -84,19 +82,3 @@ func (r *REST) previewUpdate(dryRun []string, next rest.ValidateObjectUpdateFunc
 	}
 }
 
-// dryRun is the dryRun option of a create or an update.
-func dryRun[O interface {
-	*metav1.CreateOptions | *metav1.UpdateOptions
-}](options O) []string {
-	switch o := any(options).(type) {
-	case *metav1.CreateOptions:
-		if o != nil {
-			return o.DryRun
-		}
-	case *metav1.UpdateOptions:
-		if o != nil {
-			return o.DryRun
-		}
-	}
-	return nil
-}

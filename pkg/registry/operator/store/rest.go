@@ -46,7 +46,7 @@ func (r *REST) SetLimits(l Limits) { *r.limits = l }
 // Create stores a new object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return create(ctx, r.Store, obj, r.previewCreate(dryRun(options), r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))), options)
+	return create(ctx, r.Store, obj, r.previewCreate(options.DryRun, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))), options)
 }
 
 // served refuses, before next, an object whose namespace the server does not serve
@@ -76,8 +76,8 @@ func (r *REST) served(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return update(ctx, r.Store, name, objInfo, r.previewCreate(dryRun(options), r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))),
-		r.previewUpdate(dryRun(options), r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation)))),
+	return update(ctx, r.Store, name, objInfo, r.previewCreate(options.DryRun, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))),
+		r.previewUpdate(options.DryRun, r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation)))),
 		forceAllowCreate, options)
 }
 
