@@ -81,4 +81,3 @@ func (r *REST) previewUpdate(dryRun []string, next rest.ValidateObjectUpdateFunc
 		return nil
 	}
 }
-
