@@ -160,28 +160,28 @@ func templateChanges(old, new corev1.PodTemplateSpec) (string, []string) {
 			if !slices.Contains(images, change) {
 				images = append(images, change)
 			}
-			details = append(details, fmt.Sprintf("%s: image %s", c.Name, change))
+			details = append(details, fmt.Sprintf("container %s image %s", c.Name, change))
 		}
 		f := Flags(append(slices.Clone(p.Command), p.Args...), append(slices.Clone(c.Command), c.Args...))
 		gained, lost, changed = gained+len(f.Gained), lost+len(f.Lost), changed+len(f.Changed)
 		for _, n := range f.Gained {
-			details = append(details, fmt.Sprintf("%s: gains flag --%s", c.Name, n))
+			details = append(details, fmt.Sprintf("container %s gains flag --%s", c.Name, n))
 		}
 		for _, n := range f.Lost {
-			details = append(details, fmt.Sprintf("%s: loses flag --%s", c.Name, n))
+			details = append(details, fmt.Sprintf("container %s loses flag --%s", c.Name, n))
 		}
 		for _, n := range f.Changed {
-			details = append(details, fmt.Sprintf("%s: flag --%s changes", c.Name, n))
+			details = append(details, fmt.Sprintf("container %s flag --%s changes", c.Name, n))
 		}
 		if f.Positional {
-			details = append(details, fmt.Sprintf("%s: command changes", c.Name))
+			details = append(details, fmt.Sprintf("container %s command changes", c.Name))
 		}
 		added, removed := namesDiff(p.VolumeMounts, c.VolumeMounts, func(m corev1.VolumeMount) string { return m.Name + ":" + m.MountPath })
 		for _, m := range added {
-			details = append(details, fmt.Sprintf("%s: mounts %s", c.Name, m))
+			details = append(details, fmt.Sprintf("container %s mounts %s", c.Name, m))
 		}
 		for _, m := range removed {
-			details = append(details, fmt.Sprintf("%s: no longer mounts %s", c.Name, m))
+			details = append(details, fmt.Sprintf("container %s no longer mounts %s", c.Name, m))
 		}
 	}
 	for name := range oldContainers {
@@ -208,7 +208,7 @@ func templateChanges(old, new corev1.PodTemplateSpec) (string, []string) {
 	}
 	mounts := len(added)+len(removed) > 0
 	for _, d := range details {
-		mounts = mounts || strings.Contains(d, "mounts ")
+		mounts = mounts || strings.Contains(d, " mounts ")
 	}
 	if mounts {
 		why = append(why, "mounts")
