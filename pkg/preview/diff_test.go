@@ -78,10 +78,10 @@ func TestDiff(t *testing.T) {
 		want:    []Change{{Kind: "Deployment", Name: "a-kcp", Action: Rolls, Why: "flags +0 -1 ~1"}},
 		details: []string{"container kcp loses flag --batteries-included", "container kcp flag --shard-name changes"},
 	}, {
-		name: "a mount added",
-		old:  planOf(base.deployment("a-kcp", true)),
-		new:  planOf(changed(func(p *pod) { p.volumes = []string{"serving", "extra"} }).deployment("a-kcp", true)),
-		want: []Change{{Kind: "Deployment", Name: "a-kcp", Action: Rolls, Why: "mounts"}},
+		name:    "a mount added",
+		old:     planOf(base.deployment("a-kcp", true)),
+		new:     planOf(changed(func(p *pod) { p.volumes = []string{"serving", "extra"} }).deployment("a-kcp", true)),
+		want:    []Change{{Kind: "Deployment", Name: "a-kcp", Action: Rolls, Why: "mounts"}},
 		details: []string{"container kcp mounts extra:/etc/extra", "volume extra added"},
 	}, {
 		name:    "another template change: the hash of the mounted Secrets",
