@@ -97,24 +97,29 @@ type workload struct {
 }
 
 func deploymentWorkload(d hostcluster.PlannedDeployment) workload {
-	w := workload{name: *d.Deployment.Name, exists: d.Exists}
+	var template, rest any
 	if s := d.Deployment.Spec; s != nil {
-		convert(s.Template, &w.template)
 		spec := *s
-		spec.Template = nil
-		w.rest = jsonString(spec)
+		template, spec.Template = spec.Template, nil
+		rest = spec
 	}
-	return w
+	return newWorkload(*d.Deployment.Name, d.Exists, template, rest)
 }
 
 func statefulSetWorkload(p hostcluster.PlannedStatefulSet) workload {
-	w := workload{name: *p.StatefulSet.Name, exists: p.Exists}
+	var template, rest any
 	if s := p.StatefulSet.Spec; s != nil {
-		convert(s.Template, &w.template)
 		spec := *s
-		spec.Template = nil
-		w.rest = jsonString(spec)
+		template, spec.Template = spec.Template, nil
+		rest = spec
 	}
+	return newWorkload(*p.StatefulSet.Name, p.Exists, template, rest)
+}
+
+// newWorkload reads a workload's pod template and the rest of its spec.
+func newWorkload(name string, exists bool, template, rest any) workload {
+	w := workload{name: name, exists: exists, rest: jsonString(rest)}
+	convert(template, &w.template)
 	return w
 }
 

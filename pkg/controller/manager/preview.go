@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -67,8 +68,15 @@ func newPreviewer(host *hostcluster.Host, runs []controller.Runner) *previewer {
 	return p
 }
 
-// Preview is the PreviewFunc of the controllers.
-func (p *previewer) Preview(ctx context.Context, obj, old runtime.Object, full bool) []string {
+// Preview is the PreviewFunc of the controllers. A failure of its own never fails the write
+// it answers: it says so instead.
+func (p *previewer) Preview(ctx context.Context, obj, old runtime.Object, full bool) (lines []string) {
+	defer func() {
+		if r := recover(); r != nil {
+			utilruntime.HandleErrorWithContext(ctx, fmt.Errorf("%v", r), "Previewing a write panicked")
+			lines = []string{preview.Prefix + "not available: the preview failed (the server's log says why)"}
+		}
+	}()
 	if !p.host.CertManagerReady() {
 		return []string{preview.NotAvailable}
 	}
