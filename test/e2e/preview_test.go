@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // TestPreviewMatchesWhatHappens: on a running setup (a RootShard, a Shard pinned at v0.31.6
@@ -17,7 +19,8 @@ import (
 // exactly the Deployments that then roll when the change is applied for real, compared with
 // the ReplicaSets that appear, for a release change (the Shard's spec.image.tag to v0.32.3),
 // a template change (the FrontProxy's resources) and a no-op, which says that nothing
-// changes in the host cluster and rolls nothing. The real write answers with the summary.
+// changes in the host cluster and rolls nothing. The real write answers with the summary. A
+// dry run of spec.version on the RootShard previews the whole setup at that release.
 func TestPreviewMatchesWhatHappens(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "preview")
@@ -67,6 +70,16 @@ func TestPreviewMatchesWhatHappens(t *testing.T) {
 			assert.Equal(t, predicted, rolled, "the Deployments that rolled (their new ReplicaSets) are the preview's")
 		})
 	}
+
+	// A release of the whole setup (a dry run alone: the roll is another test's): the
+	// preview says the roll's order and plans every member that pins no tag at the release,
+	// the RootShard's internal proxy and its FrontProxy with it; the Shard pins its own.
+	dry := kubectl(t, "apply", "--server-side", "--force-conflicts", "--dry-run=server", "-n", ns, "-f",
+		writeManifest(t, framework.RootShardManifest("root", "kcp.example.com", 6443)+"  version: v0.32.2\n"))
+	assert.Contains(t, dry, "Warning: preview: RootShard/root: spec.version (unset)→v0.32.2 rolls the setup group by group, "+
+		"each once the one before is rolled out and Available: CacheServer → RootShard → Shard → VirtualWorkspace → FrontProxy")
+	assert.Contains(t, dry, "Warning: preview: RootShard/root: Deployment root-kcp rolls (image v0.32.3→v0.32.2")
+	assert.Equal(t, []string{"edge-front-proxy", "root-kcp", "root-proxy"}, rolling(dry), "the dry run's preview:\n%s", dry)
 }
 
 // rollsLine is a preview line of a Deployment that rolls, in the full list and in the summary.
