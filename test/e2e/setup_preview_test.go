@@ -53,6 +53,10 @@ func TestPreviewMatchesWhatHappens(t *testing.T) {
 			predicted := rolling(dry)
 			if len(step.rolls) == 0 {
 				assert.Contains(t, dry, "Warning: preview: no change in the host cluster", "a no-op says so")
+				// The plugin's plan sends the same dry run, and prints the preview under the object.
+				out, stderr, err := stack.KubectlPlugin(t.Context(), stack.AdminKubeconfig, "plan", "-n", ns, "-f", file)
+				require.NoError(t, err, stderr)
+				assert.Equal(t, "FrontProxy "+ns+"/edge:\n  no change in the host cluster\n", out)
 			}
 			assert.Equal(t, step.rolls, predicted, "the dry run's preview:\n%s", dry)
 			assert.Equal(t, before, replicaSets(t, ns), "a dry run changes nothing in the host cluster")
