@@ -33,6 +33,15 @@ type planner[T any] interface {
 	Plan(ctx context.Context, obj T, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error)
 }
 
+// The controllers that plan.
+var (
+	_ planner[*operatorv1alpha1.RootShard]        = (*rootshard.Controller)(nil)
+	_ planner[*operatorv1alpha1.Shard]            = (*shard.Controller)(nil)
+	_ planner[*operatorv1alpha1.FrontProxy]       = (*frontproxy.Controller)(nil)
+	_ planner[*operatorv1alpha1.CacheServer]      = (*cacheserver.Controller)(nil)
+	_ planner[*operatorv1alpha1.VirtualWorkspace] = (*virtualworkspace.Controller)(nil)
+)
+
 // previewer previews a write with the controllers the manager runs: their realize, in plan
 // mode, for the stored object and for the new one.
 type previewer struct {
