@@ -132,7 +132,8 @@ func (p *previewer) rootShard(ctx context.Context, rs, old *operatorv1alpha1.Roo
 	// The stored dependents, as the stored RootShard has them; none for a RootShard
 	// created: they are created with it.
 	stored := old != nil
-	atTarget := func(spec *operatorv1alpha1.ComponentSpec) { atRelease(spec, target) }
+	after := afterRoll(rs, target)
+	atTarget := func(spec *operatorv1alpha1.ComponentSpec) { atRelease(spec, after) }
 	var components []preview.Component
 	if target != "" && rs.Spec.Cache != nil && rs.Spec.Cache.Reference != nil {
 		if cs, err := kinds.CacheServer.Lister(p.indexes, rs.Namespace).Get(rs.Spec.Cache.Reference.Name); err == nil {
@@ -235,18 +236,33 @@ func withRelease[T runtime.Object](obj T, set func(T)) T {
 	return c
 }
 
-// atRelease has a component that does not pin a tag built at release (upgrade.Tag's first
-// rule: a pinned tag is kept); "" changes nothing.
-func atRelease(spec *operatorv1alpha1.ComponentSpec, release string) {
-	if release == "" {
+// afterRoll is rs as a roll to target leaves it (status.version at target, no group
+// rolling), nil without a target.
+func afterRoll(rs *operatorv1alpha1.RootShard, target string) *operatorv1alpha1.RootShard {
+	if target == "" {
+		return nil
+	}
+	after := rs.DeepCopy()
+	after.Status.Version = &operatorv1alpha1.SetupVersion{Current: target, Target: target}
+	return after
+}
+
+// atRelease has a member of the setup of after built with the tag upgrade.Tag gives it
+// there, as its controller does: a member that pins a tag keeps it, every other one is at
+// the release; nil (no release change) changes nothing.
+func atRelease(spec *operatorv1alpha1.ComponentSpec, after *operatorv1alpha1.RootShard) {
+	if after == nil {
 		return
 	}
+	pinned := ""
+	if spec.Image != nil {
+		pinned = spec.Image.Tag
+	}
+	tag := upgrade.Tag(after, upgrade.Member{Pinned: pinned})
 	if spec.Image == nil {
 		spec.Image = &operatorv1alpha1.ImageSpec{}
 	}
-	if spec.Image.Tag == "" {
-		spec.Image.Tag = release
-	}
+	spec.Image.Tag = tag
 }
 
 // groups is upgrade.Order, as a preview says it.

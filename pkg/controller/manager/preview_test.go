@@ -18,8 +18,8 @@ import (
 	informers "github.com/kcp-setups/apiserver/pkg/generated/informers/externalversions"
 )
 
-// TestAtRelease: a member is planned at the setup's release unless it pins a tag
-// (upgrade.Tag's first rule); its repository stays.
+// TestAtRelease: a member is planned with upgrade.Tag's tag once the roll is through: at the
+// setup's release unless it pins a tag; its repository stays.
 func TestAtRelease(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -33,7 +33,8 @@ func TestAtRelease(t *testing.T) {
 		{"no release change", nil, "", nil},
 	} {
 		spec := operatorv1alpha1.ComponentSpec{Image: tc.image}
-		atRelease(&spec, tc.release)
+		rs := &operatorv1alpha1.RootShard{Spec: operatorv1alpha1.RootShardSpec{Version: tc.release}}
+		atRelease(&spec, afterRoll(rs, tc.release))
 		assert.Equal(t, tc.want, spec.Image, tc.name)
 	}
 	assert.Equal(t, "CacheServer → RootShard → Shard → VirtualWorkspace → FrontProxy", groups())
@@ -42,7 +43,8 @@ func TestAtRelease(t *testing.T) {
 // TestWithReleaseCopies: the stored object a member is planned from is not changed.
 func TestWithReleaseCopies(t *testing.T) {
 	s := &operatorv1alpha1.Shard{}
-	c := withRelease(s, func(o *operatorv1alpha1.Shard) { atRelease(&o.Spec.ComponentSpec, "v0.32.2") })
+	rs := &operatorv1alpha1.RootShard{Spec: operatorv1alpha1.RootShardSpec{Version: "v0.32.2"}}
+	c := withRelease(s, func(o *operatorv1alpha1.Shard) { atRelease(&o.Spec.ComponentSpec, afterRoll(rs, "v0.32.2")) })
 	assert.Nil(t, s.Spec.Image)
 	assert.Equal(t, "v0.32.2", c.Spec.Image.Tag)
 }
