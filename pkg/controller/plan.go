@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 )
@@ -18,6 +17,3 @@ func Plan(ctx context.Context, realize func(ctx context.Context) (int, error)) (
 	return p, nil
 }
 
-// ErrNotPlanned is the error of a Plan of an object whose setup is not this server's to
-// plan: a joined or linked component, whose RootShard is another cluster's or setup's.
-var ErrNotPlanned = errors.New("not previewed: its RootShard is a copy's or a link's")

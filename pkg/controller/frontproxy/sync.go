@@ -2,6 +2,7 @@ package frontproxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,23 +66,34 @@ func (c *Controller) frontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1a
 }
 
 // Plan is what a reconcile of the FrontProxy fp writes to the host cluster
-// (controller.Plan), with rs in place of its stored RootShard when set. A joined or linked
-// FrontProxy's RootShard is another cluster's or setup's: it is not planned.
+// (controller.Plan), with rs in place of its stored RootShard when set; a joined or linked
+// FrontProxy's RootShard is the one its copy or its link describes.
 func (c *Controller) Plan(ctx context.Context, fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
-	if fp.Spec.RootShard.Reference == nil {
-		return nil, controller.ErrNotPlanned
+	var joined *reference.Joined
+	var err error
+	switch {
+	case fp.Spec.RootShard.SecretRef != nil:
+		joined, err = c.Host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	case fp.Spec.RootShard.Link != nil:
+		joined, err = c.Host.JoinLinked(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.Link.SecretRef.Name, reference.FrontProxyJoin)
+	case rs == nil && fp.Spec.RootShard.Reference != nil:
+		rs, err = kinds.RootShard.Lister(c.Indexes, fp.Namespace).Get(fp.Spec.RootShard.Reference.Name)
 	}
-	if rs == nil {
-		var err error
-		if rs, err = kinds.RootShard.Lister(c.Indexes, fp.Namespace).Get(fp.Spec.RootShard.Reference.Name); err != nil {
-			return nil, err
-		}
-	}
-	f, err := c.frontProxy(fp, rs)
 	if err != nil {
 		return nil, err
 	}
-	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, f, nil) })
+	f := frontproxy.FrontProxy{FrontProxy: fp}
+	switch {
+	case joined != nil:
+		f.RootShard = joined.RootShard
+	case rs != nil:
+		if f, err = c.frontProxy(fp, rs); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("spec.rootShard names no RootShard")
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, f, joined) })
 }
 
 // reconcileJoined realizes a FrontProxy whose spec.rootShard.secretRef names a copy of a

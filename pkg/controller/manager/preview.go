@@ -2,7 +2,6 @@ package manager
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -214,12 +213,7 @@ func plan[T interface {
 	return c
 }
 
-func notPlanned(err error) string {
-	if errors.Is(err, controller.ErrNotPlanned) {
-		return err.Error()
-	}
-	return "not previewed: " + err.Error()
-}
+func notPlanned(err error) string { return "not previewed: " + err.Error() }
 
 // storedOrNil is obj when stored, else nil.
 func storedOrNil[T any](obj *T, stored bool) *T {

@@ -132,17 +132,24 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 }
 
 // Plan is what a reconcile of the Shard s writes to the host cluster (controller.Plan), with
-// rs in place of its stored RootShard when set. A joined or linked Shard's RootShard is
-// another cluster's or setup's: it is not planned.
+// rs in place of its stored RootShard when set; a joined or linked Shard's RootShard is the
+// one its copy or its link describes.
 func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
-	if s.Spec.RootShard.SecretRef != nil || s.Spec.RootShard.Link != nil {
-		return nil, controller.ErrNotPlanned
+	var joined *reference.Joined
+	var err error
+	switch {
+	case s.Spec.RootShard.SecretRef != nil:
+		joined, err = c.Host.Join(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
+	case s.Spec.RootShard.Link != nil:
+		joined, err = c.Host.JoinLinked(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.Link.SecretRef.Name, reference.ShardJoin)
+	case rs == nil:
+		rs, err = kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s))
 	}
-	if rs == nil {
-		var err error
-		if rs, err = kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s)); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
+	}
+	if joined != nil {
+		rs = joined.RootShard
 	}
 	cache, err := c.Host.CacheKubeconfig(ctx, shard.Server(s, rs))
 	if err != nil {
@@ -153,7 +160,7 @@ func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *op
 		return nil, err
 	}
 	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
-		return c.realize(ctx, s, rs, nil, cache, kinds.VirtualWorkspaceEndpoint(vw))
+		return c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw))
 	})
 }
 
