@@ -16,4 +16,3 @@ func Plan(ctx context.Context, realize func(ctx context.Context) (int, error)) (
 	}
 	return p, nil
 }
-
