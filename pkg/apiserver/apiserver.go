@@ -32,6 +32,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
+	"github.com/kcp-setups/apiserver/pkg/preview"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
@@ -157,6 +158,9 @@ func (c completedConfig) New() (*Server, error) {
 	if c.ExtraConfig.Controllers != nil {
 		controllers := *c.ExtraConfig.Controllers
 		controllers.Loopback = c.GenericConfig.LoopbackClientConfig
+		// Every write of a setup kind answers with what it will do in the host cluster, as
+		// the controllers plan it (docs/kcp-versions.md, "Previewing a change").
+		controllers.Preview = previewWrites(scheme, storage)
 		// The controllers read our kinds through this server, so they start once it serves;
 		// the hook's context ends when the server shuts down.
 		genericServer.AddPostStartHookOrDie("start-kcp-setups-controllers", func(hookCtx genericapiserver.PostStartHookContext) error {
@@ -169,6 +173,35 @@ func (c completedConfig) New() (*Server, error) {
 		})
 	}
 	return &Server{GenericAPIServer: genericServer}, nil
+}
+
+// previewWrites has the setup kinds' endpoints of storage answer their writes with the
+// controllers' preview, and returns what binds it once their caches synced: it is given our
+// internal objects, which it converts to the version the controllers read.
+func previewWrites(scheme *runtime.Scheme, storage map[string]rest.Storage) func(manager.PreviewFunc) {
+	p := &store.Preview{NotAvailable: preview.NotAvailable}
+	for _, resource := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "virtualworkspaces"} {
+		storage[resource].(*store.REST).SetPreview(p)
+	}
+	return func(f manager.PreviewFunc) {
+		if f == nil {
+			p.Set(nil)
+			return
+		}
+		p.Set(func(ctx context.Context, obj, old runtime.Object, full bool) []string {
+			o, err := scheme.ConvertToVersion(obj.DeepCopyObject(), operatorv1alpha1.SchemeGroupVersion)
+			if err != nil {
+				return []string{preview.Prefix + "not available: " + err.Error()}
+			}
+			var prev runtime.Object
+			if old != nil {
+				if prev, err = scheme.ConvertToVersion(old.DeepCopyObject(), operatorv1alpha1.SchemeGroupVersion); err != nil {
+					return []string{preview.Prefix + "not available: " + err.Error()}
+				}
+			}
+			return f(ctx, o, prev, full)
+		})
+	}
 }
 
 // loopbackUser is the user a request with the loopback client's token authenticates as: the

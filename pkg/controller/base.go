@@ -151,6 +151,11 @@ func Setup[C any, PC interface {
 }, T Object, S any](kind Kind[T, S]) Constructor {
 	return Constructor{Kind: kind.Name, Title: kind.Title, New: func(deps Deps) (Runner, error) {
 		c, err := BuildWatching[C, PC](kind, deps)
+		// The controller itself, which runs as its Base does: the manager finds the
+		// controllers that plan (a preview's) among those it sets up.
+		if r, ok := any(c).(Runner); ok {
+			return r, err
+		}
 		return c.base(), err
 	}}
 }

@@ -9,6 +9,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/resources/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
@@ -28,6 +29,15 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.CacheS
 	certs := cs.Certificates()
 	c.Observe(obj, status, len(certs), c.Host.PendingCertificates(certs), cs.DeploymentName())
 	return c.advanceRotations(ctx, cs, status, wrote) // rotation (docs/rotation.md)
+}
+
+// Plan is what a reconcile of the CacheServer obj writes to the host cluster
+// (controller.Plan); it belongs to no RootShard.
+func (c *Controller) Plan(ctx context.Context, obj *operatorv1alpha1.CacheServer, _ *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	// Built as Reconcile builds it (a tag the preview gave it is kept, as a pinned one).
+	obj = kinds.CacheServerRelease.Built(c.Indexes, c.Host.Deployments, obj)
+	cs := cacheserver.CacheServer{CacheServer: obj}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, cs) })
 }
 
 // realize applies the cache server's PKI, its Service, its client CA and kubeconfig once

@@ -2,6 +2,7 @@ package frontproxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,17 +45,59 @@ func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	}
 	c.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
+	f, err := c.frontProxy(fp, rs)
+	if err != nil {
+		return err
+	}
+	return c.realizeAndObserve(ctx, f, status, nil)
+}
+
+// frontProxy is the front proxy fp of the RootShard rs of its namespace.
+func (c *Controller) frontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (frontproxy.FrontProxy, error) {
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
 	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
-		return err
+		return f, err
 	}
 	if vw != nil {
 		f.ServicesBackend = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
 	}
-	return c.realizeAndObserve(ctx, f, status, nil)
+	return f, nil
+}
+
+// Plan is what a reconcile of the FrontProxy fp writes to the host cluster
+// (controller.Plan), with rs in place of its stored RootShard when set; a joined or linked
+// FrontProxy's RootShard is the one its copy or its link describes.
+func (c *Controller) Plan(ctx context.Context, fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	// Built as Reconcile builds it (a tag the preview gave it is kept, as a pinned one).
+	fp = kinds.FrontProxyRelease.Built(c.Indexes, c.Host.Deployments, fp)
+	var joined *reference.Joined
+	var err error
+	switch {
+	case fp.Spec.RootShard.SecretRef != nil:
+		joined, err = c.Host.Join(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.SecretRef, reference.FrontProxyJoin)
+	case fp.Spec.RootShard.Link != nil:
+		joined, err = c.Host.JoinLinked(ctx, frontproxy.Kind, fp.Namespace, fp.Name, fp.Spec.RootShard.Link.SecretRef.Name, reference.FrontProxyJoin)
+	case rs == nil && fp.Spec.RootShard.Reference != nil:
+		rs, err = kinds.RootShard.Lister(c.Indexes, fp.Namespace).Get(fp.Spec.RootShard.Reference.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := frontproxy.FrontProxy{FrontProxy: fp}
+	switch {
+	case joined != nil:
+		f.RootShard = joined.RootShard
+	case rs != nil:
+		if f, err = c.frontProxy(fp, rs); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("spec.rootShard names no RootShard")
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, f, joined) })
 }
 
 // reconcileJoined realizes a FrontProxy whose spec.rootShard.secretRef names a copy of a

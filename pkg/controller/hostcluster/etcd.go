@@ -40,7 +40,12 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		// certificate issued; their Secrets' events bring the owner back.
 		return nil
 	}
-	w.apply(w.host.StatefulSetApplier.ApplyIfChanged(w.ctx, e.StatefulSet(workload.SecretsHash(versions))))
+	sts := e.StatefulSet(workload.SecretsHash(versions))
+	if w.plan != nil {
+		w.plan.statefulSet(sts, current != nil)
+		return current
+	}
+	w.apply(w.host.StatefulSetApplier.ApplyIfChanged(w.ctx, sts))
 	if pdb := e.DisruptionBudget(); pdb != nil && w.err == nil {
 		w.apply(w.host.DisruptionBudgetApplier.ApplyIfChanged(w.ctx, pdb))
 	}

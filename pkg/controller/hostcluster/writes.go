@@ -27,11 +27,14 @@ type Writes struct {
 	// joined is the Joined of the batch (Joined): the certificates it writes are issued as
 	// that says (Joined.IssuedBy).
 	joined *reference.Joined
+	// plan, when set, records what the batch would write instead (Planning).
+	plan *Plan
 }
 
-// Writes starts a batch of writes for the reconcile of ctx.
+// Writes starts a batch of writes for the reconcile of ctx; in a context of Planning, a
+// batch that records into its plan instead of writing.
 func (h *Host) Writes(ctx context.Context) *Writes {
-	return &Writes{ctx: ctx, host: h}
+	return &Writes{ctx: ctx, host: h, plan: planOf(ctx)}
 }
 
 // Done is how many objects the batch wrote, and the failure that stopped it: what
@@ -55,12 +58,20 @@ func (w *Writes) Failed() bool { return w.err != nil }
 // Do runs a step of the batch that writes by itself and counts its writes, unless the batch
 // has stopped.
 func (w *Writes) Do(step func(ctx context.Context) (int, error)) {
-	if w.err != nil {
+	if w.err != nil || w.plan != nil {
 		return
 	}
 	n, err := step(w.ctx)
 	w.wrote += n
 	w.err = err
+}
+
+// write runs one applier's write and adds its outcome; a planned batch writes nothing of
+// what its plan does not record.
+func (w *Writes) write(applier func() (bool, error)) {
+	if w.plan == nil {
+		w.apply(applier())
+	}
 }
 
 // apply adds the outcome of one applier's write.
@@ -80,7 +91,7 @@ func (w *Writes) Secrets(secrets ...*corev1ac.SecretApplyConfiguration) {
 		if s == nil {
 			continue
 		}
-		w.apply(w.host.SecretApplier.ApplyIfChanged(w.ctx, s))
+		w.write(func() (bool, error) { return w.host.SecretApplier.ApplyIfChanged(w.ctx, s) })
 	}
 }
 
@@ -104,14 +115,14 @@ func (w *Writes) Services(services ...*corev1ac.ServiceApplyConfiguration) {
 		if w.err != nil {
 			return
 		}
-		w.apply(w.host.ServiceApplier.ApplyIfChanged(w.ctx, s))
+		w.write(func() (bool, error) { return w.host.ServiceApplier.ApplyIfChanged(w.ctx, s) })
 	}
 }
 
 // ConfigMap applies a ConfigMap as its builder returned it (Built).
 func (w *Writes) ConfigMap(cm *corev1ac.ConfigMapApplyConfiguration, err error) {
 	if w.Built(err) {
-		w.apply(w.host.ConfigMapApplier.ApplyIfChanged(w.ctx, cm))
+		w.write(func() (bool, error) { return w.host.ConfigMapApplier.ApplyIfChanged(w.ctx, cm) })
 	}
 }
 
@@ -122,9 +133,13 @@ func (w *Writes) Certificates(issuers []*cmapply.IssuerApplyConfiguration, certs
 		if w.err != nil {
 			return
 		}
-		w.apply(w.host.IssuerApplier.ApplyIfChanged(w.ctx, issuer))
+		w.write(func() (bool, error) { return w.host.IssuerApplier.ApplyIfChanged(w.ctx, issuer) })
 	}
 	certs = w.joined.IssuedBy(certs)
+	if w.plan != nil && w.err == nil {
+		w.plan.certificates(certs)
+		return
+	}
 	for _, cert := range certs {
 		if w.err != nil {
 			return
@@ -152,7 +167,16 @@ func (w *Writes) Joined(j *reference.Joined) {
 
 // Workload applies a component's Deployment, then its PodDisruptionBudget.
 func (w *Writes) Workload(d *appsv1ac.DeploymentApplyConfiguration) {
+	w.workload(d, true)
+}
+
+// workload is Workload of a Deployment that exists or not: a plan records which.
+func (w *Writes) workload(d *appsv1ac.DeploymentApplyConfiguration, exists bool) {
 	if w.err != nil {
+		return
+	}
+	if w.plan != nil {
+		w.plan.deployment(d, exists)
 		return
 	}
 	w.apply(w.host.DeploymentApplier.ApplyIfChanged(w.ctx, d))
@@ -192,7 +216,7 @@ func (w *Writes) deploymentWhenMounted(namespace, name string, mounts []workload
 	if current == nil && (hold || missing) {
 		return
 	}
-	w.Workload(deployment(current, workload.SecretsHash(versions)))
+	w.workload(deployment(current, workload.SecretsHash(versions)), current != nil)
 }
 
 // ExtraBundle is a CA bundle Secret made of one the controllers write (Base) and a user's

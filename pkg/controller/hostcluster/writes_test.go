@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -14,6 +15,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	"github.com/kcp-setups/apiserver/pkg/controller/controllertest"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -100,4 +102,38 @@ func TestDeploymentWhenMounted(t *testing.T) {
 	assert.Equal(t, hashes[0], hashes[1])
 	assert.NotEqual(t, hashes[1], hashes[2])
 	assert.NotEqual(t, hashes[2], hashes[3])
+}
+
+// TestPlanningWritesNothing: a batch in a context of Planning writes nothing and runs no step
+// of its own; it records the Certificates and Deployments it would apply, a Deployment with
+// whether it exists; a builder's failure still stops it.
+func TestPlanningWritesNothing(t *testing.T) {
+	host := controllertest.NewHost(t)
+	p := &hostcluster.Plan{}
+	w := host.Host.Writes(hostcluster.Planning(t.Context(), p))
+	w.Secrets(corev1ac.Secret("a", "team-a"))
+	w.Services(corev1ac.Service("s", "team-a"))
+	w.ConfigMap(corev1ac.ConfigMap("c", "team-a"), nil)
+	w.Certificates(nil, []*cmapply.CertificateApplyConfiguration{cmapply.Certificate("cert", "team-a")})
+	steps := 0
+	w.Do(func(context.Context) (int, error) { steps++; return 1, nil })
+	w.DeploymentWhenMounted("team-a", "d", nil, func(current *appsv1.Deployment, _ string) *appsv1ac.DeploymentApplyConfiguration {
+		return appsv1ac.Deployment("d", "team-a")
+	})
+	wrote, err := w.Done()
+	require.NoError(t, err)
+	assert.Zero(t, wrote)
+	assert.Zero(t, steps, "no step runs")
+	assert.Empty(t, host.Writes(), "nothing is written")
+	require.Len(t, p.Certificates, 1)
+	assert.Equal(t, "cert", *p.Certificates[0].Name)
+	require.Len(t, p.Deployments, 1)
+	assert.Equal(t, "d", *p.Deployments[0].Deployment.Name)
+	assert.False(t, p.Deployments[0].Exists, "not in the cache: it would be created")
+
+	refused := errors.New("refused")
+	w = host.Host.Writes(hostcluster.Planning(t.Context(), &hostcluster.Plan{}))
+	w.Secret(nil, refused)
+	_, err = w.Done()
+	assert.ErrorIs(t, err, refused)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	cmclientset "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned"
@@ -76,6 +77,9 @@ type Config struct {
 	// MaxKubeconfigValidity bounds the lifetime of a Kubeconfig's certificate
 	// (controller.Deps.MaxKubeconfigValidity).
 	MaxKubeconfigValidity time.Duration
+	// Preview, when set, is handed the controllers' preview of writes once their caches
+	// synced, and nil when they stop (docs/kcp-versions.md, "Previewing a change").
+	Preview func(PreviewFunc)
 }
 
 // DefaultKcpHealthInterval is how often, by default, the controllers ask a ready kcp
@@ -158,6 +162,10 @@ func runControllers(ctx context.Context, cfg Config, kube kubernetes.Interface, 
 		return err
 	}
 	defer f.start(ctx, cfg.Namespaces, host)()
+	if p := newPreviewer(host, runs); p != nil && cfg.Preview != nil {
+		defer cfg.Preview(nil)
+		go f.whenSynced(ctx, func() { cfg.Preview(p.Preview) })
+	}
 	remoteLinks.run(ctx, cfg.Workers)
 	started()
 	return runAll(ctx, runs, cfg.Workers)
@@ -220,6 +228,19 @@ func (f factories) start(ctx context.Context, namespaces hostcluster.WatchNamesp
 		f.host.Shutdown()
 		f.ours.Shutdown()
 	}
+}
+
+// whenSynced runs f once the caches of our kinds and of the host's objects have synced, the
+// ones the controllers plan from; not when ctx ends before.
+func (f factories) whenSynced(ctx context.Context, run func()) {
+	for _, synced := range []map[reflect.Type]bool{f.ours.WaitForCacheSync(ctx.Done()), f.kube.WaitForCacheSync(ctx.Done())} {
+		for _, ok := range synced {
+			if !ok {
+				return
+			}
+		}
+	}
+	run()
 }
 
 // recorder records the controllers' Events through the events client.

@@ -11,6 +11,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/pki"
@@ -29,28 +30,12 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup"), which
 	// its own spec.version drives (roll, from obj as it is).
 	rs := kinds.RootShardRelease.Built(c.Indexes, c.Host.Deployments, obj)
-	desired := rootshard.BuildPKI(rs)
-	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
-	// counts them.
-	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
-	// The link PKI (docs/links.md), only while a Link names the RootShard.
-	if len(kinds.LinksOf(c.Indexes, rs.Namespace, rs.Name)) > 0 {
-		links := link.RootShardPKI(rs)
-		desired.Issuers = append(desired.Issuers, links.Issuers...)
-		desired.Certificates = append(desired.Certificates, links.Certificates...)
-	}
-	vw, vwReason, vwMessage, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	in, err := c.inputs(ctx, rs)
 	if err != nil {
 		return err
 	}
-	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
-	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
-	cache, cacheErr := c.Host.CacheKubeconfig(ctx, rootshard.Server(rs))
-	var refErr *reference.Error
-	if cacheErr != nil && !errors.As(cacheErr, &refErr) {
-		return cacheErr
-	}
-	wrote, err := c.realize(ctx, rs, desired, cache, kinds.VirtualWorkspaceEndpoint(vw))
+	desired, refErr, vwReason, vwMessage := in.desired, in.refErr, in.vwReason, in.vwMessage
+	wrote, err := c.realize(ctx, rs, desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw))
 	c.Applied(rs, wrote, err)
 	if err != nil {
 		return err
@@ -72,6 +57,58 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 	// Last, from what was observed: the roll of its setup to spec.version.
 	c.roll(obj, status)
 	return nil
+}
+
+// inputs are what a RootShard's realize is given, read before it: its PKI, its cache
+// kubeconfig (with the problem of a copy that cannot be used, refErr), and the
+// VirtualWorkspace it names (with why it cannot serve it yet).
+type inputs struct {
+	desired             rootshard.PKI
+	cache               *corev1ac.SecretApplyConfiguration
+	refErr              *reference.Error
+	vw                  *operatorv1alpha1.VirtualWorkspace
+	vwReason, vwMessage string
+}
+
+func (c *Controller) inputs(ctx context.Context, rs *operatorv1alpha1.RootShard) (inputs, error) {
+	desired := rootshard.BuildPKI(rs)
+	// The internal front proxy's certificates are the RootShard's too: CertificatesReady
+	// counts them.
+	desired.Certificates = append(desired.Certificates, frontproxy.RootShardProxy{RootShard: rs}.Certificates()...)
+	// The link PKI (docs/links.md), only while a Link names the RootShard.
+	if len(kinds.LinksOf(c.Indexes, rs.Namespace, rs.Name)) > 0 {
+		links := link.RootShardPKI(rs)
+		desired.Issuers = append(desired.Issuers, links.Issuers...)
+		desired.Certificates = append(desired.Certificates, links.Certificates...)
+	}
+	in := inputs{desired: desired}
+	var err error
+	in.vw, in.vwReason, in.vwMessage, err = kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
+	if err != nil {
+		return in, err
+	}
+	// A copy of a cache-client Secret that cannot be used holds back the kcp server alone
+	// (its Deployment waits for the kubeconfig), not the PKI: ReferenceValid says why.
+	cache, cacheErr := c.Host.CacheKubeconfig(ctx, rootshard.Server(rs))
+	if cacheErr != nil && !errors.As(cacheErr, &in.refErr) {
+		return in, cacheErr
+	}
+	in.cache = cache
+	return in, nil
+}
+
+// Plan is what a reconcile of rs writes to the host cluster (controller.Plan); the
+// RootShard is its own setup's, so a substitute for it is not asked for.
+func (c *Controller) Plan(ctx context.Context, rs *operatorv1alpha1.RootShard, _ *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	// Built as Reconcile builds it: a tag the preview gave it is kept, as a pinned one.
+	rs = kinds.RootShardRelease.Built(c.Indexes, c.Host.Deployments, rs)
+	in, err := c.inputs(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
+		return c.realize(ctx, rs, in.desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw))
+	})
 }
 
 // realize applies everything a RootShard needs, in the order it depends on: the PKI, the CA

@@ -133,6 +133,41 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	return k, true, nil
 }
 
+// Plan is what a reconcile of the Shard s writes to the host cluster (controller.Plan), with
+// rs in place of its stored RootShard when set; a joined or linked Shard's RootShard is the
+// one its copy or its link describes.
+func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	// Built as Reconcile builds it (a tag the preview gave it is kept, as a pinned one).
+	s = kinds.ShardRelease.Built(c.Indexes, c.Host.Deployments, s)
+	var joined *reference.Joined
+	var err error
+	switch {
+	case s.Spec.RootShard.SecretRef != nil:
+		joined, err = c.Host.Join(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.SecretRef, reference.ShardJoin)
+	case s.Spec.RootShard.Link != nil:
+		joined, err = c.Host.JoinLinked(ctx, shard.Kind, s.Namespace, s.Name, s.Spec.RootShard.Link.SecretRef.Name, reference.ShardJoin)
+	case rs == nil:
+		rs, err = kinds.RootShard.Lister(c.Indexes, s.Namespace).Get(rootShardName(s))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if joined != nil {
+		rs = joined.RootShard
+	}
+	cache, err := c.Host.CacheKubeconfig(ctx, shard.Server(s, rs))
+	if err != nil {
+		return nil, err
+	}
+	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, shard.Kind, s.Namespace, s.Name, &s.Spec.CommonShardSpec)
+	if err != nil {
+		return nil, err
+	}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
+		return c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw))
+	})
+}
+
 // realize applies the Shard's local CAs when joined, its cache kubeconfig, its certificates,
 // its kubeconfig toward the root shard, its CA bundles and its kcp server, and returns how
 // many objects it wrote.

@@ -28,10 +28,15 @@ var New = controller.Setup[Controller](kinds.VirtualWorkspace)
 type missing struct{ reason, message, what string }
 
 // target resolves the root shard or shard a VirtualWorkspace serves, as the kcp builders see
-// it, or says what is missing.
-func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace) (kcp.Server, *missing, error) {
+// it, or says what is missing; substitute, when set, stands for the stored RootShard of its
+// name (a preview's).
+func (c *Controller) target(vw *operatorv1alpha1.VirtualWorkspace, substitute *operatorv1alpha1.RootShard) (kcp.Server, *missing, error) {
 	ns := vw.Namespace
 	rootShard := func(name string) (*operatorv1alpha1.RootShard, *missing, error) {
+		if substitute != nil && substitute.Name == name {
+			// A preview's: the RootShard as a change would store it.
+			return substitute, nil, nil
+		}
 		rs, err := kinds.RootShard.Lister(c.Indexes, ns).Get(name)
 		if apierrors.IsNotFound(err) {
 			return nil, &missing{operatorv1alpha1.ReasonRootShardNotFound,

@@ -2,6 +2,7 @@ package virtualworkspace
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,7 +23,7 @@ import (
 func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, status *operatorv1alpha1.VirtualWorkspaceStatus) error {
 	// The release of its setup's roll (docs/kcp-versions.md, "Upgrading a setup").
 	obj = kinds.VirtualWorkspaceRelease.Built(c.Indexes, c.Host.Deployments, obj)
-	target, miss, err := c.target(obj)
+	target, miss, err := c.target(obj, nil)
 	if err != nil {
 		return err
 	}
@@ -47,6 +48,22 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.Virtua
 	certs := vw.Certificates()
 	c.Observe(obj, status, len(certs), c.Host.PendingCertificates(certs), vw.DeploymentName())
 	return nil
+}
+
+// Plan is what a reconcile of the VirtualWorkspace obj writes to the host cluster
+// (controller.Plan), with rs in place of its target's stored RootShard when set.
+func (c *Controller) Plan(ctx context.Context, obj *operatorv1alpha1.VirtualWorkspace, rs *operatorv1alpha1.RootShard) (*hostcluster.Plan, error) {
+	// Built as Reconcile builds it (a tag the preview gave it is kept, as a pinned one).
+	obj = kinds.VirtualWorkspaceRelease.Built(c.Indexes, c.Host.Deployments, obj)
+	target, miss, err := c.target(obj, rs)
+	if err != nil {
+		return nil, err
+	}
+	if miss != nil {
+		return nil, errors.New(miss.message)
+	}
+	vw := virtualworkspace.VirtualWorkspace{VirtualWorkspace: obj, Target: target}
+	return controller.Plan(ctx, func(ctx context.Context) (int, error) { return c.realize(ctx, vw) })
 }
 
 // realize applies the VirtualWorkspace's certificates, its client CA bundle, its kubeconfigs,

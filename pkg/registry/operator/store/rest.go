@@ -35,6 +35,9 @@ type REST struct {
 	// neighbours, when set, holds an object against the other objects of this API
 	// (SetNeighbourCheck).
 	neighbours func(ctx context.Context, obj, old runtime.Object) error
+	// preview, when set, answers every create and update with what it will do in the host
+	// cluster (SetPreview).
+	preview *Preview
 }
 
 // SetLimits sets the server's bounds on specs; it is called before the server serves.
@@ -43,7 +46,7 @@ func (r *REST) SetLimits(l Limits) { *r.limits = l }
 // Create stores a new object, once admission, the kind's Admit and Permissions and the
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Create(ctx context.Context, obj runtime.Object, createValidation rest.ValidateObjectFunc, options *metav1.CreateOptions) (runtime.Object, error) {
-	return create(ctx, r.Store, obj, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation)))), options)
+	return create(ctx, r.Store, obj, r.previewCreate(options.DryRun, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))), options)
 }
 
 // served refuses, before next, an object whose namespace the server does not serve
@@ -73,8 +76,8 @@ func (r *REST) served(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
 // claims on derived names allow it; one too large to store gets a 413.
 func (r *REST) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc,
 	updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	return update(ctx, r.Store, name, objInfo, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation)))),
-		r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation))),
+	return update(ctx, r.Store, name, objInfo, r.previewCreate(options.DryRun, r.served(r.neighboursCreate(r.claimsCreate(r.admit.create(createValidation))))),
+		r.previewUpdate(options.DryRun, r.neighboursUpdate(r.claimsUpdate(r.admit.update(updateValidation)))),
 		forceAllowCreate, options)
 }
 
