@@ -12,34 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store/storetest"
 )
-
-// stored is one kind's storage in a test: its objects, listed by namespace as the
-// registry's List does.
-type stored struct {
-	rest.TableConvertor
-	newList func() runtime.Object
-	objects *[]runtime.Object
-}
-
-func (s stored) NewList() runtime.Object { return s.newList() }
-
-func (s stored) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	list := s.newList()
-	var items []runtime.Object
-	for _, o := range *s.objects {
-		if o.(metav1.Object).GetNamespace() == ns {
-			items = append(items, o)
-		}
-	}
-	return list, setItems(list, items)
-}
 
 // testClaims are the claims of a server whose storage is objects, and the resource of each
 // object's kind.
@@ -53,13 +31,8 @@ func testClaims(objects *[]runtime.Object) *store.Claims {
 		"VirtualWorkspace": func() runtime.Object { return &operator.VirtualWorkspaceList{} },
 		"Kubeconfig":       func() runtime.Object { return &operator.KubeconfigList{} },
 	} {
-		own := &[]runtime.Object{}
-		for _, o := range *objects {
-			if kindOf(o) == kind {
-				*own = append(*own, o)
-			}
-		}
-		c.Kinds = append(c.Kinds, store.ClaimingKind{Kind: kind, Resource: resourceOf(kind), List: stored{newList: newList, objects: own}})
+		own := &ownObjects{kind: kind, objects: objects, newList: newList}
+		c.Kinds = append(c.Kinds, store.ClaimingKind{Kind: kind, Resource: resourceOf(kind), List: own})
 	}
 	return c
 }
@@ -80,34 +53,25 @@ func resourceOf(kind string) schema.GroupResource {
 	}[kind]
 }
 
-func setItems(list runtime.Object, items []runtime.Object) error {
-	switch l := list.(type) {
-	case *operator.RootShardList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.RootShard))
-		}
-	case *operator.ShardList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.Shard))
-		}
-	case *operator.FrontProxyList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.FrontProxy))
-		}
-	case *operator.CacheServerList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.CacheServer))
-		}
-	case *operator.VirtualWorkspaceList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.VirtualWorkspace))
-		}
-	case *operator.KubeconfigList:
-		for _, o := range items {
-			l.Items = append(l.Items, *o.(*operator.Kubeconfig))
+// ownObjects are the objects of kind among objects, read at each List, so that a test may
+// change objects between checks.
+type ownObjects struct {
+	rest.TableConvertor
+	kind    string
+	objects *[]runtime.Object
+	newList func() runtime.Object
+}
+
+func (o *ownObjects) NewList() runtime.Object { return o.newList() }
+
+func (o *ownObjects) List(ctx context.Context, opts *metainternalversion.ListOptions) (runtime.Object, error) {
+	var own []runtime.Object
+	for _, obj := range *o.objects {
+		if kindOf(obj) == o.kind {
+			own = append(own, obj)
 		}
 	}
-	return nil
+	return storetest.Lister{NewListFunc: o.newList, Objects: own}.List(ctx, opts)
 }
 
 func meta(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: "team-a", Name: name} }

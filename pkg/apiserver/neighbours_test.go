@@ -8,37 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store/storetest"
 )
-
-// everywhere is one kind's storage in a test, listed by namespace, or across namespaces for
-// the empty one, as the registry's List does.
-type everywhere struct {
-	rest.TableConvertor
-	newList func() runtime.Object
-	objects []runtime.Object
-}
-
-func (s everywhere) NewList() runtime.Object { return s.newList() }
-
-func (s everywhere) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	list := s.newList()
-	var items []runtime.Object
-	for _, o := range s.objects {
-		if ns == "" || o.(metav1.Object).GetNamespace() == ns {
-			items = append(items, o)
-		}
-	}
-	return list, setItems(list, items)
-}
 
 func neighboursOf(objects ...runtime.Object) store.Neighbours {
 	kinds := map[string]rest.Lister{}
@@ -54,7 +31,7 @@ func neighboursOf(objects ...runtime.Object) store.Neighbours {
 				own = append(own, o)
 			}
 		}
-		kinds[resource] = everywhere{newList: newList, objects: own}
+		kinds[resource] = storetest.Lister{NewListFunc: newList, Objects: own}
 	}
 	return store.NeighboursOf(context.Background(), kinds)
 }

@@ -8,34 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store/storetest"
 )
-
-// stored is the cacheservers storage in a test, listed by namespace as the registry's List does.
-type stored struct {
-	rest.TableConvertor
-	items []operator.CacheServer
-}
-
-func (s stored) NewList() runtime.Object { return &operator.CacheServerList{} }
-
-func (s stored) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	list := &operator.CacheServerList{}
-	for _, cs := range s.items {
-		if cs.Namespace == ns {
-			list.Items = append(list.Items, cs)
-		}
-	}
-	return list, nil
-}
 
 func cacheServer(ns, name, tag, prefix string, endpoints ...string) operator.CacheServer {
 	cs := operator.CacheServer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -53,11 +33,11 @@ func cacheServer(ns, name, tag, prefix string, endpoints ...string) operator.Cac
 // other; before kcp v0.33 the prefix is always /cache, so a different spec.etcd.prefix does
 // not keep them apart.
 func TestTwoCacheServersDoNotShareAnEtcdPrefix(t *testing.T) {
-	others := stored{items: []operator.CacheServer{
-		cacheServer("team-a", "alpha", "", "/alpha", "https://etcd.team-a.svc:2379"),
-		cacheServer("team-a", "embedded", "", ""),
-		cacheServer("team-a", "next", "main", "/next", "https://etcd-next.team-a.svc:2379"),
-		cacheServer("team-b", "beta", "", "", "https://etcd.team-b.svc:2379"),
+	others := storetest.Lister{NewListFunc: func() runtime.Object { return &operator.CacheServerList{} }, Objects: []runtime.Object{
+		new(cacheServer("team-a", "alpha", "", "/alpha", "https://etcd.team-a.svc:2379")),
+		new(cacheServer("team-a", "embedded", "", "")),
+		new(cacheServer("team-a", "next", "main", "/next", "https://etcd-next.team-a.svc:2379")),
+		new(cacheServer("team-b", "beta", "", "", "https://etcd.team-b.svc:2379")),
 	}}
 	tests := []struct {
 		name    string

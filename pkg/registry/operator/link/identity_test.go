@@ -9,33 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	"k8s.io/apimachinery/pkg/runtime"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store/storetest"
 )
-
-// stored is the links storage in a test, listed by namespace as the registry's List does.
-type stored struct {
-	rest.TableConvertor
-	links []operator.Link
-}
-
-func (s stored) NewList() runtime.Object { return &operator.LinkList{} }
-
-func (s stored) List(ctx context.Context, _ *metainternalversion.ListOptions) (runtime.Object, error) {
-	ns, _ := genericapirequest.NamespaceFrom(ctx)
-	list := &operator.LinkList{}
-	for _, l := range s.links {
-		if l.Namespace == ns {
-			list.Items = append(list.Items, l)
-		}
-	}
-	return list, nil
-}
 
 func linkOf(ns, name, rootShard, identity string) operator.Link {
 	l := link()
@@ -47,10 +27,10 @@ func linkOf(ns, name, rootShard, identity string) operator.Link {
 // RootShard declares is refused with a 422 at spec.identity that names the other; the same
 // identity for another RootShard, or in another namespace, is another member.
 func TestAnIdentityIsOneLinksOfARootShard(t *testing.T) {
-	others := stored{links: []operator.Link{
-		linkOf("team-a", "eu-1", "root", "eu-1.links.example.com"),
-		linkOf("team-a", "us-1", "other", "us-1.links.example.com"),
-		linkOf("team-b", "us-2", "root", "us-2.links.example.com"),
+	others := storetest.Lister{NewListFunc: func() runtime.Object { return &operator.LinkList{} }, Objects: []runtime.Object{
+		new(linkOf("team-a", "eu-1", "root", "eu-1.links.example.com")),
+		new(linkOf("team-a", "us-1", "other", "us-1.links.example.com")),
+		new(linkOf("team-b", "us-2", "root", "us-2.links.example.com")),
 	}}
 	tests := []struct {
 		name    string
