@@ -111,6 +111,14 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The index of derived names follows the storage once the server serves
+	// (store.Claims.Run); until then, the claims are checked by listing.
+	if claims := storage["rootshards"].(*store.REST).Claims(); claims != nil {
+		genericServer.AddPostStartHookOrDie("kcp-setups-derived-names", func(hookCtx genericapiserver.PostStartHookContext) error {
+			claims.Run(hookCtx.Context)
+			return nil
+		})
+	}
 	cas, refs, err := c.hostCaches(genericServer)
 	if err != nil {
 		return nil, err

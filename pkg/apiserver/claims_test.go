@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,20 +148,71 @@ func TestClaimsRefuseAnObjectDerivingAnotherObjectsName(t *testing.T) {
 		{"FrontProxy edge next to RootShard root-edge", []runtime.Object{rootShard("root-edge")}, frontProxy("edge", "root"),
 			"metadata.name", []string{"RootShard/root-edge", `"root-edge-`}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			objects := append([]runtime.Object{}, tc.first...)
-			c := testClaims(&objects)
-			err := c.Check(t.Context(), resourceOf(kindOf(tc.second)), tc.second, nil)
-			require.Error(t, err)
-			require.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
-			causes := err.(apierrors.APIStatus).Status().Details.Causes
-			require.Len(t, causes, 1, "%v", err)
-			assert.Equal(t, tc.field, causes[0].Field)
-			for _, w := range tc.want {
-				assert.Contains(t, causes[0].Message, w)
-			}
-		})
+		for _, indexed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, indexed %v", tc.name, indexed), func(t *testing.T) {
+				objects := append([]runtime.Object{}, tc.first...)
+				c := testClaims(&objects)
+				if indexed {
+					runIndex(t, c)
+				}
+				err := c.Check(t.Context(), resourceOf(kindOf(tc.second)), tc.second, nil)
+				require.Error(t, err)
+				require.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
+				causes := err.(apierrors.APIStatus).Status().Details.Causes
+				require.Len(t, causes, 1, "%v", err)
+				assert.Equal(t, tc.field, causes[0].Field)
+				for _, w := range tc.want {
+					assert.Contains(t, causes[0].Message, w)
+				}
+			})
+		}
 	}
+}
+
+// runIndex runs c's index of derived names until the test ends, and waits until the checks
+// answer from it.
+func runIndex(t *testing.T, c *store.Claims) {
+	t.Helper()
+	c.Run(t.Context())
+	require.Eventually(t, c.Indexed, 5*time.Second, time.Millisecond, "the index lists every kind")
+}
+
+// TestClaimsIndexFollowsWrites: once the checks answer from the index, what this replica
+// stores (Observe) counts at once, what it deletes (Forget) no longer does, a spec change
+// that derives another name moves the name, and the object itself never clashes with its
+// own names.
+func TestClaimsIndexFollowsWrites(t *testing.T) {
+	objects := []runtime.Object{}
+	c := testClaims(&objects)
+	runIndex(t, c)
+	alpha := rootShard("alpha")
+	alpha.UID, alpha.Generation = "uid-alpha", 1
+	shard := shardOf("alpha", "root")
+	require.NoError(t, c.Check(t.Context(), resourceOf("Shard"), shard, nil), "nothing stored yet")
+
+	c.Observe("rootshards", alpha)
+	err := c.Check(t.Context(), resourceOf("Shard"), shard, nil)
+	require.True(t, apierrors.IsInvalid(err), "a RootShard just stored counts at once: %v", err)
+	assert.Contains(t, err.Error(), "RootShard/alpha")
+	require.NoError(t, c.Check(t.Context(), resourceOf("RootShard"), alpha, nil), "an object's own names are not a clash")
+
+	c.Forget("rootshards", alpha)
+	require.NoError(t, c.Check(t.Context(), resourceOf("Shard"), shard, nil), "a deleted RootShard no longer counts")
+
+	// A Kubeconfig that moves its Secret: the old name is free, the new one taken.
+	kc := kubeconfigOf("admin", "shared", "root")
+	kc.UID, kc.Generation = "uid-kc", 1
+	c.Observe("kubeconfigs", kc)
+	other := kubeconfigOf("b", "shared", "root")
+	require.Error(t, c.Check(t.Context(), resourceOf("Kubeconfig"), other, nil))
+	moved := kc.DeepCopy()
+	moved.Spec.SecretRef.Name, moved.Generation = "elsewhere", 2
+	c.Observe("kubeconfigs", moved)
+	require.NoError(t, c.Check(t.Context(), resourceOf("Kubeconfig"), other, nil), "the name it derived before is free")
+	stale := kc.DeepCopy()
+	c.Observe("kubeconfigs", stale)
+	require.NoError(t, c.Check(t.Context(), resourceOf("Kubeconfig"), other, nil),
+		"an older generation seen late (a watch event after this replica's own write) does not undo the newer")
 }
 
 func TestClaimsAllowNearNames(t *testing.T) {

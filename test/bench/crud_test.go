@@ -118,6 +118,7 @@ func BenchmarkCrud(b *testing.B) {
 		}
 	}
 	listBig(b, ctx, e, crd, ours)
+	createInAFullNamespace(b, ctx, e, crd, ours, outcomes["create"])
 	e.save(b)
 }
 
@@ -336,6 +337,30 @@ func listBig(b *testing.B, ctx context.Context, e *entry, crd, ours *crudKind) {
 			e.ratio("list of %d in protobuf: p50 %.0f ms through aggregation = %.2f× its JSON (%.0f ms), %.2f× the CRD's JSON (%.0f ms)",
 				bigList, pb, pb/a, a, pb/c, c)
 		}
+	}
+}
+
+// createInAFullNamespace measures crudObjects more creates ("m-0000"…) in the namespace of
+// the large LIST, which holds bigList objects of each kind by then, next to the creates in
+// the namespace of crudObjects (atFew): a create must not cost more as its namespace fills
+// (the check of derived names answers from an index, not from a list of the namespace).
+func createInAFullNamespace(b *testing.B, ctx context.Context, e *entry, crd, ours *crudKind, atFew map[string]outcome) {
+	full := map[string]outcome{}
+	for _, k := range []*crudKind{crd, ours} {
+		name := fmt.Sprintf("create-among-%d-%s", bigList, k.name)
+		b.Run(name, func(b *testing.B) {
+			o := k.spread(ctx, crudObjects, func(ctx context.Context, c, i int) error {
+				_, err := k.clients[c].Namespace(bigListNamespace).Create(ctx, k.rootShard(fmt.Sprintf("m-%04d", i)), metav1.CreateOptions{})
+				return err
+			})
+			o.report(b, e, name)
+			full[k.name] = o
+		})
+	}
+	a, few := full["aggregated"].percentile(0.50), atFew["aggregated"].percentile(0.50)
+	if c := full["crd"].percentile(0.50); c > 0 && few > 0 {
+		e.ratio("create among %d objects of a namespace: p50 %.1f ms through aggregation = %.2f× the p50 among %d (%.1f ms), %.2f× the CRD's among %d (%.1f ms)",
+			bigList, a, a/few, crudObjects, few, a/c, bigList, c)
 	}
 }
 

@@ -61,6 +61,10 @@ type Claims struct {
 	// otherwise repeat for each.
 	mu      sync.Mutex
 	derived map[string]map[string]derivedAt
+
+	// index holds the names every stored object derives, kept current by Run; a check
+	// answers from it once it is ready (claimindex.go).
+	index claimIndex
 }
 
 // derivedAt are an object's derived names as of its UID and resourceVersion.
@@ -71,8 +75,30 @@ type derivedAt struct {
 }
 
 // SetClaims has the endpoint refuse an object whose derived names another object of its
-// namespace derives; it is called before the server serves.
-func (r *REST) SetClaims(c *Claims) { r.claims = c }
+// namespace derives, and index what it stores at once (Claims.Observe); it is called before
+// the server serves.
+func (r *REST) SetClaims(c *Claims) {
+	r.claims = c
+	resource := r.Store.DefaultQualifiedResource.Resource
+	r.Store.AfterCreate = func(obj runtime.Object, options *metav1.CreateOptions) {
+		if len(options.DryRun) == 0 {
+			c.Observe(resource, obj)
+		}
+	}
+	r.Store.AfterUpdate = func(obj runtime.Object, options *metav1.UpdateOptions) {
+		if len(options.DryRun) == 0 {
+			c.Observe(resource, obj)
+		}
+	}
+	r.Store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
+		if len(options.DryRun) == 0 {
+			c.Forget(resource, obj)
+		}
+	}
+}
+
+// Claims are the endpoint's claims on derived names, nil without.
+func (r *REST) Claims() *Claims { return r.claims }
 
 // claimsCreate runs next, then the claims check of a new object.
 func (r *REST) claimsCreate(next rest.ValidateObjectFunc) rest.ValidateObjectFunc {
@@ -142,6 +168,9 @@ func (c *Claims) Check(ctx context.Context, resource schema.GroupResource, obj, 
 		wanted[n.Name] = n
 	}
 
+	if c.Indexed() {
+		return c.checkIndexed(resource, o, wanted)
+	}
 	var errs field.ErrorList
 	own := resource.Resource
 	ctx = genericapirequest.WithNamespace(ctx, o.GetNamespace())
@@ -191,6 +220,25 @@ func (c *Claims) Check(ctx context.Context, resource schema.GroupResource, obj, 
 		return nil
 	}
 	return apierrors.NewInvalid(operator.Kind(c.kindOf(resource)), o.GetName(), errs)
+}
+
+// checkIndexed is Check from the index: the objects of the namespace that derive one of
+// wanted, the names of o, of resource, that an update adds or a create derives.
+func (c *Claims) checkIndexed(resource schema.GroupResource, o metav1.Object, wanted map[string]DerivedName) error {
+	own := c.kindOf(resource)
+	keys, clashes := c.index.owners(o.GetNamespace(), wanted)
+	var errs field.ErrorList
+	for _, key := range keys {
+		kind, name, _ := strings.Cut(key, "/")
+		if kind == own && name == o.GetName() {
+			continue
+		}
+		errs = append(errs, clashError(o.GetName(), kind, name, clashes[key]))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(operator.Kind(own), o.GetName(), errs)
 }
 
 // derivedOf are the names a stored object derives, kept from an earlier check while its UID
