@@ -54,6 +54,7 @@ func validateRootShardSpec(spec *operator.RootShardSpec, fldPath *field.Path) fi
 	allErrs = append(allErrs, validateRootShardCacheConfig(spec.Cache, fldPath.Child("cache"))...)
 	allErrs = append(allErrs, validateCertificates(spec.Certificates, fldPath.Child("certificates"))...)
 	allErrs = append(allErrs, validateRootShardProxy(spec.Proxy, fldPath.Child("proxy"))...)
+	allErrs = append(allErrs, validateSetupVersion(spec, fldPath)...)
 	return allErrs
 }
 
