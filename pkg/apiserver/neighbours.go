@@ -22,38 +22,47 @@ import (
 	shardresources "github.com/kcp-setups/apiserver/pkg/resources/shard"
 )
 
-// neighbours has the FrontProxy, Shard and Link endpoints hold an object against the other
+// neighbours has the endpoints hold an object against the other
 // objects of this API (store.Neighbours): a path mapping's backend stays in the cluster's own
 // domain, a shardBaseURL is no other shard's address, a new address is refused to a requester
 // who could not create the Kubeconfigs whose Secrets it rewrites (authz answers that), and a
-// Link's identity is no other Link's of its RootShard, and a CacheServer's etcd and prefix are
-// no other CacheServer's.
+// Link's identity is no other Link's of its RootShard, a CacheServer's etcd and prefix are no
+// other CacheServer's; and a RootShard and the members of its setup keep to the setup's
+// release (releases.go).
 func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz authorizer.Authorizer) {
 	kinds := map[string]rest.Lister{}
 	for resource, main := range mains {
 		kinds[resource] = main
 	}
-	if fp, ok := mains["frontproxies"]; ok {
-		fp.SetNeighbourCheck(kinds, func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
-			if err := backendsInClusterDomain(ctx, n, obj, old); err != nil {
+	kubeconfigsFollow := func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+		return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
+	}
+	shardBaseURL := func(_ context.Context, n store.Neighbours, obj, old runtime.Object) error {
+		return shardBaseURLUnused(scheme, n, obj, old)
+	}
+	for resource, checks := range map[string][]store.NeighbourCheck{
+		"frontproxies":      {backendsInClusterDomain, kubeconfigsFollow, memberRelease},
+		"shards":            {shardBaseURL, kubeconfigsFollow, memberRelease},
+		"links":             {link.IdentityUnique},
+		"rootshards":        {setupRelease},
+		"cacheservers":      {cacheserver.EtcdUnshared, memberRelease},
+		"virtualworkspaces": {memberRelease},
+	} {
+		if r, ok := mains[resource]; ok {
+			r.SetNeighbourCheck(kinds, allOf(checks))
+		}
+	}
+}
+
+// allOf runs checks in order; the first error is the answer.
+func allOf(checks []store.NeighbourCheck) store.NeighbourCheck {
+	return func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+		for _, check := range checks {
+			if err := check(ctx, n, obj, old); err != nil {
 				return err
 			}
-			return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
-		})
-	}
-	if s, ok := mains["shards"]; ok {
-		s.SetNeighbourCheck(kinds, func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
-			if err := shardBaseURLUnused(scheme, n, obj, old); err != nil {
-				return err
-			}
-			return kubeconfigsFollowTheirTarget(ctx, authz, n, obj, old)
-		})
-	}
-	if l, ok := mains["links"]; ok {
-		l.SetNeighbourCheck(kinds, link.IdentityUnique)
-	}
-	if cs, ok := mains["cacheservers"]; ok {
-		cs.SetNeighbourCheck(kinds, cacheserver.EtcdUnshared)
+		}
+		return nil
 	}
 }
 

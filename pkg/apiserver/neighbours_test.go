@@ -20,10 +20,12 @@ import (
 func neighboursOf(objects ...runtime.Object) store.Neighbours {
 	kinds := map[string]rest.Lister{}
 	for resource, newList := range map[string]func() runtime.Object{
-		"rootshards":   func() runtime.Object { return &operator.RootShardList{} },
-		"shards":       func() runtime.Object { return &operator.ShardList{} },
-		"frontproxies": func() runtime.Object { return &operator.FrontProxyList{} },
-		"kubeconfigs":  func() runtime.Object { return &operator.KubeconfigList{} },
+		"rootshards":        func() runtime.Object { return &operator.RootShardList{} },
+		"shards":            func() runtime.Object { return &operator.ShardList{} },
+		"frontproxies":      func() runtime.Object { return &operator.FrontProxyList{} },
+		"kubeconfigs":       func() runtime.Object { return &operator.KubeconfigList{} },
+		"cacheservers":      func() runtime.Object { return &operator.CacheServerList{} },
+		"virtualworkspaces": func() runtime.Object { return &operator.VirtualWorkspaceList{} },
 	} {
 		var own []runtime.Object
 		for _, o := range objects {

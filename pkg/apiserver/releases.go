@@ -1,0 +1,322 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/warning"
+
+	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	"github.com/kcp-setups/apiserver/pkg/kcpversion"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
+	"github.com/kcp-setups/apiserver/pkg/upgrade"
+)
+
+// The refusals of a change of a setup's release (docs/kcp-versions.md, "Refused before
+// anything changes"), held against the setup's other objects: a RootShard's spec.version
+// against what its members run and their settings, a member's own spec.image.tag against
+// its RootShard's spec.version. The rules are upgrade's; this reads the objects. Validation
+// refused a spec.version that names no release already.
+
+// imageTag is a component's spec.image.tag, "" when it pins none.
+func imageTag(image *operator.ImageSpec) string {
+	if image == nil {
+		return ""
+	}
+	return image.Tag
+}
+
+// pin is a member of a setup that pins its own image tag, at path of its object.
+type pin struct {
+	kind, name, tag string
+	path            *field.Path
+}
+
+// setupRelease refuses a RootShard's spec.version that the setup cannot move to, with a 422
+// at spec.version (or at the RootShard's own pinned tags), and warns of every member that
+// pins another release. It holds a new spec.version only: an edit that keeps it is not
+// refused for what the other objects became since.
+func setupRelease(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+	rs, ok := obj.(*operator.RootShard)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("not a RootShard: %T", obj))
+	}
+	release, ok := kcpversion.Known(rs.Spec.Version)
+	if !ok {
+		return nil
+	}
+	prev, _ := old.(*operator.RootShard)
+	if prev != nil && prev.Spec.Version == rs.Spec.Version && sameCache(prev, rs) &&
+		imageTag(prev.Spec.Image) == imageTag(rs.Spec.Image) && imageTag(proxyImage(prev)) == imageTag(proxyImage(rs)) {
+		return nil
+	}
+	versionPath := field.NewPath("spec", "version")
+	var errs field.ErrorList
+	if prev != nil {
+		if err := upgrade.CheckChange(runsBefore(prev), release); err != nil {
+			errs = append(errs, field.Invalid(versionPath, rs.Spec.Version, err.Error()))
+		}
+	}
+	if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
+		got, err := n.Get("cacheservers", rs.Namespace, ref.Reference.Name)
+		if err != nil {
+			return err
+		}
+		if cs, ok := got.(*operator.CacheServer); ok && cs.Spec.Etcd != nil && imageTag(cs.Spec.Image) == "" {
+			if err := upgrade.CheckCacheServerEtcd(release); err != nil {
+				errs = append(errs, field.Invalid(versionPath, rs.Spec.Version, fmt.Sprintf("CacheServer %q (spec.cache.ref) follows the setup: %v", cs.Name, err)))
+			}
+		}
+	}
+	members, err := pinnedMembers(n, rs)
+	if err != nil {
+		return err
+	}
+	for _, m := range members {
+		warn, err := upgrade.CheckPinned(release, m.tag)
+		switch {
+		case err != nil && m.kind == "RootShard":
+			// The RootShard's own tags: the field to change is its own.
+			errs = append(errs, field.Invalid(m.path, m.tag, err.Error()))
+		case err != nil:
+			errs = append(errs, field.Invalid(versionPath, rs.Spec.Version, fmt.Sprintf("%s/%s %s: change its %s first", m.kind, m.name, err, m.path)))
+		case warn != "":
+			warning.AddWarning(ctx, "", fmt.Sprintf("%s/%s %s: %s", m.kind, m.name, m.path, warn))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, errs)
+}
+
+func proxyImage(rs *operator.RootShard) *operator.ImageSpec {
+	if rs.Spec.Proxy == nil {
+		return nil
+	}
+	return rs.Spec.Proxy.Image
+}
+
+func sameCache(a, b *operator.RootShard) bool {
+	name := func(rs *operator.RootShard) string {
+		if rs.Spec.Cache == nil || rs.Spec.Cache.Reference == nil {
+			return ""
+		}
+		return rs.Spec.Cache.Reference.Name
+	}
+	return name(a) == name(b)
+}
+
+// runsBefore are the releases the members of the stored RootShard's setup run or are to
+// run: its spec.version, and its status.version's current and each following member's
+// desired and running release; before the roll recorded any, what the RootShard itself runs
+// (its spec.image.tag, else the default).
+func runsBefore(rs *operator.RootShard) []kcpversion.Version {
+	tags := []string{rs.Spec.Version}
+	if v := rs.Status.Version; v != nil {
+		tags = append(tags, v.Current)
+		for _, c := range v.Components {
+			if !c.Pinned {
+				tags = append(tags, c.Desired, c.Running)
+			}
+		}
+	} else if t := imageTag(rs.Spec.Image); t != "" {
+		tags = append(tags, t)
+	} else if rs.Spec.Version == "" {
+		tags = append(tags, kcpversion.DefaultTag)
+	}
+	return upgrade.Runs(tags...)
+}
+
+// pinnedMembers are the members of rs's setup that pin their own image tag
+// (docs/kcp-versions.md, "Who follows the setup"): the RootShard itself and its internal
+// proxy, the CacheServer it names, its Shards and FrontProxies, and the kcp
+// VirtualWorkspaces of it or of its Shards.
+func pinnedMembers(n store.Neighbours, rs *operator.RootShard) ([]pin, error) {
+	var pins []pin
+	add := func(kind, name string, image *operator.ImageSpec, path *field.Path) {
+		if t := imageTag(image); t != "" {
+			pins = append(pins, pin{kind: kind, name: name, tag: t, path: path})
+		}
+	}
+	tagPath := field.NewPath("spec", "image", "tag")
+	add("RootShard", rs.Name, rs.Spec.Image, tagPath)
+	add("RootShard", rs.Name, proxyImage(rs), field.NewPath("spec", "proxy", "image", "tag"))
+	if ref := rs.Spec.Cache; ref != nil && ref.Reference != nil {
+		got, err := n.Get("cacheservers", rs.Namespace, ref.Reference.Name)
+		if err != nil {
+			return nil, err
+		}
+		if cs, ok := got.(*operator.CacheServer); ok {
+			add("CacheServer", cs.Name, cs.Spec.Image, tagPath)
+		}
+	}
+	shards := map[string]bool{}
+	items, err := n.List("shards", rs.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		if s, ok := item.(*operator.Shard); ok && refersTo(s.Spec.RootShard.Reference, rs.Name) {
+			shards[s.Name] = true
+			add("Shard", s.Name, s.Spec.Image, tagPath)
+		}
+	}
+	if items, err = n.List("frontproxies", rs.Namespace); err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		if fp, ok := item.(*operator.FrontProxy); ok && refersTo(fp.Spec.RootShard.Reference, rs.Name) {
+			add("FrontProxy", fp.Name, fp.Spec.Image, tagPath)
+		}
+	}
+	if items, err = n.List("virtualworkspaces", rs.Namespace); err != nil {
+		return nil, err
+	}
+	for _, item := range items {
+		vw, ok := item.(*operator.VirtualWorkspace)
+		if !ok || len(vw.Spec.Command) > 0 {
+			continue
+		}
+		if t := vw.Spec.Target; refersTo(t.RootShardRef, rs.Name) || (t.ShardRef != nil && shards[t.ShardRef.Name]) {
+			add("VirtualWorkspace", vw.Name, vw.Spec.Image, tagPath)
+		}
+	}
+	return pins, nil
+}
+
+func refersTo(ref *corev1.LocalObjectReference, name string) bool {
+	return ref != nil && ref.Name == name
+}
+
+// memberRelease refuses a member's spec.image.tag more than one minor from the spec.version
+// of the versioned RootShard it follows (422 at spec.image.tag) and warns of any other
+// difference; and it refuses a CacheServer with spec.etcd that would follow a versioned
+// RootShard below kcpversion.CacheServerEtcd (422 at spec.etcd). Only a create, or an update
+// that changes the tag or the etcd, is held: an unrelated edit is not refused for what the
+// RootShard became since.
+func memberRelease(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+	m, err := memberOf(obj)
+	if err != nil {
+		return err
+	}
+	if m.tag == "" && !m.etcd {
+		return nil
+	}
+	if old != nil {
+		if prev, err := memberOf(old); err == nil && prev.tag == m.tag && prev.etcd == m.etcd {
+			return nil
+		}
+	}
+	setups, err := m.setups(n)
+	if err != nil {
+		return err
+	}
+	var errs field.ErrorList
+	for _, rs := range setups {
+		release, ok := kcpversion.Known(rs.Spec.Version)
+		if !ok {
+			continue
+		}
+		if m.etcd && m.tag == "" {
+			if err := upgrade.CheckCacheServerEtcd(release); err != nil {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "etcd"), fmt.Sprintf(
+					"RootShard %q names this CacheServer and runs its setup at %s (spec.version): %v; pin spec.image.tag or move the setup first", rs.Name, release, err)))
+			}
+		}
+		if m.tag == "" || len(setups) > 1 {
+			// A CacheServer that several versioned setups name follows none of them.
+			continue
+		}
+		warn, err := upgrade.CheckPinned(release, m.tag)
+		tagPath := field.NewPath("spec", "image", "tag")
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(tagPath, m.tag, fmt.Sprintf("RootShard %q runs its setup at %s (spec.version): this %s", rs.Name, release, err)))
+		case warn != "":
+			warning.AddWarning(ctx, "", fmt.Sprintf("%s: this %s of RootShard %q %s", tagPath, m.kind, rs.Name, warn))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(operator.Kind(m.kind), m.name, errs)
+}
+
+// member is what memberRelease holds of a Shard, FrontProxy, CacheServer or
+// VirtualWorkspace.
+type member struct {
+	kind, name, tag string
+	etcd            bool
+	// setups are the versioned RootShards whose setup it follows.
+	setups func(n store.Neighbours) ([]*operator.RootShard, error)
+}
+
+// memberOf reads obj as a member of a setup.
+func memberOf(obj runtime.Object) (member, error) {
+	none := func(store.Neighbours) ([]*operator.RootShard, error) { return nil, nil }
+	switch o := obj.(type) {
+	case *operator.Shard:
+		m := member{kind: "Shard", name: o.Name, tag: imageTag(o.Spec.Image)}
+		m.setups = versionedRootShard(o.Namespace, o.Spec.RootShard.Reference)
+		return m, nil
+	case *operator.FrontProxy:
+		m := member{kind: "FrontProxy", name: o.Name, tag: imageTag(o.Spec.Image)}
+		m.setups = versionedRootShard(o.Namespace, o.Spec.RootShard.Reference)
+		return m, nil
+	case *operator.CacheServer:
+		m := member{kind: "CacheServer", name: o.Name, tag: imageTag(o.Spec.Image), etcd: o.Spec.Etcd != nil}
+		m.setups = func(n store.Neighbours) ([]*operator.RootShard, error) {
+			items, err := n.List("rootshards", o.Namespace)
+			if err != nil {
+				return nil, err
+			}
+			var naming []*operator.RootShard
+			for _, item := range items {
+				if rs, ok := item.(*operator.RootShard); ok && rs.Spec.Version != "" && rs.Spec.Cache != nil && refersTo(rs.Spec.Cache.Reference, o.Name) {
+					naming = append(naming, rs)
+				}
+			}
+			return naming, nil
+		}
+		return m, nil
+	case *operator.VirtualWorkspace:
+		m := member{kind: "VirtualWorkspace", name: o.Name, tag: imageTag(o.Spec.Image), setups: none}
+		switch t := o.Spec.Target; {
+		case len(o.Spec.Command) > 0:
+			// A third-party server runs its own image.
+		case t.RootShardRef != nil:
+			m.setups = versionedRootShard(o.Namespace, t.RootShardRef)
+		case t.ShardRef != nil:
+			m.setups = func(n store.Neighbours) ([]*operator.RootShard, error) {
+				got, err := n.Get("shards", o.Namespace, t.ShardRef.Name)
+				if s, ok := got.(*operator.Shard); ok && err == nil {
+					return versionedRootShard(o.Namespace, s.Spec.RootShard.Reference)(n)
+				}
+				return nil, err
+			}
+		}
+		return m, nil
+	}
+	return member{}, apierrors.NewInternalError(fmt.Errorf("not a member of a setup: %T", obj))
+}
+
+// versionedRootShard reads the RootShard ref names in namespace, when it has a spec.version.
+// A member that names its RootShard otherwise (a copy of its join Secret, a link) is in
+// another setup's cluster and keeps its own tag.
+func versionedRootShard(namespace string, ref *corev1.LocalObjectReference) func(n store.Neighbours) ([]*operator.RootShard, error) {
+	return func(n store.Neighbours) ([]*operator.RootShard, error) {
+		if ref == nil {
+			return nil, nil
+		}
+		got, err := n.Get("rootshards", namespace, ref.Name)
+		if rs, ok := got.(*operator.RootShard); ok && err == nil && rs.Spec.Version != "" {
+			return []*operator.RootShard{rs}, nil
+		}
+		return nil, err
+	}
+}
