@@ -3,6 +3,8 @@ package main
 
 import (
 	"os"
+	// The time zones of maintenance windows load in a container without a zone database.
+	_ "time/tzdata"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/component-base/cli"
