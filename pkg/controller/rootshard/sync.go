@@ -56,7 +56,7 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs))
 	// Last, from what was observed: the roll of its setup to spec.version.
 	c.roll(obj, status)
-	return nil
+	return c.maintain(ctx, obj, status)
 }
 
 // inputs are what a RootShard's realize is given, read before it: its PKI, its cache
