@@ -31,18 +31,24 @@ func TestValidateSetupVersion(t *testing.T) {
 			want:   []wantErr{notSupported("spec.version", `"v0.32.3"`)},
 		},
 		{
-			name:   "a progress deadline",
-			mutate: func(rs *operator.RootShard) { rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](1)} },
+			name: "a progress deadline",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](1)}
+			},
 		},
 		{
-			name:   "a progress deadline of zero",
-			mutate: func(rs *operator.RootShard) { rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](0)} },
-			want:   []wantErr{invalid("spec.upgrade.progressDeadlineSeconds", "must be between 1 and 86400 (a day)")},
+			name: "a progress deadline of zero",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](0)}
+			},
+			want: []wantErr{invalid("spec.upgrade.progressDeadlineSeconds", "must be between 1 and 86400 (a day)")},
 		},
 		{
-			name:   "a progress deadline over a day",
-			mutate: func(rs *operator.RootShard) { rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](86401)} },
-			want:   []wantErr{invalid("spec.upgrade.progressDeadlineSeconds")},
+			name: "a progress deadline over a day",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Upgrade = &operator.UpgradeStrategy{ProgressDeadlineSeconds: ptr[int32](86401)}
+			},
+			want: []wantErr{invalid("spec.upgrade.progressDeadlineSeconds")},
 		},
 		{
 			name: "a window with autoUpdate Patch",
@@ -103,9 +109,11 @@ func TestValidateSetupVersion(t *testing.T) {
 			want:   []wantErr{invalid("spec.maintenance.window.duration")},
 		},
 		{
-			name:   "a day that is no weekday name, a day twice",
-			mutate: func(rs *operator.RootShard) { rs.Spec.Maintenance = window("02:00", time.Hour, "", "Monday", "tuesday", "Monday") },
-			want:   []wantErr{notSupported("spec.maintenance.window.days[1]", `"Sunday", "Monday"`), duplicate("spec.maintenance.window.days[2]")},
+			name: "a day that is no weekday name, a day twice",
+			mutate: func(rs *operator.RootShard) {
+				rs.Spec.Maintenance = window("02:00", time.Hour, "", "Monday", "tuesday", "Monday")
+			},
+			want: []wantErr{notSupported("spec.maintenance.window.days[1]", `"Sunday", "Monday"`), duplicate("spec.maintenance.window.days[2]")},
 		},
 		{
 			name:   "an unknown time zone",
