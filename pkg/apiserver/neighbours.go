@@ -44,7 +44,7 @@ func neighbours(scheme *runtime.Scheme, mains map[string]*store.REST, authz auth
 		"frontproxies":      {backendsInClusterDomain, kubeconfigsFollow, memberRelease},
 		"shards":            {shardBaseURL, kubeconfigsFollow, memberRelease},
 		"links":             {link.IdentityUnique},
-		"rootshards":        {setupRelease},
+		"rootshards":        {setupRelease(authz)},
 		"cacheservers":      {cacheserver.EtcdUnshared, memberRelease},
 		"virtualworkspaces": {memberRelease},
 	} {

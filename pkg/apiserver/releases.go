@@ -8,9 +8,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 	"github.com/kcp-setups/apiserver/pkg/upgrade"
@@ -30,17 +32,26 @@ func imageTag(image *operator.ImageSpec) string {
 	return image.Tag
 }
 
-// pin is a member of a setup that pins its own image tag, at path of its object.
-type pin struct {
-	kind, name, tag string
-	path            *field.Path
+// component is a member of a setup with its image: its tag at path of its object, its
+// repository.
+type component struct {
+	kind, name, tag, repository string
+	path                        *field.Path
 }
 
 // setupRelease refuses a RootShard's spec.version that the setup cannot move to, with a 422
 // at spec.version (or at the RootShard's own pinned tags), and warns of every member that
-// pins another release. It holds a new spec.version only: an edit that keeps it is not
-// refused for what the other objects became since.
-func setupRelease(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+// pins another release. A following member whose image is of another repository than kcp's
+// runs, at the new release, code of that repository's choice: as a change of its own tag
+// would, it needs create on Deployments, asked of authz (403). It holds a new spec.version
+// only: an edit that keeps it is not refused for what the other objects became since.
+func setupRelease(authz authorizer.Authorizer) store.NeighbourCheck {
+	return func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
+		return holdSetupRelease(ctx, authz, n, obj, old)
+	}
+}
+
+func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.Neighbours, obj, old runtime.Object) error {
 	rs, ok := obj.(*operator.RootShard)
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("not a RootShard: %T", obj))
@@ -72,11 +83,18 @@ func setupRelease(ctx context.Context, n store.Neighbours, obj, old runtime.Obje
 			}
 		}
 	}
-	members, err := pinnedMembers(n, rs)
+	members, err := membersOf(n, rs)
 	if err != nil {
 		return err
 	}
+	var need []store.Permission
 	for _, m := range members {
+		if m.tag == "" {
+			if m.repository != "" && m.repository != operatorv1alpha1.DefaultImageRepository && (prev == nil || prev.Spec.Version != rs.Spec.Version) {
+				need = append(need, store.RunPermission(versionPath, fmt.Sprintf("%s for %s/%s, whose image is of repository %s", rs.Spec.Version, m.kind, m.name, m.repository)))
+			}
+			continue
+		}
 		warn, err := upgrade.CheckPinned(release, m.tag)
 		switch {
 		case err != nil && m.kind == "RootShard":
@@ -88,10 +106,10 @@ func setupRelease(ctx context.Context, n store.Neighbours, obj, old runtime.Obje
 			warning.AddWarning(ctx, "", fmt.Sprintf("%s/%s %s: %s", m.kind, m.name, m.path, warn))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, errs)
 	}
-	return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, errs)
+	return store.RequirePermissions(ctx, authz, rs.Namespace, need, nil, operator.Resource("rootshards"), rs.Name)
 }
 
 func proxyImage(rs *operator.RootShard) *operator.ImageSpec {
@@ -132,16 +150,17 @@ func runsBefore(rs *operator.RootShard) []kcpversion.Version {
 	return upgrade.Runs(tags...)
 }
 
-// pinnedMembers are the members of rs's setup that pin their own image tag
-// (docs/kcp-versions.md, "Who follows the setup"): the RootShard itself and its internal
-// proxy, the CacheServer it names, its Shards and FrontProxies, and the kcp
-// VirtualWorkspaces of it or of its Shards.
-func pinnedMembers(n store.Neighbours, rs *operator.RootShard) ([]pin, error) {
-	var pins []pin
+// membersOf are the members of rs's setup with their images (docs/kcp-versions.md, "Who
+// follows the setup"): the RootShard itself and its internal proxy, the CacheServer it
+// names, its Shards and FrontProxies, and the kcp VirtualWorkspaces of it or of its Shards.
+func membersOf(n store.Neighbours, rs *operator.RootShard) ([]component, error) {
+	var members []component
 	add := func(kind, name string, image *operator.ImageSpec, path *field.Path) {
-		if t := imageTag(image); t != "" {
-			pins = append(pins, pin{kind: kind, name: name, tag: t, path: path})
+		c := component{kind: kind, name: name, path: path}
+		if image != nil {
+			c.tag, c.repository = image.Tag, image.Repository
 		}
+		members = append(members, c)
 	}
 	tagPath := field.NewPath("spec", "image", "tag")
 	add("RootShard", rs.Name, rs.Spec.Image, tagPath)
@@ -186,7 +205,7 @@ func pinnedMembers(n store.Neighbours, rs *operator.RootShard) ([]pin, error) {
 			add("VirtualWorkspace", vw.Name, vw.Spec.Image, tagPath)
 		}
 	}
-	return pins, nil
+	return members, nil
 }
 
 func refersTo(ref *corev1.LocalObjectReference, name string) bool {

@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -180,7 +183,7 @@ func TestSetupReleaseRefusals(t *testing.T) {
 			if tc.old != nil {
 				old = tc.old
 			}
-			err, warned := holdRelease(t, setupRelease, tc.obj, old, tc.others...)
+			err, warned := holdRelease(t, setupRelease(nil), tc.obj, old, tc.others...)
 			assertRefused(t, err, tc.refused)
 			assert.Equal(t, tc.warnings, prefixes(warned, tc.warnings))
 		})
@@ -275,6 +278,78 @@ func TestMemberReleaseRefusals(t *testing.T) {
 			err, warned := holdRelease(t, memberRelease, tc.obj, tc.old, tc.others...)
 			assertRefused(t, err, tc.refused)
 			assert.Equal(t, tc.warnings, prefixes(warned, tc.warnings))
+		})
+	}
+}
+
+// TestAReleaseOfAnotherRepositoryNeedsToRunIt: a new spec.version moves each following member
+// whose image is of another repository than kcp's to a tag of that repository, which runs
+// code of its choice: as a change of its own tag would, it needs create on Deployments (403
+// naming spec.version and the member); a member of kcp's repository, or one that pins its
+// tag, asks nothing, and neither does an edit that keeps spec.version.
+func TestAReleaseOfAnotherRepositoryNeedsToRunIt(t *testing.T) {
+	custom := func(o *operator.Shard, tag string) *operator.Shard {
+		o.Spec.Image = &operator.ImageSpec{Repository: "registry.example.com/kcp", Tag: tag}
+		return o
+	}
+	tests := []struct {
+		name      string
+		obj, old  *operator.RootShard
+		others    []runtime.Object
+		mayRun    bool
+		forbidden string
+	}{
+		{
+			name: "a Shard of another repository", obj: versioned("v0.32.3"), old: versioned("v0.31.6"),
+			others:    []runtime.Object{custom(shardOf("b", "root"), "")},
+			forbidden: `user "eve" may not set spec.version to v0.32.3 for Shard/b, whose image is of repository registry.example.com/kcp without create on deployments.apps in namespace "team-a"`,
+		},
+		{
+			name: "the RootShard's own image of another repository", obj: versioned("v0.32.3", func(rs *operator.RootShard) {
+				rs.Spec.Image = &operator.ImageSpec{Repository: "registry.example.com/kcp"}
+			}),
+			forbidden: "spec.version to v0.32.3 for RootShard/root, whose image is of repository registry.example.com/kcp",
+		},
+		{
+			name: "allowed to run it", obj: versioned("v0.32.3"), old: versioned("v0.31.6"),
+			others: []runtime.Object{custom(shardOf("b", "root"), "")}, mayRun: true,
+		},
+		{name: "kcp's own repository", obj: versioned("v0.32.3"), old: versioned("v0.31.6"), others: []runtime.Object{shardOf("b", "root")}},
+		{
+			name: "a pinned tag of another repository does not follow", obj: versioned("v0.32.3"), old: versioned("v0.31.6"),
+			others: []runtime.Object{custom(shardOf("b", "root"), "v0.32.3")},
+		},
+		{
+			name: "spec.version kept", obj: versioned("v0.32.3", withCache("cache")), old: versioned("v0.32.3"),
+			others: []runtime.Object{custom(shardOf("b", "root"), "")},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			authz := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+				asked = append(asked, a.GetVerb()+" "+a.GetResource()+"."+a.GetAPIGroup())
+				if tc.mayRun {
+					return authorizer.DecisionAllow, "", nil
+				}
+				return authorizer.DecisionNoOpinion, "", nil
+			})
+			ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "eve"})
+			var old runtime.Object
+			if tc.old != nil {
+				old = tc.old
+			}
+			err := setupRelease(authz)(ctx, neighboursOf(tc.others...), tc.obj, old)
+			if tc.forbidden == "" {
+				require.NoError(t, err)
+				if !tc.mayRun {
+					assert.Empty(t, asked)
+				}
+				return
+			}
+			require.True(t, apierrors.IsForbidden(err), "a 403: %v", err)
+			assert.Contains(t, err.Error(), tc.forbidden)
+			assert.Equal(t, []string{"create deployments.apps"}, asked)
 		})
 	}
 }

@@ -102,6 +102,19 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 			"be granted those rights in the namespace (kcp-setups-edit grants use on the setups), or leave those fields out", requester.GetName(), strings.Join(missing, "; ")))
 }
 
+// RequirePermissions asks the authorizer every permission in need that had does not hold,
+// for the requester of ctx, as a kind's Admit does: for a check that reads other objects to
+// know what a field makes the server do (store.Neighbours). Without a requester (the
+// server's authentication off) it allows, as the admitter does.
+func RequirePermissions(ctx context.Context, authz authorizer.Authorizer, namespace string, need, had []Permission,
+	qualifiedResource schema.GroupResource, name string) error {
+	requester, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return requirePermissions(ctx, authz, requester, namespace, need, had, qualifiedResource, name)
+}
+
 // listIndex is a list index in a field path, such as the [1] of clusterRoles[1].
 var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
 

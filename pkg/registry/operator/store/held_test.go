@@ -377,6 +377,10 @@ var contentCases = []contentCase{
 			p := UsePermission(spec.Child("auth"), "rootshards", "root")
 			return []Permission{ChangeOf(p, operator.AuthSpec{DropGroups: []string{pick(v, "a", "b")}})}
 		}},
+	{name: "a release of another repository's image (a RootShard's spec.version)", kinds: []string{"RunPermission"}, asks: true,
+		build: func(v int) []Permission {
+			return []Permission{RunPermission(field.NewPath("spec", "version"), []string{"v0.31.6 for Shard/b", "v0.32.3 for Shard/b"}[v])}
+		}},
 	{name: "adopt annotation added", kinds: []string{"AdoptPermissions"}, asks: true,
 		build: func(v int) []Permission {
 			o := &metav1.ObjectMeta{}

@@ -161,6 +161,10 @@ func runPermission(fld *field.Path, value string) Permission {
 	return Permission{Field: fld.String(), Value: value, Verb: "create", Group: "apps", Resource: "deployments"}
 }
 
+// RunPermission is create on Deployments, for a field that chooses what a component's pods
+// run (runPermission).
+func RunPermission(fld *field.Path, value string) Permission { return runPermission(fld, value) }
+
 // runEtcdPermission is create on StatefulSets, for a field that chooses what a managed
 // etcd's pods run: the server runs them as a StatefulSet.
 func runEtcdPermission(fld *field.Path, value string) Permission {
