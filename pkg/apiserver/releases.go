@@ -43,7 +43,8 @@ type component struct {
 // at spec.version (or at the RootShard's own pinned tags), and warns of every member that
 // pins another release. A following member whose image is of another repository than kcp's
 // runs, at the new release, code of that repository's choice: as a change of its own tag
-// would, it needs create on Deployments, asked of authz (403). It holds a new spec.version
+// would, it needs create on Deployments, asked of authz (403); so does autoUpdate Patch, with
+// which the server moves the release later with its own rights. It holds a new spec.version
 // only: an edit that keeps it is not refused for what the other objects became since.
 func setupRelease(authz authorizer.Authorizer) store.NeighbourCheck {
 	return func(ctx context.Context, n store.Neighbours, obj, old runtime.Object) error {
@@ -61,7 +62,10 @@ func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.
 		return nil
 	}
 	prev, _ := old.(*operator.RootShard)
-	if prev != nil && prev.Spec.Version == rs.Spec.Version && sameCache(prev, rs) &&
+	newVersion := prev == nil || prev.Spec.Version != rs.Spec.Version
+	// autoUpdate Patch has the server move spec.version later, with its own rights.
+	newAutoUpdate := autoPatch(rs) && (prev == nil || !autoPatch(prev))
+	if !newVersion && !newAutoUpdate && sameCache(prev, rs) &&
 		imageTag(prev.Spec.Image) == imageTag(rs.Spec.Image) && imageTag(proxyImage(prev)) == imageTag(proxyImage(rs)) {
 		return nil
 	}
@@ -90,8 +94,15 @@ func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.
 	var need []store.Permission
 	for _, m := range members {
 		if m.tag == "" {
-			if m.repository != "" && m.repository != operatorv1alpha1.DefaultImageRepository && (prev == nil || prev.Spec.Version != rs.Spec.Version) {
+			if m.repository == "" || m.repository == operatorv1alpha1.DefaultImageRepository {
+				continue
+			}
+			if newVersion {
 				need = append(need, store.RunPermission(versionPath, fmt.Sprintf("%s for %s/%s, whose image is of repository %s", rs.Spec.Version, m.kind, m.name, m.repository)))
+			}
+			if newAutoUpdate {
+				need = append(need, store.RunPermission(field.NewPath("spec", "maintenance", "autoUpdate"),
+					fmt.Sprintf("Patch for %s/%s, whose image is of repository %s", m.kind, m.name, m.repository)))
 			}
 			continue
 		}
@@ -110,6 +121,10 @@ func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.
 		return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, errs)
 	}
 	return store.RequirePermissions(ctx, authz, rs.Namespace, need, nil, operator.Resource("rootshards"), rs.Name)
+}
+
+func autoPatch(rs *operator.RootShard) bool {
+	return rs.Spec.Maintenance != nil && rs.Spec.Maintenance.AutoUpdate == operator.AutoUpdatePatch
 }
 
 func proxyImage(rs *operator.RootShard) *operator.ImageSpec {

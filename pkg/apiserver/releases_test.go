@@ -286,11 +286,15 @@ func TestMemberReleaseRefusals(t *testing.T) {
 // whose image is of another repository than kcp's to a tag of that repository, which runs
 // code of its choice: as a change of its own tag would, it needs create on Deployments (403
 // naming spec.version and the member); a member of kcp's repository, or one that pins its
-// tag, asks nothing, and neither does an edit that keeps spec.version.
+// tag, asks nothing, and neither does an edit that keeps spec.version. Turning autoUpdate
+// Patch on asks it too: the server then moves spec.version with its own rights.
 func TestAReleaseOfAnotherRepositoryNeedsToRunIt(t *testing.T) {
 	custom := func(o *operator.Shard, tag string) *operator.Shard {
 		o.Spec.Image = &operator.ImageSpec{Repository: "registry.example.com/kcp", Tag: tag}
 		return o
+	}
+	autoUpdate := func(rs *operator.RootShard) {
+		rs.Spec.Maintenance = &operator.Maintenance{AutoUpdate: operator.AutoUpdatePatch}
 	}
 	tests := []struct {
 		name      string
@@ -321,6 +325,15 @@ func TestAReleaseOfAnotherRepositoryNeedsToRunIt(t *testing.T) {
 		},
 		{
 			name: "spec.version kept", obj: versioned("v0.32.3", withCache("cache")), old: versioned("v0.32.3"),
+			others: []runtime.Object{custom(shardOf("b", "root"), "")},
+		},
+		{
+			name: "autoUpdate Patch turned on: the server would move it later", obj: versioned("v0.32.1", autoUpdate), old: versioned("v0.32.1"),
+			others:    []runtime.Object{custom(shardOf("b", "root"), "")},
+			forbidden: `spec.maintenance.autoUpdate to Patch for Shard/b, whose image is of repository registry.example.com/kcp without create on deployments.apps`,
+		},
+		{
+			name: "autoUpdate Patch kept", obj: versioned("v0.32.1", autoUpdate, withCache("cache")), old: versioned("v0.32.1", autoUpdate),
 			others: []runtime.Object{custom(shardOf("b", "root"), "")},
 		},
 	}
