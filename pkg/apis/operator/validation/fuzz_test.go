@@ -137,6 +137,20 @@ func requireFieldErrors(t *testing.T, kind string, obj runtime.Object, errs fiel
 	}
 }
 
+// versionedRootShard seeds what the examples leave out: a setup's release, its upgrade
+// strategy and its maintenance window.
+const versionedRootShard = `apiVersion: operator.kcp.io/v1alpha1
+kind: RootShard
+metadata: {name: root, namespace: team-a}
+spec:
+  external: {hostname: kcp.example.com}
+  etcd: {endpoints: [https://etcd.kcp-system.svc.cluster.local:2379]}
+  version: v0.31.4
+  upgrade: {paused: true, progressDeadlineSeconds: 900}
+  maintenance:
+    window: {days: [Saturday, Sunday], start: "23:00", duration: 3h, timeZone: Europe/Berlin}
+    autoUpdate: Patch`
+
 // FuzzValidate posts arbitrary bytes as the body of every kind: decoded, defaulted and
 // converted by the server's decoder, then validated for creation, and for an update of the
 // kind's valid example. A rejection names its fields; what creation accepts survives the
@@ -151,6 +165,14 @@ func FuzzValidate(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(json)
 	f.Add([]byte(thirdPartyVirtualWorkspace))
+	for _, seed := range []string{versionedRootShard} {
+		json, err := yaml.YAMLToJSON([]byte(seed))
+		require.NoError(f, err)
+		f.Add(json)
+		obj, _, err := apiservertest.Decode(runtime.ContentTypeYAML, "RootShard", []byte(seed))
+		require.NoError(f, err)
+		require.Empty(f, validation.ValidateRootShard(obj.(*operator.RootShard)), "the versioned RootShard is rejected")
+	}
 	third, _, err := apiservertest.Decode(runtime.ContentTypeYAML, "VirtualWorkspace", []byte(thirdPartyVirtualWorkspace))
 	require.NoError(f, err)
 	// The seed must reach the round trip below, which only an accepted object does.
