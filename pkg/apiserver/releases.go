@@ -57,11 +57,14 @@ func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.
 	if !ok {
 		return apierrors.NewInternalError(fmt.Errorf("not a RootShard: %T", obj))
 	}
+	prev, _ := old.(*operator.RootShard)
+	if rs.Spec.Version == "" && prev != nil && prev.Spec.Version != "" {
+		return versionRemoved(rs, prev)
+	}
 	release, ok := kcpversion.Known(rs.Spec.Version)
 	if !ok {
 		return nil
 	}
-	prev, _ := old.(*operator.RootShard)
 	newVersion := prev == nil || prev.Spec.Version != rs.Spec.Version
 	// autoUpdate Patch has the server move spec.version later, with its own rights.
 	newAutoUpdate := autoPatch(rs) && (prev == nil || !autoPatch(prev))
@@ -121,6 +124,18 @@ func holdSetupRelease(ctx context.Context, authz authorizer.Authorizer, n store.
 		return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, errs)
 	}
 	return store.RequirePermissions(ctx, authz, rs.Namespace, need, nil, operator.Resource("rootshards"), rs.Name)
+}
+
+// versionRemoved refuses to remove a setup's spec.version when what its members then run
+// at once, without an ordered roll (their own tags, else the default), skips a minor or goes
+// back one.
+func versionRemoved(rs, prev *operator.RootShard) error {
+	def := kcpversion.FromTag("")
+	if err := upgrade.CheckChange(runsBefore(prev), def); err != nil {
+		return apierrors.NewInvalid(operator.Kind("RootShard"), rs.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "version"), rs.Spec.Version,
+			fmt.Sprintf("removing it moves every member that pins no tag to the default %s at once, which %v", def, err))})
+	}
+	return nil
 }
 
 func autoPatch(rs *operator.RootShard) bool {

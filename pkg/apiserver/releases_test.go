@@ -111,6 +111,11 @@ func TestSetupReleaseRefusals(t *testing.T) {
 	}{
 		{name: "a new setup", obj: versioned("v0.32.3")},
 		{name: "no version: nothing held", obj: versioned(""), old: versioned("", withTag("v0.30.0"))},
+		{name: "the version removed at the default's minor", obj: versioned(""), old: versioned("v0.32.1", withStatus("v0.32.1"))},
+		{
+			name: "the version removed two minors below the default", obj: versioned(""), old: versioned("v0.30.3", withStatus("v0.30.3")),
+			refused: `spec.version: Invalid value: "": removing it moves every member that pins no tag to the default v0.32.3 at once, which skips minor 0.31`,
+		},
 		{name: "the next minor", obj: versioned("v0.32.3"), old: versioned("v0.31.6", withStatus("v0.31.6"))},
 		{name: "a patch down within the minor", obj: versioned("v0.32.1"), old: versioned("v0.32.3", withStatus("v0.32.3"))},
 		{
