@@ -24,7 +24,8 @@ var autoUpdatePolicies = []operator.AutoUpdatePolicy{operator.AutoUpdateNone, op
 func validateSetupVersion(spec *operator.RootShardSpec, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if spec.Version != "" {
-		if _, ok := kcpversion.Known(spec.Version); !ok {
+		// As the release is written, since it becomes the image tag: 0.31.4 is no tag of kcp's.
+		if v, ok := kcpversion.Known(spec.Version); !ok || v.String() != spec.Version {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("version"), spec.Version, upgrade.ReleaseNames()))
 		}
 	}

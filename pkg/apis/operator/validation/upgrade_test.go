@@ -26,6 +26,11 @@ func TestValidateSetupVersion(t *testing.T) {
 			want:   []wantErr{notSupported("spec.version", `supported values: "v0.30.0", "v0.30.1", "v0.30.2", "v0.30.3", "v0.31.0"`)},
 		},
 		{
+			name:   "a release without its v, which is no image tag",
+			mutate: func(rs *operator.RootShard) { rs.Spec.Version = "0.31.6" },
+			want:   []wantErr{notSupported("spec.version")},
+		},
+		{
 			name:   "not a release at all",
 			mutate: func(rs *operator.RootShard) { rs.Spec.Version = "main" },
 			want:   []wantErr{notSupported("spec.version", `"v0.32.3"`)},
