@@ -18,7 +18,7 @@ func window(t *testing.T, zone, start string, d time.Duration, days ...string) W
 	return w
 }
 
-func at(t *testing.T, zone, s string) time.Time {
+func wallClock(t *testing.T, zone, s string) time.Time {
 	t.Helper()
 	loc, err := time.LoadLocation(zone)
 	require.NoError(t, err)
@@ -31,9 +31,9 @@ func at(t *testing.T, zone, s string) time.Time {
 // Europe/Berlin daylight saving time starts on 2026-03-29 at 02:00 (to 03:00), in
 // America/New_York it ends on 2026-11-01 at 02:00 (to 01:00).
 func TestWindowAt(t *testing.T) {
-	utc := func(s string) time.Time { return at(t, "UTC", s) }
-	berlin := func(s string) time.Time { return at(t, "Europe/Berlin", s) }
-	newYork := func(s string) time.Time { return at(t, "America/New_York", s) }
+	utc := func(s string) time.Time { return wallClock(t, "UTC", s) }
+	berlin := func(s string) time.Time { return wallClock(t, "Europe/Berlin", s) }
+	newYork := func(s string) time.Time { return wallClock(t, "America/New_York", s) }
 	none := Opening{}
 	for name, tc := range map[string]struct {
 		w        Window
