@@ -6,10 +6,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/kcpversion"
 	"github.com/kcp-setups/apiserver/pkg/upgrade"
 )
@@ -70,10 +72,14 @@ func (c *Controller) maintain(ctx context.Context, rs *operatorv1alpha1.RootShar
 		return nil
 	}
 	// Inside the window, the roll at rest: move the setup. The update fails with a conflict
-	// when the RootShard changed since the cache read it, and is tried again.
+	// when the RootShard changed since the cache read it: routine, it is tried again without
+	// a failure's report, once the status is written.
 	moved := rs.DeepCopy()
 	moved.Spec.Version = newest.String()
 	if _, err := c.Ours.OperatorV1alpha1().RootShards(rs.Namespace).Update(ctx, moved, metav1.UpdateOptions{FieldManager: MaintenanceFieldManager}); err != nil {
+		if apierrors.IsConflict(err) {
+			return controller.RetryAfterStatus(err)
+		}
 		return err
 	}
 	c.Recorder.Event(rs, corev1.EventTypeNormal, ReasonMaintenanceUpdate, fmt.Sprintf(

@@ -1,14 +1,19 @@
 package rootshard
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 )
 
@@ -129,4 +134,20 @@ func TestMaintenanceStatusIsWrittenByReconcile(t *testing.T) {
 	status.Version = &operatorv1alpha1.SetupVersion{NextWindowStart: &metav1.Time{Time: nextWindowStart}, NextWindowVersion: "v0.31.6"}
 	require.NoError(t, f.c.maintain(t.Context(), rs, &status))
 	assert.Nil(t, status.Version)
+}
+
+// TestMaintenanceUpdateConflict: a RootShard changed since the cache read it is moved on the
+// next try, without a failure's report: the status is written and the key tried again.
+func TestMaintenanceUpdateConflict(t *testing.T) {
+	rs := maintainedRootShard("v0.31.4", operatorv1alpha1.AutoUpdatePatch, atRest("v0.31.4"))
+	f := newFixture(t, rs)
+	f.c.now = func() time.Time { return insideTheWindow }
+	f.Ours.PrependReactor("update", "rootshards", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(operatorv1alpha1.Resource("rootshards"), "root", errors.New("the object has been modified"))
+	})
+	status := *rs.Status.DeepCopy()
+	err := f.c.maintain(t.Context(), rs, &status)
+	require.True(t, apierrors.IsConflict(err), "a conflict: %v", err)
+	assert.Equal(t, err, controller.RetryAfterStatus(errors.Unwrap(err)), "retried after the status is written")
+	assert.Empty(t, f.Events.Events)
 }
