@@ -358,7 +358,7 @@ func TestSlugifyIsGitHubs(t *testing.T) {
 		"Credentials on demand: the `kubeconfig` subresource":    "credentials-on-demand-the-kubeconfig-subresource",
 		"VirtualWorkspace: standalone virtual workspace servers": "virtualworkspace-standalone-virtual-workspace-servers",
 		"Mapping to kcp-operator's chart":                        "mapping-to-kcp-operators-chart",
-		"The kubectl plugin: `kubectl kcp-setups`":                      "the-kubectl-plugin-kubectl-kcp-setups",
+		"The kubectl plugin: `kubectl kcp-setups`":               "the-kubectl-plugin-kubectl-kcp-setups",
 		"1.1 Summary of the version gates (v0.30.0 → v0.32.3)":   "11-summary-of-the-version-gates-v0300--v0323",
 		"snake_case and CamelCase":                               "snake_case-and-camelcase",
 	} {
