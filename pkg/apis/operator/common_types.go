@@ -87,6 +87,44 @@ type ManagedEtcd struct {
 	Resources *corev1.ResourceRequirements
 	// Template customizes the etcd StatefulSet and its pods.
 	Template *DeploymentTemplate
+	// Quota is etcd's backend quota (--quota-backend-bytes).
+	Quota *resource.Quantity
+	// Defragmentation says when the server defragments a member.
+	Defragmentation *EtcdDefragmentation
+}
+
+// EtcdDefragmentation says when a managed etcd's members are defragmented.
+type EtcdDefragmentation struct {
+	// ThresholdPercent is the share of a member's database file not in use from which it is
+	// defragmented.
+	ThresholdPercent *int32
+	// MinimumSize is the database size below which a member is never defragmented for its
+	// fragmentation.
+	MinimumSize *resource.Quantity
+}
+
+// ManagedEtcdStatus is what the server observes of a managed etcd.
+type ManagedEtcdStatus struct {
+	// Members are the members as etcd reports them, by name.
+	Members []EtcdMemberStatus
+}
+
+// EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.
+type EtcdMemberStatus struct {
+	// Name is the member's pod name.
+	Name string
+	// DatabaseSize is the size of the member's database file, in bytes.
+	DatabaseSize int64
+	// DatabaseSizeInUse is the part of the database file in use, in bytes.
+	DatabaseSizeInUse int64
+	// Leader says whether the member is the cluster's leader.
+	Leader bool
+	// Alarms are the alarms raised on the member: NOSPACE or CORRUPT.
+	Alarms []string
+	// LastDefragmentationTime is when the server last defragmented the member.
+	LastDefragmentationTime *metav1.Time
+	// Error is why the member did not answer the last time it was asked.
+	Error string
 }
 
 // EtcdStorage is the persistent volume of each etcd member.

@@ -54,6 +54,8 @@ type RootShardStatus struct {
 	Rotations []CARotationState
 	// Version is the release of the setup and the state of its roll (server-written).
 	Version *SetupVersion
+	// Etcd is the state of the managed etcd, written by the server alone.
+	Etcd *ManagedEtcdStatus
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

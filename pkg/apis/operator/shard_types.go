@@ -35,6 +35,8 @@ type ShardStatus struct {
 	ObservedGeneration int64
 	// Conditions are Available, CertificatesReady and ReferenceValid.
 	Conditions []metav1.Condition
+	// Etcd is the state of the managed etcd, written by the server alone.
+	Etcd *ManagedEtcdStatus
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

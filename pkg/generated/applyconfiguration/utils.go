@@ -80,6 +80,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.EmbeddedCacheConfigurationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdConfig"):
 		return &operatorv1alpha1.EtcdConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdDefragmentation"):
+		return &operatorv1alpha1.EtcdDefragmentationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdMemberStatus"):
+		return &operatorv1alpha1.EtcdMemberStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdStorage"):
 		return &operatorv1alpha1.EtcdStorageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdTLSConfig"):
@@ -130,6 +134,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.MaintenanceWindowApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ManagedEtcd"):
 		return &operatorv1alpha1.ManagedEtcdApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ManagedEtcdStatus"):
+		return &operatorv1alpha1.ManagedEtcdStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MetadataTemplate"):
 		return &operatorv1alpha1.MetadataTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ObjectReference"):

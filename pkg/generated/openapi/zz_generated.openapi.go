@@ -63,6 +63,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
 		v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName():    schema_pkg_apis_operator_v1alpha1_EmbeddedCacheConfiguration(ref),
 		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
+		v1alpha1.EtcdDefragmentation{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_EtcdDefragmentation(ref),
+		v1alpha1.EtcdMemberStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref),
 		v1alpha1.EtcdStorage{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref),
 		v1alpha1.EtcdTLSConfig{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_EtcdTLSConfig(ref),
 		v1alpha1.ExternalConfig{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ExternalConfig(ref),
@@ -94,6 +96,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.Maintenance{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_Maintenance(ref),
 		v1alpha1.MaintenanceWindow{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_MaintenanceWindow(ref),
 		v1alpha1.ManagedEtcd{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref),
+		v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_ManagedEtcdStatus(ref),
 		v1alpha1.MetadataTemplate{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_MetadataTemplate(ref),
 		v1alpha1.OIDCConfiguration{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_OIDCConfiguration(ref),
 		v1alpha1.ObjectReference{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ObjectReference(ref),
@@ -2133,6 +2136,111 @@ func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) 
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_EtcdDefragmentation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdDefragmentation says when a managed etcd's members are defragmented.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"thresholdPercent": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ThresholdPercent is the share of a member's database file not in use ((size - sizeInUse) / size, in percent) from which the member is defragmented: 1 to 100. Defaults to 50.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"minimumSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "MinimumSize is the database size below which a member is never defragmented for its fragmentation (a NOSPACE alarm is always cleared). Defaults to 64Mi.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the member's pod name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"databaseSize": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DatabaseSize is the size of the member's database file, in bytes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"databaseSizeInUse": {
+						SchemaProps: spec.SchemaProps{
+							Description: "DatabaseSizeInUse is the part of the database file in use, in bytes; the rest is free space a defragmentation gives back.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"leader": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Leader says whether the member is the cluster's leader.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"alarms": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Alarms are the alarms raised on the member: NOSPACE or CORRUPT.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Type:   []string{"string"},
+										Format: "",
+									},
+								},
+							},
+						},
+					},
+					"lastDefragmentationTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastDefragmentationTime is when the server last defragmented the member.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"error": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Error is why the member did not answer the last time it was asked.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -3759,11 +3867,59 @@ func schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref common.ReferenceCallback)
 							Ref:         ref(v1alpha1.DeploymentTemplate{}.OpenAPIModelName()),
 						},
 					},
+					"quota": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Quota is etcd's backend quota (--quota-backend-bytes): a member whose database reaches it raises the NOSPACE alarm and refuses writes until it is compacted, defragmented and the alarm disarmed (the server does that). Defaults to 2Gi, etcd's own default; at most storage.size.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"defragmentation": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Defragmentation says when the server defragments a member: one member at a time, when the share of its database file that is not in use reaches a threshold.",
+							Ref:         ref(v1alpha1.EtcdDefragmentation{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdStorage{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName()},
+			v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdDefragmentation{}.OpenAPIModelName(), v1alpha1.EtcdStorage{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_ManagedEtcdStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ManagedEtcdStatus is what the server observes of a managed etcd.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"members": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Members are the members as etcd reports them, by name.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.EtcdMemberStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdMemberStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -4697,11 +4853,17 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 							Ref:         ref(v1alpha1.SetupVersion{}.OpenAPIModelName()),
 						},
 					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is the state of the managed etcd (each member's database size and alarms), written by the server alone.",
+							Ref:         ref(v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.SetupVersion{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName(), v1alpha1.SetupVersion{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 
@@ -5226,11 +5388,17 @@ func schema_pkg_apis_operator_v1alpha1_ShardStatus(ref common.ReferenceCallback)
 							},
 						},
 					},
+					"etcd": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Etcd is the state of the managed etcd (each member's database size and alarms), written by the server alone.",
+							Ref:         ref(v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			metav1.Condition{}.OpenAPIModelName()},
+			v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
 	}
 }
 

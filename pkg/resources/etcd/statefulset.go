@@ -67,7 +67,7 @@ func (c *Cluster) Args() []string {
 	for i := range c.Replicas() {
 		members = append(members, fmt.Sprintf("%s=https://%s:%d", c.MemberName(i), c.memberHost(c.MemberName(i)), PeerPort))
 	}
-	return []string{
+	args := []string{
 		"--name=$(POD_NAME)",
 		"--data-dir=" + dataDir,
 		fmt.Sprintf("--listen-peer-urls=https://0.0.0.0:%d", PeerPort),
@@ -92,6 +92,21 @@ func (c *Cluster) Args() []string {
 		"--auto-compaction-mode=periodic",
 		"--auto-compaction-retention=5m",
 	}
+	// Without managed.quota, etcd's own default applies (DefaultEtcdQuota says which), and
+	// the members' args stay as they were before the field.
+	if q := c.Spec.Quota; q != nil {
+		args = append(args, fmt.Sprintf("--quota-backend-bytes=%d", q.Value()))
+	}
+	return args
+}
+
+// Quota is the members' backend quota in bytes: managed.quota, or etcd's default.
+func (c *Cluster) Quota() int64 {
+	if q := c.Spec.Quota; q != nil {
+		return q.Value()
+	}
+	q := resource.MustParse(operatorv1alpha1.DefaultEtcdQuota)
+	return q.Value()
 }
 
 // StatefulSet builds the members' StatefulSet. secretsHash is workload.SecretsHash of the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
@@ -49,6 +50,20 @@ func TestPlainListenersAreLoopback(t *testing.T) {
 	assert.Contains(t, container.ReadinessProbe.Exec.Command, "--endpoints=https://127.0.0.1:2379")
 	assert.Nil(t, container.LivenessProbe.HTTPGet)
 	assert.Nil(t, container.StartupProbe.HTTPGet)
+}
+
+// TestQuota: managed.quota reaches every member as --quota-backend-bytes; without it the
+// args stay as they were (etcd's own default, which Quota reports).
+func TestQuota(t *testing.T) {
+	c := &Cluster{Kind: "rootshard", OwnerName: "root", Base: "root", Namespace: "kcp", RootShard: "root", Spec: &operatorv1alpha1.ManagedEtcd{}}
+	for _, arg := range c.Args() {
+		assert.NotContains(t, arg, "quota-backend-bytes")
+	}
+	assert.Equal(t, int64(2<<30), c.Quota())
+	q := resource.MustParse("16Mi")
+	c.Spec.Quota = &q
+	assert.Contains(t, c.Args(), "--quota-backend-bytes=16777216")
+	assert.Equal(t, int64(16<<20), c.Quota())
 }
 
 // TestDocumentedNetworkPolicySelectsTheMembers: the managed etcd's NetworkPolicy of

@@ -50,6 +50,16 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 				q := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 				s.Storage.VolumeSize = &q
 			}
+				if d := s.Defragmentation; d != nil {
+				if d.ThresholdPercent == nil {
+					v := operatorv1alpha1.DefaultEtcdDefragmentationThresholdPercent
+					d.ThresholdPercent = &v
+				}
+				if d.MinimumSize == nil {
+					q := resource.MustParse(operatorv1alpha1.DefaultEtcdDefragmentationMinimumSize)
+					d.MinimumSize = &q
+				}
+			}
 		},
 		func(s *operator.CacheServerSpec, c randfill.Continue) {
 			c.FillNoCustom(s)

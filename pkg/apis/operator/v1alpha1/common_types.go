@@ -108,6 +108,64 @@ type ManagedEtcd struct {
 	// Template customizes the etcd StatefulSet and its pods.
 	// +optional
 	Template *DeploymentTemplate `json:"template,omitempty" protobuf:"bytes,5,opt,name=template"`
+	// Quota is etcd's backend quota (--quota-backend-bytes): a member whose database reaches
+	// it raises the NOSPACE alarm and refuses writes until it is compacted, defragmented and
+	// the alarm disarmed (the server does that). Defaults to 2Gi, etcd's own default; at most
+	// storage.size.
+	// +optional
+	Quota *resource.Quantity `json:"quota,omitempty" protobuf:"bytes,6,opt,name=quota"`
+	// Defragmentation says when the server defragments a member: one member at a time, when
+	// the share of its database file that is not in use reaches a threshold.
+	// +optional
+	Defragmentation *EtcdDefragmentation `json:"defragmentation,omitempty" protobuf:"bytes,7,opt,name=defragmentation"`
+}
+
+// EtcdDefragmentation says when a managed etcd's members are defragmented.
+type EtcdDefragmentation struct {
+	// ThresholdPercent is the share of a member's database file not in use
+	// ((size - sizeInUse) / size, in percent) from which the member is defragmented: 1 to 100.
+	// Defaults to 50.
+	// +optional
+	ThresholdPercent *int32 `json:"thresholdPercent,omitempty" protobuf:"varint,1,opt,name=thresholdPercent"`
+	// MinimumSize is the database size below which a member is never defragmented for its
+	// fragmentation (a NOSPACE alarm is always cleared). Defaults to 64Mi.
+	// +optional
+	MinimumSize *resource.Quantity `json:"minimumSize,omitempty" protobuf:"bytes,2,opt,name=minimumSize"`
+}
+
+// ManagedEtcdStatus is what the server observes of a managed etcd.
+type ManagedEtcdStatus struct {
+	// Members are the members as etcd reports them, by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Members []EtcdMemberStatus `json:"members,omitempty" protobuf:"bytes,1,rep,name=members"`
+}
+
+// EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.
+type EtcdMemberStatus struct {
+	// Name is the member's pod name.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// DatabaseSize is the size of the member's database file, in bytes.
+	// +optional
+	DatabaseSize int64 `json:"databaseSize,omitempty" protobuf:"varint,2,opt,name=databaseSize"`
+	// DatabaseSizeInUse is the part of the database file in use, in bytes; the rest is
+	// free space a defragmentation gives back.
+	// +optional
+	DatabaseSizeInUse int64 `json:"databaseSizeInUse,omitempty" protobuf:"varint,3,opt,name=databaseSizeInUse"`
+	// Leader says whether the member is the cluster's leader.
+	// +optional
+	Leader bool `json:"leader,omitempty" protobuf:"varint,4,opt,name=leader"`
+	// Alarms are the alarms raised on the member: NOSPACE or CORRUPT.
+	// +optional
+	// +listType=set
+	Alarms []string `json:"alarms,omitempty" protobuf:"bytes,5,rep,name=alarms"`
+	// LastDefragmentationTime is when the server last defragmented the member.
+	// +optional
+	LastDefragmentationTime *metav1.Time `json:"lastDefragmentationTime,omitempty" protobuf:"bytes,6,opt,name=lastDefragmentationTime"`
+	// Error is why the member did not answer the last time it was asked.
+	// +optional
+	Error string `json:"error,omitempty" protobuf:"bytes,7,opt,name=error"`
 }
 
 // EtcdStorage is the persistent volume of each etcd member.

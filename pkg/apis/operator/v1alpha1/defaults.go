@@ -39,6 +39,13 @@ const (
 	DefaultEtcdReplicas int32 = 3
 	// DefaultEtcdStorageSize is the volume size of each managed etcd member, stored.
 	DefaultEtcdStorageSize = "8Gi"
+	// DefaultEtcdQuota is a managed etcd's backend quota when managed.quota is unset: etcd's
+	// own default (2 GiB). Not stored, as the etcd image.
+	DefaultEtcdQuota = "2Gi"
+	// DefaultEtcdDefragmentationThresholdPercent and DefaultEtcdDefragmentationMinimumSize
+	// say when a member is defragmented when managed.defragmentation leaves them unset.
+	DefaultEtcdDefragmentationThresholdPercent int32 = 50
+	DefaultEtcdDefragmentationMinimumSize            = "64Mi"
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -67,6 +74,19 @@ func SetDefaults_ManagedEtcd(obj *ManagedEtcd) {
 	if obj.Storage.VolumeSize == nil {
 		q := resource.MustParse(DefaultEtcdStorageSize)
 		obj.Storage.VolumeSize = &q
+	}
+}
+
+// SetDefaults_EtcdDefragmentation defaults when a member is defragmented. Not stored on a
+// managed etcd without the field: the builders and the controller apply the same defaults.
+func SetDefaults_EtcdDefragmentation(obj *EtcdDefragmentation) {
+	if obj.ThresholdPercent == nil {
+		v := DefaultEtcdDefragmentationThresholdPercent
+		obj.ThresholdPercent = &v
+	}
+	if obj.MinimumSize == nil {
+		q := resource.MustParse(DefaultEtcdDefragmentationMinimumSize)
+		obj.MinimumSize = &q
 	}
 }
 

@@ -83,6 +83,10 @@ type RootShardStatus struct {
 	// alone.
 	// +optional
 	Version *SetupVersion `json:"version,omitempty" protobuf:"bytes,6,opt,name=version"`
+	// Etcd is the state of the managed etcd (each member's database size and alarms), written
+	// by the server alone.
+	// +optional
+	Etcd *ManagedEtcdStatus `json:"etcd,omitempty" protobuf:"bytes,7,opt,name=etcd"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -46,6 +46,10 @@ type ShardStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty" protobuf:"bytes,3,rep,name=conditions"`
+	// Etcd is the state of the managed etcd (each member's database size and alarms), written
+	// by the server alone.
+	// +optional
+	Etcd *ManagedEtcdStatus `json:"etcd,omitempty" protobuf:"bytes,4,opt,name=etcd"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

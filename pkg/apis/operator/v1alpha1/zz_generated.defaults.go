@@ -97,6 +97,9 @@ func SetObjectDefaults_CacheServer(in *CacheServer) {
 	if in.Spec.Etcd != nil {
 		if in.Spec.Etcd.Managed != nil {
 			SetDefaults_ManagedEtcd(in.Spec.Etcd.Managed)
+			if in.Spec.Etcd.Managed.Defragmentation != nil {
+				SetDefaults_EtcdDefragmentation(in.Spec.Etcd.Managed.Defragmentation)
+			}
 		}
 	}
 	if in.Spec.Certificates != nil {
@@ -249,6 +252,9 @@ func SetObjectDefaults_RootShard(in *RootShard) {
 	}
 	if in.Spec.CommonShardSpec.Etcd.Managed != nil {
 		SetDefaults_ManagedEtcd(in.Spec.CommonShardSpec.Etcd.Managed)
+		if in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation != nil {
+			SetDefaults_EtcdDefragmentation(in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation)
+		}
 	}
 	if in.Spec.CommonShardSpec.Auth != nil {
 		if in.Spec.CommonShardSpec.Auth.OIDC != nil {
@@ -371,6 +377,9 @@ func SetObjectDefaults_Shard(in *Shard) {
 	}
 	if in.Spec.CommonShardSpec.Etcd.Managed != nil {
 		SetDefaults_ManagedEtcd(in.Spec.CommonShardSpec.Etcd.Managed)
+		if in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation != nil {
+			SetDefaults_EtcdDefragmentation(in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation)
+		}
 	}
 	if in.Spec.CommonShardSpec.Auth != nil {
 		if in.Spec.CommonShardSpec.Auth.OIDC != nil {

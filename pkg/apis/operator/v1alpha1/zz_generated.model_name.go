@@ -167,6 +167,16 @@ func (in EtcdConfig) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdDefragmentation) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdDefragmentation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdMemberStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdMemberStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdStorage) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdStorage"
 }
@@ -319,6 +329,11 @@ func (in MaintenanceWindow) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ManagedEtcd) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.ManagedEtcd"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ManagedEtcdStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.ManagedEtcdStatus"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -102,10 +102,40 @@ func validateManagedEtcd(managed *operator.ManagedEtcd, fldPath *field.Path) fie
 			allErrs = append(allErrs, validateDNS1123SubdomainName(*class, storagePath.Child("storageClassName"))...)
 		}
 	}
+	allErrs = append(allErrs, validateEtcdQuota(managed, fldPath.Child("quota"))...)
+	if d := managed.Defragmentation; d != nil {
+		defragPath := fldPath.Child("defragmentation")
+		if t := d.ThresholdPercent; t != nil && (*t < 1 || *t > 100) {
+			allErrs = append(allErrs, field.Invalid(defragPath.Child("thresholdPercent"), *t, "must be between 1 and 100"))
+		}
+		if m := d.MinimumSize; m != nil && m.Sign() < 0 {
+			allErrs = append(allErrs, field.Invalid(defragPath.Child("minimumSize"), m.String(), "must not be negative"))
+		}
+	}
 	allErrs = append(allErrs, validateImage(managed.Image, fldPath.Child("image"))...)
 	allErrs = append(allErrs, validateResources(managed.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateDeploymentTemplate(managed.Template, fldPath.Child("template"))...)
 	return allErrs
+}
+
+// validateEtcdQuota checks the backend quota: positive, a whole number of bytes, and no more
+// than a member's volume, which would fill before etcd raised its alarm.
+func validateEtcdQuota(managed *operator.ManagedEtcd, fldPath *field.Path) field.ErrorList {
+	quota := managed.Quota
+	if quota == nil {
+		return nil
+	}
+	if quota.Sign() <= 0 {
+		return field.ErrorList{field.Invalid(fldPath, quota.String(), "must be greater than zero")}
+	}
+	if quota.MilliValue()%1000 != 0 {
+		return field.ErrorList{field.Invalid(fldPath, quota.String(), "must be a whole number of bytes")}
+	}
+	if managed.Storage != nil && managed.Storage.VolumeSize != nil && quota.Cmp(*managed.Storage.VolumeSize) > 0 {
+		return field.ErrorList{field.Invalid(fldPath, quota.String(),
+			"must not be larger than storage.size ("+managed.Storage.VolumeSize.String()+"): the volume would fill before etcd raised NOSPACE")}
+	}
+	return nil
 }
 
 // validateEtcdConfigUpdate refuses the changes a running etcd cannot follow.

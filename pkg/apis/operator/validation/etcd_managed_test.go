@@ -79,6 +79,46 @@ func TestValidateManagedEtcd(t *testing.T) {
 			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.VolumeSize = ptr(resource.MustParse("-1Gi")) },
 			want:   []wantErr{invalid("spec.etcd.managed.storage.size", "must be greater than zero")},
 		},
+		{name: "a quota", mutate: func(e *operator.EtcdConfig) { e.Managed.Quota = ptr(resource.MustParse("4Gi")) }},
+		{name: "a quota as large as the volume", mutate: func(e *operator.EtcdConfig) { e.Managed.Quota = ptr(resource.MustParse("8Gi")) }},
+		{
+			name:   "a quota larger than the volume",
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Quota = ptr(resource.MustParse("9Gi")) },
+			want:   []wantErr{invalid("spec.etcd.managed.quota", "must not be larger than storage.size (8Gi)")},
+		},
+		{
+			name:   "a zero quota",
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Quota = ptr(resource.MustParse("0")) },
+			want:   []wantErr{invalid("spec.etcd.managed.quota", "must be greater than zero")},
+		},
+		{
+			name:   "a quota in millibytes",
+			mutate: func(e *operator.EtcdConfig) { e.Managed.Quota = ptr(resource.MustParse("1500m")) },
+			want:   []wantErr{invalid("spec.etcd.managed.quota", "whole number of bytes")},
+		},
+		{
+			name: "defragmentation at its bounds",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Defragmentation = &operator.EtcdDefragmentation{ThresholdPercent: ptr[int32](100), MinimumSize: ptr(resource.MustParse("0"))}
+			},
+		},
+		{
+			name: "a defragmentation threshold of 0 and a negative minimum",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Defragmentation = &operator.EtcdDefragmentation{ThresholdPercent: ptr[int32](0), MinimumSize: ptr(resource.MustParse("-1Mi"))}
+			},
+			want: []wantErr{
+				invalid("spec.etcd.managed.defragmentation.thresholdPercent", "between 1 and 100"),
+				invalid("spec.etcd.managed.defragmentation.minimumSize", "must not be negative"),
+			},
+		},
+		{
+			name: "a defragmentation threshold above 100",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Defragmentation = &operator.EtcdDefragmentation{ThresholdPercent: ptr[int32](101)}
+			},
+			want: []wantErr{invalid("spec.etcd.managed.defragmentation.thresholdPercent", "between 1 and 100")},
+		},
 		{
 			name:   "bad storage class",
 			mutate: func(e *operator.EtcdConfig) { e.Managed.Storage.StorageClassName = ptr("Fast_SSD") },

@@ -61,6 +61,10 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 		Path:  field.NewPath("status", "version"),
 		Value: func(o *operator.RootShard) any { return o.Status.Version },
 		Why:   "the state of the setup's roll, which decides the release each of its components runs",
+	}, {
+		Path:  field.NewPath("status", "etcd"),
+		Value: func(o *operator.RootShard) any { return o.Status.Etcd },
+		Why:   "the state of the managed etcd, as its members report it",
 	}},
 
 	Table: store.Table[*operator.RootShard]{

@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	resource "k8s.io/apimachinery/pkg/api/resource"
 	v1 "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
@@ -37,6 +38,14 @@ type ManagedEtcdApplyConfiguration struct {
 	Resources *v1.ResourceRequirementsApplyConfiguration `json:"resources,omitempty"`
 	// Template customizes the etcd StatefulSet and its pods.
 	Template *DeploymentTemplateApplyConfiguration `json:"template,omitempty"`
+	// Quota is etcd's backend quota (--quota-backend-bytes): a member whose database reaches
+	// it raises the NOSPACE alarm and refuses writes until it is compacted, defragmented and
+	// the alarm disarmed (the server does that). Defaults to 2Gi, etcd's own default; at most
+	// storage.size.
+	Quota *resource.Quantity `json:"quota,omitempty"`
+	// Defragmentation says when the server defragments a member: one member at a time, when
+	// the share of its database file that is not in use reaches a threshold.
+	Defragmentation *EtcdDefragmentationApplyConfiguration `json:"defragmentation,omitempty"`
 }
 
 // ManagedEtcdApplyConfiguration constructs a declarative configuration of the ManagedEtcd type for use with
@@ -82,5 +91,21 @@ func (b *ManagedEtcdApplyConfiguration) WithResources(value *v1.ResourceRequirem
 // If called multiple times, the Template field is set to the value of the last call.
 func (b *ManagedEtcdApplyConfiguration) WithTemplate(value *DeploymentTemplateApplyConfiguration) *ManagedEtcdApplyConfiguration {
 	b.Template = value
+	return b
+}
+
+// WithQuota sets the Quota field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Quota field is set to the value of the last call.
+func (b *ManagedEtcdApplyConfiguration) WithQuota(value resource.Quantity) *ManagedEtcdApplyConfiguration {
+	b.Quota = &value
+	return b
+}
+
+// WithDefragmentation sets the Defragmentation field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Defragmentation field is set to the value of the last call.
+func (b *ManagedEtcdApplyConfiguration) WithDefragmentation(value *EtcdDefragmentationApplyConfiguration) *ManagedEtcdApplyConfiguration {
+	b.Defragmentation = value
 	return b
 }

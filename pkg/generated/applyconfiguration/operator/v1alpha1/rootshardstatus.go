@@ -42,6 +42,9 @@ type RootShardStatusApplyConfiguration struct {
 	// Version is the release of the setup and the state of its roll, written by the server
 	// alone.
 	Version *SetupVersionApplyConfiguration `json:"version,omitempty"`
+	// Etcd is the state of the managed etcd (each member's database size and alarms), written
+	// by the server alone.
+	Etcd *ManagedEtcdStatusApplyConfiguration `json:"etcd,omitempty"`
 }
 
 // RootShardStatusApplyConfiguration constructs a declarative configuration of the RootShardStatus type for use with
@@ -110,5 +113,13 @@ func (b *RootShardStatusApplyConfiguration) WithRotations(values ...*CARotationS
 // If called multiple times, the Version field is set to the value of the last call.
 func (b *RootShardStatusApplyConfiguration) WithVersion(value *SetupVersionApplyConfiguration) *RootShardStatusApplyConfiguration {
 	b.Version = value
+	return b
+}
+
+// WithEtcd sets the Etcd field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Etcd field is set to the value of the last call.
+func (b *RootShardStatusApplyConfiguration) WithEtcd(value *ManagedEtcdStatusApplyConfiguration) *RootShardStatusApplyConfiguration {
+	b.Etcd = value
 	return b
 }

@@ -34,6 +34,9 @@ type ShardStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// Conditions are Available, CertificatesReady and ReferenceValid.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// Etcd is the state of the managed etcd (each member's database size and alarms), written
+	// by the server alone.
+	Etcd *ManagedEtcdStatusApplyConfiguration `json:"etcd,omitempty"`
 }
 
 // ShardStatusApplyConfiguration constructs a declarative configuration of the ShardStatus type for use with
@@ -68,5 +71,13 @@ func (b *ShardStatusApplyConfiguration) WithConditions(values ...*v1.ConditionAp
 		}
 		b.Conditions = append(b.Conditions, *values[i])
 	}
+	return b
+}
+
+// WithEtcd sets the Etcd field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Etcd field is set to the value of the last call.
+func (b *ShardStatusApplyConfiguration) WithEtcd(value *ManagedEtcdStatusApplyConfiguration) *ShardStatusApplyConfiguration {
+	b.Etcd = value
 	return b
 }
