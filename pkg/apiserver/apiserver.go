@@ -136,14 +136,14 @@ func (c completedConfig) New() (*Server, error) {
 	// Only the controllers take their steps of a rotation, and only the server writes what
 	// a Link's remote reports (store.ControllerIdentity): they write through the loopback
 	// client, as its user.
-	controllers, err := loopbackUser(c.GenericConfig.Authentication.Authenticator, c.GenericConfig.LoopbackClientConfig)
+	loopback, err := loopbackUser(c.GenericConfig.Authentication.Authenticator, c.GenericConfig.LoopbackClientConfig)
 	if err != nil {
 		return nil, err
 	}
-	if controllers != nil {
+	if loopback != nil {
 		for path, s := range storage {
 			if status, ok := s.(*store.StatusREST); ok && strings.HasSuffix(path, "/status") {
-				status.SetController(controllers)
+				status.SetController(loopback)
 			}
 		}
 	}
@@ -168,7 +168,7 @@ func (c completedConfig) New() (*Server, error) {
 		controllers.Loopback = c.GenericConfig.LoopbackClientConfig
 		// Every write of a setup kind answers with what it will do in the host cluster, as
 		// the controllers plan it (docs/kcp-versions.md, "Previewing a change").
-		controllers.Preview = previewWrites(scheme, storage)
+		controllers.Preview = previewWrites(scheme, storage, loopback)
 		// The controllers read our kinds through this server, so they start once it serves;
 		// the hook's context ends when the server shuts down.
 		genericServer.AddPostStartHookOrDie("start-kcp-setups-controllers", func(hookCtx genericapiserver.PostStartHookContext) error {
@@ -186,8 +186,11 @@ func (c completedConfig) New() (*Server, error) {
 // previewWrites has the setup kinds' endpoints of storage answer their writes with the
 // controllers' preview, and returns what binds it once their caches synced: it is given our
 // internal objects, which it converts to the version the controllers read.
-func previewWrites(scheme *runtime.Scheme, storage map[string]rest.Storage) func(manager.PreviewFunc) {
+func previewWrites(scheme *runtime.Scheme, storage map[string]rest.Storage, loopback user.Info) func(manager.PreviewFunc) {
 	p := &store.Preview{NotAvailable: preview.NotAvailable}
+	if loopback != nil {
+		p.SkipFor(loopback)
+	}
 	for _, resource := range []string{"rootshards", "shards", "frontproxies", "cacheservers", "virtualworkspaces"} {
 		storage[resource].(*store.REST).SetPreview(p)
 	}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/warning"
 )
@@ -21,7 +23,14 @@ type Preview struct {
 	f atomic.Pointer[PreviewFunc]
 	// NotAvailable is the warning of a write while no PreviewFunc is set.
 	NotAvailable string
+	// controllers are the server's own controllers, whose writes (finalizers, a maintenance
+	// window's spec.version) nobody reads the warnings of: they are not previewed, so that a
+	// reconcile's write plans nothing.
+	controllers ControllerIdentity
 }
+
+// SkipFor has the writes of u, the controllers' user, go without a preview.
+func (p *Preview) SkipFor(u user.Info) { p.controllers.Set(u) }
 
 // Set sets the PreviewFunc; nil unsets it (the controllers stopped).
 func (p *Preview) Set(f PreviewFunc) {
@@ -34,6 +43,9 @@ func (p *Preview) Set(f PreviewFunc) {
 
 // warn adds the preview of a write to the warnings of its response.
 func (p *Preview) warn(ctx context.Context, obj, old runtime.Object, full bool) {
+	if u, ok := genericapirequest.UserFrom(ctx); ok && p.controllers.is(u) {
+		return
+	}
 	f := p.f.Load()
 	if f == nil {
 		if p.NotAvailable != "" {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -60,6 +62,20 @@ func TestPreviewWarnings(t *testing.T) {
 	})
 	assert.Equal(t, warnings{"preview: full"}, got)
 	assert.Equal(t, []string{"new from -", "new from -", "new from old"}, calls, "an update is previewed from the stored object")
+
+	// The controllers' own writes (finalizers, a maintenance window's spec.version) plan
+	// nothing; a user of the same name with another UID is previewed.
+	p.SkipFor(&user.DefaultInfo{Name: user.APIServerUser, UID: "loopback-uid"})
+	as := func(u user.Info) func(ctx context.Context) error {
+		return func(ctx context.Context) error {
+			return r.previewUpdate(nil, allowUpdate)(genericapirequest.WithUser(ctx, u), obj, old)
+		}
+	}
+	got, _ = write(as(&user.DefaultInfo{Name: user.APIServerUser, UID: "loopback-uid"}))
+	assert.Empty(t, got, "the controllers' write")
+	got, _ = write(as(&user.DefaultInfo{Name: user.APIServerUser, UID: "another"}))
+	assert.Equal(t, warnings{"preview: summary"}, got, "an impostor of the controllers' name")
+	assert.Len(t, calls, 4, "one plan, for the impostor's write")
 
 	got, err = write(func(ctx context.Context) error { return r.previewUpdate(nil, refuse)(ctx, obj, old) })
 	assert.EqualError(t, err, "no")
