@@ -50,7 +50,7 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 				q := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 				s.Storage.VolumeSize = &q
 			}
-				if d := s.Defragmentation; d != nil {
+			if d := s.Defragmentation; d != nil {
 				if d.ThresholdPercent == nil {
 					v := operatorv1alpha1.DefaultEtcdDefragmentationThresholdPercent
 					d.ThresholdPercent = &v

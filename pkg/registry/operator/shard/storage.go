@@ -48,7 +48,7 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 		Value: func(o *operator.Shard) any { return o.Status.Etcd },
 		Why:   "the state of the managed etcd, as its members report it",
 	}},
-	Warnings:             validation.ShardWarnings,
+	Warnings: validation.ShardWarnings,
 
 	SelectableFields: func(o *operator.Shard) fields.Set {
 		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}
