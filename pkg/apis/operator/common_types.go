@@ -91,6 +91,10 @@ type ManagedEtcd struct {
 	Quota *resource.Quantity
 	// Defragmentation says when the server defragments a member.
 	Defragmentation *EtcdDefragmentation
+	// Backup takes snapshots on a schedule and on demand into a store.
+	Backup *EtcdBackup
+	// Restore starts the cluster from a snapshot, when none of its members has data yet.
+	Restore *EtcdRestore
 }
 
 // EtcdDefragmentation says when a managed etcd's members are defragmented.
@@ -107,6 +111,10 @@ type EtcdDefragmentation struct {
 type ManagedEtcdStatus struct {
 	// Members are the members as etcd reports them, by name.
 	Members []EtcdMemberStatus
+	// Snapshots are the snapshots of this etcd its store keeps, newest first.
+	Snapshots []EtcdSnapshotInfo
+	// LastScheduleTime is when the schedule last took a snapshot.
+	LastScheduleTime *metav1.Time
 }
 
 // EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.

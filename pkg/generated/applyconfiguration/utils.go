@@ -78,12 +78,24 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.DeploymentTemplateApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EmbeddedCacheConfiguration"):
 		return &operatorv1alpha1.EmbeddedCacheConfigurationApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdBackup"):
+		return &operatorv1alpha1.EtcdBackupApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdConfig"):
 		return &operatorv1alpha1.EtcdConfigApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdDefragmentation"):
 		return &operatorv1alpha1.EtcdDefragmentationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdMemberStatus"):
 		return &operatorv1alpha1.EtcdMemberStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdRestore"):
+		return &operatorv1alpha1.EtcdRestoreApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdRestoreSource"):
+		return &operatorv1alpha1.EtcdRestoreSourceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdSnapshotInfo"):
+		return &operatorv1alpha1.EtcdSnapshotInfoApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdSnapshotStore"):
+		return &operatorv1alpha1.EtcdSnapshotStoreApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdSnapshotVolume"):
+		return &operatorv1alpha1.EtcdSnapshotVolumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdStorage"):
 		return &operatorv1alpha1.EtcdStorageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdTLSConfig"):
@@ -160,6 +172,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.RootShardSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RootShardStatus"):
 		return &operatorv1alpha1.RootShardStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("S3SnapshotStore"):
+		return &operatorv1alpha1.S3SnapshotStoreApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceAccountAuthentication"):
 		return &operatorv1alpha1.ServiceAccountAuthenticationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceSpecTemplate"):

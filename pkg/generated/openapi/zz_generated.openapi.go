@@ -62,9 +62,15 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.DeploymentSpecTemplate{}.OpenAPIModelName():        schema_pkg_apis_operator_v1alpha1_DeploymentSpecTemplate(ref),
 		v1alpha1.DeploymentTemplate{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_DeploymentTemplate(ref),
 		v1alpha1.EmbeddedCacheConfiguration{}.OpenAPIModelName():    schema_pkg_apis_operator_v1alpha1_EmbeddedCacheConfiguration(ref),
+		v1alpha1.EtcdBackup{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdBackup(ref),
 		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
 		v1alpha1.EtcdDefragmentation{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_EtcdDefragmentation(ref),
 		v1alpha1.EtcdMemberStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref),
+		v1alpha1.EtcdRestore{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref),
+		v1alpha1.EtcdRestoreSource{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_EtcdRestoreSource(ref),
+		v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdSnapshotInfo(ref),
+		v1alpha1.EtcdSnapshotStore{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_EtcdSnapshotStore(ref),
+		v1alpha1.EtcdSnapshotVolume{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_EtcdSnapshotVolume(ref),
 		v1alpha1.EtcdStorage{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref),
 		v1alpha1.EtcdTLSConfig{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_EtcdTLSConfig(ref),
 		v1alpha1.ExternalConfig{}.OpenAPIModelName():                schema_pkg_apis_operator_v1alpha1_ExternalConfig(ref),
@@ -110,6 +116,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.RootShardProxySpec{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_RootShardProxySpec(ref),
 		v1alpha1.RootShardSpec{}.OpenAPIModelName():                 schema_pkg_apis_operator_v1alpha1_RootShardSpec(ref),
 		v1alpha1.RootShardStatus{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref),
+		v1alpha1.S3SnapshotStore{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_S3SnapshotStore(ref),
 		v1alpha1.ServiceAccountAuthentication{}.OpenAPIModelName():  schema_pkg_apis_operator_v1alpha1_ServiceAccountAuthentication(ref),
 		v1alpha1.ServiceSpecTemplate{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_ServiceSpecTemplate(ref),
 		v1alpha1.ServiceTemplate{}.OpenAPIModelName():               schema_pkg_apis_operator_v1alpha1_ServiceTemplate(ref),
@@ -2083,6 +2090,49 @@ func schema_pkg_apis_operator_v1alpha1_EmbeddedCacheConfiguration(ref common.Ref
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_EtcdBackup(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdBackup takes snapshots of a managed etcd into a store: on a schedule, and on demand through the backup subresource (docs/etcd.md, \"Backups and restore\").",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"schedule": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Schedule is when snapshots are taken, in cron syntax (five fields, as a CronJob's). Without it, snapshots are taken on demand only.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"timeZone": {
+						SchemaProps: spec.SchemaProps{
+							Description: "TimeZone is the IANA time zone of the schedule. Defaults to UTC.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"retention": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Retention is how many snapshots of this etcd the store keeps, the newest, whether scheduled or on demand: 1 to 1000. Defaults to 7.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"store": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Store is where the snapshots are written. A volume of the backup agent when empty.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.EtcdSnapshotStore{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdSnapshotStore{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2238,6 +2288,196 @@ func schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref common.ReferenceCall
 		},
 		Dependencies: []string{
 			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdRestore starts a managed etcd from a snapshot: every member restores it into its empty data directory before etcd starts, and kcp starts after. Only a cluster none of whose members' claims exist yet is restored.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"snapshot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Snapshot is the snapshot's name, as a setup's status.etcd.snapshots lists it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"from": {
+						SchemaProps: spec.SchemaProps{
+							Description: "From is the setup of the namespace whose store holds the snapshot; this one's when neither from nor s3 is set. It needs get on that setup's backup subresource.",
+							Ref:         ref(v1alpha1.EtcdRestoreSource{}.OpenAPIModelName()),
+						},
+					},
+					"s3": {
+						SchemaProps: spec.SchemaProps{
+							Description: "S3 is a store given directly. It needs get on its credentials Secret.",
+							Ref:         ref(v1alpha1.S3SnapshotStore{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"snapshot"},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdRestoreSource{}.OpenAPIModelName(), v1alpha1.S3SnapshotStore{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdRestoreSource(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdRestoreSource names a RootShard or Shard of the namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is RootShard or Shard.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the setup's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"kind", "name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotInfo(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdSnapshotInfo is one snapshot of a store.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the snapshot's name in its store: <base>-<UTC time, yyyymmdd-hhmmss>.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"time": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Time is when the snapshot was taken.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"revision": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Revision is etcd's revision the snapshot holds.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SizeBytes is the snapshot's size in bytes (Go name: protobuf marshallers own Size).",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"sha256": {
+						SchemaProps: spec.SchemaProps{
+							Description: "SHA256 is the hex SHA-256 of the whole snapshot as stored.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"store": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Store is volume or s3.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"onDemand": {
+						SchemaProps: spec.SchemaProps{
+							Description: "OnDemand says the snapshot was asked for through the backup subresource.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "time", "revision", "size", "sha256", "store"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotStore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdSnapshotStore is where snapshots are kept: exactly one of volume and s3.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"volume": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Volume keeps the snapshots on a PersistentVolumeClaim of the backup agent, <base>-etcd-snapshots, readable only by the etcd pods' identity. It stays when its owner is deleted, as the members' claims do.",
+							Ref:         ref(v1alpha1.EtcdSnapshotVolume{}.OpenAPIModelName()),
+						},
+					},
+					"s3": {
+						SchemaProps: spec.SchemaProps{
+							Description: "S3 keeps the snapshots in S3-compatible object storage.",
+							Ref:         ref(v1alpha1.S3SnapshotStore{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdSnapshotVolume{}.OpenAPIModelName(), v1alpha1.S3SnapshotStore{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotVolume(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdSnapshotVolume is the volume the snapshots are kept on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"size": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VolumeSize is the size of the claim. Defaults to the members' storage size. Immutable.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"storageClassName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "StorageClassName is the claim's StorageClass; the cluster's default when unset. Immutable.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -3879,11 +4119,23 @@ func schema_pkg_apis_operator_v1alpha1_ManagedEtcd(ref common.ReferenceCallback)
 							Ref:         ref(v1alpha1.EtcdDefragmentation{}.OpenAPIModelName()),
 						},
 					},
+					"backup": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Backup takes snapshots on a schedule and on demand into a store.",
+							Ref:         ref(v1alpha1.EtcdBackup{}.OpenAPIModelName()),
+						},
+					},
+					"restore": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Restore starts the cluster from a snapshot, when none of its members has data yet.",
+							Ref:         ref(v1alpha1.EtcdRestore{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdDefragmentation{}.OpenAPIModelName(), v1alpha1.EtcdStorage{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
+			v1alpha1.DeploymentTemplate{}.OpenAPIModelName(), v1alpha1.EtcdBackup{}.OpenAPIModelName(), v1alpha1.EtcdDefragmentation{}.OpenAPIModelName(), v1alpha1.EtcdRestore{}.OpenAPIModelName(), v1alpha1.EtcdStorage{}.OpenAPIModelName(), v1alpha1.ImageSpec{}.OpenAPIModelName(), v1.ResourceRequirements{}.OpenAPIModelName(), resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -3915,11 +4167,38 @@ func schema_pkg_apis_operator_v1alpha1_ManagedEtcdStatus(ref common.ReferenceCal
 							},
 						},
 					},
+					"snapshots": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "Snapshots are the snapshots of this etcd its store keeps, newest first.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"lastScheduleTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "LastScheduleTime is when the schedule last took a snapshot.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.EtcdMemberStatus{}.OpenAPIModelName()},
+			v1alpha1.EtcdMemberStatus{}.OpenAPIModelName(), v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 
@@ -4864,6 +5143,66 @@ func schema_pkg_apis_operator_v1alpha1_RootShardStatus(ref common.ReferenceCallb
 		},
 		Dependencies: []string{
 			v1alpha1.CARotationState{}.OpenAPIModelName(), v1alpha1.ManagedEtcdStatus{}.OpenAPIModelName(), v1alpha1.SetupVersion{}.OpenAPIModelName(), v1alpha1.ShardReference{}.OpenAPIModelName(), metav1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_S3SnapshotStore(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "S3SnapshotStore is a bucket (and a prefix in it) of S3-compatible object storage.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"endpoint": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Endpoint is the storage's URL: https, host and port, no path.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"bucket": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Bucket is the bucket's name. It must exist.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"prefix": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Prefix is put before every snapshot's name. Defaults to \"<namespace>/<base>/\".",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"region": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Region is the bucket's region, for the request signatures. Defaults to us-east-1.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"credentialsSecretRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CredentialsSecretRef names a Secret of the namespace with the keys accessKeyID and secretAccessKey. Naming it needs get on it.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
+					"caBundle": {
+						SchemaProps: spec.SchemaProps{
+							Description: "CABundle is the PEM of the CAs the endpoint's certificate chains to, when the system's do not.",
+							Type:        []string{"string"},
+							Format:      "byte",
+						},
+					},
+				},
+				Required: []string{"endpoint", "bucket", "credentialsSecretRef"},
+			},
+		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 

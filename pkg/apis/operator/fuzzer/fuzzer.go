@@ -50,6 +50,15 @@ func Funcs(_ runtimeserializer.CodecFactory) []any {
 				q := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
 				s.Storage.VolumeSize = &q
 			}
+			if b := s.Backup; b != nil {
+				if b.Retention == nil {
+					v := operatorv1alpha1.DefaultEtcdBackupRetention
+					b.Retention = &v
+				}
+				if b.Store.Volume == nil && b.Store.S3 == nil {
+					b.Store.Volume = &operator.EtcdSnapshotVolume{}
+				}
+			}
 			if d := s.Defragmentation; d != nil {
 				if d.ThresholdPercent == nil {
 					v := operatorv1alpha1.DefaultEtcdDefragmentationThresholdPercent

@@ -118,6 +118,12 @@ type ManagedEtcd struct {
 	// the share of its database file that is not in use reaches a threshold.
 	// +optional
 	Defragmentation *EtcdDefragmentation `json:"defragmentation,omitempty" protobuf:"bytes,7,opt,name=defragmentation"`
+	// Backup takes snapshots on a schedule and on demand into a store.
+	// +optional
+	Backup *EtcdBackup `json:"backup,omitempty" protobuf:"bytes,8,opt,name=backup"`
+	// Restore starts the cluster from a snapshot, when none of its members has data yet.
+	// +optional
+	Restore *EtcdRestore `json:"restore,omitempty" protobuf:"bytes,9,opt,name=restore"`
 }
 
 // EtcdDefragmentation says when a managed etcd's members are defragmented.
@@ -140,6 +146,14 @@ type ManagedEtcdStatus struct {
 	// +listType=map
 	// +listMapKey=name
 	Members []EtcdMemberStatus `json:"members,omitempty" protobuf:"bytes,1,rep,name=members"`
+	// Snapshots are the snapshots of this etcd its store keeps, newest first.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Snapshots []EtcdSnapshotInfo `json:"snapshots,omitempty" protobuf:"bytes,2,rep,name=snapshots"`
+	// LastScheduleTime is when the schedule last took a snapshot.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty" protobuf:"bytes,3,opt,name=lastScheduleTime"`
 }
 
 // EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.

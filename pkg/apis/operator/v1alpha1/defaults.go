@@ -46,6 +46,8 @@ const (
 	// say when a member is defragmented when managed.defragmentation leaves them unset.
 	DefaultEtcdDefragmentationThresholdPercent int32 = 50
 	DefaultEtcdDefragmentationMinimumSize            = "64Mi"
+	// DefaultEtcdBackupRetention is how many snapshots a store keeps, stored.
+	DefaultEtcdBackupRetention int32 = 7
 )
 
 func addDefaultingFuncs(scheme *runtime.Scheme) error {
@@ -74,6 +76,17 @@ func SetDefaults_ManagedEtcd(obj *ManagedEtcd) {
 	if obj.Storage.VolumeSize == nil {
 		q := resource.MustParse(DefaultEtcdStorageSize)
 		obj.Storage.VolumeSize = &q
+	}
+}
+
+// SetDefaults_EtcdBackup defaults the retention and the store (a volume) of a backup.
+func SetDefaults_EtcdBackup(obj *EtcdBackup) {
+	if obj.Retention == nil {
+		v := DefaultEtcdBackupRetention
+		obj.Retention = &v
+	}
+	if obj.Store.Volume == nil && obj.Store.S3 == nil {
+		obj.Store.Volume = &EtcdSnapshotVolume{}
 	}
 }
 

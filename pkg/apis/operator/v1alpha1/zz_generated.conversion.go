@@ -316,6 +316,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*EtcdBackup)(nil), (*operator.EtcdBackup)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdBackup_To_operator_EtcdBackup(a.(*EtcdBackup), b.(*operator.EtcdBackup), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdBackup)(nil), (*EtcdBackup)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdBackup_To_v1alpha1_EtcdBackup(a.(*operator.EtcdBackup), b.(*EtcdBackup), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*EtcdConfig)(nil), (*operator.EtcdConfig)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_EtcdConfig_To_operator_EtcdConfig(a.(*EtcdConfig), b.(*operator.EtcdConfig), scope)
 	}); err != nil {
@@ -343,6 +353,56 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*operator.EtcdMemberStatus)(nil), (*EtcdMemberStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_operator_EtcdMemberStatus_To_v1alpha1_EtcdMemberStatus(a.(*operator.EtcdMemberStatus), b.(*EtcdMemberStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EtcdRestore)(nil), (*operator.EtcdRestore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdRestore_To_operator_EtcdRestore(a.(*EtcdRestore), b.(*operator.EtcdRestore), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdRestore)(nil), (*EtcdRestore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdRestore_To_v1alpha1_EtcdRestore(a.(*operator.EtcdRestore), b.(*EtcdRestore), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EtcdRestoreSource)(nil), (*operator.EtcdRestoreSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdRestoreSource_To_operator_EtcdRestoreSource(a.(*EtcdRestoreSource), b.(*operator.EtcdRestoreSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdRestoreSource)(nil), (*EtcdRestoreSource)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdRestoreSource_To_v1alpha1_EtcdRestoreSource(a.(*operator.EtcdRestoreSource), b.(*EtcdRestoreSource), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EtcdSnapshotInfo)(nil), (*operator.EtcdSnapshotInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdSnapshotInfo_To_operator_EtcdSnapshotInfo(a.(*EtcdSnapshotInfo), b.(*operator.EtcdSnapshotInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdSnapshotInfo)(nil), (*EtcdSnapshotInfo)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdSnapshotInfo_To_v1alpha1_EtcdSnapshotInfo(a.(*operator.EtcdSnapshotInfo), b.(*EtcdSnapshotInfo), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EtcdSnapshotStore)(nil), (*operator.EtcdSnapshotStore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdSnapshotStore_To_operator_EtcdSnapshotStore(a.(*EtcdSnapshotStore), b.(*operator.EtcdSnapshotStore), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdSnapshotStore)(nil), (*EtcdSnapshotStore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdSnapshotStore_To_v1alpha1_EtcdSnapshotStore(a.(*operator.EtcdSnapshotStore), b.(*EtcdSnapshotStore), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*EtcdSnapshotVolume)(nil), (*operator.EtcdSnapshotVolume)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_EtcdSnapshotVolume_To_operator_EtcdSnapshotVolume(a.(*EtcdSnapshotVolume), b.(*operator.EtcdSnapshotVolume), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.EtcdSnapshotVolume)(nil), (*EtcdSnapshotVolume)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_EtcdSnapshotVolume_To_v1alpha1_EtcdSnapshotVolume(a.(*operator.EtcdSnapshotVolume), b.(*EtcdSnapshotVolume), scope)
 	}); err != nil {
 		return err
 	}
@@ -793,6 +853,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*operator.RootShardStatus)(nil), (*RootShardStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_operator_RootShardStatus_To_v1alpha1_RootShardStatus(a.(*operator.RootShardStatus), b.(*RootShardStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*S3SnapshotStore)(nil), (*operator.S3SnapshotStore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_S3SnapshotStore_To_operator_S3SnapshotStore(a.(*S3SnapshotStore), b.(*operator.S3SnapshotStore), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*operator.S3SnapshotStore)(nil), (*S3SnapshotStore)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_operator_S3SnapshotStore_To_v1alpha1_S3SnapshotStore(a.(*operator.S3SnapshotStore), b.(*S3SnapshotStore), scope)
 	}); err != nil {
 		return err
 	}
@@ -1565,6 +1635,26 @@ func Convert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfig
 	return autoConvert_operator_EmbeddedCacheConfiguration_To_v1alpha1_EmbeddedCacheConfiguration(in, out, s)
 }
 
+func autoConvert_v1alpha1_EtcdBackup_To_operator_EtcdBackup(in *EtcdBackup, out *operator.EtcdBackup, s conversion.Scope) error {
+	*out = *(*operator.EtcdBackup)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdBackup_To_operator_EtcdBackup is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdBackup_To_operator_EtcdBackup(in *EtcdBackup, out *operator.EtcdBackup, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdBackup_To_operator_EtcdBackup(in, out, s)
+}
+
+func autoConvert_operator_EtcdBackup_To_v1alpha1_EtcdBackup(in *operator.EtcdBackup, out *EtcdBackup, s conversion.Scope) error {
+	*out = *(*EtcdBackup)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdBackup_To_v1alpha1_EtcdBackup is an autogenerated conversion function.
+func Convert_operator_EtcdBackup_To_v1alpha1_EtcdBackup(in *operator.EtcdBackup, out *EtcdBackup, s conversion.Scope) error {
+	return autoConvert_operator_EtcdBackup_To_v1alpha1_EtcdBackup(in, out, s)
+}
+
 func autoConvert_v1alpha1_EtcdConfig_To_operator_EtcdConfig(in *EtcdConfig, out *operator.EtcdConfig, s conversion.Scope) error {
 	*out = *(*operator.EtcdConfig)(unsafe.Pointer(in))
 	return nil
@@ -1623,6 +1713,106 @@ func autoConvert_operator_EtcdMemberStatus_To_v1alpha1_EtcdMemberStatus(in *oper
 // Convert_operator_EtcdMemberStatus_To_v1alpha1_EtcdMemberStatus is an autogenerated conversion function.
 func Convert_operator_EtcdMemberStatus_To_v1alpha1_EtcdMemberStatus(in *operator.EtcdMemberStatus, out *EtcdMemberStatus, s conversion.Scope) error {
 	return autoConvert_operator_EtcdMemberStatus_To_v1alpha1_EtcdMemberStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_EtcdRestore_To_operator_EtcdRestore(in *EtcdRestore, out *operator.EtcdRestore, s conversion.Scope) error {
+	*out = *(*operator.EtcdRestore)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdRestore_To_operator_EtcdRestore is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdRestore_To_operator_EtcdRestore(in *EtcdRestore, out *operator.EtcdRestore, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdRestore_To_operator_EtcdRestore(in, out, s)
+}
+
+func autoConvert_operator_EtcdRestore_To_v1alpha1_EtcdRestore(in *operator.EtcdRestore, out *EtcdRestore, s conversion.Scope) error {
+	*out = *(*EtcdRestore)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdRestore_To_v1alpha1_EtcdRestore is an autogenerated conversion function.
+func Convert_operator_EtcdRestore_To_v1alpha1_EtcdRestore(in *operator.EtcdRestore, out *EtcdRestore, s conversion.Scope) error {
+	return autoConvert_operator_EtcdRestore_To_v1alpha1_EtcdRestore(in, out, s)
+}
+
+func autoConvert_v1alpha1_EtcdRestoreSource_To_operator_EtcdRestoreSource(in *EtcdRestoreSource, out *operator.EtcdRestoreSource, s conversion.Scope) error {
+	*out = *(*operator.EtcdRestoreSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdRestoreSource_To_operator_EtcdRestoreSource is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdRestoreSource_To_operator_EtcdRestoreSource(in *EtcdRestoreSource, out *operator.EtcdRestoreSource, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdRestoreSource_To_operator_EtcdRestoreSource(in, out, s)
+}
+
+func autoConvert_operator_EtcdRestoreSource_To_v1alpha1_EtcdRestoreSource(in *operator.EtcdRestoreSource, out *EtcdRestoreSource, s conversion.Scope) error {
+	*out = *(*EtcdRestoreSource)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdRestoreSource_To_v1alpha1_EtcdRestoreSource is an autogenerated conversion function.
+func Convert_operator_EtcdRestoreSource_To_v1alpha1_EtcdRestoreSource(in *operator.EtcdRestoreSource, out *EtcdRestoreSource, s conversion.Scope) error {
+	return autoConvert_operator_EtcdRestoreSource_To_v1alpha1_EtcdRestoreSource(in, out, s)
+}
+
+func autoConvert_v1alpha1_EtcdSnapshotInfo_To_operator_EtcdSnapshotInfo(in *EtcdSnapshotInfo, out *operator.EtcdSnapshotInfo, s conversion.Scope) error {
+	*out = *(*operator.EtcdSnapshotInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdSnapshotInfo_To_operator_EtcdSnapshotInfo is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdSnapshotInfo_To_operator_EtcdSnapshotInfo(in *EtcdSnapshotInfo, out *operator.EtcdSnapshotInfo, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdSnapshotInfo_To_operator_EtcdSnapshotInfo(in, out, s)
+}
+
+func autoConvert_operator_EtcdSnapshotInfo_To_v1alpha1_EtcdSnapshotInfo(in *operator.EtcdSnapshotInfo, out *EtcdSnapshotInfo, s conversion.Scope) error {
+	*out = *(*EtcdSnapshotInfo)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdSnapshotInfo_To_v1alpha1_EtcdSnapshotInfo is an autogenerated conversion function.
+func Convert_operator_EtcdSnapshotInfo_To_v1alpha1_EtcdSnapshotInfo(in *operator.EtcdSnapshotInfo, out *EtcdSnapshotInfo, s conversion.Scope) error {
+	return autoConvert_operator_EtcdSnapshotInfo_To_v1alpha1_EtcdSnapshotInfo(in, out, s)
+}
+
+func autoConvert_v1alpha1_EtcdSnapshotStore_To_operator_EtcdSnapshotStore(in *EtcdSnapshotStore, out *operator.EtcdSnapshotStore, s conversion.Scope) error {
+	*out = *(*operator.EtcdSnapshotStore)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdSnapshotStore_To_operator_EtcdSnapshotStore is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdSnapshotStore_To_operator_EtcdSnapshotStore(in *EtcdSnapshotStore, out *operator.EtcdSnapshotStore, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdSnapshotStore_To_operator_EtcdSnapshotStore(in, out, s)
+}
+
+func autoConvert_operator_EtcdSnapshotStore_To_v1alpha1_EtcdSnapshotStore(in *operator.EtcdSnapshotStore, out *EtcdSnapshotStore, s conversion.Scope) error {
+	*out = *(*EtcdSnapshotStore)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdSnapshotStore_To_v1alpha1_EtcdSnapshotStore is an autogenerated conversion function.
+func Convert_operator_EtcdSnapshotStore_To_v1alpha1_EtcdSnapshotStore(in *operator.EtcdSnapshotStore, out *EtcdSnapshotStore, s conversion.Scope) error {
+	return autoConvert_operator_EtcdSnapshotStore_To_v1alpha1_EtcdSnapshotStore(in, out, s)
+}
+
+func autoConvert_v1alpha1_EtcdSnapshotVolume_To_operator_EtcdSnapshotVolume(in *EtcdSnapshotVolume, out *operator.EtcdSnapshotVolume, s conversion.Scope) error {
+	*out = *(*operator.EtcdSnapshotVolume)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_v1alpha1_EtcdSnapshotVolume_To_operator_EtcdSnapshotVolume is an autogenerated conversion function.
+func Convert_v1alpha1_EtcdSnapshotVolume_To_operator_EtcdSnapshotVolume(in *EtcdSnapshotVolume, out *operator.EtcdSnapshotVolume, s conversion.Scope) error {
+	return autoConvert_v1alpha1_EtcdSnapshotVolume_To_operator_EtcdSnapshotVolume(in, out, s)
+}
+
+func autoConvert_operator_EtcdSnapshotVolume_To_v1alpha1_EtcdSnapshotVolume(in *operator.EtcdSnapshotVolume, out *EtcdSnapshotVolume, s conversion.Scope) error {
+	*out = *(*EtcdSnapshotVolume)(unsafe.Pointer(in))
+	return nil
+}
+
+// Convert_operator_EtcdSnapshotVolume_To_v1alpha1_EtcdSnapshotVolume is an autogenerated conversion function.
+func Convert_operator_EtcdSnapshotVolume_To_v1alpha1_EtcdSnapshotVolume(in *operator.EtcdSnapshotVolume, out *EtcdSnapshotVolume, s conversion.Scope) error {
+	return autoConvert_operator_EtcdSnapshotVolume_To_v1alpha1_EtcdSnapshotVolume(in, out, s)
 }
 
 func autoConvert_v1alpha1_EtcdStorage_To_operator_EtcdStorage(in *EtcdStorage, out *operator.EtcdStorage, s conversion.Scope) error {
@@ -2591,6 +2781,36 @@ func autoConvert_operator_RootShardStatus_To_v1alpha1_RootShardStatus(in *operat
 // Convert_operator_RootShardStatus_To_v1alpha1_RootShardStatus is an autogenerated conversion function.
 func Convert_operator_RootShardStatus_To_v1alpha1_RootShardStatus(in *operator.RootShardStatus, out *RootShardStatus, s conversion.Scope) error {
 	return autoConvert_operator_RootShardStatus_To_v1alpha1_RootShardStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_S3SnapshotStore_To_operator_S3SnapshotStore(in *S3SnapshotStore, out *operator.S3SnapshotStore, s conversion.Scope) error {
+	out.Endpoint = in.Endpoint
+	out.Bucket = in.Bucket
+	out.Prefix = in.Prefix
+	out.Region = in.Region
+	out.CredentialsSecretRef = in.CredentialsSecretRef
+	out.CABundle = *(*[]byte)(unsafe.Pointer(&in.CABundle))
+	return nil
+}
+
+// Convert_v1alpha1_S3SnapshotStore_To_operator_S3SnapshotStore is an autogenerated conversion function.
+func Convert_v1alpha1_S3SnapshotStore_To_operator_S3SnapshotStore(in *S3SnapshotStore, out *operator.S3SnapshotStore, s conversion.Scope) error {
+	return autoConvert_v1alpha1_S3SnapshotStore_To_operator_S3SnapshotStore(in, out, s)
+}
+
+func autoConvert_operator_S3SnapshotStore_To_v1alpha1_S3SnapshotStore(in *operator.S3SnapshotStore, out *S3SnapshotStore, s conversion.Scope) error {
+	out.Endpoint = in.Endpoint
+	out.Bucket = in.Bucket
+	out.Prefix = in.Prefix
+	out.Region = in.Region
+	out.CredentialsSecretRef = in.CredentialsSecretRef
+	out.CABundle = *(*[]byte)(unsafe.Pointer(&in.CABundle))
+	return nil
+}
+
+// Convert_operator_S3SnapshotStore_To_v1alpha1_S3SnapshotStore is an autogenerated conversion function.
+func Convert_operator_S3SnapshotStore_To_v1alpha1_S3SnapshotStore(in *operator.S3SnapshotStore, out *S3SnapshotStore, s conversion.Scope) error {
+	return autoConvert_operator_S3SnapshotStore_To_v1alpha1_S3SnapshotStore(in, out, s)
 }
 
 func autoConvert_v1alpha1_ServiceAccountAuthentication_To_operator_ServiceAccountAuthentication(in *ServiceAccountAuthentication, out *operator.ServiceAccountAuthentication, s conversion.Scope) error {

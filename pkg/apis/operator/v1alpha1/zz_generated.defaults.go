@@ -100,6 +100,9 @@ func SetObjectDefaults_CacheServer(in *CacheServer) {
 			if in.Spec.Etcd.Managed.Defragmentation != nil {
 				SetDefaults_EtcdDefragmentation(in.Spec.Etcd.Managed.Defragmentation)
 			}
+			if in.Spec.Etcd.Managed.Backup != nil {
+				SetDefaults_EtcdBackup(in.Spec.Etcd.Managed.Backup)
+			}
 		}
 	}
 	if in.Spec.Certificates != nil {
@@ -255,6 +258,9 @@ func SetObjectDefaults_RootShard(in *RootShard) {
 		if in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation != nil {
 			SetDefaults_EtcdDefragmentation(in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation)
 		}
+		if in.Spec.CommonShardSpec.Etcd.Managed.Backup != nil {
+			SetDefaults_EtcdBackup(in.Spec.CommonShardSpec.Etcd.Managed.Backup)
+		}
 	}
 	if in.Spec.CommonShardSpec.Auth != nil {
 		if in.Spec.CommonShardSpec.Auth.OIDC != nil {
@@ -379,6 +385,9 @@ func SetObjectDefaults_Shard(in *Shard) {
 		SetDefaults_ManagedEtcd(in.Spec.CommonShardSpec.Etcd.Managed)
 		if in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation != nil {
 			SetDefaults_EtcdDefragmentation(in.Spec.CommonShardSpec.Etcd.Managed.Defragmentation)
+		}
+		if in.Spec.CommonShardSpec.Etcd.Managed.Backup != nil {
+			SetDefaults_EtcdBackup(in.Spec.CommonShardSpec.Etcd.Managed.Backup)
 		}
 	}
 	if in.Spec.CommonShardSpec.Auth != nil {

@@ -162,6 +162,11 @@ func (in EmbeddedCacheConfiguration) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdBackup) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdBackup"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdConfig) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdConfig"
 }
@@ -174,6 +179,31 @@ func (in EtcdDefragmentation) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdMemberStatus) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdMemberStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdRestore) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdRestore"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdRestoreSource) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdRestoreSource"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdSnapshotInfo) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdSnapshotInfo"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdSnapshotStore) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdSnapshotStore"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdSnapshotVolume) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdSnapshotVolume"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
@@ -399,6 +429,11 @@ func (in RootShardSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in RootShardStatus) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.RootShardStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in S3SnapshotStore) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.S3SnapshotStore"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

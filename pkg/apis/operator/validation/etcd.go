@@ -112,6 +112,8 @@ func validateManagedEtcd(managed *operator.ManagedEtcd, fldPath *field.Path) fie
 			allErrs = append(allErrs, field.Invalid(defragPath.Child("minimumSize"), m.String(), "must not be negative"))
 		}
 	}
+	allErrs = append(allErrs, validateEtcdBackup(managed.Backup, fldPath.Child("backup"))...)
+	allErrs = append(allErrs, validateEtcdRestore(managed.Restore, fldPath.Child("restore"))...)
 	allErrs = append(allErrs, validateImage(managed.Image, fldPath.Child("image"))...)
 	allErrs = append(allErrs, validateResources(managed.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateDeploymentTemplate(managed.Template, fldPath.Child("template"))...)
@@ -161,7 +163,20 @@ func validateEtcdConfigUpdate(newEtcd, oldEtcd *operator.EtcdConfig, fldPath *fi
 		allErrs = append(allErrs, field.Forbidden(managedPath.Child("storage"),
 			"is immutable: a StatefulSet's volume claim templates cannot change"))
 	}
+	if newVolume, oldVolume := snapshotVolume(newEtcd.Managed), snapshotVolume(oldEtcd.Managed); newVolume != nil && oldVolume != nil &&
+		!apiequality.Semantic.DeepEqual(newVolume, oldVolume) {
+		allErrs = append(allErrs, field.Forbidden(managedPath.Child("backup", "store", "volume"),
+			"is immutable while it is the store: a claim's size and class are set when it is made"))
+	}
 	return allErrs
+}
+
+// snapshotVolume is the snapshot volume of a managed etcd's backup, or nil.
+func snapshotVolume(m *operator.ManagedEtcd) *operator.EtcdSnapshotVolume {
+	if m.Backup == nil {
+		return nil
+	}
+	return m.Backup.Store.Volume
 }
 
 // schemeless reports whether an etcd endpoint is written host:port, without a scheme, as

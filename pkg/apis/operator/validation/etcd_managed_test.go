@@ -26,6 +26,12 @@ func validManagedEtcd() *operator.ManagedEtcd {
 	}
 }
 
+// validS3 is an S3 store with every field set.
+func validS3() *operator.S3SnapshotStore {
+	return &operator.S3SnapshotStore{Endpoint: "https://s3.example.com:9000", Bucket: "kcp-snapshots", Prefix: "prod/",
+		Region: "eu-central-1", CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3-credentials"}}
+}
+
 func TestValidateManagedEtcd(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -118,6 +124,79 @@ func TestValidateManagedEtcd(t *testing.T) {
 				e.Managed.Defragmentation = &operator.EtcdDefragmentation{ThresholdPercent: ptr[int32](101)}
 			},
 			want: []wantErr{invalid("spec.etcd.managed.defragmentation.thresholdPercent", "between 1 and 100")},
+		},
+		{
+			name: "a backup to a volume and a restore from another setup",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Schedule: "0 */6 * * *", TimeZone: ptr("Europe/Berlin"), Retention: ptr[int32](3),
+					Store: operator.EtcdSnapshotStore{Volume: &operator.EtcdSnapshotVolume{VolumeSize: ptr(resource.MustParse("16Gi"))}}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "old"}}
+			},
+		},
+		{
+			name: "a backup to S3 and a restore from S3",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", S3: validS3()}
+			},
+		},
+		{
+			name: "a bad schedule, zone, retention and both stores",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Schedule: "every hour", TimeZone: ptr("Mars/Olympus"), Retention: ptr[int32](0),
+					Store: operator.EtcdSnapshotStore{Volume: &operator.EtcdSnapshotVolume{}, S3: validS3()}}
+			},
+			want: []wantErr{
+				invalid("spec.etcd.managed.backup.schedule", "five fields"),
+				invalid("spec.etcd.managed.backup.timeZone", "IANA"),
+				invalid("spec.etcd.managed.backup.retention", "between 1 and 1000"),
+				forbidden("spec.etcd.managed.backup.store.s3", "mutually exclusive"),
+			},
+		},
+		{
+			name: "a schedule with a time zone in it",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Schedule: "CRON_TZ=UTC 0 * * * *"}
+			},
+			want: []wantErr{invalid("spec.etcd.managed.backup.schedule", "use timeZone")},
+		},
+		{
+			name: "an S3 store over http, with a bad bucket, prefix, Secret and CA bundle",
+			mutate: func(e *operator.EtcdConfig) {
+				s3 := &operator.S3SnapshotStore{Endpoint: "http://s3.example.com", Bucket: "Snapshots_", Prefix: "/abs/../x",
+					CABundle: []byte("not a certificate")}
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: s3}}
+			},
+			want: []wantErr{
+				invalid("spec.etcd.managed.backup.store.s3.endpoint", "https"),
+				invalid("spec.etcd.managed.backup.store.s3.bucket", "bucket name"),
+				invalid("spec.etcd.managed.backup.store.s3.prefix", "slash"),
+				required("spec.etcd.managed.backup.store.s3.credentialsSecretRef.name"),
+				invalid("spec.etcd.managed.backup.store.s3.caBundle", "PEM"),
+			},
+		},
+		{
+			name: "an S3 endpoint with a path",
+			mutate: func(e *operator.EtcdConfig) {
+				s3 := validS3()
+				s3.Endpoint = "https://s3.example.com/bucket"
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: s3}}
+			},
+			want: []wantErr{invalid("spec.etcd.managed.backup.store.s3.endpoint", "without user, path or query")},
+		},
+		{
+			name: "a restore from both, of a bad kind, without a snapshot",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Restore = &operator.EtcdRestore{From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}, S3: validS3()}
+			},
+			want: []wantErr{required("spec.etcd.managed.restore.snapshot"), forbidden("spec.etcd.managed.restore.s3", "mutually exclusive")},
+		},
+		{
+			name: "a restore from a FrontProxy",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "s", From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}}
+			},
+			want: []wantErr{notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`)},
 		},
 		{
 			name:   "bad storage class",

@@ -46,6 +46,10 @@ type ManagedEtcdApplyConfiguration struct {
 	// Defragmentation says when the server defragments a member: one member at a time, when
 	// the share of its database file that is not in use reaches a threshold.
 	Defragmentation *EtcdDefragmentationApplyConfiguration `json:"defragmentation,omitempty"`
+	// Backup takes snapshots on a schedule and on demand into a store.
+	Backup *EtcdBackupApplyConfiguration `json:"backup,omitempty"`
+	// Restore starts the cluster from a snapshot, when none of its members has data yet.
+	Restore *EtcdRestoreApplyConfiguration `json:"restore,omitempty"`
 }
 
 // ManagedEtcdApplyConfiguration constructs a declarative configuration of the ManagedEtcd type for use with
@@ -107,5 +111,21 @@ func (b *ManagedEtcdApplyConfiguration) WithQuota(value resource.Quantity) *Mana
 // If called multiple times, the Defragmentation field is set to the value of the last call.
 func (b *ManagedEtcdApplyConfiguration) WithDefragmentation(value *EtcdDefragmentationApplyConfiguration) *ManagedEtcdApplyConfiguration {
 	b.Defragmentation = value
+	return b
+}
+
+// WithBackup sets the Backup field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Backup field is set to the value of the last call.
+func (b *ManagedEtcdApplyConfiguration) WithBackup(value *EtcdBackupApplyConfiguration) *ManagedEtcdApplyConfiguration {
+	b.Backup = value
+	return b
+}
+
+// WithRestore sets the Restore field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Restore field is set to the value of the last call.
+func (b *ManagedEtcdApplyConfiguration) WithRestore(value *EtcdRestoreApplyConfiguration) *ManagedEtcdApplyConfiguration {
+	b.Restore = value
 	return b
 }

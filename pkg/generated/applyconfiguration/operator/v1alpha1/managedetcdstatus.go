@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // ManagedEtcdStatusApplyConfiguration represents a declarative configuration of the ManagedEtcdStatus type for use
 // with apply.
 //
@@ -25,6 +29,10 @@ package v1alpha1
 type ManagedEtcdStatusApplyConfiguration struct {
 	// Members are the members as etcd reports them, by name.
 	Members []EtcdMemberStatusApplyConfiguration `json:"members,omitempty"`
+	// Snapshots are the snapshots of this etcd its store keeps, newest first.
+	Snapshots []EtcdSnapshotInfoApplyConfiguration `json:"snapshots,omitempty"`
+	// LastScheduleTime is when the schedule last took a snapshot.
+	LastScheduleTime *v1.Time `json:"lastScheduleTime,omitempty"`
 }
 
 // ManagedEtcdStatusApplyConfiguration constructs a declarative configuration of the ManagedEtcdStatus type for use with
@@ -43,5 +51,26 @@ func (b *ManagedEtcdStatusApplyConfiguration) WithMembers(values ...*EtcdMemberS
 		}
 		b.Members = append(b.Members, *values[i])
 	}
+	return b
+}
+
+// WithSnapshots adds the given value to the Snapshots field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Snapshots field.
+func (b *ManagedEtcdStatusApplyConfiguration) WithSnapshots(values ...*EtcdSnapshotInfoApplyConfiguration) *ManagedEtcdStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithSnapshots")
+		}
+		b.Snapshots = append(b.Snapshots, *values[i])
+	}
+	return b
+}
+
+// WithLastScheduleTime sets the LastScheduleTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastScheduleTime field is set to the value of the last call.
+func (b *ManagedEtcdStatusApplyConfiguration) WithLastScheduleTime(value v1.Time) *ManagedEtcdStatusApplyConfiguration {
+	b.LastScheduleTime = &value
 	return b
 }
