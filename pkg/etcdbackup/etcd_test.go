@@ -1,6 +1,8 @@
 package etcdbackup
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +61,11 @@ func TestSaveToADirectoryAndVerify(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, snap.Size, info.Size())
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	path := filepath.Join(dir, snap.Name)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	assert.Equal(t, hex.EncodeToString(sum[:]), snap.SHA256, "the sha256 of the whole object")
 	require.NoError(t, Verify(t.Context(), store, snap.Name))
 
 	// A second snapshot in the same second is told apart.
@@ -67,9 +74,6 @@ func TestSaveToADirectoryAndVerify(t *testing.T) {
 	assert.NotEqual(t, snap.Name, again.Name)
 
 	// One byte of the stored database flipped: etcd's hash check refuses it.
-	path := filepath.Join(dir, snap.Name)
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
 	data[len(data)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	err = Verify(t.Context(), store, snap.Name)
