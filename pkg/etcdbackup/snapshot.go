@@ -77,7 +77,7 @@ func NewName(base string, t time.Time, existing []Object) (string, error) {
 // Save takes a snapshot of the member at endpoint, to which client maint is connected
 // (one endpoint: the snapshot is read from whichever member the client picks), streams it
 // into store as <base>-<time>, and verifies it there with etcd's own hash check, read back
-// from the store. The database is never held in memory.
+// from the store; a snapshot that fails it is deleted. The database is never held in memory.
 func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, store Store, base string) (Snapshot, error) {
 	// The revision comes from the member's Status just before the snapshot: the snapshot
 	// stream carries no header, and the revision it holds is at least this one.
@@ -114,11 +114,16 @@ func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, stor
 	}
 
 	stored, err := verify(ctx, store, name)
-	if err != nil {
-		return Snapshot{}, err
+	if err == nil && stored.size != counted.n {
+		err = fmt.Errorf("snapshot %s: %w: the store holds %d bytes, %d were written", name, ErrCorrupt, stored.size, counted.n)
 	}
-	if stored.size != counted.n {
-		return Snapshot{}, fmt.Errorf("snapshot %s: the store holds %d bytes, %d were written", name, stored.size, counted.n)
+	if err != nil {
+		// What failed its check is no snapshot: left under a snapshot's name, it would count
+		// as one of the newest that Retain keeps, in place of a good one.
+		if derr := store.Delete(ctx, name); derr != nil {
+			return Snapshot{}, errors.Join(err, derr)
+		}
+		return Snapshot{}, fmt.Errorf("%w (deleted)", err)
 	}
 	return Snapshot{Name: name, Time: now, Revision: status.Header.GetRevision(), Size: stored.size, SHA256: stored.sha256}, nil
 }
