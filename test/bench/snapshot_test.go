@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -81,6 +82,7 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Fatal(err)
 	}
 	var anchor, saved, savedS3 []float64 // MB/s
+	var heapDir, heapS3 uint64           // the most the heap grew during a Save
 	var size int64
 	for round := range snapshotRounds {
 		file := filepath.Join(out, "etcdctl.db")
@@ -98,7 +100,9 @@ func BenchmarkSnapshot(b *testing.B) {
 		_ = os.Remove(file)
 
 		t0 = time.Now()
+		heap := watchHeap()
 		snap, err := etcdbackup.Save(ctx, c.Maintenance, url, store, "bench")
+		heapDir = max(heapDir, heap())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -110,7 +114,9 @@ func BenchmarkSnapshot(b *testing.B) {
 		}
 
 		t0 = time.Now()
+		heap = watchHeap()
 		snap, err = etcdbackup.Save(ctx, c.Maintenance, url, s3store, "bench")
+		heapS3 = max(heapS3, heap())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,6 +140,10 @@ func BenchmarkSnapshot(b *testing.B) {
 	e.ratio("a snapshot of %.0f MB to a directory, verified: etcdbackup.Save %.0f MB/s = %.2f× etcdctl snapshot save (%.0f MB/s, unverified), medians of %d rounds (goal: at least 0.8×)",
 		float64(size)/1e6, s, s/a, a, snapshotRounds)
 	e.ratio("the same to versitygw over TLS on loopback, verified by reading it back: %.0f MB/s = %.2f× etcdctl snapshot save", s3rate, s3rate/a)
+	e.add(b, "save-heap-growth", float64(heapDir)/1e6, "heap-MB")
+	e.add(b, "save-s3-heap-growth", float64(heapS3)/1e6, "s3-heap-MB")
+	e.ratio("memory: the heap grew by at most %.1f MB during a Save to a directory, %.1f MB to S3, for a snapshot of %.0f MB",
+		float64(heapDir)/1e6, float64(heapS3)/1e6, float64(size)/1e6)
 	e.save(b)
 }
 
@@ -201,6 +211,36 @@ send:
 		err = <-errs
 	}
 	return err
+}
+
+// watchHeap samples the heap every 5 ms until the function it answers is called, which
+// answers how far the heap grew above where it was at the start.
+func watchHeap() func() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	base, peak := m.HeapAlloc, m.HeapAlloc
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				peak = max(peak, m.HeapAlloc)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return peak - base
+	}
 }
 
 func median(xs []float64) float64 {
