@@ -18,7 +18,7 @@ codegen: ## Regenerate clients, deepcopy, conversion, defaulters and OpenAPI.
 .PHONY: verify
 verify: ## Check formatting, vet and that generated code is fresh.
 	@echo "==> gofmt"; out=$$(gofmt -l cmd internal pkg test hack); if [[ -n "$$out" ]]; then echo "gofmt needed: $$out"; exit 1; fi
-	@echo "==> go vet"; $(GO) vet ./... && $(GO) vet -tags e2e ./internal/... ./test/framework/...
+	@echo "==> go vet"; $(GO) vet ./... && $(GO) vet -tags e2e ./internal/... ./test/framework/... ./pkg/etcdbackup/...
 	@echo "==> verify-codegen"; hack/verify-codegen.sh
 
 .PHONY: verify-fresh
@@ -61,8 +61,9 @@ test-e2e: build tools ## The whole stack on loopback, driven with kubectl.
 	@# Run in the package's directory, so go test streams the suite's progress and the closing
 	@# leak scan's report instead of holding them back for a passing package. The harness's own
 	@# tests (tag e2e: internal/localstack and test/framework) run beside them on stacks of their
-	@# own, their output kept in a log of its own and shown at the end.
-	@$(GO) test -tags e2e -count=1 -timeout 25m ./internal/localstack ./test/framework > $(OUTPUT)/test-e2e-harness.log 2>&1 & harness=$$!; \
+	@# own, with the tests of packages that need a tool of the stack (tag e2e: pkg/etcdbackup
+	@# against versitygw), their output kept in a log of its own and shown at the end.
+	@$(GO) test -tags e2e -count=1 -timeout 25m ./internal/localstack ./test/framework ./pkg/etcdbackup > $(OUTPUT)/test-e2e-harness.log 2>&1 & harness=$$!; \
 	status=0; (cd test/e2e && E2E_PARALLEL=$(E2E_PARALLEL) ../../hack/go-test.sh ../../$(OUTPUT)/test-e2e.log $(GO) test -count=1 -timeout 40m -parallel 200) || status=$$?; \
 	if wait $$harness; then grep -E '^(ok|FAIL)' $(OUTPUT)/test-e2e-harness.log; \
 	else echo "==> the harness's own tests failed ($(OUTPUT)/test-e2e-harness.log):"; tail -n 100 $(OUTPUT)/test-e2e-harness.log; status=1; fi; \
@@ -91,11 +92,11 @@ image: ## The server's OCI image, no container runtime needed: IMAGE_DIR gets a 
 test-image: ## make image twice: the same digest, and the config's user, entrypoint and labels.
 	cd hack/tools/image && ../../go-test.sh ../../../$(OUTPUT)/test-image.log $(GO) test -count=1 ./kcp-setups-image
 
-# BENCH picks benchmarks by name, case-insensitive: mint, ready, crud, scale, link, or a regexp such as mint|ready.
+# BENCH picks benchmarks by name, case-insensitive: mint, ready, crud, scale, link, snapshot, or a regexp such as mint|ready.
 BENCH ?= .*
 
 .PHONY: bench
-bench: build tools ## The benchmark suite (BENCH=mint|ready|crud|scale|link picks some), figures next to their anchors, into _output/bench/ with chart.svg.
+bench: build tools ## The benchmark suite (BENCH=mint|ready|crud|scale|link|snapshot picks some), figures next to their anchors, into _output/bench/ with chart.svg.
 	@mkdir -p $(OUTPUT)/bench
 	@# Run in the package's directory, so go test streams the figures as they come. The chart
 	@# is drawn from results.json even when a benchmark failed, and make fails after it.

@@ -34,7 +34,8 @@ TOOLS_OUTPUT="${SCRATCH}/output" hack/tools/build.sh
 # The framework refuses to start without these; check that the build left every one.
 missing=()
 for f in bin/etcd bin/kube-apiserver bin/kube-controller-manager bin/kube-scheduler bin/kubectl \
-  bin/kwok bin/cert-manager-controller bin/helm bin/kcp-setups-image cert-manager-crds/cert-manager.io_certificates.yaml \
+  bin/kwok bin/cert-manager-controller bin/helm bin/kcp-setups-image bin/etcdctl bin/etcdutl bin/versitygw \
+  cert-manager-crds/cert-manager.io_certificates.yaml \
   kwok-stages/pod-ready.yaml kwok-crds/kwok.x-k8s.io_clusterportforwards.yaml kwok-crds/kwok.x-k8s.io_clusterlogs.yaml; do
   [[ -s "${SCRATCH}/output/${f}" ]] || missing+=("${f}")
 done

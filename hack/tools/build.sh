@@ -72,6 +72,19 @@ build cert-manager cert-manager cert-manager-controller -- ./cert-manager-contro
 HELM_VERSION=$(cd "${ROOT}/hack/tools/helm" && go list -m -f '{{.Version}}' helm.sh/helm/v4)
 LDFLAGS="-X helm.sh/helm/v4/internal/version.version=${HELM_VERSION} -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
   build helm helm helm -- helm.sh/helm/v4/cmd/helm
+# etcdctl and etcdutl, for the snapshot benchmark's anchor (`etcdctl snapshot save`), from the
+# same etcd release as the etcd above: their module pins it apart, and is held to it here.
+ETCD_VERSION=$(cd "${ROOT}/hack/tools/kube" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)
+for m in go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3 go.etcd.io/etcd/server/v3; do
+  v=$(cd "${ROOT}/hack/tools/etcdctl" && go list -m -f '{{.Version}}' "${m}")
+  if [[ ${v} != "${ETCD_VERSION}" ]]; then
+    echo "tools: hack/tools/etcdctl pins ${m} at ${v}, hack/tools/kube's etcd is ${ETCD_VERSION}" >&2
+    exit 1
+  fi
+done
+build etcdctl etcdctl etcdctl etcdutl -- go.etcd.io/etcd/etcdctl/v3 go.etcd.io/etcd/etcdutl/v3
+# versitygw, the S3 server of the tests (an S3 gateway over a plain directory; docs/TESTING.md).
+build versitygw versitygw versitygw -- github.com/versity/versitygw/cmd/versitygw
 # The image builder of `make image` (go-containerregistry), so a fresh module cache builds it too.
 build image image kcp-setups-image -- ./kcp-setups-image
 

@@ -25,12 +25,19 @@ type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logFile string
+	env     []string
 	done    chan struct{}
 	err     error
 }
 
 // startProcess starts bin with args, logging to dir/name.log.
 func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
+	return StartProcessWithEnv(dir, name, bin, nil, args...)
+}
+
+// StartProcessWithEnv is StartProcess with env added to the process's environment, for what
+// must not show on a command line (a secret).
+func StartProcessWithEnv(dir, name, bin string, env []string, args ...string) (*Process, error) {
 	logFile := filepath.Join(dir, name+".log")
 	out, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -38,6 +45,9 @@ func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// A process group of its own, so that Ctrl-C in `make run` reaches the stack through
 	// its orderly shutdown rather than all at once.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -45,7 +55,7 @@ func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
 		_ = out.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Process{name: name, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, logFile: logFile, env: env, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = out.Close()
@@ -57,7 +67,7 @@ func StartProcess(dir, name, bin string, args ...string) (*Process, error) {
 // rerun starts p's command again, with the same arguments and log file, as a restart of
 // the component; p must have ended.
 func (p *Process) Rerun() (*Process, error) {
-	return StartProcess(filepath.Dir(p.logFile), p.name, p.cmd.Path, p.cmd.Args[1:]...)
+	return StartProcessWithEnv(filepath.Dir(p.logFile), p.name, p.cmd.Path, p.env, p.cmd.Args[1:]...)
 }
 
 // exited reports whether the process has ended, with its error.

@@ -198,7 +198,7 @@ func (s *Stack) start(name string, args ...string) (*Process, error) {
 
 func (s *Stack) checkBinaries() error {
 	var missing []string
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "helm", "kcp-setups-apiserver", "kubectl-kcp_setups"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", "cert-manager-controller", "helm", "versitygw", "kcp-setups-apiserver", "kubectl-kcp_setups"} {
 		if _, err := os.Stat(s.Bin(b)); err != nil {
 			missing = append(missing, b)
 		}
