@@ -2,7 +2,10 @@ package localstack
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,4 +45,18 @@ func TestFreePortIsNeverEphemeralNorHandedTwice(t *testing.T) {
 	assert.Equal(t, port, free)
 	_, err = takePort(port, port+1)
 	assert.Error(t, err, "port %d was handed out", port)
+}
+
+func TestProcessEnvironmentOffTheCommandLineAndKeptOnRerun(t *testing.T) {
+	dir := t.TempDir()
+	p, err := StartProcessWithEnv(dir, "env", "/bin/sh", []string{"LOCALSTACK_SECRET=s3cr3t"}, "-c", `echo "secret=$LOCALSTACK_SECRET"`)
+	require.NoError(t, err)
+	<-p.done
+	assert.NotContains(t, strings.Join(p.cmd.Args, " "), "s3cr3t")
+	again, err := p.Rerun()
+	require.NoError(t, err)
+	<-again.done
+	data, err := os.ReadFile(filepath.Join(dir, "env.log"))
+	require.NoError(t, err)
+	assert.Equal(t, "secret=s3cr3t\nsecret=s3cr3t\n", string(data))
 }

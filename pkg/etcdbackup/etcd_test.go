@@ -1,7 +1,11 @@
 package etcdbackup
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +63,11 @@ func TestSaveToADirectoryAndVerify(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, snap.Size, info.Size())
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	path := filepath.Join(dir, snap.Name)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	assert.Equal(t, hex.EncodeToString(sum[:]), snap.SHA256, "the sha256 of the whole object")
 	require.NoError(t, Verify(t.Context(), store, snap.Name))
 
 	// A second snapshot in the same second is told apart.
@@ -67,13 +76,43 @@ func TestSaveToADirectoryAndVerify(t *testing.T) {
 	assert.NotEqual(t, snap.Name, again.Name)
 
 	// One byte of the stored database flipped: etcd's hash check refuses it.
-	path := filepath.Join(dir, snap.Name)
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
 	data[len(data)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	err = Verify(t.Context(), store, snap.Name)
 	require.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorContains(t, err, snap.Name)
 	require.NoError(t, Verify(t.Context(), store, again.Name), "the other is intact")
+}
+
+// corruptingStore flips a byte of every object it is given, as a faulty disk or server would.
+type corruptingStore struct{ DirStore }
+
+func (c corruptingStore) Put(ctx context.Context, name string, r io.Reader) (int64, error) {
+	return c.DirStore.Put(ctx, name, &flipReader{r: r, at: 100_000})
+}
+
+type flipReader struct {
+	r   io.Reader
+	at  int64
+	off int64
+}
+
+func (f *flipReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if f.at >= f.off && f.at < f.off+int64(n) {
+		p[f.at-f.off] ^= 0x01
+	}
+	f.off += int64(n)
+	return n, err
+}
+
+func TestSaveDeletesWhatFailsItsCheck(t *testing.T) {
+	c, url := etcdWithKeys(t, 200)
+	dir, err := NewDirStore(t.TempDir())
+	require.NoError(t, err)
+	_, err = Save(t.Context(), c.Maintenance, url, corruptingStore{dir}, "root")
+	require.ErrorIs(t, err, ErrCorrupt)
+	objs, err := dir.List(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, objs, "no corrupt snapshot is left to count as one of the newest")
 }

@@ -77,7 +77,7 @@ func NewName(base string, t time.Time, existing []Object) (string, error) {
 // Save takes a snapshot of the member at endpoint, to which client maint is connected
 // (one endpoint: the snapshot is read from whichever member the client picks), streams it
 // into store as <base>-<time>, and verifies it there with etcd's own hash check, read back
-// from the store. The database is never held in memory.
+// from the store; a snapshot that fails it is deleted. The database is never held in memory.
 func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, store Store, base string) (Snapshot, error) {
 	// The revision comes from the member's Status just before the snapshot: the snapshot
 	// stream carries no header, and the revision it holds is at least this one.
@@ -102,8 +102,9 @@ func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, stor
 		return Snapshot{}, fmt.Errorf("opening the snapshot of %s: %w", endpoint, err)
 	}
 	defer func() { _ = resp.Snapshot.Close() }()
-	h := sha256.New()
-	counted := &countingReader{r: io.TeeReader(resp.Snapshot, h)}
+	// The stream is counted, not hashed: the hashes are computed once, of what the store
+	// holds, when it is read back.
+	counted := &countingReader{r: resp.Snapshot}
 	written, err := store.Put(ctx, name, counted)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("saving the snapshot of %s: %w", endpoint, err)
@@ -111,16 +112,20 @@ func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, stor
 	if written != counted.n {
 		return Snapshot{}, fmt.Errorf("snapshot %s: the store took %d bytes of the %d streamed", name, written, counted.n)
 	}
-	sum := hex.EncodeToString(h.Sum(nil))
 
 	stored, err := verify(ctx, store, name)
+	if err == nil && stored.size != counted.n {
+		err = fmt.Errorf("snapshot %s: %w: the store holds %d bytes, %d were written", name, ErrCorrupt, stored.size, counted.n)
+	}
 	if err != nil {
-		return Snapshot{}, err
+		// What failed its check is no snapshot: left under a snapshot's name, it would count
+		// as one of the newest that Retain keeps, in place of a good one.
+		if derr := store.Delete(ctx, name); derr != nil {
+			return Snapshot{}, errors.Join(err, derr)
+		}
+		return Snapshot{}, fmt.Errorf("%w (deleted)", err)
 	}
-	if stored.size != counted.n || stored.sha256 != sum {
-		return Snapshot{}, fmt.Errorf("snapshot %s: the store holds %d bytes of sha256 %s, %d bytes of sha256 %s were written", name, stored.size, stored.sha256, counted.n, sum)
-	}
-	return Snapshot{Name: name, Time: now, Revision: status.Header.GetRevision(), Size: counted.n, SHA256: sum}, nil
+	return Snapshot{Name: name, Time: now, Revision: status.Header.GetRevision(), Size: stored.size, SHA256: stored.sha256}, nil
 }
 
 type countingReader struct {
@@ -158,12 +163,11 @@ func verify(ctx context.Context, store Store, name string) (verified, error) {
 		return verified{}, err
 	}
 	defer func() { _ = rc.Close() }()
-	whole := sha256.New()
-	size, appended, db, err := splitHash(contextReader{ctx: ctx, r: io.TeeReader(rc, whole)})
+	size, appended, db, whole, err := splitHash(contextReader{ctx: ctx, r: rc})
 	if err != nil {
 		return verified{}, fmt.Errorf("reading snapshot %s: %w", name, err)
 	}
-	v := verified{size: size, sha256: hex.EncodeToString(whole.Sum(nil))}
+	v := verified{size: size, sha256: hex.EncodeToString(whole)}
 	if size%512 != sha256.Size {
 		return v, fmt.Errorf("snapshot %s: %w: its %d bytes are no database of 512-byte sectors followed by a sha256", name, ErrCorrupt, size)
 	}
@@ -173,9 +177,10 @@ func verify(ctx context.Context, store Store, name string) (verified, error) {
 	return v, nil
 }
 
-// splitHash reads r to its end and answers its size, its last sha256.Size bytes and the
-// sha256 of the bytes before them, holding back no more than those bytes.
-func splitHash(r io.Reader) (size int64, appended, db []byte, err error) {
+// splitHash reads r to its end and answers its size, its last sha256.Size bytes, the
+// sha256 of the bytes before them and the sha256 of the whole, holding back no more than
+// those last bytes. It hashes once: the whole is the bytes before followed by the last ones.
+func splitHash(r io.Reader) (size int64, appended, db, whole []byte, err error) {
 	var h hash.Hash = sha256.New()
 	buf := make([]byte, sha256.Size+64<<10)
 	have := 0 // bytes of buf in use; never more than sha256.Size between reads
@@ -192,10 +197,13 @@ func splitHash(r io.Reader) (size int64, appended, db []byte, err error) {
 			break
 		}
 		if err != nil {
-			return size, nil, nil, err
+			return size, nil, nil, nil, err
 		}
 	}
-	return size, slices.Clone(buf[:have]), h.Sum(nil), nil
+	appended = slices.Clone(buf[:have])
+	db = h.Sum(nil) // Sum leaves h as it was
+	h.Write(appended)
+	return size, appended, db, h.Sum(nil), nil
 }
 
 // Retain keeps the newest keep snapshots of each base in store, by the time in their names,

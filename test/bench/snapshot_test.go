@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -34,7 +35,8 @@ const (
 // verified by etcd's hash check read back from the directory, next to `etcdctl snapshot
 // save` of the same database into the same directory (the anchor: etcd's own client, which
 // writes the file and syncs it, and checks nothing). The two alternate, round by round, and
-// the figures are the medians.
+// the figures are the medians. Each round also saves to versitygw on loopback (TLS, SigV4,
+// its files on the same disk), to show what S3 costs beside a directory.
 func BenchmarkSnapshot(b *testing.B) {
 	e := newEntry("snapshot")
 	ctx, cancel := context.WithTimeout(b.Context(), 20*time.Minute)
@@ -69,7 +71,18 @@ func BenchmarkSnapshot(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var anchor, saved []float64 // MB/s
+	s3, err := localstack.StartS3(ctx, localstack.S3Options{Dir: filepath.Join(out, "s3")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s3.Stop()
+	s3store, err := etcdbackup.NewS3Store(etcdbackup.S3Config{Endpoint: s3.Endpoint, Bucket: s3.Bucket, Region: s3.Region,
+		AccessKeyID: s3.AccessKeyID, SecretAccessKey: s3.SecretAccessKey, CABundle: s3.CAPEM})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var anchor, saved, savedS3 []float64 // MB/s
+	var heapDir, heapS3 uint64           // the most the heap grew during a Save
 	var size int64
 	for round := range snapshotRounds {
 		file := filepath.Join(out, "etcdctl.db")
@@ -87,7 +100,9 @@ func BenchmarkSnapshot(b *testing.B) {
 		_ = os.Remove(file)
 
 		t0 = time.Now()
+		heap := watchHeap()
 		snap, err := etcdbackup.Save(ctx, c.Maintenance, url, store, "bench")
+		heapDir = max(heapDir, heap())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,17 +112,38 @@ func BenchmarkSnapshot(b *testing.B) {
 		if err := store.Delete(ctx, snap.Name); err != nil {
 			b.Fatal(err)
 		}
-		fmt.Printf("bench: snapshot: round %d: etcdctl snapshot save %.0f MB in %s (%.0f MB/s), etcdbackup.Save %.0f MB in %s (%.0f MB/s)\n",
+
+		t0 = time.Now()
+		heap = watchHeap()
+		snap, err = etcdbackup.Save(ctx, c.Maintenance, url, s3store, "bench")
+		heapS3 = max(heapS3, heap())
+		if err != nil {
+			b.Fatal(err)
+		}
+		tookS3 := time.Since(t0)
+		savedS3 = append(savedS3, float64(snap.Size)/1e6/tookS3.Seconds())
+		if err := s3store.Delete(ctx, snap.Name); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("bench: snapshot: round %d: etcdctl snapshot save %.0f MB in %s (%.0f MB/s), etcdbackup.Save to a directory in %s (%.0f MB/s), to S3 in %s (%.0f MB/s)\n",
 			round+1, float64(info.Size())/1e6, took.Round(time.Millisecond), anchor[round],
-			float64(snap.Size)/1e6, tookSave.Round(time.Millisecond), saved[round])
+			tookSave.Round(time.Millisecond), saved[round], tookS3.Round(time.Millisecond), savedS3[round])
 	}
 	a, s := median(anchor), median(saved)
 	e.add(b, "snapshot-size", float64(size)/1e6, "MB")
 	e.add(b, "etcdctl-snapshot-save", a, "etcdctl-MB/s")
 	e.add(b, "etcdbackup-save", s, "save-MB/s")
 	e.add(b, "save/etcdctl", s/a, "x")
+	s3rate := median(savedS3)
+	e.add(b, "etcdbackup-save-s3", s3rate, "save-s3-MB/s")
+	e.add(b, "save-s3/etcdctl", s3rate/a, "s3-x")
 	e.ratio("a snapshot of %.0f MB to a directory, verified: etcdbackup.Save %.0f MB/s = %.2f× etcdctl snapshot save (%.0f MB/s, unverified), medians of %d rounds (goal: at least 0.8×)",
 		float64(size)/1e6, s, s/a, a, snapshotRounds)
+	e.ratio("the same to versitygw over TLS on loopback, verified by reading it back: %.0f MB/s = %.2f× etcdctl snapshot save", s3rate, s3rate/a)
+	e.add(b, "save-heap-growth", float64(heapDir)/1e6, "heap-MB")
+	e.add(b, "save-s3-heap-growth", float64(heapS3)/1e6, "s3-heap-MB")
+	e.ratio("memory: the heap grew by at most %.1f MB during a Save to a directory, %.1f MB to S3, for a snapshot of %.0f MB",
+		float64(heapDir)/1e6, float64(heapS3)/1e6, float64(size)/1e6)
 	e.save(b)
 }
 
@@ -175,6 +211,36 @@ send:
 		err = <-errs
 	}
 	return err
+}
+
+// watchHeap samples the heap every 5 ms until the function it answers is called, which
+// answers how far the heap grew above where it was at the start.
+func watchHeap() func() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	base, peak := m.HeapAlloc, m.HeapAlloc
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				peak = max(peak, m.HeapAlloc)
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return peak - base
+	}
 }
 
 func median(xs []float64) float64 {
