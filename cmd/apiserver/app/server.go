@@ -47,5 +47,6 @@ Without --etcd-servers it stores them in an embedded etcd.`,
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}
+	cmd.AddCommand(newEtcdAgentCommand())
 	return cmd
 }
