@@ -1,0 +1,69 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
+	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
+)
+
+// TestEtcdAgentRestoreFromAVolumeStore runs `etcd-agent restore` as a member's init
+// container would with the volume store mounted: the snapshot becomes the member's data
+// directory; a second run leaves it alone.
+func TestEtcdAgentRestoreFromAVolumeStore(t *testing.T) {
+	srv, err := embeddedetcd.Start(t.Context(), filepath.Join(t.TempDir(), "etcd"))
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	cfg, err := srv.Client.TLSConfig()
+	require.NoError(t, err)
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, TLS: cfg, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.Put(t.Context(), "/registry/a", "b")
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	store, err := etcdbackup.NewDirStore(dir)
+	require.NoError(t, err)
+	snap, err := etcdbackup.Save(t.Context(), c.Maintenance, srv.ClientURL, store, "root")
+	require.NoError(t, err)
+
+	dataDir := filepath.Join(t.TempDir(), "data")
+	args := []string{"etcd-agent", "restore", "--snapshot-dir=" + dir, "--snapshot=" + snap.Name, "--data-dir=" + dataDir,
+		"--name=root-etcd-0", "--initial-advertise-peer-urls=https://root-etcd-0.root-etcd-peers:2380",
+		"--initial-cluster=root-etcd-0=https://root-etcd-0.root-etcd-peers:2380", "--initial-cluster-token=kcp.root-etcd"}
+	for range 2 {
+		cmd := NewCommand()
+		cmd.SetArgs(args)
+		require.NoError(t, cmd.ExecuteContext(t.Context()))
+		entries, err := os.ReadDir(filepath.Join(dataDir, "member"))
+		require.NoError(t, err, "the member's data directory is etcd's")
+		assert.NotEmpty(t, entries)
+	}
+}
+
+// TestEtcdAgentRefusesWhatItCannotDo: the commands say what is missing instead of starting.
+func TestEtcdAgentRefusesWhatItCannotDo(t *testing.T) {
+	for name, args := range map[string][]string{
+		"serve without a store":      {"etcd-agent", "serve", "--cert-file=a", "--key-file=b", "--trusted-ca-file=c"},
+		"serve without certificates": {"etcd-agent", "serve", "--snapshot-dir=" + t.TempDir()},
+		"restore without a snapshot": {"etcd-agent", "restore", "--snapshot-dir=" + t.TempDir(), "--data-dir=/x", "--name=n"},
+		"restore from two places":    {"etcd-agent", "restore", "--source=https://x:2390", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+		"S3 without credentials":     {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--s3-bucket=b", "--s3-credentials-dir=" + t.TempDir(), "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+		"a directory and S3 at once": {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmd := NewCommand()
+			cmd.SetArgs(args)
+			cmd.SetOut(os.Stderr)
+			assert.Error(t, cmd.ExecuteContext(t.Context()))
+		})
+	}
+}
