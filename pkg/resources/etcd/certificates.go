@@ -10,7 +10,7 @@ import (
 // the member's own gRPC port with it), and the members' peer certificate, of the etcd peer CA, for serving and dialing
 // one another. The owner's certificate templates customize them by their roles.
 func (c *Cluster) Leaves() []pki.Leaf {
-	return []pki.Leaf{
+	leaves := []pki.Leaf{
 		{Name: c.ServerSecret(), Role: ServerRole, Issuer: pki.CAName(c.RootShard, pki.EtcdClientCA), CommonName: c.Name(),
 			DNSNames: c.serverDNSNames(), IPAddresses: []string{"127.0.0.1"}, Usage: pki.PeerAuth},
 		{Name: c.PeerSecret(), Role: PeerRole, Issuer: pki.CAName(c.RootShard, pki.EtcdPeerCA), CommonName: c.Name() + "-peer",
@@ -18,6 +18,10 @@ func (c *Cluster) Leaves() []pki.Leaf {
 		{Name: c.ClientSecret(), Role: ClientRole, Issuer: pki.CAName(c.RootShard, pki.EtcdClientCA), CommonName: c.Base + "-kcp",
 			Usage: pki.ClientAuth},
 	}
+	if c.Spec.Backup != nil {
+		leaves = append(leaves, c.AgentLeaf())
+	}
+	return leaves
 }
 
 // serverDNSNames are the names clients reach a member by: each member's, the client

@@ -42,6 +42,22 @@ type Cluster struct {
 	// same name. Empty, the claims carry none (a StatefulSet from before the mark, whose claim
 	// templates cannot change).
 	OwnerUID types.UID
+	// AgentImage is the server's own image, which runs the backup agent and the members'
+	// restore.
+	AgentImage string
+	// Restoring, when set, gives every member an init container that restores the snapshot
+	// into its empty data directory (the controller sets it while the restore applies).
+	Restoring *Restoring
+}
+
+// Restoring is where the members' restore reads the snapshot: another agent (SourceURL, with
+// the member's serving certificate, of the same RootShard's etcd client CA) or an S3 store.
+type Restoring struct {
+	Snapshot  string
+	SourceURL string
+	S3        *operatorv1alpha1.S3SnapshotStore
+	// S3CABundle is the ConfigMap of S3's CA bundle, when it has one.
+	S3CABundle string
 }
 
 // New describes the managed etcd of a RootShard or Shard (owner, its metadata, and spec),

@@ -140,9 +140,7 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 			corev1ac.Volume().WithName("peer-trust").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(PeerTrustSecret(c.RootShard)))).
 		// etcd does not talk to the host cluster's API.
 		WithAutomountServiceAccountToken(false).
-		WithSecurityContext(corev1ac.PodSecurityContext().
-			WithRunAsNonRoot(true).WithRunAsUser(nonRootID).WithRunAsGroup(nonRootID).WithFSGroup(nonRootID).
-			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		WithSecurityContext(podSecurity()).
 		// Members spread over nodes where they can; required would leave members pending on a
 		// cluster of fewer nodes. A template's affinity replaces this one.
 		WithAffinity(corev1ac.Affinity().WithPodAntiAffinity(corev1ac.PodAntiAffinity().
@@ -153,6 +151,10 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 		for _, ref := range spec.Image.ImagePullSecrets {
 			podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(ref.Name))
 		}
+	}
+	if c.Restoring != nil {
+		restore, volumes := c.restoreInitContainer()
+		podSpec.WithInitContainers(restore).WithVolumes(volumes...)
 	}
 
 	pod := corev1ac.PodTemplateSpec().
@@ -177,6 +179,14 @@ func (c *Cluster) StatefulSet(secretsHash string) *appsv1ac.StatefulSetApplyConf
 		WithPersistentVolumeClaimRetentionPolicy(appsv1ac.StatefulSetPersistentVolumeClaimRetentionPolicy().
 			WithWhenDeleted(appsv1.RetainPersistentVolumeClaimRetentionPolicyType).
 			WithWhenScaled(appsv1.RetainPersistentVolumeClaimRetentionPolicyType)))
+}
+
+// podSecurity is the members' and the backup agent's pod security: Pod Security restricted,
+// as the etcd pods' identity (which alone reads the snapshots of the volume store).
+func podSecurity() *corev1ac.PodSecurityContextApplyConfiguration {
+	return corev1ac.PodSecurityContext().
+		WithRunAsNonRoot(true).WithRunAsUser(nonRootID).WithRunAsGroup(nonRootID).WithFSGroup(nonRootID).
+		WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
 }
 
 // volumeClaimTemplate is each member's data volume. The StatefulSet controller puts its

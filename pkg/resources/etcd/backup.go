@@ -1,0 +1,248 @@
+package etcd
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
+)
+
+// The backup agent (docs/etcd.md, "Backups and restore").
+const (
+	// AgentRole is the agent's certificate role and its component label.
+	AgentRole = "etcd-backup"
+	// AgentPort is the agent's TLS port.
+	AgentPort = 2390
+	// AgentCommand is the server image's binary, which runs the agent and the restore.
+	AgentCommand = "kcp-setups-apiserver"
+
+	agentTLSDir      = "/etc/etcd-backup/tls"
+	agentS3Dir       = "/etc/etcd-backup/s3"
+	agentS3CADir     = "/etc/etcd-backup/s3-ca"
+	snapshotsVolume  = "snapshots"
+	snapshotsDir     = "/var/lib/etcd-snapshots"
+	agentPortName    = "backup"
+	agentContainer   = "agent"
+	restoreContainer = "restore"
+)
+
+// Backup is the managed etcd's backup, nil without one.
+func (c *Cluster) Backup() *operatorv1alpha1.EtcdBackup { return c.Spec.Backup }
+
+// AgentName is the agent's Deployment, Service and certificate (Secret).
+func (c *Cluster) AgentName() string { return c.Base + "-" + AgentRole }
+
+// SnapshotClaimName is the volume store's claim.
+func (c *Cluster) SnapshotClaimName() string { return c.Base + "-etcd-snapshots" }
+
+// S3CABundleName is the ConfigMap of the S3 store's CA bundle.
+func (c *Cluster) S3CABundleName() string { return c.Base + "-etcd-backup-s3-ca" }
+
+// AgentSelectorLabels select the agent's pod.
+func (c *Cluster) AgentSelectorLabels() map[string]string {
+	return map[string]string{pki.LabelInstance: c.OwnerName, pki.LabelComponent: AgentRole, pki.OwnerLabel(c.Kind): c.OwnerName}
+}
+
+// AgentLabels are the labels of the agent's objects.
+func (c *Cluster) AgentLabels() map[string]string { return pki.Labels(c.Kind, c.OwnerName, AgentRole) }
+
+// AgentURL is the agent's in-cluster URL.
+func (c *Cluster) AgentURL() string {
+	return fmt.Sprintf("https://%s.%s.svc.%s:%d", c.AgentName(), c.Namespace, c.ClusterDomain, AgentPort)
+}
+
+// AgentLeaf is the agent's certificate, of the RootShard's etcd client CA: it serves the
+// agent's API and dials the members.
+func (c *Cluster) AgentLeaf() pki.Leaf {
+	return pki.Leaf{Name: c.AgentName(), Role: AgentRole, Issuer: pki.CAName(c.RootShard, pki.EtcdClientCA), CommonName: c.AgentName(),
+		DNSNames: append(serviceForms(c.AgentName(), c.Namespace, c.ClusterDomain), "localhost"), IPAddresses: []string{"127.0.0.1"},
+		Usage: pki.PeerAuth}
+}
+
+// AgentMountedSecrets are the Secrets the agent mounts: its certificate, the client trust,
+// and the S3 store's credentials.
+func (c *Cluster) AgentMountedSecrets() []string {
+	secrets := []string{c.AgentName(), ClientTrustSecret(c.RootShard)}
+	if s3 := c.Spec.Backup.Store.S3; s3 != nil {
+		secrets = append(secrets, s3.CredentialsSecretRef.Name)
+	}
+	return secrets
+}
+
+// retention is the number of snapshots the store keeps.
+func (c *Cluster) retention() int32 {
+	if r := c.Spec.Backup.Retention; r != nil {
+		return *r
+	}
+	return operatorv1alpha1.DefaultEtcdBackupRetention
+}
+
+// s3Prefix is the S3 store's prefix: the spec's, or <namespace>/<base>/.
+func (c *Cluster) s3Prefix(s3 *operatorv1alpha1.S3SnapshotStore) string {
+	if s3.Prefix != "" {
+		return s3.Prefix
+	}
+	return c.Namespace + "/" + c.Base + "/"
+}
+
+// storeArgs are the flags that name a store, and the volumes and mounts it needs.
+func (c *Cluster) storeArgs(s3 *operatorv1alpha1.S3SnapshotStore, caConfigMap string) ([]string, []*corev1ac.VolumeApplyConfiguration, []*corev1ac.VolumeMountApplyConfiguration) {
+	if s3 == nil {
+		return []string{"--snapshot-dir=" + snapshotsDir},
+			[]*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName(snapshotsVolume).
+				WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(c.SnapshotClaimName()))},
+			[]*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(snapshotsVolume).WithMountPath(snapshotsDir)}
+	}
+	region := s3.Region
+	if region == "" {
+		region = "us-east-1"
+	}
+	args := []string{"--s3-endpoint=" + s3.Endpoint, "--s3-bucket=" + s3.Bucket, "--s3-prefix=" + c.s3Prefix(s3),
+		"--s3-region=" + region, "--s3-credentials-dir=" + agentS3Dir}
+	volumes := []*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName("s3-credentials").
+		WithSecret(corev1ac.SecretVolumeSource().WithSecretName(s3.CredentialsSecretRef.Name))}
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName("s3-credentials").WithMountPath(agentS3Dir).WithReadOnly(true)}
+	if len(s3.CABundle) > 0 {
+		args = append(args, "--s3-ca-file="+agentS3CADir+"/ca.crt")
+		volumes = append(volumes, corev1ac.Volume().WithName("s3-ca").
+			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(caConfigMap)))
+		mounts = append(mounts, corev1ac.VolumeMount().WithName("s3-ca").WithMountPath(agentS3CADir).WithReadOnly(true))
+	}
+	return args, volumes, mounts
+}
+
+// S3CABundle is the ConfigMap of the backup store's CA bundle, nil without one.
+func (c *Cluster) S3CABundle() *corev1ac.ConfigMapApplyConfiguration {
+	if c.Spec.Backup == nil || c.Spec.Backup.Store.S3 == nil || len(c.Spec.Backup.Store.S3.CABundle) == 0 {
+		return nil
+	}
+	return corev1ac.ConfigMap(c.S3CABundleName(), c.Namespace).WithLabels(c.AgentLabels()).
+		WithData(map[string]string{"ca.crt": string(c.Spec.Backup.Store.S3.CABundle)})
+}
+
+// AgentDeployment is the backup agent: one replica, replaced rather than rolled (the volume
+// store's claim is ReadWriteOnce), the members' pod security, no ServiceAccount token.
+// image is the server's own. secretsHash is workload.SecretsHash of AgentMountedSecrets.
+func (c *Cluster) AgentDeployment(image, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
+	b := c.Spec.Backup
+	storeArgs, storeVolumes, storeMounts := c.storeArgs(b.Store.S3, c.S3CABundleName())
+	args := append([]string{"etcd-agent", "serve",
+		"--cert-file=" + agentTLSDir + "/tls.crt", "--key-file=" + agentTLSDir + "/tls.key",
+		"--trusted-ca-file=" + clientTrustDir + "/tls.crt",
+		fmt.Sprintf("--listen-address=:%d", AgentPort),
+		"--base=" + c.Base,
+		"--retention=" + strconv.Itoa(int(c.retention())),
+		"--endpoints=" + strings.Join(c.ClientURLs(), ","),
+	}, storeArgs...)
+	container := corev1ac.Container().WithName(agentContainer).WithImage(image).
+		WithCommand(AgentCommand).WithArgs(args...).
+		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
+		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
+			corev1ac.VolumeMount().WithName("tls").WithMountPath(agentTLSDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("client-trust").WithMountPath(clientTrustDir).WithReadOnly(true),
+		}, storeMounts...)...).
+		WithReadinessProbe(corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromInt32(AgentPort))).
+			WithPeriodSeconds(10)).
+		WithSecurityContext(workload.SecurityContext()).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
+	podSpec := corev1ac.PodSpec().WithContainers(container).
+		WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
+			corev1ac.Volume().WithName("tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.AgentName())),
+			corev1ac.Volume().WithName("client-trust").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ClientTrustSecret(c.RootShard))),
+		}, storeVolumes...)...).
+		WithAutomountServiceAccountToken(false).
+		WithSecurityContext(podSecurity())
+	pod := corev1ac.PodTemplateSpec().WithLabels(c.AgentSelectorLabels()).
+		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: secretsHash}).
+		WithSpec(podSpec)
+	return appsv1ac.Deployment(c.AgentName(), c.Namespace).WithLabels(c.AgentLabels()).
+		WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
+			WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType)).
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(c.AgentSelectorLabels())).
+			WithTemplate(pod))
+}
+
+// restoreContainer is the members' init container while a restore applies: it restores the
+// snapshot into the member's data directory when that is empty, and fails (etcd never
+// starts) when the snapshot fails etcd's hash check.
+func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration, []*corev1ac.VolumeApplyConfiguration) {
+	r := c.Restoring
+	self := c.memberHost("$(POD_NAME)")
+	members := make([]string, 0, c.Replicas())
+	for i := range c.Replicas() {
+		members = append(members, fmt.Sprintf("%s=https://%s:%d", c.MemberName(i), c.memberHost(c.MemberName(i)), PeerPort))
+	}
+	args := []string{"etcd-agent", "restore", "--snapshot=" + r.Snapshot,
+		"--data-dir=" + dataDir, "--name=$(POD_NAME)",
+		fmt.Sprintf("--initial-advertise-peer-urls=https://%s:%d", self, PeerPort),
+		"--initial-cluster=" + strings.Join(members, ","),
+		"--initial-cluster-token=" + c.Namespace + "." + c.Name()}
+	mounts := []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath)}
+	var volumes []*corev1ac.VolumeApplyConfiguration
+	if r.S3 != nil {
+		storeArgs, storeVolumes, storeMounts := c.storeArgs(r.S3, r.S3CABundle)
+		args = append(args, storeArgs...)
+		volumes, mounts = storeVolumes, append(mounts, storeMounts...)
+	} else {
+		args = append(args, "--source="+r.SourceURL,
+			"--cert-file="+serverTLSDir+"/tls.crt", "--key-file="+serverTLSDir+"/tls.key",
+			"--trusted-ca-file="+clientTrustDir+"/tls.crt")
+		mounts = append(mounts,
+			corev1ac.VolumeMount().WithName("server-tls").WithMountPath(serverTLSDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName("client-trust").WithMountPath(clientTrustDir).WithReadOnly(true))
+	}
+	return corev1ac.Container().WithName(restoreContainer).WithImage(c.AgentImage).
+		WithCommand(AgentCommand).WithArgs(args...).
+		WithEnv(corev1ac.EnvVar().WithName("POD_NAME").WithValueFrom(corev1ac.EnvVarSource().
+			WithFieldRef(corev1ac.ObjectFieldSelector().WithFieldPath("metadata.name")))).
+		WithVolumeMounts(mounts...).
+		WithSecurityContext(workload.SecurityContext()), volumes
+}
+
+// AgentService is the agent's Service.
+func (c *Cluster) AgentService() *corev1ac.ServiceApplyConfiguration {
+	return corev1ac.Service(c.AgentName(), c.Namespace).WithLabels(c.AgentLabels()).
+		WithSpec(corev1ac.ServiceSpec().WithType(corev1.ServiceTypeClusterIP).WithSelector(c.AgentSelectorLabels()).
+			WithPorts(servicePort(agentPortName, AgentPort)))
+}
+
+// SnapshotClaim is the volume store's claim, nil with another store. It carries its owner's
+// UID, as the members' claims do, and no owner reference: the snapshots outlive their owner.
+func (c *Cluster) SnapshotClaim() *corev1ac.PersistentVolumeClaimApplyConfiguration {
+	b := c.Spec.Backup
+	if b == nil || b.Store.S3 != nil {
+		return nil
+	}
+	size := resource.MustParse(operatorv1alpha1.DefaultEtcdStorageSize)
+	if st := c.Spec.Storage; st != nil && st.VolumeSize != nil {
+		size = *st.VolumeSize
+	}
+	spec := corev1ac.PersistentVolumeClaimSpec().WithAccessModes(corev1.ReadWriteOnce)
+	if v := b.Store.Volume; v != nil {
+		if v.VolumeSize != nil {
+			size = *v.VolumeSize
+		}
+		if v.StorageClassName != nil {
+			spec.WithStorageClassName(*v.StorageClassName)
+		}
+	}
+	spec.WithResources(corev1ac.VolumeResourceRequirements().WithRequests(corev1.ResourceList{corev1.ResourceStorage: size}))
+	claim := corev1ac.PersistentVolumeClaim(c.SnapshotClaimName(), c.Namespace).WithLabels(c.AgentLabels()).WithSpec(spec)
+	if c.OwnerUID != "" {
+		claim.WithLabels(map[string]string{pki.LabelOwnerUID: string(c.OwnerUID)})
+	}
+	return claim
+}

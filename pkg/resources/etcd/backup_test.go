@@ -1,0 +1,97 @@
+package etcd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+)
+
+func backupCluster(b *operatorv1alpha1.EtcdBackup) *Cluster {
+	return &Cluster{Kind: "rootshard", OwnerName: "root", Base: "root", Namespace: "kcp", ClusterDomain: "cluster.local",
+		RootShard: "root", OwnerUID: "uid-1", AgentImage: "ghcr.io/kcp-setups/apiserver:v1",
+		Spec: &operatorv1alpha1.ManagedEtcd{Backup: b}}
+}
+
+func argsOf(c *corev1ac.ContainerApplyConfiguration) string { return strings.Join(c.Args, " ") }
+
+// TestAgentWithAVolumeStore: the agent mounts its claim, its certificate and the client
+// trust alone, runs as the members do, and reaches every member.
+func TestAgentWithAVolumeStore(t *testing.T) {
+	c := backupCluster(&operatorv1alpha1.EtcdBackup{Retention: ptrTo[int32](3)})
+	d := c.AgentDeployment(c.AgentImage, "hash")
+	pod := d.Spec.Template.Spec
+	require.Len(t, pod.Containers, 1)
+	agent := pod.Containers[0]
+	assert.Equal(t, []string{AgentCommand}, agent.Command)
+	args := argsOf(&agent)
+	for _, want := range []string{"etcd-agent serve", "--snapshot-dir=/var/lib/etcd-snapshots", "--retention=3", "--base=root",
+		"--trusted-ca-file=/etc/etcd/tls/client-trust/tls.crt",
+		"--endpoints=https://root-etcd-0.root-etcd-peers.kcp.svc.cluster.local:2379,https://root-etcd-1.root-etcd-peers.kcp.svc.cluster.local:2379"} {
+		assert.Contains(t, args, want)
+	}
+	assert.False(t, *pod.AutomountServiceAccountToken)
+	assert.Equal(t, nonRootID, *pod.SecurityContext.RunAsUser, "the etcd pods' identity, which alone reads the snapshots")
+	claim := c.SnapshotClaim()
+	require.NotNil(t, claim)
+	assert.Equal(t, "root-etcd-snapshots", *claim.Name)
+	assert.Equal(t, "uid-1", claim.Labels["operator.kcp.io/owner-uid"])
+	assert.Empty(t, claim.OwnerReferences, "the snapshots outlive their owner")
+	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust"}, c.AgentMountedSecrets())
+	assert.Contains(t, c.Leaves(), c.AgentLeaf())
+	assert.Nil(t, c.S3CABundle())
+}
+
+// TestAgentWithAnS3Store: the credentials Secret is mounted, never put in the args; the
+// prefix defaults to the namespace and base; the CA bundle comes from a ConfigMap.
+func TestAgentWithAnS3Store(t *testing.T) {
+	s3 := &operatorv1alpha1.S3SnapshotStore{Endpoint: "https://s3.example.com", Bucket: "b",
+		CredentialsSecretRef: corev1.LocalObjectReference{Name: "creds"}, CABundle: []byte("PEM")}
+	c := backupCluster(&operatorv1alpha1.EtcdBackup{Store: operatorv1alpha1.EtcdSnapshotStore{S3: s3}})
+	agent := c.AgentDeployment(c.AgentImage, "hash").Spec.Template.Spec.Containers[0]
+	args := argsOf(&agent)
+	for _, want := range []string{"--s3-endpoint=https://s3.example.com", "--s3-bucket=b", "--s3-prefix=kcp/root/", "--s3-region=us-east-1",
+		"--s3-credentials-dir=/etc/etcd-backup/s3", "--s3-ca-file=/etc/etcd-backup/s3-ca/ca.crt", "--retention=7"} {
+		assert.Contains(t, args, want)
+	}
+	assert.NotContains(t, args, "snapshot-dir")
+	assert.Nil(t, c.SnapshotClaim())
+	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust", "creds"}, c.AgentMountedSecrets())
+	require.NotNil(t, c.S3CABundle())
+	assert.Equal(t, "PEM", c.S3CABundle().Data["ca.crt"])
+}
+
+// TestRestoreInitContainer: while a restore applies, every member restores before etcd
+// starts, with its own name and the cluster's; without it, the members have no init
+// container.
+func TestRestoreInitContainer(t *testing.T) {
+	c := backupCluster(nil)
+	assert.Empty(t, c.StatefulSet("h").Spec.Template.Spec.InitContainers)
+
+	c.Restoring = &Restoring{Snapshot: "old-20261128-101500", SourceURL: "https://old-etcd-backup.kcp.svc.cluster.local:2390"}
+	pod := c.StatefulSet("h").Spec.Template.Spec
+	require.Len(t, pod.InitContainers, 1)
+	restore := pod.InitContainers[0]
+	assert.Equal(t, c.AgentImage, *restore.Image)
+	args := argsOf(&restore)
+	for _, want := range []string{"etcd-agent restore", "--snapshot=old-20261128-101500", "--data-dir=/var/lib/etcd/data", "--name=$(POD_NAME)",
+		"--initial-advertise-peer-urls=https://$(POD_NAME).root-etcd-peers.kcp.svc.cluster.local:2380",
+		"--initial-cluster-token=kcp.root-etcd", "--source=https://old-etcd-backup.kcp.svc.cluster.local:2390",
+		"--cert-file=/etc/etcd/tls/server/tls.crt"} {
+		assert.Contains(t, args, want)
+	}
+	// The member's own flags and the restore's agree on the cluster.
+	etcdArgs := strings.Join(c.Args(), " ")
+	for _, a := range restore.Args {
+		if strings.HasPrefix(a, "--initial-cluster=") || strings.HasPrefix(a, "--initial-cluster-token=") {
+			assert.Contains(t, etcdArgs, a)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
