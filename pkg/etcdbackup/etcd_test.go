@@ -15,23 +15,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
-	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd/etcdtest"
 )
 
 // etcdWithKeys runs an embedded etcd member holding keys keys of about 1 KiB each, and
 // answers a client of it and its URL.
 func etcdWithKeys(t *testing.T, keys int) (*clientv3.Client, string) {
 	t.Helper()
-	srv, err := embeddedetcd.Start(t.Context(), filepath.Join(t.TempDir(), "etcd"))
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	cfg, err := srv.Client.TLSConfig()
-	require.NoError(t, err)
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, TLS: cfg, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, _, c := etcdtest.Member(t)
 	value := strings.Repeat("v", 1000)
 	for i := range keys {
 		_, err := c.Put(t.Context(), fmt.Sprintf("/registry/key-%05d", i), value)

@@ -4,14 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
-	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd/etcdtest"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
 )
 
@@ -19,15 +16,8 @@ import (
 // container would with the volume store mounted: the snapshot becomes the member's data
 // directory; a second run leaves it alone.
 func TestEtcdAgentRestoreFromAVolumeStore(t *testing.T) {
-	srv, err := embeddedetcd.Start(t.Context(), filepath.Join(t.TempDir(), "etcd"))
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	cfg, err := srv.Client.TLSConfig()
-	require.NoError(t, err)
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, TLS: cfg, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	_, err = c.Put(t.Context(), "/registry/a", "b")
+	srv, _, c := etcdtest.Member(t)
+	_, err := c.Put(t.Context(), "/registry/a", "b")
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "snapshots")
 	store, err := etcdbackup.NewDirStore(dir)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/kcp-setups/apiserver/internal/localstack"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd"
+	"github.com/kcp-setups/apiserver/pkg/embeddedetcd/etcdtest"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
 )
 
@@ -35,14 +36,7 @@ const keys = 3000
 // TLS toward it and a client.
 func member(t *testing.T) (*embeddedetcd.Server, *tls.Config, *clientv3.Client) {
 	t.Helper()
-	srv, err := embeddedetcd.Start(t.Context(), filepath.Join(t.TempDir(), "etcd"))
-	require.NoError(t, err)
-	t.Cleanup(srv.Close)
-	cfg, err := srv.Client.TLSConfig()
-	require.NoError(t, err)
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{srv.ClientURL}, TLS: cfg, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
+	srv, cfg, c := etcdtest.Member(t)
 	for i := range keys {
 		_, err := c.Put(t.Context(), fmt.Sprintf("/registry/key-%05d", i), fmt.Sprintf("value-%05d", i))
 		require.NoError(t, err)
