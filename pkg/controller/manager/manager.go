@@ -33,6 +33,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/controller/kinds"
 	"github.com/kcp-setups/apiserver/pkg/controller/kubeconfig"
@@ -304,6 +305,7 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
+	host.EtcdMaintenance = etcdmaint.NewMaintainer()
 	return host, nil
 }
 
