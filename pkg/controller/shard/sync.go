@@ -285,4 +285,6 @@ func (c *Controller) mounting(namespace, name string) []string {
 func (c *Controller) EtcdClaims(s *operatorv1alpha1.Shard) []string { return shard.EtcdClaimNames(s) }
 
 // shardEtcdStatus is where a Shard's status says how its managed etcd is.
-func shardEtcdStatus(s *operatorv1alpha1.ShardStatus) **operatorv1alpha1.ManagedEtcdStatus { return &s.Etcd }
+func shardEtcdStatus(s *operatorv1alpha1.ShardStatus) **operatorv1alpha1.ManagedEtcdStatus {
+	return &s.Etcd
+}
