@@ -54,6 +54,12 @@ func TestEtcdAlarmAndDefrag(t *testing.T) {
 	ns := namespace(t, "etcd-maintenance")
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, maintainedEtcdSetup))
 	waitFor(t, ns, "rootshard/small", "CertificatesReady")
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, err := stack.Kubectl(context.Background(), "get", "rootshard/small", "-n", ns, "-o", "yaml")
+			t.Logf("rootshard/small (%v):\n%s", err, out)
+		}
+	})
 	members := runRealizedEtcd(t, ns, "small-etcd")
 	waitForReason(t, ns, "rootshard/small", "EtcdReady", "True", "Healthy")
 	for _, m := range members.Members() {

@@ -197,3 +197,31 @@ func call(ctx context.Context, config kcphealth.Config, path string, in, out any
 	}
 	return nil
 }
+
+// Healthy says whether the member config reaches is healthy, but for a NOSPACE alarm (etcd's
+// /health?exclude=NOSPACE): a member defragmented while NOSPACE is being recovered is back
+// once it answers so.
+func Healthy(ctx context.Context, config kcphealth.Config) bool {
+	cfg, err := config()
+	if err != nil {
+		return false
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return false
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/health?exclude="+AlarmNoSpace, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var health struct {
+		Health string `json:"health"`
+	}
+	err = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&health)
+	return err == nil && resp.StatusCode == http.StatusOK && health.Health == "true"
+}

@@ -283,7 +283,7 @@ func (m *Maintainer) defragment(life context.Context, c *cluster, t Target, mem 
 	}
 	var after Status
 	err := wait.PollUntilContextTimeout(life, time.Second, healthyTimeout, true, func(ctx context.Context) (bool, error) {
-		if r := kcphealth.Etcd(ctx, config); r.Status != metav1.ConditionTrue {
+		if !Healthy(ctx, config) {
 			return false, nil
 		}
 		s, err := MemberStatus(ctx, config)

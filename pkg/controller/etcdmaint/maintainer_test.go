@@ -62,7 +62,13 @@ func (f *fakeEtcd) serve(t *testing.T, m *fakeMember, w http.ResponseWriter, r *
 	var out any
 	switch r.URL.Path {
 	case "/health":
+		// etcd's: false under an alarm, unless it is excluded.
 		out = map[string]string{"health": "true"}
+		for _, a := range f.alarms {
+			if a.Type != r.URL.Query().Get("exclude") {
+				out = map[string]string{"health": "false"}
+			}
+		}
 	case "/v3/maintenance/status":
 		out = map[string]any{"header": map[string]string{"member_id": strconv.FormatUint(m.id, 10), "revision": strconv.FormatInt(f.revision, 10)},
 			"dbSize": strconv.FormatInt(m.size, 10), "dbSizeInUse": strconv.FormatInt(m.inUse, 10), "leader": strconv.FormatUint(f.leader, 10)}
