@@ -219,7 +219,9 @@ func assertOneAtATime(t *testing.T, ns string, members *framework.EtcdMembers, s
 		assert.False(t, spans[i].start.Before(spans[i-1].end),
 			"%s's defragmentation (%s) started before %s's (%s) ended", spans[i].member, spans[i].start, spans[i-1].member, spans[i-1].end)
 	}
-	t.Logf("defragmentations: %+v", spans)
+	for _, s := range spans {
+		t.Logf("%s defragmented from %s to %s", s.member, s.start.Format(etcdLogTime), s.end.Format(etcdLogTime))
+	}
 }
 
 // etcdLogTime is the layout of the times in etcd's log.
