@@ -35,7 +35,7 @@ func ObserveManagedEtcd[T controller.Object, S any](ctx context.Context, l contr
 		return
 	}
 	key := e.Namespace + "/" + e.Name()
-	target := EtcdTarget(l.Host, e, cluster, func() {
+	target := etcdTarget(l.Host, e, cluster, func() {
 		if loop != nil {
 			loop.Queue.Add(obj.GetNamespace() + "/" + obj.GetName())
 		}
@@ -57,9 +57,9 @@ func ObserveManagedEtcd[T controller.Object, S any](ctx context.Context, l contr
 	}
 }
 
-// EtcdTarget is what a maintenance round of e asks: the cluster through cluster, each member
+// etcdTarget is what a maintenance round of e asks: the cluster through cluster, each member
 // by itself, with kcp's client certificate, and e's policy, its defaults applied.
-func EtcdTarget(host *hostcluster.Host, e *etcd.Cluster, cluster kcphealth.Config, done func()) etcdmaint.Target {
+func etcdTarget(host *hostcluster.Host, e *etcd.Cluster, cluster kcphealth.Config, done func()) etcdmaint.Target {
 	d := operatorv1alpha1.EtcdDefragmentation{}
 	if e.Spec.Defragmentation != nil {
 		d = *e.Spec.Defragmentation.DeepCopy()
