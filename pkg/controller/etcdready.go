@@ -21,8 +21,11 @@ var etcdReadyCondition = healthCondition{
 	Unreachable:     operatorv1alpha1.ReasonEtcdUnreachable,
 	Asking:          "asking etcd whether it is healthy",
 	EventReason: func(reason string) string {
-		if reason == operatorv1alpha1.ReasonEtcdUnhealthy {
+		switch reason {
+		case operatorv1alpha1.ReasonEtcdUnhealthy:
 			return "EtcdUnhealthy"
+		case operatorv1alpha1.ReasonAlarmNoSpace, operatorv1alpha1.ReasonAlarmCorrupt:
+			return "EtcdAlarm" // the message names the alarm and the members that raised it
 		}
 		return reason
 	},

@@ -1,6 +1,7 @@
 package hostcluster
 
 import (
+	"maps"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,4 +68,14 @@ func claimsOwnerUID(sts *appsv1.StatefulSet) types.UID {
 func EtcdEndpoint(e *etcd.Cluster) kcpclient.Endpoint {
 	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.Name(), Port: etcd.ClientPort,
 		Selector: e.SelectorLabels(), ClusterDomain: e.ClusterDomain}
+}
+
+// EtcdMemberEndpoint is where member i of a managed etcd is reached by itself: its own DNS name
+// under the peer Service, which the members' serving certificate carries, and its pod alone
+// (the StatefulSet controller labels each pod with its name).
+func EtcdMemberEndpoint(e *etcd.Cluster, i int32) kcpclient.Endpoint {
+	selector := maps.Clone(e.SelectorLabels())
+	selector[appsv1.StatefulSetPodNameLabel] = e.MemberName(i)
+	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.MemberName(i) + "." + e.PeerServiceName(), Port: etcd.ClientPort,
+		Selector: selector, ClusterDomain: e.ClusterDomain}
 }

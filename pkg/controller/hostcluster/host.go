@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
@@ -80,6 +81,9 @@ type Host struct {
 	// KcpHealth polls those kcp servers for the KcpReady condition; nil when they are not
 	// polled (no KcpReady condition).
 	KcpHealth *kcphealth.Poller
+	// EtcdMaintenance keeps the managed etcds in shape (defragmentation, alarms), in the
+	// rounds of KcpHealth; nil when it does not (no EtcdReady condition either).
+	EtcdMaintenance *etcdmaint.Maintainer
 	// NoKcpDialer is set when the server is told that no kcp can be reached from it
 	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
 	// not wait for a cleanup in kcp.

@@ -31,6 +31,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
@@ -304,6 +305,7 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
+	host.EtcdMaintenance = etcdmaint.NewMaintainer()
 	return host, nil
 }
 

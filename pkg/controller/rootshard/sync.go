@@ -53,7 +53,8 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 		func(ctx context.Context) kcphealth.Result {
 			return kcphealth.Readyz(ctx, func() (*rest.Config, error) { return c.Host.Kcp.RootShard(rs, "") })
 		})
-	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs))
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs),
+		func(s *operatorv1alpha1.RootShardStatus) **operatorv1alpha1.ManagedEtcdStatus { return &s.Etcd })
 	// Last, from what was observed: the roll of its setup to spec.version.
 	c.roll(obj, status)
 	return c.maintain(ctx, obj, status)

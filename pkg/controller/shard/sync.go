@@ -52,7 +52,7 @@ func (c *Controller) Reconcile(ctx context.Context, s *operatorv1alpha1.Shard, s
 	// After the host side, which kcp's answer never holds up.
 	c.ObserveKcp(ctx, s, status, c.Loop, meta.IsStatusConditionTrue(status.Conditions, operatorv1alpha1.ConditionAvailable),
 		c.kcpReady(s, rs))
-	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd)
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd, shardEtcdStatus)
 	return nil
 }
 
@@ -95,7 +95,7 @@ func (c *Controller) realizeJoined(ctx context.Context, s *operatorv1alpha1.Shar
 		return err
 	}
 	meta.RemoveStatusCondition(&status.Conditions, operatorv1alpha1.ConditionKcpReady)
-	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd)
+	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, s, status, c.Loop, k.Etcd, shardEtcdStatus)
 	return nil
 }
 
@@ -283,3 +283,8 @@ func (c *Controller) mounting(namespace, name string) []string {
 
 // EtcdClaims are the volume claims of the Shard's managed etcd (controller.EtcdOwner).
 func (c *Controller) EtcdClaims(s *operatorv1alpha1.Shard) []string { return shard.EtcdClaimNames(s) }
+
+// shardEtcdStatus is where a Shard's status says how its managed etcd is.
+func shardEtcdStatus(s *operatorv1alpha1.ShardStatus) **operatorv1alpha1.ManagedEtcdStatus {
+	return &s.Etcd
+}

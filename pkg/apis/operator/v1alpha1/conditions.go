@@ -204,6 +204,13 @@ const (
 	ReasonEtcdUnreachable = "EtcdUnreachable"
 	// ReasonEtcdChecking: every member is ready and etcd is being asked for the first time.
 	ReasonEtcdChecking = "Checking"
+	// ReasonAlarmNoSpace: a member raised etcd's NOSPACE alarm (its database reached the
+	// quota) and the cluster refuses writes; the server compacts, defragments the members one
+	// at a time and disarms it once every member's database is below the quota.
+	ReasonAlarmNoSpace = "AlarmNoSpace"
+	// ReasonAlarmCorrupt: a member raised etcd's CORRUPT alarm (its data differs from the
+	// others'). The server never disarms it: a corrupted member needs a human.
+	ReasonAlarmCorrupt = "AlarmCorrupt"
 )
 
 // ConditionCARotation says where the rotations of an object's CAs stand (docs/rotation.md):
