@@ -680,6 +680,18 @@ func (m *EtcdMembers) Start(ctx context.Context, i int) error {
 	return m.waitMemberReady(ctx, i)
 }
 
+// stopMember stops member i, when it runs.
+func (m *EtcdMembers) stopMember(i int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.members[i].proc; p != nil {
+		p.Stop()
+	}
+}
+
+// releasePorts lets the members' ports be handed out again, once they stopped.
+func (m *EtcdMembers) releasePorts() { releasePorts(m.ports) }
+
 // Stop stops every member; the stack's Stop would too.
 func (m *EtcdMembers) Stop() {
 	m.mu.Lock()

@@ -142,8 +142,10 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 }
 
 // noKcp applies localSetup on s, a stack without kcp: the RootShard reaches Running on a
-// provisioned volume, KcpReady, EtcdReady and AuthorizationProvisioned say Unknown with
-// reason NoKcpDialer, and the Shard and the Kubeconfig are deleted without waiting for kcp.
+// provisioned volume, KcpReady and AuthorizationProvisioned say Unknown with reason
+// NoKcpDialer, the managed etcd's members run (Options.EtcdMembers) and EtcdReady says what
+// etcd's /health answers through the pods, and the Shard and the Kubeconfig are deleted
+// without waiting for kcp.
 func noKcp(t *testing.T, s *localstack.Stack) {
 	t.Helper()
 	const ns = "default"
@@ -152,7 +154,7 @@ func noKcp(t *testing.T, s *localstack.Stack) {
 		kubectlOn(t, s, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Running", o, "--timeout=3m")
 		waitForReasonOn(t, s, ns, o, "KcpReady", "Unknown", "NoKcpDialer")
 	}
-	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "Unknown", "NoKcpDialer")
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
 	assert.Contains(t, kubectlOn(t, s, "get", "rootshard/root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="KcpReady")].message}`),
 		"--kcp-dialer=none")
 	waitForReasonOn(t, s, ns, "kubeconfig/alice", "AuthorizationProvisioned", "Unknown", "NoKcpDialer")
