@@ -1,4 +1,4 @@
-package localstack_test
+package localstack
 
 import (
 	"os"
@@ -11,25 +11,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kcp-setups/apiserver/internal/localstack"
-	"github.com/kcp-setups/apiserver/test/framework"
 )
 
 // planFixture plans the members of a fixture with ports counting up from 30000, so that
 // every mapped port is told apart.
-func planFixture(t *testing.T, f *framework.EtcdFixture) (*localstack.EtcdMembers, error) {
+func planFixture(t *testing.T, f *EtcdFixture) (*EtcdMembers, error) {
 	t.Helper()
 	next := 30000
-	return localstack.PlanEtcdMembers(t.TempDir(), f.StatefulSet, f.Secrets, func() (int, error) {
+	return planEtcdMembers(etcdMembersEnv{dir: t.TempDir()}, f.StatefulSet, f.Secrets, func() (int, error) {
 		next++
 		return next, nil
 	})
 }
 
-func newFixture(t *testing.T) *framework.EtcdFixture {
+func newFixture(t *testing.T) *EtcdFixture {
 	t.Helper()
-	f, err := framework.NewEtcdFixture(t.TempDir(), "ns1", "root", 3)
+	f, err := NewEtcdFixture(t.TempDir(), "ns1", "root", 3)
 	require.NoError(t, err)
 	return f
 }
@@ -117,78 +114,78 @@ func TestPlanEtcdMembersFollowsFlagSyntaxAndSecretItems(t *testing.T) {
 
 func TestPlanEtcdMembersRefusesWhatItDoesNotMap(t *testing.T) {
 	for name, tc := range map[string]struct {
-		change func(f *framework.EtcdFixture, c *corev1.Container)
+		change func(f *EtcdFixture, c *corev1.Container)
 		want   string
 	}{
 		"a path outside every mount": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--wal-dir=/wal") },
+			func(_ *EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--wal-dir=/wal") },
 			"outside every volume",
 		},
 		"a relative path": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--wal-dir=wal") },
+			func(_ *EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--wal-dir=wal") },
 			"relative path",
 		},
 		"a host that is no member": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--advertise-client-urls=https://root-etcd.ns1.svc:2379")
 			},
 			"no member of root-etcd",
 		},
 		"a listen address of another member": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--listen-client-urls=https://root-etcd-2.root-etcd-peers.ns1.svc:2379")
 			},
 			"another member",
 		},
 		"a member port nobody listens on": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--advertise-client-urls=https://$(POD_NAME).root-etcd-peers.ns1.svc.cluster.local:12379")
 			},
 			"does not listen",
 		},
 		"a flag etcd does not know": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--listen-everything=true")
 			},
 			"etcd would refuse",
 		},
 		"a boolean flag with its value apart": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--peer-auto-tls", "true")
 			},
 			`"true" is not a valid flag`,
 		},
 		"a config file": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--config-file=/etc/etcd/tls/server/ca.crt")
 			},
 			"past what the harness maps",
 		},
 		"discovery": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Args = append(c.Args, "--discovery-srv=example.com")
 			},
 			"past what the harness maps",
 		},
 		"an ETCD_ variable": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Env = append(c.Env, corev1.EnvVar{Name: "ETCD_LISTEN_CLIENT_URLS", Value: "https://0.0.0.0:2379"})
 			},
 			"ETCD_LISTEN_CLIENT_URLS",
 		},
 		"a variable it cannot expand": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) {
+			func(_ *EtcdFixture, c *corev1.Container) {
 				c.Env = append(c.Env, corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}})
 				c.Args = append(c.Args, "--advertise-client-urls=https://$(POD_IP):2379")
 			},
 			"$(POD_IP)",
 		},
 		"a missing Secret": {
-			func(f *framework.EtcdFixture, _ *corev1.Container) { delete(f.Secrets, "root-etcd-peer") },
+			func(f *EtcdFixture, _ *corev1.Container) { delete(f.Secrets, "root-etcd-peer") },
 			"Secret root-etcd-peer",
 		},
 		"another command": {
-			func(_ *framework.EtcdFixture, c *corev1.Container) { c.Command = []string{"/bin/sh", "-c", "etcd"} },
+			func(_ *EtcdFixture, c *corev1.Container) { c.Command = []string{"/bin/sh", "-c", "etcd"} },
 			"does not run etcd",
 		},
 	} {

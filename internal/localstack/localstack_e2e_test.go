@@ -7,6 +7,7 @@ package localstack_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -155,6 +156,7 @@ func noKcp(t *testing.T, s *localstack.Stack) {
 		waitForReasonOn(t, s, ns, o, "KcpReady", "Unknown", "NoKcpDialer")
 	}
 	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+	membersFollowTheirStatefulSet(t, s, ns)
 	assert.Contains(t, kubectlOn(t, s, "get", "rootshard/root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="KcpReady")].message}`),
 		"--kcp-dialer=none")
 	waitForReasonOn(t, s, ns, "kubeconfig/alice", "AuthorizationProvisioned", "Unknown", "NoKcpDialer")
@@ -164,6 +166,46 @@ func noKcp(t *testing.T, s *localstack.Stack) {
 	events := kubectlOn(t, s, "get", "events", "-n", ns, "-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
 	assert.Regexp(t, `(?m)^DeregistrationSkipped: kcp's Shard "shard-1" was not deleted from the root workspace: .*--kcp-dialer=none`, events)
 	assert.Regexp(t, `(?m)^KcpCleanupSkipped: The ClusterRoleBindings in kcp workspace root are left in place: .*--kcp-dialer=none`, events)
+
+	// The RootShard's StatefulSet goes with it, and its members with their data.
+	kubectlOn(t, s, "delete", "-n", ns, "rootshard/root", "--timeout=2m")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, membersLog(t, s), ns+"/root-etcd: stopped its members")
+		dirs, err := filepath.Glob(s.Path("etcd-members", ns+"-root-etcd-*"))
+		require.NoError(c, err)
+		assert.Empty(c, dirs, "the members' data goes with the StatefulSet")
+	}, 2*time.Minute, time.Second)
+}
+
+// membersFollowTheirStatefulSet changes the pod template of the RootShard root's managed etcd
+// in ns, as a renewed certificate does: the stack's runner restarts its members one at a
+// time, each on its data, and etcd answers the server again.
+func membersFollowTheirStatefulSet(t *testing.T, s *localstack.Stack, ns string) {
+	t.Helper()
+	before := membersLog(t, s)
+	for i := range 3 {
+		assert.Contains(t, before, fmt.Sprintf("%s/root-etcd: member root-etcd-%d runs", ns, i))
+	}
+	kubectlOn(t, s, "patch", "statefulset/root-etcd", "-n", ns, "--type=merge",
+		"-p", `{"spec":{"template":{"metadata":{"annotations":{"example.com/restarted":"1"}}}}}`)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		restarts := regexp.MustCompile(ns+`/root-etcd: member (root-etcd-\d) runs again with the new template`).
+			FindAllStringSubmatch(strings.TrimPrefix(membersLog(t, s), before), -1)
+		var order []string
+		for _, m := range restarts {
+			order = append(order, m[1])
+		}
+		assert.Equal(c, []string{"root-etcd-0", "root-etcd-1", "root-etcd-2"}, order, "one at a time, each once")
+	}, 3*time.Minute, time.Second)
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+}
+
+// membersLog is what the stack's etcd runner logged so far.
+func membersLog(t *testing.T, s *localstack.Stack) string {
+	t.Helper()
+	data, err := os.ReadFile(s.Path("logs", "etcd-members.log"))
+	require.NoError(t, err)
+	return string(data)
 }
 
 // kubectlOn runs kubectl as the admin of the stack s and fails the test on error.
