@@ -61,11 +61,25 @@ spec:
       clusterRoles: [view]
 `
 
+// keptSetup is a RootShard with a managed etcd of one member, run across a restart.
+const keptSetup = `apiVersion: operator.kcp.io/v1alpha1
+kind: RootShard
+metadata:
+  name: kept
+spec:
+  external:
+    hostname: kept.example.com
+  etcd:
+    managed:
+      replicas: 1
+`
+
 // TestLocalStackRestartsOnKeptState starts a stack of its own as `make run` does (kept state,
 // embedded etcd, no kcp), stops it and starts it again on the same state, as a second `make
 // run` does: the fake node advertises the port kwok listens on now, so `kubectl logs` and
-// `kubectl port-forward` reach a pod made in the first run. On that stack, a setup runs and
-// says that no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
+// `kubectl port-forward` reach a pod made in the first run, and a managed etcd's member run in
+// the first run runs again on its data and ports. On that stack, a setup runs and says that
+// no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
 func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *localstack.Stack {
@@ -86,10 +100,33 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	kubectlOn(t, first, "create", "deployment", "web", "-n", "default", "--image=registry.example.com/web:1", "--port=8080")
 	kubectlOn(t, first, "rollout", "status", "deployment/web", "-n", "default", "--timeout=2m")
 	firstPort := advertised(first)
+	kubectlOn(t, first, "create", "namespace", "kept")
+	kubectlOn(t, first, "apply", "-n", "kept", "-f", writeManifest(t, keptSetup))
+	waitForReasonOn(t, first, "kept", "rootshard/kept", "EtcdReady", "True", "Healthy")
+	keptPorts := func() string {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(dir, "etcd-members", "kept-kept-etcd-*", "ports.json"))
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+		data, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		return string(data)
+	}
+	portsBefore := keptPorts()
 	first.Stop()
 
 	second := start()
 	t.Cleanup(second.Stop)
+	// The member runs again on its data (etcd restarts a member whose write-ahead log it
+	// finds) and on its ports, which the pods' forwards and the member's own record name.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 2, strings.Count(membersLog(t, second), "kept/kept-etcd: member kept-etcd-0 runs,"), "once a run")
+	}, 2*time.Minute, time.Second)
+	assert.Equal(t, portsBefore, keptPorts())
+	memberLog, err := os.ReadFile(second.Path("logs", "etcd-kept-kept-etcd-0.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(memberLog), "restarting local member")
+	waitForReasonOn(t, second, "kept", "rootshard/kept", "EtcdReady", "True", "Healthy")
 	t.Logf("kwok's node port: %d in the first run, %d in the second", firstPort, advertised(second))
 	kwokPort := regexp.MustCompile(`--node-port=(\d+)`).FindStringSubmatch(strings.Join(second.CommandLine("kwok"), " "))
 	require.NotNil(t, kwokPort, "kwok's command line: %v", second.CommandLine("kwok"))
