@@ -34,8 +34,9 @@ import (
 // kwok's pods run nothing (Options.EtcdMembers): it watches the StatefulSets the server
 // realizes for a managed etcd, runs their members once every Secret they mount exists,
 // leads their pods' ports to them (ForwardMembers), restarts them one at a time when the pod
-// template changes (a renewed certificate changes its Secrets' hash), and stops them when the
-// StatefulSet goes. What it does is logged to logs/etcd-members.log.
+// template changes (a renewed certificate changes its Secrets' hash), starts a member that
+// ended again (as kubelet restarts a container), and stops them when the StatefulSet goes.
+// What it does is logged to logs/etcd-members.log.
 type etcdRunner struct {
 	stack   *Stack
 	log     *log.Logger
@@ -64,6 +65,9 @@ type runningEtcd struct {
 // members' readiness.
 const etcdRunnerWorkers = 2
 
+// etcdRunnerResync is how often every StatefulSet is looked at again, for a member that ended.
+const etcdRunnerResync = 10 * time.Second
+
 // managedEtcdSelector selects the StatefulSets the server realizes for a managed etcd.
 var managedEtcdSelector = labels.SelectorFromSet(labels.Set{kcppki.LabelComponent: etcd.Component, kcppki.LabelManagedBy: kcppki.ManagedBy}).String()
 
@@ -76,7 +80,7 @@ func (s *Stack) startEtcdRunner(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(s.Kube, 0,
+	factory := informers.NewSharedInformerFactoryWithOptions(s.Kube, etcdRunnerResync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managedEtcdSelector }))
 	statefulSets := factory.Apps().V1().StatefulSets()
 	r := &etcdRunner{
@@ -190,7 +194,7 @@ func (r *etcdRunner) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, err
 	}
 	if cur != nil && cur.template == hash {
-		return 0, nil
+		return 0, r.restartEnded(ctx, key, cur)
 	}
 	secrets, missing, err := r.mountedSecrets(ctx, sts)
 	if err != nil {
@@ -348,6 +352,22 @@ func (r *etcdRunner) roll(ctx context.Context, key string, cur *runningEtcd, sts
 		r.log.Printf("%s: member %s runs again with the new template", key, mem.name)
 	}
 	return r.runs(ctx, key, &runningEtcd{uid: cur.uid, template: hash, members: next})
+}
+
+// restartEnded starts every member of cur that ended again, on its data, as kubelet restarts
+// a container that ended.
+func (r *etcdRunner) restartEnded(ctx context.Context, key string, cur *runningEtcd) error {
+	for i, e := range cur.members.Members() {
+		if e.Running {
+			continue
+		}
+		r.log.Printf("%s: member %s ended: starting it again", key, e.Name)
+		if err := cur.members.Start(ctx, i); err != nil {
+			return fmt.Errorf("starting member %s again: %w", e.Name, err)
+		}
+		r.log.Printf("%s: member %s runs again", key, e.Name)
+	}
+	return nil
 }
 
 // stopMembers stops cur's members and ends their forwards; the data of a StatefulSet that is

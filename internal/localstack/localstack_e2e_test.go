@@ -14,8 +14,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -235,6 +237,35 @@ func membersFollowTheirStatefulSet(t *testing.T, s *localstack.Stack, ns string)
 		assert.Equal(c, []string{"root-etcd-0", "root-etcd-1", "root-etcd-2"}, order, "one at a time, each once")
 	}, 3*time.Minute, time.Second)
 	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+
+	// A member that ends is started again, as kubelet restarts a container.
+	require.NoError(t, syscall.Kill(memberPID(t, s, "root-etcd-1"), syscall.SIGKILL))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, membersLog(t, s), ns+"/root-etcd: member root-etcd-1 runs again\n")
+	}, 2*time.Minute, time.Second)
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+}
+
+// memberPID is the process ID of the etcd member pod runs as on s.
+func memberPID(t *testing.T, s *localstack.Stack, pod string) int {
+	t.Helper()
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	for _, f := range cmdlines {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		args := strings.Split(string(data), "\x00")
+		if len(args) > 0 && strings.HasPrefix(args[0], s.Bin("etcd")) && slices.Contains(args, "--name="+pod) &&
+			strings.Contains(string(data), s.Path("etcd-members")) {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			require.NoError(t, err)
+			return pid
+		}
+	}
+	t.Fatalf("no process of member %s", pod)
+	return 0
 }
 
 // membersLog is what the stack's etcd runner logged so far.
