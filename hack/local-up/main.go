@@ -1,6 +1,6 @@
 // Command local-up runs the whole local stack in the foreground for `make run`: etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler, kwok, cert-manager and the
-// kcp-setups server on its embedded etcd. State lives in _output/run/ and survives a restart;
+// kube-apiserver, kube-controller-manager, kube-scheduler, kwok, cert-manager, the
+// kcp-setups server on its embedded etcd, and the members of every managed etcd it realizes. State lives in _output/run/ and survives a restart;
 // Ctrl-C stops everything.
 package main
 
@@ -46,8 +46,9 @@ kcp-setups is serving operator.kcp.io/v1alpha1 (up in %s). In another terminal:
     kubectl apply -f %s
     kubectl get kcp
 
-No kcp runs behind kwok's pods here: KcpReady and EtcdReady say Unknown (NoKcpDialer), and
-deletions do not wait for kcp. Component logs are in %s. Press Ctrl-C to stop; data in %s
+No kcp runs behind kwok's pods here: KcpReady says Unknown (NoKcpDialer), and deletions do
+not wait for kcp. A managed etcd's members run as etcd processes (logs/etcd-members.log), so
+EtcdReady is etcd's own answer. Component logs are in %s. Press Ctrl-C to stop; data in %s
 is kept for the next run.
 `, time.Since(start).Round(time.Second), stack.AdminKubeconfig, filepath.Join(mustGetwd(), "_output", "bin"),
 		filepath.Join(mustGetwd(), "artifacts", "examples")+"/", filepath.Join(dir, "logs"), dir)

@@ -7,14 +7,17 @@ package localstack_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,11 +63,25 @@ spec:
       clusterRoles: [view]
 `
 
+// keptSetup is a RootShard with a managed etcd of one member, run across a restart.
+const keptSetup = `apiVersion: operator.kcp.io/v1alpha1
+kind: RootShard
+metadata:
+  name: kept
+spec:
+  external:
+    hostname: kept.example.com
+  etcd:
+    managed:
+      replicas: 1
+`
+
 // TestLocalStackRestartsOnKeptState starts a stack of its own as `make run` does (kept state,
 // embedded etcd, no kcp), stops it and starts it again on the same state, as a second `make
 // run` does: the fake node advertises the port kwok listens on now, so `kubectl logs` and
-// `kubectl port-forward` reach a pod made in the first run. On that stack, a setup runs and
-// says that no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
+// `kubectl port-forward` reach a pod made in the first run, and a managed etcd's member run in
+// the first run runs again on its data and ports. On that stack, a setup runs and says that
+// no kcp can be asked, and deleting its Shard or Kubeconfig does not wait for kcp.
 func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *localstack.Stack {
@@ -85,10 +102,33 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 	kubectlOn(t, first, "create", "deployment", "web", "-n", "default", "--image=registry.example.com/web:1", "--port=8080")
 	kubectlOn(t, first, "rollout", "status", "deployment/web", "-n", "default", "--timeout=2m")
 	firstPort := advertised(first)
+	kubectlOn(t, first, "create", "namespace", "kept")
+	kubectlOn(t, first, "apply", "-n", "kept", "-f", writeManifest(t, keptSetup))
+	waitForReasonOn(t, first, "kept", "rootshard/kept", "EtcdReady", "True", "Healthy")
+	keptPorts := func() string {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(dir, "etcd-members", "kept-kept-etcd-*", "ports.json"))
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+		data, err := os.ReadFile(files[0])
+		require.NoError(t, err)
+		return string(data)
+	}
+	portsBefore := keptPorts()
 	first.Stop()
 
 	second := start()
 	t.Cleanup(second.Stop)
+	// The member runs again on its data (etcd restarts a member whose write-ahead log it
+	// finds) and on its ports, which the pods' forwards and the member's own record name.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 2, strings.Count(membersLog(t, second), "kept/kept-etcd: member kept-etcd-0 runs,"), "once a run")
+	}, 2*time.Minute, time.Second)
+	assert.Equal(t, portsBefore, keptPorts())
+	memberLog, err := os.ReadFile(second.Path("logs", "etcd-kept-kept-etcd-0.log"))
+	require.NoError(t, err)
+	assert.Contains(t, string(memberLog), "restarting local member")
+	waitForReasonOn(t, second, "kept", "rootshard/kept", "EtcdReady", "True", "Healthy")
 	t.Logf("kwok's node port: %d in the first run, %d in the second", firstPort, advertised(second))
 	kwokPort := regexp.MustCompile(`--node-port=(\d+)`).FindStringSubmatch(strings.Join(second.CommandLine("kwok"), " "))
 	require.NotNil(t, kwokPort, "kwok's command line: %v", second.CommandLine("kwok"))
@@ -142,8 +182,10 @@ func TestLocalStackRestartsOnKeptState(t *testing.T) {
 }
 
 // noKcp applies localSetup on s, a stack without kcp: the RootShard reaches Running on a
-// provisioned volume, KcpReady, EtcdReady and AuthorizationProvisioned say Unknown with
-// reason NoKcpDialer, and the Shard and the Kubeconfig are deleted without waiting for kcp.
+// provisioned volume, KcpReady and AuthorizationProvisioned say Unknown with reason
+// NoKcpDialer, the managed etcd's members run (Options.EtcdMembers) and EtcdReady says what
+// etcd's /health answers through the pods, and the Shard and the Kubeconfig are deleted
+// without waiting for kcp.
 func noKcp(t *testing.T, s *localstack.Stack) {
 	t.Helper()
 	const ns = "default"
@@ -152,7 +194,8 @@ func noKcp(t *testing.T, s *localstack.Stack) {
 		kubectlOn(t, s, "wait", "-n", ns, "--for=jsonpath={.status.phase}=Running", o, "--timeout=3m")
 		waitForReasonOn(t, s, ns, o, "KcpReady", "Unknown", "NoKcpDialer")
 	}
-	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "Unknown", "NoKcpDialer")
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+	membersFollowTheirStatefulSet(t, s, ns)
 	assert.Contains(t, kubectlOn(t, s, "get", "rootshard/root", "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="KcpReady")].message}`),
 		"--kcp-dialer=none")
 	waitForReasonOn(t, s, ns, "kubeconfig/alice", "AuthorizationProvisioned", "Unknown", "NoKcpDialer")
@@ -162,6 +205,75 @@ func noKcp(t *testing.T, s *localstack.Stack) {
 	events := kubectlOn(t, s, "get", "events", "-n", ns, "-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
 	assert.Regexp(t, `(?m)^DeregistrationSkipped: kcp's Shard "shard-1" was not deleted from the root workspace: .*--kcp-dialer=none`, events)
 	assert.Regexp(t, `(?m)^KcpCleanupSkipped: The ClusterRoleBindings in kcp workspace root are left in place: .*--kcp-dialer=none`, events)
+
+	// The RootShard's StatefulSet goes with it, and its members with their data.
+	kubectlOn(t, s, "delete", "-n", ns, "rootshard/root", "--timeout=2m")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, membersLog(t, s), ns+"/root-etcd: stopped its members")
+		dirs, err := filepath.Glob(s.Path("etcd-members", ns+"-root-etcd-*"))
+		require.NoError(c, err)
+		assert.Empty(c, dirs, "the members' data goes with the StatefulSet")
+	}, 2*time.Minute, time.Second)
+}
+
+// membersFollowTheirStatefulSet changes the pod template of the RootShard root's managed etcd
+// in ns, as a renewed certificate does: the stack's runner restarts its members one at a
+// time, each on its data, and etcd answers the server again.
+func membersFollowTheirStatefulSet(t *testing.T, s *localstack.Stack, ns string) {
+	t.Helper()
+	before := membersLog(t, s)
+	for i := range 3 {
+		assert.Contains(t, before, fmt.Sprintf("%s/root-etcd: member root-etcd-%d runs", ns, i))
+	}
+	kubectlOn(t, s, "patch", "statefulset/root-etcd", "-n", ns, "--type=merge",
+		"-p", `{"spec":{"template":{"metadata":{"annotations":{"example.com/restarted":"1"}}}}}`)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		restarts := regexp.MustCompile(ns+`/root-etcd: member (root-etcd-\d) runs again with the new template`).
+			FindAllStringSubmatch(strings.TrimPrefix(membersLog(t, s), before), -1)
+		var order []string
+		for _, m := range restarts {
+			order = append(order, m[1])
+		}
+		assert.Equal(c, []string{"root-etcd-0", "root-etcd-1", "root-etcd-2"}, order, "one at a time, each once")
+	}, 3*time.Minute, time.Second)
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+
+	// A member that ends is started again, as kubelet restarts a container.
+	require.NoError(t, syscall.Kill(memberPID(t, s, "root-etcd-1"), syscall.SIGKILL))
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, membersLog(t, s), ns+"/root-etcd: member root-etcd-1 runs again\n")
+	}, 2*time.Minute, time.Second)
+	waitForReasonOn(t, s, ns, "rootshard/root", "EtcdReady", "True", "Healthy")
+}
+
+// memberPID is the process ID of the etcd member pod runs as on s.
+func memberPID(t *testing.T, s *localstack.Stack, pod string) int {
+	t.Helper()
+	cmdlines, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	for _, f := range cmdlines {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		args := strings.Split(string(data), "\x00")
+		if len(args) > 0 && strings.HasPrefix(args[0], s.Bin("etcd")) && slices.Contains(args, "--name="+pod) &&
+			strings.Contains(string(data), s.Path("etcd-members")) {
+			pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+			require.NoError(t, err)
+			return pid
+		}
+	}
+	t.Fatalf("no process of member %s", pod)
+	return 0
+}
+
+// membersLog is what the stack's etcd runner logged so far.
+func membersLog(t *testing.T, s *localstack.Stack) string {
+	t.Helper()
+	data, err := os.ReadFile(s.Path("logs", "etcd-members.log"))
+	require.NoError(t, err)
+	return string(data)
 }
 
 // kubectlOn runs kubectl as the admin of the stack s and fails the test on error.

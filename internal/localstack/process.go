@@ -129,19 +129,44 @@ func takePort(lo, hi int) (int, error) {
 	portsMu.Lock()
 	defer portsMu.Unlock()
 	for range 1000 {
-		port := lo + rand.IntN(hi-lo)
-		if portsHanded[port] {
-			continue
+		if port := lo + rand.IntN(hi-lo); handOut(port) {
+			return port, nil
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			continue // another process listens there
-		}
-		_ = l.Close()
-		portsHanded[port] = true
-		return port, nil
 	}
 	return 0, fmt.Errorf("no free loopback port in [%d, %d)", lo, hi)
+}
+
+// reservePort hands out port itself when it was not handed out before and nothing listens
+// on it, for a component that keeps its port from one run of a kept stack to the next.
+func reservePort(port int) bool {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	return handOut(port)
+}
+
+// releasePorts lets FreePort and reservePort hand out ports again, once what listened on them
+// stopped.
+func releasePorts(ports map[memberPort]int) {
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for _, p := range ports {
+		delete(portsHanded, p)
+	}
+}
+
+// handOut marks port as handed out when it was not and nothing listens on it (another
+// process may); portsMu is held.
+func handOut(port int) bool {
+	if portsHanded[port] {
+		return false
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	portsHanded[port] = true
+	return true
 }
 
 var (

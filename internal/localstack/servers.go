@@ -35,14 +35,18 @@ func (s *Stack) ServingArgs(port int) []string {
 // kubeconfig, as a pod does with its ServiceAccount, and reach the kcp it realizes as a
 // server outside the host cluster does: by port-forward through kube-apiserver (kwok
 // forwards the pods' ports, see ForwardPods), asking kcp for its readiness every 5 s. On a
-// stack with Options.NoKcp, the server is told that no kcp can be reached.
+// stack with Options.NoKcp, the server is told that no kcp can be reached; with
+// Options.EtcdMembers too, it still reaches the managed etcds' members by port-forward.
 func (s *Stack) DelegationArgs(kubeconfig string) []string {
-	dialer := "--kcp-dialer=port-forward"
+	dialers := []string{"--kcp-dialer=port-forward"}
 	if s.opts.NoKcp {
-		dialer = "--kcp-dialer=none"
+		dialers = []string{"--kcp-dialer=none"}
+		if s.opts.EtcdMembers {
+			dialers = append(dialers, "--etcd-dialer=port-forward")
+		}
 	}
-	return []string{"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--kubeconfig=" + kubeconfig,
-		dialer, "--kcp-health-interval=5s"}
+	args := []string{"--authentication-kubeconfig=" + kubeconfig, "--authorization-kubeconfig=" + kubeconfig, "--kubeconfig=" + kubeconfig}
+	return append(append(args, dialers...), "--kcp-health-interval=5s")
 }
 
 // FreePort is an unused loopback port.

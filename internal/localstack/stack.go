@@ -44,6 +44,10 @@ type Options struct {
 	// (--vmodule=queue=4), so that a test counts its own objects' reconciles with Reconciles
 	// while other tests' objects share the stack. Benchmarks and `make run` leave it off.
 	LogReconciles bool
+	// EtcdMembers runs the members of every managed etcd the server realizes as etcd
+	// processes, and leads their pods' ports to them, as `make run` does: kwok's pods run
+	// nothing. The end-to-end tests, which run the members they need themselves, leave it off.
+	EtcdMembers bool
 }
 
 // Observer sees what the stack's clients receive: every client config the stack hands out is
@@ -55,9 +59,9 @@ type Observer interface {
 }
 
 // LocalUp are the options of `make run`'s stack in dir: its state kept there, the server on
-// its embedded etcd, and no kcp behind kwok's pods.
+// its embedded etcd, no kcp behind kwok's pods, and a managed etcd's members run.
 func LocalUp(dir string) Options {
-	return Options{Dir: dir, EmbeddedEtcd: true, NoKcp: true}
+	return Options{Dir: dir, EmbeddedEtcd: true, NoKcp: true, EtcdMembers: true}
 }
 
 // Stack is a running local control plane.
@@ -90,6 +94,8 @@ type Stack struct {
 	procs     []*Process
 	server    *Process
 	progress  func(format string, args ...any)
+	// etcdRunner runs the managed etcds' members, with Options.EtcdMembers.
+	etcdRunner *etcdRunner
 }
 
 // Start brings the whole stack up and returns once the kcp-setups API is served through
@@ -124,10 +130,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		}
 	}()
 
-	for _, step := range []struct {
+	type step struct {
 		name string
 		run  func(context.Context) error
-	}{
+	}
+	steps := []step{
 		{"certificates", s.createPKI},
 		{"etcd", s.startEtcd},
 		{"kube-apiserver", s.startKubeAPIServer},
@@ -135,7 +142,11 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		{"kwok and a fake node", s.startKwok},
 		{"cert-manager", s.startCertManager},
 		{"kcp-setups-apiserver", s.StartServer},
-	} {
+	}
+	if opts.EtcdMembers {
+		steps = append(steps, step{"the managed etcds' members", s.startEtcdRunner})
+	}
+	for _, step := range steps {
 		s.progress("starting %s", step.name)
 		start := time.Now()
 		if err := step.run(ctx); err != nil {
@@ -152,6 +163,11 @@ func (s *Stack) Stop() {
 		start := time.Now()
 		p.Stop()
 		s.progress("stopped %s (%s)", p.name, time.Since(start).Round(100*time.Millisecond))
+	}
+	if s.etcdRunner != nil {
+		start := time.Now()
+		s.etcdRunner.stop()
+		s.progress("stopped the managed etcds' members (%s)", time.Since(start).Round(100*time.Millisecond))
 	}
 	if s.server != nil {
 		stop(s.server)

@@ -20,6 +20,7 @@ var etcdReadyCondition = healthCondition{
 	Checking:        kcphealth.Result{Status: metav1.ConditionUnknown, Reason: operatorv1alpha1.ReasonEtcdChecking, Message: "asking etcd whether it is healthy"},
 	Unreachable:     operatorv1alpha1.ReasonEtcdUnreachable,
 	Asking:          "asking etcd whether it is healthy",
+	NoDialer:        func(h *hostcluster.Host) bool { return h.NoEtcdDialer },
 	EventReason: func(reason string) string {
 		switch reason {
 		case operatorv1alpha1.ReasonEtcdUnhealthy:

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 )
 
@@ -33,6 +34,8 @@ type healthCondition struct {
 	// Asking says in words what a check asks, for the condition's message when nothing can
 	// be asked (NoKcpDialer).
 	Asking string
+	// NoDialer says whether the server is told that the component cannot be reached.
+	NoDialer func(*hostcluster.Host) bool
 }
 
 var kcpReadyCondition = healthCondition{
@@ -42,6 +45,7 @@ var kcpReadyCondition = healthCondition{
 	Checking:    kcphealth.Result{Status: metav1.ConditionUnknown, Reason: operatorv1alpha1.ReasonKcpChecking, Message: "asking kcp whether it is ready"},
 	Unreachable: operatorv1alpha1.ReasonKcpUnreachable,
 	Asking:      "asking kcp whether it is ready",
+	NoDialer:    func(h *hostcluster.Host) bool { return h.NoKcpDialer },
 	EventReason: func(reason string) string {
 		if reason == operatorv1alpha1.ReasonKcpNotReady {
 			return "KcpNotReady" // "NotReady" alone would not say of what, in a list of Events
@@ -79,7 +83,7 @@ func (l Lifecycle[T, S]) observeHealth(ctx context.Context, obj T, status *S, lo
 		l.setHealth(obj, status, c, r)
 		return
 	}
-	if l.Host.NoKcpDialer {
+	if c.NoDialer(l.Host) {
 		// Nothing to poll: every check would fail the same way, at once.
 		h.Forget(key)
 		l.setHealth(obj, status, c, kcphealth.NoDialer(c.Asking))

@@ -63,8 +63,10 @@ func (e *NotReadyError) Error() string { return e.Reason }
 // and credentials, so that connections are reused and a rotated certificate takes a new
 // one.
 type Clients struct {
-	dialer  Dialer
-	secrets corev1listers.SecretLister
+	dialer Dialer
+	// etcdDialer reaches the managed etcds' members (Etcd); dialer unless WithEtcdDialer.
+	etcdDialer Dialer
+	secrets    corev1listers.SecretLister
 
 	mu         sync.Mutex
 	transports map[string]http.RoundTripper
@@ -72,7 +74,14 @@ type Clients struct {
 
 // NewClients returns clients that dial with dialer and read the credentials from secrets.
 func NewClients(dialer Dialer, secrets corev1listers.SecretLister) *Clients {
-	return &Clients{dialer: dialer, secrets: secrets, transports: map[string]http.RoundTripper{}}
+	return &Clients{dialer: dialer, etcdDialer: dialer, secrets: secrets, transports: map[string]http.RoundTripper{}}
+}
+
+// WithEtcdDialer makes Etcd dial the managed etcds' members with d (--etcd-dialer), and
+// returns c.
+func (c *Clients) WithEtcdDialer(d Dialer) *Clients {
+	c.etcdDialer = d
+	return c
 }
 
 // RootShard returns a client config for workspace (the server's base when empty) on rs's
@@ -110,13 +119,13 @@ func (c *Clients) config(rs *operatorv1alpha1.RootShard, ep Endpoint, serverSecr
 	if workspace != "" {
 		host += "/clusters/" + workspace
 	}
-	return c.restConfig(ep, host, identity, server)
+	return c.restConfig(c.dialer, ep, host, identity, server)
 }
 
-// restConfig is a client config for host on ep, presenting the client certificate of
-// identity and verifying the server with the ca.crt of trust.
-func (c *Clients) restConfig(ep Endpoint, host string, identity, trust *corev1.Secret) (*rest.Config, error) {
-	rt, err := c.transport(ep, rest.TLSClientConfig{
+// restConfig is a client config for host on ep through dialer, presenting the client
+// certificate of identity and verifying the server with the ca.crt of trust.
+func (c *Clients) restConfig(dialer Dialer, ep Endpoint, host string, identity, trust *corev1.Secret) (*rest.Config, error) {
+	rt, err := c.transport(dialer, ep, rest.TLSClientConfig{
 		ServerName: ep.ServerName(),
 		CertData:   identity.Data[corev1.TLSCertKey],
 		KeyData:    identity.Data[corev1.TLSPrivateKeyKey],
@@ -145,9 +154,9 @@ func (c *Clients) secret(namespace, name string, keys ...string) (*corev1.Secret
 	return s, nil
 }
 
-// transport is the cached transport of ep with tls; a new one replaces it when the
-// credentials change.
-func (c *Clients) transport(ep Endpoint, tls rest.TLSClientConfig) (http.RoundTripper, error) {
+// transport is the cached transport of ep with tls through dialer; a new one replaces it
+// when the credentials change.
+func (c *Clients) transport(dialer Dialer, ep Endpoint, tls rest.TLSClientConfig) (http.RoundTripper, error) {
 	h := sha256.New()
 	for _, b := range [][]byte{tls.CertData, tls.KeyData, tls.CAData} {
 		h.Write(b)
@@ -160,7 +169,7 @@ func (c *Clients) transport(ep Endpoint, tls rest.TLSClientConfig) (http.RoundTr
 		return rt, nil
 	}
 	rt, err := rest.TransportFor(&rest.Config{Host: ep.URL(), TLSClientConfig: tls,
-		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) { return c.dialer.Dial(ctx, ep) }})
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) { return dialer.Dial(ctx, ep) }})
 	if err != nil {
 		return nil, err
 	}
@@ -187,5 +196,5 @@ func (c *Clients) Etcd(ep Endpoint, clientSecret string) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.restConfig(ep, ep.URL(), s, s)
+	return c.restConfig(c.etcdDialer, ep, ep.URL(), s, s)
 }

@@ -323,3 +323,45 @@ func TestRootShardProxyClients(t *testing.T) {
 	assert.Equal(t, "ok", string(body))
 	assert.Equal(t, []string{"system:kcp-operator /clusters/root:team-b/api"}, seen)
 }
+
+// dialerFunc is a Dialer of a function.
+type dialerFunc func(ctx context.Context, ep Endpoint) (net.Conn, error)
+
+func (f dialerFunc) Dial(ctx context.Context, ep Endpoint) (net.Conn, error) { return f(ctx, ep) }
+
+// TestEtcdDialsWithTheEtcdDialer: the managed etcd's client dials with the dialer
+// WithEtcdDialer gives (--etcd-dialer), kcp's clients with the other one; without it, both
+// dial with the same.
+func TestEtcdDialsWithTheEtcdDialer(t *testing.T) {
+	ca := newCA(t, "root-etcd-client-ca")
+	client := ca.issue(t, "kcp", nil, nil, x509.ExtKeyUsageClientAuth)
+	secrets := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	require.NoError(t, secrets.Add(tlsSecret("root-etcd-client", client, ca)))
+	ep := Endpoint{Namespace: "team-a", Service: "root-etcd", Port: 2379}
+	recording := func(name string, dialed *[]string) Dialer {
+		return dialerFunc(func(_ context.Context, ep Endpoint) (net.Conn, error) {
+			*dialed = append(*dialed, ep.Service)
+			return nil, errors.New(name + " dialed")
+		})
+	}
+	get := func(clients *Clients) error {
+		cfg, err := clients.Etcd(ep, "root-etcd-client")
+		require.NoError(t, err)
+		kube, err := kubernetes.NewForConfig(cfg)
+		require.NoError(t, err)
+		_, err = kube.Discovery().RESTClient().Get().AbsPath("/health").DoRaw(context.Background())
+		return err
+	}
+
+	var kcpDials, etcdDials []string
+	err := get(NewClients(recording("kcp's dialer", &kcpDials), corev1listers.NewSecretLister(secrets)).
+		WithEtcdDialer(recording("etcd's dialer", &etcdDials)))
+	require.ErrorContains(t, err, "etcd's dialer dialed")
+	assert.Empty(t, kcpDials)
+	assert.Equal(t, []string{"root-etcd"}, etcdDials)
+
+	kcpDials = nil
+	err = get(NewClients(recording("kcp's dialer", &kcpDials), corev1listers.NewSecretLister(secrets)))
+	require.ErrorContains(t, err, "kcp's dialer dialed")
+	assert.Equal(t, []string{"root-etcd"}, kcpDials)
+}

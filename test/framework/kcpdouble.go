@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -306,7 +305,7 @@ func (d *KcpDouble) WorkspaceConfigFor(workspace string, kubeconfig []byte) (*re
 	return d.WorkspaceConfig(workspace, user.ClientCertificateData, user.ClientKeyData, cluster.CertificateAuthorityData), nil
 }
 
-var clusterPortForwardGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterportforwards"}
+var clusterPortForwardGVR = localstack.ClusterPortForwardResource
 
 // ForwardPods makes kcp's port (6443) of every pod in namespace lead to the double, as if
 // the double ran in them: a port-forward through kube-apiserver to such a pod (the server's

@@ -29,12 +29,14 @@ type Options struct {
 	NoKcp bool
 	// LogReconciles makes the server log each reconcile with the object's key, for Reconciles.
 	LogReconciles bool
+	// EtcdMembers runs the managed etcds' members (localstack.Options.EtcdMembers).
+	EtcdMembers bool
 }
 
 // LocalUp are the options of `make run`'s stack in dir (localstack.LocalUp).
 func LocalUp(dir string) Options {
 	o := localstack.LocalUp(dir)
-	return Options{Dir: o.Dir, EmbeddedEtcd: o.EmbeddedEtcd, NoKcp: o.NoKcp, LogReconciles: o.LogReconciles}
+	return Options{Dir: o.Dir, EmbeddedEtcd: o.EmbeddedEtcd, NoKcp: o.NoKcp, LogReconciles: o.LogReconciles, EtcdMembers: o.EtcdMembers}
 }
 
 // What the tests name of the local stack.
@@ -62,7 +64,7 @@ type Stack struct {
 func Start(ctx context.Context, opts Options) (*Stack, error) {
 	s := &Stack{}
 	lo := localstack.Options{Dir: opts.Dir, EmbeddedEtcd: opts.EmbeddedEtcd, Progress: opts.Progress, NoKcp: opts.NoKcp,
-		LogReconciles: opts.LogReconciles}
+		LogReconciles: opts.LogReconciles, EtcdMembers: opts.EtcdMembers}
 	if opts.RecordForLeakScan {
 		lo.Observe = func(dir string) (localstack.Observer, error) {
 			// What a previous run of a kept directory recorded is not this run's.

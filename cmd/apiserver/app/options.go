@@ -63,6 +63,9 @@ type Options struct {
 	// KcpDialer is how the controllers reach the kcp servers they realize
 	// (kcpclient.Dialers).
 	KcpDialer string
+	// EtcdDialer is how the controllers reach the members of the managed etcds they realize
+	// (kcpclient.Dialers); empty is KcpDialer.
+	EtcdDialer string
 	// KcpHealthInterval is how often the controllers ask a ready kcp whether it still is.
 	KcpHealthInterval time.Duration
 	// WatchNamespaces are the namespaces served, comma-separated; empty is every namespace.
@@ -146,6 +149,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 			"a server running outside it; needs get/list pods and create pods/portforward in the setups' namespaces) or "+kcpclient.NoDialer+
 			" (no kcp can be reached, as on a host whose pods run nothing: KcpReady and a managed etcd's EtcdReady are Unknown with reason "+
 			operatorv1alpha1.ReasonNoKcpDialer+", and deleting a Shard or a Kubeconfig does not wait for kcp).")
+	fs.StringVar(&o.EtcdDialer, "etcd-dialer", o.EtcdDialer,
+		"How the controllers reach the members of the managed etcds they realize (EtcdReady asks their /health): one of --kcp-dialer's values; "+
+			"empty (the default) is --kcp-dialer's. `make run` runs --kcp-dialer="+kcpclient.NoDialer+" --etcd-dialer="+kcpclient.PortForwardDialer+
+			": its local stack runs a managed etcd's members, and no kcp.")
 	fs.StringVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces,
 		"The namespaces of the host cluster the server serves, comma-separated; empty serves every namespace. The server caches Secrets, "+
 			"Services, Deployments, StatefulSets, ConfigMaps, disruption budgets, cert-manager's objects and its own kinds of these namespaces "+
@@ -193,6 +200,9 @@ func (o *Options) Validate() error {
 	}
 	if !slices.Contains(kcpclient.Dialers, o.KcpDialer) {
 		errs = append(errs, fmt.Errorf("--kcp-dialer must be one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.KcpDialer))
+	}
+	if o.EtcdDialer != "" && !slices.Contains(kcpclient.Dialers, o.EtcdDialer) {
+		errs = append(errs, fmt.Errorf("--etcd-dialer must be empty or one of %s, not %q", strings.Join(kcpclient.Dialers, ", "), o.EtcdDialer))
 	}
 	if _, err := hostcluster.ParseWatchNamespaces(o.WatchNamespaces); err != nil {
 		errs = append(errs, err)
@@ -323,6 +333,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			LeaderElection: o.LeaderElection,
 			Workers:        o.ControllerWorkers,
 			KcpDialer:      o.KcpDialer,
+			EtcdDialer:     o.EtcdDialer,
 			KcpHealth:      o.KcpHealthInterval,
 			Status:         status,
 			Namespaces:     namespaces,

@@ -203,3 +203,27 @@ func TestWatchNamespacesFlag(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `--watch-namespaces: "team/b" is not a namespace name`)
 }
+
+// TestEtcdDialerFlag checks --etcd-dialer: empty by default (the managed etcds are reached as
+// kcp is), one of --kcp-dialer's values, and nonsense refused before anything starts.
+func TestEtcdDialerFlag(t *testing.T) {
+	o := NewOptions()
+	assert.Empty(t, o.EtcdDialer)
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--kcp-dialer", "none", "--etcd-dialer", "port-forward"}))
+	assert.Equal(t, "port-forward", o.EtcdDialer)
+	assert.NotContains(t, errorsOf(o.Validate()), "--etcd-dialer")
+
+	err := execute(t, "--etcd-dialer", "carrier-pigeon")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--etcd-dialer must be empty or one of service-dns, port-forward, none, not "carrier-pigeon"`)
+}
+
+// errorsOf is err's text, or nothing.
+func errorsOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

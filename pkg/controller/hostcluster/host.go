@@ -88,6 +88,10 @@ type Host struct {
 	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
 	// not wait for a cleanup in kcp.
 	NoKcpDialer bool
+	// NoEtcdDialer is set when the server is told that no managed etcd can be reached from
+	// it (--etcd-dialer=none, or --kcp-dialer=none without --etcd-dialer): EtcdReady says so
+	// without polling.
+	NoEtcdDialer bool
 }
 
 // Kcp builds clients for the kcp servers of RootShards and Shards and for the RootShards'

@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,9 @@ type Config struct {
 	Workers int
 	// KcpDialer names how the controllers reach kcp (kcpclient.New); empty is the default.
 	KcpDialer string
+	// EtcdDialer names how the controllers reach the managed etcds' members; empty is
+	// KcpDialer.
+	EtcdDialer string
 	// KcpHealth is how often a ready kcp is asked whether it still is; zero is
 	// DefaultKcpHealthInterval.
 	KcpHealth time.Duration
@@ -302,8 +306,14 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	if err != nil {
 		return nil, err
 	}
-	host.Kcp = kcpclient.NewClients(dialer, host.Secrets)
+	etcdDialerName := cmp.Or(cfg.EtcdDialer, cfg.KcpDialer)
+	etcdDialer, err := kcpclient.New(etcdDialerName, cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	host.Kcp = kcpclient.NewClients(dialer, host.Secrets).WithEtcdDialer(etcdDialer)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
+	host.NoEtcdDialer = etcdDialerName == kcpclient.NoDialer
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
 	host.EtcdMaintenance = etcdmaint.NewMaintainer()
 	return host, nil

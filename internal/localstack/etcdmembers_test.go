@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"os"
@@ -144,11 +144,15 @@ func TestPlanEtcdMembersRefusesWhatItDoesNotMap(t *testing.T) {
 			"does not listen",
 		},
 		"a flag etcd does not know": {
-			func(_ *EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--listen-everything=true") },
+			func(_ *EtcdFixture, c *corev1.Container) {
+				c.Args = append(c.Args, "--listen-everything=true")
+			},
 			"etcd would refuse",
 		},
 		"a boolean flag with its value apart": {
-			func(_ *EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--peer-auto-tls", "true") },
+			func(_ *EtcdFixture, c *corev1.Container) {
+				c.Args = append(c.Args, "--peer-auto-tls", "true")
+			},
 			`"true" is not a valid flag`,
 		},
 		"a config file": {
@@ -158,7 +162,9 @@ func TestPlanEtcdMembersRefusesWhatItDoesNotMap(t *testing.T) {
 			"past what the harness maps",
 		},
 		"discovery": {
-			func(_ *EtcdFixture, c *corev1.Container) { c.Args = append(c.Args, "--discovery-srv=example.com") },
+			func(_ *EtcdFixture, c *corev1.Container) {
+				c.Args = append(c.Args, "--discovery-srv=example.com")
+			},
 			"past what the harness maps",
 		},
 		"an ETCD_ variable": {

@@ -1,4 +1,4 @@
-package framework
+package localstack
 
 import (
 	"crypto/x509"
@@ -12,8 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-
-	"github.com/kcp-setups/apiserver/internal/localstack"
 )
 
 // EtcdFixture is a managed etcd built by hand, after the contract of
@@ -47,20 +45,20 @@ func NewEtcdFixture(dir, namespace, base string, replicas int32) (*EtcdFixture, 
 		initial = append(initial, fmt.Sprintf("%s=https://%s:2380", pod, fqdn))
 	}
 
-	clientCA, err := localstack.LoadOrCreateCA(dir, "etcd-client-ca")
+	clientCA, err := LoadOrCreateCA(dir, "etcd-client-ca")
 	if err != nil {
 		return nil, err
 	}
-	peerCA, err := localstack.LoadOrCreateCA(dir, "etcd-peer-ca")
+	peerCA, err := LoadOrCreateCA(dir, "etcd-peer-ca")
 	if err != nil {
 		return nil, err
 	}
-	foreignCA, err := localstack.LoadOrCreateCA(dir, "other-etcd-client-ca")
+	foreignCA, err := LoadOrCreateCA(dir, "other-etcd-client-ca")
 	if err != nil {
 		return nil, err
 	}
 	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	server, err := clientCA.Issue(dir, "etcd-server", localstack.CertSpec{
+	server, err := clientCA.Issue(dir, "etcd-server", CertSpec{
 		CommonName: base + "-etcd-server",
 		DNSNames:   append(append(memberNames, dnsForms(sts, namespace)...), "localhost"),
 		IPs:        []net.IP{net.ParseIP("127.0.0.1")},
@@ -69,7 +67,7 @@ func NewEtcdFixture(dir, namespace, base string, replicas int32) (*EtcdFixture, 
 	if err != nil {
 		return nil, err
 	}
-	peer, err := peerCA.Issue(dir, "etcd-peer", localstack.CertSpec{
+	peer, err := peerCA.Issue(dir, "etcd-peer", CertSpec{
 		CommonName: base + "-etcd-peer",
 		DNSNames:   append(memberNames, "localhost"),
 		Usages:     both,
@@ -85,7 +83,7 @@ func NewEtcdFixture(dir, namespace, base string, replicas int32) (*EtcdFixture, 
 	if err != nil {
 		return nil, err
 	}
-	secret := func(name string, kp *localstack.KeyPair, ca *localstack.CA) *corev1.Secret {
+	secret := func(name string, kp *KeyPair, ca *CA) *corev1.Secret {
 		return &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 			Type:       corev1.SecretTypeTLS,
