@@ -66,6 +66,9 @@ type Options struct {
 	// EtcdDialer is how the controllers reach the members of the managed etcds they realize
 	// (kcpclient.Dialers); empty is KcpDialer.
 	EtcdDialer string
+	// EtcdAgentImage is the server's own image, which runs a managed etcd's backup agent and
+	// its members' restore.
+	EtcdAgentImage string
 	// KcpHealthInterval is how often the controllers ask a ready kcp whether it still is.
 	KcpHealthInterval time.Duration
 	// WatchNamespaces are the namespaces served, comma-separated; empty is every namespace.
@@ -153,6 +156,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"How the controllers reach the members of the managed etcds they realize (EtcdReady asks their /health): one of --kcp-dialer's values; "+
 			"empty (the default) is --kcp-dialer's. `make run` runs --kcp-dialer="+kcpclient.NoDialer+" --etcd-dialer="+kcpclient.PortForwardDialer+
 			": its local stack runs a managed etcd's members, and no kcp.")
+	fs.StringVar(&o.EtcdAgentImage, "etcd-agent-image", o.EtcdAgentImage,
+		"The server's own image (repository and tag or digest), which runs a managed etcd's backup agent and its members' restore "+
+			"(`kcp-setups-apiserver etcd-agent`); the chart and the install manifests set it. Empty, a managed etcd's backup and restore "+
+			"are not realized, and say so in their condition.")
 	fs.StringVar(&o.WatchNamespaces, "watch-namespaces", o.WatchNamespaces,
 		"The namespaces of the host cluster the server serves, comma-separated; empty serves every namespace. The server caches Secrets, "+
 			"Services, Deployments, StatefulSets, ConfigMaps, disruption budgets, cert-manager's objects and its own kinds of these namespaces "+
@@ -334,6 +341,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			Workers:        o.ControllerWorkers,
 			KcpDialer:      o.KcpDialer,
 			EtcdDialer:     o.EtcdDialer,
+			EtcdAgentImage: o.EtcdAgentImage,
 			KcpHealth:      o.KcpHealthInterval,
 			Status:         status,
 			Namespaces:     namespaces,

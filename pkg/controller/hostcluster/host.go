@@ -92,6 +92,9 @@ type Host struct {
 	// it (--etcd-dialer=none, or --kcp-dialer=none without --etcd-dialer): EtcdReady says so
 	// without polling.
 	NoEtcdDialer bool
+	// EtcdAgentImage is the image of a managed etcd's backup agent and of its members'
+	// restore: the server's own (--etcd-agent-image); empty, no backup or restore is realized.
+	EtcdAgentImage string
 }
 
 // Kcp builds clients for the kcp servers of RootShards and Shards and for the RootShards'

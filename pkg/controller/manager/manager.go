@@ -67,6 +67,9 @@ type Config struct {
 	// EtcdDialer names how the controllers reach the managed etcds' members; empty is
 	// KcpDialer.
 	EtcdDialer string
+	// EtcdAgentImage is the server's own image, which runs a managed etcd's backup agent and
+	// its members' restore.
+	EtcdAgentImage string
 	// KcpHealth is how often a ready kcp is asked whether it still is; zero is
 	// DefaultKcpHealthInterval.
 	KcpHealth time.Duration
@@ -314,6 +317,7 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	host.Kcp = kcpclient.NewClients(dialer, host.Secrets).WithEtcdDialer(etcdDialer)
 	host.NoKcpDialer = cfg.KcpDialer == kcpclient.NoDialer
 	host.NoEtcdDialer = etcdDialerName == kcpclient.NoDialer
+	host.EtcdAgentImage = cfg.EtcdAgentImage
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
 	host.EtcdMaintenance = etcdmaint.NewMaintainer()
 	return host, nil
