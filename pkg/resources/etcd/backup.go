@@ -70,14 +70,28 @@ func (c *Cluster) AgentLeaf() pki.Leaf {
 		Usage: pki.PeerAuth}
 }
 
-// AgentMountedSecrets are the Secrets the agent mounts: its certificate, the client trust,
-// and the S3 store's credentials.
-func (c *Cluster) AgentMountedSecrets() []string {
-	secrets := []string{c.AgentName(), ClientTrustSecret(c.RootShard)}
-	if s3 := c.Spec.Backup.Store.S3; s3 != nil {
-		secrets = append(secrets, s3.CredentialsSecretRef.Name)
+// AgentMounts are what the agent mounts read-only: its certificate, the client trust, and
+// an S3 store's credentials (the user's Secret, which its author must be able to read) and
+// CA bundle.
+func (c *Cluster) AgentMounts() []workload.Mount {
+	mounts := []workload.Mount{
+		{Volume: "tls", Secret: c.AgentName(), Dir: agentTLSDir},
+		{Volume: "client-trust", Secret: ClientTrustSecret(c.RootShard), Dir: clientTrustDir},
 	}
-	return secrets
+	return append(mounts, c.s3Mounts(c.Spec.Backup.Store.S3, c.S3CABundleName(), "etcd.managed.backup.store.s3.credentialsSecretRef")...)
+}
+
+// s3Mounts are an S3 store's credentials and CA bundle, nil for another store.
+func (c *Cluster) s3Mounts(s3 *operatorv1alpha1.S3SnapshotStore, caConfigMap, field string) []workload.Mount {
+	if s3 == nil {
+		return nil
+	}
+	mounts := []workload.Mount{{Volume: "s3-credentials", Secret: s3.CredentialsSecretRef.Name, Dir: agentS3Dir, User: true, Field: field,
+		Keys: []string{"accessKeyID", "secretAccessKey"}}}
+	if len(s3.CABundle) > 0 {
+		mounts = append(mounts, workload.Mount{Volume: "s3-ca", ConfigMap: caConfigMap, Dir: agentS3CADir})
+	}
+	return mounts
 }
 
 // retention is the number of snapshots the store keeps.
@@ -96,13 +110,10 @@ func (c *Cluster) s3Prefix(s3 *operatorv1alpha1.S3SnapshotStore) string {
 	return c.Namespace + "/" + c.Base + "/"
 }
 
-// storeArgs are the flags that name a store, and the volumes and mounts it needs.
-func (c *Cluster) storeArgs(s3 *operatorv1alpha1.S3SnapshotStore, caConfigMap string) ([]string, []*corev1ac.VolumeApplyConfiguration, []*corev1ac.VolumeMountApplyConfiguration) {
+// storeArgs are the flags that name a store.
+func (c *Cluster) storeArgs(s3 *operatorv1alpha1.S3SnapshotStore) []string {
 	if s3 == nil {
-		return []string{"--snapshot-dir=" + snapshotsDir},
-			[]*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName(snapshotsVolume).
-				WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(c.SnapshotClaimName()))},
-			[]*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(snapshotsVolume).WithMountPath(snapshotsDir)}
+		return []string{"--snapshot-dir=" + snapshotsDir}
 	}
 	region := s3.Region
 	if region == "" {
@@ -110,16 +121,10 @@ func (c *Cluster) storeArgs(s3 *operatorv1alpha1.S3SnapshotStore, caConfigMap st
 	}
 	args := []string{"--s3-endpoint=" + s3.Endpoint, "--s3-bucket=" + s3.Bucket, "--s3-prefix=" + c.s3Prefix(s3),
 		"--s3-region=" + region, "--s3-credentials-dir=" + agentS3Dir}
-	volumes := []*corev1ac.VolumeApplyConfiguration{corev1ac.Volume().WithName("s3-credentials").
-		WithSecret(corev1ac.SecretVolumeSource().WithSecretName(s3.CredentialsSecretRef.Name))}
-	mounts := []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName("s3-credentials").WithMountPath(agentS3Dir).WithReadOnly(true)}
 	if len(s3.CABundle) > 0 {
 		args = append(args, "--s3-ca-file="+agentS3CADir+"/ca.crt")
-		volumes = append(volumes, corev1ac.Volume().WithName("s3-ca").
-			WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(caConfigMap)))
-		mounts = append(mounts, corev1ac.VolumeMount().WithName("s3-ca").WithMountPath(agentS3CADir).WithReadOnly(true))
 	}
-	return args, volumes, mounts
+	return args
 }
 
 // S3CABundle is the ConfigMap of the backup store's CA bundle, nil without one.
@@ -136,7 +141,6 @@ func (c *Cluster) S3CABundle() *corev1ac.ConfigMapApplyConfiguration {
 // image is the server's own. secretsHash is workload.SecretsHash of AgentMountedSecrets.
 func (c *Cluster) AgentDeployment(image, secretsHash string) *appsv1ac.DeploymentApplyConfiguration {
 	b := c.Spec.Backup
-	storeArgs, storeVolumes, storeMounts := c.storeArgs(b.Store.S3, c.S3CABundleName())
 	args := append([]string{"etcd-agent", "serve",
 		"--cert-file=" + agentTLSDir + "/tls.crt", "--key-file=" + agentTLSDir + "/tls.key",
 		"--trusted-ca-file=" + clientTrustDir + "/tls.crt",
@@ -144,27 +148,26 @@ func (c *Cluster) AgentDeployment(image, secretsHash string) *appsv1ac.Deploymen
 		"--base=" + c.Base,
 		"--retention=" + strconv.Itoa(int(c.retention())),
 		"--endpoints=" + strings.Join(c.ClientURLs(), ","),
-	}, storeArgs...)
+	}, c.storeArgs(b.Store.S3)...)
 	container := corev1ac.Container().WithName(agentContainer).WithImage(image).
 		WithCommand(AgentCommand).WithArgs(args...).
 		WithPorts(corev1ac.ContainerPort().WithName(agentPortName).WithContainerPort(AgentPort).WithProtocol(corev1.ProtocolTCP)).
-		WithVolumeMounts(append([]*corev1ac.VolumeMountApplyConfiguration{
-			corev1ac.VolumeMount().WithName("tls").WithMountPath(agentTLSDir).WithReadOnly(true),
-			corev1ac.VolumeMount().WithName("client-trust").WithMountPath(clientTrustDir).WithReadOnly(true),
-		}, storeMounts...)...).
 		WithReadinessProbe(corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromInt32(AgentPort))).
 			WithPeriodSeconds(10)).
 		WithSecurityContext(workload.SecurityContext()).
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")}))
-	podSpec := corev1ac.PodSpec().WithContainers(container).
-		WithVolumes(append([]*corev1ac.VolumeApplyConfiguration{
-			corev1ac.Volume().WithName("tls").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(c.AgentName())),
-			corev1ac.Volume().WithName("client-trust").WithSecret(corev1ac.SecretVolumeSource().WithSecretName(ClientTrustSecret(c.RootShard))),
-		}, storeVolumes...)...).
+	podSpec := corev1ac.PodSpec().
 		WithAutomountServiceAccountToken(false).
 		WithSecurityContext(podSecurity())
+	workload.AddMounts(podSpec, container, c.AgentMounts())
+	if b.Store.S3 == nil {
+		podSpec.WithVolumes(corev1ac.Volume().WithName(snapshotsVolume).
+			WithPersistentVolumeClaim(corev1ac.PersistentVolumeClaimVolumeSource().WithClaimName(c.SnapshotClaimName())))
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(snapshotsVolume).WithMountPath(snapshotsDir))
+	}
+	podSpec.WithContainers(container)
 	pod := corev1ac.PodTemplateSpec().WithLabels(c.AgentSelectorLabels()).
 		WithAnnotations(map[string]string{workload.SecretsHashAnnotation: secretsHash}).
 		WithSpec(podSpec)
@@ -193,9 +196,10 @@ func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration,
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath)}
 	var volumes []*corev1ac.VolumeApplyConfiguration
 	if r.S3 != nil {
-		storeArgs, storeVolumes, storeMounts := c.storeArgs(r.S3, r.S3CABundle)
-		args = append(args, storeArgs...)
-		volumes, mounts = storeVolumes, append(mounts, storeMounts...)
+		args = append(args, c.storeArgs(r.S3)...)
+		for _, m := range c.s3Mounts(r.S3, r.S3CABundle, "etcd.managed.restore.s3.credentialsSecretRef") {
+			volumes, mounts = append(volumes, m.AsVolume()), append(mounts, m.AsVolumeMount())
+		}
 	} else {
 		args = append(args, "--source="+r.SourceURL,
 			"--cert-file="+serverTLSDir+"/tls.crt", "--key-file="+serverTLSDir+"/tls.key",

@@ -10,6 +10,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
 func backupCluster(b *operatorv1alpha1.EtcdBackup) *Cluster {
@@ -42,7 +43,7 @@ func TestAgentWithAVolumeStore(t *testing.T) {
 	assert.Equal(t, "root-etcd-snapshots", *claim.Name)
 	assert.Equal(t, "uid-1", claim.Labels["operator.kcp.io/owner-uid"])
 	assert.Empty(t, claim.OwnerReferences, "the snapshots outlive their owner")
-	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust"}, c.AgentMountedSecrets())
+	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust"}, workload.Secrets(c.AgentMounts(), workload.WaitedSecret))
 	assert.Contains(t, c.Leaves(), c.AgentLeaf())
 	assert.Nil(t, c.S3CABundle())
 }
@@ -61,7 +62,8 @@ func TestAgentWithAnS3Store(t *testing.T) {
 	}
 	assert.NotContains(t, args, "snapshot-dir")
 	assert.Nil(t, c.SnapshotClaim())
-	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust", "creds"}, c.AgentMountedSecrets())
+	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust"}, workload.Secrets(c.AgentMounts(), workload.WaitedSecret))
+	assert.Equal(t, []string{"creds"}, workload.Secrets(c.AgentMounts(), workload.UsersSecret), "the user's, held to get on it")
 	require.NotNil(t, c.S3CABundle())
 	assert.Equal(t, "PEM", c.S3CABundle().Data["ca.crt"])
 }
