@@ -271,6 +271,7 @@ func (w *Writes) KcpServer(s kcp.Server) {
 	etcdReady := true
 	if s.Etcd != nil {
 		sts := w.Etcd(s.Etcd)
+		w.EtcdBackupAgent(s.Etcd)
 		etcdReady = sts != nil
 		if etcdReady {
 			etcdReady, _, _ = StatefulSetReady(sts)
