@@ -91,8 +91,13 @@ func (m *Maintainer) Wait() { m.running.Wait() }
 // one is due and none runs, and returns the EtcdReady result: etcd's /health, unless an
 // alarm is raised.
 func (m *Maintainer) Round(life, ctx context.Context, key string, t Target) kcphealth.Result {
-	health := make(chan kcphealth.Result, 1)
-	go func() { health <- kcphealth.Etcd(ctx, t.Cluster) }()
+	// A cluster that does not answer /health at all (no member runs, or none can be reached)
+	// is asked nothing more: one request a round, as EtcdReady alone asks. What its members
+	// said last stays observed.
+	result := kcphealth.Etcd(ctx, t.Cluster)
+	if result.Reason == operatorv1alpha1.ReasonEtcdUnreachable || result.Reason == operatorv1alpha1.ReasonWaitingForCredentials {
+		return result
+	}
 	members := make([]Member, len(t.Members))
 	var wg sync.WaitGroup
 	for i, mt := range t.Members {
@@ -108,7 +113,6 @@ func (m *Maintainer) Round(life, ctx context.Context, key string, t Target) kcph
 	}
 	alarms, alarmsErr := Alarms(ctx, t.Cluster)
 	wg.Wait()
-	result := <-health
 	if alarmsErr != nil {
 		// Without the alarm list, nothing is known of alarms: nothing is started.
 		alarms = nil

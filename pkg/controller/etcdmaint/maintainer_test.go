@@ -203,6 +203,23 @@ func TestRoutineDefragmentation(t *testing.T) {
 	assert.True(t, observed.Members[0].IsLeader())
 }
 
+// TestAnUnreachableClusterIsAskedOnce: while /health cannot be reached, a round asks nothing
+// else (no member's status, no alarms), so a cluster whose members do not run costs one
+// request a round.
+func TestAnUnreachableClusterIsAskedOnce(t *testing.T) {
+	f := newFakeEtcd(t, 0, [2]int64{8 * mi, 1 * mi}, [2]int64{8 * mi, 1 * mi})
+	for _, member := range f.members {
+		member.server.Close()
+	}
+	m := NewMaintainer()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	r := m.Round(t.Context(), ctx, "k", f.target(Policy{ThresholdPercent: 50, Quota: 2048 * mi}, func() {}))
+	assert.Equal(t, operatorv1alpha1.ReasonEtcdUnreachable, r.Reason)
+	observed, _ := m.Observed("k")
+	assert.Empty(t, observed.Members, "no member was asked")
+}
+
 func TestNothingWhileAMemberIsDown(t *testing.T) {
 	f := newFakeEtcd(t, 0, [2]int64{8 * mi, 1 * mi}, [2]int64{8 * mi, 1 * mi})
 	f.members[1].server.Close()

@@ -3,6 +3,7 @@
 package rootshard
 
 import (
+	"sync"
 	"time"
 
 	"github.com/kcp-setups/apiserver/pkg/controller"
@@ -14,6 +15,11 @@ type Controller struct {
 	kinds.RootShardBase
 	// now, when set, is the time the roll reads (a test's clock); else time.Now.
 	now func() time.Time
+	// announced are the halts whose UpgradeHalted Event is recorded, by RootShard UID (the
+	// roll's target, group and the group's start), so that a reconcile that reads the
+	// RootShard from before the halt's status write reached the cache records no second
+	// Event for the same halt.
+	announced sync.Map
 }
 
 // New sets up a RootShard controller reading our kinds and the host cluster's objects from the

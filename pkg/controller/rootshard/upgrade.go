@@ -36,12 +36,28 @@ func (c *Controller) roll(rs *operatorv1alpha1.RootShard, status *operatorv1alph
 	}
 	was := meta.FindStatusCondition(rs.Status.Conditions, operatorv1alpha1.ConditionUpgrading)
 	setCondition(status, rs, operatorv1alpha1.ConditionUpgrading, r.Condition.Status, r.Condition.Reason, r.Condition.Message)
-	if r.Halted && (was == nil || was.Reason != operatorv1alpha1.ReasonUpgradeHalted) {
-		c.Recorder.Event(rs, "Warning", EventUpgradeHalted, r.Condition.Message)
+	if !r.Halted {
+		c.announced.Delete(rs.UID)
+	} else if halt := haltOf(r.Version); was == nil || was.Reason != operatorv1alpha1.ReasonUpgradeHalted {
+		if prev, seen := c.announced.Swap(rs.UID, halt); !seen || prev != halt {
+			c.Recorder.Event(rs, "Warning", EventUpgradeHalted, r.Condition.Message)
+		}
 	}
 	if !r.Requeue.IsZero() && c.Loop != nil {
 		c.Loop.Queue.AddAfter(rs.Namespace+"/"+rs.Name, r.Requeue.Sub(c.clock())+time.Second)
 	}
+}
+
+// haltOf names a halt of a roll: its target, the group that halted and when it started.
+func haltOf(v *operatorv1alpha1.SetupVersion) string {
+	if v == nil {
+		return ""
+	}
+	start := ""
+	if v.GroupStartTime != nil {
+		start = v.GroupStartTime.UTC().Format(time.RFC3339)
+	}
+	return v.Target + "/" + string(v.Group) + "/" + start
 }
 
 // clock is the time the roll reads: now, or a test's.

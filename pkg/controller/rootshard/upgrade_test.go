@@ -109,9 +109,14 @@ func TestRootShardRollsItsSetupInOrder(t *testing.T) {
 	assert.Equal(t, "group Shard (3 of 5) to v0.32.3: waiting for Shard/s1: its Deployment runs v0.31.6", upgrading(stored).Message)
 	controllertest.Events(f.Events)
 
-	// The Shard does not roll out within the deadline: the roll halts, once.
+	// The Shard does not roll out within the deadline: the roll halts, once, also for a
+	// reconcile that reads the RootShard from before the halt's status write (a stale cache).
+	beforeHalt := stored.DeepCopy()
 	now = now.Add(301 * time.Second)
 	stored = f.syncs(t, 2)
+	require.NoError(t, f.Caches.RootShards.Update(beforeHalt))
+	require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
+	stored = f.syncs(t, 1)
 	assert.Equal(t, metav1.ConditionFalse, upgrading(stored).Status)
 	assert.Equal(t, operatorv1alpha1.ReasonUpgradeHalted, upgrading(stored).Reason)
 	assert.Contains(t, upgrading(stored).Message, "Shard/s1: its Deployment runs v0.31.6")
