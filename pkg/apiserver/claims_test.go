@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"github.com/kcp-setups/apiserver/pkg/apis/operator"
@@ -301,4 +303,51 @@ func TestClaimsDeriveAStoredObjectOncePerVersion(t *testing.T) {
 	err := c.Check(t.Context(), resourceOf("RootShard"), rootShard("alpha"), nil)
 	require.True(t, apierrors.IsInvalid(err), "want a 422, got %v", err)
 	assert.Contains(t, err.Error(), "Shard/alpha")
+}
+
+// watchedObjects are ownObjects whose storage also watches: each Watch is w, which the test
+// feeds.
+type watchedObjects struct {
+	*ownObjects
+	w *watch.FakeWatcher
+}
+
+func (o watchedObjects) Watch(context.Context, *metainternalversion.ListOptions) (watch.Interface, error) {
+	return o.w, nil
+}
+
+// cachingObject stands in for the watch cache's wrapper of an event's object, which it hands
+// to every watcher of the event (runtime.CacheableObject).
+type cachingObject struct{ runtime.Object }
+
+func (c cachingObject) CacheEncode(runtime.Identifier, func(runtime.Object, io.Writer) error, io.Writer) error {
+	return nil
+}
+func (c cachingObject) GetObject() runtime.Object { return c.Object.DeepCopyObject() }
+
+// TestClaimsIndexFollowsWrappedWatchEvents: another replica's writes reach the index
+// through the storage's watch, whose events the watch cache wraps; the index reads the
+// object inside, for an addition and for a deletion.
+func TestClaimsIndexFollowsWrappedWatchEvents(t *testing.T) {
+	objects := []runtime.Object{}
+	c := testClaims(&objects)
+	w := watch.NewFakeWithChanSize(2, false)
+	for i, k := range c.Kinds {
+		if k.Kind == "RootShard" {
+			c.Kinds[i].List = watchedObjects{ownObjects: k.List.(*ownObjects), w: w}
+		}
+	}
+	runIndex(t, c)
+	alpha := rootShard("alpha")
+	alpha.UID, alpha.Generation = "uid-alpha", 1
+	shard := shardOf("alpha", "root")
+
+	w.Add(cachingObject{alpha})
+	require.Eventually(t, func() bool {
+		return apierrors.IsInvalid(c.Check(t.Context(), resourceOf("Shard"), shard, nil))
+	}, 5*time.Second, time.Millisecond, "a RootShard another replica stored counts once its event comes")
+	w.Delete(cachingObject{alpha})
+	require.Eventually(t, func() bool {
+		return c.Check(t.Context(), resourceOf("Shard"), shard, nil) == nil
+	}, 5*time.Second, time.Millisecond, "and no longer once its deletion comes")
 }

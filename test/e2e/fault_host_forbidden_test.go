@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,28 +42,48 @@ func counter(t *testing.T, srv *framework.ServerProcess, name, labels string) in
 	return sum
 }
 
-// withVerbs leaves, in the ClusterRole role's rules on resource, only the verbs keep keeps,
-// and returns what puts them back.
-func withVerbs(t *testing.T, role, resource string, keep func(string) bool) func() {
+// withVerbs leaves, in the ClusterRole role's rules on resource (group apps), only the verbs
+// keep keeps, and returns what puts them back. Each waits until the host's authorizer answers
+// user's SubjectAccessReviews by the new rules: the RBAC authorizer reads ClusterRoles from
+// an informer, so a write the server makes right after the update could still be allowed.
+func withVerbs(t *testing.T, user, role, resource string, keep func(string) bool) func() {
 	t.Helper()
 	before := rulesOf(t, role)
-	set := func(ctx context.Context, rules []rbacv1.PolicyRule) {
+	var removed []string
+	set := func(ctx context.Context, rules []rbacv1.PolicyRule, allowed bool) {
 		r, err := stack.Kube.RbacV1().ClusterRoles().Get(ctx, role, metav1.GetOptions{})
 		require.NoError(t, err)
 		r.Rules = rules
 		_, err = stack.Kube.RbacV1().ClusterRoles().Update(ctx, r, metav1.UpdateOptions{})
 		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			for _, verb := range removed {
+				sar, err := stack.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
+					Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &authorizationv1.ResourceAttributes{
+						Verb: verb, Group: "apps", Resource: resource}}}, metav1.CreateOptions{})
+				if err != nil || sar.Status.Allowed != allowed {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 100*time.Millisecond, "the host's authorizer answers by the new rules")
 	}
 	var narrowed []rbacv1.PolicyRule
 	for _, r := range before {
 		r = *r.DeepCopy()
 		if slices.Contains(r.Resources, resource) {
+			for _, v := range r.Verbs {
+				if !keep(v) && !slices.Contains(removed, v) {
+					removed = append(removed, v)
+				}
+			}
 			r.Verbs = slices.DeleteFunc(r.Verbs, func(v string) bool { return !keep(v) })
 		}
 		narrowed = append(narrowed, r)
 	}
-	set(t.Context(), narrowed)
-	return func() { set(context.Background(), before) }
+	require.NotEmpty(t, removed, "the role grants a verb to take away")
+	set(t.Context(), narrowed, false)
+	return func() { set(context.Background(), before, true) }
 }
 
 // TestHostRefusingWritesBacksOffAndHeals runs a server as the install manifests'
@@ -123,7 +144,7 @@ func TestHostRefusingWritesBacksOffAndHeals(t *testing.T) {
 	}
 
 	// The host refuses the server's writes of Deployments; it still lists and watches them.
-	restore := withVerbs(t, serverNS+":apiserver", "deployments", func(v string) bool { return v != "create" && v != "patch" })
+	restore := withVerbs(t, "system:serviceaccount:"+serverNS+":kcp-setups", serverNS+":apiserver", "deployments", func(v string) bool { return v != "create" && v != "patch" })
 	defer restore()
 	failedBefore := counter(t, srv, "kcp_setups_host_writes_total", `kind="Deployment",result="Forbidden"`)
 	errorsBefore := counter(t, srv, "kcp_setups_reconciles_total", `kind="rootshard",result="error"`)

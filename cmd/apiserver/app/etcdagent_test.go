@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kcp-setups/apiserver/internal/localstack"
 	"github.com/kcp-setups/apiserver/pkg/embeddedetcd/etcdtest"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
 )
@@ -41,13 +42,21 @@ func TestEtcdAgentRestoreFromAVolumeStore(t *testing.T) {
 
 // TestEtcdAgentRefusesWhatItCannotDo: the commands say what is missing instead of starting.
 func TestEtcdAgentRefusesWhatItCannotDo(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := localstack.LoadOrCreateCA(dir, "etcd-client-ca")
+	require.NoError(t, err)
+	kp, err := ca.Issue(dir, "agent", localstack.CertSpec{CommonName: "agent", DNSNames: []string{"localhost"}})
+	require.NoError(t, err)
+	certs := []string{"--cert-file=" + kp.CertFile, "--key-file=" + kp.KeyFile, "--trusted-ca-file=" + ca.CertFile}
 	for name, args := range map[string][]string{
-		"serve without a store":      {"etcd-agent", "serve", "--cert-file=a", "--key-file=b", "--trusted-ca-file=c"},
-		"serve without certificates": {"etcd-agent", "serve", "--snapshot-dir=" + t.TempDir()},
-		"restore without a snapshot": {"etcd-agent", "restore", "--snapshot-dir=" + t.TempDir(), "--data-dir=/x", "--name=n"},
-		"restore from two places":    {"etcd-agent", "restore", "--source=https://x:2390", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
-		"S3 without credentials":     {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--s3-bucket=b", "--s3-credentials-dir=" + t.TempDir(), "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
-		"a directory and S3 at once": {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+		"serve without a store":                          append([]string{"etcd-agent", "serve", "--endpoints=https://localhost:2379", "--base=root"}, certs...),
+		"serve without endpoints":                        append([]string{"etcd-agent", "serve", "--snapshot-dir=" + t.TempDir(), "--base=root"}, certs...),
+		"serve with certificate files that do not exist": {"etcd-agent", "serve", "--snapshot-dir=" + t.TempDir(), "--cert-file=a", "--key-file=b", "--trusted-ca-file=c"},
+		"serve without certificates":                     {"etcd-agent", "serve", "--snapshot-dir=" + t.TempDir()},
+		"restore without a snapshot":                     {"etcd-agent", "restore", "--snapshot-dir=" + t.TempDir(), "--data-dir=/x", "--name=n"},
+		"restore from two places":                        {"etcd-agent", "restore", "--source=https://x:2390", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+		"S3 without credentials":                         {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--s3-bucket=b", "--s3-credentials-dir=" + t.TempDir(), "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
+		"a directory and S3 at once":                     {"etcd-agent", "restore", "--s3-endpoint=https://s3.example.com", "--snapshot-dir=/y", "--snapshot=s", "--data-dir=/x", "--name=n", "--initial-advertise-peer-urls=https://p", "--initial-cluster=n=https://p"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cmd := NewCommand()

@@ -242,6 +242,11 @@ func (c *Claims) watch(ctx context.Context, k ClaimingKind, rv string) {
 			if !open {
 				return
 			}
+			// The watch cache hands one serialization-caching wrapper to all its watchers
+			// of an event; the index reads the object inside.
+			if co, ok := ev.Object.(runtime.CacheableObject); ok {
+				ev.Object = co.GetObject()
+			}
 			switch ev.Type {
 			case watch.Added, watch.Modified:
 				if err := c.index.put(k.Kind, ev.Object, c.Derive); err != nil {
