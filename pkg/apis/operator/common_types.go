@@ -115,6 +115,9 @@ type ManagedEtcdStatus struct {
 	Snapshots []EtcdSnapshotInfo
 	// LastScheduleTime is when the schedule last took a snapshot.
 	LastScheduleTime *metav1.Time
+	// PendingSnapshot is the snapshot the backup subresource asked for that the server has
+	// not taken yet.
+	PendingSnapshot *EtcdPendingSnapshot
 }
 
 // EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.

@@ -80,6 +80,14 @@ type EtcdRestoreSource struct {
 	Name string
 }
 
+// EtcdPendingSnapshot is a snapshot asked for on demand and not taken yet.
+type EtcdPendingSnapshot struct {
+	// Name is the name the snapshot will have in the store, which the request answered.
+	Name string
+	// RequestTime is when it was asked for.
+	RequestTime metav1.Time
+}
+
 // EtcdSnapshotInfo is one snapshot of a store.
 type EtcdSnapshotInfo struct {
 	// Name is the snapshot's name in its store: <base>-<UTC time, yyyymmdd-hhmmss>.

@@ -86,6 +86,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &operatorv1alpha1.EtcdDefragmentationApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdMemberStatus"):
 		return &operatorv1alpha1.EtcdMemberStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EtcdPendingSnapshot"):
+		return &operatorv1alpha1.EtcdPendingSnapshotApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdRestore"):
 		return &operatorv1alpha1.EtcdRestoreApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EtcdRestoreSource"):

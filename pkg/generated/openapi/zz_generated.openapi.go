@@ -66,6 +66,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.EtcdConfig{}.OpenAPIModelName():                    schema_pkg_apis_operator_v1alpha1_EtcdConfig(ref),
 		v1alpha1.EtcdDefragmentation{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_EtcdDefragmentation(ref),
 		v1alpha1.EtcdMemberStatus{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref),
+		v1alpha1.EtcdPendingSnapshot{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_EtcdPendingSnapshot(ref),
 		v1alpha1.EtcdRestore{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref),
 		v1alpha1.EtcdRestoreSource{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_EtcdRestoreSource(ref),
 		v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdSnapshotInfo(ref),
@@ -2291,6 +2292,36 @@ func schema_pkg_apis_operator_v1alpha1_EtcdMemberStatus(ref common.ReferenceCall
 	}
 }
 
+func schema_pkg_apis_operator_v1alpha1_EtcdPendingSnapshot(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdPendingSnapshot is a snapshot asked for on demand (the backup subresource) and not taken yet.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Name is the name the snapshot will have in the store, which the request answered.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestTime is when it was asked for.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"name", "requestTime"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
 func schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4194,11 +4225,17 @@ func schema_pkg_apis_operator_v1alpha1_ManagedEtcdStatus(ref common.ReferenceCal
 							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
 						},
 					},
+					"pendingSnapshot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "PendingSnapshot is the snapshot the backup subresource asked for that the server has not taken yet: at most one at a time.",
+							Ref:         ref(v1alpha1.EtcdPendingSnapshot{}.OpenAPIModelName()),
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.EtcdMemberStatus{}.OpenAPIModelName(), v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
+			v1alpha1.EtcdMemberStatus{}.OpenAPIModelName(), v1alpha1.EtcdPendingSnapshot{}.OpenAPIModelName(), v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName(), metav1.Time{}.OpenAPIModelName()},
 	}
 }
 

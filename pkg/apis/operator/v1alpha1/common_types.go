@@ -154,6 +154,10 @@ type ManagedEtcdStatus struct {
 	// LastScheduleTime is when the schedule last took a snapshot.
 	// +optional
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty" protobuf:"bytes,3,opt,name=lastScheduleTime"`
+	// PendingSnapshot is the snapshot the backup subresource asked for that the server has
+	// not taken yet: at most one at a time.
+	// +optional
+	PendingSnapshot *EtcdPendingSnapshot `json:"pendingSnapshot,omitempty" protobuf:"bytes,4,opt,name=pendingSnapshot"`
 }
 
 // EtcdMemberStatus is one member of a managed etcd, as its own maintenance status says.

@@ -93,6 +93,15 @@ type EtcdRestoreSource struct {
 	Name string `json:"name" protobuf:"bytes,2,opt,name=name"`
 }
 
+// EtcdPendingSnapshot is a snapshot asked for on demand (the backup subresource) and not
+// taken yet.
+type EtcdPendingSnapshot struct {
+	// Name is the name the snapshot will have in the store, which the request answered.
+	Name string `json:"name" protobuf:"bytes,1,opt,name=name"`
+	// RequestTime is when it was asked for.
+	RequestTime metav1.Time `json:"requestTime" protobuf:"bytes,2,opt,name=requestTime"`
+}
+
 // EtcdSnapshotInfo is one snapshot of a store.
 type EtcdSnapshotInfo struct {
 	// Name is the snapshot's name in its store: <base>-<UTC time, yyyymmdd-hhmmss>.

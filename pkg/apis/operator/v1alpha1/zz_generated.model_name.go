@@ -182,6 +182,11 @@ func (in EtcdMemberStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdPendingSnapshot) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdPendingSnapshot"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdRestore) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdRestore"
 }

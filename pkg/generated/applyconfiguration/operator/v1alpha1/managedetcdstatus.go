@@ -33,6 +33,9 @@ type ManagedEtcdStatusApplyConfiguration struct {
 	Snapshots []EtcdSnapshotInfoApplyConfiguration `json:"snapshots,omitempty"`
 	// LastScheduleTime is when the schedule last took a snapshot.
 	LastScheduleTime *v1.Time `json:"lastScheduleTime,omitempty"`
+	// PendingSnapshot is the snapshot the backup subresource asked for that the server has
+	// not taken yet: at most one at a time.
+	PendingSnapshot *EtcdPendingSnapshotApplyConfiguration `json:"pendingSnapshot,omitempty"`
 }
 
 // ManagedEtcdStatusApplyConfiguration constructs a declarative configuration of the ManagedEtcdStatus type for use with
@@ -72,5 +75,13 @@ func (b *ManagedEtcdStatusApplyConfiguration) WithSnapshots(values ...*EtcdSnaps
 // If called multiple times, the LastScheduleTime field is set to the value of the last call.
 func (b *ManagedEtcdStatusApplyConfiguration) WithLastScheduleTime(value v1.Time) *ManagedEtcdStatusApplyConfiguration {
 	b.LastScheduleTime = &value
+	return b
+}
+
+// WithPendingSnapshot sets the PendingSnapshot field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PendingSnapshot field is set to the value of the last call.
+func (b *ManagedEtcdStatusApplyConfiguration) WithPendingSnapshot(value *EtcdPendingSnapshotApplyConfiguration) *ManagedEtcdStatusApplyConfiguration {
+	b.PendingSnapshot = value
 	return b
 }
