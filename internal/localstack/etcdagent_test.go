@@ -246,7 +246,9 @@ func TestPlanEtcdAgentRefusesWhatItDoesNotMap(t *testing.T) {
 			"unknown flag --config",
 		},
 		"a positional argument": {
-			func(_ *appsv1.Deployment, c *corev1.Container, _ map[string]*corev1.Secret) { c.Args = append(c.Args, "now") },
+			func(_ *appsv1.Deployment, c *corev1.Container, _ map[string]*corev1.Secret) {
+				c.Args = append(c.Args, "now")
+			},
 			`"now": not a flag`,
 		},
 		"the restore": {
@@ -256,7 +258,9 @@ func TestPlanEtcdAgentRefusesWhatItDoesNotMap(t *testing.T) {
 			"unknown flag",
 		},
 		"another command": {
-			func(_ *appsv1.Deployment, c *corev1.Container, _ map[string]*corev1.Secret) { c.Command = []string{"/bin/sh"} },
+			func(_ *appsv1.Deployment, c *corev1.Container, _ map[string]*corev1.Secret) {
+				c.Command = []string{"/bin/sh"}
+			},
 			"is not kcp-setups-apiserver",
 		},
 		"a second container": {

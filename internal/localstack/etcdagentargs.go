@@ -126,7 +126,9 @@ func mapAgentArgs(command string, flags []etcdFlag, mounts map[string]string, ad
 				return addrs.member(flagName, host, port)
 			}
 		case agentListen:
-			mapAddress = func(flagName, host string, port int, _ bool) (string, error) { return addrs.listen(flagName, host, port) }
+			mapAddress = func(flagName, host string, port int, _ bool) (string, error) {
+				return addrs.listen(flagName, host, port)
+			}
 		case agentSource:
 			mapAddress = func(flagName, host string, port int, _ bool) (string, error) {
 				return agentAddress(addrs.agents, flagName, host, port)
