@@ -312,11 +312,12 @@ func withoutFlag(args []string, name string) []string {
 	return out
 }
 
-// restoringCluster is the Shard east's managed etcd, restoring snapshot from root's agent.
-func restoringCluster(replicas int32, snapshot string) *etcd.Cluster {
-	c := backupCluster("ns1", "shard", "east", "east-shard", replicas)
+// restoringCluster is the managed etcd of the Shard owner in ns, restoring snapshot from
+// the RootShard root's agent.
+func restoringCluster(ns, owner string, replicas int32, snapshot string) *etcd.Cluster {
+	c := backupCluster(ns, "shard", owner, owner+"-shard", replicas)
 	c.Spec.Backup = nil
-	c.Restoring = &etcd.Restoring{Snapshot: snapshot, SourceURL: backupCluster("ns1", "rootshard", "root", "root", 1).AgentURL()}
+	c.Restoring = &etcd.Restoring{Snapshot: snapshot, SourceURL: backupCluster(ns, "rootshard", "root", "root", 1).AgentURL()}
 	return c
 }
 
@@ -325,7 +326,7 @@ func TestPlanEtcdMembersMapsTheRestoreInitContainer(t *testing.T) {
 	root := backupCluster("ns1", "rootshard", "root", "root", 1)
 	agent, _, err := plannedAgent(t, root, cas.secrets(t, root), nil, nil)
 	require.NoError(t, err)
-	east := restoringCluster(3, "root-20261129-000000")
+	east := restoringCluster("ns1", "east", 3, "root-20261129-000000")
 	secrets := cas.secrets(t, east)
 	env := etcdMembersEnv{dir: t.TempDir(), agentBin: "/bin/kcp-setups-apiserver", with: EtcdMembersWith{Agents: []*EtcdAgent{agent}}}
 	m, err := planEtcdMembers(env, typed[appsv1.StatefulSet](t, east.StatefulSet("hash")), secrets, countingPorts(30000))
@@ -403,7 +404,7 @@ func TestPlanEtcdMembersRefusesARestoreItCannotMap(t *testing.T) {
 			root := backupCluster("ns1", "rootshard", "root", "root", 1)
 			agent, _, err := plannedAgent(t, root, cas.secrets(t, root), nil, nil)
 			require.NoError(t, err)
-			east := restoringCluster(1, "root-20261129-000000")
+			east := restoringCluster("ns1", "east", 1, "root-20261129-000000")
 			sts := typed[appsv1.StatefulSet](t, east.StatefulSet("hash"))
 			with := EtcdMembersWith{Agents: []*EtcdAgent{agent}}
 			tc.change(&sts.Spec.Template.Spec.InitContainers[0], &with)
