@@ -78,7 +78,7 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 	cas := newEtcdCAs(t)
 	root := backupCluster("backup", "rootshard", "root", "root", 1)
 	secrets := cas.secrets(t, root)
-	kcp := tlsOf(t, secrets[root.ClientSecret()], cas.client.CertPEM)
+	kcp := tlsOf(t, secrets[root.ClientSecret()], cas.Client.CertPEM)
 
 	members, err := s.RunEtcdMembers(ctx, typed[appsv1.StatefulSet](t, root.StatefulSet("hash")), secrets)
 	require.NoError(t, err)
@@ -119,7 +119,7 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 	restored, err := s.RunEtcdMembersWith(ctx, sts, eastSecrets, with)
 	require.NoError(t, err)
 	t.Cleanup(restored.Stop)
-	eastKV := etcdClient(t, restored, tlsOf(t, eastSecrets[east.ClientSecret()], cas.client.CertPEM))
+	eastKV := etcdClient(t, restored, tlsOf(t, eastSecrets[east.ClientSecret()], cas.Client.CertPEM))
 	for _, e := range restored.Members() {
 		// Each member answers from its own data.
 		got, err := eastKV.Get(clientv3.WithRequireLeader(ctx), "/registry/keys/199", clientv3.WithSerializable())
@@ -152,7 +152,7 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 	again, err := runEtcdMembers(ctx, env, sts, eastSecrets)
 	require.NoError(t, err)
 	t.Cleanup(again.Stop)
-	againKV := etcdClient(t, again, tlsOf(t, eastSecrets[east.ClientSecret()], cas.client.CertPEM))
+	againKV := etcdClient(t, again, tlsOf(t, eastSecrets[east.ClientSecret()], cas.Client.CertPEM))
 	kept, err := againKV.Get(ctx, "/registry/restored")
 	require.NoError(t, err)
 	require.Len(t, kept.Kvs, 1, "the members run on their data")

@@ -1,9 +1,7 @@
 package localstack
 
 import (
-	"crypto/x509"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/kcp-setups/apiserver/cmd/apiserver/app"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
-	kcppki "github.com/kcp-setups/apiserver/pkg/pki"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
@@ -44,50 +41,20 @@ func backupCluster(ns, kind, owner, base string, replicas int32) *etcd.Cluster {
 }
 
 // etcdCAs are the RootShard root's etcd CAs, made for the test.
-type etcdCAs struct {
-	dir            string
-	client, peer   *CA
-	clientCAIssuer string
+type etcdCAs struct{ *EtcdCAs }
+
+func newEtcdCAs(t *testing.T) etcdCAs {
+	t.Helper()
+	cas, err := NewEtcdCAs(t.TempDir(), "root")
+	require.NoError(t, err)
+	return etcdCAs{cas}
 }
 
-func newEtcdCAs(t *testing.T) *etcdCAs {
+// secrets are the Secrets of c (EtcdCAs.Secrets).
+func (cas etcdCAs) secrets(t *testing.T, c *etcd.Cluster) map[string]*corev1.Secret {
 	t.Helper()
-	dir := t.TempDir()
-	client, err := LoadOrCreateCA(dir, "etcd-client-ca")
+	out, err := cas.Secrets(c)
 	require.NoError(t, err)
-	peer, err := LoadOrCreateCA(dir, "etcd-peer-ca")
-	require.NoError(t, err)
-	return &etcdCAs{dir: dir, client: client, peer: peer, clientCAIssuer: kcppki.CAName("root", kcppki.EtcdClientCA)}
-}
-
-// secrets are the Secrets cert-manager and the server would write for c: every leaf of
-// c.Leaves() (tls.crt, tls.key, ca.crt), issued by the CA its Issuer names, and the
-// RootShard's trust Secrets (tls.crt, the CA alone).
-func (cas *etcdCAs) secrets(t *testing.T, c *etcd.Cluster) map[string]*corev1.Secret {
-	t.Helper()
-	out := map[string]*corev1.Secret{}
-	secret := func(name string, data map[string][]byte) {
-		out[name] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace}, Type: corev1.SecretTypeTLS, Data: data}
-	}
-	for _, leaf := range c.Leaves() {
-		ca := cas.peer
-		if leaf.Issuer == cas.clientCAIssuer {
-			ca = cas.client
-		}
-		usages := map[kcppki.Usage][]x509.ExtKeyUsage{
-			kcppki.ServerAuth: {x509.ExtKeyUsageServerAuth}, kcppki.ClientAuth: {x509.ExtKeyUsageClientAuth},
-			kcppki.PeerAuth: {x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		}[leaf.Usage]
-		var ips []net.IP
-		for _, ip := range leaf.IPAddresses {
-			ips = append(ips, net.ParseIP(ip))
-		}
-		kp, err := ca.Issue(cas.dir, leaf.Name, CertSpec{CommonName: leaf.CommonName, DNSNames: leaf.DNSNames, IPs: ips, Usages: usages})
-		require.NoError(t, err)
-		secret(leaf.Name, map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": ca.CertPEM})
-	}
-	secret(etcd.ClientTrustSecret("root"), map[string][]byte{"tls.crt": cas.client.CertPEM})
-	secret(etcd.PeerTrustSecret("root"), map[string][]byte{"tls.crt": cas.peer.CertPEM})
 	return out
 }
 
