@@ -44,7 +44,12 @@ func (cas *EtcdCAs) Secrets(c *etcd.Cluster) (map[string]*corev1.Secret, error) 
 	}
 	out := map[string]*corev1.Secret{}
 	secret := func(name string, data map[string][]byte) {
-		out[name] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace}, Type: corev1.SecretTypeTLS, Data: data}
+		// A trust Secret holds a certificate alone, which type kubernetes.io/tls refuses.
+		typ := corev1.SecretTypeOpaque
+		if _, ok := data["tls.key"]; ok {
+			typ = corev1.SecretTypeTLS
+		}
+		out[name] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.Namespace}, Type: typ, Data: data}
 	}
 	usages := map[kcppki.Usage][]x509.ExtKeyUsage{
 		kcppki.ServerAuth: {x509.ExtKeyUsageServerAuth}, kcppki.ClientAuth: {x509.ExtKeyUsageClientAuth},
