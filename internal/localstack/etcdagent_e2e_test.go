@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup/agent"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
@@ -169,4 +172,60 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 	assert.Contains(t, err.Error(), "root-20000101-000000", "the init container's output")
 	_, statErr := os.Stat(s.Path("etcd-members", "backup-gone-shard-etcd", "gone-shard-etcd-0", "volumes", "data", "data"))
 	assert.True(t, os.IsNotExist(statErr), "nothing restored, and etcd never started: %v", statErr)
+}
+
+// TestBackupAgentAndRestoreThroughS3 runs the builders' agent with an S3 store (versitygw):
+// its credentials Secret and CA bundle ConfigMap written as the pod mounts them, a snapshot
+// taken into the bucket under the setup's prefix; then a member whose restore init container
+// reads it from the bucket with the same Secret and ConfigMap starts from it.
+func TestBackupAgentAndRestoreThroughS3(t *testing.T) {
+	s := processStack(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	store, err := StartS3(ctx, S3Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(store.Stop)
+	s3 := &operatorv1alpha1.S3SnapshotStore{Endpoint: store.Endpoint, Bucket: store.Bucket, Region: store.Region,
+		CredentialsSecretRef: corev1.LocalObjectReference{Name: "s3-credentials"}, CABundle: store.CAPEM}
+
+	cas := newEtcdCAs(t)
+	root := backupCluster("s3", "rootshard", "root", "root", 1)
+	root.Spec.Backup.Store = operatorv1alpha1.EtcdSnapshotStore{S3: s3}
+	secrets := cas.secrets(t, root)
+	secrets["s3-credentials"] = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-credentials", Namespace: root.Namespace},
+		Data: map[string][]byte{"accessKeyID": []byte(store.AccessKeyID), "secretAccessKey": []byte(store.SecretAccessKey)}}
+	bundle := typed[corev1.ConfigMap](t, root.S3CABundle())
+	configMaps := map[string]*corev1.ConfigMap{bundle.Name: bundle}
+	kcp := tlsOf(t, secrets[root.ClientSecret()], cas.Client.CertPEM)
+
+	members, err := s.RunEtcdMembers(ctx, typed[appsv1.StatefulSet](t, root.StatefulSet("hash")), secrets)
+	require.NoError(t, err)
+	t.Cleanup(members.Stop)
+	_, err = etcdClient(t, members, kcp).Put(ctx, "/registry/through-s3", "kept")
+	require.NoError(t, err)
+	backupAgent, err := s.RunEtcdBackupAgent(ctx, typed[appsv1.Deployment](t, root.AgentDeployment("image", "hash")), secrets, configMaps, members)
+	require.NoError(t, err)
+	t.Cleanup(backupAgent.Stop)
+	assert.NotContains(t, strings.Join(backupAgent.Args, " "), store.SecretAccessKey, "no credential on the command line")
+	client := agent.Client{URL: backupAgent.URL, HTTP: &http.Client{Transport: &http.Transport{TLSClientConfig: kcp}}}
+	snapshot, err := client.Take(ctx)
+	require.NoError(t, err, "the agent's log:\n%s", backupAgent.Log())
+	assert.FileExists(t, filepath.Join(store.DataDir, store.Bucket, "s3", "root", snapshot.Name), "under the setup's prefix")
+
+	east := backupCluster("s3", "shard", "east", "east-shard", 1)
+	east.Spec.Backup = nil
+	// The source's prefix: an empty one would be the restoring etcd's own, <namespace>/east-shard/.
+	from := *s3
+	from.Prefix = "s3/root/"
+	east.Restoring = &etcd.Restoring{Snapshot: snapshot.Name, S3: &from, S3CABundle: bundle.Name}
+	eastSecrets := cas.secrets(t, east)
+	eastSecrets["s3-credentials"] = secrets["s3-credentials"]
+	restored, err := s.RunEtcdMembersWith(ctx, typed[appsv1.StatefulSet](t, east.StatefulSet("hash")), eastSecrets,
+		EtcdMembersWith{ConfigMaps: configMaps})
+	require.NoError(t, err)
+	t.Cleanup(restored.Stop)
+	got, err := etcdClient(t, restored, tlsOf(t, eastSecrets[east.ClientSecret()], cas.Client.CertPEM)).Get(ctx, "/registry/through-s3")
+	require.NoError(t, err)
+	require.Len(t, got.Kvs, 1, "the member starts from the snapshot in the bucket")
+	assert.Equal(t, "kept", string(got.Kvs[0].Value))
 }
