@@ -15,9 +15,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
@@ -244,43 +242,9 @@ func (a *EtcdAgent) Forward(ctx context.Context, s OnStack) (func(context.Contex
 		return nil, err
 	}
 	sort.Strings(pods)
-	client := st.Dynamic.Resource(ClusterPortForwardResource)
-	var names []string
-	undo := func(ctx context.Context) error {
-		var errs []error
-		for _, name := range names {
-			if err := client.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, err)
-			}
-		}
-		return errors.Join(errs...)
-	}
-	ports := make([]int, 0, len(a.Ports))
-	for port := range a.Ports {
-		ports = append(ports, port)
-	}
-	sort.Ints(ports)
-	var forwards []any
-	for _, port := range ports {
-		forwards = append(forwards, map[string]any{
-			"ports":  []any{int64(port)},
-			"target": map[string]any{"address": "127.0.0.1", "port": int64(a.Ports[port])},
-		})
-	}
+	var forwards []podForward
 	for _, pod := range pods {
-		name := "etcd-agent-" + a.Namespace + "-" + pod
-		forward := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
-			"metadata": map[string]any{"name": name},
-			"spec": map[string]any{
-				"selector": map[string]any{"matchNamespaces": []any{a.Namespace}, "matchNames": []any{pod}},
-				"forwards": forwards,
-			},
-		}}
-		if _, err := client.Apply(ctx, name, forward, ApplyOptions); err != nil {
-			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s to the backup agent: %w", a.Namespace, pod, err), undo(ctx))
-		}
-		names = append(names, name)
+		forwards = append(forwards, podForward{name: "etcd-agent-" + a.Namespace + "-" + pod, pod: pod, ports: a.Ports})
 	}
-	return undo, nil
+	return forwardPods(ctx, s, a.Namespace, "to the backup agent", forwards)
 }

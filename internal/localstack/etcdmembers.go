@@ -732,6 +732,22 @@ func (s *Stack) LocalStack() *Stack { return s }
 // port-forward through kube-apiserver to the pod (the server's port-forward dialer) reaches
 // the member that runs for it. The returned function undoes it.
 func (m *EtcdMembers) ForwardMembers(ctx context.Context, s OnStack) (func(context.Context) error, error) {
+	var pods []podForward
+	for _, e := range m.Members() {
+		pods = append(pods, podForward{name: "etcd-" + m.Namespace + "-" + e.Name, pod: e.Name, ports: e.Ports})
+	}
+	return forwardPods(ctx, s, m.Namespace, "to its member", pods)
+}
+
+// podForward is a ClusterPortForward of one pod: each container port to its loopback port.
+type podForward struct {
+	name, pod string
+	ports     map[int]int
+}
+
+// forwardPods applies a ClusterPortForward per pod of namespace (kwok selects pods by name),
+// and returns the function that deletes them.
+func forwardPods(ctx context.Context, s OnStack, namespace, what string, pods []podForward) (func(context.Context) error, error) {
 	client := s.LocalStack().Dynamic.Resource(ClusterPortForwardResource)
 	var names []string
 	undo := func(ctx context.Context) error {
@@ -743,32 +759,31 @@ func (m *EtcdMembers) ForwardMembers(ctx context.Context, s OnStack) (func(conte
 		}
 		return errors.Join(errs...)
 	}
-	for _, e := range m.Members() {
+	for _, p := range pods {
 		var forwards []any
-		ports := make([]int, 0, len(e.Ports))
-		for port := range e.Ports {
+		ports := make([]int, 0, len(p.ports))
+		for port := range p.ports {
 			ports = append(ports, port)
 		}
 		sort.Ints(ports)
 		for _, port := range ports {
 			forwards = append(forwards, map[string]any{
 				"ports":  []any{int64(port)},
-				"target": map[string]any{"address": "127.0.0.1", "port": int64(e.Ports[port])},
+				"target": map[string]any{"address": "127.0.0.1", "port": int64(p.ports[port])},
 			})
 		}
-		name := "etcd-" + m.Namespace + "-" + e.Name
 		forward := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
-			"metadata": map[string]any{"name": name},
+			"metadata": map[string]any{"name": p.name},
 			"spec": map[string]any{
-				"selector": map[string]any{"matchNamespaces": []any{m.Namespace}, "matchNames": []any{e.Name}},
+				"selector": map[string]any{"matchNamespaces": []any{namespace}, "matchNames": []any{p.pod}},
 				"forwards": forwards,
 			},
 		}}
-		if _, err := client.Apply(ctx, name, forward, ApplyOptions); err != nil {
-			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s to its member: %w", m.Namespace, e.Name, err), undo(ctx))
+		if _, err := client.Apply(ctx, p.name, forward, ApplyOptions); err != nil {
+			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s %s: %w", namespace, p.pod, what, err), undo(ctx))
 		}
-		names = append(names, name)
+		names = append(names, p.name)
 	}
 	return undo, nil
 }
