@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/klog/v2"
@@ -109,55 +108,52 @@ func (w *Writes) deleteUnwanted(e *etcd.Cluster, agent bool) {
 	}
 	ns, name := e.Namespace, e.AgentName()
 	kube, certs := w.host.Kube.CoreV1(), w.host.CertManager.CertmanagerV1()
-	unwanted := []unwantedObject{{"ConfigMap", func() (metav1.Object, error) { return w.host.ConfigMaps.ConfigMaps(ns).Get(e.S3CABundleName()) },
-		kube.ConfigMaps(ns).Delete, e.S3CABundleName()}}
-	if agent {
+	cm, err := w.host.ConfigMaps.ConfigMaps(ns).Get(e.S3CABundleName())
+	w.deleteOwned(owner, "ConfigMap", ns, e.S3CABundleName(), cm, err, kube.ConfigMaps(ns).Delete)
+	if !agent {
+		return
+	}
+	d, err := w.host.Deployments.Deployments(ns).Get(name)
+	w.deleteOwned(owner, "Deployment", ns, name, d, err, func(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 		background := metav1.DeletePropagationBackground
-		unwanted = append(unwanted, []unwantedObject{
-			{"Deployment", func() (metav1.Object, error) { return w.host.Deployments.Deployments(ns).Get(name) },
-				func(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-					opts.PropagationPolicy = &background
-					return w.host.Kube.AppsV1().Deployments(ns).Delete(ctx, name, opts)
-				}, name},
-			{"Service", func() (metav1.Object, error) { return w.host.Services.Services(ns).Get(name) }, kube.Services(ns).Delete, name},
-			// The Certificate before its Secret, so that cert-manager does not issue it again.
-			{"Certificate", func() (metav1.Object, error) { return w.host.Certificates.Certificates(ns).Get(name) }, certs.Certificates(ns).Delete, name},
-			{"Secret", func() (metav1.Object, error) { return w.host.Secrets.Secrets(ns).Get(name) }, kube.Secrets(ns).Delete, name},
-		}...)
-	}
-	for _, u := range unwanted {
-		o, err := u.get()
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			w.err = err
-			return
-		}
-		if !carriesOwner(o, owner) {
-			continue
-		}
-		uid := types.UID(o.GetUID())
-		err = u.del(w.ctx, u.name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		observeWrite(u.kind, err)
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			w.err = fmt.Errorf("deleting %s %s/%s: %w", u.kind, ns, u.name, err)
-			return
-		}
-		if err == nil {
-			w.wrote++
-			klog.FromContext(w.ctx).V(2).Info("Deleted: no backup asks for it", "kind", u.kind, "object", klog.KRef(ns, u.name))
-		}
-	}
+		opts.PropagationPolicy = &background
+		return w.host.Kube.AppsV1().Deployments(ns).Delete(ctx, name, opts)
+	})
+	svc, err := w.host.Services.Services(ns).Get(name)
+	w.deleteOwned(owner, "Service", ns, name, svc, err, kube.Services(ns).Delete)
+	// The Certificate before its Secret, so that cert-manager does not issue it again.
+	cert, err := w.host.Certificates.Certificates(ns).Get(name)
+	w.deleteOwned(owner, "Certificate", ns, name, cert, err, certs.Certificates(ns).Delete)
+	secret, err := w.host.Secrets.Secrets(ns).Get(name)
+	w.deleteOwned(owner, "Secret", ns, name, secret, err, kube.Secrets(ns).Delete)
 }
 
-// unwantedObject is a host object a spec no longer asks for: its kind, how the cache reads
-// it and how it is deleted, by name.
-type unwantedObject struct {
-	kind string
-	get  func() (metav1.Object, error)
-	del  func(ctx context.Context, name string, opts metav1.DeleteOptions) error
-	name string
+// deleteOwned deletes o, the object ns/name of kind as the cache read it (with err), when it
+// carries owner's labels and UID, with that UID as a precondition.
+func (w *Writes) deleteOwned(owner Owner, kind, ns, name string, o metav1.Object, err error,
+	del func(ctx context.Context, name string, opts metav1.DeleteOptions) error) {
+	if w.err != nil || apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		w.err = err
+		return
+	}
+	if !carriesOwner(o, owner) {
+		return
+	}
+	uid := o.GetUID()
+	err = del(w.ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	observeWrite(kind, err)
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// Gone, or replaced since it was read: not judged here.
+	case err != nil:
+		w.err = fmt.Errorf("deleting %s %s/%s: %w", kind, ns, name, err)
+	default:
+		w.wrote++
+		klog.FromContext(w.ctx).V(2).Info("Deleted: no backup asks for it", "kind", kind, "object", klog.KRef(ns, name))
+	}
 }
 
 // carriesOwner reports whether o is owner's by its labels: its owner label and its UID.
