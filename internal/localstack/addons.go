@@ -159,6 +159,8 @@ func (s *Stack) StartServer(ctx context.Context) error {
 	}
 	args := append(s.ServingArgs(s.ServerPort), s.DelegationArgs(s.AdminKubeconfig)...)
 	args = append(args, "--link-bind-address=127.0.0.1:"+strconv.Itoa(s.LinkPort))
+	// The image of a managed etcd's backup agent: kwok runs no pod, any name does.
+	args = append(args, "--etcd-agent-image=ghcr.io/kcp-setups/apiserver:latest")
 	if s.opts.LogReconciles {
 		args = append(args, "--vmodule=queue=4")
 	}

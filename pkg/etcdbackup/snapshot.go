@@ -79,6 +79,32 @@ func NewName(base string, t time.Time, existing []Object) (string, error) {
 // into store as <base>-<time>, and verifies it there with etcd's own hash check, read back
 // from the store; a snapshot that fails it is deleted. The database is never held in memory.
 func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, store Store, base string) (Snapshot, error) {
+	return SaveAs(ctx, maint, endpoint, store, base, "")
+}
+
+// ErrExists is answered by SaveAs for a name the store already holds.
+var ErrExists = errors.New("a snapshot of that name exists")
+
+// CheckName refuses a name that is not a snapshot name of base: <base>-<yyyymmdd-hhmmss>,
+// with an optional -<n>.
+func CheckName(base, name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if b, _, _, ok := parseName(name); !ok || b != base {
+		return fmt.Errorf("snapshot name %q is not %s-<yyyymmdd-hhmmss>", name, base)
+	}
+	return nil
+}
+
+// SaveAs is Save under the given name, which must be a snapshot name of base (CheckName) that
+// the store does not hold yet (ErrExists); an empty name is Save's, from the time.
+func SaveAs(ctx context.Context, maint clientv3.Maintenance, endpoint string, store Store, base, name string) (Snapshot, error) {
+	if name != "" {
+		if err := CheckName(base, name); err != nil {
+			return Snapshot{}, err
+		}
+	}
 	// The revision comes from the member's Status just before the snapshot: the snapshot
 	// stream carries no header, and the revision it holds is at least this one.
 	status, err := maint.Status(ctx, endpoint)
@@ -90,9 +116,12 @@ func Save(ctx context.Context, maint clientv3.Maintenance, endpoint string, stor
 		return Snapshot{}, err
 	}
 	now := time.Now().UTC().Truncate(time.Second)
-	name, err := NewName(base, now, existing)
-	if err != nil {
-		return Snapshot{}, err
+	if name == "" {
+		if name, err = NewName(base, now, existing); err != nil {
+			return Snapshot{}, err
+		}
+	} else if slices.ContainsFunc(existing, func(o Object) bool { return o.Name == name }) {
+		return Snapshot{}, fmt.Errorf("snapshot %s: %w", name, ErrExists)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

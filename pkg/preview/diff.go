@@ -72,6 +72,10 @@ func Diff(old, new *hostcluster.Plan) []Change {
 			out = append(out, c)
 		}
 	}
+	// A claim is in a plan only while it does not exist: the write creates it.
+	for _, c := range new.Claims {
+		out = append(out, Change{Kind: "PersistentVolumeClaim", Name: *c.Name, Action: Created})
+	}
 	oldCerts := map[string]*cmapply.CertificateApplyConfiguration{}
 	for _, c := range old.Certificates {
 		oldCerts[*c.Name] = c

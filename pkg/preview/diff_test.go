@@ -108,6 +108,10 @@ func TestDiff(t *testing.T) {
 		new: &hostcluster.Plan{Certificates: []*cmapply.CertificateApplyConfiguration{cert("a-server", "b.example"), cert("a-client", "c"),
 			cert("a-new", "n")}},
 		want: []Change{{Kind: "Certificate", Name: "a-server", Action: IssuedAgain}, {Kind: "Certificate", Name: "a-new", Action: Issued}},
+	}, {
+		name: "a backup's snapshot claim that does not exist is created",
+		new:  &hostcluster.Plan{Claims: []*corev1ac.PersistentVolumeClaimApplyConfiguration{corev1ac.PersistentVolumeClaim("a-etcd-snapshots", "team-a")}},
+		want: []Change{{Kind: "PersistentVolumeClaim", Name: "a-etcd-snapshots", Action: Created}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Diff(tc.old, tc.new)

@@ -78,10 +78,11 @@ kcp-setups:apiserver, or, with watchNamespaces, in a Role of each namespace serv
   verbs: [list, watch, create, patch, deletecollection]
 # A managed etcd's data: deleted only when its owner asks for it
 # (operator.kcp.io/delete-etcd-volumes), each claim read by name for its owner UID first,
-# read nowhere else.
+# read nowhere else; create: the backup agent's snapshot volume claim
+# (spec.etcd.managed.backup), made once, never changed.
 - apiGroups: [""]
   resources: [persistentvolumeclaims]
-  verbs: [get, delete]
+  verbs: [get, create, delete]
 # delete: the budget of a Deployment scaled down to one replica.
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]

@@ -84,3 +84,10 @@ func EtcdMemberEndpoint(e *etcd.Cluster, i int32) kcpclient.Endpoint {
 	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.MemberName(i) + "." + e.PeerServiceName(), Port: etcd.ClientPort,
 		Selector: selector, ClusterDomain: e.ClusterDomain}
 }
+
+// EtcdAgentEndpoint is where a managed etcd's backup agent is reached: its Service, whose
+// name the agent's serving certificate carries, and the agent's pod behind it.
+func EtcdAgentEndpoint(e *etcd.Cluster) kcpclient.Endpoint {
+	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.AgentName(), Port: etcd.AgentPort,
+		Selector: e.AgentSelectorLabels(), ClusterDomain: e.ClusterDomain}
+}

@@ -24,6 +24,7 @@ import (
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
 	"github.com/kcp-setups/apiserver/pkg/controller/etcdrestore"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdsnapshot"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
@@ -87,6 +88,9 @@ type Host struct {
 	EtcdMaintenance *etcdmaint.Maintainer
 	// EtcdRestores checks the snapshots restores name before the members start from them.
 	EtcdRestores etcdrestore.Checks
+	// EtcdSnapshots takes the managed etcds' scheduled and on-demand snapshots through their
+	// backup agents; nil when it does not (unit tests of host-side work).
+	EtcdSnapshots *etcdsnapshot.Runner
 	// NoKcpDialer is set when the server is told that no kcp can be reached from it
 	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
 	// not wait for a cleanup in kcp.

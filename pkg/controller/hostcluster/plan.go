@@ -6,13 +6,14 @@ import (
 
 	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 )
 
 // Plan is what a reconcile would write to the host cluster, recorded instead of written: a
 // controller's realize run in plan mode (Planning). It holds the objects whose change a
 // preview reports (docs/kcp-versions.md, "Previewing a change"): the Deployments and
 // StatefulSets, whose pods roll when their template changes, and the Certificates, issued
-// again when their spec changes. The rest of the batch (Secrets, Services, ConfigMaps,
+// again when their spec changes, and the PersistentVolumeClaims it creates. The rest of the batch (Secrets, Services, ConfigMaps,
 // Issuers, PodDisruptionBudgets, the steps a batch runs by itself) is neither written nor
 // recorded.
 type Plan struct {
@@ -20,6 +21,9 @@ type Plan struct {
 	Deployments  []PlannedDeployment
 	StatefulSets []PlannedStatefulSet
 	Certificates []*cmapply.CertificateApplyConfiguration
+	// Claims are the PersistentVolumeClaims it would create (a backup's snapshot volume):
+	// a claim is created once and never changed, so only one that does not exist is here.
+	Claims []*corev1ac.PersistentVolumeClaimApplyConfiguration
 }
 
 // PlannedDeployment is a Deployment a plan would apply, and whether it exists now: one that
@@ -68,4 +72,10 @@ func (p *Plan) certificates(certs []*cmapply.CertificateApplyConfiguration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Certificates = append(p.Certificates, certs...)
+}
+
+func (p *Plan) claim(c *corev1ac.PersistentVolumeClaimApplyConfiguration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.Claims = append(p.Claims, c)
 }

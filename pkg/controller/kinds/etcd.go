@@ -24,6 +24,7 @@ func ObserveManagedEtcd[T controller.Object, S any](ctx context.Context, l contr
 	if e == nil {
 		return
 	}
+	defer ObserveEtcdBackup(ctx, l, obj, status, loop, e, etcdStatus)
 	sts, err := l.Host.StatefulSets.StatefulSets(e.Namespace).Get(e.Name())
 	if err != nil {
 		sts = nil
@@ -53,7 +54,13 @@ func ObserveManagedEtcd[T controller.Object, S any](ctx context.Context, l contr
 		current = (*s).Members
 	}
 	if next := etcdmaint.MemberStatuses(current, observed); !apiequality.Semantic.DeepEqual(next, current) {
-		*s = &operatorv1alpha1.ManagedEtcdStatus{Members: next}
+		// The snapshots' part of the status is kept: it is the schedule's.
+		updated := &operatorv1alpha1.ManagedEtcdStatus{}
+		if *s != nil {
+			updated = (*s).DeepCopy()
+		}
+		updated.Members = next
+		*s = updated
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdsnapshot"
 	"github.com/kcp-setups/apiserver/pkg/controller/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
@@ -320,6 +321,7 @@ func newHost(cfg Config, kube kubernetes.Interface, certManager cmclientset.Inte
 	host.EtcdAgentImage = cfg.EtcdAgentImage
 	host.KcpHealth = kcphealth.NewPoller(cfg.KcpHealth)
 	host.EtcdMaintenance = etcdmaint.NewMaintainer()
+	host.EtcdSnapshots = etcdsnapshot.NewRunner()
 	return host, nil
 }
 

@@ -276,7 +276,8 @@ func (c *Controller) rootShardOfShard(m metav1.Object) []string {
 	return []string{s.Namespace + "/" + s.Spec.RootShard.Reference.Name}
 }
 
-// EtcdClaims are the volume claims of the RootShard's managed etcd (controller.EtcdOwner).
+// EtcdClaims are the volume claims of the RootShard's managed etcd, its snapshot volume's
+// included (controller.EtcdOwner).
 func (c *Controller) EtcdClaims(rs *operatorv1alpha1.RootShard) []string {
-	return rootshard.Etcd(rs).ClaimNames()
+	return rootshard.Etcd(rs).VolumeClaimNames()
 }

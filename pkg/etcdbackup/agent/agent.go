@@ -6,6 +6,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -42,11 +43,15 @@ type Snapshot struct {
 // Error is the body of every answer that is not a success.
 type Error struct {
 	Error string `json:"error"`
+	// Reason tells a 409's cause: ReasonBusy or ReasonExists.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Server serves the agent's API:
 //
-//	POST /snapshots                       take a snapshot now: 201 and the Snapshot; 409 while one is taken
+//	POST /snapshots                       take a snapshot now: 201 and the Snapshot; 409 while one is taken.
+//	                                      An optional body {"name": "<base>-<yyyymmdd-hhmmss>"} names it
+//	                                      (400 for another name, 409 when the store holds it)
 //	GET  /snapshots                       the store's snapshots, newest first (name, time, size)
 //	GET  /snapshots/{name}                the snapshot's bytes, as stored
 //	GET  /snapshots/{name}/verification   etcd's hash check of the stored snapshot: 200 with size and sha256, 422 when it fails
@@ -75,13 +80,41 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// TakeRequest is the optional body of POST /snapshots.
+type TakeRequest struct {
+	// Name is the snapshot's name, one of the agent's base; empty, the agent names it.
+	Name string `json:"name,omitempty"`
+}
+
+// Reasons of a 409 (Error.Reason).
+const (
+	ReasonBusy   = "Busy"
+	ReasonExists = "Exists"
+)
+
 func (s *Server) take(w http.ResponseWriter, r *http.Request) {
+	var req TakeRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 4<<10))
+	if err == nil && len(bytes.TrimSpace(body)) > 0 {
+		err = json.Unmarshal(body, &req)
+	}
+	if err == nil && req.Name != "" {
+		err = etcdbackup.CheckName(s.Base, req.Name)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	if !s.busy.CompareAndSwap(false, true) {
-		writeError(w, http.StatusConflict, errors.New("a snapshot is being taken"))
+		writeJSON(w, http.StatusConflict, Error{Error: "a snapshot is being taken", Reason: ReasonBusy})
 		return
 	}
 	defer s.busy.Store(false)
-	snap, err := s.Take(r.Context())
+	snap, err := s.Take(r.Context(), req.Name)
+	if errors.Is(err, etcdbackup.ErrExists) {
+		writeJSON(w, http.StatusConflict, Error{Error: err.Error(), Reason: ReasonExists})
+		return
+	}
 	if err != nil {
 		klog.FromContext(r.Context()).Error(err, "Taking a snapshot failed")
 		writeError(w, http.StatusServiceUnavailable, err)
@@ -91,8 +124,9 @@ func (s *Server) take(w http.ResponseWriter, r *http.Request) {
 }
 
 // Take takes a snapshot from a follower (the leader only when it is alone), writes and
-// verifies it in the store, and removes what the retention does not keep.
-func (s *Server) Take(ctx context.Context) (Snapshot, error) {
+// verifies it in the store under name (empty: named from the time), and removes what the
+// retention does not keep.
+func (s *Server) Take(ctx context.Context, name string) (Snapshot, error) {
 	member, err := s.pickMember(ctx)
 	if err != nil {
 		return Snapshot{}, err
@@ -102,7 +136,7 @@ func (s *Server) Take(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("connecting to %s: %w", member, err)
 	}
 	defer func() { _ = client.Close() }()
-	saved, err := etcdbackup.Save(ctx, client.Maintenance, member, s.Store, s.Base)
+	saved, err := etcdbackup.SaveAs(ctx, client.Maintenance, member, s.Store, s.Base, name)
 	if err != nil {
 		return Snapshot{}, err
 	}

@@ -104,7 +104,7 @@ func TestTakeVerifyAndRestore(t *testing.T) {
 
 	head, err := c.Get(t.Context(), "/registry/key-00000")
 	require.NoError(t, err)
-	snap, err := client.Take(t.Context())
+	snap, err := client.Take(t.Context(), "")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(snap.Name, "root-"), snap.Name)
 	assert.Equal(t, head.Header.Revision, snap.Revision)
@@ -122,9 +122,9 @@ func TestTakeVerifyAndRestore(t *testing.T) {
 	assert.Equal(t, snap.SHA256, v.SHA256)
 
 	// Retention 2: a third snapshot deletes the first.
-	second, err := client.Take(t.Context())
+	second, err := client.Take(t.Context(), "")
 	require.NoError(t, err)
-	third, err := client.Take(t.Context())
+	third, err := client.Take(t.Context(), "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{snap.Name}, third.Deleted)
 	listed, err = client.List(t.Context())
@@ -256,12 +256,46 @@ func TestOneSnapshotAtATime(t *testing.T) {
 	url := serve(t, &Server{Store: store, Endpoints: []string{srv.ClientURL}, TLS: memberTLS, Base: "root", Retention: 3}, p)
 	client := clientWith(p, url, p.client)
 	first := make(chan error, 1)
-	go func() { _, err := client.Take(context.Background()); first <- err }()
+	go func() { _, err := client.Take(context.Background(), ""); first <- err }()
 	<-store.started
-	_, err = client.Take(t.Context())
+	_, err = client.Take(t.Context(), "")
 	assert.ErrorIs(t, err, ErrBusy)
 	close(store.release)
 	require.NoError(t, <-first)
-	_, err = client.Take(t.Context())
+	_, err = client.Take(t.Context(), "")
 	assert.NoError(t, err, "the next one, once the first is done")
+}
+
+// TestASnapshotUnderAGivenName: a snapshot asked for under a name of the agent's base is
+// taken under it (the name an on-demand request answered before it was taken); a second
+// under that name is a 409 that says so (not "busy"), and a name of another base, or no
+// snapshot name at all, is a 400 that takes nothing.
+func TestASnapshotUnderAGivenName(t *testing.T) {
+	srv, memberTLS, _ := etcdtest.Member(t)
+	p := newAgentPKI(t)
+	store, err := etcdbackup.NewDirStore(filepath.Join(t.TempDir(), "snapshots"))
+	require.NoError(t, err)
+	url := serve(t, &Server{Store: store, Endpoints: []string{srv.ClientURL}, TLS: memberTLS, Base: "root", Retention: 3}, p)
+	client := clientWith(p, url, p.client)
+
+	snap, err := client.Take(t.Context(), "root-20261128-101500")
+	require.NoError(t, err)
+	assert.Equal(t, "root-20261128-101500", snap.Name)
+	assert.Len(t, snap.SHA256, 64)
+	v, err := client.Verify(t.Context(), snap.Name)
+	require.NoError(t, err)
+	assert.Equal(t, snap.SHA256, v.SHA256, "verified in the store under its name")
+
+	_, err = client.Take(t.Context(), "root-20261128-101500")
+	assert.ErrorIs(t, err, etcdbackup.ErrExists)
+	assert.NotErrorIs(t, err, ErrBusy)
+
+	for _, name := range []string{"other-20261128-101500", "root-latest", "../root-20261128-101500"} {
+		_, err = client.Take(t.Context(), name)
+		assert.ErrorContains(t, err, "answered 400", name)
+	}
+	listed, err := client.List(t.Context())
+	require.NoError(t, err)
+	require.Len(t, listed, 1, "nothing else was taken")
+	assert.Equal(t, snap.Name, listed[0].Name)
 }

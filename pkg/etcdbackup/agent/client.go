@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -22,10 +23,15 @@ type Client struct {
 	URL string
 }
 
-// Take asks for a snapshot now.
-func (c Client) Take(ctx context.Context) (Snapshot, error) {
+// Take asks for a snapshot now, under name (empty: the agent names it from the time). The
+// error wraps ErrBusy while another is taken, etcdbackup.ErrExists when the store holds name.
+func (c Client) Take(ctx context.Context, name string) (Snapshot, error) {
 	var s Snapshot
-	return s, c.do(ctx, http.MethodPost, "/snapshots", http.StatusCreated, &s)
+	var body []byte
+	if name != "" {
+		body, _ = json.Marshal(TakeRequest{Name: name})
+	}
+	return s, c.doWith(ctx, http.MethodPost, "/snapshots", body, http.StatusCreated, &s)
 }
 
 // List answers the store's snapshots, newest first.
@@ -55,9 +61,20 @@ func (c Client) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 }
 
 func (c Client) request(ctx context.Context, method, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.URL, "/")+path, nil)
+	return c.requestWith(ctx, method, path, nil)
+}
+
+func (c Client) requestWith(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.URL, "/")+path, r)
 	if err != nil {
 		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
@@ -67,7 +84,11 @@ func (c Client) request(ctx context.Context, method, path string) (*http.Respons
 }
 
 func (c Client) do(ctx context.Context, method, path string, want int, out any) error {
-	resp, err := c.request(ctx, method, path)
+	return c.doWith(ctx, method, path, nil, want, out)
+}
+
+func (c Client) doWith(ctx context.Context, method, path string, body []byte, want int, out any) error {
+	resp, err := c.requestWith(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
@@ -94,6 +115,9 @@ func answerError(resp *http.Response) error {
 	case http.StatusUnprocessableEntity:
 		return fmt.Errorf("%w: %s", etcdbackup.ErrCorrupt, e.Error)
 	case http.StatusConflict:
+		if e.Reason == ReasonExists {
+			return fmt.Errorf("%w: %s", etcdbackup.ErrExists, e.Error)
+		}
 		return fmt.Errorf("%w: %s", ErrBusy, e.Error)
 	}
 	return fmt.Errorf("the backup agent answered %d: %s", resp.StatusCode, e.Error)

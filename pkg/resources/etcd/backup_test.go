@@ -45,6 +45,9 @@ func TestAgentWithAVolumeStore(t *testing.T) {
 	assert.Equal(t, "root-etcd-snapshots", *claim.Name)
 	assert.Equal(t, "uid-1", claim.Labels["operator.kcp.io/owner-uid"])
 	assert.Empty(t, claim.OwnerReferences, "the snapshots outlive their owner")
+	assert.Equal(t, "root-etcd-snapshots", c.VolumeClaimNames()[len(c.VolumeClaimNames())-1],
+		"the owner's deletion with delete-etcd-volumes deletes the snapshot claim with the members'")
+	assert.Equal(t, c.ClaimNames(), c.VolumeClaimNames()[:len(c.ClaimNames())])
 	assert.Equal(t, []string{"root-etcd-backup", "root-etcd-client-trust"}, workload.Secrets(c.AgentMounts(), workload.WaitedSecret))
 	assert.Contains(t, c.Leaves(), c.AgentLeaf())
 	assert.Nil(t, c.S3CABundle())

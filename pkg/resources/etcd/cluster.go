@@ -126,6 +126,16 @@ func (c *Cluster) ClaimNames() []string {
 	return names
 }
 
+// VolumeClaimNames are the claims that hold the managed etcd's data: the members'
+// (ClaimNames) and the backup agent's snapshot volume, which may exist although the spec no
+// longer asks for a backup (the snapshots outlive it). A nil Cluster has none.
+func (c *Cluster) VolumeClaimNames() []string {
+	if c == nil {
+		return nil
+	}
+	return append(c.ClaimNames(), c.SnapshotClaimName())
+}
+
 // MemberName is the pod name of member i.
 func (c *Cluster) MemberName(i int32) string { return fmt.Sprintf("%s-%d", c.Name(), i) }
 

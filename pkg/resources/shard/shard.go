@@ -110,10 +110,11 @@ func Etcd(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) *etcd.Clust
 	return etcd.New(Kind, &s.ObjectMeta, &s.Spec.CommonShardSpec, s.Name+"-shard", rs.Name)
 }
 
-// EtcdClaimNames are the volume claims of the Shard's managed etcd, none without one: their
-// names follow from the Shard alone, whichever its RootShard.
+// EtcdClaimNames are the volume claims of the Shard's managed etcd (the members' and its
+// snapshot volume's), none without one: their names follow from the Shard alone, whichever
+// its RootShard.
 func EtcdClaimNames(s *operatorv1alpha1.Shard) []string {
-	return Etcd(s, &operatorv1alpha1.RootShard{}).ClaimNames()
+	return Etcd(s, &operatorv1alpha1.RootShard{}).VolumeClaimNames()
 }
 
 // Certificates are the shard's own certificates, signed by its RootShard's CAs, with the

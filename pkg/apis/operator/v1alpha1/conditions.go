@@ -328,3 +328,13 @@ const (
 	// ReasonUpToDate (False): no roll is under way; every component is at status.version.current.
 	ReasonUpToDate = "UpToDate"
 )
+
+// ConditionEtcdBackupReady is whether a managed etcd's backup (spec.etcd.managed.backup) can
+// take snapshots: its backup agent is realized and available. It is absent without a backup.
+// False reasons: AgentImageMissing, and the Deployment's own (DeploymentNotFound,
+// ReplicasUnavailable); True: ReplicasAvailable.
+const ConditionEtcdBackupReady = "EtcdBackupReady"
+
+// ReasonAgentImageMissing is EtcdBackupReady=False: the server runs without
+// --etcd-agent-image, so no backup agent is realized and no snapshot is taken.
+const ReasonAgentImageMissing = "AgentImageMissing"
