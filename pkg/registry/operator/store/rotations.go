@@ -85,8 +85,8 @@ func WithSubresourceWrite(ctx context.Context, subresource string) context.Conte
 	return context.WithValue(ctx, subresourceWriteKey{}, subresource)
 }
 
-// writtenBy reports whether ctx is the write of the subresource named, never of none.
-func writtenBy(ctx context.Context, subresource string) bool {
+// WrittenBy reports whether ctx is marked as the write of the subresource named, never of none.
+func WrittenBy(ctx context.Context, subresource string) bool {
 	v, _ := ctx.Value(subresourceWriteKey{}).(string)
 	return subresource != "" && v == subresource
 }
@@ -99,7 +99,7 @@ func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
 	}
 	var refused []string
 	for _, w := range c.serverWritten {
-		if !w.changed(obj, old) || c.controller.is(requester) || writtenBy(ctx, w.subresource) {
+		if !w.changed(obj, old) || c.controller.is(requester) || WrittenBy(ctx, w.subresource) {
 			continue
 		}
 		msg := fmt.Sprintf("%s: user %q may not change it: only the server writes %s", w.path, requester.GetName(), w.why)
