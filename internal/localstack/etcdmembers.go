@@ -27,6 +27,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
 // EtcdMembers are the members of an etcd StatefulSet run as local processes, since kwok only
@@ -46,6 +48,8 @@ type EtcdMembers struct {
 	members []*etcdMember
 	// ports are the loopback ports by member and container port.
 	ports map[memberPort]int
+	// hosts are the names each member answers to in the cluster, by ordinal (memberHosts).
+	hosts map[string]int
 
 	mu sync.Mutex
 }
@@ -69,6 +73,16 @@ type etcdMember struct {
 	name string
 	args []string
 	proc *Process
+	// inits are the pod's init containers, run to completion before each start of the pod
+	// (not after a crash of the member alone, as kubelet restarts a container).
+	inits []containerRun
+}
+
+// containerRun is a container of a pod as the harness runs it: the binary, its args and its
+// environment after the mapping.
+type containerRun struct {
+	name, bin string
+	args, env []string
 }
 
 type memberPort struct {
@@ -92,6 +106,19 @@ type etcdMembersEnv struct {
 	// prior are ports to keep, by member and container port: a member's ports when it runs
 	// again, so that the addresses the other members and its data know stay true.
 	prior map[memberPort]int
+	// agentBin is the server's binary, which runs the members' restore init container.
+	agentBin string
+	// with is what the members reach beyond their StatefulSet.
+	with EtcdMembersWith
+}
+
+// EtcdMembersWith is what a StatefulSet's pods reach beyond the Secrets they mount: the
+// ConfigMaps they mount (an S3 store's CA bundle, for a restore) and the backup agents run as
+// processes (RunEtcdBackupAgent), which a restore init container reads its snapshot from by
+// the agent's Service name.
+type EtcdMembersWith struct {
+	ConfigMaps map[string]*corev1.ConfigMap
+	Agents     []*EtcdAgent
 }
 
 // RunEtcdMembers runs every member of sts (Secrets by name, as the cluster holds them) with
@@ -100,9 +127,18 @@ type etcdMembersEnv struct {
 // their logs (logs/etcd-<namespace>-<pod>.log), with its other components; Stop stops them
 // earlier.
 func (s *Stack) RunEtcdMembers(ctx context.Context, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret) (*EtcdMembers, error) {
+	return s.RunEtcdMembersWith(ctx, sts, secrets, EtcdMembersWith{})
+}
+
+// RunEtcdMembersWith is RunEtcdMembers for pods that reach more than their Secrets: the
+// ConfigMaps they mount and the backup agents their restore init container reads from. The
+// pod template's init containers (the restore, `kcp-setups-apiserver etcd-agent restore`)
+// run to completion before each member starts, their args mapped as the member's, their
+// output in logs/etcd-<namespace>-<pod>-<container>.log; one that fails fails the start.
+func (s *Stack) RunEtcdMembersWith(ctx context.Context, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret, with EtcdMembersWith) (*EtcdMembers, error) {
 	return runEtcdMembers(ctx, etcdMembersEnv{
 		dir: s.Path("etcd-members", sts.Namespace+"-"+sts.Name), logDir: s.Path("logs"), bin: s.Bin("etcd"),
-		track: s.Track,
+		agentBin: s.Bin(etcd.AgentCommand), track: s.Track, with: with,
 	}, sts, secrets)
 }
 
@@ -115,7 +151,7 @@ func runEtcdMembers(ctx context.Context, env etcdMembersEnv, sts *appsv1.Statefu
 		return nil, err
 	}
 	for i := range m.members {
-		if err := m.start(i); err != nil {
+		if err := m.start(ctx, i); err != nil {
 			m.Stop()
 			return nil, err
 		}
@@ -143,15 +179,16 @@ func planEtcdMembers(env etcdMembersEnv, sts *appsv1.StatefulSet, secrets map[st
 	}
 	m := &EtcdMembers{Namespace: sts.Namespace, StatefulSet: sts.Name, env: env, ports: map[memberPort]int{}}
 	hosts := memberHosts(sts, int(replicas))
+	m.hosts = hosts
 	listened := map[memberPort]bool{}
 	named := map[memberPort]string{}
 	for i := range int(replicas) {
 		pod := fmt.Sprintf("%s-%d", sts.Name, i)
-		args, err := m.memberArgs(sts, container, secrets, i, pod, hosts, allocate, listened, named)
+		args, inits, err := m.memberArgs(sts, container, secrets, i, pod, hosts, allocate, listened, named)
 		if err != nil {
 			return nil, fmt.Errorf("member %s: %w", pod, err)
 		}
-		m.members = append(m.members, &etcdMember{name: pod, args: args})
+		m.members = append(m.members, &etcdMember{name: pod, args: args, inits: inits})
 	}
 	// A member's address that no member listens on would lead nowhere in the cluster too;
 	// say so rather than let etcd time out.
@@ -221,30 +258,31 @@ func memberOrdinal(hosts map[string]int, sts *appsv1.StatefulSet, host string) i
 	return -1
 }
 
-// memberArgs expands, parses and maps the args of member i, writing its volumes.
+// memberArgs expands, parses and maps the args of member i and of its init containers,
+// writing its volumes.
 func (m *EtcdMembers) memberArgs(sts *appsv1.StatefulSet, c *corev1.Container, secrets map[string]*corev1.Secret, i int, pod string,
 	hosts map[string]int, allocate func() (int, error), listened map[memberPort]bool, named map[memberPort]string,
-) ([]string, error) {
+) ([]string, []containerRun, error) {
 	dir := filepath.Join(m.env.dir, pod)
-	mounts, err := writeMemberVolumes(dir, sts, c, secrets)
+	mounts, err := writeMemberVolumes(dir, sts, c, secrets, m.env.with.ConfigMaps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vars, err := containerVars(c, sts.Namespace, pod)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var raw []string
 	for _, a := range append(slices.Clone(c.Command[1:]), c.Args...) {
 		expanded, err := expandVars(a, vars)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		raw = append(raw, expanded)
 	}
 	parsed, err := parseEtcdArgs(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	portFor := func(mp memberPort) (int, error) {
 		if p, ok := m.ports[mp]; ok {
@@ -299,11 +337,22 @@ func (m *EtcdMembers) memberArgs(sts *appsv1.StatefulSet, c *corev1.Container, s
 	for _, f := range parsed {
 		value, err := mapEtcdValue(f, mounts, mapAddress)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		args = append(args, "--"+f.name+"="+value)
 	}
-	return args, nil
+	var inits []containerRun
+	for k := range sts.Spec.Template.Spec.InitContainers {
+		init := &sts.Spec.Template.Spec.InitContainers[k]
+		run, err := m.initRun(dir, sts, init, secrets, pod, func(flagName, host string, port int) (string, error) {
+			return mapAddress(flagName, host, port, false)
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("init container %s: %w", init.Name, err)
+		}
+		inits = append(inits, run)
+	}
+	return args, inits, nil
 }
 
 // etcdFlag is one flag of etcd's command line.
@@ -449,83 +498,15 @@ func isWildcardHost(h string) bool { return h == "" || h == "0.0.0.0" || h == ":
 
 func isLoopbackHost(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
 
-// writeMemberVolumes writes what each of the container's mounts would show into dir, and
-// returns the local directory of each mount path: a Secret volume's keys (its items only,
-// under their paths, when it lists them), a claim template's or emptyDir's directory of the
-// member's own.
-func writeMemberVolumes(dir string, sts *appsv1.StatefulSet, c *corev1.Container, secrets map[string]*corev1.Secret) (map[string]string, error) {
-	claims := map[string]bool{}
+// writeMemberVolumes writes what each of the container's mounts would show into dir (a
+// claim template's volume a directory of the member's own), and returns the local directory
+// of each mount path (writeVolumes).
+func writeMemberVolumes(dir string, sts *appsv1.StatefulSet, c *corev1.Container, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap) (map[string]string, error) {
+	templates := map[string]bool{}
 	for _, t := range sts.Spec.VolumeClaimTemplates {
-		claims[t.Name] = true
+		templates[t.Name] = true
 	}
-	volumes := map[string]*corev1.Volume{}
-	for i := range sts.Spec.Template.Spec.Volumes {
-		v := &sts.Spec.Template.Spec.Volumes[i]
-		volumes[v.Name] = v
-	}
-	mounts := map[string]string{}
-	for _, vm := range c.VolumeMounts {
-		root := filepath.Join(dir, "volumes", vm.Name)
-		v, isVolume := volumes[vm.Name]
-		switch {
-		case isVolume && v.Secret != nil:
-			s := secrets[v.Secret.SecretName]
-			if s == nil {
-				if v.Secret.Optional != nil && *v.Secret.Optional {
-					s = &corev1.Secret{}
-				} else {
-					return nil, fmt.Errorf("volume %s mounts Secret %s, which was not given", vm.Name, v.Secret.SecretName)
-				}
-			}
-			if err := writeSecretVolume(root, v.Secret, s); err != nil {
-				return nil, fmt.Errorf("volume %s: %w", vm.Name, err)
-			}
-		case isVolume && v.EmptyDir != nil, !isVolume && claims[vm.Name]:
-			// A directory of the member's own, which outlives its process as a claim would.
-			if err := os.MkdirAll(filepath.Join(root, filepath.FromSlash(vm.SubPath)), 0o700); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("volume %s is neither a Secret, an emptyDir nor a claim template, which the harness does not run", vm.Name)
-		}
-		if vm.SubPath != "" && (strings.HasPrefix(vm.SubPath, "/") || slices.Contains(strings.Split(vm.SubPath, "/"), "..")) {
-			return nil, fmt.Errorf("volume mount %s has a subPath that leaves the volume", vm.Name)
-		}
-		mounts[path.Clean(vm.MountPath)] = filepath.Join(root, filepath.FromSlash(vm.SubPath))
-	}
-	return mounts, nil
-}
-
-// writeSecretVolume writes a Secret's keys as kubelet projects them.
-func writeSecretVolume(root string, v *corev1.SecretVolumeSource, s *corev1.Secret) error {
-	if err := os.MkdirAll(root, 0o700); err != nil {
-		return err
-	}
-	files := map[string][]byte{}
-	if len(v.Items) == 0 {
-		for k, data := range s.Data {
-			files[k] = data
-		}
-	}
-	for _, item := range v.Items {
-		data, ok := s.Data[item.Key]
-		if !ok {
-			if v.Optional != nil && *v.Optional {
-				continue
-			}
-			return fmt.Errorf("Secret %s has no key %s", v.SecretName, item.Key)
-		}
-		files[item.Path] = data
-	}
-	for p, data := range files {
-		if strings.HasPrefix(p, "/") || slices.Contains(strings.Split(p, "/"), "..") {
-			return fmt.Errorf("Secret %s's path %s leaves the volume", v.SecretName, p)
-		}
-		if err := WriteFiles(map[string][]byte{filepath.Join(root, filepath.FromSlash(p)): data}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeVolumes(dir, podVolumes{volumes: sts.Spec.Template.Spec.Volumes, secrets: secrets, configMaps: configMaps, templates: templates}, c)
 }
 
 // containerVars are the variables kubelet expands in command and args: the container's env
@@ -595,14 +576,20 @@ func sortedMemberPorts(m map[memberPort]string) []memberPort {
 	return out
 }
 
-// start starts member i's process, the same args again when it ran before.
-func (m *EtcdMembers) start(i int) error {
+// start starts member i's process, the same args again when it ran before; before its
+// first start, as before a new pod's, its init containers run to completion.
+func (m *EtcdMembers) start(ctx context.Context, i int) error {
 	mem := m.members[i]
 	var (
 		p   *Process
 		err error
 	)
 	if mem.proc == nil {
+		for _, init := range mem.inits {
+			if err := m.runInit(ctx, mem, init); err != nil {
+				return err
+			}
+		}
 		p, err = StartProcess(m.env.logDir, "etcd-"+m.Namespace+"-"+mem.name, m.env.bin, mem.args...)
 	} else {
 		p, err = mem.proc.Rerun()
@@ -671,7 +658,7 @@ func (m *EtcdMembers) Kill(i int) {
 func (m *EtcdMembers) Start(ctx context.Context, i int) error {
 	m.mu.Lock()
 	if done, _ := m.members[i].proc.Exited(); done {
-		if err := m.start(i); err != nil {
+		if err := m.start(ctx, i); err != nil {
 			m.mu.Unlock()
 			return err
 		}
@@ -745,6 +732,22 @@ func (s *Stack) LocalStack() *Stack { return s }
 // port-forward through kube-apiserver to the pod (the server's port-forward dialer) reaches
 // the member that runs for it. The returned function undoes it.
 func (m *EtcdMembers) ForwardMembers(ctx context.Context, s OnStack) (func(context.Context) error, error) {
+	var pods []podForward
+	for _, e := range m.Members() {
+		pods = append(pods, podForward{name: "etcd-" + m.Namespace + "-" + e.Name, pod: e.Name, ports: e.Ports})
+	}
+	return forwardPods(ctx, s, m.Namespace, "to its member", pods)
+}
+
+// podForward is a ClusterPortForward of one pod: each container port to its loopback port.
+type podForward struct {
+	name, pod string
+	ports     map[int]int
+}
+
+// forwardPods applies a ClusterPortForward per pod of namespace (kwok selects pods by name),
+// and returns the function that deletes them.
+func forwardPods(ctx context.Context, s OnStack, namespace, what string, pods []podForward) (func(context.Context) error, error) {
 	client := s.LocalStack().Dynamic.Resource(ClusterPortForwardResource)
 	var names []string
 	undo := func(ctx context.Context) error {
@@ -756,32 +759,31 @@ func (m *EtcdMembers) ForwardMembers(ctx context.Context, s OnStack) (func(conte
 		}
 		return errors.Join(errs...)
 	}
-	for _, e := range m.Members() {
+	for _, p := range pods {
 		var forwards []any
-		ports := make([]int, 0, len(e.Ports))
-		for port := range e.Ports {
+		ports := make([]int, 0, len(p.ports))
+		for port := range p.ports {
 			ports = append(ports, port)
 		}
 		sort.Ints(ports)
 		for _, port := range ports {
 			forwards = append(forwards, map[string]any{
 				"ports":  []any{int64(port)},
-				"target": map[string]any{"address": "127.0.0.1", "port": int64(e.Ports[port])},
+				"target": map[string]any{"address": "127.0.0.1", "port": int64(p.ports[port])},
 			})
 		}
-		name := "etcd-" + m.Namespace + "-" + e.Name
 		forward := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterPortForward",
-			"metadata": map[string]any{"name": name},
+			"metadata": map[string]any{"name": p.name},
 			"spec": map[string]any{
-				"selector": map[string]any{"matchNamespaces": []any{m.Namespace}, "matchNames": []any{e.Name}},
+				"selector": map[string]any{"matchNamespaces": []any{namespace}, "matchNames": []any{p.pod}},
 				"forwards": forwards,
 			},
 		}}
-		if _, err := client.Apply(ctx, name, forward, ApplyOptions); err != nil {
-			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s to its member: %w", m.Namespace, e.Name, err), undo(ctx))
+		if _, err := client.Apply(ctx, p.name, forward, ApplyOptions); err != nil {
+			return nil, errors.Join(fmt.Errorf("forwarding pod %s/%s %s: %w", namespace, p.pod, what, err), undo(ctx))
 		}
-		names = append(names, name)
+		names = append(names, p.name)
 	}
 	return undo, nil
 }

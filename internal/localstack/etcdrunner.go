@@ -270,7 +270,7 @@ func (r *etcdRunner) mountedSecrets(ctx context.Context, sts *appsv1.StatefulSet
 func (r *etcdRunner) env(sts *appsv1.StatefulSet) etcdMembersEnv {
 	env := etcdMembersEnv{
 		dir:    r.stack.Path("etcd-members", sts.Namespace+"-"+sts.Name+"-"+string(sts.UID)),
-		logDir: r.stack.Path("logs"), bin: r.stack.Bin("etcd"), prior: map[memberPort]int{},
+		logDir: r.stack.Path("logs"), bin: r.stack.Bin("etcd"), agentBin: r.stack.Bin(etcd.AgentCommand), prior: map[memberPort]int{},
 	}
 	for mp, p := range loadPorts(env.dir) {
 		if reservePort(p) {
@@ -337,7 +337,7 @@ func (r *etcdRunner) roll(ctx context.Context, key string, cur *runningEtcd, sts
 	r.log.Printf("%s: its pod template changed: restarting its members one at a time", key)
 	for i, mem := range next.members {
 		cur.members.stopMember(i)
-		err := next.start(i)
+		err := next.start(ctx, i)
 		if err == nil {
 			err = next.waitMemberReady(ctx, i)
 		}

@@ -30,6 +30,11 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		w.err = err
 		return nil
 	}
+	if current == nil && e.HoldForRestore {
+		// The snapshot a restore names has not passed its check: nothing starts from it,
+		// and no empty cluster starts instead.
+		return nil
+	}
 	if current != nil {
 		// A StatefulSet's claim templates cannot change: one from before the claims carried
 		// their owner's UID keeps them unmarked (and its owner's deletion keeps those claims).

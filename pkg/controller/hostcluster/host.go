@@ -23,6 +23,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller/etcdmaint"
+	"github.com/kcp-setups/apiserver/pkg/controller/etcdrestore"
 	"github.com/kcp-setups/apiserver/pkg/controller/kcphealth"
 	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 )
@@ -84,6 +85,8 @@ type Host struct {
 	// EtcdMaintenance keeps the managed etcds in shape (defragmentation, alarms), in the
 	// rounds of KcpHealth; nil when it does not (no EtcdReady condition either).
 	EtcdMaintenance *etcdmaint.Maintainer
+	// EtcdRestores checks the snapshots restores name before the members start from them.
+	EtcdRestores etcdrestore.Checks
 	// NoKcpDialer is set when the server is told that no kcp can be reached from it
 	// (--kcp-dialer=none): the health conditions say so without polling, and deletions do
 	// not wait for a cleanup in kcp.

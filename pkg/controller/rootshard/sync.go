@@ -35,7 +35,8 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 		return err
 	}
 	desired, refErr, vwReason, vwMessage := in.desired, in.refErr, in.vwReason, in.vwMessage
-	wrote, err := c.realize(ctx, rs, desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw))
+	restore, restored := kinds.EtcdRestore(c.Lifecycle, rs, obj.Status.Conditions, c.Loop, rootshard.Etcd(rs), true)
+	wrote, err := c.realize(ctx, rs, desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw), restore)
 	c.Applied(rs, wrote, err)
 	if err != nil {
 		return err
@@ -55,6 +56,7 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 		})
 	kinds.ObserveManagedEtcd(ctx, c.Lifecycle, rs, status, c.Loop, rootshard.Etcd(rs),
 		func(s *operatorv1alpha1.RootShardStatus) **operatorv1alpha1.ManagedEtcdStatus { return &s.Etcd })
+	restored(status)
 	// Last, from what was observed: the roll of its setup to spec.version.
 	c.roll(obj, status)
 	return c.maintain(ctx, obj, status)
@@ -107,8 +109,9 @@ func (c *Controller) Plan(ctx context.Context, rs *operatorv1alpha1.RootShard, _
 	if err != nil {
 		return nil, err
 	}
+	restore, _ := kinds.EtcdRestore(c.Lifecycle, rs, rs.Status.Conditions, nil, rootshard.Etcd(rs), false)
 	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
-		return c.realize(ctx, rs, in.desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw))
+		return c.realize(ctx, rs, in.desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw), restore)
 	})
 }
 
@@ -116,7 +119,7 @@ func (c *Controller) Plan(ctx context.Context, rs *operatorv1alpha1.RootShard, _
 // bundles and the reference Secrets, then the kcp server's kubeconfigs, Service and Deployment,
 // then its internal front proxy. It returns how many objects it wrote.
 func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard, desired rootshard.PKI,
-	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
+	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint, restore kinds.EtcdRestoreStep) (int, error) {
 	w := c.Host.Writes(ctx)
 	w.Certificates(desired.Issuers, desired.Certificates)
 	w.Secrets(cache)
@@ -134,6 +137,7 @@ func (c *Controller) realize(ctx context.Context, rs *operatorv1alpha1.RootShard
 	k := rootshard.Server(rs)
 	k.VirtualWorkspace = vw
 	k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))
+	restore.Apply(k.Etcd)
 	w.KcpServer(k)
 	c.realizeProxy(w, rs, bundles)
 	return w.Done()

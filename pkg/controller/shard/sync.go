@@ -113,7 +113,8 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	if err != nil {
 		return k, false, err
 	}
-	wrote, err := c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw))
+	restore, restored := kinds.EtcdRestore(c.Lifecycle, s, s.Status.Conditions, c.Loop, k.Etcd, true)
+	wrote, err := c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw), restore)
 	c.Applied(s, wrote, err)
 	if err != nil {
 		return k, false, err
@@ -130,6 +131,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	}
 	certs := link.ShardCertificates(s, rs)
 	c.Observe(s, status, len(certs), c.Host.PendingCertificates(certs), k.DeploymentName())
+	restored(status)
 	return k, true, nil
 }
 
@@ -163,8 +165,9 @@ func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *op
 	if err != nil {
 		return nil, err
 	}
+	restore, _ := kinds.EtcdRestore(c.Lifecycle, s, s.Status.Conditions, nil, shard.Server(s, rs).Etcd, false)
 	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
-		return c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw))
+		return c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw), restore)
 	})
 }
 
@@ -172,7 +175,7 @@ func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *op
 // its kubeconfig toward the root shard, its CA bundles and its kcp server, and returns how
 // many objects it wrote.
 func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard, joined *reference.Joined,
-	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint) (int, error) {
+	cache *corev1ac.SecretApplyConfiguration, vw *kcp.VirtualWorkspaceEndpoint, restore kinds.EtcdRestoreStep) (int, error) {
 	w := c.Host.Writes(ctx)
 	w.Joined(joined)
 	w.Secrets(cache)
@@ -198,6 +201,7 @@ func (c *Controller) realize(ctx context.Context, s *operatorv1alpha1.Shard, rs 
 	if joined == nil {
 		k.ServiceAccountIssuers = c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))
 	}
+	restore.Apply(k.Etcd)
 	w.KcpServer(k)
 	return w.Done()
 }

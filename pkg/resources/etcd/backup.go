@@ -216,6 +216,32 @@ func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration,
 		WithSecurityContext(workload.SecurityContext()), volumes
 }
 
+// RestoringSnapshot is the snapshot the members of sts restore, from its restore init
+// container, and whether it has one.
+func RestoringSnapshot(sts *appsv1.StatefulSet) (string, bool) {
+	if sts == nil {
+		return "", false
+	}
+	for _, c := range sts.Spec.Template.Spec.InitContainers {
+		if c.Name != restoreContainer {
+			continue
+		}
+		for _, a := range c.Args {
+			if name, ok := strings.CutPrefix(a, "--snapshot="); ok {
+				return name, true
+			}
+		}
+		return "", true
+	}
+	return "", false
+}
+
+// OwnRestore is the restore of this etcd's own store through its agent, which serves it to
+// the members with their serving certificates (of the RootShard's etcd client CA).
+func (c *Cluster) OwnRestore(snapshot string) *Restoring {
+	return &Restoring{Snapshot: snapshot, SourceURL: c.AgentURL()}
+}
+
 // AgentService is the agent's Service.
 func (c *Cluster) AgentService() *corev1ac.ServiceApplyConfiguration {
 	return corev1ac.Service(c.AgentName(), c.Namespace).WithLabels(c.AgentLabels()).

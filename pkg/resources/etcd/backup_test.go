@@ -1,11 +1,13 @@
 package etcd
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -97,3 +99,26 @@ func TestRestoreInitContainer(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestRestoringSnapshot reads, from a StatefulSet as the host has it, the snapshot its
+// restore init container restores, and nothing from one without.
+func TestRestoringSnapshot(t *testing.T) {
+	asStored := func(c *Cluster) *appsv1.StatefulSet {
+		raw, err := json.Marshal(c.StatefulSet("h"))
+		require.NoError(t, err)
+		var sts appsv1.StatefulSet
+		require.NoError(t, json.Unmarshal(raw, &sts))
+		return &sts
+	}
+	c := backupCluster(nil)
+	_, ok := RestoringSnapshot(asStored(c))
+	assert.False(t, ok)
+	_, ok = RestoringSnapshot(nil)
+	assert.False(t, ok)
+
+	c.Restoring = c.OwnRestore("root-20261128-101500")
+	assert.Equal(t, c.AgentURL(), c.Restoring.SourceURL, "the own store is served by the own agent")
+	name, ok := RestoringSnapshot(asStored(c))
+	assert.True(t, ok)
+	assert.Equal(t, "root-20261128-101500", name)
+}

@@ -48,6 +48,9 @@ type Cluster struct {
 	// Restoring, when set, gives every member an init container that restores the snapshot
 	// into its empty data directory (the controller sets it while the restore applies).
 	Restoring *Restoring
+	// HoldForRestore keeps the StatefulSet from being created: the snapshot a restore names
+	// has not passed its check (the controller sets it).
+	HoldForRestore bool
 }
 
 // Restoring is where the members' restore reads the snapshot: another agent (SourceURL, with

@@ -213,6 +213,35 @@ const (
 	ReasonAlarmCorrupt = "AlarmCorrupt"
 )
 
+// ConditionEtcdRestored says where a restore of a managed etcd from a snapshot
+// (spec.etcd.managed.restore) stands: the snapshot is checked in its store before the
+// StatefulSet is created from it, the members restore it into their empty data directories
+// before etcd starts, and the condition turns True once every member is ready. It is absent
+// without spec.etcd.managed.restore.
+const ConditionEtcdRestored = "EtcdRestored"
+
+// The reasons of the EtcdRestored condition. They are part of the API: keep them stable.
+const (
+	// ReasonRestoreVerifying: the snapshot's hash is being checked in its store; nothing is
+	// created until it passes.
+	ReasonRestoreVerifying = "Verifying"
+	// ReasonSnapshotNotFound: the store holds no snapshot of that name; nothing is created.
+	ReasonSnapshotNotFound = "SnapshotNotFound"
+	// ReasonSnapshotCorrupt: the snapshot fails etcd's hash check; nothing starts from it.
+	ReasonSnapshotCorrupt = "SnapshotCorrupt"
+	// ReasonRestoreSourceUnavailable: the store could not be asked (the backup agent does not
+	// answer yet); the check is retried.
+	ReasonRestoreSourceUnavailable = "SourceUnavailable"
+	// ReasonRestoring: the StatefulSet was created from the snapshot and its members are
+	// restoring it or starting.
+	ReasonRestoring = "Restoring"
+	// ReasonRestored is EtcdRestored=True: every member started from the snapshot.
+	ReasonRestored = "Restored"
+	// ReasonRestoreNotApplied: the StatefulSet existed already, so its members keep their
+	// data; a restore applies only when the StatefulSet is created.
+	ReasonRestoreNotApplied = "NotApplied"
+)
+
 // ConditionCARotation says where the rotations of an object's CAs stand (docs/rotation.md):
 // True with ReasonWaitingForComplete when a rotation is Prepared and waits for Complete, False
 // with ReasonRotating while one is Preparing or Completing. It is absent when none runs.

@@ -113,7 +113,7 @@ func validateManagedEtcd(managed *operator.ManagedEtcd, fldPath *field.Path) fie
 		}
 	}
 	allErrs = append(allErrs, validateEtcdBackup(managed.Backup, fldPath.Child("backup"))...)
-	allErrs = append(allErrs, validateEtcdRestore(managed.Restore, fldPath.Child("restore"))...)
+	allErrs = append(allErrs, validateEtcdRestore(managed.Restore, managed.Backup, fldPath)...)
 	allErrs = append(allErrs, validateImage(managed.Image, fldPath.Child("image"))...)
 	allErrs = append(allErrs, validateResources(managed.Resources, fldPath.Child("resources"))...)
 	allErrs = append(allErrs, validateDeploymentTemplate(managed.Template, fldPath.Child("template"))...)

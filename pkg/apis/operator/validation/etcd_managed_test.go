@@ -126,19 +126,42 @@ func TestValidateManagedEtcd(t *testing.T) {
 			want: []wantErr{invalid("spec.etcd.managed.defragmentation.thresholdPercent", "between 1 and 100")},
 		},
 		{
-			name: "a backup to a volume and a restore from another setup",
+			name: "a backup to a volume and a restore from it",
 			mutate: func(e *operator.EtcdConfig) {
 				e.Managed.Backup = &operator.EtcdBackup{Schedule: "0 */6 * * *", TimeZone: ptr("Europe/Berlin"), Retention: ptr[int32](3),
 					Store: operator.EtcdSnapshotStore{Volume: &operator.EtcdSnapshotVolume{VolumeSize: ptr(resource.MustParse("16Gi"))}}}
-				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "old"}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500"}
 			},
 		},
 		{
-			name: "a backup to S3 and a restore from S3",
+			name: "a backup to S3 and a restore from it",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500"}
+			},
+		},
+		{
+			name: "a restore without a backup store",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500"}
+			},
+			want: []wantErr{required("spec.etcd.managed.backup")},
+		},
+		{
+			name: "a restore from another setup or straight from a bucket, not served yet",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "old"}}
+			},
+			want: []wantErr{forbidden("spec.etcd.managed.restore.from", "not served yet")},
+		},
+		{
+			name: "a restore straight from a bucket, not served yet",
 			mutate: func(e *operator.EtcdConfig) {
 				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
 				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", S3: validS3()}
 			},
+			want: []wantErr{forbidden("spec.etcd.managed.restore.s3", "not served yet")},
 		},
 		{
 			name: "a bad schedule, zone, retention and both stores",
@@ -194,9 +217,10 @@ func TestValidateManagedEtcd(t *testing.T) {
 		{
 			name: "a restore from a FrontProxy",
 			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
 				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "s", From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}}
 			},
-			want: []wantErr{notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`)},
+			want: []wantErr{notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`), forbidden("spec.etcd.managed.restore.from", "not served yet")},
 		},
 		{
 			name:   "bad storage class",
