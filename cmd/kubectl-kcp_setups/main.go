@@ -1,7 +1,7 @@
 // Command kubectl-kcp_setups is the kubectl plugin of kcp-setups: `kubectl kcp-setups kubeconfig` mints a
 // kubeconfig through the kubeconfig subresource and writes or merges it, `kubectl kcp-setups
-// status` prints a setup's tree, `kubectl kcp-setups rotate` rotates a setup's CAs, `kubectl kcp-setups
-// plan` previews what applying setup objects would do in the host cluster. Install it with
+// status` prints a setup's tree, `kubectl kcp-setups rotate` rotates a setup's CAs, `kubectl kcp-setups backup` takes a
+// snapshot of a managed etcd, `kubectl kcp-setups plan` previews what applying setup objects would do in the host cluster. Install it with
 // `go install github.com/kcp-setups/apiserver/cmd/kubectl-kcp_setups@latest`, or with krew
 // (plugins/kcp-setups.yaml); kubectl finds it on the PATH.
 package main
@@ -71,11 +71,12 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use: "kubectl-kcp_setups",
 		// kubectl runs it as `kubectl kcp-setups`: help and errors say so.
 		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kcp-setups"},
-		Short:       "Work with kcp-setups: mint kubeconfigs, show a setup's tree, rotate its CAs, preview a change",
+		Short:       "Work with kcp-setups: mint kubeconfigs, show a setup's tree, rotate its CAs, take snapshots, preview a change",
 		Long: `kubectl kcp-setups works with the setups of kcp-setups (operator.kcp.io/v1alpha1): it mints
 kubeconfigs through the kubeconfig subresource of RootShards, Shards and FrontProxies, and
 prints a RootShard's setup as a tree with its certificates and conditions, rotates the
-CAs of RootShards and CacheServers through the rotation subresource, and previews what
+CAs of RootShards and CacheServers through the rotation subresource, takes snapshots of
+the managed etcd of RootShards and Shards through the backup subresource, and previews what
 applying setup objects would do in the host cluster.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -88,6 +89,6 @@ applying setup objects would do in the host cluster.`,
 	root.PersistentFlags().StringVar(&flags.loading.ExplicitPath, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
 	clientcmd.BindOverrideFlags(flags.overrides, root.PersistentFlags(), clientcmd.RecommendedConfigOverrideFlags(""))
 	root.AddCommand(newKubeconfigCommand(flags, stdout, stderr), newStatusCommand(flags, stdout), newRotateCommand(flags, stdout),
-		newPlanCommand(flags, stdout, stderr))
+		newBackupCommand(flags, stdout), newPlanCommand(flags, stdout, stderr))
 	return root
 }

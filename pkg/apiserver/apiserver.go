@@ -33,6 +33,7 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/controller/manager"
 	"github.com/kcp-setups/apiserver/pkg/preview"
+	"github.com/kcp-setups/apiserver/pkg/registry/operator/backup"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/cacheserver"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/frontproxy"
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/kubeconfig"
@@ -152,6 +153,10 @@ func (c completedConfig) New() (*Server, error) {
 		storage[resource+"/rotation"] = &rotation.REST{Resource: operator.Resource(resource), Status: storage[resource+"/status"].(rest.Patcher), Access: access}
 	}
 	storage["rootshards/rotation"].(*rotation.REST).Linked = linkedBy(storage["links"].(rest.Lister))
+	// The backup subresource (issue 42) asks for a snapshot of a managed etcd in the status.
+	for resource, access := range map[string]backup.Access{"rootshards": backup.RootShards, "shards": backup.Shards} {
+		storage[resource+"/"+store.BackupSubresource] = &backup.REST{Resource: operator.Resource(resource), Status: storage[resource+"/status"].(rest.Patcher), Access: access}
+	}
 	apiGroupInfo.VersionedResourcesStorageMap[operatorv1alpha1.SchemeGroupVersion.Version] = storage
 
 	if err := genericServer.InstallAPIGroup(&apiGroupInfo); err != nil {

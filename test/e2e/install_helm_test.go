@@ -102,8 +102,8 @@ func TestChartTemplateEqualsKustomize(t *testing.T) {
 
 	// Without the self-service roles, or without their aggregation into the built-in ones.
 	withoutRoles := objectsOf(t, helm(t, "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "selfServiceRoles.enabled=false"))
-	assert.Len(t, withoutRoles, len(chart)-6)
-	for _, role := range []string{"kcp-setups-view", "kcp-setups-edit", "kcp-setups-kubeconfig", "kcp-setups-rotation", "kcp-setups-trust", "kcp-setups-link"} {
+	assert.Len(t, withoutRoles, len(chart)-7)
+	for _, role := range []string{"kcp-setups-view", "kcp-setups-edit", "kcp-setups-kubeconfig", "kcp-setups-rotation", "kcp-setups-backup", "kcp-setups-trust", "kcp-setups-link"} {
 		assert.NotContains(t, withoutRoles, "rbac.authorization.k8s.io/v1/ClusterRole/<nil>/"+role)
 	}
 	unaggregated, err := stack.Helm(t.Context(), "template", "kcp-setups", chartDir, "--namespace", "kcp-setups", "--set", "selfServiceRoles.aggregate=false")

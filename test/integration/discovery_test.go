@@ -59,10 +59,11 @@ func TestDiscovery(t *testing.T) {
 		"virtualworkspaces", "virtualworkspaces/status", "links", "links/status",
 		"rootshards/kubeconfig", "shards/kubeconfig", "frontproxies/kubeconfig",
 		"rootshards/rotation", "cacheservers/rotation",
+		"rootshards/backup", "shards/backup",
 	} {
 		assert.True(t, got[want], "discovery lacks %s", want)
 	}
-	assert.Len(t, got, 19, "no other resource: %v", got)
+	assert.Len(t, got, 21, "no other resource: %v", got)
 
 	// The self-service roles cover every resource the server serves: viewers read each one
 	// and its status, editors manage each one but links, which kcp-setups-link manages, and
@@ -86,6 +87,9 @@ func TestDiscovery(t *testing.T) {
 		case "rotation":
 			assert.Contains(t, roles["kcp-setups-rotation"], resource, "admins rotate through %s", resource)
 			assert.NotContains(t, roles["kcp-setups-edit"], resource, "editing a spec grants no rotation")
+		case "backup":
+			assert.Contains(t, roles["kcp-setups-backup"], resource, "admins ask for snapshots through %s", resource)
+			assert.NotContains(t, roles["kcp-setups-edit"], resource, "editing a spec grants no snapshot")
 		default:
 			t.Errorf("no self-service rule for the subresource %s", resource)
 		}
@@ -133,6 +137,35 @@ func selfServiceRoles(t *testing.T) map[string][]string {
 	}
 	require.NotEmpty(t, roles["kcp-setups-view"], "roles.yaml has no kcp-setups-view")
 	return roles
+}
+
+// TestOnlyAdminsTakeSnapshots: a snapshot holds every workspace of the installation, so the
+// backup subresource (create, and get, which a restore from another setup's store asks) is
+// granted by kcp-setups-backup alone, which aggregates into admin only: no role that edit
+// aggregates grants it.
+func TestOnlyAdminsTakeSnapshots(t *testing.T) {
+	data, err := os.ReadFile("../../artifacts/deploy/roles.yaml")
+	require.NoError(t, err)
+	var granting []string
+	for _, doc := range strings.Split(string(data), "\n---\n") {
+		var role rbacv1.ClusterRole
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &role))
+		for _, rule := range role.Rules {
+			if !slices.ContainsFunc(rule.Resources, func(r string) bool { return strings.HasSuffix(r, "/backup") || r == "*" || strings.HasSuffix(r, "/*") }) {
+				continue
+			}
+			granting = append(granting, role.Name)
+			assert.ElementsMatch(t, []string{"rootshards/backup", "shards/backup"}, rule.Resources, role.Name)
+			assert.ElementsMatch(t, []string{"create", "get"}, rule.Verbs, role.Name)
+			assert.Empty(t, role.Labels["rbac.authorization.k8s.io/aggregate-to-edit"], "%s aggregates into edit", role.Name)
+			assert.Equal(t, "true", role.Labels["rbac.authorization.k8s.io/aggregate-to-admin"], role.Name)
+		}
+	}
+	assert.Equal(t, []string{"kcp-setups-backup"}, granting)
+	roles := selfServiceRoles(t)
+	for _, resource := range []string{"rootshards/backup", "shards/backup"} {
+		assert.NotContains(t, roles["kcp-setups-edit"], resource, "kcp-setups-edit lacks %s", resource)
+	}
 }
 
 // TestOnlyAdminsTrust: trust on RootShards (an identity source, an etcd without TLS or a

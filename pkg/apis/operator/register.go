@@ -39,6 +39,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Link{}, &LinkList{},
 		&KubeconfigRequest{},
 		&CARotation{},
+		&EtcdSnapshotRequest{},
 	)
 	return nil
 }

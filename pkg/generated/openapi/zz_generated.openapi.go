@@ -70,6 +70,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.EtcdRestore{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref),
 		v1alpha1.EtcdRestoreSource{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_EtcdRestoreSource(ref),
 		v1alpha1.EtcdSnapshotInfo{}.OpenAPIModelName():              schema_pkg_apis_operator_v1alpha1_EtcdSnapshotInfo(ref),
+		v1alpha1.EtcdSnapshotRequest{}.OpenAPIModelName():           schema_pkg_apis_operator_v1alpha1_EtcdSnapshotRequest(ref),
+		v1alpha1.EtcdSnapshotRequestStatus{}.OpenAPIModelName():     schema_pkg_apis_operator_v1alpha1_EtcdSnapshotRequestStatus(ref),
 		v1alpha1.EtcdSnapshotStore{}.OpenAPIModelName():             schema_pkg_apis_operator_v1alpha1_EtcdSnapshotStore(ref),
 		v1alpha1.EtcdSnapshotVolume{}.OpenAPIModelName():            schema_pkg_apis_operator_v1alpha1_EtcdSnapshotVolume(ref),
 		v1alpha1.EtcdStorage{}.OpenAPIModelName():                   schema_pkg_apis_operator_v1alpha1_EtcdStorage(ref),
@@ -2450,6 +2452,76 @@ func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotInfo(ref common.ReferenceCall
 					},
 				},
 				Required: []string{"name", "time", "revision", "size", "sha256", "store"},
+			},
+		},
+		Dependencies: []string{
+			metav1.Time{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotRequest(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdSnapshotRequest is the body of the backup subresource of RootShards and Shards: it asks for a snapshot of the object's managed etcd now. Like an Eviction it has no spec: the request is the object it is posted to. It is not stored itself: the snapshot asked for is the object's status.etcd.pendingSnapshot until the server has taken it, and then one of status.etcd.snapshots.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(metav1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Status is the snapshot asked for, as the server answers the request; what a client sends there is ignored.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.EtcdSnapshotRequestStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1alpha1.EtcdSnapshotRequestStatus{}.OpenAPIModelName(), metav1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_operator_v1alpha1_EtcdSnapshotRequestStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "EtcdSnapshotRequestStatus names the snapshot a request asked for.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"snapshot": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Snapshot is the name the snapshot will have in the store and in status.etcd.snapshots: <base>-<UTC time, yyyymmdd-hhmmss>.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requestTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "RequestTime is when it was asked for, as status.etcd.pendingSnapshot records it.",
+							Ref:         ref(metav1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
 			},
 		},
 		Dependencies: []string{

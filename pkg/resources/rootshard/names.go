@@ -30,8 +30,12 @@ func Server(rs *operatorv1alpha1.RootShard) kcp.Server {
 // Etcd describes the RootShard's managed etcd, or is nil when it uses an external one. Its
 // names start with the RootShard's name.
 func Etcd(rs *operatorv1alpha1.RootShard) *etcd.Cluster {
-	return etcd.New(Kind, &rs.ObjectMeta, &rs.Spec.CommonShardSpec, rs.Name, rs.Name)
+	return etcd.New(Kind, &rs.ObjectMeta, &rs.Spec.CommonShardSpec, EtcdBase(rs.Name), rs.Name)
 }
+
+// EtcdBase is the prefix of the names of the managed etcd of the RootShard name, and of its
+// snapshots': the RootShard's name.
+func EtcdBase(name string) string { return name }
 
 // ServiceName is the name of the root shard's Service and Deployment, and the base of its
 // DNS names.

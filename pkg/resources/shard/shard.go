@@ -107,8 +107,12 @@ func Server(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) kcp.Serve
 // Etcd describes the Shard's managed etcd, or is nil when it uses an external one. Its names
 // start with "<shard>-shard"; its certificates are signed by the RootShard's etcd CAs.
 func Etcd(s *operatorv1alpha1.Shard, rs *operatorv1alpha1.RootShard) *etcd.Cluster {
-	return etcd.New(Kind, &s.ObjectMeta, &s.Spec.CommonShardSpec, s.Name+"-shard", rs.Name)
+	return etcd.New(Kind, &s.ObjectMeta, &s.Spec.CommonShardSpec, EtcdBase(s.Name), rs.Name)
 }
+
+// EtcdBase is the prefix of the names of the managed etcd of the Shard name, and of its
+// snapshots': "<shard>-shard".
+func EtcdBase(name string) string { return name + "-shard" }
 
 // EtcdClaimNames are the volume claims of the Shard's managed etcd (the members' and its
 // snapshot volume's), none without one: their names follow from the Shard alone, whichever

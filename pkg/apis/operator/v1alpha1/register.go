@@ -42,6 +42,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Link{}, &LinkList{},
 		&KubeconfigRequest{},
 		&CARotation{},
+		&EtcdSnapshotRequest{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

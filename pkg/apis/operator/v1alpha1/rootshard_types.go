@@ -7,6 +7,7 @@ import (
 // +genclient
 // +genclient:method=CreateKubeconfig,verb=create,subresource=kubeconfig,input=KubeconfigRequest,result=KubeconfigRequest
 // +genclient:method=Rotate,verb=create,subresource=rotation,input=CARotation,result=CARotation
+// +genclient:method=Backup,verb=create,subresource=backup,input=EtcdSnapshotRequest,result=EtcdSnapshotRequest
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // RootShard is the first shard of a kcp installation: it owns the setup's PKI and is the

@@ -6,6 +6,7 @@ import (
 
 // +genclient
 // +genclient:method=CreateKubeconfig,verb=create,subresource=kubeconfig,input=KubeconfigRequest,result=KubeconfigRequest
+// +genclient:method=Backup,verb=create,subresource=backup,input=EtcdSnapshotRequest,result=EtcdSnapshotRequest
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // Shard is an additional kcp shard that joins a RootShard.

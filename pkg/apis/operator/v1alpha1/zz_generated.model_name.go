@@ -202,6 +202,16 @@ func (in EtcdSnapshotInfo) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdSnapshotRequest) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdSnapshotRequest"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in EtcdSnapshotRequestStatus) OpenAPIModelName() string {
+	return "io.kcp.operator.v1alpha1.EtcdSnapshotRequestStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in EtcdSnapshotStore) OpenAPIModelName() string {
 	return "io.kcp.operator.v1alpha1.EtcdSnapshotStore"
 }

@@ -57,15 +57,11 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 	Warnings:             validation.RootShardWarnings,
 	// The roll's state decides which release every component of the setup builds: the
 	// server's to write (docs/kcp-versions.md, "Upgrading a setup").
-	ServerWritten: []store.ServerWritten[*operator.RootShard]{{
+	ServerWritten: append([]store.ServerWritten[*operator.RootShard]{{
 		Path:  field.NewPath("status", "version"),
 		Value: func(o *operator.RootShard) any { return o.Status.Version },
 		Why:   "the state of the setup's roll, which decides the release each of its components runs",
-	}, {
-		Path:  field.NewPath("status", "etcd"),
-		Value: func(o *operator.RootShard) any { return o.Status.Etcd },
-		Why:   "the state of the managed etcd, as its members report it",
-	}},
+	}}, store.EtcdStatusWritten(func(o *operator.RootShard) *operator.ManagedEtcdStatus { return o.Status.Etcd })...),
 
 	Table: store.Table[*operator.RootShard]{
 		Columns: []store.Column[*operator.RootShard]{

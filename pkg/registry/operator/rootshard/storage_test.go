@@ -31,7 +31,7 @@ func TestVersionCell(t *testing.T) {
 // TestTheRollIsTheServers: status.version is the server's to write (store.ServerWritten), and
 // any change of it counts, a member's desired release as much as the group.
 func TestTheRollIsTheServers(t *testing.T) {
-	if assert.Len(t, Kind.ServerWritten, 2) {
+	if assert.Len(t, Kind.ServerWritten, 3) {
 		w := Kind.ServerWritten[0]
 		assert.Equal(t, "status.version", w.Path.String())
 		assert.Contains(t, w.Why, "the state of the setup's roll")
@@ -43,5 +43,7 @@ func TestTheRollIsTheServers(t *testing.T) {
 		assert.NotEqual(t, w.Value(base), w.Value(forged))
 		assert.Equal(t, w.Value(base), w.Value(base.DeepCopy()))
 		assert.Equal(t, "status.etcd", Kind.ServerWritten[1].Path.String(), "the managed etcd's state is the server's too")
+		assert.Equal(t, "status.etcd.pendingSnapshot", Kind.ServerWritten[2].Path.String(), "and the snapshot asked for on demand")
+		assert.Equal(t, "backup", Kind.ServerWritten[2].Subresource, "which the backup subresource writes too")
 	}
 }

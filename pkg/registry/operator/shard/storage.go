@@ -43,12 +43,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 	Validate:             validation.ValidateShard,
 	ValidateUpdate:       validation.ValidateShardUpdate,
 	ValidateStatusUpdate: validation.ValidateShardStatusUpdate,
-	ServerWritten: []store.ServerWritten[*operator.Shard]{{
-		Path:  field.NewPath("status", "etcd"),
-		Value: func(o *operator.Shard) any { return o.Status.Etcd },
-		Why:   "the state of the managed etcd, as its members report it",
-	}},
-	Warnings: validation.ShardWarnings,
+	ServerWritten:        store.EtcdStatusWritten(func(o *operator.Shard) *operator.ManagedEtcdStatus { return o.Status.Etcd }),
+	Warnings:             validation.ShardWarnings,
 
 	SelectableFields: func(o *operator.Shard) fields.Set {
 		return fields.Set{operatorv1alpha1.RootShardRefField: store.RootShardName(o.Spec.RootShard)}

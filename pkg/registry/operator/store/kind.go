@@ -105,4 +105,8 @@ type ServerWritten[T any] struct {
 	// Why says what the part is, for the 403 of anyone else's write: "only the server
 	// writes <Why>".
 	Why string
+	// Subresource, when set, is the kind's create subresource whose own write of the status
+	// (WithSubresourceWrite) may change the part too: its requester was allowed create on
+	// <resource>/<Subresource>, and the server's code wrote the value.
+	Subresource string
 }

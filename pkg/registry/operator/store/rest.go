@@ -172,13 +172,7 @@ func NewREST[T Object, Spec, Status any](scheme *runtime.Scheme, optsGetter gene
 			return kind.Rotations(o), true
 		}
 	}
-	for _, w := range kind.ServerWritten {
-		check.serverWritten = append(check.serverWritten, serverWrittenCheck{path: w.Path.String(), why: w.Why, changed: func(obj, old runtime.Object) bool {
-			o, ok1 := obj.(T)
-			p, ok2 := old.(T)
-			return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(w.Value(o), w.Value(p))
-		}})
-	}
+	check.serverWritten = serverWrittenChecks(kind.ServerWritten)
 	return &REST{Store: store, admit: newAdmitter(kind, authz), limits: limits}, &StatusREST{store: &statusStore, checks: check}, nil
 }
 
@@ -198,4 +192,18 @@ func (k *Kind[T, Spec, Status]) attrs(obj runtime.Object) (labels.Set, fields.Se
 // matcher is the selection predicate of the kind, with its labels and selectable fields.
 func (k *Kind[T, Spec, Status]) matcher(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
 	return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: k.attrs}
+}
+
+// serverWrittenChecks are the status subresource's checks of a kind's ServerWritten parts: a
+// part changed is any difference of its value (or an object not of the kind).
+func serverWrittenChecks[T any](parts []ServerWritten[T]) []serverWrittenCheck {
+	var checks []serverWrittenCheck
+	for _, w := range parts {
+		checks = append(checks, serverWrittenCheck{path: w.Path.String(), why: w.Why, subresource: w.Subresource, changed: func(obj, old runtime.Object) bool {
+			o, ok1 := obj.(T)
+			p, ok2 := old.(T)
+			return !ok1 || !ok2 || !apiequality.Semantic.DeepEqual(w.Value(o), w.Value(p))
+		}})
+	}
+	return checks
 }

@@ -68,10 +68,27 @@ type statusCheck struct {
 	serverWritten []serverWrittenCheck
 }
 
-// serverWrittenCheck is a part of the status only the controllers' user changes.
+// serverWrittenCheck is a part of the status only the controllers' user changes, and the
+// subresource of its name, when it has one.
 type serverWrittenCheck struct {
-	path, why string
-	changed   func(obj, old runtime.Object) bool
+	path, why, subresource string
+	changed                func(obj, old runtime.Object) bool
+}
+
+type subresourceWriteKey struct{}
+
+// WithSubresourceWrite marks ctx as the write of a create subresource (backup) into the
+// status, on a request that RBAC allowed (create on <resource>/<subresource>): the status
+// subresource lets it change the ServerWritten parts that name it. Only code in the server
+// can set it.
+func WithSubresourceWrite(ctx context.Context, subresource string) context.Context {
+	return context.WithValue(ctx, subresourceWriteKey{}, subresource)
+}
+
+// WrittenBy reports whether ctx is marked as the write of the subresource named, never of none.
+func WrittenBy(ctx context.Context, subresource string) bool {
+	v, _ := ctx.Value(subresourceWriteKey{}).(string)
+	return subresource != "" && v == subresource
 }
 
 func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
@@ -82,10 +99,14 @@ func (c statusCheck) check(ctx context.Context, obj, old runtime.Object) error {
 	}
 	var refused []string
 	for _, w := range c.serverWritten {
-		if w.changed(obj, old) && !c.controller.is(requester) {
-			refused = append(refused, fmt.Sprintf("%s: user %q may not change it: only the server writes %s",
-				w.path, requester.GetName(), w.why))
+		if !w.changed(obj, old) || c.controller.is(requester) || WrittenBy(ctx, w.subresource) {
+			continue
 		}
+		msg := fmt.Sprintf("%s: user %q may not change it: only the server writes %s", w.path, requester.GetName(), w.why)
+		if w.subresource != "" {
+			msg += fmt.Sprintf(": ask the %s subresource (create on %s/%s)", w.subresource, c.resource, w.subresource)
+		}
+		refused = append(refused, msg)
 	}
 	if c.rotations == nil {
 		return c.forbidden(obj, refused)

@@ -53,6 +53,7 @@ type RootShardInterface interface {
 	ApplyStatus(ctx context.Context, rootShard *applyconfigurationoperatorv1alpha1.RootShardApplyConfiguration, opts v1.ApplyOptions) (result *operatorv1alpha1.RootShard, err error)
 	CreateKubeconfig(ctx context.Context, rootShardName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (*operatorv1alpha1.KubeconfigRequest, error)
 	Rotate(ctx context.Context, rootShardName string, cARotation *operatorv1alpha1.CARotation, opts v1.CreateOptions) (*operatorv1alpha1.CARotation, error)
+	Backup(ctx context.Context, rootShardName string, etcdSnapshotRequest *operatorv1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (*operatorv1alpha1.EtcdSnapshotRequest, error)
 
 	RootShardExpansion
 }
@@ -104,6 +105,22 @@ func (c *rootShards) Rotate(ctx context.Context, rootShardName string, cARotatio
 		SubResource("rotation").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(cARotation).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Backup takes the representation of a etcdSnapshotRequest and creates it.  Returns the server's representation of the etcdSnapshotRequest, and an error, if there is any.
+func (c *rootShards) Backup(ctx context.Context, rootShardName string, etcdSnapshotRequest *operatorv1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (result *operatorv1alpha1.EtcdSnapshotRequest, err error) {
+	result = &operatorv1alpha1.EtcdSnapshotRequest{}
+	err = c.GetClient().Post().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("rootshards").
+		Name(rootShardName).
+		SubResource("backup").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(etcdSnapshotRequest).
 		Do(ctx).
 		Into(result)
 	return

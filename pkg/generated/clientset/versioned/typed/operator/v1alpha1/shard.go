@@ -52,6 +52,7 @@ type ShardInterface interface {
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, shard *applyconfigurationoperatorv1alpha1.ShardApplyConfiguration, opts v1.ApplyOptions) (result *operatorv1alpha1.Shard, err error)
 	CreateKubeconfig(ctx context.Context, shardName string, kubeconfigRequest *operatorv1alpha1.KubeconfigRequest, opts v1.CreateOptions) (*operatorv1alpha1.KubeconfigRequest, error)
+	Backup(ctx context.Context, shardName string, etcdSnapshotRequest *operatorv1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (*operatorv1alpha1.EtcdSnapshotRequest, error)
 
 	ShardExpansion
 }
@@ -87,6 +88,22 @@ func (c *shards) CreateKubeconfig(ctx context.Context, shardName string, kubecon
 		SubResource("kubeconfig").
 		VersionedParams(&opts, scheme.ParameterCodec).
 		Body(kubeconfigRequest).
+		Do(ctx).
+		Into(result)
+	return
+}
+
+// Backup takes the representation of a etcdSnapshotRequest and creates it.  Returns the server's representation of the etcdSnapshotRequest, and an error, if there is any.
+func (c *shards) Backup(ctx context.Context, shardName string, etcdSnapshotRequest *operatorv1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (result *operatorv1alpha1.EtcdSnapshotRequest, err error) {
+	result = &operatorv1alpha1.EtcdSnapshotRequest{}
+	err = c.GetClient().Post().
+		UseProtobufAsDefault().
+		Namespace(c.GetNamespace()).
+		Resource("shards").
+		Name(shardName).
+		SubResource("backup").
+		VersionedParams(&opts, scheme.ParameterCodec).
+		Body(etcdSnapshotRequest).
 		Do(ctx).
 		Into(result)
 	return

@@ -77,3 +77,15 @@ func (c *fakeRootShards) Rotate(ctx context.Context, rootShardName string, cARot
 	}
 	return obj.(*v1alpha1.CARotation), err
 }
+
+// Backup takes the representation of a etcdSnapshotRequest and creates it.  Returns the server's representation of the etcdSnapshotRequest, and an error, if there is any.
+func (c *fakeRootShards) Backup(ctx context.Context, rootShardName string, etcdSnapshotRequest *v1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (result *v1alpha1.EtcdSnapshotRequest, err error) {
+	emptyResult := &v1alpha1.EtcdSnapshotRequest{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), rootShardName, "backup", c.Namespace(), etcdSnapshotRequest, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.EtcdSnapshotRequest), err
+}

@@ -63,3 +63,15 @@ func (c *fakeShards) CreateKubeconfig(ctx context.Context, shardName string, kub
 	}
 	return obj.(*v1alpha1.KubeconfigRequest), err
 }
+
+// Backup takes the representation of a etcdSnapshotRequest and creates it.  Returns the server's representation of the etcdSnapshotRequest, and an error, if there is any.
+func (c *fakeShards) Backup(ctx context.Context, shardName string, etcdSnapshotRequest *v1alpha1.EtcdSnapshotRequest, opts v1.CreateOptions) (result *v1alpha1.EtcdSnapshotRequest, err error) {
+	emptyResult := &v1alpha1.EtcdSnapshotRequest{}
+	obj, err := c.Fake.
+		Invokes(testing.NewCreateSubresourceActionWithOptions(c.Resource(), shardName, "backup", c.Namespace(), etcdSnapshotRequest, opts), emptyResult)
+
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.EtcdSnapshotRequest), err
+}
