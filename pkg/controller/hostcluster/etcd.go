@@ -30,7 +30,10 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		w.err = err
 		return nil
 	}
-	if current == nil && e.HoldForRestore {
+	// The members' restore runs in the server's own image: without one (no
+	// --etcd-agent-image, EtcdBackupReady says so) nothing starts rather than an empty cluster.
+	e.AgentImage = w.host.EtcdAgentImage
+	if current == nil && (e.HoldForRestore || e.Restoring != nil && e.AgentImage == "") {
 		// The snapshot a restore names has not passed its check: nothing starts from it,
 		// and no empty cluster starts instead.
 		return nil

@@ -27,6 +27,7 @@ func TestARestoreStartsNothingBeforeItsSnapshotPassesItsCheck(t *testing.T) {
 	}}
 	f := newFixture(t, rs)
 	f.Host.StoreStatefulSets(t)
+	f.c.Host.EtcdAgentImage = "ghcr.io/kcp-setups/apiserver:v1"
 	restored := func() *metav1.Condition {
 		got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
 		require.NoError(t, err)
