@@ -351,3 +351,42 @@ func TestClaimsIndexFollowsWrappedWatchEvents(t *testing.T) {
 		return c.Check(t.Context(), resourceOf("Shard"), shard, nil) == nil
 	}, 5*time.Second, time.Millisecond, "and no longer once its deletion comes")
 }
+
+// TestClaimsIndexIgnoresAWatchEventFromBeforeADeletion: this replica deletes an object
+// (Forget) before the watch brings the events of its last write and of its deletion; the
+// late write's event does not index it again.
+func TestClaimsIndexIgnoresAWatchEventFromBeforeADeletion(t *testing.T) {
+	objects := []runtime.Object{}
+	c := testClaims(&objects)
+	w := watch.NewFakeWithChanSize(4, false)
+	for i, k := range c.Kinds {
+		if k.Kind == "RootShard" {
+			c.Kinds[i].List = watchedObjects{ownObjects: k.List.(*ownObjects), w: w}
+		}
+	}
+	runIndex(t, c)
+	alpha := rootShard("alpha")
+	alpha.UID, alpha.Generation = "uid-alpha", 1
+	shard := shardOf("alpha", "root")
+	c.Observe("rootshards", alpha)
+	c.Forget("rootshards", alpha)
+
+	w.Add(cachingObject{alpha})
+	// A second object's event, after the late one, says when the late one was handled.
+	beta := rootShard("beta")
+	beta.UID, beta.Generation = "uid-beta", 1
+	w.Add(beta)
+	require.Eventually(t, func() bool {
+		return apierrors.IsInvalid(c.Check(t.Context(), resourceOf("Shard"), shardOf("beta", "root"), nil))
+	}, 5*time.Second, time.Millisecond)
+	require.NoError(t, c.Check(t.Context(), resourceOf("Shard"), shard, nil), "the deleted RootShard's late event does not index it again")
+
+	w.Delete(alpha)
+	// A RootShard of the same name, created again (another UID), counts.
+	again := rootShard("alpha")
+	again.UID, again.Generation = "uid-alpha-2", 1
+	w.Add(again)
+	require.Eventually(t, func() bool {
+		return apierrors.IsInvalid(c.Check(t.Context(), resourceOf("Shard"), shard, nil))
+	}, 5*time.Second, time.Millisecond, "a new object of the name counts")
+}

@@ -32,6 +32,10 @@ type claimIndex struct {
 	names map[string]map[string]map[string]struct{}
 	// synced counts the kinds whose first list is in.
 	synced int
+	// gone are the UIDs of the objects this replica deleted whose watch event of the
+	// deletion has not come yet: a watch event of theirs from before the deletion, which
+	// comes after it, indexes them no more.
+	gone map[types.UID]string
 }
 
 // indexedObject is what the index holds of an object: the names it derives, as of its UID and
@@ -52,7 +56,11 @@ func (x *claimIndex) put(kind string, obj runtime.Object, derive func(runtime.Ob
 	ns, key := m.GetNamespace(), kind+"/"+m.GetName()
 	x.mu.RLock()
 	held, ok := x.objects[ns][key]
+	_, deleted := x.gone[m.GetUID()]
 	x.mu.RUnlock()
+	if deleted {
+		return nil
+	}
 	// The same generation derives the same names; an older one is a watch event that comes
 	// after this replica's own write of a newer one (Observe), and the newer stays.
 	if ok && held.uid == m.GetUID() && held.generation >= m.GetGeneration() {
@@ -66,6 +74,9 @@ func (x *claimIndex) put(kind string, obj runtime.Object, derive func(runtime.Ob
 	defer x.mu.Unlock()
 	if held, ok := x.objects[ns][key]; ok && held.uid == m.GetUID() && held.generation >= m.GetGeneration() {
 		return nil // a newer one came in meanwhile
+	}
+	if _, deleted := x.gone[m.GetUID()]; deleted {
+		return nil // deleted meanwhile
 	}
 	x.removeLocked(ns, key)
 	if x.objects == nil {
@@ -84,14 +95,23 @@ func (x *claimIndex) put(kind string, obj runtime.Object, derive func(runtime.Ob
 	return nil
 }
 
-// remove drops obj, of kind, from the index.
-func (x *claimIndex) remove(kind string, obj runtime.Object) {
+// remove drops obj, of kind, from the index: its deletion as the watch tells it, or, with
+// deleted, as this replica made it (before its watch event comes).
+func (x *claimIndex) remove(kind string, obj runtime.Object, deleted bool) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if deleted {
+		if x.gone == nil {
+			x.gone = map[types.UID]string{}
+		}
+		x.gone[m.GetUID()] = kind
+	} else {
+		delete(x.gone, m.GetUID())
+	}
 	if held, ok := x.objects[m.GetNamespace()][kind+"/"+m.GetName()]; ok && held.uid == m.GetUID() {
 		x.removeLocked(m.GetNamespace(), kind+"/"+m.GetName())
 	}
@@ -116,6 +136,13 @@ func (x *claimIndex) removeLocked(ns, key string) {
 func (x *claimIndex) keep(kind string, keys map[string]map[string]bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	// A new list of the kind holds none of its deleted objects, and its watch goes on from
+	// after it.
+	for uid, k := range x.gone {
+		if k == kind {
+			delete(x.gone, uid)
+		}
+	}
 	prefix := kind + "/"
 	for ns, objects := range x.objects {
 		for key := range objects {
@@ -253,7 +280,7 @@ func (c *Claims) watch(ctx context.Context, k ClaimingKind, rv string) {
 					klog.FromContext(ctx).Error(err, "Indexing derived names", "resource", k.Resource)
 				}
 			case watch.Deleted:
-				c.index.remove(k.Kind, ev.Object)
+				c.index.remove(k.Kind, ev.Object, false)
 			case watch.Error:
 				return
 			}
@@ -271,7 +298,7 @@ func (c *Claims) Observe(resource string, obj runtime.Object) {
 // Forget drops obj, of resource, which this replica deleted, before its watch event comes.
 func (c *Claims) Forget(resource string, obj runtime.Object) {
 	if kind := c.kindOfResource(resource); kind != "" {
-		c.index.remove(kind, obj)
+		c.index.remove(kind, obj, true)
 	}
 }
 
