@@ -97,7 +97,7 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(backupAgent.Stop)
 	client := agent.Client{URL: backupAgent.URL, HTTP: &http.Client{Transport: &http.Transport{TLSClientConfig: kcp}}}
-	snapshot, err := client.Take(ctx)
+	snapshot, err := client.Take(ctx, "")
 	require.NoError(t, err, "the agent's log:\n%s", backupAgent.Log())
 	assert.Regexp(t, `^root-\d{8}-\d{6}$`, snapshot.Name)
 	listed, err := client.List(ctx)
@@ -208,7 +208,7 @@ func TestBackupAgentAndRestoreThroughS3(t *testing.T) {
 	t.Cleanup(backupAgent.Stop)
 	assert.NotContains(t, strings.Join(backupAgent.Args, " "), store.SecretAccessKey, "no credential on the command line")
 	client := agent.Client{URL: backupAgent.URL, HTTP: &http.Client{Transport: &http.Transport{TLSClientConfig: kcp}}}
-	snapshot, err := client.Take(ctx)
+	snapshot, err := client.Take(ctx, "")
 	require.NoError(t, err, "the agent's log:\n%s", backupAgent.Log())
 	assert.FileExists(t, filepath.Join(store.DataDir, store.Bucket, "s3", "root", snapshot.Name), "under the setup's prefix")
 

@@ -97,7 +97,7 @@ func TestEtcdAgentRunsAndForwardsItsPod(t *testing.T) {
 		require.NoError(c, err)
 		assert.Empty(c, listed)
 	}, 2*time.Minute, time.Second, "the agent through its pod's port")
-	snapshot, err := client.Take(ctx)
+	snapshot, err := client.Take(ctx, "")
 	require.NoError(t, err, "the agent's log:\n%s", backupAgent.Log())
 	listed, err := client.List(ctx)
 	require.NoError(t, err)
