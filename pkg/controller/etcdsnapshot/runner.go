@@ -161,12 +161,11 @@ func Take(ctx context.Context, req Request) Result {
 		res.Err = err
 		return res
 	}
-	httpClient, err := rest.HTTPClientFor(cfg)
+	client, err := agent.ClientFor(cfg)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	client := agent.Client{HTTP: httpClient, URL: cfg.Host}
 	snap, err := client.Take(ctx, req.Name)
 	switch {
 	case err == nil:

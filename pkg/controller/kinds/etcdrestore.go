@@ -7,14 +7,12 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/controller"
 	"github.com/kcp-setups/apiserver/pkg/controller/etcdrestore"
 	"github.com/kcp-setups/apiserver/pkg/controller/hostcluster"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup/agent"
-	"github.com/kcp-setups/apiserver/pkg/kcpclient"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 )
 
@@ -88,13 +86,6 @@ func EtcdRestore[T controller.Object, S any](l controller.Lifecycle[T, S], obj T
 	}
 }
 
-// AgentEndpoint is where a managed etcd's backup agent is reached: its Service, whose name
-// the agent's certificate carries, and its pod.
-func AgentEndpoint(e *etcd.Cluster) kcpclient.Endpoint {
-	return kcpclient.Endpoint{Namespace: e.Namespace, Service: e.AgentName(), Port: etcd.AgentPort,
-		Selector: e.AgentSelectorLabels(), ClusterDomain: e.ClusterDomain}
-}
-
 // AgentClient calls e's backup agent through the server's etcd dialer, with kcp's etcd
 // client certificate (of the RootShard's etcd client CA, which the agent trusts and whose CA
 // issued the agent's serving certificate).
@@ -102,13 +93,9 @@ func AgentClient(host *hostcluster.Host, e *etcd.Cluster) (agent.Client, error) 
 	if host.Kcp == nil || host.NoEtcdDialer {
 		return agent.Client{}, errors.New("the server reaches no managed etcd (--etcd-dialer=none)")
 	}
-	config, err := host.Kcp.Etcd(AgentEndpoint(e), e.ClientSecret())
+	config, err := host.Kcp.Etcd(hostcluster.EtcdAgentEndpoint(e), e.ClientSecret())
 	if err != nil {
 		return agent.Client{}, err
 	}
-	hc, err := rest.HTTPClientFor(config)
-	if err != nil {
-		return agent.Client{}, err
-	}
-	return agent.Client{HTTP: hc, URL: config.Host}, nil
+	return agent.ClientFor(config)
 }

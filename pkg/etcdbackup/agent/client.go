@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
 )
 
@@ -129,3 +131,13 @@ var ErrBusy = errorString("the backup agent is taking another snapshot")
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// ClientFor calls the agent config reaches: its host, TLS and dialer (the server's, through
+// its etcd dialer with kcp's etcd client certificate).
+func ClientFor(config *rest.Config) (Client, error) {
+	hc, err := rest.HTTPClientFor(config)
+	if err != nil {
+		return Client{}, err
+	}
+	return Client{HTTP: hc, URL: config.Host}, nil
+}
