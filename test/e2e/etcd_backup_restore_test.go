@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,15 +17,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kcp-setups/apiserver/internal/localstack"
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
+	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/test/framework"
 )
 
+// backedUpEtcdSetup is a RootShard NAME whose managed etcd (one member) is backed up as
+// BACKUP says.
 const backedUpEtcdSetup = `apiVersion: operator.kcp.io/v1alpha1
 kind: RootShard
 metadata:
-  name: saved
+  name: NAME
 spec:
   external:
     hostname: kcp.example.com
@@ -32,89 +38,149 @@ spec:
     managed:
       replicas: 1
       backup:
-        store:
-          volume: {}
+BACKUP
 `
 
-// TestBackupOnDemandAndRestoreAfterALostVolume: a RootShard's managed etcd (a real member)
-// with a volume store; keys written through kcp's client certificate; a snapshot asked for
-// through the backup subresource is taken by the agent the server realized (run as a process)
-// and listed in status; the member and its volume are lost; the RootShard names the snapshot
-// to restore; the server checks it through the agent, creates the StatefulSet with the restore
-// init container, whose restore (run before the member) brings every key back, and
-// EtcdRestored turns True.
-func TestBackupOnDemandAndRestoreAfterALostVolume(t *testing.T) {
+// TestBackupAndRestore: two RootShards, each with a managed etcd (a real member) that keys
+// are written to through kcp's client certificate; one is backed up on demand to a volume
+// store (the backup subresource), the other on a schedule to S3-compatible object storage
+// (versitygw). Each loses its member, its volume and its StatefulSet, names the snapshot to
+// restore, and starts from it: every key written before the snapshot is back and none after,
+// and, since the PKI is kept, kcp's stand-in serves with the same certificates as before the
+// loss and takes a credential minted before it.
+func TestBackupAndRestore(t *testing.T) {
 	parallel(t, alone)
-	ns := namespace(t, "etcd-backup")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, backedUpEtcdSetup))
-	waitFor(t, ns, "rootshard/saved", "CertificatesReady")
+	t.Run("on demand to a volume", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, "etcd-backup")
+		backUpLoseAndRestore(t, ns, "saved", "        store:\n          volume: {}", func(string) string {
+			// On demand, through the subresource: it answers the name, the server takes it.
+			var request operatorv1alpha1.EtcdSnapshotRequest
+			out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/saved/backup",
+				"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
+			require.NoError(t, json.Unmarshal([]byte(out), &request))
+			require.NotEmpty(t, request.Status.Snapshot, "the request answers the snapshot's name: %s", out)
+			return request.Status.Snapshot
+		})
+	})
+	t.Run("on a schedule to object storage", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, "etcd-backup-s3")
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		store, err := localstack.StartS3(ctx, localstack.S3Options{Dir: stack.Path("s3-" + ns)})
+		require.NoError(t, err)
+		t.Cleanup(store.Stop)
+		kubectl(t, "create", "secret", "generic", "s3-credentials", "-n", ns,
+			"--from-literal=accessKeyID="+store.AccessKeyID, "--from-literal=secretAccessKey="+store.SecretAccessKey)
+		backup := fmt.Sprintf(`        schedule: "* * * * *"
+        store:
+          s3:
+            endpoint: %s
+            bucket: %s
+            region: %s
+            credentialsSecretRef:
+              name: s3-credentials
+            caBundle: %s`, store.Endpoint, store.Bucket, store.Region, base64.StdEncoding.EncodeToString(store.CAPEM))
+		var written time.Time
+		name := backUpLoseAndRestore(t, ns, "vault", backup, func(string) string {
+			// A scheduled snapshot taken after every key was written (status has seconds).
+			written = time.Now().Add(time.Second).Truncate(time.Second)
+			var name string
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				for _, s := range etcdStatusOf(t, ns, "vault").Snapshots {
+					if !s.OnDemand && !s.Time.Time.Before(written) {
+						name = s.Name
+					}
+				}
+				assert.NotEmpty(c, name, "a scheduled snapshot taken after %s", written)
+			}, 3*time.Minute, 2*time.Second)
+			return name
+		})
+		assert.FileExists(t, store.DataDir+"/"+store.Bucket+"/"+ns+"/vault/"+name, "in the bucket, under the setup's prefix")
+	})
+}
+
+// backUpLoseAndRestore applies the RootShard name in ns with backup (the lines under
+// spec.etcd.managed.backup), runs its member and the backup agent the server realized, writes
+// keys, has take return the name of a snapshot of them, loses the member and its volume and
+// restores the snapshot, checks the keys and that the PKI is kept, and returns the snapshot's
+// name.
+func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns string) string) string {
+	t.Helper()
+	manifest := strings.NewReplacer("NAME", name, "BACKUP", backup).Replace(backedUpEtcdSetup)
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
+	waitFor(t, ns, "rootshard/"+name, "CertificatesReady")
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, err := stack.Kubectl(context.Background(), "get", "rootshard/saved", "-n", ns, "-o", "yaml")
-			t.Logf("rootshard/saved (%v):\n%s", err, out)
+			out, err := stack.Kubectl(context.Background(), "get", "rootshard/"+name, "-n", ns, "-o", "yaml")
+			t.Logf("rootshard/%s (%v):\n%s", name, err, out)
 		}
 	})
-	members := runRealizedEtcd(t, ns, "saved-etcd")
-	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, "saved-etcd-backup", members)
+	members := runRealizedEtcd(t, ns, name+"-etcd")
+	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, name+"-etcd-backup", members)
 	require.NoError(t, err)
 	t.Cleanup(agent.Stop)
 	t.Cleanup(func() { _ = unforward(context.Background()) })
-	waitForReason(t, ns, "rootshard/saved", "EtcdReady", "True", "Healthy")
+	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
+	waitForReason(t, ns, "rootshard/"+name, "EtcdBackupReady", "True", "ReplicasAvailable")
 
-	secret := hostSecret(t, ns, "saved-etcd-client")
+	secret := hostSecret(t, ns, name+"-etcd-client")
 	tlsConfig, err := framework.EtcdTLSConfig(&secret)
 	require.NoError(t, err)
 	client, err := framework.EtcdClient(members.ClientURLs(), tlsConfig)
 	require.NoError(t, err)
 	const keys = 2000
+	prefix := "/" + name + "/"
 	for i := range keys {
-		_, err := client.Put(t.Context(), fmt.Sprintf("/saved/%05d", i), fmt.Sprintf("value %d", i))
+		_, err := client.Put(t.Context(), fmt.Sprintf("%s%05d", prefix, i), fmt.Sprintf("value %d", i))
 		require.NoError(t, err)
 	}
+	// The PKI as kcp serves it, and a credential minted, before the loss.
+	pki := rootShardPKI(t, ns, name)
+	ops, err := clientset.NewForConfig(stack.AdminConfig)
+	require.NoError(t, err)
+	minted, err := ops.OperatorV1alpha1().RootShards(ns).CreateKubeconfig(t.Context(), name,
+		&operatorv1alpha1.KubeconfigRequest{Spec: operatorv1alpha1.KubeconfigRequestSpec{Workspace: "root"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	mintedCert, mintedPath := clientCertOf(t, []byte(minted.Status.Kubeconfig))
 
-	// On demand, through the subresource: it answers the name, the server takes it.
-	var request operatorv1alpha1.EtcdSnapshotRequest
-	out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/saved/backup",
-		"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
-	require.NoError(t, json.Unmarshal([]byte(out), &request))
-	name := request.Status.Snapshot
-	require.NotEmpty(t, name, "the request answers the snapshot's name: %s", out)
+	snapshot := take(ns)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		status := etcdStatusOf(t, ns, "saved")
+		status := etcdStatusOf(t, ns, name)
 		assert.Nil(c, status.PendingSnapshot, "taken")
 		var listed *operatorv1alpha1.EtcdSnapshotInfo
 		for i := range status.Snapshots {
-			if status.Snapshots[i].Name == name {
+			if status.Snapshots[i].Name == snapshot {
 				listed = &status.Snapshots[i]
 			}
 		}
-		if assert.NotNil(c, listed, "listed in status.etcd.snapshots") {
-			assert.True(c, listed.OnDemand)
+		if assert.NotNil(c, listed, "%s listed in status.etcd.snapshots", snapshot) {
 			assert.Positive(c, listed.SizeBytes)
 			assert.Len(c, listed.SHA256, 64)
 		}
 	}, 3*time.Minute, time.Second)
-	_, err = client.Put(t.Context(), "/saved/after", "written after the snapshot")
+	_, err = client.Put(t.Context(), prefix+"after", "written after the snapshot")
 	require.NoError(t, err)
 	require.NoError(t, client.Close())
 
 	// The member and its volume are lost; the RootShard names the snapshot.
-	kubectl(t, "patch", "-n", ns, "rootshard/saved", "--type=merge", "-p",
-		`{"spec":{"etcd":{"managed":{"restore":{"snapshot":"`+name+`"}}}}}`)
+	kubectl(t, "patch", "-n", ns, "rootshard/"+name, "--type=merge", "-p",
+		`{"spec":{"etcd":{"managed":{"restore":{"snapshot":"`+snapshot+`"}}}}}`)
 	members.Stop()
-	require.NoError(t, os.RemoveAll(stack.Path("etcd-members", ns+"-saved-etcd")))
-	kubectl(t, "delete", "-n", ns, "pvc", "-l", "app.kubernetes.io/instance=saved,app.kubernetes.io/component=etcd", "--wait=false")
-	kubectl(t, "delete", "-n", ns, "statefulset/saved-etcd")
+	require.NoError(t, os.RemoveAll(stack.Path("etcd-members", ns+"-"+name+"-etcd")))
+	kubectl(t, "delete", "-n", ns, "pvc", "-l", "app.kubernetes.io/instance="+name+",app.kubernetes.io/component=etcd", "--wait=false")
+	kubectl(t, "delete", "-n", ns, "statefulset/"+name+"-etcd")
 
 	// The server checks the snapshot through the agent, then creates the StatefulSet with
 	// the restore init container.
 	var sts *appsv1.StatefulSet
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		got, err := stack.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), "saved-etcd", metav1.GetOptions{})
+		got, err := stack.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), name+"-etcd", metav1.GetOptions{})
 		require.NoError(c, err)
-		snapshot, ok := etcd.RestoringSnapshot(got)
+		restoring, ok := etcd.RestoringSnapshot(got)
 		require.True(c, ok, "created with the restore init container")
-		assert.Equal(c, name, snapshot)
+		assert.Equal(c, snapshot, restoring)
 		sts = got
 	}, 3*time.Minute, time.Second)
 	mounted := map[string]*corev1.Secret{}
@@ -130,19 +196,33 @@ func TestBackupOnDemandAndRestoreAfterALostVolume(t *testing.T) {
 	unforwardRestored, err := restored.ForwardMembers(t.Context(), stack)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = unforwardRestored(context.Background()) })
-	waitForReason(t, ns, "rootshard/saved", "EtcdRestored", "True", "Restored")
+	waitForReason(t, ns, "rootshard/"+name, "EtcdRestored", "True", "Restored")
 
 	client, err = framework.EtcdClient(restored.ClientURLs(), tlsConfig)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = client.Close() })
-	got, err := client.Get(t.Context(), "/saved/", clientv3.WithPrefix())
+	got, err := client.Get(t.Context(), prefix, clientv3.WithPrefix())
 	require.NoError(t, err)
 	assert.EqualValues(t, keys, got.Count, "every key written before the snapshot is back, and nothing after it")
-	one, err := client.Get(t.Context(), "/saved/01234")
+	one, err := client.Get(t.Context(), prefix+"01234")
 	require.NoError(t, err)
 	require.Len(t, one.Kvs, 1)
 	assert.Equal(t, "value 1234", string(one.Kvs[0].Value))
-	waitForReason(t, ns, "rootshard/saved", "EtcdReady", "True", "Healthy")
+	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
+
+	// The PKI is kept: kcp's stand-in serves with the certificates it had before the loss and
+	// takes the credential minted before it.
+	after := rootShardPKI(t, ns, name)
+	assert.Equal(t, pki.ServingCert, after.ServingCert, "the same serving certificate")
+	assert.Equal(t, pki.ClientCA, after.ClientCA, "the same client CAs")
+	assert.Equal(t, pki.ServerCA, after.ServerCA, "the same server CAs")
+	standIn, err := stack.StartStandIn(t.Context(), after)
+	require.NoError(t, err)
+	t.Cleanup(standIn.Stop)
+	out, err := whoami(t, standIn, mintedPath)
+	require.NoError(t, err, out)
+	assert.True(t, strings.HasPrefix(out, mintedCert.Subject.CommonName+" "), "the credential minted before the loss: %s", out)
+	return snapshot
 }
 
 // etcdStatusOf is the RootShard name's status.etcd.
