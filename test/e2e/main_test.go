@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	timeline.report(os.Stdout, 15)
 	// Each stack the tests ran on is scanned, and its logs dumped when a test on it failed;
 	// no log is dumped when a scan found a key, since the logs would show it.
 	ran := []ranOn{{"the shared stack", stack, code != 0 && (sharedFailed.Load() || !faults.failed.Load())}}

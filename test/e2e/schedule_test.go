@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -28,32 +31,44 @@ const (
 	ownRoles    = framework.OwnRoles
 )
 
-// longestFirst are the parallel tests that take longest, longest first, as the sequential run
-// at a2f008d measured them (docs/TESTING.md): they start before every other parallel test.
+// longestFirst are the parallel tests that take longest, longest first, as the suite's own
+// report (timeline, below) measured them at 9b1f555 (docs/TESTING.md): they start before every
+// other parallel test.
 var longestFirst = []string{
 	"TestHelmChart",
-	"TestUpgradeInOrder",
-	"TestUpgradeHaltsAndResumes",
-	"TestNamespacedManifestRBACIsSufficientAndMinimal",
 	"TestManifestRBACIsSufficientAndMinimal",
-	"TestJoinedSetupFollowsARotation",
-	"TestRotationAcrossClustersWithoutASyncTool",
-	"TestLinkCARotation",
+	"TestNamespacedManifestRBACIsSufficientAndMinimal",
+	"TestUpgradeHaltsAndResumes",
 	"TestLinkedShardDeregistersThroughTheHome",
-	"TestServiceAccountKeyRotation",
+	"TestRotationAcrossClustersWithoutASyncTool",
+	"TestJoinedSetupFollowsARotation",
+	"TestBackupAndRestore",
 	"TestRotationWithoutFailures",
-	"TestNeverTakesOver",
-	"TestARotationNamesWhatItWaitsFor",
-	"TestNamesCannotCollide",
+	"TestUpgradeInOrder",
+	"TestPreviewMatchesWhatHappens",
+	"TestServiceAccountKeyRotation",
+	"TestSnapshotRetentionAndVerification",
 	"TestManagedEtcd",
+	"TestEtcdAlarmAndDefrag",
+	"TestNamesCannotCollide",
+	"TestLinkCARotation",
+	"TestARotationNamesWhatItWaitsFor",
 	"TestRotationOfTheRootCA",
+	"TestRotationWithThePlugin",
+	"TestNeverTakesOver",
+	"TestShardDeregistrationAndKcpReady",
+	"TestDeregistrationNeedsTheShardsUID",
+	"TestKubeconfigAuthorizationOnAnotherShard",
+	"TestTakeOverFromKcpOperator",
+	"TestTakeOverFromKcpOperatorV09",
+	"TestKcpOperatorManifests",
+	"TestLinkedShardAcrossClusters",
+	"TestLinkedShardUsesTheHomesCacheServer",
+	"TestDocsRunAsWritten",
 	"TestRootShardDeploymentFollowsTheSpec",
 	"TestHostRefusingWritesBacksOffAndHeals",
 	"TestWholeSetup",
 	"TestReferencesAcrossClusters",
-	"TestRotationWithThePlugin",
-	"TestShardDeregistrationAndKcpReady",
-	"TestDeregistrationNeedsTheShardsUID",
 }
 
 // turns is the suite's scheduler. It waits two seconds after the first parallel test before it
@@ -75,12 +90,14 @@ func parallel(t *testing.T, n framework.Need) {
 	t.Helper()
 	t.Parallel()
 	turns.Take(t.Name(), n)
+	began := time.Now()
 	// The first cleanup registered runs last: the turn ends once the test's own cleanups
 	// (its namespaces) are done.
 	t.Cleanup(func() {
 		if t.Failed() {
 			sharedFailed.Store(true)
 		}
+		timeline.record(t.Name(), "shared", began)
 		turns.Give(n)
 	})
 	if n == sharedRoles {
@@ -156,16 +173,66 @@ func onFaultStack(t *testing.T) *framework.Stack {
 	waiting := time.Now()
 	faults.turn.Lock()
 	t.Logf("on the fault tests' stack, after %s waiting for it", time.Since(waiting).Round(time.Second))
+	began := time.Now()
 	// The first cleanup registered runs last: the next fault test starts once this one's own
 	// cleanups (its namespaces, the components it restores) are done.
 	t.Cleanup(func() {
 		if t.Failed() {
 			faults.failed.Store(true)
 		}
+		timeline.record(t.Name(), "faults", began)
 		faults.turn.Unlock()
 	})
 	<-faults.done
 	require.NoError(t, faults.err, "starting the fault tests' stack")
 	stacks.Store(t.Name(), faults.stack)
 	return faults.stack
+}
+
+// timeline is when each test that took a turn began and how long it held it, for the report
+// the suite prints at its end (docs/TESTING.md): what a shorter suite must start earlier or
+// make shorter.
+var timeline = turnTimeline{start: time.Now()}
+
+// turnTimeline records the turns tests held, on the shared stack or the fault tests' lane.
+type turnTimeline struct {
+	start time.Time
+	mu    sync.Mutex
+	turns []heldTurn
+}
+
+// heldTurn is one test's turn: when it began and ended, since the suite's start.
+type heldTurn struct {
+	name, lane string
+	began, end time.Duration
+}
+
+func (l *turnTimeline) record(name, lane string, began time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.turns = append(l.turns, heldTurn{name: name, lane: lane, began: began.Sub(l.start), end: time.Since(l.start)})
+}
+
+// report prints the last tests to end, and every test by how long it held its turn.
+func (l *turnTimeline) report(w io.Writer, last int) {
+	l.mu.Lock()
+	turns := slices.Clone(l.turns)
+	l.mu.Unlock()
+	if len(turns) == 0 {
+		return
+	}
+	line := func(h heldTurn) {
+		fmt.Fprintf(w, "  %-58s %-6s began %5.0fs  held %4.0fs  ended %5.0fs\n", h.name, h.lane,
+			h.began.Seconds(), (h.end - h.began).Seconds(), h.end.Seconds())
+	}
+	slices.SortFunc(turns, func(a, b heldTurn) int { return cmp.Compare(b.end, a.end) })
+	fmt.Fprintf(w, "e2e: the %d tests that ended last (seconds since the suite started):\n", min(last, len(turns)))
+	for _, h := range turns[:min(last, len(turns))] {
+		line(h)
+	}
+	slices.SortFunc(turns, func(a, b heldTurn) int { return cmp.Compare(b.end-b.began, a.end-a.began) })
+	fmt.Fprintln(w, "e2e: every test by how long it held its turn (longestFirst's order):")
+	for _, h := range turns {
+		line(h)
+	}
 }
