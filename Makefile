@@ -92,11 +92,11 @@ image: ## The server's OCI image, no container runtime needed: IMAGE_DIR gets a 
 test-image: ## make image twice: the same digest, and the config's user, entrypoint and labels.
 	cd hack/tools/image && ../../go-test.sh ../../../$(OUTPUT)/test-image.log $(GO) test -count=1 ./kcp-setups-image
 
-# BENCH picks benchmarks by name, case-insensitive: mint, ready, crud, scale, link, snapshot, or a regexp such as mint|ready.
+# BENCH picks benchmarks by name, case-insensitive: mint, ready, crud, scale, link, snapshot, rotation, or a regexp such as mint|ready.
 BENCH ?= .*
 
 .PHONY: bench
-bench: build tools ## The benchmark suite (BENCH=mint|ready|crud|scale|link|snapshot picks some), figures next to their anchors, into _output/bench/ with chart.svg.
+bench: build tools ## The benchmark suite (BENCH=mint|ready|crud|scale|link|snapshot|rotation picks some), figures next to their anchors, into _output/bench/ with chart.svg.
 	@mkdir -p $(OUTPUT)/bench
 	@# Run in the package's directory, so go test streams the figures as they come. The chart
 	@# is drawn from results.json even when a benchmark failed, and make fails after it.

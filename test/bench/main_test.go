@@ -3,7 +3,7 @@
 // machine is shared and noisy), and records them in _output/bench/results.json. It prints
 // numbers and asserts none, except that no request failed.
 //
-// Run one with `make bench BENCH=mint` (or ready, crud, scale, link, snapshot); `make bench` runs them all.
+// Run one with `make bench BENCH=mint` (or ready, crud, scale, link, snapshot, rotation); `make bench` runs them all.
 package bench
 
 import (
