@@ -99,8 +99,7 @@ func TestRunnerRunsTheBackupAgent(t *testing.T) {
 	s.Kube, s.Dynamic = kube, forwards.client(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	require.NoError(t, s.startEtcdRunner(ctx))
-	t.Cleanup(s.etcdRunner.stop)
+	require.NoError(t, s.startEtcdRunner(ctx)) // the stack's Stop stops it
 	runnerLog := func() string {
 		data, err := os.ReadFile(s.Path("logs", "etcd-members.log"))
 		require.NoError(t, err)
