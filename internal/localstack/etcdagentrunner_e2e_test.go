@@ -87,7 +87,8 @@ func (f *fakeForwards) target(name string, port int64) int64 {
 // fake clientset: no kube-apiserver, no server) holding what the server realizes for a
 // RootShard with a backup to a volume, as the builders make it: the runner runs its member,
 // then its backup agent against it, and leads the agent's pod's port to it; a snapshot taken
-// through it lands in its claim's directory. An agent that ends is started again. Its
+// through it lands in its claim's directory. An agent that ends is started again; a new pod
+// template replaces it. Its
 // etcd's StatefulSet created again with the restore init container (a lost volume), the
 // runner starts the member with the running agent, which restores the snapshot, and
 // replaces the agent against the restored member; the Deployment gone, the agent and its
@@ -176,6 +177,24 @@ func TestRunnerRunsTheBackupAgent(t *testing.T) {
 	}, time.Minute, 200*time.Millisecond)
 	_, err = client.List(ctx)
 	require.NoError(t, err, "the agent answers again")
+
+	// A new pod template (a renewed certificate's Secrets' hash) replaces the agent.
+	dep.Spec.Template.Annotations["operator.kcp.io/secrets-hash"] = "renewed"
+	_, err = kube.AppsV1().Deployments(ns).Update(ctx, dep, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		r := s.etcdRunner
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if cur := r.agents[ns+"/"+root.AgentName()]; assert.NotNil(c, cur) {
+			assert.NotSame(c, backupAgent, cur.agent, "replaced")
+			assert.NotEmpty(c, cur.pods, "forwarded")
+			backupAgent = cur.agent
+		}
+	}, time.Minute, 200*time.Millisecond)
+	client.URL = backupAgent.URL
+	_, err = client.List(ctx)
+	require.NoError(t, err, "the new agent answers")
 
 	// The member's volume is lost: the server creates the StatefulSet again, restoring the
 	// snapshot from the agent.
