@@ -39,14 +39,16 @@ type fakeForwards struct {
 	byName map[string]*unstructured.Unstructured
 }
 
-func (f *fakeForwards) client(t *testing.T) *dynamicfake.FakeDynamicClient {
+func (f *fakeForwards) client() *dynamicfake.FakeDynamicClient {
 	f.byName = map[string]*unstructured.Unstructured{}
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{ClusterPortForwardResource: "ClusterPortForwardList"})
 	c.PrependReactor("patch", "clusterportforwards", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		patch := action.(k8stesting.PatchAction)
 		obj := &unstructured.Unstructured{}
-		require.NoError(t, yaml.Unmarshal(patch.GetPatch(), &obj.Object))
+		if err := yaml.Unmarshal(patch.GetPatch(), &obj.Object); err != nil {
+			return true, nil, err
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.byName[patch.GetName()] = obj
@@ -97,7 +99,7 @@ func TestRunnerRunsTheBackupAgent(t *testing.T) {
 	s := processStack(t)
 	kube := kubefake.NewClientset()
 	var forwards fakeForwards
-	s.Kube, s.Dynamic = kube, forwards.client(t)
+	s.Kube, s.Dynamic = kube, forwards.client()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	require.NoError(t, s.startEtcdRunner(ctx)) // the stack's Stop stops it
