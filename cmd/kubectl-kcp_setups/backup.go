@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
@@ -36,7 +41,8 @@ func newBackupCommand(flags *clientFlags, stdout io.Writer) *cobra.Command {
 subresource (docs/etcd.md, "Backups and restore"), and print its name. The server takes it
 into the store of spec.etcd.managed.backup and then lists it in status.etcd.snapshots; until
 then it is status.etcd.pendingSnapshot, and another request is refused. --wait waits until
-status.etcd.snapshots lists it. Needs create on rootshards/backup or shards/backup
+status.etcd.snapshots lists it, and fails with the message of a SnapshotFailed Event of the
+take (the server tries again a minute later while the snapshot stays pending). Needs create on rootshards/backup or shards/backup
 (the ClusterRole kcp-setups-backup).`,
 		Example:           backupExample,
 		ValidArgsFunction: completeObjects(flags, rootShardKind, shardKind),
@@ -57,7 +63,15 @@ status.etcd.snapshots lists it. Needs create on rootshards/backup or shards/back
 			if !o.wait {
 				return nil
 			}
-			return waitForSnapshot(cmd.Context(), ops, ns, target, out.Status.Snapshot, o.interval, o.timeout)
+			kube, err := kubeClient(flags)
+			if err != nil {
+				return err
+			}
+			requested := time.Now()
+			if out.Status.RequestTime != nil {
+				requested = out.Status.RequestTime.Time
+			}
+			return waitForSnapshot(cmd.Context(), ops, kube, ns, target, out.Status.Snapshot, requested, o.interval, o.timeout)
 		},
 	}
 	cmd.Flags().BoolVar(&o.wait, "wait", false, "Wait until status.etcd.snapshots lists the snapshot.")
@@ -77,17 +91,42 @@ func askForSnapshot(ctx context.Context, ops clientset.Interface, ns string, o o
 	return c.RootShards(ns).Backup(ctx, o.name, req, metav1.CreateOptions{})
 }
 
-// waitForSnapshot reads o's status.etcd every interval until snapshotTaken says it is done.
-func waitForSnapshot(ctx context.Context, ops clientset.Interface, ns string, o object, name string, interval, timeout time.Duration) error {
+// waitForSnapshot reads o's status.etcd every interval until snapshotTaken says it is done,
+// and o's SnapshotFailed Events until one says that the take of the snapshot, asked for at
+// requested, failed.
+func waitForSnapshot(ctx context.Context, ops clientset.Interface, kube kubernetes.Interface, ns string, o object, name string,
+	requested time.Time, interval, timeout time.Duration,
+) error {
 	var last error
+	readEvents := true
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		status, err := etcdStatus(ctx, ops, ns, o)
 		if err != nil {
 			return false, err
 		}
 		done, err := snapshotTaken(status, name)
-		last = err
-		return done || err != nil, nil
+		if done || err != nil {
+			last = err
+			return true, nil
+		}
+		if !readEvents {
+			return false, nil
+		}
+		events, err := kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.Set{
+			"involvedObject.kind": o.kind.name(), "involvedObject.name": o.name, "reason": operatorv1alpha1.EventSnapshotFailed,
+		}.String()})
+		if apierrors.IsForbidden(err) {
+			// Who may ask for a snapshot need not read Events: the status alone, then.
+			readEvents = false
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if failed := snapshotFailure(events.Items, name, requested); failed != "" {
+			last = fmt.Errorf("%s (it stays pending, and the server tries again a minute after a failure)", failed)
+			return true, nil
+		}
+		return false, nil
 	})
 	if last != nil {
 		return fmt.Errorf("%s: %w", o, last)
@@ -131,4 +170,40 @@ func snapshotTaken(status *operatorv1alpha1.ManagedEtcdStatus, name string) (boo
 		return false, nil
 	}
 	return false, fmt.Errorf("the snapshot %s was not taken: it is neither pending nor listed in status.etcd.snapshots (see its SnapshotFailed Events)", name)
+}
+
+// snapshotFailure is the message of the newest SnapshotFailed Event of events that says the
+// take of the snapshot name failed (operatorv1alpha1.SnapshotFailedMessage) and was last seen
+// no earlier than requested (to the second, as Events keep time); "" when there is none.
+func snapshotFailure(events []corev1.Event, name string, requested time.Time) string {
+	prefix := fmt.Sprintf(operatorv1alpha1.SnapshotFailedMessage, name, "")
+	var newest *corev1.Event
+	for i := range events {
+		e := &events[i]
+		if e.Reason != operatorv1alpha1.EventSnapshotFailed || !strings.HasPrefix(e.Message, prefix) ||
+			eventTime(e).Before(requested.Truncate(time.Second)) {
+			continue
+		}
+		if newest == nil || eventTime(e).After(eventTime(newest)) {
+			newest = e
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return newest.Message
+}
+
+// eventTime is when an Event was last seen.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	default:
+		return e.FirstTimestamp.Time
+	}
 }

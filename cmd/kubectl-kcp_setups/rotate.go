@@ -16,7 +16,7 @@ import (
 )
 
 // cacheServerKind is a CacheServer on the command line: only rotate names one.
-var cacheServerKind = kind{"cacheservers", []string{"cacheserver", "cacheservers", "cacheserver.operator.kcp.io", "cacheservers.operator.kcp.io"}}
+var cacheServerKind = kind{"cacheservers", "CacheServer", []string{"cacheserver", "cacheservers", "cacheserver.operator.kcp.io", "cacheservers.operator.kcp.io"}}
 
 const rotateExample = `  # Start rotating the server and client CAs of the RootShard root: the new CAs are trusted next
   # to the old ones, and new client certificates come from the new client CA

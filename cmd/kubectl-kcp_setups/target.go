@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	clientset "github.com/kcp-setups/apiserver/pkg/generated/clientset/versioned"
@@ -14,15 +15,19 @@ import (
 
 // kind is a kind the plugin names on its command line.
 type kind struct {
-	// resource is the plural the API serves it as; aliases are what a user may type.
-	resource string
-	aliases  []string
+	// resource is the plural the API serves it as, kind its Kind; aliases are what a user
+	// may type.
+	resource, kind string
+	aliases        []string
 }
 
+// name is the kind's Kind, as an Event's involvedObject names it.
+func (k kind) name() string { return k.kind }
+
 var (
-	rootShardKind  = kind{"rootshards", []string{"rootshard", "rootshards", "rootshard.operator.kcp.io", "rootshards.operator.kcp.io"}}
-	shardKind      = kind{"shards", []string{"shard", "shards", "shard.operator.kcp.io", "shards.operator.kcp.io"}}
-	frontProxyKind = kind{"frontproxies", []string{"frontproxy", "frontproxies", "frontproxy.operator.kcp.io", "frontproxies.operator.kcp.io"}}
+	rootShardKind  = kind{"rootshards", "RootShard", []string{"rootshard", "rootshards", "rootshard.operator.kcp.io", "rootshards.operator.kcp.io"}}
+	shardKind      = kind{"shards", "Shard", []string{"shard", "shards", "shard.operator.kcp.io", "shards.operator.kcp.io"}}
+	frontProxyKind = kind{"frontproxies", "FrontProxy", []string{"frontproxy", "frontproxies", "frontproxy.operator.kcp.io", "frontproxies.operator.kcp.io"}}
 )
 
 // object is a TYPE/NAME of the command line.
@@ -156,4 +161,14 @@ func mint(ctx context.Context, ops clientset.Interface, ns string, o object, req
 	default:
 		return c.FrontProxies(ns).CreateKubeconfig(ctx, o.name, req, metav1.CreateOptions{})
 	}
+}
+
+// kubeClient is a client of the cluster the flags name, for what the plugin reads beyond
+// the setups (their Events).
+func kubeClient(flags *clientFlags) (kubernetes.Interface, error) {
+	cfg, err := flags.config().ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(cfg)
 }

@@ -62,11 +62,22 @@ type etcdAgentEnv struct {
 func (s *Stack) RunEtcdBackupAgent(ctx context.Context, dep *appsv1.Deployment, secrets map[string]*corev1.Secret,
 	configMaps map[string]*corev1.ConfigMap, members *EtcdMembers,
 ) (*EtcdAgent, error) {
-	env := etcdAgentEnv{
+	var member func(flagName, host string, port int) (string, error)
+	if members != nil {
+		member = members.memberAddress
+	}
+	return runEtcdAgent(ctx, etcdAgentEnv{
 		dir: s.Path("etcd-agents", dep.Namespace+"-"+dep.Name), claimsDir: s.Path("claims", dep.Namespace),
 		logDir: s.Path("logs"), bin: s.Bin(etcd.AgentCommand), track: s.Track,
-	}
-	a, run, err := planEtcdAgent(env, dep, secrets, configMaps, members, FreePort)
+	}, dep, secrets, configMaps, member)
+}
+
+// runEtcdAgent runs the agent of dep in env, its members' addresses led where member says,
+// and returns once it accepts connections.
+func runEtcdAgent(ctx context.Context, env etcdAgentEnv, dep *appsv1.Deployment, secrets map[string]*corev1.Secret,
+	configMaps map[string]*corev1.ConfigMap, member func(flagName, host string, port int) (string, error),
+) (*EtcdAgent, error) {
+	a, run, err := planEtcdAgent(env, dep, secrets, configMaps, member, FreePort)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +92,17 @@ func (s *Stack) RunEtcdBackupAgent(ctx context.Context, dep *appsv1.Deployment, 
 	if env.track != nil {
 		env.track(nil, a.proc)
 	}
+	if err := a.waitAccepting(ctx); err != nil {
+		a.Stop()
+		return nil, err
+	}
+	return a, nil
+}
+
+// waitAccepting waits until the agent accepts connections (its pod's readiness probe).
+func (a *EtcdAgent) waitAccepting(ctx context.Context) error {
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Ports[etcd.AgentPort]))
-	if err := Poll(ctx, "the backup agent "+dep.Namespace+"/"+dep.Name+" to accept connections", time.Minute, []*Process{a.proc},
+	return Poll(ctx, "the backup agent "+a.Namespace+"/"+a.Deployment+" to accept connections", time.Minute, []*Process{a.proc},
 		func(ctx context.Context) (bool, error) {
 			conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", listen)
 			if err != nil {
@@ -90,16 +110,13 @@ func (s *Stack) RunEtcdBackupAgent(ctx context.Context, dep *appsv1.Deployment, 
 			}
 			_ = conn.Close()
 			return true, nil
-		}); err != nil {
-		a.Stop()
-		return nil, err
-	}
-	return a, nil
+		})
 }
 
-// planEtcdAgent writes the agent's files and maps its args, with ports from allocate.
+// planEtcdAgent writes the agent's files and maps its args, with ports from allocate and
+// the members' addresses led where member says (nil refuses them).
 func planEtcdAgent(env etcdAgentEnv, dep *appsv1.Deployment, secrets map[string]*corev1.Secret, configMaps map[string]*corev1.ConfigMap,
-	members *EtcdMembers, allocate func() (int, error),
+	member func(flagName, host string, port int) (string, error), allocate func() (int, error),
 ) (*EtcdAgent, containerRun, error) {
 	spec := &dep.Spec.Template.Spec
 	fail := func(err error) (*EtcdAgent, containerRun, error) {
@@ -154,10 +171,6 @@ func planEtcdAgent(env etcdAgentEnv, dep *appsv1.Deployment, secrets map[string]
 		}
 		a.Ports[port] = p
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), nil
-	}
-	var member func(flagName, host string, port int) (string, error)
-	if members != nil {
-		member = members.memberAddress
 	}
 	args, err := mapAgentArgs(command, flags, mounts, agentAddresses{member: member, listen: listen})
 	if err != nil {
@@ -219,29 +232,40 @@ func (a *EtcdAgent) Log() string {
 // members. It waits until the Deployment has a pod; a pod made later (the Deployment rolled)
 // needs Forward again. The returned function undoes it.
 func (a *EtcdAgent) Forward(ctx context.Context, s OnStack) (func(context.Context) error, error) {
-	st := s.LocalStack()
+	var pods []string
+	if err := Poll(ctx, "a pod of the Deployment "+a.Namespace+"/"+a.Deployment, 2*time.Minute, []*Process{a.proc},
+		func(ctx context.Context) (bool, error) {
+			var err error
+			pods, err = a.pods(ctx, s)
+			return len(pods) > 0, err
+		}); err != nil {
+		return nil, err
+	}
+	return a.forwardPods(ctx, s, pods)
+}
+
+// pods are the names of the Deployment's pods that are not being deleted, sorted.
+func (a *EtcdAgent) pods(ctx context.Context, s OnStack) ([]string, error) {
 	if len(a.selector) == 0 {
 		return nil, fmt.Errorf("the Deployment %s/%s selects its pods by no labels", a.Namespace, a.Deployment)
 	}
 	selector := metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: a.selector})
-	var pods []string
-	if err := Poll(ctx, "a pod of the Deployment "+a.Namespace+"/"+a.Deployment, 2*time.Minute, []*Process{a.proc},
-		func(ctx context.Context) (bool, error) {
-			list, err := st.Kube.CoreV1().Pods(a.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-			if err != nil {
-				return false, err
-			}
-			pods = pods[:0]
-			for _, p := range list.Items {
-				if p.DeletionTimestamp == nil {
-					pods = append(pods, p.Name)
-				}
-			}
-			return len(pods) > 0, nil
-		}); err != nil {
+	list, err := s.LocalStack().Kube.CoreV1().Pods(a.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
 		return nil, err
 	}
+	var pods []string
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			pods = append(pods, p.Name)
+		}
+	}
 	sort.Strings(pods)
+	return pods, nil
+}
+
+// forwardPods leads the agent's ports on each of pods to it.
+func (a *EtcdAgent) forwardPods(ctx context.Context, s OnStack, pods []string) (func(context.Context) error, error) {
 	var forwards []podForward
 	for _, pod := range pods {
 		forwards = append(forwards, podForward{name: "etcd-agent-" + a.Namespace + "-" + pod, pod: pod, ports: a.Ports})

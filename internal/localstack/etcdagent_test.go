@@ -78,7 +78,7 @@ func plannedAgent(t *testing.T, c *etcd.Cluster, secrets map[string]*corev1.Secr
 	if change != nil {
 		change(dep)
 	}
-	a, _, err := planEtcdAgent(etcdAgentEnv{dir: t.TempDir(), claimsDir: t.TempDir(), bin: "kcp-setups-apiserver"}, dep, secrets, configMaps, members, countingPorts(40000))
+	a, _, err := planEtcdAgent(etcdAgentEnv{dir: t.TempDir(), claimsDir: t.TempDir(), bin: "kcp-setups-apiserver"}, dep, secrets, configMaps, members.memberAddress, countingPorts(40000))
 	return a, members, err
 }
 

@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -36,20 +34,30 @@ import (
 // leads their pods' ports to them (ForwardMembers), restarts them one at a time when the pod
 // template changes (a renewed certificate changes its Secrets' hash), starts a member that
 // ended again (as kubelet restarts a container), and stops them when the StatefulSet goes.
-// What it does is logged to logs/etcd-members.log.
+// It runs the backup agents of their Deployments too (etcdagentrunner.go), which a
+// restore's init container reads from. What it does is logged to logs/etcd-members.log.
 type etcdRunner struct {
-	stack   *Stack
-	log     *log.Logger
-	logFile *os.File
-	lister  appslisters.StatefulSetLister
-	queue   workqueue.TypedRateLimitingInterface[string]
-	cancel  context.CancelFunc
-	workers sync.WaitGroup
+	stack       *Stack
+	log         *log.Logger
+	logFile     *os.File
+	lister      appslisters.StatefulSetLister
+	deployments appslisters.DeploymentLister
+	queue       workqueue.TypedRateLimitingInterface[runnerKey]
+	cancel      context.CancelFunc
+	workers     sync.WaitGroup
 
 	mu      sync.Mutex
 	running map[string]*runningEtcd
-	// waiting is the Secret each StatefulSet last waited for, to log a wait once.
-	waiting map[string]string
+	agents  map[string]*runningAgent
+	// waiting is what each object last waited for, to log a wait once.
+	waiting map[runnerKey]string
+}
+
+// runnerKey is what the runner works on: a managed etcd's StatefulSet or a backup agent's
+// Deployment, by namespace/name.
+type runnerKey struct {
+	agent bool
+	key   string
 }
 
 // runningEtcd is a StatefulSet's members as they run.
@@ -68,8 +76,10 @@ const etcdRunnerWorkers = 2
 // etcdRunnerResync is how often every StatefulSet is looked at again, for a member that ended.
 const etcdRunnerResync = 10 * time.Second
 
-// managedEtcdSelector selects the StatefulSets the server realizes for a managed etcd.
-var managedEtcdSelector = labels.SelectorFromSet(labels.Set{kcppki.LabelComponent: etcd.Component, kcppki.LabelManagedBy: kcppki.ManagedBy}).String()
+// managedEtcdSelector selects the StatefulSets the server realizes for a managed etcd and the
+// Deployments of their backup agents (etcd.Cluster.Labels, AgentLabels).
+var managedEtcdSelector = kcppki.LabelManagedBy + "=" + kcppki.ManagedBy + "," +
+	kcppki.LabelComponent + " in (" + etcd.Component + "," + etcd.AgentRole + ")"
 
 // startEtcdRunner starts the runner; Stop stops it and its members.
 func (s *Stack) startEtcdRunner(ctx context.Context) error {
@@ -83,33 +93,39 @@ func (s *Stack) startEtcdRunner(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(s.Kube, etcdRunnerResync,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = managedEtcdSelector }))
 	statefulSets := factory.Apps().V1().StatefulSets()
+	deployments := factory.Apps().V1().Deployments()
 	r := &etcdRunner{
-		stack: s, log: log.New(f, "", log.LstdFlags), logFile: f, lister: statefulSets.Lister(),
+		stack: s, log: log.New(f, "", log.LstdFlags), logFile: f, lister: statefulSets.Lister(), deployments: deployments.Lister(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "etcd-members"}),
-		running: map[string]*runningEtcd{}, waiting: map[string]string{},
+			workqueue.NewTypedItemExponentialFailureRateLimiter[runnerKey](time.Second, time.Minute),
+			workqueue.TypedRateLimitingQueueConfig[runnerKey]{Name: "etcd-members"}),
+		running: map[string]*runningEtcd{}, agents: map[string]*runningAgent{}, waiting: map[runnerKey]string{},
 	}
-	enqueue := func(obj any) {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			r.queue.Add(key)
+	for _, informer := range []struct {
+		agent    bool
+		informer cache.SharedIndexInformer
+	}{{false, statefulSets.Informer()}, {true, deployments.Informer()}} {
+		enqueue := func(obj any) {
+			if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+				r.queue.Add(runnerKey{agent: informer.agent, key: key})
+			}
 		}
-	}
-	if _, err := statefulSets.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
-	}); err != nil {
-		_ = f.Close()
-		return err
+		if _, err := informer.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }, DeleteFunc: enqueue,
+		}); err != nil {
+			_ = f.Close()
+			return err
+		}
 	}
 	// The runner outlives Start's context: it runs until Stop.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	factory.Start(runCtx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), statefulSets.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), statefulSets.Informer().HasSynced, deployments.Informer().HasSynced) {
 		cancel()
 		factory.Shutdown()
 		_ = f.Close()
-		return errors.New("the StatefulSets' cache did not sync")
+		return errors.New("the StatefulSets' and Deployments' caches did not sync")
 	}
 	for range etcdRunnerWorkers {
 		r.workers.Go(func() {
@@ -121,18 +137,24 @@ func (s *Stack) startEtcdRunner(ctx context.Context) error {
 		<-runCtx.Done()
 		factory.Shutdown()
 	}()
-	r.log.Printf("watching the StatefulSets of managed etcds (%s)", managedEtcdSelector)
+	r.log.Printf("watching the StatefulSets of managed etcds and the Deployments of their backup agents (%s)", managedEtcdSelector)
 	s.etcdRunner = r
 	return nil
 }
 
-// stop stops the runner and every member it runs; their data stays for the next run.
+// stop stops the runner, every agent and every member it runs; their data stays for the
+// next run.
 func (r *etcdRunner) stop() {
 	r.cancel()
 	r.queue.ShutDown()
 	r.workers.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for key, cur := range r.agents {
+		cur.stop()
+		r.log.Printf("%s: stopped its backup agent with the stack", key)
+	}
+	r.agents = map[string]*runningAgent{}
 	for key, cur := range r.running {
 		cur.members.Stop()
 		cur.members.releasePorts()
@@ -148,12 +170,16 @@ func (r *etcdRunner) next(ctx context.Context) bool {
 		return false
 	}
 	defer r.queue.Done(key)
-	after, err := r.sync(ctx, key)
+	sync := r.sync
+	if key.agent {
+		sync = r.syncAgent
+	}
+	after, err := sync(ctx, key.key)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Stopping.
 	case err != nil:
-		r.log.Printf("%s: %v", key, err)
+		r.log.Printf("%s: %v", key.key, err)
 		r.queue.AddRateLimited(key)
 	case after > 0:
 		r.queue.Forget(key)
@@ -189,53 +215,65 @@ func (r *etcdRunner) sync(ctx context.Context, key string) (time.Duration, error
 	if !wanted {
 		return 0, nil
 	}
-	hash, err := templateHash(sts)
+	hash, err := templateHash(sts.Spec.Replicas, sts.Spec.Template)
 	if err != nil {
 		return 0, err
 	}
 	if cur != nil && cur.template == hash {
 		return 0, r.restartEnded(ctx, key, cur)
 	}
-	secrets, missing, err := r.mountedSecrets(ctx, sts)
-	if err != nil {
+	secrets, configMaps, err := r.stack.PodSources(ctx, sts.Namespace, &sts.Spec.Template.Spec)
+	if r.waitFor(runnerKey{key: key}, err) {
+		return 2 * time.Second, nil
+	} else if err != nil {
 		return 0, err
 	}
-	r.mu.Lock()
-	logWait := missing != "" && r.waiting[key] != missing
-	r.waiting[key] = missing
-	r.mu.Unlock()
-	if missing != "" {
-		if logWait {
-			r.log.Printf("%s: waiting for Secret %s, which its pods mount", key, missing)
-		}
-		return 2 * time.Second, nil
-	}
+	// A restore's init container reads from a backup agent the runner runs.
+	with := EtcdMembersWith{ConfigMaps: configMaps, Agents: r.runningAgents()}
 	if cur == nil {
-		return 0, r.run(ctx, key, sts, secrets, hash)
+		return 0, r.run(ctx, key, sts, secrets, with, hash)
 	}
-	return 0, r.roll(ctx, key, cur, sts, secrets, hash)
+	return 0, r.roll(ctx, key, cur, sts, secrets, with, hash)
+}
+
+// waitFor says whether err is a Secret or ConfigMap that the pods of key mount and that is
+// missing, logging the wait once.
+func (r *etcdRunner) waitFor(key runnerKey, err error) bool {
+	missing := ""
+	var status apierrors.APIStatus
+	if apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil {
+		d := status.Status().Details
+		kind := map[string]string{"secrets": "Secret", "configmaps": "ConfigMap"}[d.Kind]
+		missing = fmt.Sprintf("%s %s, which its pods mount", kind, d.Name)
+	}
+	return r.wait(key, missing)
+}
+
+// wait records what key waits for ("" for nothing), logging it once, and says whether it
+// waits.
+func (r *etcdRunner) wait(key runnerKey, what string) bool {
+	r.mu.Lock()
+	logWait := what != "" && r.waiting[key] != what
+	r.waiting[key] = what
+	r.mu.Unlock()
+	if logWait {
+		r.log.Printf("%s: waiting for %s", key.key, what)
+	}
+	return what != ""
 }
 
 // isManagedEtcd says whether sts is the server's managed etcd: a pod template of the etcd
 // component, with its owner's label, and a container named etcd.
 func isManagedEtcd(sts *appsv1.StatefulSet) bool {
-	l := sts.Spec.Template.Labels
-	if l[kcppki.LabelComponent] != etcd.Component || l[kcppki.LabelInstance] == "" {
-		return false
-	}
-	owned := false
-	for k, v := range l {
-		owned = owned || strings.HasPrefix(k, kcppki.AnnotationPrefix) && v == l[kcppki.LabelInstance]
-	}
-	return owned && slices.ContainsFunc(sts.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "etcd" })
+	return ownedTemplate(sts.Spec.Template.Labels, etcd.Component) && slices.ContainsFunc(sts.Spec.Template.Spec.Containers, func(c corev1.Container) bool { return c.Name == "etcd" })
 }
 
-// templateHash is the hash of what the members run: the pod template and the replicas.
-func templateHash(sts *appsv1.StatefulSet) (string, error) {
+// templateHash is the hash of what a workload runs: its pod template and its replicas.
+func templateHash(replicas *int32, template corev1.PodTemplateSpec) (string, error) {
 	data, err := json.Marshal(struct {
 		Replicas *int32                 `json:"replicas"`
 		Template corev1.PodTemplateSpec `json:"template"`
-	}{sts.Spec.Replicas, sts.Spec.Template})
+	}{replicas, template})
 	if err != nil {
 		return "", err
 	}
@@ -243,34 +281,14 @@ func templateHash(sts *appsv1.StatefulSet) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// mountedSecrets reads every Secret the pods mount, or names the first one missing.
-func (r *etcdRunner) mountedSecrets(ctx context.Context, sts *appsv1.StatefulSet) (map[string]*corev1.Secret, string, error) {
-	secrets := map[string]*corev1.Secret{}
-	for _, v := range sts.Spec.Template.Spec.Volumes {
-		if v.Secret == nil {
-			continue
-		}
-		s, err := r.stack.Kube.CoreV1().Secrets(sts.Namespace).Get(ctx, v.Secret.SecretName, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err) && v.Secret.Optional != nil && *v.Secret.Optional:
-			continue
-		case apierrors.IsNotFound(err):
-			return nil, v.Secret.SecretName, nil
-		case err != nil:
-			return nil, "", err
-		}
-		secrets[s.Name] = s
-	}
-	return secrets, "", nil
-}
-
 // env is where the members of sts run: a directory of the StatefulSet's own (by its UID, so
 // that a new one of the same name starts without the old one's data), kept with the stack's
 // directory, with the ports its members had in the last run when they are free.
-func (r *etcdRunner) env(sts *appsv1.StatefulSet) etcdMembersEnv {
+func (r *etcdRunner) env(sts *appsv1.StatefulSet, with EtcdMembersWith) etcdMembersEnv {
 	env := etcdMembersEnv{
 		dir:    r.stack.Path("etcd-members", sts.Namespace+"-"+sts.Name+"-"+string(sts.UID)),
 		logDir: r.stack.Path("logs"), bin: r.stack.Bin("etcd"), agentBin: r.stack.Bin(etcd.AgentCommand), prior: map[memberPort]int{},
+		with: with,
 	}
 	for mp, p := range loadPorts(env.dir) {
 		if reservePort(p) {
@@ -283,9 +301,13 @@ func (r *etcdRunner) env(sts *appsv1.StatefulSet) etcdMembersEnv {
 }
 
 // run starts the members of sts and forwards their pods' ports.
-func (r *etcdRunner) run(ctx context.Context, key string, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret, hash string) error {
-	r.log.Printf("%s: starting its members", key)
-	env := r.env(sts)
+func (r *etcdRunner) run(ctx context.Context, key string, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret, with EtcdMembersWith, hash string) error {
+	if snapshot, ok := etcd.RestoringSnapshot(sts); ok {
+		r.log.Printf("%s: starting its members, which restore snapshot %s first", key, snapshot)
+	} else {
+		r.log.Printf("%s: starting its members", key)
+	}
+	env := r.env(sts, with)
 	m, err := runEtcdMembers(ctx, env, sts, secrets)
 	if err != nil {
 		releasePorts(env.prior)
@@ -316,13 +338,14 @@ func (r *etcdRunner) runs(ctx context.Context, key string, cur *runningEtcd) err
 	for _, e := range cur.members.Members() {
 		r.log.Printf("%s: member %s runs, pod ports %v lead to it on loopback (logs/etcd-%s-%s.log)", key, e.Name, e.Ports, cur.members.Namespace, e.Name)
 	}
+	r.enqueueAgents(cur.members.Namespace)
 	return nil
 }
 
 // roll restarts the members one at a time with what sts says now, each once the one before
 // is ready again, on the same ports and data. A change of the replicas is not followed: etcd
 // adds and removes members through its API, which the server does not do.
-func (r *etcdRunner) roll(ctx context.Context, key string, cur *runningEtcd, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret, hash string) error {
+func (r *etcdRunner) roll(ctx context.Context, key string, cur *runningEtcd, sts *appsv1.StatefulSet, secrets map[string]*corev1.Secret, with EtcdMembersWith, hash string) error {
 	if sts.Spec.Replicas != nil && int(*sts.Spec.Replicas) != len(cur.members.members) {
 		r.log.Printf("%s: %d replicas asked for, %d members run: a change of the members is not followed", key, *sts.Spec.Replicas, len(cur.members.members))
 		cur.template = hash
@@ -330,6 +353,7 @@ func (r *etcdRunner) roll(ctx context.Context, key string, cur *runningEtcd, sts
 	}
 	env := cur.members.env
 	env.prior = cur.members.ports
+	env.with = with
 	next, err := planEtcdMembers(env, sts, secrets, FreePort)
 	if err != nil {
 		return fmt.Errorf("planning its members anew: %w", err)
@@ -384,6 +408,7 @@ func (r *etcdRunner) stopMembers(ctx context.Context, key string, cur *runningEt
 	delete(r.running, key)
 	r.mu.Unlock()
 	r.log.Printf("%s: stopped its members", key)
+	r.enqueueAgents(cur.members.Namespace)
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
 	if sts, err := r.lister.StatefulSets(ns).Get(name); err == nil && sts.UID == cur.uid && sts.DeletionTimestamp == nil {
 		return

@@ -53,7 +53,7 @@ func TestIsManagedEtcd(t *testing.T) {
 // and its own metadata do not.
 func TestTemplateHashFollowsWhatTheMembersRun(t *testing.T) {
 	base := serversStatefulSet(t)
-	want, err := templateHash(base)
+	want, err := templateHash(base.Spec.Replicas, base.Spec.Template)
 	require.NoError(t, err)
 	for name, tc := range map[string]struct {
 		change  func(sts *appsv1.StatefulSet)
@@ -77,7 +77,7 @@ func TestTemplateHashFollowsWhatTheMembersRun(t *testing.T) {
 				sts.Labels = map[string]string{}
 			}
 			tc.change(sts)
-			got, err := templateHash(sts)
+			got, err := templateHash(sts.Spec.Replicas, sts.Spec.Template)
 			require.NoError(t, err)
 			assert.Equal(t, tc.changes, got != want)
 		})

@@ -45,8 +45,9 @@ type Options struct {
 	// while other tests' objects share the stack. Benchmarks and `make run` leave it off.
 	LogReconciles bool
 	// EtcdMembers runs the members of every managed etcd the server realizes as etcd
-	// processes, and leads their pods' ports to them, as `make run` does: kwok's pods run
-	// nothing. The end-to-end tests, which run the members they need themselves, leave it off.
+	// processes, and the backup agents of those with a backup, and leads their pods' ports to
+	// them, as `make run` does: kwok's pods run nothing. The end-to-end tests, which run the
+	// members and agents they need themselves, leave it off.
 	EtcdMembers bool
 }
 
@@ -94,7 +95,7 @@ type Stack struct {
 	procs     []*Process
 	server    *Process
 	progress  func(format string, args ...any)
-	// etcdRunner runs the managed etcds' members, with Options.EtcdMembers.
+	// etcdRunner runs the managed etcds' members and backup agents, with Options.EtcdMembers.
 	etcdRunner *etcdRunner
 }
 
@@ -144,7 +145,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		{"kcp-setups-apiserver", s.StartServer},
 	}
 	if opts.EtcdMembers {
-		steps = append(steps, step{"the managed etcds' members", s.startEtcdRunner})
+		steps = append(steps, step{"the managed etcds' members and backup agents", s.startEtcdRunner})
 	}
 	for _, step := range steps {
 		s.progress("starting %s", step.name)
@@ -167,7 +168,7 @@ func (s *Stack) Stop() {
 	if s.etcdRunner != nil {
 		start := time.Now()
 		s.etcdRunner.stop()
-		s.progress("stopped the managed etcds' members (%s)", time.Since(start).Round(100*time.Millisecond))
+		s.progress("stopped the managed etcds' members and backup agents (%s)", time.Since(start).Round(100*time.Millisecond))
 	}
 	if s.server != nil {
 		stop(s.server)

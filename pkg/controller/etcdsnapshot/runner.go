@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup"
 	"github.com/kcp-setups/apiserver/pkg/etcdbackup/agent"
 )
@@ -133,20 +134,19 @@ func (r *Runner) take(life context.Context, s *etcdState, req Request) {
 		s.retryAt = r.now().Add(RetryAfter)
 	}
 	s.last = &res
-	what := "the scheduled snapshot"
+	what, failed := "the scheduled snapshot", fmt.Sprintf("Taking the scheduled snapshot failed: %v", res.Err)
 	if req.Name != "" {
-		what = "snapshot " + req.Name
+		what, failed = "snapshot "+req.Name, fmt.Sprintf(operatorv1alpha1.SnapshotFailedMessage, req.Name, res.Err)
 	}
 	switch {
 	case res.Taken != nil:
-		s.events = append(s.events, Event{Type: corev1.EventTypeNormal, Reason: "SnapshotTaken",
+		s.events = append(s.events, Event{Type: corev1.EventTypeNormal, Reason: operatorv1alpha1.EventSnapshotTaken,
 			Message: fmt.Sprintf("Took snapshot %s (revision %d, %d bytes)", res.Taken.Name, res.Taken.Revision, res.Taken.Size)})
 	case errors.Is(res.Err, agent.ErrBusy):
 		// Another take runs in the agent (another replica's, or one of before a restart):
 		// later, without a warning.
 	case res.Err != nil:
-		s.events = append(s.events, Event{Type: corev1.EventTypeWarning, Reason: "SnapshotFailed",
-			Message: fmt.Sprintf("Taking %s failed: %v", what, res.Err)})
+		s.events = append(s.events, Event{Type: corev1.EventTypeWarning, Reason: operatorv1alpha1.EventSnapshotFailed, Message: failed})
 		klog.FromContext(life).Error(res.Err, "Taking a snapshot failed", "snapshot", what)
 	}
 }

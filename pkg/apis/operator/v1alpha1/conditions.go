@@ -338,3 +338,14 @@ const ConditionEtcdBackupReady = "EtcdBackupReady"
 // ReasonAgentImageMissing is EtcdBackupReady=False: the server runs without
 // --etcd-agent-image, so no backup agent is realized and no snapshot is taken.
 const ReasonAgentImageMissing = "AgentImageMissing"
+
+// The Events of a snapshot's take, on the owner of the managed etcd: SnapshotTaken, and
+// Warning SnapshotFailed, whose message for an on-demand snapshot is SnapshotFailedMessage
+// (kubectl kcp-setups backup --wait reads it).
+const (
+	EventSnapshotTaken  = "SnapshotTaken"
+	EventSnapshotFailed = "SnapshotFailed"
+	// SnapshotFailedMessage is the message of an on-demand snapshot's SnapshotFailed Event,
+	// with its name and the error.
+	SnapshotFailedMessage = "Taking snapshot %s failed: %v"
+)
