@@ -108,20 +108,8 @@ func TestBackupAndRestore(t *testing.T) {
 // name.
 func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns string) string) string {
 	t.Helper()
-	manifest := strings.NewReplacer("NAME", name, "BACKUP", backup).Replace(backedUpEtcdSetup)
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
-	waitFor(t, ns, "rootshard/"+name, "CertificatesReady")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := stack.Kubectl(context.Background(), "get", "rootshard/"+name, "-n", ns, "-o", "yaml")
-			t.Logf("rootshard/%s (%v):\n%s", name, err, out)
-		}
-	})
-	members := runRealizedEtcd(t, ns, name+"-etcd")
-	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, name+"-etcd-backup", members)
-	require.NoError(t, err)
-	t.Cleanup(agent.Stop)
-	t.Cleanup(func() { _ = unforward(context.Background()) })
+	members := givenManagedEtcd(t, ns, name, strings.NewReplacer("NAME", name, "BACKUP", backup).Replace(backedUpEtcdSetup))
+	agent := runRealizedAgent(t, ns, name, members)
 	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
 	waitForReason(t, ns, "rootshard/"+name, "EtcdBackupReady", "True", "ReplicasAvailable")
 
@@ -164,13 +152,7 @@ func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns st
 	require.NoError(t, err)
 	require.NoError(t, client.Close())
 
-	// The member and its volume are lost; the RootShard names the snapshot.
-	kubectl(t, "patch", "-n", ns, "rootshard/"+name, "--type=merge", "-p",
-		`{"spec":{"etcd":{"managed":{"restore":{"snapshot":"`+snapshot+`"}}}}}`)
-	members.Stop()
-	require.NoError(t, os.RemoveAll(stack.Path("etcd-members", ns+"-"+name+"-etcd")))
-	kubectl(t, "delete", "-n", ns, "pvc", "-l", "app.kubernetes.io/instance="+name+",app.kubernetes.io/component=etcd", "--wait=false")
-	kubectl(t, "delete", "-n", ns, "statefulset/"+name+"-etcd")
+	loseEtcdAndRestore(t, ns, name, members, snapshot)
 
 	// The server checks the snapshot through the agent, then creates the StatefulSet with
 	// the restore init container.
@@ -223,6 +205,44 @@ func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns st
 	require.NoError(t, err, out)
 	assert.True(t, strings.HasPrefix(out, mintedCert.Subject.CommonName+" "), "the credential minted before the loss: %s", out)
 	return snapshot
+}
+
+// givenManagedEtcd applies manifest, a RootShard name with a managed etcd, in ns, and runs its
+// members once its certificates are issued; a failed test logs the RootShard.
+func givenManagedEtcd(t *testing.T, ns, name, manifest string) *framework.EtcdMembers {
+	t.Helper()
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
+	waitFor(t, ns, "rootshard/"+name, "CertificatesReady")
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, err := stack.Kubectl(context.Background(), "get", "rootshard/"+name, "-n", ns, "-o", "yaml")
+			t.Logf("rootshard/%s (%v):\n%s", name, err, out)
+		}
+	})
+	return runRealizedEtcd(t, ns, name+"-etcd")
+}
+
+// runRealizedAgent runs the backup agent the server realized for the RootShard name's managed
+// etcd, against members, until the test ends.
+func runRealizedAgent(t *testing.T, ns, name string, members *framework.EtcdMembers) *framework.EtcdAgent {
+	t.Helper()
+	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, name+"-etcd-backup", members)
+	require.NoError(t, err)
+	t.Cleanup(agent.Stop)
+	t.Cleanup(func() { _ = unforward(context.Background()) })
+	return agent
+}
+
+// loseEtcdAndRestore has the RootShard name name snapshot to restore, then loses its
+// members: their processes, their data, their claims and the StatefulSet.
+func loseEtcdAndRestore(t *testing.T, ns, name string, members *framework.EtcdMembers, snapshot string) {
+	t.Helper()
+	kubectl(t, "patch", "-n", ns, "rootshard/"+name, "--type=merge", "-p",
+		`{"spec":{"etcd":{"managed":{"restore":{"snapshot":"`+snapshot+`"}}}}}`)
+	members.Stop()
+	require.NoError(t, os.RemoveAll(stack.Path("etcd-members", ns+"-"+name+"-etcd")))
+	kubectl(t, "delete", "-n", ns, "pvc", "-l", "app.kubernetes.io/instance="+name+",app.kubernetes.io/component=etcd", "--wait=false")
+	kubectl(t, "delete", "-n", ns, "statefulset/"+name+"-etcd")
 }
 
 // etcdStatusOf is the RootShard name's status.etcd.

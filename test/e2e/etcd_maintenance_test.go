@@ -52,15 +52,7 @@ const etcdQuota = 16 << 20
 func TestEtcdAlarmAndDefrag(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "etcd-maintenance")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, maintainedEtcdSetup))
-	waitFor(t, ns, "rootshard/small", "CertificatesReady")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := stack.Kubectl(context.Background(), "get", "rootshard/small", "-n", ns, "-o", "yaml")
-			t.Logf("rootshard/small (%v):\n%s", err, out)
-		}
-	})
-	members := runRealizedEtcd(t, ns, "small-etcd")
+	members := givenManagedEtcd(t, ns, "small", maintainedEtcdSetup)
 	waitForReason(t, ns, "rootshard/small", "EtcdReady", "True", "Healthy")
 	for _, m := range members.Members() {
 		assert.Contains(t, m.Args, fmt.Sprintf("--quota-backend-bytes=%d", etcdQuota), "member %s runs with the quota", m.Name)

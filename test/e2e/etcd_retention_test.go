@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,19 +41,8 @@ spec:
 func TestSnapshotRetentionAndVerification(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "etcd-retention")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, retainedEtcdSetup))
-	waitFor(t, ns, "rootshard/kept", "CertificatesReady")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := stack.Kubectl(context.Background(), "get", "rootshard/kept", "-n", ns, "-o", "yaml")
-			t.Logf("rootshard/kept (%v):\n%s", err, out)
-		}
-	})
-	members := runRealizedEtcd(t, ns, "kept-etcd")
-	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, "kept-etcd-backup", members)
-	require.NoError(t, err)
-	t.Cleanup(agent.Stop)
-	t.Cleanup(func() { _ = unforward(context.Background()) })
+	members := givenManagedEtcd(t, ns, "kept", retainedEtcdSetup)
+	agent := runRealizedAgent(t, ns, "kept", members)
 	dir, ok := agent.Claims["kept-etcd-snapshots"]
 	require.True(t, ok, "the agent mounts its snapshot claim: %v", agent.Claims)
 
@@ -82,13 +70,8 @@ func TestSnapshotRetentionAndVerification(t *testing.T) {
 	data[len(data)/2] ^= 0xff
 	require.NoError(t, os.WriteFile(file, data, 0o600))
 
-	// The member and its volume are lost; the RootShard names the corrupted snapshot.
-	kubectl(t, "patch", "-n", ns, "rootshard/kept", "--type=merge", "-p",
-		`{"spec":{"etcd":{"managed":{"restore":{"snapshot":"`+corrupted+`"}}}}}`)
-	members.Stop()
-	require.NoError(t, os.RemoveAll(stack.Path("etcd-members", ns+"-kept-etcd")))
-	kubectl(t, "delete", "-n", ns, "pvc", "-l", "app.kubernetes.io/instance=kept,app.kubernetes.io/component=etcd", "--wait=false")
-	kubectl(t, "delete", "-n", ns, "statefulset/kept-etcd")
+	// The RootShard names the corrupted snapshot, and the member and its volume are lost.
+	loseEtcdAndRestore(t, ns, "kept", members, corrupted)
 
 	waitForReason(t, ns, "rootshard/kept", "EtcdRestored", "False", "SnapshotCorrupt")
 	_, err = stack.Kube.AppsV1().StatefulSets(ns).Get(t.Context(), "kept-etcd", metav1.GetOptions{})
