@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -46,55 +47,15 @@ spec:
 func TestBackupOnDemandAndRestoreAfterALostVolume(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "etcd-backup")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, backedUpEtcdSetup))
-	waitFor(t, ns, "rootshard/saved", "CertificatesReady")
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, err := stack.Kubectl(context.Background(), "get", "rootshard/saved", "-n", ns, "-o", "yaml")
-			t.Logf("rootshard/saved (%v):\n%s", err, out)
-		}
-	})
-	members := runRealizedEtcd(t, ns, "saved-etcd")
-	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, "saved-etcd-backup", members)
-	require.NoError(t, err)
-	t.Cleanup(agent.Stop)
-	t.Cleanup(func() { _ = unforward(context.Background()) })
-	waitForReason(t, ns, "rootshard/saved", "EtcdReady", "True", "Healthy")
+	members, agent := runBackedUpRootShard(t, ns, "saved", backedUpEtcdSetup)
 
-	secret := hostSecret(t, ns, "saved-etcd-client")
-	tlsConfig, err := framework.EtcdTLSConfig(&secret)
-	require.NoError(t, err)
-	client, err := framework.EtcdClient(members.ClientURLs(), tlsConfig)
-	require.NoError(t, err)
+	client, tlsConfig := etcdClientWith(t, ns, "saved-etcd-client", members)
 	const keys = 2000
-	for i := range keys {
-		_, err := client.Put(t.Context(), fmt.Sprintf("/saved/%05d", i), fmt.Sprintf("value %d", i))
-		require.NoError(t, err)
-	}
+	putKeys(t, client, "/saved/", keys)
 
 	// On demand, through the subresource: it answers the name, the server takes it.
-	var request operatorv1alpha1.EtcdSnapshotRequest
-	out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/saved/backup",
-		"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
-	require.NoError(t, json.Unmarshal([]byte(out), &request))
-	name := request.Status.Snapshot
-	require.NotEmpty(t, name, "the request answers the snapshot's name: %s", out)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		status := etcdStatusOf(t, ns, "saved")
-		assert.Nil(c, status.PendingSnapshot, "taken")
-		var listed *operatorv1alpha1.EtcdSnapshotInfo
-		for i := range status.Snapshots {
-			if status.Snapshots[i].Name == name {
-				listed = &status.Snapshots[i]
-			}
-		}
-		if assert.NotNil(c, listed, "listed in status.etcd.snapshots") {
-			assert.True(c, listed.OnDemand)
-			assert.Positive(c, listed.SizeBytes)
-			assert.Len(c, listed.SHA256, 64)
-		}
-	}, 3*time.Minute, time.Second)
-	_, err = client.Put(t.Context(), "/saved/after", "written after the snapshot")
+	name := snapshotOnDemand(t, ns, "saved")
+	_, err := client.Put(t.Context(), "/saved/after", "written after the snapshot")
 	require.NoError(t, err)
 	require.NoError(t, client.Close())
 
@@ -117,19 +78,7 @@ func TestBackupOnDemandAndRestoreAfterALostVolume(t *testing.T) {
 		assert.Equal(c, name, snapshot)
 		sts = got
 	}, 3*time.Minute, time.Second)
-	mounted := map[string]*corev1.Secret{}
-	for _, v := range sts.Spec.Template.Spec.Volumes {
-		if v.Secret != nil {
-			s := hostSecret(t, ns, v.Secret.SecretName)
-			mounted[v.Secret.SecretName] = &s
-		}
-	}
-	restored, err := stack.RunEtcdMembersWith(t.Context(), sts, mounted, framework.EtcdMembersWith{Agents: []*framework.EtcdAgent{agent}})
-	require.NoError(t, err)
-	t.Cleanup(restored.Stop)
-	unforwardRestored, err := restored.ForwardMembers(t.Context(), stack)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unforwardRestored(context.Background()) })
+	restored := runRestoringMembers(t, ns, sts, agent)
 	waitForReason(t, ns, "rootshard/saved", "EtcdRestored", "True", "Restored")
 
 	client, err = framework.EtcdClient(restored.ClientURLs(), tlsConfig)
@@ -154,4 +103,96 @@ func etcdStatusOf(t *testing.T, ns, name string) operatorv1alpha1.ManagedEtcdSta
 		require.NoError(t, json.Unmarshal([]byte(out), &status))
 	}
 	return status
+}
+
+// runBackedUpRootShard applies manifest, a RootShard name of one member with a backup, in ns,
+// and runs its member and its backup agent (as the server realized them) until EtcdReady.
+func runBackedUpRootShard(t *testing.T, ns, name, manifest string) (*framework.EtcdMembers, *framework.EtcdAgent) {
+	t.Helper()
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, manifest))
+	waitFor(t, ns, "rootshard/"+name, "CertificatesReady")
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, err := stack.Kubectl(context.Background(), "get", "rootshard/"+name, "-n", ns, "-o", "yaml")
+			t.Logf("rootshard/%s (%v):\n%s", name, err, out)
+		}
+	})
+	members := runRealizedEtcd(t, ns, name+"-etcd")
+	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, name+"-etcd-backup", members)
+	require.NoError(t, err)
+	t.Cleanup(agent.Stop)
+	t.Cleanup(func() { _ = unforward(context.Background()) })
+	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
+	return members, agent
+}
+
+// snapshotOnDemand asks for a snapshot of the RootShard name through the backup subresource
+// and answers its name once the server took it and listed it (on demand, with its size and
+// sha256) in status.etcd.snapshots.
+func snapshotOnDemand(t *testing.T, ns, name string) string {
+	t.Helper()
+	var request operatorv1alpha1.EtcdSnapshotRequest
+	out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/"+name+"/backup",
+		"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
+	require.NoError(t, json.Unmarshal([]byte(out), &request))
+	snapshot := request.Status.Snapshot
+	require.NotEmpty(t, snapshot, "the request answers the snapshot's name: %s", out)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		status := etcdStatusOf(t, ns, name)
+		assert.Nil(c, status.PendingSnapshot, "taken")
+		var listed *operatorv1alpha1.EtcdSnapshotInfo
+		for i := range status.Snapshots {
+			if status.Snapshots[i].Name == snapshot {
+				listed = &status.Snapshots[i]
+			}
+		}
+		if assert.NotNil(c, listed, "listed in status.etcd.snapshots") {
+			assert.True(c, listed.OnDemand)
+			assert.Positive(c, listed.SizeBytes)
+			assert.Len(c, listed.SHA256, 64)
+		}
+	}, 3*time.Minute, time.Second)
+	return snapshot
+}
+
+// runRestoringMembers runs the members of sts, a StatefulSet with the restore init container,
+// with every Secret its pods mount as the host has it, their restore reading from agent, and
+// forwards their pods' ports.
+func runRestoringMembers(t *testing.T, ns string, sts *appsv1.StatefulSet, agent *framework.EtcdAgent) *framework.EtcdMembers {
+	t.Helper()
+	mounted := map[string]*corev1.Secret{}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			s := hostSecret(t, ns, v.Secret.SecretName)
+			mounted[v.Secret.SecretName] = &s
+		}
+	}
+	members, err := stack.RunEtcdMembersWith(t.Context(), sts, mounted, framework.EtcdMembersWith{Agents: []*framework.EtcdAgent{agent}})
+	require.NoError(t, err)
+	t.Cleanup(members.Stop)
+	unforward, err := members.ForwardMembers(t.Context(), stack)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unforward(context.Background()) })
+	return members
+}
+
+// etcdClientWith is a client of members with the certificate of the host Secret secret, and
+// its TLS config.
+func etcdClientWith(t *testing.T, ns, secret string, members *framework.EtcdMembers) (*clientv3.Client, *tls.Config) {
+	t.Helper()
+	s := hostSecret(t, ns, secret)
+	tlsConfig, err := framework.EtcdTLSConfig(&s)
+	require.NoError(t, err)
+	client, err := framework.EtcdClient(members.ClientURLs(), tlsConfig)
+	require.NoError(t, err)
+	return client, tlsConfig
+}
+
+// putKeys writes n keys <prefix><5 digits>, each "value <i>".
+func putKeys(t *testing.T, client *clientv3.Client, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := client.Put(t.Context(), fmt.Sprintf("%s%05d", prefix, i), fmt.Sprintf("value %d", i))
+		require.NoError(t, err)
+	}
 }

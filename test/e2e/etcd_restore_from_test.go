@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -12,10 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/etcd"
 	"github.com/kcp-setups/apiserver/test/framework"
 )
@@ -67,50 +64,20 @@ spec:
 func TestRestoreIntoANewSetupFromAnother(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "etcd-restore-from")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, sourceEtcdSetup))
-	waitFor(t, ns, "rootshard/source", "CertificatesReady")
+	members, agent := runBackedUpRootShard(t, ns, "source", sourceEtcdSetup)
 	t.Cleanup(func() {
 		if t.Failed() {
-			for _, o := range []string{"rootshard/source", "rootshard/copy"} {
-				out, err := stack.Kubectl(context.Background(), "get", o, "-n", ns, "-o", "yaml")
-				t.Logf("%s (%v):\n%s", o, err, out)
-			}
+			out, err := stack.Kubectl(context.Background(), "get", "rootshard/copy", "-n", ns, "-o", "yaml")
+			t.Logf("rootshard/copy (%v):\n%s", err, out)
 		}
 	})
-	members := runRealizedEtcd(t, ns, "source-etcd")
-	agent, unforward, err := stack.RunRealizedEtcdAgent(t.Context(), ns, "source-etcd-backup", members)
-	require.NoError(t, err)
-	t.Cleanup(agent.Stop)
-	t.Cleanup(func() { _ = unforward(context.Background()) })
-	waitForReason(t, ns, "rootshard/source", "EtcdReady", "True", "Healthy")
 
-	sourceSecret := hostSecret(t, ns, "source-etcd-client")
-	sourceTLS, err := framework.EtcdTLSConfig(&sourceSecret)
-	require.NoError(t, err)
-	client, err := framework.EtcdClient(members.ClientURLs(), sourceTLS)
-	require.NoError(t, err)
+	client, sourceTLS := etcdClientWith(t, ns, "source-etcd-client", members)
 	const keys = 500
-	for i := range keys {
-		_, err := client.Put(t.Context(), fmt.Sprintf("/source/%04d", i), fmt.Sprintf("value %d", i))
-		require.NoError(t, err)
-	}
+	putKeys(t, client, "/source/", keys)
 	require.NoError(t, client.Close())
 
-	var request operatorv1alpha1.EtcdSnapshotRequest
-	out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/source/backup",
-		"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
-	require.NoError(t, json.Unmarshal([]byte(out), &request))
-	name := request.Status.Snapshot
-	require.NotEmpty(t, name, "the request answers the snapshot's name: %s", out)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		status := etcdStatusOf(t, ns, "source")
-		assert.Nil(c, status.PendingSnapshot, "taken")
-		listed := false
-		for _, s := range status.Snapshots {
-			listed = listed || s.Name == name
-		}
-		assert.True(c, listed, "listed in status.etcd.snapshots")
-	}, 3*time.Minute, time.Second)
+	name := snapshotOnDemand(t, ns, "source")
 
 	// A new setup, with its own PKI, starts from source's snapshot.
 	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, fmt.Sprintf(copyEtcdSetup, name)))
@@ -124,33 +91,17 @@ func TestRestoreIntoANewSetupFromAnother(t *testing.T) {
 		assert.Equal(c, "copy-etcd-restore-client", r.ClientSecret)
 		sts = got
 	}, 3*time.Minute, time.Second)
-	mounted := map[string]*corev1.Secret{}
-	for _, v := range sts.Spec.Template.Spec.Volumes {
-		if v.Secret != nil {
-			s := hostSecret(t, ns, v.Secret.SecretName)
-			mounted[v.Secret.SecretName] = &s
-		}
-	}
-	restored, err := stack.RunEtcdMembersWith(t.Context(), sts, mounted, framework.EtcdMembersWith{Agents: []*framework.EtcdAgent{agent}})
-	require.NoError(t, err)
-	t.Cleanup(restored.Stop)
-	unforwardRestored, err := restored.ForwardMembers(t.Context(), stack)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unforwardRestored(context.Background()) })
+	restored := runRestoringMembers(t, ns, sts, agent)
 	waitForReason(t, ns, "rootshard/copy", "EtcdRestored", "True", "Restored")
 
 	// copy's etcd is of its own CA: its client certificate reads every key, source's is
 	// refused.
-	copySecret := hostSecret(t, ns, "copy-etcd-client")
-	copyTLS, err := framework.EtcdTLSConfig(&copySecret)
-	require.NoError(t, err)
-	copyClient, err := framework.EtcdClient(restored.ClientURLs(), copyTLS)
-	require.NoError(t, err)
+	copyClient, _ := etcdClientWith(t, ns, "copy-etcd-client", restored)
 	t.Cleanup(func() { _ = copyClient.Close() })
 	got, err := copyClient.Get(t.Context(), "/source/", clientv3.WithPrefix())
 	require.NoError(t, err)
 	assert.EqualValues(t, keys, got.Count, "every key of the snapshot")
-	one, err := copyClient.Get(t.Context(), "/source/0123")
+	one, err := copyClient.Get(t.Context(), "/source/00123")
 	require.NoError(t, err)
 	require.Len(t, one.Kvs, 1)
 	assert.Equal(t, "value 123", string(one.Kvs[0].Value))
@@ -161,7 +112,7 @@ func TestRestoreIntoANewSetupFromAnother(t *testing.T) {
 	t.Cleanup(func() { _ = foreign.Close() })
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	_, err = foreign.Get(ctx, "/source/0123")
+	_, err = foreign.Get(ctx, "/source/00123")
 	assert.Error(t, err, "source's client certificate is of another CA than copy's members trust")
 
 	waitForReason(t, ns, "rootshard/copy", "EtcdReady", "True", "Healthy")

@@ -27,18 +27,7 @@ func TestARestoreStartsNothingBeforeItsSnapshotPassesItsCheck(t *testing.T) {
 		Backup:  &operatorv1alpha1.EtcdBackup{Store: operatorv1alpha1.EtcdSnapshotStore{Volume: &operatorv1alpha1.EtcdSnapshotVolume{}}},
 		Restore: &operatorv1alpha1.EtcdRestore{Snapshot: "root-20261128-101500"},
 	}}
-	f := newFixture(t, rs)
-	f.Host.StoreStatefulSets(t)
-	f.c.Host.EtcdAgentImage = "ghcr.io/kcp-setups/apiserver:v1"
-	restored := func() *metav1.Condition {
-		got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
-		require.NoError(t, err)
-		return meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionEtcdRestored)
-	}
-	sync := func() {
-		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
-		f.hostCatchesUp(t)
-	}
+	f, restored, sync := restoreFixture(t, rs)
 	for range 4 {
 		sync()
 	}
@@ -86,18 +75,7 @@ func TestARestoreFromAnotherSetupReadsWithItsOwnClientCertificate(t *testing.T) 
 		Restore: &operatorv1alpha1.EtcdRestore{Snapshot: "source-20261128-101500",
 			From: &operatorv1alpha1.EtcdRestoreSource{Kind: "RootShard", Name: "source"}},
 	}}
-	f := newFixture(t, rs)
-	f.Host.StoreStatefulSets(t)
-	f.c.Host.EtcdAgentImage = "ghcr.io/kcp-setups/apiserver:v1"
-	restored := func() *metav1.Condition {
-		got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
-		require.NoError(t, err)
-		return meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionEtcdRestored)
-	}
-	sync := func() {
-		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
-		f.hostCatchesUp(t)
-	}
+	f, restored, sync := restoreFixture(t, rs)
 	const restoreClient = "team-a/root-etcd-restore-client"
 	for range 3 {
 		sync()
@@ -168,4 +146,23 @@ func TestARestoreFromAnotherSetupReadsWithItsOwnClientCertificate(t *testing.T) 
 		require.NoError(t, err)
 		assert.False(t, exists, "the restore client certificate goes once every member started: %s", cache)
 	}
+}
+
+// restoreFixture is a fixture of rs whose host stores StatefulSets and whose server has the
+// agent image, with rs's EtcdRestored condition as stored, and a sync of rs after which the
+// host catches up.
+func restoreFixture(t *testing.T, rs *operatorv1alpha1.RootShard) (*fixture, func() *metav1.Condition, func()) {
+	f := newFixture(t, rs)
+	f.Host.StoreStatefulSets(t)
+	f.c.Host.EtcdAgentImage = "ghcr.io/kcp-setups/apiserver:v1"
+	restored := func() *metav1.Condition {
+		got, err := kinds.RootShard.Lister(f.c.Indexes, "team-a").Get("root")
+		require.NoError(t, err)
+		return meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionEtcdRestored)
+	}
+	sync := func() {
+		require.NoError(t, f.c.SyncKey(t.Context(), "team-a/root"))
+		f.hostCatchesUp(t)
+	}
+	return f, restored, sync
 }
