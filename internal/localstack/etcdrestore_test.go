@@ -1,6 +1,7 @@
 package localstack
 
 import (
+	"crypto/x509"
 	"os"
 	"strconv"
 	"strings"
@@ -116,4 +117,45 @@ func TestPlanEtcdMembersRefusesARestoreItCannotMap(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestPlanEtcdMembersMapsARestoreFromAnotherSetup: the members of a new RootShard (copy, of
+// its own CAs) restoring from another RootShard's store (restore.from) run their init
+// container against that RootShard's agent, with the restore client certificate (of the
+// source's etcd client CA) and the source's client trust as mounted.
+func TestPlanEtcdMembersMapsARestoreFromAnotherSetup(t *testing.T) {
+	source := newEtcdCAs(t)
+	root := backupCluster("ns1", "rootshard", "root", "root", 1)
+	rootSecrets := source.secrets(t, root)
+	agent, _, err := plannedAgent(t, root, rootSecrets, nil, nil)
+	require.NoError(t, err)
+
+	own, err := NewEtcdCAs(t.TempDir(), "copy")
+	require.NoError(t, err)
+	cp := backupCluster("ns1", "rootshard", "copy", "copy", 1)
+	cp.RootShard, cp.Spec.Backup = "copy", nil
+	cp.Restoring = cp.RestoreFrom(root, "root-20261129-000000")
+	secrets, err := own.Secrets(cp)
+	require.NoError(t, err)
+	kp, err := source.Client.Issue(t.TempDir(), "restore-client", CertSpec{CommonName: "copy-etcd-restore", Usages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	require.NoError(t, err)
+	secrets["copy-etcd-restore-client"] = &corev1.Secret{Data: map[string][]byte{"tls.crt": kp.CertPEM, "tls.key": kp.KeyPEM, "ca.crt": source.Client.CertPEM}}
+	secrets["root-etcd-client-trust"] = rootSecrets["root-etcd-client-trust"]
+
+	env := etcdMembersEnv{dir: t.TempDir(), agentBin: "/bin/kcp-setups-apiserver", with: EtcdMembersWith{Agents: []*EtcdAgent{agent}}}
+	m, err := planEtcdMembers(env, typed[appsv1.StatefulSet](t, cp.StatefulSet("hash")), secrets, countingPorts(30000))
+	require.NoError(t, err)
+	require.Len(t, m.members[0].inits, 1)
+	init := m.members[0].inits[0]
+	assert.Equal(t, agent.URL, flagValue(init.args, "source"), "the source's agent, by its Service")
+	for flagName, want := range map[string][]byte{
+		"cert-file":       kp.CertPEM,
+		"key-file":        kp.KeyPEM,
+		"trusted-ca-file": source.Client.CertPEM,
+	} {
+		got, err := os.ReadFile(flagValue(init.args, flagName))
+		require.NoError(t, err, flagName)
+		assert.Equal(t, want, got, flagName)
+	}
+	assert.NotEqual(t, own.Client.CertPEM, source.Client.CertPEM, "the new setup's CA is its own")
 }

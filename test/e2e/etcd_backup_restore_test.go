@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -53,15 +54,8 @@ func TestBackupAndRestore(t *testing.T) {
 	t.Run("on demand to a volume", func(t *testing.T) {
 		t.Parallel()
 		ns := namespace(t, "etcd-backup")
-		backUpLoseAndRestore(t, ns, "saved", "        store:\n          volume: {}", func(string) string {
-			// On demand, through the subresource: it answers the name, the server takes it.
-			var request operatorv1alpha1.EtcdSnapshotRequest
-			out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/saved/backup",
-				"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
-			require.NoError(t, json.Unmarshal([]byte(out), &request))
-			require.NotEmpty(t, request.Status.Snapshot, "the request answers the snapshot's name: %s", out)
-			return request.Status.Snapshot
-		})
+		// On demand, through the subresource: it answers the name, the server takes it.
+		backUpLoseAndRestore(t, ns, "saved", "        store:\n          volume: {}", func(string) string { return snapshotOnDemand(t, ns, "saved") })
 	})
 	t.Run("on a schedule to object storage", func(t *testing.T) {
 		t.Parallel()
@@ -108,22 +102,13 @@ func TestBackupAndRestore(t *testing.T) {
 // name.
 func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns string) string) string {
 	t.Helper()
-	members := givenManagedEtcd(t, ns, name, strings.NewReplacer("NAME", name, "BACKUP", backup).Replace(backedUpEtcdSetup))
-	agent := runRealizedAgent(t, ns, name, members)
-	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
+	members, agent := runBackedUpRootShard(t, ns, name, strings.NewReplacer("NAME", name, "BACKUP", backup).Replace(backedUpEtcdSetup))
 	waitForReason(t, ns, "rootshard/"+name, "EtcdBackupReady", "True", "ReplicasAvailable")
 
-	secret := hostSecret(t, ns, name+"-etcd-client")
-	tlsConfig, err := framework.EtcdTLSConfig(&secret)
-	require.NoError(t, err)
-	client, err := framework.EtcdClient(members.ClientURLs(), tlsConfig)
-	require.NoError(t, err)
+	client, tlsConfig := etcdClientWith(t, ns, name+"-etcd-client", members)
 	const keys = 2000
 	prefix := "/" + name + "/"
-	for i := range keys {
-		_, err := client.Put(t.Context(), fmt.Sprintf("%s%05d", prefix, i), fmt.Sprintf("value %d", i))
-		require.NoError(t, err)
-	}
+	putKeys(t, client, prefix, keys)
 	// The PKI as kcp serves it, and a credential minted, before the loss.
 	pki := rootShardPKI(t, ns, name)
 	ops, err := clientset.NewForConfig(stack.AdminConfig)
@@ -165,19 +150,7 @@ func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns st
 		assert.Equal(c, snapshot, restoring)
 		sts = got
 	}, 3*time.Minute, time.Second)
-	mounted := map[string]*corev1.Secret{}
-	for _, v := range sts.Spec.Template.Spec.Volumes {
-		if v.Secret != nil {
-			s := hostSecret(t, ns, v.Secret.SecretName)
-			mounted[v.Secret.SecretName] = &s
-		}
-	}
-	restored, err := stack.RunEtcdMembersWith(t.Context(), sts, mounted, framework.EtcdMembersWith{Agents: []*framework.EtcdAgent{agent}})
-	require.NoError(t, err)
-	t.Cleanup(restored.Stop)
-	unforwardRestored, err := restored.ForwardMembers(t.Context(), stack)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = unforwardRestored(context.Background()) })
+	restored := runRestoringMembers(t, ns, sts, agent)
 	waitForReason(t, ns, "rootshard/"+name, "EtcdRestored", "True", "Restored")
 
 	client, err = framework.EtcdClient(restored.ClientURLs(), tlsConfig)
@@ -254,4 +227,85 @@ func etcdStatusOf(t *testing.T, ns, name string) operatorv1alpha1.ManagedEtcdSta
 		require.NoError(t, json.Unmarshal([]byte(out), &status))
 	}
 	return status
+}
+
+// runBackedUpRootShard applies manifest, a RootShard name of one member with a backup, in ns,
+// and runs its member and its backup agent (as the server realized them) until EtcdReady.
+func runBackedUpRootShard(t *testing.T, ns, name, manifest string) (*framework.EtcdMembers, *framework.EtcdAgent) {
+	t.Helper()
+	members := givenManagedEtcd(t, ns, name, manifest)
+	agent := runRealizedAgent(t, ns, name, members)
+	waitForReason(t, ns, "rootshard/"+name, "EtcdReady", "True", "Healthy")
+	return members, agent
+}
+
+// snapshotOnDemand asks for a snapshot of the RootShard name through the backup subresource
+// and answers its name once the server took it and listed it (on demand, with its size and
+// sha256) in status.etcd.snapshots.
+func snapshotOnDemand(t *testing.T, ns, name string) string {
+	t.Helper()
+	var request operatorv1alpha1.EtcdSnapshotRequest
+	out := kubectl(t, "create", "--raw", "/apis/operator.kcp.io/v1alpha1/namespaces/"+ns+"/rootshards/"+name+"/backup",
+		"-f", writeManifest(t, `{"apiVersion":"operator.kcp.io/v1alpha1","kind":"EtcdSnapshotRequest"}`))
+	require.NoError(t, json.Unmarshal([]byte(out), &request))
+	snapshot := request.Status.Snapshot
+	require.NotEmpty(t, snapshot, "the request answers the snapshot's name: %s", out)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		status := etcdStatusOf(t, ns, name)
+		assert.Nil(c, status.PendingSnapshot, "taken")
+		var listed *operatorv1alpha1.EtcdSnapshotInfo
+		for i := range status.Snapshots {
+			if status.Snapshots[i].Name == snapshot {
+				listed = &status.Snapshots[i]
+			}
+		}
+		if assert.NotNil(c, listed, "listed in status.etcd.snapshots") {
+			assert.True(c, listed.OnDemand)
+			assert.Positive(c, listed.SizeBytes)
+			assert.Len(c, listed.SHA256, 64)
+		}
+	}, 3*time.Minute, time.Second)
+	return snapshot
+}
+
+// runRestoringMembers runs the members of sts, a StatefulSet with the restore init container,
+// with every Secret its pods mount as the host has it, their restore reading from agent, and
+// forwards their pods' ports.
+func runRestoringMembers(t *testing.T, ns string, sts *appsv1.StatefulSet, agent *framework.EtcdAgent) *framework.EtcdMembers {
+	t.Helper()
+	mounted := map[string]*corev1.Secret{}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Secret != nil {
+			s := hostSecret(t, ns, v.Secret.SecretName)
+			mounted[v.Secret.SecretName] = &s
+		}
+	}
+	members, err := stack.RunEtcdMembersWith(t.Context(), sts, mounted, framework.EtcdMembersWith{Agents: []*framework.EtcdAgent{agent}})
+	require.NoError(t, err)
+	t.Cleanup(members.Stop)
+	unforward, err := members.ForwardMembers(t.Context(), stack)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unforward(context.Background()) })
+	return members
+}
+
+// etcdClientWith is a client of members with the certificate of the host Secret secret, and
+// its TLS config.
+func etcdClientWith(t *testing.T, ns, secret string, members *framework.EtcdMembers) (*clientv3.Client, *tls.Config) {
+	t.Helper()
+	s := hostSecret(t, ns, secret)
+	tlsConfig, err := framework.EtcdTLSConfig(&s)
+	require.NoError(t, err)
+	client, err := framework.EtcdClient(members.ClientURLs(), tlsConfig)
+	require.NoError(t, err)
+	return client, tlsConfig
+}
+
+// putKeys writes n keys <prefix><5 digits>, each "value <i>".
+func putKeys(t *testing.T, client *clientv3.Client, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := client.Put(t.Context(), fmt.Sprintf("%s%05d", prefix, i), fmt.Sprintf("value %d", i))
+		require.NoError(t, err)
+	}
 }

@@ -113,3 +113,52 @@ func TestBackupSubresource(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreFromAnotherSetupIsServed: a new RootShard or Shard whose managed etcd restores
+// from another setup's store (restore.from) is stored without a backup of its own; a restore
+// of its own store still needs spec.etcd.managed.backup, and one straight from a bucket is
+// still refused, each a 422 at the field. (Who may name a source is the unit tier's,
+// store's TestRestoreFromAnotherSetupNeedsGetOnItsBackup, and the end-to-end tier's: RBAC is
+// off here.)
+func TestRestoreFromAnotherSetupIsServed(t *testing.T) {
+	s := startServer(t, embedded(t.TempDir()))
+	defer s.stop()
+	ctx := t.Context()
+	ops := s.client.OperatorV1alpha1()
+	restore := func(spec *operatorv1alpha1.CommonShardSpec, r operatorv1alpha1.EtcdRestore) {
+		withManagedEtcd(spec, false)
+		spec.Etcd.Managed.Restore = &r
+	}
+
+	rs := newRootShard("copy")
+	restore(&rs.Spec.CommonShardSpec, operatorv1alpha1.EtcdRestore{Snapshot: "source-20261129-010000",
+		From: &operatorv1alpha1.EtcdRestoreSource{Kind: "RootShard", Name: "source"}})
+	got, err := ops.RootShards(namespace).Create(ctx, rs, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, got.Spec.Etcd.Managed.Restore.From)
+	assert.Equal(t, "source", got.Spec.Etcd.Managed.Restore.From.Name)
+	assert.Nil(t, got.Spec.Etcd.Managed.Backup, "no backup of its own")
+
+	sh := newShard("copied", "copy")
+	restore(&sh.Spec.CommonShardSpec, operatorv1alpha1.EtcdRestore{Snapshot: "old-shard-20261129-010000",
+		From: &operatorv1alpha1.EtcdRestoreSource{Kind: "Shard", Name: "old"}})
+	_, err = ops.Shards(namespace).Create(ctx, sh, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name, field string
+		r           operatorv1alpha1.EtcdRestore
+	}{
+		{"its own store without a backup", "spec.etcd.managed.backup", operatorv1alpha1.EtcdRestore{Snapshot: "own-20261129-010000"}},
+		{"a source of another kind", "spec.etcd.managed.restore.from.kind", operatorv1alpha1.EtcdRestore{Snapshot: "x-20261129-010000",
+			From: &operatorv1alpha1.EtcdRestoreSource{Kind: "CacheServer", Name: "cache"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newRootShard("own")
+			restore(&o.Spec.CommonShardSpec, tc.r)
+			_, err := ops.RootShards(namespace).Create(ctx, o, metav1.CreateOptions{})
+			require.True(t, apierrors.IsInvalid(err), "a 422, got %v", err)
+			assert.Contains(t, err.Error(), tc.field)
+		})
+	}
+}

@@ -113,6 +113,10 @@ func (c *Checks) RequeueAfter(key string) time.Duration {
 	return time.Millisecond
 }
 
+// RetryAfter is how long an answer of a store that could not be asked stands: when a
+// restore whose source cannot serve yet is looked at again.
+func (c *Checks) RetryAfter() time.Duration { return orDefault(c.Retry, 10*time.Second) }
+
 func (c *Checks) now() time.Time {
 	if c.Now != nil {
 		return c.Now()

@@ -35,6 +35,9 @@ type State struct {
 	RestoringSnapshot string
 	// Ready says every member of the StatefulSet is ready and rolled out.
 	Ready bool
+	// SourceErr says why the setup restore.from names cannot serve its store (it does not
+	// exist, has no managed etcd or no backup); nil for the own store or a source that can.
+	SourceErr error
 	// Check is the snapshot's check, asked for only while the StatefulSet does not exist.
 	Check Check
 	// Previous is the EtcdRestored condition as the status has it.
@@ -76,6 +79,9 @@ func Decide(s State) Decision {
 		}
 		return Decision{Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonRestoreNotApplied,
 			Message: fmt.Sprintf("the managed etcd's StatefulSet exists, so its members keep their data: snapshot %s is restored only when the StatefulSet is created", s.Snapshot)}
+	case s.SourceErr != nil:
+		return Decision{Hold: true, Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonRestoreSourceUnavailable,
+			Message: fmt.Sprintf("nothing starts from snapshot %s: %v", s.Snapshot, s.SourceErr)}
 	case !s.Check.Done:
 		return Decision{Hold: true, CheckNeeded: true, Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonRestoreVerifying,
 			Message: fmt.Sprintf("checking snapshot %s in its store before the members start from it", s.Snapshot)}

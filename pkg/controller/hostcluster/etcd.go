@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,6 +29,10 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 	}
 	if err != nil {
 		w.err = err
+		return nil
+	}
+	w.restoreClient(e)
+	if w.err != nil {
 		return nil
 	}
 	// The members' restore runs in the server's own image: without one (no
@@ -59,6 +64,34 @@ func (w *Writes) Etcd(e *etcd.Cluster) *appsv1.StatefulSet {
 		w.apply(w.host.DisruptionBudgetApplier.ApplyIfChanged(w.ctx, pdb))
 	}
 	return current
+}
+
+// restoreClient applies the members' client certificate toward another setup's agent while a
+// restore from that setup's store is about to start (the StatefulSet waits for its Secret),
+// and deletes it, Certificate then Secret, each only when it carries the owner's UID, once no
+// restore reads with it (e.DropRestoreClient): it is of another RootShard's etcd client CA,
+// which that setup's agent and etcd trust.
+func (w *Writes) restoreClient(e *etcd.Cluster) {
+	if r := e.Restoring; r != nil && r.Certificate != nil {
+		if w.plan != nil {
+			w.plan.certificates([]*cmapply.CertificateApplyConfiguration{r.Certificate})
+			return
+		}
+		w.apply(w.host.CertificateApplier.ApplyIfChanged(w.ctx, r.Certificate))
+		return
+	}
+	if !e.DropRestoreClient || w.plan != nil {
+		return
+	}
+	owner, ok := OwnerFrom(w.ctx)
+	if !ok {
+		return
+	}
+	ns, name := e.Namespace, e.RestoreClientName()
+	cert, err := w.host.Certificates.Certificates(ns).Get(name)
+	w.deleteOwned(owner, "Certificate", ns, name, cert, err, w.host.CertManager.CertmanagerV1().Certificates(ns).Delete)
+	secret, err := w.host.Secrets.Secrets(ns).Get(name)
+	w.deleteOwned(owner, "Secret", ns, name, secret, err, w.host.Kube.CoreV1().Secrets(ns).Delete)
 }
 
 // claimsOwnerUID is the owner UID the claim templates of sts give its claims.

@@ -152,7 +152,7 @@ func (w *Writes) deleteOwned(owner Owner, kind, ns, name string, o metav1.Object
 		w.err = fmt.Errorf("deleting %s %s/%s: %w", kind, ns, name, err)
 	default:
 		w.wrote++
-		klog.FromContext(w.ctx).V(2).Info("Deleted: no backup asks for it", "kind", kind, "object", klog.KRef(ns, name))
+		klog.FromContext(w.ctx).V(2).Info("Deleted: nothing asks for it any longer", "kind", kind, "object", klog.KRef(ns, name))
 	}
 }
 

@@ -35,7 +35,7 @@ func (c *Controller) Reconcile(ctx context.Context, obj *operatorv1alpha1.RootSh
 		return err
 	}
 	desired, refErr, vwReason, vwMessage := in.desired, in.refErr, in.vwReason, in.vwMessage
-	restore, restored := kinds.EtcdRestore(c.Lifecycle, rs, obj.Status.Conditions, c.Loop, rootshard.Etcd(rs), true)
+	restore, restored := kinds.EtcdRestore(c.Lifecycle, c.Indexes, rs, obj.Status.Conditions, c.Loop, rootshard.Etcd(rs), true)
 	wrote, err := c.realize(ctx, rs, desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw), restore)
 	c.Applied(rs, wrote, err)
 	if err != nil {
@@ -109,7 +109,7 @@ func (c *Controller) Plan(ctx context.Context, rs *operatorv1alpha1.RootShard, _
 	if err != nil {
 		return nil, err
 	}
-	restore, _ := kinds.EtcdRestore(c.Lifecycle, rs, rs.Status.Conditions, nil, rootshard.Etcd(rs), false)
+	restore, _ := kinds.EtcdRestore(c.Lifecycle, c.Indexes, rs, rs.Status.Conditions, nil, rootshard.Etcd(rs), false)
 	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
 		return c.realize(ctx, rs, in.desired, in.cache, kinds.VirtualWorkspaceEndpoint(in.vw), restore)
 	})

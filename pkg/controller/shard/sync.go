@@ -113,7 +113,7 @@ func (c *Controller) realizeAndObserve(ctx context.Context, s *operatorv1alpha1.
 	if err != nil {
 		return k, false, err
 	}
-	restore, restored := kinds.EtcdRestore(c.Lifecycle, s, s.Status.Conditions, c.Loop, k.Etcd, true)
+	restore, restored := kinds.EtcdRestore(c.Lifecycle, c.Indexes, s, s.Status.Conditions, c.Loop, k.Etcd, true)
 	wrote, err := c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw), restore)
 	c.Applied(s, wrote, err)
 	if err != nil {
@@ -165,7 +165,7 @@ func (c *Controller) Plan(ctx context.Context, s *operatorv1alpha1.Shard, rs *op
 	if err != nil {
 		return nil, err
 	}
-	restore, _ := kinds.EtcdRestore(c.Lifecycle, s, s.Status.Conditions, nil, shard.Server(s, rs).Etcd, false)
+	restore, _ := kinds.EtcdRestore(c.Lifecycle, c.Indexes, s, s.Status.Conditions, nil, shard.Server(s, rs).Etcd, false)
 	return controller.Plan(ctx, func(ctx context.Context) (int, error) {
 		return c.realize(ctx, s, rs, joined, cache, kinds.VirtualWorkspaceEndpoint(vw), restore)
 	})

@@ -2,9 +2,11 @@ package etcd
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,6 +17,7 @@ import (
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/pki"
+	"github.com/kcp-setups/apiserver/pkg/resources/certificates"
 	"github.com/kcp-setups/apiserver/pkg/resources/workload"
 )
 
@@ -26,15 +29,23 @@ const (
 	AgentPort = 2390
 	// AgentCommand is the server image's binary, which runs the agent and the restore.
 	AgentCommand = "kcp-setups-apiserver"
+	// RestoreClientRole is the role (and the name's suffix) of the client certificate the
+	// members read another setup's snapshot with.
+	RestoreClientRole = "etcd-restore-client"
 
 	agentTLSDir      = "/etc/etcd-backup/tls"
 	agentS3Dir       = "/etc/etcd-backup/s3"
 	agentS3CADir     = "/etc/etcd-backup/s3-ca"
+	restoreClientDir = "/etc/etcd/tls/restore-client"
+	sourceTrustDir   = "/etc/etcd/tls/source-trust"
 	snapshotsVolume  = "snapshots"
 	snapshotsDir     = "/var/lib/etcd-snapshots"
 	agentPortName    = "backup"
 	agentContainer   = "agent"
 	restoreContainer = "restore"
+	// restoreClientVolume is the restore client certificate's volume.
+	restoreClientVolume = "restore-client"
+	sourceTrustVolume   = "source-trust"
 )
 
 // Backup is the managed etcd's backup, nil without one.
@@ -200,6 +211,19 @@ func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration,
 		for _, m := range c.s3Mounts(r.S3, r.S3CABundle, "etcd.managed.restore.s3.credentialsSecretRef") {
 			volumes, mounts = append(volumes, m.AsVolume()), append(mounts, m.AsVolumeMount())
 		}
+	} else if r.ClientSecret != "" {
+		// Another setup's agent: the restore client certificate, of its RootShard's etcd
+		// client CA, and that CA alone to trust the agent by (not the root of the chain,
+		// which the namespace's RootShards may share).
+		args = append(args, "--source="+r.SourceURL,
+			"--cert-file="+restoreClientDir+"/tls.crt", "--key-file="+restoreClientDir+"/tls.key",
+			"--trusted-ca-file="+sourceTrustDir+"/tls.crt")
+		mounts = append(mounts,
+			corev1ac.VolumeMount().WithName(restoreClientVolume).WithMountPath(restoreClientDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(sourceTrustVolume).WithMountPath(sourceTrustDir).WithReadOnly(true))
+		volumes = append(volumes,
+			corev1ac.Volume().WithName(restoreClientVolume).WithSecret(corev1ac.SecretVolumeSource().WithSecretName(r.ClientSecret)),
+			corev1ac.Volume().WithName(sourceTrustVolume).WithSecret(corev1ac.SecretVolumeSource().WithSecretName(r.SourceTrust)))
 	} else {
 		args = append(args, "--source="+r.SourceURL,
 			"--cert-file="+serverTLSDir+"/tls.crt", "--key-file="+serverTLSDir+"/tls.key",
@@ -219,27 +243,75 @@ func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration,
 // RestoringSnapshot is the snapshot the members of sts restore, from its restore init
 // container, and whether it has one.
 func RestoringSnapshot(sts *appsv1.StatefulSet) (string, bool) {
-	if sts == nil {
+	r := RestoringOf(sts)
+	if r == nil {
 		return "", false
+	}
+	return r.Snapshot, true
+}
+
+// RestoringOf is the restore sts's template was created with, from its restore init
+// container (its snapshot, its agent and the Secret of its client certificate toward
+// another setup's agent), nil without one: while the members restore, the template keeps it.
+func RestoringOf(sts *appsv1.StatefulSet) *Restoring {
+	if sts == nil {
+		return nil
 	}
 	for _, c := range sts.Spec.Template.Spec.InitContainers {
 		if c.Name != restoreContainer {
 			continue
 		}
+		r := &Restoring{}
 		for _, a := range c.Args {
 			if name, ok := strings.CutPrefix(a, "--snapshot="); ok {
-				return name, true
+				r.Snapshot = name
+			}
+			if url, ok := strings.CutPrefix(a, "--source="); ok {
+				r.SourceURL = url
 			}
 		}
-		return "", true
+		for _, v := range sts.Spec.Template.Spec.Volumes {
+			if v.Secret == nil || !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == v.Name }) {
+				continue
+			}
+			switch v.Name {
+			case restoreClientVolume:
+				r.ClientSecret = v.Secret.SecretName
+			case sourceTrustVolume:
+				r.SourceTrust = v.Secret.SecretName
+			}
+		}
+		return r
 	}
-	return "", false
+	return nil
 }
 
 // OwnRestore is the restore of this etcd's own store through its agent, which serves it to
 // the members with their serving certificates (of the RootShard's etcd client CA).
 func (c *Cluster) OwnRestore(snapshot string) *Restoring {
 	return &Restoring{Snapshot: snapshot, SourceURL: c.AgentURL()}
+}
+
+// RestoreFrom is the restore of source's store (another RootShard's or Shard's managed etcd of
+// the namespace) through source's agent, which trusts clients of source's RootShard's etcd
+// client CA alone: the members read it with the restore client certificate, issued by that
+// CA for this etcd (RestoreClientCertificate).
+func (c *Cluster) RestoreFrom(source *Cluster, snapshot string) *Restoring {
+	return &Restoring{Snapshot: snapshot, SourceURL: source.AgentURL(), ClientSecret: c.RestoreClientName(),
+		SourceTrust: ClientTrustSecret(source.RootShard), Certificate: c.RestoreClientCertificate(source)}
+}
+
+// RestoreClientName is the Certificate and Secret of the client certificate the members read
+// another setup's snapshot with.
+func (c *Cluster) RestoreClientName() string { return c.Base + "-" + RestoreClientRole }
+
+// RestoreClientCertificate is the members' client certificate toward source's agent: client
+// auth alone, issued by the etcd client CA Issuer of source's RootShard (in the namespace),
+// labeled as this etcd's owner's, which the server marks with the owner's UID.
+func (c *Cluster) RestoreClientCertificate(source *Cluster) *cmapply.CertificateApplyConfiguration {
+	leaf := pki.Leaf{Name: c.RestoreClientName(), Role: RestoreClientRole, Issuer: pki.CAName(source.RootShard, pki.EtcdClientCA),
+		CommonName: c.Base + "-etcd-restore", Usage: pki.ClientAuth}
+	return certificates.Certificate(certificates.Leaf(c.Namespace, leaf, pki.Labels(c.Kind, c.OwnerName, RestoreClientRole), nil))
 }
 
 // AgentService is the agent's Service.

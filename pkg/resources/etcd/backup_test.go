@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	cmv1 "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -124,4 +125,64 @@ func TestRestoringSnapshot(t *testing.T) {
 	name, ok := RestoringSnapshot(asStored(c))
 	assert.True(t, ok)
 	assert.Equal(t, "root-20261128-101500", name)
+}
+
+// TestRestoreFromAnotherSetup: a new setup's members read another setup's snapshot from that
+// setup's agent with a client certificate of their own, issued by the source RootShard's etcd
+// client CA (which alone the source agent trusts), and trust the agent by that CA alone; the
+// StatefulSet waits for that certificate, and a StatefulSet as the host has it gives back the
+// restore it was created with.
+func TestRestoreFromAnotherSetup(t *testing.T) {
+	source := &Cluster{Kind: "rootshard", OwnerName: "source", Base: "source", Namespace: "kcp", ClusterDomain: "cluster.local",
+		RootShard: "source", Spec: &operatorv1alpha1.ManagedEtcd{Backup: &operatorv1alpha1.EtcdBackup{}}}
+	c := &Cluster{Kind: "shard", OwnerName: "copy", Base: "copy-shard", Namespace: "kcp", ClusterDomain: "cluster.local",
+		RootShard: "root", OwnerUID: "uid-2", AgentImage: "ghcr.io/kcp-setups/apiserver:v1", Spec: &operatorv1alpha1.ManagedEtcd{}}
+	c.Restoring = c.RestoreFrom(source, "source-20261129-010000")
+
+	cert := c.Restoring.Certificate
+	require.NotNil(t, cert)
+	assert.Equal(t, "copy-shard-etcd-restore-client", *cert.Name)
+	assert.Equal(t, "kcp", *cert.Namespace)
+	assert.Equal(t, "source-etcd-client-ca", *cert.Spec.IssuerRef.Name, "the source RootShard's etcd client CA, which its agent trusts")
+	assert.Equal(t, "Issuer", *cert.Spec.IssuerRef.Kind)
+	assert.Equal(t, "copy-shard-etcd-restore-client", *cert.Spec.SecretName)
+	assert.Equal(t, "copy", cert.Labels["operator.kcp.io/shard"], "the restoring object's, which the server marks with its UID")
+	assert.Contains(t, cert.Spec.Usages, cmv1.UsageClientAuth)
+	assert.NotContains(t, cert.Spec.Usages, cmv1.UsageServerAuth)
+	assert.Contains(t, c.MountedSecrets(), "copy-shard-etcd-restore-client", "the StatefulSet waits for it")
+	for _, leaf := range c.Leaves() {
+		assert.NotEqual(t, "source-etcd-client-ca", leaf.Issuer, "the setup's own certificates stay of its own CAs: %s", leaf.Name)
+	}
+
+	pod := c.StatefulSet("h").Spec.Template.Spec
+	require.Len(t, pod.InitContainers, 1)
+	restore := pod.InitContainers[0]
+	args := argsOf(&restore)
+	for _, want := range []string{"--snapshot=source-20261129-010000", "--source=https://source-etcd-backup.kcp.svc.cluster.local:2390",
+		"--cert-file=/etc/etcd/tls/restore-client/tls.crt", "--key-file=/etc/etcd/tls/restore-client/tls.key",
+		"--trusted-ca-file=/etc/etcd/tls/source-trust/tls.crt", "--initial-cluster-token=kcp.copy-shard-etcd"} {
+		assert.Contains(t, args, want)
+	}
+	assert.NotContains(t, args, "/etc/etcd/tls/server/", "the members' serving certificate is of another CA than the source agent trusts")
+	secrets := map[string]string{}
+	for _, v := range pod.Volumes {
+		if v.Secret != nil {
+			secrets[*v.Name] = *v.Secret.SecretName
+		}
+	}
+	assert.Equal(t, "copy-shard-etcd-restore-client", secrets["restore-client"])
+	assert.Equal(t, "source-etcd-client-trust", secrets["source-trust"], "the source's etcd client CA alone, not the root the namespace's RootShards share")
+	assert.Contains(t, c.MountedSecrets(), "source-etcd-client-trust")
+
+	raw, err := json.Marshal(c.StatefulSet("h"))
+	require.NoError(t, err)
+	var sts appsv1.StatefulSet
+	require.NoError(t, json.Unmarshal(raw, &sts))
+	got := RestoringOf(&sts)
+	require.NotNil(t, got)
+	assert.Equal(t, Restoring{Snapshot: "source-20261129-010000", SourceURL: source.AgentURL(), ClientSecret: "copy-shard-etcd-restore-client",
+		SourceTrust: "source-etcd-client-trust"}, *got,
+		"the template's restore, without the certificate (which exists by then)")
+	c.Restoring = got
+	assert.Equal(t, c.StatefulSet("h").Spec.Template.Spec.InitContainers, pod.InitContainers, "rebuilt from it, the template is unchanged")
 }

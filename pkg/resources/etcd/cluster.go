@@ -7,6 +7,8 @@ package etcd
 import (
 	"fmt"
 
+	cmapply "github.com/cert-manager/cert-manager/pkg/client/applyconfigurations/certmanager/v1"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -51,14 +53,27 @@ type Cluster struct {
 	// HoldForRestore keeps the StatefulSet from being created: the snapshot a restore names
 	// has not passed its check (the controller sets it).
 	HoldForRestore bool
+	// DropRestoreClient deletes the restore client certificate (RestoreClientName) and its
+	// Secret, when they carry the owner's UID: no restore reads with it any longer (the
+	// controller sets it).
+	DropRestoreClient bool
 }
 
-// Restoring is where the members' restore reads the snapshot: another agent (SourceURL, with
-// the member's serving certificate, of the same RootShard's etcd client CA) or an S3 store.
+// Restoring is where the members' restore reads the snapshot: an agent (SourceURL), with the
+// member's serving certificate (its own agent, of the same RootShard's etcd client CA) or,
+// from another setup's store, with the restore client certificate (Certificate, issued by the
+// source RootShard's etcd client CA) and that CA as the agent's trust; or an S3 store.
 type Restoring struct {
 	Snapshot  string
 	SourceURL string
-	S3        *operatorv1alpha1.S3SnapshotStore
+	// ClientSecret, set for a restore from another setup's agent, is the Secret of the client
+	// certificate the members read the snapshot with (RestoreClientName); Certificate is that
+	// certificate, which the realize applies (nil once the StatefulSet restores: it exists).
+	// SourceTrust is the Secret of the source RootShard's etcd client CA alone
+	// (ClientTrustSecret), which issued the source agent's serving certificate.
+	ClientSecret, SourceTrust string
+	Certificate               *cmapply.CertificateApplyConfiguration
+	S3                        *operatorv1alpha1.S3SnapshotStore
 	// S3CABundle is the ConfigMap of S3's CA bundle, when it has one.
 	S3CABundle string
 }

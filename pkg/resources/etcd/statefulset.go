@@ -49,6 +49,10 @@ const (
 // secrets hash, whose change rolls the members.
 func (c *Cluster) MountedSecrets() []string {
 	names := []string{ClientTrustSecret(c.RootShard), c.PeerSecret(), PeerTrustSecret(c.RootShard), c.ServerSecret()}
+	if r := c.Restoring; r != nil && r.ClientSecret != "" {
+		// The restore from another setup's agent waits for its client certificate.
+		names = append(names, r.ClientSecret, r.SourceTrust)
+	}
 	slices.Sort(names)
 	return names
 }

@@ -148,12 +148,24 @@ func TestValidateManagedEtcd(t *testing.T) {
 			want: []wantErr{required("spec.etcd.managed.backup")},
 		},
 		{
-			name: "a restore from another setup or straight from a bucket, not served yet",
+			name: "a restore from another setup's store, without a backup of its own",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "old-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "old"}}
+			},
+		},
+		{
+			name: "a restore from a Shard's store, with a backup of its own",
 			mutate: func(e *operator.EtcdConfig) {
 				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
-				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "old"}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "old-shard-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "Shard", Name: "old"}}
 			},
-			want: []wantErr{forbidden("spec.etcd.managed.restore.from", "not served yet")},
+		},
+		{
+			name: "a restore from a setup of a bad name",
+			mutate: func(e *operator.EtcdConfig) {
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "old-20261128-101500", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "Old_One"}}
+			},
+			want: []wantErr{invalid("spec.etcd.managed.restore.from.name")},
 		},
 		{
 			name: "a restore straight from a bucket, not served yet",
@@ -220,7 +232,7 @@ func TestValidateManagedEtcd(t *testing.T) {
 				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
 				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "s", From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}}
 			},
-			want: []wantErr{notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`), forbidden("spec.etcd.managed.restore.from", "not served yet")},
+			want: []wantErr{notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`)},
 		},
 		{
 			name:   "bad storage class",

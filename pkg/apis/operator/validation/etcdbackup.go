@@ -91,10 +91,11 @@ func validateS3SnapshotStore(s *operator.S3SnapshotStore, fldPath *field.Path) f
 	return allErrs
 }
 
-// validateEtcdRestore checks where a managed etcd restores from: this object's own backup
-// store, through its agent, which therefore needs spec.etcd.managed.backup. A restore from
-// another setup's store (from) or straight from a bucket (s3) is refused until the server
-// serves it (docs/etcd.md, "Backups and restore").
+// validateEtcdRestore checks where a managed etcd restores from: another setup's store
+// (from, a RootShard or Shard of the namespace, read through its agent), or this object's own
+// backup store, through its agent, which therefore needs spec.etcd.managed.backup. A restore
+// straight from a bucket (s3) is refused until the server serves it (docs/etcd.md, "Backups
+// and restore").
 func validateEtcdRestore(r *operator.EtcdRestore, backup *operator.EtcdBackup, managedPath *field.Path) field.ErrorList {
 	if r == nil {
 		return nil
@@ -109,12 +110,12 @@ func validateEtcdRestore(r *operator.EtcdRestore, backup *operator.EtcdBackup, m
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("from", "kind"), r.From.Kind, []string{"RootShard", "Shard"}))
 		}
 		allErrs = append(allErrs, validateDNS1123SubdomainName(r.From.Name, fldPath.Child("from", "name"))...)
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("from"), "a restore from another setup's store is not served yet: restore from this object's own backup store (omit from)"))
 	case r.S3 != nil:
 		allErrs = append(allErrs, validateS3SnapshotStore(r.S3, fldPath.Child("s3"))...)
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("s3"), "a restore straight from a bucket is not served yet: name the bucket as spec.etcd.managed.backup.store.s3 and omit s3"))
 	case backup == nil:
-		allErrs = append(allErrs, field.Required(managedPath.Child("backup"), "a restore reads this object's own backup store: spec.etcd.managed.backup names it"))
+		allErrs = append(allErrs, field.Required(managedPath.Child("backup"),
+			"a restore reads this object's own backup store: spec.etcd.managed.backup names it (or restore.from names another setup's)"))
 	}
 	return allErrs
 }

@@ -29,8 +29,8 @@ type Admit[T Object] func(ctx context.Context, authz authorizer.Authorizer, requ
 type Permission struct {
 	// Field is the path of the field that asks for it; Value is what the field names.
 	Field, Value string
-	// Verb, Group, Resource and Name are asked of the authorizer.
-	Verb, Group, Resource, Name string
+	// Verb, Group, Resource, Subresource and Name are asked of the authorizer.
+	Verb, Group, Resource, Subresource, Name string
 	// Digest, when set, stands for the content of the field (ChangeOf): a permission is held
 	// from the stored object only with the same digest, so a change asks it again.
 	Digest string
@@ -39,6 +39,9 @@ type Permission struct {
 // String says what the permission is, for a 403's message.
 func (p Permission) String() string {
 	s := p.Verb + " on " + p.Resource
+	if p.Subresource != "" {
+		s += "/" + p.Subresource
+	}
 	if p.Group != "" {
 		s += "." + p.Group
 	}
@@ -62,19 +65,19 @@ func requirePermissions(ctx context.Context, authz authorizer.Authorizer, reques
 	}
 	// Two fields may need one right (a FrontProxy's rootShard.ref and its auth both use the
 	// RootShard): the authorizer is asked once for it, and each field is named.
-	answers := map[[4]string]answer{}
+	answers := map[[5]string]answer{}
 	var missing []string
 	for _, p := range need {
 		if heldBefore(p, had) {
 			continue
 		}
-		key := [4]string{p.Verb, p.Group, p.Resource, p.Name}
+		key := [5]string{p.Verb, p.Group, p.Resource, p.Subresource, p.Name}
 		a, asked := answers[key]
 		if !asked {
 			a.decision = authorizer.DecisionDeny
 			if authz != nil {
 				a.decision, a.reason, a.err = authz.Authorize(ctx, authorizer.AttributesRecord{
-					User: requester, Verb: p.Verb, APIGroup: p.Group, Resource: p.Resource,
+					User: requester, Verb: p.Verb, APIGroup: p.Group, Resource: p.Resource, Subresource: p.Subresource,
 					Namespace: namespace, Name: p.Name, ResourceRequest: true,
 				})
 			}

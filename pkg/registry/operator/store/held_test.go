@@ -164,6 +164,22 @@ var contentCases = []contentCase{
 			return EtcdPermissions(&operator.EtcdConfig{Managed: &operator.ManagedEtcd{
 				Template: podTemplate(map[string]string{"app": pick(v, "etcd", "payments")}, nil)}}, spec.Child("etcd"))
 		}},
+	// A restore from another setup's store: its snapshots are that setup's data.
+	{name: "restore source name", kinds: []string{"EtcdPermissions", "EtcdRestorePermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return EtcdPermissions(&operator.EtcdConfig{Managed: &operator.ManagedEtcd{
+				Restore: &operator.EtcdRestore{Snapshot: "source-20261129-010000", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: pick(v, "source", "payments")}}}}, spec.Child("etcd"))
+		}},
+	{name: "restore source kind", kinds: []string{"EtcdRestorePermissions"}, asks: true,
+		build: func(v int) []Permission {
+			return EtcdRestorePermissions(&operator.EtcdRestore{Snapshot: "source-20261129-010000",
+				From: &operator.EtcdRestoreSource{Kind: pick(v, "RootShard", "Shard"), Name: "source"}}, spec.Child("etcd", "managed", "restore"))
+		}},
+	{name: "restore of another snapshot of the same source", kinds: []string{"EtcdRestorePermissions"}, asks: false,
+		build: func(v int) []Permission {
+			return EtcdRestorePermissions(&operator.EtcdRestore{Snapshot: pick(v, "source-20261129-010000", "source-20261129-020000"),
+				From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "source"}}, spec.Child("etcd", "managed", "restore"))
+		}},
 	// What runs.
 	{name: "image repository", kinds: []string{"ImagePermissions", "imagePermissions", "runPermission"}, asks: true,
 		build: func(v int) []Permission {
