@@ -168,12 +168,12 @@ func TestValidateManagedEtcd(t *testing.T) {
 			want: []wantErr{invalid("spec.etcd.managed.restore.from.name")},
 		},
 		{
-			name: "a restore straight from a bucket, not served yet",
+			name: "a restore straight from a bucket, not served (the bucket is named as the backup store)",
 			mutate: func(e *operator.EtcdConfig) {
 				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
 				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", S3: validS3()}
 			},
-			want: []wantErr{forbidden("spec.etcd.managed.restore.s3", "not served yet")},
+			want: []wantErr{forbidden("spec.etcd.managed.restore.s3", "not served: name the bucket")},
 		},
 		{
 			name: "a bad schedule, zone, retention and both stores",
