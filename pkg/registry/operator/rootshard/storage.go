@@ -34,6 +34,8 @@ var Kind = store.Kind[*operator.RootShard, operator.RootShardSpec, operator.Root
 				store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
 				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
 				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec),
+				store.EtcdRestorePermissions(o.Spec.Etcd.Managed, operator.EtcdRestoreSource{Kind: "RootShard", Name: o.Name},
+					spec.Child("etcd", "managed", "restore")),
 				store.CachePermissions(o.Spec.Cache, spec.Child("cache")),
 				proxyPermissions(o.Spec.Proxy, spec.Child("proxy")))...)
 	},

@@ -33,6 +33,8 @@ var Kind = store.Kind[*operator.Shard, operator.ShardSpec, operator.ShardStatus]
 			slices.Concat(store.AuthPermissions(o.Spec.Auth, spec.Child("auth")),
 				store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
 				store.ShardConfigPermissions(&o.Spec.CommonShardSpec, spec),
+				store.EtcdRestorePermissions(o.Spec.Etcd.Managed, operator.EtcdRestoreSource{Kind: "Shard", Name: o.Name},
+					spec.Child("etcd", "managed", "restore")),
 				store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")),
 				store.CachePermissions(o.Spec.Cache, spec.Child("cache")),
 				trustPermissions(o, spec))...)

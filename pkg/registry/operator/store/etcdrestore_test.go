@@ -18,12 +18,12 @@ import (
 	"github.com/kcp-setups/apiserver/pkg/registry/operator/store"
 )
 
-// TestRestoreFromAnotherSetupNeedsGetOnItsBackup runs the RootShard's and the Shard's own
-// checks, as their REST does: restore.from reads another setup's snapshots, so naming it (on
-// create, or another source on update) needs get on that setup's backup subresource, by name,
-// and its 403 names the field and the right; a restore of the object's own store, or another
-// snapshot of the source already held, asks nothing.
-func TestRestoreFromAnotherSetupNeedsGetOnItsBackup(t *testing.T) {
+// TestRestoreNeedsGetOnTheBackupOfItsStore runs the RootShard's and the Shard's own checks, as
+// their REST does: a restore puts the snapshots of the setup whose store holds them in place,
+// so setting one (on create, or another source on update) needs get on that setup's backup
+// subresource, by name: restore.from's source, or the object's own; its 403 names the field
+// and the right. Another snapshot of the store already held asks nothing.
+func TestRestoreNeedsGetOnTheBackupOfItsStore(t *testing.T) {
 	managed := func(r *operator.EtcdRestore) operator.EtcdConfig {
 		return operator.EtcdConfig{Managed: &operator.ManagedEtcd{Restore: r}}
 	}
@@ -75,6 +75,19 @@ func TestRestoreFromAnotherSetupNeedsGetOnItsBackup(t *testing.T) {
 		{name: "a restore of the object's own store",
 			check: func(ctx context.Context, authz authorizer.Authorizer) error {
 				return store.CheckRequest(ctx, &rootshard.Kind, authz, rootShard(&operator.EtcdRestore{Snapshot: "copy-20261129-010000"}), nil)
+			},
+			asks: []attrs{{"get", "operator.kcp.io", "rootshards", "backup", "copy", "team-a"}},
+			says: `spec.etcd.managed.restore to RootShard/copy without get on rootshards/backup.operator.kcp.io "copy" in namespace "team-a"`},
+		{name: "a Shard's restore of its own store",
+			check: func(ctx context.Context, authz authorizer.Authorizer) error {
+				return store.CheckRequest(ctx, &shard.Kind, authz, shardOf(&operator.EtcdRestore{Snapshot: "copy-shard-20261129-010000"}), nil)
+			},
+			asks: []attrs{{"get", "operator.kcp.io", "shards", "backup", "copy", "team-a"}},
+			says: `spec.etcd.managed.restore to Shard/copy without get on shards/backup.operator.kcp.io "copy" in namespace "team-a"`},
+		{name: "another snapshot of the own store held already",
+			check: func(ctx context.Context, authz authorizer.Authorizer) error {
+				return store.CheckRequest(ctx, &rootshard.Kind, authz, rootShard(&operator.EtcdRestore{Snapshot: "copy-20261129-020000"}),
+					rootShard(&operator.EtcdRestore{Snapshot: "copy-20261129-010000"}))
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

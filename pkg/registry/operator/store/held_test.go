@@ -96,6 +96,12 @@ func secretTemplate(annotations map[string]string) operator.CertificateTemplate 
 		SecretTemplate: &operator.MetadataTemplate{Annotations: annotations}}}
 }
 
+// restore is the permissions of a RootShard root's managed etcd restoring r.
+func restore(r *operator.EtcdRestore) []Permission {
+	return EtcdRestorePermissions(&operator.ManagedEtcd{Restore: r}, operator.EtcdRestoreSource{Kind: "RootShard", Name: "root"},
+		spec.Child("etcd", "managed", "restore"))
+}
+
 func shardConfig(f func(*operator.CommonShardSpec)) []Permission {
 	s := &operator.CommonShardSpec{}
 	f(s)
@@ -164,21 +170,32 @@ var contentCases = []contentCase{
 			return EtcdPermissions(&operator.EtcdConfig{Managed: &operator.ManagedEtcd{
 				Template: podTemplate(map[string]string{"app": pick(v, "etcd", "payments")}, nil)}}, spec.Child("etcd"))
 		}},
-	// A restore from another setup's store: its snapshots are that setup's data.
-	{name: "restore source name", kinds: []string{"EtcdPermissions", "EtcdRestorePermissions"}, asks: true,
+	// A restore: the snapshots are the data of the setup whose store holds them.
+	{name: "restore source name", kinds: []string{"EtcdRestorePermissions"}, asks: true,
 		build: func(v int) []Permission {
-			return EtcdPermissions(&operator.EtcdConfig{Managed: &operator.ManagedEtcd{
-				Restore: &operator.EtcdRestore{Snapshot: "source-20261129-010000", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: pick(v, "source", "payments")}}}}, spec.Child("etcd"))
+			return restore(&operator.EtcdRestore{Snapshot: "source-20261129-010000", From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: pick(v, "source", "payments")}})
 		}},
 	{name: "restore source kind", kinds: []string{"EtcdRestorePermissions"}, asks: true,
 		build: func(v int) []Permission {
-			return EtcdRestorePermissions(&operator.EtcdRestore{Snapshot: "source-20261129-010000",
-				From: &operator.EtcdRestoreSource{Kind: pick(v, "RootShard", "Shard"), Name: "source"}}, spec.Child("etcd", "managed", "restore"))
+			return restore(&operator.EtcdRestore{Snapshot: "source-20261129-010000",
+				From: &operator.EtcdRestoreSource{Kind: pick(v, "RootShard", "Shard"), Name: "source"}})
 		}},
 	{name: "restore of another snapshot of the same source", kinds: []string{"EtcdRestorePermissions"}, asks: false,
 		build: func(v int) []Permission {
-			return EtcdRestorePermissions(&operator.EtcdRestore{Snapshot: pick(v, "source-20261129-010000", "source-20261129-020000"),
-				From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "source"}}, spec.Child("etcd", "managed", "restore"))
+			return restore(&operator.EtcdRestore{Snapshot: pick(v, "source-20261129-010000", "source-20261129-020000"),
+				From: &operator.EtcdRestoreSource{Kind: "RootShard", Name: "source"}})
+		}},
+	{name: "restore of the own store instead of another's", kinds: []string{"EtcdRestorePermissions"}, asks: true,
+		build: func(v int) []Permission {
+			r := &operator.EtcdRestore{Snapshot: "root-20261129-010000"}
+			if v == 1 {
+				r.From = &operator.EtcdRestoreSource{Kind: "RootShard", Name: "source"}
+			}
+			return restore(r)
+		}},
+	{name: "restore of another snapshot of the own store", kinds: []string{"EtcdRestorePermissions"}, asks: false,
+		build: func(v int) []Permission {
+			return restore(&operator.EtcdRestore{Snapshot: pick(v, "root-20261129-010000", "root-20261129-020000")})
 		}},
 	// What runs.
 	{name: "image repository", kinds: []string{"ImagePermissions", "imagePermissions", "runPermission"}, asks: true,

@@ -264,27 +264,32 @@ func EtcdPermissions(etcd *operator.EtcdConfig, fldPath *field.Path) []Permissio
 		managed := fldPath.Child("managed")
 		perms = append(perms, imagePermissions(m.Image, operatorv1alpha1.DefaultEtcdImageRepository, managed.Child("image"), runEtcdPermission)...)
 		perms = append(perms, WorkloadTemplatePermissions(m.Template, managed.Child("template"), runEtcdPermission)...)
-		perms = append(perms, EtcdRestorePermissions(m.Restore, managed.Child("restore"))...)
 	}
 	return perms
 }
 
-// EtcdRestorePermissions holds a restore from another setup's store (restore.from) to get on
-// that setup's backup subresource, by name: the server reads its snapshot (every workspace of
-// that installation) through its agent, and has its etcd client CA sign the certificate the
-// members read it with. The source's kind and name are the held value: another source asks
-// again.
-func EtcdRestorePermissions(r *operator.EtcdRestore, fldPath *field.Path) []Permission {
-	if r == nil || r.From == nil {
+// EtcdRestorePermissions holds a managed etcd's restore (m.restore, at fldPath) to get on the
+// backup subresource of the setup whose store holds the snapshot, by name: the one
+// restore.from names, or self, the object's own (a restore puts a snapshot's workspaces back in
+// place of the installation's). For restore.from the server reads that setup's snapshot through
+// its agent and has its etcd client CA sign the certificate the members read it with. The
+// store's owner is the held value: another snapshot of it asks nothing again, another source
+// asks again.
+func EtcdRestorePermissions(m *operator.ManagedEtcd, self operator.EtcdRestoreSource, fldPath *field.Path) []Permission {
+	if m == nil || m.Restore == nil {
 		return nil
 	}
-	resource := map[string]string{"RootShard": "rootshards", "Shard": "shards"}[r.From.Kind]
+	source, fld := self, fldPath
+	if r := m.Restore; r.From != nil {
+		source, fld = *r.From, fldPath.Child("from")
+	}
+	resource := map[string]string{"RootShard": "rootshards", "Shard": "shards"}[source.Kind]
 	if resource == "" {
 		// Validation refuses another kind; should it reach here, nothing is readable by it.
-		resource = strings.ToLower(r.From.Kind) + "s"
+		resource = strings.ToLower(source.Kind) + "s"
 	}
-	return []Permission{{Field: fldPath.Child("from").String(), Value: r.From.Kind + "/" + r.From.Name,
-		Verb: "get", Group: operator.GroupName, Resource: resource, Subresource: BackupSubresource, Name: r.From.Name}}
+	return []Permission{{Field: fld.String(), Value: source.Kind + "/" + source.Name,
+		Verb: "get", Group: operator.GroupName, Resource: resource, Subresource: BackupSubresource, Name: source.Name}}
 }
 
 // usersMountsPermissions holds the Secrets and ConfigMaps of the user's that a setting's
