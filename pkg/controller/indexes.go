@@ -15,7 +15,8 @@ const (
 	// names, and Links by the RootShard spec.rootShardRef names.
 	RootShardIndex = "operator.kcp.io/root-shard"
 	// VirtualWorkspaceIndex indexes RootShards and Shards by the VirtualWorkspace
-	// spec.kcpVirtualWorkspace names.
+	// spec.kcpVirtualWorkspace names, and FrontProxies by those their
+	// spec.additionalPathMappings[].virtualWorkspaceRef name.
 	VirtualWorkspaceIndex = "operator.kcp.io/virtual-workspace"
 	// ReferenceSecretIndex indexes RootShards, Shards and FrontProxies by the copies of
 	// reference Secrets their secretRefs name.

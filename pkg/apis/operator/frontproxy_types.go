@@ -56,7 +56,7 @@ type FrontProxyExternalConfig struct {
 type PathMappingEntry struct {
 	// Path is the URL path prefix, starting with a slash.
 	Path string
-	// Backend is the https URL requests are sent to.
+	// Backend is the https URL requests are sent to; empty with VirtualWorkspaceRef.
 	Backend string
 	// BackendServerCA is the file path of the CA that verifies the backend.
 	BackendServerCA string
@@ -64,6 +64,10 @@ type PathMappingEntry struct {
 	ProxyClientCert string
 	// ProxyClientKey is the file path of the client key toward the backend.
 	ProxyClientKey string
+	// VirtualWorkspaceRef names a VirtualWorkspace of the FrontProxy's namespace that serves
+	// its RootShard or one of its Shards: the path goes to its Service with the proxy's
+	// request-header identity. With it, the four fields above but Path are empty.
+	VirtualWorkspaceRef *corev1.LocalObjectReference
 }
 
 // FrontProxyStatus is the observed state of a FrontProxy.

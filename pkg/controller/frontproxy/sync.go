@@ -45,26 +45,64 @@ func (c *Controller) Reconcile(ctx context.Context, fp *operatorv1alpha1.FrontPr
 	}
 	c.SetRootShard(fp, status, true, fmt.Sprintf("RootShard reference is valid: RootShard %q exists", rs.Name))
 
-	f, err := c.frontProxy(fp, rs)
+	f, unmapped, err := c.frontProxy(fp, rs)
 	if err != nil {
 		return err
 	}
-	return c.realizeAndObserve(ctx, f, status, nil)
+	return c.realizeAndObserve(ctx, f, status, nil, unmapped)
 }
 
-// frontProxy is the front proxy fp of the RootShard rs of its namespace.
-func (c *Controller) frontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (frontproxy.FrontProxy, error) {
+// frontProxy is the front proxy fp of the RootShard rs of its namespace, and why a path
+// mapping to a VirtualWorkspace is left out, if one is.
+func (c *Controller) frontProxy(fp *operatorv1alpha1.FrontProxy, rs *operatorv1alpha1.RootShard) (frontproxy.FrontProxy, *unmappedVirtualWorkspace, error) {
 	f := frontproxy.FrontProxy{FrontProxy: fp, RootShard: rs, ServiceAccountIssuers: c.Host.ServiceAccountIssuers(rs, kinds.ShardsOf(c.Indexes, rs.Namespace, rs.Name))}
 	// /services/ goes to the root shard's VirtualWorkspace once it can serve the root shard;
 	// until then the root shard reports why, and the path stays with the root shard.
 	vw, _, _, err := kinds.KcpServerVirtualWorkspace(c.Indexes, rootshard.Kind, rs.Namespace, rs.Name, &rs.Spec.CommonShardSpec)
 	if err != nil {
-		return f, err
+		return f, nil, err
 	}
 	if vw != nil {
 		f.ServicesBackend = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
 	}
-	return f, nil
+	// A path mapped to a VirtualWorkspace goes to it once it serves rs or one of its Shards.
+	var unmapped *unmappedVirtualWorkspace
+	for _, m := range fp.Spec.AdditionalPathMappings {
+		if m.VirtualWorkspaceRef == nil {
+			continue
+		}
+		vw, reason, message, err := kinds.MappedVirtualWorkspace(c.Indexes, fp.Namespace, rs.Name, m.VirtualWorkspaceRef.Name)
+		switch {
+		case err != nil:
+			return f, nil, err
+		case vw == nil && unmapped == nil:
+			unmapped = &unmappedVirtualWorkspace{reason: reason, message: fmt.Sprintf("path %s: %s", m.Path, message)}
+		case vw != nil:
+			if f.MappedVirtualWorkspaces == nil {
+				f.MappedVirtualWorkspaces = map[string]string{}
+			}
+			f.MappedVirtualWorkspaces[vw.Name] = virtualworkspace.VirtualWorkspace{VirtualWorkspace: vw}.ServiceURL()
+		}
+	}
+	return f, unmapped, nil
+}
+
+// unmappedVirtualWorkspace is why a path mapping to a VirtualWorkspace is left out: the
+// reason and message of ReferenceValid=False.
+type unmappedVirtualWorkspace struct{ reason, message string }
+
+// unmappedWhenJoined is why a joined or linked FrontProxy leaves its path mappings to
+// VirtualWorkspaces out, if it has one: its RootShard is not one of its namespace, and no
+// VirtualWorkspace of its namespace serves it with its PKI.
+func unmappedWhenJoined(fp *operatorv1alpha1.FrontProxy) *unmappedVirtualWorkspace {
+	for _, m := range fp.Spec.AdditionalPathMappings {
+		if m.VirtualWorkspaceRef != nil {
+			return &unmappedVirtualWorkspace{reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch, message: fmt.Sprintf(
+				"path %s: a FrontProxy of a copied or linked RootShard maps no path to a VirtualWorkspace (VirtualWorkspace %q): the path is not routed",
+				m.Path, m.VirtualWorkspaceRef.Name)}
+		}
+	}
+	return nil
 }
 
 // Plan is what a reconcile of the FrontProxy fp writes to the host cluster
@@ -91,7 +129,7 @@ func (c *Controller) Plan(ctx context.Context, fp *operatorv1alpha1.FrontProxy, 
 	case joined != nil:
 		f.RootShard = joined.RootShard
 	case rs != nil:
-		if f, err = c.frontProxy(fp, rs); err != nil {
+		if f, _, err = c.frontProxy(fp, rs); err != nil {
 			return nil, err
 		}
 	default:
@@ -112,7 +150,7 @@ func (c *Controller) reconcileJoined(ctx context.Context, fp *operatorv1alpha1.F
 	if err != nil {
 		return c.ReferenceInvalid(fp, status, err)
 	}
-	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
+	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined, unmappedWhenJoined(fp))
 }
 
 // reconcileLinked realizes a FrontProxy whose spec.rootShard.link names the bootstrap Secret
@@ -127,18 +165,24 @@ func (c *Controller) reconcileLinked(ctx context.Context, fp *operatorv1alpha1.F
 	if ok, err := c.Linked(fp, status, bootstrap, err); !ok {
 		return err
 	}
-	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined)
+	return c.realizeAndObserve(ctx, frontproxy.FrontProxy{FrontProxy: fp, RootShard: joined.RootShard}, status, joined, unmappedWhenJoined(fp))
 }
 
 // realizeAndObserve realizes the front proxy f (with the local CAs of a copy, when joined)
-// and observes the host side.
-func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontProxy, status *operatorv1alpha1.FrontProxyStatus, joined *reference.Joined) error {
+// and observes the host side; ReferenceValid says why a path mapping to a VirtualWorkspace
+// is left out (unmapped), if one is.
+func (c *Controller) realizeAndObserve(ctx context.Context, f frontproxy.FrontProxy, status *operatorv1alpha1.FrontProxyStatus,
+	joined *reference.Joined, unmapped *unmappedVirtualWorkspace) error {
 	wrote, err := c.realize(ctx, f, joined)
 	c.Applied(f.FrontProxy, wrote, err)
 	if err != nil {
 		return err
 	}
-	c.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
+	if unmapped != nil {
+		c.SetVirtualWorkspaceMissing(f.FrontProxy, status, unmapped.reason, unmapped.message)
+	} else {
+		c.SetCondition(f.FrontProxy, status, operatorv1alpha1.ConditionReferenceValid, metav1.ConditionTrue, operatorv1alpha1.ReasonReferencesFound, "every referenced object exists")
+	}
 	certs := f.Certificates()
 	c.Observe(f.FrontProxy, status, len(certs), c.Host.PendingCertificates(certs), f.DeploymentName())
 	return nil
@@ -169,7 +213,8 @@ func (c *Controller) Watches() controller.Watches {
 			// A Shard joining or leaving changes the service-account keys the front proxy verifies.
 			{Kind: kinds.Shard, Keys: c.ofShard, Membership: true},
 			{Kind: kinds.RootShard, Keys: func(m metav1.Object) []string { return c.ofRootShard(m.GetNamespace(), m.GetName()) }},
-			// The root shard's VirtualWorkspace serves /services/.
+			// The root shard's VirtualWorkspace serves /services/, and those the path
+			// mappings name their paths.
 			{Kind: kinds.VirtualWorkspace, Keys: c.ofVirtualWorkspace},
 		},
 		Host: []controller.HostResource{controller.Secrets, controller.ConfigMaps, controller.Services,
@@ -202,10 +247,10 @@ func (c *Controller) ofShard(m metav1.Object) []string {
 	return c.ofRootShard(s.Namespace, controller.ShardRootShard(s))
 }
 
-// ofVirtualWorkspace are the keys of the FrontProxies of the RootShards that name a
-// VirtualWorkspace.
+// ofVirtualWorkspace are the keys of the FrontProxies whose path mappings name a
+// VirtualWorkspace, and of the FrontProxies of the RootShards that name it.
 func (c *Controller) ofVirtualWorkspace(m metav1.Object) []string {
-	var keys []string
+	keys := c.NamingObject(controller.VirtualWorkspaceIndex)(m)
 	for _, rs := range controller.Indexed[*operatorv1alpha1.RootShard](kinds.RootShard.Cache(c.Indexes), controller.VirtualWorkspaceIndex,
 		controller.IndexValue(m.GetNamespace(), m.GetName())) {
 		keys = append(keys, c.ofRootShard(rs.Namespace, rs.Name)...)

@@ -119,3 +119,49 @@ func TestAFrontProxyWithoutItsRootShardHasRootShardFalse(t *testing.T) {
 	assert.Equal(t, "InvalidReference", rootShard.Reason)
 	assert.Contains(t, rootShard.Message, `RootShard "elsewhere" does not exist`)
 }
+
+// TestAPathMappedToAVirtualWorkspace: a path mapped to a VirtualWorkspace is left out of the
+// proxy's mapping file while the VirtualWorkspace is missing or serves another RootShard,
+// with ReferenceValid=False and the reason the root shard uses for its own; once a
+// VirtualWorkspace of the FrontProxy's RootShard is there, the path goes to its Service
+// with the built-in /services/ mapping's CA and request-header identity.
+func TestAPathMappedToAVirtualWorkspace(t *testing.T) {
+	f := newSyncFixture(t, func(s *operatorv1alpha1.FrontProxySpec) {
+		s.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"}}}
+	})
+	mapping := func() string {
+		cm, exists, err := f.Host.Caches["configmaps"].GetByKey("team-a/edge-config")
+		require.NoError(t, err)
+		require.True(t, exists)
+		return cm.(*corev1.ConfigMap).Data["path-mapping.yaml"]
+	}
+	referenceValid := func(got *operatorv1alpha1.FrontProxy) *metav1.Condition {
+		c := meta.FindStatusCondition(got.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
+		require.NotNil(t, c)
+		return c
+	}
+	c := referenceValid(f.syncWith(t, false))
+	assert.Equal(t, metav1.ConditionFalse, c.Status)
+	assert.Equal(t, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, c.Reason)
+	assert.Equal(t, `path /services/access: VirtualWorkspace "access" does not exist in namespace "team-a"`, c.Message)
+	assert.NotContains(t, mapping(), "/services/access")
+
+	vw := &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "access", ResourceVersion: "1"},
+		Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: &corev1.LocalObjectReference{Name: "other-root"}}}}
+	f.Add(t, vw)
+	c = referenceValid(f.syncWith(t, false))
+	assert.Equal(t, operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch, c.Reason)
+	assert.NotContains(t, mapping(), "/services/access", "the identity goes to no VirtualWorkspace of another RootShard")
+
+	vw = vw.DeepCopy()
+	vw.ResourceVersion, vw.Spec.Target.RootShardRef.Name = "2", "root"
+	require.NoError(t, f.Caches.VirtualWorkspaces.Update(vw))
+	c = referenceValid(f.syncWith(t, false))
+	assert.Equal(t, metav1.ConditionTrue, c.Status, "%+v", c)
+	assert.Contains(t, mapping(), `- backend: https://access-virtual-workspace.team-a.svc.cluster.local:6443
+  backend_server_ca: /etc/kcp-front-proxy/ca/server/tls.crt
+  path: /services/access
+  proxy_client_cert: /etc/kcp-front-proxy/requestheader/tls.crt
+  proxy_client_key: /etc/kcp-front-proxy/requestheader/tls.key
+`)
+}

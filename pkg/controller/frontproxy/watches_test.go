@@ -24,7 +24,8 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 	edge := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge"},
 		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("root"), CABundleSecretRef: &corev1.LocalObjectReference{Name: "partner-ca"}}}
 	other := &operatorv1alpha1.FrontProxy{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "other-edge"},
-		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("other-root")}}
+		Spec: operatorv1alpha1.FrontProxySpec{RootShard: ct.RootShardRef("other-root"),
+			AdditionalPathMappings: []operatorv1alpha1.PathMappingEntry{{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"}}}}}
 	s1 := &operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-1"},
 		Spec: operatorv1alpha1.ShardSpec{RootShard: ct.RootShardRef("root")}}
 	root := &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"},
@@ -38,6 +39,8 @@ func TestWatchesEnqueueTheFrontProxiesConcerned(t *testing.T) {
 			Obj: &operatorv1alpha1.RootShard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root"}}}, Want: []string{"team-a/edge"}},
 		{Name: "the VirtualWorkspace its RootShard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
 			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "root-vw"}}}, Want: []string{"team-a/edge"}},
+		{Name: "a VirtualWorkspace a path mapping names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Updated,
+			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "access"}}}, Want: []string{"team-a/other-edge"}},
 		{Name: "a VirtualWorkspace no RootShard names", Event: ct.Event{Source: "VirtualWorkspace", Type: ct.Added,
 			Obj: &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "shard-vw"}}}, Want: nil},
 		{Name: "a Shard added: its RootShard's", Event: ct.Event{Source: "Shard", Type: ct.Added, Obj: s1}, Want: []string{"team-a/edge"}},

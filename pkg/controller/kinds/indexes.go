@@ -38,6 +38,13 @@ var (
 		controller.RootShardIndex:       index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, refName(o.Spec.RootShard.Reference)) }),
 		controller.ReferenceSecretIndex: index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, refName(o.Spec.RootShard.SecretRef)) }),
 		controller.LinkIndex:            index(func(o *operatorv1alpha1.FrontProxy) []string { return values(o, LinkBootstrap(o.Spec.RootShard.Link)) }),
+		controller.VirtualWorkspaceIndex: index(func(o *operatorv1alpha1.FrontProxy) []string {
+			var names []string
+			for _, m := range o.Spec.AdditionalPathMappings {
+				names = append(names, refName(m.VirtualWorkspaceRef))
+			}
+			return values(o, names...)
+		}),
 		controller.UsersSecretIndex: index(func(o *operatorv1alpha1.FrontProxy) []string {
 			f := frontproxy.FrontProxy{FrontProxy: o}
 			return values(o, append(f.UsersSecrets(), f.BundleSources()...)...)

@@ -20,17 +20,52 @@ func KcpServerVirtualWorkspace(x controller.Indexes, kind, namespace, name strin
 	if ref == nil {
 		return nil, "", "", nil
 	}
-	vw, err = VirtualWorkspace.Lister(x, namespace).Get(ref.Name)
+	if vw, reason, message, err = existingVirtualWorkspace(x, namespace, ref.Name); vw == nil {
+		return nil, reason, message, err
+	}
+	if !VirtualWorkspaceServes(vw, kind, name) {
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
+			fmt.Sprintf("VirtualWorkspace %q serves %s, not %s", ref.Name, VirtualWorkspaceTarget(vw), kindNames[kind]+"/"+name), nil
+	}
+	return vw, "", "", nil
+}
+
+// existingVirtualWorkspace is the VirtualWorkspace name of namespace, or nil and the reason
+// of ReferenceValid=False when it does not exist or is being deleted.
+func existingVirtualWorkspace(x controller.Indexes, namespace, name string) (*operatorv1alpha1.VirtualWorkspace, string, string, error) {
+	vw, err := VirtualWorkspace.Lister(x, namespace).Get(name)
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q does not exist in namespace %q", ref.Name, namespace), nil
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q does not exist in namespace %q", name, namespace), nil
 	case err != nil:
 		return nil, "", "", err
 	case vw.DeletionTimestamp != nil:
-		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q is being deleted", ref.Name), nil
-	case !VirtualWorkspaceServes(vw, kind, name):
+		return nil, operatorv1alpha1.ReasonVirtualWorkspaceNotFound, fmt.Sprintf("VirtualWorkspace %q is being deleted", name), nil
+	}
+	return vw, "", "", nil
+}
+
+// MappedVirtualWorkspace resolves the VirtualWorkspace name of namespace that a FrontProxy of
+// the RootShard rootShard maps a path to (spec.additionalPathMappings[].virtualWorkspaceRef).
+// It must serve rootShard or one of its Shards: its serving certificate is then signed by
+// the server CA the proxy verifies, and it trusts the request-header CA that signs the
+// proxy's identity. Otherwise it returns nil and the reason of ReferenceValid=False, as
+// KcpServerVirtualWorkspace does.
+func MappedVirtualWorkspace(x controller.Indexes, namespace, rootShard, name string) (vw *operatorv1alpha1.VirtualWorkspace, reason, message string, err error) {
+	if vw, reason, message, err = existingVirtualWorkspace(x, namespace, name); vw == nil {
+		return nil, reason, message, err
+	}
+	serves := VirtualWorkspaceServes(vw, RootShard.Name, rootShard)
+	if t := vw.Spec.Target.ShardRef; t != nil {
+		s, err := Shard.Lister(x, namespace).Get(t.Name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, "", "", err
+		}
+		serves = err == nil && controller.ShardRootShard(s) == rootShard
+	}
+	if !serves {
 		return nil, operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
-			fmt.Sprintf("VirtualWorkspace %q serves %s, not %s", ref.Name, VirtualWorkspaceTarget(vw), kindNames[kind]+"/"+name), nil
+			fmt.Sprintf("VirtualWorkspace %q serves %s, not %s/%s or one of its Shards: its path is not routed", name, VirtualWorkspaceTarget(vw), RootShard.Title, rootShard), nil
 	}
 	return vw, "", "", nil
 }

@@ -68,3 +68,54 @@ func TestShardVirtualWorkspace(t *testing.T) {
 	}
 	assert.Nil(t, VirtualWorkspaceEndpoint(nil))
 }
+
+// TestMappedVirtualWorkspace: a FrontProxy's path goes to a VirtualWorkspace of its RootShard
+// or of one of its Shards (signed by the CAs the proxy's identity and verification use);
+// any other, or one that is not there, has one of ReferenceValid's stable reasons.
+func TestMappedVirtualWorkspace(t *testing.T) {
+	vws := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	shards := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	target := func(name string, t operatorv1alpha1.VirtualWorkspaceTarget) *operatorv1alpha1.VirtualWorkspace {
+		return &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: t}}
+	}
+	ref := func(name string) *corev1.LocalObjectReference { return &corev1.LocalObjectReference{Name: name} }
+	for _, o := range []*operatorv1alpha1.VirtualWorkspace{
+		target("access", operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: ref("root")}),
+		target("of-shard-1", operatorv1alpha1.VirtualWorkspaceTarget{ShardRef: ref("shard-1")}),
+		target("of-other-root", operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: ref("other-root")}),
+		target("of-other-shard", operatorv1alpha1.VirtualWorkspaceTarget{ShardRef: ref("other-shard")}),
+		target("of-no-shard", operatorv1alpha1.VirtualWorkspaceTarget{ShardRef: ref("nope")}),
+	} {
+		require.NoError(t, vws.Add(o))
+	}
+	for name, rs := range map[string]string{"shard-1": "root", "other-shard": "other-root"} {
+		require.NoError(t, shards.Add(&operatorv1alpha1.Shard{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: operatorv1alpha1.ShardSpec{RootShard: operatorv1alpha1.RootShardConfig{Reference: ref(rs)}}}))
+	}
+	x := controller.Indexes{VirtualWorkspace.Name: vws, Shard.Name: shards}
+	for _, tc := range []struct {
+		vw              string
+		found           bool
+		reason, message string
+	}{
+		{vw: "access", found: true},
+		{vw: "of-shard-1", found: true},
+		{vw: "missing", reason: operatorv1alpha1.ReasonVirtualWorkspaceNotFound, message: `VirtualWorkspace "missing" does not exist in namespace "team-a"`},
+		{vw: "of-other-root", reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
+			message: `VirtualWorkspace "of-other-root" serves RootShard/other-root, not RootShard/root or one of its Shards: its path is not routed`},
+		{vw: "of-other-shard", reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch,
+			message: `VirtualWorkspace "of-other-shard" serves Shard/other-shard, not RootShard/root or one of its Shards: its path is not routed`},
+		{vw: "of-no-shard", reason: operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch},
+	} {
+		t.Run(tc.vw, func(t *testing.T) {
+			got, reason, message, err := MappedVirtualWorkspace(x, "team-a", "root", tc.vw)
+			require.NoError(t, err)
+			assert.Equal(t, tc.found, got != nil)
+			assert.Equal(t, tc.reason, reason)
+			if tc.message != "" {
+				assert.Equal(t, tc.message, message)
+			}
+		})
+	}
+}

@@ -4480,8 +4480,7 @@ func schema_pkg_apis_operator_v1alpha1_PathMappingEntry(ref common.ReferenceCall
 					},
 					"backend": {
 						SchemaProps: spec.SchemaProps{
-							Description: "Backend is the https URL requests are sent to.",
-							Default:     "",
+							Description: "Backend is the https URL requests are sent to. Required without virtualWorkspaceRef, empty with it.",
 							Type:        []string{"string"},
 							Format:      "",
 						},
@@ -4507,10 +4506,18 @@ func schema_pkg_apis_operator_v1alpha1_PathMappingEntry(ref common.ReferenceCall
 							Format:      "",
 						},
 					},
+					"virtualWorkspaceRef": {
+						SchemaProps: spec.SchemaProps{
+							Description: "VirtualWorkspaceRef names a VirtualWorkspace of the FrontProxy's namespace that serves the FrontProxy's RootShard or one of its Shards: the path goes to its Service, verified by the proxy's server CA, with the proxy's request-header identity (the caller's user and groups), as the built-in /services/ mapping does. With it, backend, backend_server_ca, proxy_client_cert and proxy_client_key are empty. Needs use on the VirtualWorkspace.",
+							Ref:         ref(v1.LocalObjectReference{}.OpenAPIModelName()),
+						},
+					},
 				},
-				Required: []string{"path", "backend"},
+				Required: []string{"path"},
 			},
 		},
+		Dependencies: []string{
+			v1.LocalObjectReference{}.OpenAPIModelName()},
 	}
 }
 

@@ -53,6 +53,11 @@ type FrontProxy struct {
 	// ServiceURL() of the VirtualWorkspace that serves the root shard's virtual workspaces,
 	// as the controller resolved it from the RootShard's spec.kcpVirtualWorkspace.
 	ServicesBackend string
+	// MappedVirtualWorkspaces are the ServiceURL()s of the VirtualWorkspaces that path
+	// mappings name (virtualWorkspaceRef), by name, as the controller resolved them: only
+	// those that exist and serve RootShard or one of its Shards. A mapping whose
+	// VirtualWorkspace is not here is left out.
+	MappedVirtualWorkspaces map[string]string
 }
 
 // Names of what a FrontProxy owns (docs/PKI.md, docs/WORKLOADS.md).
@@ -193,23 +198,34 @@ type pathMapping struct {
 	ProxyClientKey  string `json:"proxy_client_key,omitempty"`
 }
 
+// kcpMapping is a mapping of path to backend, a root shard's or a VirtualWorkspace's of the
+// same RootShard, with the proxy's request-header identity (the caller's user and groups in
+// headers) and verified by its server CA: the identity goes nowhere else.
+func kcpMapping(path, backend string) pathMapping {
+	return pathMapping{Path: path, Backend: backend, BackendServerCA: serverCADir + "/tls.crt",
+		ProxyClientCert: requestHeaderDir + "/tls.crt", ProxyClientKey: requestHeaderDir + "/tls.key"}
+}
+
 // ConfigMap builds the path mappings: /clusters/ goes to the root shard and /services/ to
-// the root shard's virtual workspace server (ServicesBackend), else the root shard too, both
-// as the request-header identity and verified by the server CA, then the user's additional
-// mappings.
+// the root shard's virtual workspace server (ServicesBackend), else the root shard too, then
+// the user's additional mappings. A mapping to a VirtualWorkspace goes to its Service
+// (MappedVirtualWorkspaces) as /services/ does, or is left out while it is not there; any
+// other goes to its backend with the author's files.
 func (f FrontProxy) ConfigMap() (*corev1ac.ConfigMapApplyConfiguration, error) {
 	base := rootshard.Server(f.RootShard).BaseURL()
 	services := base
 	if f.ServicesBackend != "" {
 		services = f.ServicesBackend
 	}
-	var mappings []pathMapping
-	for _, m := range []struct{ path, backend string }{{"/clusters/", base}, {"/services/", services}} {
-		mappings = append(mappings, pathMapping{Path: m.path, Backend: m.backend, BackendServerCA: serverCADir + "/tls.crt",
-			ProxyClientCert: requestHeaderDir + "/tls.crt", ProxyClientKey: requestHeaderDir + "/tls.key"})
-	}
+	mappings := []pathMapping{kcpMapping("/clusters/", base), kcpMapping("/services/", services)}
 	for _, m := range f.Spec.AdditionalPathMappings {
-		mappings = append(mappings, pathMapping(m))
+		switch {
+		case m.VirtualWorkspaceRef == nil:
+			mappings = append(mappings, pathMapping{Path: m.Path, Backend: m.Backend,
+				BackendServerCA: m.BackendServerCA, ProxyClientCert: m.ProxyClientCert, ProxyClientKey: m.ProxyClientKey})
+		case f.MappedVirtualWorkspaces[m.VirtualWorkspaceRef.Name] != "":
+			mappings = append(mappings, kcpMapping(m.Path, f.MappedVirtualWorkspaces[m.VirtualWorkspaceRef.Name]))
+		}
 	}
 	data, err := yaml.Marshal(mappings)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	operatorv1alpha1 "github.com/kcp-setups/apiserver/pkg/apis/operator/v1alpha1"
 	"github.com/kcp-setups/apiserver/pkg/resources/golden"
@@ -315,4 +316,38 @@ func TestVirtualWorkspaceGolden(t *testing.T) {
 	assert.Contains(t, mapping, "backend: https://vw-virtual-workspace.team-a.svc.cluster.local:6443\n  backend_server_ca: /etc/kcp-front-proxy/ca/server/tls.crt\n  path: /services/")
 	assert.Contains(t, mapping, "backend: https://root-kcp.team-a.svc.cluster.local:6443\n  backend_server_ca: /etc/kcp-front-proxy/ca/server/tls.crt\n  path: /clusters/")
 	golden.Assert(t, "virtual-workspace", config)
+}
+
+// TestVirtualWorkspaceMapping renders a path mapping to a VirtualWorkspace of the root shard,
+// as kcp-operator's "access" sample routes /services/access: its Service, with the server CA
+// and request-header identity of the built-in /services/ mapping. A mapping to a
+// VirtualWorkspace the controller did not resolve is left out, and an author's plain mapping
+// keeps its own backend and files.
+func TestVirtualWorkspaceMapping(t *testing.T) {
+	f := minimal()
+	f.ServicesBackend = "https://vw-virtual-workspace.team-a.svc.cluster.local:6443"
+	f.MappedVirtualWorkspaces = map[string]string{"access": "https://access-virtual-workspace.team-a.svc.cluster.local:6443"}
+	f.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{
+		{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"}},
+		{Path: "/services/missing", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "missing"}},
+		{Path: "/services/extra/", Backend: "https://extra.team-a.svc:6443", BackendServerCA: "/var/extra/ca.crt"},
+	}
+	config, err := f.ConfigMap()
+	require.NoError(t, err)
+	var mappings []pathMapping
+	require.NoError(t, yaml.Unmarshal([]byte(config.Data[MappingKey]), &mappings))
+	byPath := map[string]pathMapping{}
+	for _, m := range mappings {
+		byPath[m.Path] = m
+	}
+	services := byPath["/services/"]
+	want := services
+	want.Path, want.Backend = "/services/access", "https://access-virtual-workspace.team-a.svc.cluster.local:6443"
+	assert.Equal(t, want, byPath["/services/access"], "the VirtualWorkspace's Service, with /services/'s CA and identity")
+	assert.Equal(t, requestHeaderDir+"/tls.crt", services.ProxyClientCert, "the request-header identity, not the system:masters kubeconfig client")
+	assert.NotContains(t, byPath, "/services/missing", "a VirtualWorkspace that is not resolved is left out")
+	assert.Equal(t, pathMapping{Path: "/services/extra/", Backend: "https://extra.team-a.svc:6443", BackendServerCA: "/var/extra/ca.crt"},
+		byPath["/services/extra/"], "a plain mapping keeps the author's backend and files only")
+	assert.Len(t, mappings, 4)
+	golden.Assert(t, "virtual-workspace-mapping", config)
 }

@@ -69,8 +69,10 @@ type FrontProxyExternalConfig struct {
 type PathMappingEntry struct {
 	// Path is the URL path prefix, starting with a slash.
 	Path string `json:"path" protobuf:"bytes,1,opt,name=path"`
-	// Backend is the https URL requests are sent to.
-	Backend string `json:"backend" protobuf:"bytes,2,opt,name=backend"`
+	// Backend is the https URL requests are sent to. Required without virtualWorkspaceRef,
+	// empty with it.
+	// +optional
+	Backend string `json:"backend,omitempty" protobuf:"bytes,2,opt,name=backend"`
 	// BackendServerCA is the file path of the CA that verifies the backend.
 	// +optional
 	BackendServerCA string `json:"backend_server_ca,omitempty" protobuf:"bytes,3,opt,name=backend_server_ca,json=backendServerCa"`
@@ -80,6 +82,14 @@ type PathMappingEntry struct {
 	// ProxyClientKey is the file path of the client key toward the backend.
 	// +optional
 	ProxyClientKey string `json:"proxy_client_key,omitempty" protobuf:"bytes,5,opt,name=proxy_client_key,json=proxyClientKey"`
+	// VirtualWorkspaceRef names a VirtualWorkspace of the FrontProxy's namespace that serves
+	// the FrontProxy's RootShard or one of its Shards: the path goes to its Service, verified
+	// by the proxy's server CA, with the proxy's request-header identity (the caller's user
+	// and groups), as the built-in /services/ mapping does. With it, backend,
+	// backend_server_ca, proxy_client_cert and proxy_client_key are empty. Needs use on the
+	// VirtualWorkspace.
+	// +optional
+	VirtualWorkspaceRef *corev1.LocalObjectReference `json:"virtualWorkspaceRef,omitempty" protobuf:"bytes,6,opt,name=virtualWorkspaceRef"`
 }
 
 // FrontProxyStatus is the observed state of a FrontProxy.

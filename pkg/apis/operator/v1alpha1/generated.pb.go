@@ -4544,6 +4544,18 @@ func (m *PathMappingEntry) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
+	if m.VirtualWorkspaceRef != nil {
+		{
+			size, err := m.VirtualWorkspaceRef.MarshalToSizedBuffer(dAtA[:i])
+			if err != nil {
+				return 0, err
+			}
+			i -= size
+			i = encodeVarintGenerated(dAtA, i, uint64(size))
+		}
+		i--
+		dAtA[i] = 0x32
+	}
 	i -= len(m.ProxyClientKey)
 	copy(dAtA[i:], m.ProxyClientKey)
 	i = encodeVarintGenerated(dAtA, i, uint64(len(m.ProxyClientKey)))
@@ -7852,6 +7864,10 @@ func (m *PathMappingEntry) Size() (n int) {
 	n += 1 + l + sovGenerated(uint64(l))
 	l = len(m.ProxyClientKey)
 	n += 1 + l + sovGenerated(uint64(l))
+	if m.VirtualWorkspaceRef != nil {
+		l = m.VirtualWorkspaceRef.Size()
+		n += 1 + l + sovGenerated(uint64(l))
+	}
 	return n
 }
 
@@ -9588,6 +9604,7 @@ func (this *PathMappingEntry) String() string {
 		`BackendServerCA:` + fmt.Sprintf("%v", this.BackendServerCA) + `,`,
 		`ProxyClientCert:` + fmt.Sprintf("%v", this.ProxyClientCert) + `,`,
 		`ProxyClientKey:` + fmt.Sprintf("%v", this.ProxyClientKey) + `,`,
+		`VirtualWorkspaceRef:` + strings.Replace(fmt.Sprintf("%v", this.VirtualWorkspaceRef), "LocalObjectReference", "v11.LocalObjectReference", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -23461,6 +23478,42 @@ func (m *PathMappingEntry) Unmarshal(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			m.ProxyClientKey = string(dAtA[iNdEx:postIndex])
+			iNdEx = postIndex
+		case 6:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field VirtualWorkspaceRef", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return ErrIntOverflowGenerated
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return ErrInvalidLengthGenerated
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.VirtualWorkspaceRef == nil {
+				m.VirtualWorkspaceRef = &v11.LocalObjectReference{}
+			}
+			if err := m.VirtualWorkspaceRef.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
 			iNdEx = postIndex
 		default:
 			iNdEx = preIndex

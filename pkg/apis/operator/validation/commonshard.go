@@ -50,7 +50,8 @@ func validateCommonShardSpec(spec *operator.CommonShardSpec, roles certificateRo
 // validateKcpVirtualWorkspace checks the reference to the VirtualWorkspace that serves kcp's
 // virtual workspaces out of the shard's process: its name must be one a VirtualWorkspace can
 // have. The reference may change on update: moving a shard to or from a standalone server is
-// a rollout of the shard's flags, and no data lives in either server.
+// a rollout of the shard's flags, and no data lives in either server. A FrontProxy's path
+// mapping to a VirtualWorkspace is checked alike.
 func validateKcpVirtualWorkspace(ref *corev1.LocalObjectReference, fldPath *field.Path) field.ErrorList {
 	if ref == nil {
 		return nil

@@ -86,6 +86,10 @@ func validatePathMappings(mappings []operator.PathMappingEntry, mounts []corev1.
 		}
 		paths.Insert(m.Path)
 
+		if m.VirtualWorkspaceRef != nil {
+			allErrs = append(allErrs, validateVirtualWorkspaceMapping(m, idxPath)...)
+			continue
+		}
 		backendPath := idxPath.Child("backend")
 		if errs := validateHTTPSURL(m.Backend, backendPath); len(errs) > 0 {
 			allErrs = append(allErrs, errs...)
@@ -95,6 +99,23 @@ func validatePathMappings(mappings []operator.PathMappingEntry, mounts []corev1.
 		allErrs = append(allErrs, validateMappedFile(m.BackendServerCA, mounts, idxPath.Child("backend_server_ca"))...)
 		allErrs = append(allErrs, validateMappedFile(m.ProxyClientCert, mounts, idxPath.Child("proxy_client_cert"))...)
 		allErrs = append(allErrs, validateMappedFile(m.ProxyClientKey, mounts, idxPath.Child("proxy_client_key"))...)
+	}
+	return allErrs
+}
+
+// validateVirtualWorkspaceMapping checks an entry that names a VirtualWorkspace: the server
+// computes its backend, CA and identity (the proxy's request-header identity, toward that
+// VirtualWorkspace's Service only), so the entry sets none of them.
+func validateVirtualWorkspaceMapping(m operator.PathMappingEntry, fldPath *field.Path) field.ErrorList {
+	allErrs := validateKcpVirtualWorkspace(m.VirtualWorkspaceRef, fldPath.Child("virtualWorkspaceRef"))
+	for _, f := range []struct{ name, value string }{
+		{"backend", m.Backend}, {"backend_server_ca", m.BackendServerCA},
+		{"proxy_client_cert", m.ProxyClientCert}, {"proxy_client_key", m.ProxyClientKey},
+	} {
+		if f.value != "" {
+			allErrs = append(allErrs, field.Forbidden(fldPath.Child(f.name),
+				"must be empty with virtualWorkspaceRef: the server routes the path to the VirtualWorkspace's Service, verified by the proxy's server CA, with the proxy's request-header identity"))
+		}
 	}
 	return allErrs
 }

@@ -275,6 +275,51 @@ func TestValidatePathMappings(t *testing.T) {
 			},
 		},
 		{
+			name: "a VirtualWorkspace, as kcp-operator's sample routes /services/access",
+			mappings: func() []operator.PathMappingEntry {
+				return []operator.PathMappingEntry{{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"}}}
+			},
+		},
+		{
+			name: "a VirtualWorkspace with a backend and the proxy's files",
+			mappings: func() []operator.PathMappingEntry {
+				return []operator.PathMappingEntry{{
+					Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"},
+					Backend:         "https://access-virtual-workspace.team-a.svc.cluster.local:6443",
+					BackendServerCA: "/etc/kcp-front-proxy/tls/ca/tls.crt",
+					ProxyClientCert: "/etc/kcp-front-proxy/requestheader-client/tls.crt",
+					ProxyClientKey:  "/etc/kcp-front-proxy/requestheader-client/tls.key",
+				}}
+			},
+			want: []wantErr{
+				forbidden("spec.additionalPathMappings[0].backend", "must be empty with virtualWorkspaceRef: the server routes the path to the VirtualWorkspace's Service"),
+				forbidden("spec.additionalPathMappings[0].backend_server_ca", "must be empty with virtualWorkspaceRef"),
+				forbidden("spec.additionalPathMappings[0].proxy_client_cert", "must be empty with virtualWorkspaceRef"),
+				forbidden("spec.additionalPathMappings[0].proxy_client_key", "must be empty with virtualWorkspaceRef"),
+			},
+		},
+		{
+			name: "a VirtualWorkspace with an author's file: the identity is the proxy's alone",
+			mappings: func() []operator.PathMappingEntry {
+				return []operator.PathMappingEntry{{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"},
+					ProxyClientCert: "/var/extra/tls.crt"}}
+			},
+			want: []wantErr{forbidden("spec.additionalPathMappings[0].proxy_client_cert", "must be empty with virtualWorkspaceRef")},
+		},
+		{
+			name: "a VirtualWorkspace without a name, and with a name no VirtualWorkspace can have",
+			mappings: func() []operator.PathMappingEntry {
+				return []operator.PathMappingEntry{
+					{Path: "/services/a", VirtualWorkspaceRef: &corev1.LocalObjectReference{}},
+					{Path: "/services/b", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "Access"}},
+				}
+			},
+			want: []wantErr{
+				required("spec.additionalPathMappings[0].virtualWorkspaceRef.name"),
+				invalid("spec.additionalPathMappings[1].virtualWorkspaceRef.name"),
+			},
+		},
+		{
 			name: "files in the author's mount",
 			mappings: func() []operator.PathMappingEntry {
 				m := valid()

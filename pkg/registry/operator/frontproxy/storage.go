@@ -56,7 +56,8 @@ var Kind = store.Kind[*operator.FrontProxy, operator.FrontProxySpec, operator.Fr
 // use on it (or get on the copy of its join Secret), asked again on every change of spec.auth:
 // auth decides whom that front door lets in. An identity source of its own (OIDC, a token
 // webhook, a token file) says who a user is to every shard, so it needs trust on the
-// RootShard, asked again on every change of that source.
+// RootShard, asked again on every change of that source. A path mapped to a VirtualWorkspace
+// needs use on it.
 func permissions(o *operator.FrontProxy) []store.Permission {
 	spec := field.NewPath("spec")
 	perms := slices.Concat(store.ComponentPermissions(&o.Spec.ComponentSpec, spec),
@@ -64,6 +65,12 @@ func permissions(o *operator.FrontProxy) []store.Permission {
 		store.CABundlePermissions(o.Spec.CABundleSecretRef, o.Spec.ClientCABundleRef, spec),
 		store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")),
 		store.TrustPermissions(&o.Spec.RootShard, store.IdentitySources(o.Spec.Auth, spec.Child("auth"))))
+	// A path mapped to a VirtualWorkspace has the proxy send its callers to it with its
+	// request-header identity: use on that VirtualWorkspace.
+	for i, m := range o.Spec.AdditionalPathMappings {
+		perms = append(perms, store.ReferencePermissions(m.VirtualWorkspaceRef,
+			spec.Child("additionalPathMappings").Index(i).Child("virtualWorkspaceRef"), "virtualworkspaces")...)
+	}
 	if o.Spec.Auth != nil {
 		for _, p := range store.RootShardConfigPermissions(&o.Spec.RootShard, spec.Child("rootShard")) {
 			p.Field = spec.Child("auth").String()

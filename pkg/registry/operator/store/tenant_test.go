@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -221,6 +222,50 @@ func TestChangingAFrontProxysAuthUsesItsRootShardAgain(t *testing.T) {
 	require.Error(t, err, "another auth is a new use of the RootShard")
 	assert.Equal(t, []string{"use rootshards root"}, asked)
 	assert.Contains(t, err.Error(), "spec.auth to RootShard/root")
+}
+
+// TestAPathMappedToAVirtualWorkspaceNeedsUseOnIt: a FrontProxy that routes a path to a
+// VirtualWorkspace with its request-header identity needs use on that VirtualWorkspace, by
+// name (a 403 at the field without it), beside use on its RootShard; adding a mapping on
+// update asks for the new VirtualWorkspace only.
+func TestAPathMappedToAVirtualWorkspaceNeedsUseOnIt(t *testing.T) {
+	fp := func(vws ...string) *operator.FrontProxy {
+		o := &operator.FrontProxy{ObjectMeta: metav1.ObjectMeta{Name: "edge", Namespace: "team-a"},
+			Spec: operator.FrontProxySpec{RootShard: operator.RootShardConfig{Reference: localRef("root")}}}
+		for _, vw := range vws {
+			o.Spec.AdditionalPathMappings = append(o.Spec.AdditionalPathMappings,
+				operator.PathMappingEntry{Path: "/services/" + vw, VirtualWorkspaceRef: localRef(vw)})
+		}
+		return o
+	}
+	var asked []string
+	allowed := map[string]bool{"use rootshards root": true}
+	authz := authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+		key := a.GetVerb() + " " + a.GetResource() + " " + a.GetName()
+		asked = append(asked, key)
+		if allowed[key] {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "no RBAC rule", nil
+	})
+	ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "mallory"})
+
+	err := store.CheckRequest(ctx, &frontproxy.Kind, authz, fp("access"), nil)
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "a 403, got %v", err)
+	assert.ElementsMatch(t, []string{"use rootshards root", "use virtualworkspaces access"}, asked)
+	assert.Contains(t, err.Error(),
+		`spec.additionalPathMappings[0].virtualWorkspaceRef to VirtualWorkspace/access without use on virtualworkspaces.operator.kcp.io "access"`)
+
+	allowed["use virtualworkspaces access"] = true
+	asked = nil
+	require.NoError(t, store.CheckRequest(ctx, &frontproxy.Kind, authz, fp("access"), nil))
+
+	asked = nil
+	err = store.CheckRequest(ctx, &frontproxy.Kind, authz, fp("access", "mcp"), fp("access"))
+	require.Error(t, err)
+	assert.Equal(t, []string{"use virtualworkspaces mcp"}, asked, "only the new VirtualWorkspace is asked")
+	assert.Contains(t, err.Error(), "spec.additionalPathMappings[1].virtualWorkspaceRef to VirtualWorkspace/mcp")
 }
 
 // TestTheRootShardsProxyCountsItsReplicas: spec.proxy.replicas is a pod count the server's

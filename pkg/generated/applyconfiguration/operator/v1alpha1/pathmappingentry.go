@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/client-go/applyconfigurations/core/v1"
+)
+
 // PathMappingEntryApplyConfiguration represents a declarative configuration of the PathMappingEntry type for use
 // with apply.
 //
@@ -25,7 +29,8 @@ package v1alpha1
 type PathMappingEntryApplyConfiguration struct {
 	// Path is the URL path prefix, starting with a slash.
 	Path *string `json:"path,omitempty"`
-	// Backend is the https URL requests are sent to.
+	// Backend is the https URL requests are sent to. Required without virtualWorkspaceRef,
+	// empty with it.
 	Backend *string `json:"backend,omitempty"`
 	// BackendServerCA is the file path of the CA that verifies the backend.
 	BackendServerCA *string `json:"backend_server_ca,omitempty"`
@@ -33,6 +38,13 @@ type PathMappingEntryApplyConfiguration struct {
 	ProxyClientCert *string `json:"proxy_client_cert,omitempty"`
 	// ProxyClientKey is the file path of the client key toward the backend.
 	ProxyClientKey *string `json:"proxy_client_key,omitempty"`
+	// VirtualWorkspaceRef names a VirtualWorkspace of the FrontProxy's namespace that serves
+	// the FrontProxy's RootShard or one of its Shards: the path goes to its Service, verified
+	// by the proxy's server CA, with the proxy's request-header identity (the caller's user
+	// and groups), as the built-in /services/ mapping does. With it, backend,
+	// backend_server_ca, proxy_client_cert and proxy_client_key are empty. Needs use on the
+	// VirtualWorkspace.
+	VirtualWorkspaceRef *v1.LocalObjectReferenceApplyConfiguration `json:"virtualWorkspaceRef,omitempty"`
 }
 
 // PathMappingEntryApplyConfiguration constructs a declarative configuration of the PathMappingEntry type for use with
@@ -78,5 +90,13 @@ func (b *PathMappingEntryApplyConfiguration) WithProxyClientCert(value string) *
 // If called multiple times, the ProxyClientKey field is set to the value of the last call.
 func (b *PathMappingEntryApplyConfiguration) WithProxyClientKey(value string) *PathMappingEntryApplyConfiguration {
 	b.ProxyClientKey = &value
+	return b
+}
+
+// WithVirtualWorkspaceRef sets the VirtualWorkspaceRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VirtualWorkspaceRef field is set to the value of the last call.
+func (b *PathMappingEntryApplyConfiguration) WithVirtualWorkspaceRef(value *v1.LocalObjectReferenceApplyConfiguration) *PathMappingEntryApplyConfiguration {
+	b.VirtualWorkspaceRef = value
 	return b
 }
