@@ -44,6 +44,9 @@ func TestKcpOperatorManifests(t *testing.T) {
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspaces.yaml")
 	require.NoError(t, err, "kcp-operator's VirtualWorkspaces apply unchanged:\n%s", out)
 
+	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspace-path.yaml")
+	require.NoError(t, err, "kcp-operator's FrontProxy of the custom VirtualWorkspace applies with its one change:\n%s", out)
+
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/kubeconfig-authorization.yaml")
 	require.NoError(t, err, "kcp-operator's Kubeconfig authorization applies unchanged:\n%s", out)
 
@@ -52,7 +55,7 @@ func TestKcpOperatorManifests(t *testing.T) {
 	assert.NotContains(t, withoutPreview(out), "Warning:", "allowPaths is kcp-operator's current field")
 
 	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
-		"shard/shard-authz", "kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access"}
+		"shard/shard-authz", "kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access", "frontproxy/frontproxy-sample"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
@@ -214,6 +217,12 @@ func TestKcpOperatorManifests(t *testing.T) {
 		assert.Equal(t, "512Mi", get(t, d, "{.spec.template.spec.containers[0].resources.limits.memory}"))
 		out, _ := stack.Kubectl(t.Context(), "get", "certificate", "access-virtual-workspace-client", "-n", ns)
 		assert.Contains(t, out, "NotFound", "with the user's identities, no admin identity is issued")
+
+		// kcp-operator's FrontProxy of the sample routes /services/access to it, with the
+		// files of the built-in /services/ mapping.
+		mapping := frontProxyMapping(t, ns, "frontproxy-sample-config")
+		assert.Equal(t, "https://access-virtual-workspace."+ns+".svc.cluster.local:6443", mapping["/services/access"].Backend)
+		assert.Equal(t, identityFiles(mapping["/services/"]), identityFiles(mapping["/services/access"]))
 	})
 
 	t.Run("Authorization", func(t *testing.T) {

@@ -120,14 +120,8 @@ func TestVirtualWorkspaces(t *testing.T) {
 	assert.Contains(t, strings.Join(vwArgs, "\n"), "--kubeconfig=")
 
 	// The front proxy sends /services/ to the root shard's virtual workspace server.
-	mapping := kubectl(t, "get", "configmap", "edge-config", "-n", ns, "-o", "jsonpath={.data.path-mapping\\.yaml}")
-	var services string
-	for _, entry := range strings.Split(mapping, "\n- ") {
-		if strings.Contains(entry, "path: /services/\n") {
-			services = entry
-		}
-	}
-	assert.Contains(t, services, "backend: https://root-vw-virtual-workspace."+ns+".svc.cluster.local:6443", "mappings:\n%s", mapping)
+	mapping := frontProxyMapping(t, ns, "edge-config")
+	assert.Equal(t, "https://root-vw-virtual-workspace."+ns+".svc.cluster.local:6443", mapping["/services/"].Backend, "mappings: %v", mapping)
 
 	// Deleting the Shard's VirtualWorkspace takes everything of it, and the Shard says so.
 	kubectl(t, "delete", "virtualworkspace", "shard-vw", "-n", ns, "--timeout=2m")

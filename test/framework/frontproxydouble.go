@@ -37,13 +37,16 @@ import (
 // root workspace, read through --root-kubeconfig's server and identity. It proxies with the
 // /clusters/ mapping of --mapping-file (the shard verified by backend_server_ca, the caller's
 // identity in X-Remote-* headers over proxy_client_cert), so a shard that does not trust the
-// mapping's request-header identity refuses it.
+// mapping's request-header identity refuses it. Any other path goes by the longest of the
+// other mappings whose path prefixes it (such as /services/, or a path to a VirtualWorkspace)
+// to that mapping's backend, verified by its backend_server_ca, with the caller's identity in
+// X-Remote-* headers over its proxy_client_cert, as kcp-front-proxy's mapping file does.
 //
 // What it does not model: workspace resolution (kcp's index watches Workspaces and
 // LogicalClusters on every shard; here the test says which shard hosts which workspace), the
-// rewrite of a workspace path to its logical cluster's name, mappings other than /clusters/,
-// and authentication other than client certificates (no request-header callers such as the
-// shards' mount proxies, no OIDC, tokens or ServiceAccounts).
+// rewrite of a workspace path to its logical cluster's name, and authentication other than
+// client certificates (no request-header callers such as the shards' mount proxies, no
+// OIDC, tokens or ServiceAccounts).
 type FrontProxyDouble struct {
 	// URL is where it serves, on loopback; Addr is its host:port.
 	URL, Addr string
@@ -54,6 +57,17 @@ type FrontProxyDouble struct {
 	root      dynamic.Interface
 	index     map[string]string
 	transport *http.Transport
+	// mappings are the mappings but /clusters/, longest path first.
+	mappings []routedMapping
+}
+
+// routedMapping is a mapping of the mapping file but /clusters/, as the double sends to it:
+// its backend and the transport of its files, or why its files are not there.
+type routedMapping struct {
+	path      string
+	backend   *url.URL
+	transport *http.Transport
+	err       error
 }
 
 // FrontProxyDoubleOptions are a realized kcp-front-proxy Deployment and the kcp around it.
@@ -131,6 +145,18 @@ func StartFrontProxyDouble(o FrontProxyDoubleOptions) (*FrontProxyDouble, error)
 	if err != nil {
 		return nil, err
 	}
+	var routed []routedMapping
+	for _, m := range mappings {
+		if m.Path == "/clusters/" {
+			continue
+		}
+		r := routedMapping{path: m.Path}
+		if r.backend, r.err = url.Parse(m.Backend); r.err == nil {
+			r.transport, r.err = o.shardTransport(m)
+		}
+		routed = append(routed, r)
+	}
+	slices.SortStableFunc(routed, func(a, b routedMapping) int { return len(b.path) - len(a.path) })
 	drop := []string{"system:masters", "system:kcp:logical-cluster-admin"}
 	if g := flags["--authentication-drop-groups"]; g != "" {
 		drop = append(drop, strings.Split(g, ",")...)
@@ -141,7 +167,7 @@ func StartFrontProxyDouble(o FrontProxyDoubleOptions) (*FrontProxyDouble, error)
 		return nil, err
 	}
 	p := &FrontProxyDouble{Addr: l.Addr().String(), authn: x509request.New(verify, x509request.CommonNameUserConversion),
-		drop: drop, root: root, index: o.Index, transport: transport}
+		drop: drop, root: root, index: o.Index, transport: transport, mappings: routed}
 	p.URL = "https://" + p.Addr
 	p.server = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}}
@@ -242,6 +268,10 @@ func (p *FrontProxyDouble) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if ok {
 		user, groups = resp.User.GetName(), slices.DeleteFunc(resp.User.GetGroups(), func(g string) bool { return slices.Contains(p.drop, g) })
 	}
+	if !strings.HasPrefix(req.URL.Path, "/clusters/") {
+		p.serveMapping(w, req, user, groups)
+		return
+	}
 	ws, isWorkspace := requestWorkspace(req.URL.EscapedPath())
 	shardName, hosted := p.index[ws]
 	if !isWorkspace || !hosted {
@@ -259,6 +289,29 @@ func (p *FrontProxyDouble) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("shard %q has no base URL %q", shardName, baseURL)))
 		return
 	}
+	p.proxy(w, req, user, groups, backend, p.transport)
+}
+
+// serveMapping sends a request outside /clusters/ by the longest mapping whose path
+// prefixes it, as kcp-front-proxy does; a path no mapping has is not found.
+func (p *FrontProxyDouble) serveMapping(w http.ResponseWriter, req *http.Request, user string, groups []string) {
+	for _, m := range p.mappings {
+		if !strings.HasPrefix(req.URL.Path, m.path) {
+			continue
+		}
+		if m.err != nil {
+			writeStatus(w, apierrors.NewServiceUnavailable(fmt.Sprintf("the mapping of %s: %v", m.path, m.err)))
+			return
+		}
+		p.proxy(w, req, user, groups, m.backend, m.transport)
+		return
+	}
+	writeStatus(w, apierrors.NewNotFound(metav1.SchemeGroupVersion.WithResource("paths").GroupResource(), req.URL.Path))
+}
+
+// proxy sends req to backend over transport with the caller's user and groups in X-Remote-*
+// headers, and nothing the caller sent to pass for someone else.
+func (p *FrontProxyDouble) proxy(w http.ResponseWriter, req *http.Request, user string, groups []string, backend *url.URL, transport *http.Transport) {
 	out := req.Clone(req.Context())
 	clearIdentityHeaders(out.Header)
 	out.Header.Set(remoteUserHeader, user)
@@ -269,7 +322,7 @@ func (p *FrontProxyDouble) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Rewrite: func(r *httputil.ProxyRequest) {
 			r.Out.URL.Scheme, r.Out.URL.Host, r.Out.Host = backend.Scheme, backend.Host, backend.Host
 		},
-		Transport: p.transport, ErrorLog: log.New(io.Discard, "", 0),
+		Transport: transport, ErrorLog: log.New(io.Discard, "", 0),
 	}
 	proxy.ServeHTTP(w, out)
 }
