@@ -93,12 +93,7 @@ type pathMapping struct {
 
 // StartFrontProxyDouble starts a front proxy double on a free loopback port; Stop stops it.
 func StartFrontProxyDouble(o FrontProxyDoubleOptions) (*FrontProxyDouble, error) {
-	flags := map[string]string{}
-	for _, a := range o.Args {
-		if name, value, ok := strings.Cut(a, "="); ok {
-			flags[name] = value
-		}
-	}
+	flags := commandLineFlags(o.Args)
 	file := func(flag string) ([]byte, error) {
 		p, ok := flags[flag]
 		if !ok {
@@ -173,6 +168,17 @@ func StartFrontProxyDouble(o FrontProxyDoubleOptions) (*FrontProxyDouble, error)
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{serving}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}}
 	go func() { _ = p.server.ServeTLS(l, "", "") }()
 	return p, nil
+}
+
+// commandLineFlags are the --name=value arguments of a command line, by name.
+func commandLineFlags(args []string) map[string]string {
+	flags := map[string]string{}
+	for _, a := range args {
+		if name, value, ok := strings.Cut(a, "="); ok {
+			flags[name] = value
+		}
+	}
+	return flags
 }
 
 // Stop stops the front proxy double.

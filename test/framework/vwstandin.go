@@ -41,12 +41,7 @@ type VirtualWorkspaceCaller struct {
 // command line (args) and the files its volumes mount (files, by path); Stop stops it.
 func StartVirtualWorkspaceStandIn(args []string, files map[string][]byte) (*VirtualWorkspaceStandIn, error) {
 	o := FrontProxyDoubleOptions{Args: args, Files: files}
-	flags := map[string]string{}
-	for _, a := range args {
-		if name, value, ok := strings.Cut(a, "="); ok {
-			flags[name] = value
-		}
-	}
+	flags := commandLineFlags(args)
 	serving, err := o.pair(flags["--tls-cert-file"], flags["--tls-private-key-file"])
 	if err != nil {
 		return nil, fmt.Errorf("the serving certificate: %w", err)
