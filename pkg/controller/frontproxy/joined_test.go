@@ -143,3 +143,32 @@ func TestJoinedFrontProxyWithAnUnlabelledCopySaysHowToLabelIt(t *testing.T) {
 	}
 	assert.Equal(t, operatorv1alpha1.PhaseRunning, fp.Status.Phase, "conditions: %+v", fp.Status.Conditions)
 }
+
+// TestJoinedFrontProxyMapsNoPathToAVirtualWorkspace: a FrontProxy joined by a copy routes no
+// path to a VirtualWorkspace (its RootShard is not one of its namespace, so no
+// VirtualWorkspace here serves it with its PKI): the path is left out and ReferenceValid says
+// so, while the rest is realized.
+func TestJoinedFrontProxyMapsNoPathToAVirtualWorkspace(t *testing.T) {
+	j := newJoinedFixture(t)
+	fp := j.Stored(t, "team-a", "edge")
+	fp.Spec.AdditionalPathMappings = []operatorv1alpha1.PathMappingEntry{{Path: "/services/access", VirtualWorkspaceRef: &corev1.LocalObjectReference{Name: "access"}}}
+	_, err := j.Ours.OperatorV1alpha1().FrontProxies("team-a").Update(t.Context(), fp, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	j.Stored(t, "team-a", "edge")
+	j.Add(t, &operatorv1alpha1.VirtualWorkspace{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "access"},
+		Spec: operatorv1alpha1.VirtualWorkspaceSpec{Target: operatorv1alpha1.VirtualWorkspaceTarget{RootShardRef: &corev1.LocalObjectReference{Name: "root"}}}})
+	j.Host.PutReference(t, j.in.Copies[reference.FrontProxyJoin])
+	for range 5 {
+		fp = j.sync(t)
+		j.Host.CatchUp(t)
+	}
+	ref := meta.FindStatusCondition(fp.Status.Conditions, operatorv1alpha1.ConditionReferenceValid)
+	require.NotNil(t, ref)
+	assert.Equal(t, metav1.ConditionFalse, ref.Status)
+	assert.Equal(t, operatorv1alpha1.ReasonVirtualWorkspaceTargetMismatch, ref.Reason)
+	assert.Contains(t, ref.Message, "path /services/access: a FrontProxy of a copied or linked RootShard maps no path to a VirtualWorkspace")
+	obj, exists, err := j.Host.Caches["configmaps"].GetByKey("team-a/edge-config")
+	require.NoError(t, err)
+	require.True(t, exists, "the rest is realized")
+	assert.NotContains(t, obj.(*corev1.ConfigMap).Data[frontproxy.MappingKey], "/services/access")
+}

@@ -95,7 +95,8 @@ const (
 	// there; Synced says so too, since nothing of the object was realized by that reconcile.
 	ReasonCABundleSecretNotFound = "CABundleSecretNotFound"
 	// ReasonVirtualWorkspaceNotFound and ReasonVirtualWorkspaceTargetMismatch are about the
-	// VirtualWorkspace a root shard or shard names: not there, or serving another target.
+	// VirtualWorkspace a root shard or shard names, or a FrontProxy's path mapping names: not
+	// there, or serving another target.
 	ReasonVirtualWorkspaceNotFound       = "VirtualWorkspaceNotFound"
 	ReasonVirtualWorkspaceTargetMismatch = "VirtualWorkspaceTargetMismatch"
 )
