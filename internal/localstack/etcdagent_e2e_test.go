@@ -177,7 +177,7 @@ func TestBackupAgentAndRestoreRunAsProcesses(t *testing.T) {
 // TestBackupAgentAndRestoreThroughS3 runs the builders' agent with an S3 store (versitygw):
 // its credentials Secret and CA bundle ConfigMap written as the pod mounts them, a snapshot
 // taken into the bucket under the setup's prefix; then a member whose restore init container
-// reads it from the bucket with the same Secret and ConfigMap starts from it.
+// reads it through the agent, from the bucket, starts from it.
 func TestBackupAgentAndRestoreThroughS3(t *testing.T) {
 	s := processStack(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
@@ -212,16 +212,14 @@ func TestBackupAgentAndRestoreThroughS3(t *testing.T) {
 	require.NoError(t, err, "the agent's log:\n%s", backupAgent.Log())
 	assert.FileExists(t, filepath.Join(store.DataDir, store.Bucket, "s3", "root", snapshot.Name), "under the setup's prefix")
 
+	// A member of another etcd of the same CAs restores it through the agent, which reads it
+	// from the bucket.
 	east := backupCluster("s3", "shard", "east", "east-shard", 1)
 	east.Spec.Backup = nil
-	// The source's prefix: an empty one would be the restoring etcd's own, <namespace>/east-shard/.
-	from := *s3
-	from.Prefix = "s3/root/"
-	east.Restoring = &etcd.Restoring{Snapshot: snapshot.Name, S3: &from, S3CABundle: bundle.Name}
+	east.Restoring = root.OwnRestore(snapshot.Name)
 	eastSecrets := cas.secrets(t, east)
-	eastSecrets["s3-credentials"] = secrets["s3-credentials"]
 	restored, err := s.RunEtcdMembersWith(ctx, typed[appsv1.StatefulSet](t, east.StatefulSet("hash")), eastSecrets,
-		EtcdMembersWith{ConfigMaps: configMaps})
+		EtcdMembersWith{Agents: []*EtcdAgent{backupAgent}})
 	require.NoError(t, err)
 	t.Cleanup(restored.Stop)
 	got, err := etcdClient(t, restored, tlsOf(t, eastSecrets[east.ClientSecret()], cas.Client.CertPEM)).Get(ctx, "/registry/through-s3")

@@ -66,10 +66,9 @@ type EtcdRestore struct {
 	// Snapshot is the snapshot's name, as a setup's status.etcd.snapshots lists it.
 	Snapshot string
 	// From is the setup of the namespace whose store holds the snapshot; this one's when
-	// neither from nor s3 is set. It needs get on that setup's backup subresource.
+	// unset. It needs get on that setup's backup subresource (on this one's own without it).
+	// A bucket is restored from as this one's own backup store (docs/etcd.md).
 	From *EtcdRestoreSource
-	// S3 is a store given directly. It needs get on its credentials Secret.
-	S3 *S3SnapshotStore
 }
 
 // EtcdRestoreSource names a RootShard or Shard of the namespace.

@@ -2341,14 +2341,8 @@ func schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref common.ReferenceCallback)
 					},
 					"from": {
 						SchemaProps: spec.SchemaProps{
-							Description: "From is the setup of the namespace whose store holds the snapshot; this one's when neither from nor s3 is set. It needs get on that setup's backup subresource.",
+							Description: "From is the setup of the namespace whose store holds the snapshot; this one's when unset. It needs get on that setup's backup subresource (on this one's own without it). A bucket is restored from as this one's own backup store (docs/etcd.md).",
 							Ref:         ref(v1alpha1.EtcdRestoreSource{}.OpenAPIModelName()),
-						},
-					},
-					"s3": {
-						SchemaProps: spec.SchemaProps{
-							Description: "S3 is a store given directly. It needs get on its credentials Secret.",
-							Ref:         ref(v1alpha1.S3SnapshotStore{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -2356,7 +2350,7 @@ func schema_pkg_apis_operator_v1alpha1_EtcdRestore(ref common.ReferenceCallback)
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.EtcdRestoreSource{}.OpenAPIModelName(), v1alpha1.S3SnapshotStore{}.OpenAPIModelName()},
+			v1alpha1.EtcdRestoreSource{}.OpenAPIModelName()},
 	}
 }
 

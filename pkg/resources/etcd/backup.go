@@ -206,12 +206,7 @@ func (c *Cluster) restoreInitContainer() (*corev1ac.ContainerApplyConfiguration,
 		"--initial-cluster-token=" + c.Namespace + "." + c.Name()}
 	mounts := []*corev1ac.VolumeMountApplyConfiguration{corev1ac.VolumeMount().WithName(dataVolume).WithMountPath(dataMountPath)}
 	var volumes []*corev1ac.VolumeApplyConfiguration
-	if r.S3 != nil {
-		args = append(args, c.storeArgs(r.S3)...)
-		for _, m := range c.s3Mounts(r.S3, r.S3CABundle, "etcd.managed.restore.s3.credentialsSecretRef") {
-			volumes, mounts = append(volumes, m.AsVolume()), append(mounts, m.AsVolumeMount())
-		}
-	} else if r.ClientSecret != "" {
+	if r.ClientSecret != "" {
 		// Another setup's agent: the restore client certificate, of its RootShard's etcd
 		// client CA, and that CA alone to trust the agent by (not the root of the chain,
 		// which the namespace's RootShards may share).

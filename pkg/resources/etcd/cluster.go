@@ -62,7 +62,8 @@ type Cluster struct {
 // Restoring is where the members' restore reads the snapshot: an agent (SourceURL), with the
 // member's serving certificate (its own agent, of the same RootShard's etcd client CA) or,
 // from another setup's store, with the restore client certificate (Certificate, issued by the
-// source RootShard's etcd client CA) and that CA as the agent's trust; or an S3 store.
+// source RootShard's etcd client CA) and that CA as the agent's trust. The agent reads its
+// store, a volume or a bucket.
 type Restoring struct {
 	Snapshot  string
 	SourceURL string
@@ -73,9 +74,6 @@ type Restoring struct {
 	// (ClientTrustSecret), which issued the source agent's serving certificate.
 	ClientSecret, SourceTrust string
 	Certificate               *cmapply.CertificateApplyConfiguration
-	S3                        *operatorv1alpha1.S3SnapshotStore
-	// S3CABundle is the ConfigMap of S3's CA bundle, when it has one.
-	S3CABundle string
 }
 
 // New describes the managed etcd of a RootShard or Shard (owner, its metadata, and spec),

@@ -77,12 +77,10 @@ type EtcdRestore struct {
 	// Snapshot is the snapshot's name, as a setup's status.etcd.snapshots lists it.
 	Snapshot string `json:"snapshot" protobuf:"bytes,1,opt,name=snapshot"`
 	// From is the setup of the namespace whose store holds the snapshot; this one's when
-	// neither from nor s3 is set. It needs get on that setup's backup subresource.
+	// unset. It needs get on that setup's backup subresource (on this one's own without it).
+	// A bucket is restored from as this one's own backup store (docs/etcd.md).
 	// +optional
 	From *EtcdRestoreSource `json:"from,omitempty" protobuf:"bytes,2,opt,name=from"`
-	// S3 is a store given directly. It needs get on its credentials Secret.
-	// +optional
-	S3 *S3SnapshotStore `json:"s3,omitempty" protobuf:"bytes,3,opt,name=s3"`
 }
 
 // EtcdRestoreSource names a RootShard or Shard of the namespace.

@@ -2254,18 +2254,6 @@ func (m *EtcdRestore) MarshalToSizedBuffer(dAtA []byte) (int, error) {
 	_ = i
 	var l int
 	_ = l
-	if m.S3 != nil {
-		{
-			size, err := m.S3.MarshalToSizedBuffer(dAtA[:i])
-			if err != nil {
-				return 0, err
-			}
-			i -= size
-			i = encodeVarintGenerated(dAtA, i, uint64(size))
-		}
-		i--
-		dAtA[i] = 0x1a
-	}
 	if m.From != nil {
 		{
 			size, err := m.From.MarshalToSizedBuffer(dAtA[:i])
@@ -7021,10 +7009,6 @@ func (m *EtcdRestore) Size() (n int) {
 		l = m.From.Size()
 		n += 1 + l + sovGenerated(uint64(l))
 	}
-	if m.S3 != nil {
-		l = m.S3.Size()
-		n += 1 + l + sovGenerated(uint64(l))
-	}
 	return n
 }
 
@@ -8990,7 +8974,6 @@ func (this *EtcdRestore) String() string {
 	s := strings.Join([]string{`&EtcdRestore{`,
 		`Snapshot:` + fmt.Sprintf("%v", this.Snapshot) + `,`,
 		`From:` + strings.Replace(this.From.String(), "EtcdRestoreSource", "EtcdRestoreSource", 1) + `,`,
-		`S3:` + strings.Replace(this.S3.String(), "S3SnapshotStore", "S3SnapshotStore", 1) + `,`,
 		`}`,
 	}, "")
 	return s
@@ -16220,42 +16203,6 @@ func (m *EtcdRestore) Unmarshal(dAtA []byte) error {
 				m.From = &EtcdRestoreSource{}
 			}
 			if err := m.From.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
-				return err
-			}
-			iNdEx = postIndex
-		case 3:
-			if wireType != 2 {
-				return fmt.Errorf("proto: wrong wireType = %d for field S3", wireType)
-			}
-			var msglen int
-			for shift := uint(0); ; shift += 7 {
-				if shift >= 64 {
-					return ErrIntOverflowGenerated
-				}
-				if iNdEx >= l {
-					return io.ErrUnexpectedEOF
-				}
-				b := dAtA[iNdEx]
-				iNdEx++
-				msglen |= int(b&0x7F) << shift
-				if b < 0x80 {
-					break
-				}
-			}
-			if msglen < 0 {
-				return ErrInvalidLengthGenerated
-			}
-			postIndex := iNdEx + msglen
-			if postIndex < 0 {
-				return ErrInvalidLengthGenerated
-			}
-			if postIndex > l {
-				return io.ErrUnexpectedEOF
-			}
-			if m.S3 == nil {
-				m.S3 = &S3SnapshotStore{}
-			}
-			if err := m.S3.Unmarshal(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -1008,11 +1008,6 @@ func (in *EtcdRestore) DeepCopyInto(out *EtcdRestore) {
 		*out = new(EtcdRestoreSource)
 		**out = **in
 	}
-	if in.S3 != nil {
-		in, out := &in.S3, &out.S3
-		*out = new(S3SnapshotStore)
-		(*in).DeepCopyInto(*out)
-	}
 	return
 }
 

@@ -168,12 +168,13 @@ func TestValidateManagedEtcd(t *testing.T) {
 			want: []wantErr{invalid("spec.etcd.managed.restore.from.name")},
 		},
 		{
-			name: "a restore straight from a bucket, not served (the bucket is named as the backup store)",
+			name: "a restore from a bucket, named as the backup store with the old setup's prefix",
 			mutate: func(e *operator.EtcdConfig) {
-				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: validS3()}}
-				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "root-20261128-101500", S3: validS3()}
+				s3 := validS3()
+				s3.Prefix = "team-a/old/"
+				e.Managed.Backup = &operator.EtcdBackup{Store: operator.EtcdSnapshotStore{S3: s3}}
+				e.Managed.Restore = &operator.EtcdRestore{Snapshot: "old-20261128-101500"}
 			},
-			want: []wantErr{forbidden("spec.etcd.managed.restore.s3", "not served: name the bucket")},
 		},
 		{
 			name: "a bad schedule, zone, retention and both stores",
@@ -220,11 +221,11 @@ func TestValidateManagedEtcd(t *testing.T) {
 			want: []wantErr{invalid("spec.etcd.managed.backup.store.s3.endpoint", "without user, path or query")},
 		},
 		{
-			name: "a restore from both, of a bad kind, without a snapshot",
+			name: "a restore of a bad kind, without a snapshot",
 			mutate: func(e *operator.EtcdConfig) {
-				e.Managed.Restore = &operator.EtcdRestore{From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}, S3: validS3()}
+				e.Managed.Restore = &operator.EtcdRestore{From: &operator.EtcdRestoreSource{Kind: "FrontProxy", Name: "x"}}
 			},
-			want: []wantErr{required("spec.etcd.managed.restore.snapshot"), forbidden("spec.etcd.managed.restore.s3", "mutually exclusive")},
+			want: []wantErr{required("spec.etcd.managed.restore.snapshot"), notSupported("spec.etcd.managed.restore.from.kind", `"RootShard", "Shard"`)},
 		},
 		{
 			name: "a restore from a FrontProxy",

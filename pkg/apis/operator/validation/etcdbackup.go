@@ -93,9 +93,8 @@ func validateS3SnapshotStore(s *operator.S3SnapshotStore, fldPath *field.Path) f
 
 // validateEtcdRestore checks where a managed etcd restores from: another setup's store
 // (from, a RootShard or Shard of the namespace, read through its agent), or this object's own
-// backup store, through its agent, which therefore needs spec.etcd.managed.backup. A restore
-// straight from a bucket (s3) is refused: the bucket is named as the object's own backup store
-// instead, whose agent checks the snapshot (docs/etcd.md, "Restoring from a bucket").
+// backup store, through its agent, which therefore needs spec.etcd.managed.backup (a bucket is
+// restored from as that store: docs/etcd.md, "Restoring from a bucket").
 func validateEtcdRestore(r *operator.EtcdRestore, backup *operator.EtcdBackup, managedPath *field.Path) field.ErrorList {
 	if r == nil {
 		return nil
@@ -103,19 +102,14 @@ func validateEtcdRestore(r *operator.EtcdRestore, backup *operator.EtcdBackup, m
 	fldPath := managedPath.Child("restore")
 	allErrs := validateDNS1123SubdomainName(r.Snapshot, fldPath.Child("snapshot"))
 	switch {
-	case r.From != nil && r.S3 != nil:
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("s3"), "from and s3 are mutually exclusive"))
 	case r.From != nil:
 		if r.From.Kind != "RootShard" && r.From.Kind != "Shard" {
 			allErrs = append(allErrs, field.NotSupported(fldPath.Child("from", "kind"), r.From.Kind, []string{"RootShard", "Shard"}))
 		}
 		allErrs = append(allErrs, validateDNS1123SubdomainName(r.From.Name, fldPath.Child("from", "name"))...)
-	case r.S3 != nil:
-		allErrs = append(allErrs, validateS3SnapshotStore(r.S3, fldPath.Child("s3"))...)
-		allErrs = append(allErrs, field.Forbidden(fldPath.Child("s3"), "a restore straight from a bucket is not served: name the bucket, with the prefix the snapshot is under, as spec.etcd.managed.backup.store.s3 (its agent reads and checks the snapshot) and omit s3"))
 	case backup == nil:
 		allErrs = append(allErrs, field.Required(managedPath.Child("backup"),
-			"a restore reads this object's own backup store: spec.etcd.managed.backup names it (or restore.from names another setup's)"))
+			"a restore reads this object's own backup store: spec.etcd.managed.backup names it (a bucket too, with the prefix the snapshot is under), or restore.from names another setup's"))
 	}
 	return allErrs
 }

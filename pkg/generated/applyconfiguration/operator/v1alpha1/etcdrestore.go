@@ -28,10 +28,9 @@ type EtcdRestoreApplyConfiguration struct {
 	// Snapshot is the snapshot's name, as a setup's status.etcd.snapshots lists it.
 	Snapshot *string `json:"snapshot,omitempty"`
 	// From is the setup of the namespace whose store holds the snapshot; this one's when
-	// neither from nor s3 is set. It needs get on that setup's backup subresource.
+	// unset. It needs get on that setup's backup subresource (on this one's own without it).
+	// A bucket is restored from as this one's own backup store (docs/etcd.md).
 	From *EtcdRestoreSourceApplyConfiguration `json:"from,omitempty"`
-	// S3 is a store given directly. It needs get on its credentials Secret.
-	S3 *S3SnapshotStoreApplyConfiguration `json:"s3,omitempty"`
 }
 
 // EtcdRestoreApplyConfiguration constructs a declarative configuration of the EtcdRestore type for use with
@@ -53,13 +52,5 @@ func (b *EtcdRestoreApplyConfiguration) WithSnapshot(value string) *EtcdRestoreA
 // If called multiple times, the From field is set to the value of the last call.
 func (b *EtcdRestoreApplyConfiguration) WithFrom(value *EtcdRestoreSourceApplyConfiguration) *EtcdRestoreApplyConfiguration {
 	b.From = value
-	return b
-}
-
-// WithS3 sets the S3 field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the S3 field is set to the value of the last call.
-func (b *EtcdRestoreApplyConfiguration) WithS3(value *S3SnapshotStoreApplyConfiguration) *EtcdRestoreApplyConfiguration {
-	b.S3 = value
 	return b
 }
