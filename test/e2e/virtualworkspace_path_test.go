@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,15 +44,17 @@ func identityFiles(e mappingEntry) []string {
 	return []string{e.BackendServerCA, e.ProxyClientCert, e.ProxyClientKey}
 }
 
-// accessVirtualWorkspace is a VirtualWorkspace access of kcp's own server for the RootShard
-// root, which a FrontProxy routes /services/access to.
-const accessVirtualWorkspace = `apiVersion: operator.kcp.io/v1alpha1
+// virtualWorkspaceOf is a VirtualWorkspace name of kcp's own server for the RootShard
+// rootShard.
+func virtualWorkspaceOf(name, rootShard string) string {
+	return `apiVersion: operator.kcp.io/v1alpha1
 kind: VirtualWorkspace
 metadata:
-  name: access
+  name: ` + name + `
 spec:
-  target: {rootShardRef: {name: ROOT}}
+  target: {rootShardRef: {name: ` + rootShard + `}}
 `
+}
 
 // TestVirtualWorkspaceBehindAFrontProxyPath: a FrontProxy routes /services/access to the
 // VirtualWorkspace access of its RootShard (kcp-operator's samples of custom servers), with
@@ -68,7 +69,6 @@ func TestVirtualWorkspaceBehindAFrontProxyPath(t *testing.T) {
 	parallel(t, alone)
 	ns := namespace(t, "vw-path")
 	givenRootShard(t, ns, until())
-	givenRootShard(t, ns, named("other"), until())
 	givenFrontProxy(t, ns, until(), withSpec(`  additionalPathMappings:
     - path: /services/access
       virtualWorkspaceRef: {name: access}
@@ -78,15 +78,9 @@ func TestVirtualWorkspaceBehindAFrontProxyPath(t *testing.T) {
 		`path /services/access: VirtualWorkspace "access" does not exist`)
 	assert.NotContains(t, frontProxyMapping(t, ns, "edge-config"), "/services/access", "no path to a server that is not there")
 
-	// A VirtualWorkspace of another RootShard does not get the identity.
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.ReplaceAll(accessVirtualWorkspace, "ROOT", "other")))
-	waitForReason(t, ns, "frontproxy/edge", "ReferenceValid", "False", "VirtualWorkspaceTargetMismatch")
-	assert.NotContains(t, frontProxyMapping(t, ns, "edge-config"), "/services/access")
-
-	// Once it serves the FrontProxy's RootShard, the path goes to its Service, with the
-	// built-in /services/ mapping's CA and request-header identity.
-	kubectl(t, "delete", "virtualworkspace", "access", "-n", ns, "--timeout=2m")
-	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, strings.ReplaceAll(accessVirtualWorkspace, "ROOT", "root")))
+	// Once it is there and serves the FrontProxy's RootShard, the path goes to its Service,
+	// with the built-in /services/ mapping's CA and request-header identity.
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, virtualWorkspaceOf("access", "root")))
 	waitFor(t, ns, "frontproxy/edge", "ReferenceValid")
 	mapping := frontProxyMapping(t, ns, "edge-config")
 	access := mapping["/services/access"]
@@ -94,9 +88,17 @@ func TestVirtualWorkspaceBehindAFrontProxyPath(t *testing.T) {
 	assert.Equal(t, identityFiles(mapping["/services/"]), identityFiles(access))
 	assert.Equal(t, "/etc/kcp-front-proxy/requestheader/tls.crt", access.ProxyClientCert, "the request-header identity, not the system:masters client")
 
-	// The identity is the proxy's alone: a plain mapping naming its files is refused, to its
-	// own VirtualWorkspace's Service as to any other backend, and so is a mapping that names
-	// both.
+	// A VirtualWorkspace of another RootShard does not get the identity; the other path stays.
+	kubectl(t, "apply", "-n", ns, "-f", writeManifest(t, virtualWorkspaceOf("elsewhere", "other")))
+	kubectl(t, "patch", "frontproxy", "edge", "-n", ns, "--type=merge", "-p", `{"spec":{"additionalPathMappings":[`+
+		`{"path":"/services/access","virtualWorkspaceRef":{"name":"access"}},{"path":"/services/elsewhere","virtualWorkspaceRef":{"name":"elsewhere"}}]}}`)
+	waitForReason(t, ns, "frontproxy/edge", "ReferenceValid", "False", "VirtualWorkspaceTargetMismatch")
+	mapping = frontProxyMapping(t, ns, "edge-config")
+	assert.NotContains(t, mapping, "/services/elsewhere")
+	assert.Equal(t, access, mapping["/services/access"])
+
+	// The identity is the proxy's alone: a plain mapping naming its files is refused, to the
+	// VirtualWorkspace's Service as to any other backend, and so is a mapping that names both.
 	for _, backend := range []string{"https://access-virtual-workspace:6443", "https://elsewhere:6443"} {
 		out, err := stack.Kubectl(t.Context(), "patch", "-v=6", "frontproxy", "edge", "-n", ns, "--type=merge", "-p",
 			`{"spec":{"additionalPathMappings":[{"path":"/services/x","backend":"`+backend+`",`+
