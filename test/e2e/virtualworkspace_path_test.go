@@ -53,6 +53,7 @@ metadata:
   name: ` + name + `
 spec:
   target: {rootShardRef: {name: ` + rootShard + `}}
+  external: {hostname: ` + name + `.vw.example.com}
 `
 }
 
