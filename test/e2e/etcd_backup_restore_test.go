@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,20 +120,7 @@ func backUpLoseAndRestore(t *testing.T, ns, name, backup string, take func(ns st
 	mintedCert, mintedPath := clientCertOf(t, []byte(minted.Status.Kubeconfig))
 
 	snapshot := take(ns)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		status := etcdStatusOf(t, ns, name)
-		assert.Nil(c, status.PendingSnapshot, "taken")
-		var listed *operatorv1alpha1.EtcdSnapshotInfo
-		for i := range status.Snapshots {
-			if status.Snapshots[i].Name == snapshot {
-				listed = &status.Snapshots[i]
-			}
-		}
-		if assert.NotNil(c, listed, "%s listed in status.etcd.snapshots", snapshot) {
-			assert.Positive(c, listed.SizeBytes)
-			assert.Len(c, listed.SHA256, 64)
-		}
-	}, 3*time.Minute, time.Second)
+	waitForSnapshotListed(t, ns, name, snapshot)
 	_, err = client.Put(t.Context(), prefix+"after", "written after the snapshot")
 	require.NoError(t, err)
 	require.NoError(t, client.Close())
@@ -250,22 +238,26 @@ func snapshotOnDemand(t *testing.T, ns, name string) string {
 	require.NoError(t, json.Unmarshal([]byte(out), &request))
 	snapshot := request.Status.Snapshot
 	require.NotEmpty(t, snapshot, "the request answers the snapshot's name: %s", out)
+	assert.True(t, waitForSnapshotListed(t, ns, name, snapshot).OnDemand, "listed as taken on demand")
+	return snapshot
+}
+
+// waitForSnapshotListed waits until the RootShard name's server took snapshot (nothing is
+// pending) and lists it in status.etcd.snapshots with its size and sha256, and returns it.
+func waitForSnapshotListed(t *testing.T, ns, name, snapshot string) operatorv1alpha1.EtcdSnapshotInfo {
+	t.Helper()
+	var listed operatorv1alpha1.EtcdSnapshotInfo
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		status := etcdStatusOf(t, ns, name)
 		assert.Nil(c, status.PendingSnapshot, "taken")
-		var listed *operatorv1alpha1.EtcdSnapshotInfo
-		for i := range status.Snapshots {
-			if status.Snapshots[i].Name == snapshot {
-				listed = &status.Snapshots[i]
-			}
-		}
-		if assert.NotNil(c, listed, "listed in status.etcd.snapshots") {
-			assert.True(c, listed.OnDemand)
+		i := slices.IndexFunc(status.Snapshots, func(s operatorv1alpha1.EtcdSnapshotInfo) bool { return s.Name == snapshot })
+		if assert.GreaterOrEqual(c, i, 0, "%s listed in status.etcd.snapshots", snapshot) {
+			listed = status.Snapshots[i]
 			assert.Positive(c, listed.SizeBytes)
 			assert.Len(c, listed.SHA256, 64)
 		}
 	}, 3*time.Minute, time.Second)
-	return snapshot
+	return listed
 }
 
 // runRestoringMembers runs the members of sts, a StatefulSet with the restore init container,
