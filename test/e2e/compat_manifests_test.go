@@ -44,6 +44,9 @@ func TestKcpOperatorManifests(t *testing.T) {
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspaces.yaml")
 	require.NoError(t, err, "kcp-operator's VirtualWorkspaces apply unchanged:\n%s", out)
 
+	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspaces-contrib.yaml")
+	require.NoError(t, err, "kcp-operator's samples of the contrib virtual workspaces apply unchanged:\n%s", out)
+
 	out, err = stack.Kubectl(t.Context(), "apply", "--validate=strict", "-n", ns, "-f", compatDir+"/virtualworkspace-path.yaml")
 	require.NoError(t, err, "kcp-operator's FrontProxy of the custom VirtualWorkspace applies with its one change:\n%s", out)
 
@@ -55,7 +58,8 @@ func TestKcpOperatorManifests(t *testing.T) {
 	assert.NotContains(t, withoutPreview(out), "Warning:", "allowPaths is kcp-operator's current field")
 
 	objects := []string{"rootshard/root", "shard/shard-1", "shard/shard-2", "cacheserver/cache", "frontproxy/edge", "frontproxy/legacy",
-		"shard/shard-authz", "kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access", "frontproxy/frontproxy-sample"}
+		"shard/shard-authz", "kubeconfig/kcp-admin", "kubeconfig/shard-admin", "kubeconfig/root-admin", "kubeconfig/bound", "virtualworkspace/shard-2", "virtualworkspace/access", "virtualworkspace/mcp", "virtualworkspace/ephemeral", "kubeconfig/mcp-vw-server",
+		"frontproxy/frontproxy-sample"}
 	for _, o := range objects {
 		waitFor(t, ns, o, "Available")
 	}
@@ -223,6 +227,28 @@ func TestKcpOperatorManifests(t *testing.T) {
 		mapping := frontProxyMapping(t, ns, "frontproxy-sample-config")
 		assert.Equal(t, "https://access-virtual-workspace."+ns+".svc.cluster.local:6443", mapping["/services/access"].Backend)
 		assert.Equal(t, identityFiles(mapping["/services/"]), identityFiles(mapping["/services/access"]))
+	})
+
+	t.Run("ContribVirtualWorkspaces", func(t *testing.T) {
+		// mcp.yaml: the serve subcommand, its own identity (minted by the sample's Kubeconfig,
+		// capped at the server's maximum validity), extraArgs last.
+		d := "deployment/mcp-virtual-workspace"
+		assert.Equal(t, "/mcp-virtual-workspace serve", get(t, d, "{.spec.template.spec.containers[0].command[*]}"))
+		a := args(t, "mcp-virtual-workspace")
+		assert.Equal(t, []string{"--access-url=https://example.operator.kcp.io:6443/services/access", "--access-ca-file=/etc/kcp/tls/ca/root/tls.crt"},
+			a[len(a)-2:], "extraArgs last")
+		assert.Contains(t, get(t, d, "{.spec.template.spec.volumes[*].secret.secretName}"), "mcp-vw-server-kubeconfig")
+		// ephemeral-resources.yaml: its config file from the user's ConfigMap.
+		d = "deployment/ephemeral-virtual-workspace"
+		assert.Contains(t, args(t, "ephemeral-virtual-workspace"), "--ephemeral-config=/etc/ephemeral/config/ephemeral-config.yaml")
+		assert.Contains(t, get(t, d, "{.spec.template.spec.volumes[*].configMap.name}"), "ephemeral-vw-config")
+		// Their FrontProxy patches, merged: each path to its VirtualWorkspace's Service with the
+		// files of the built-in /services/ mapping.
+		mapping := frontProxyMapping(t, ns, "frontproxy-sample-config")
+		for path, vw := range map[string]string{"/services/mcp": "mcp", "/services/ephemeral-buckets": "ephemeral"} {
+			assert.Equal(t, "https://"+vw+"-virtual-workspace."+ns+".svc.cluster.local:6443", mapping[path].Backend, path)
+			assert.Equal(t, identityFiles(mapping["/services/"]), identityFiles(mapping[path]), path)
+		}
 	})
 
 	t.Run("Authorization", func(t *testing.T) {
