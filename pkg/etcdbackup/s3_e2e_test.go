@@ -54,7 +54,7 @@ func TestSaveToS3AndVerify(t *testing.T) {
 	objs, err := store.List(t.Context())
 	require.NoError(t, err)
 	require.Len(t, objs, 2)
-	deleted, err := Retain(t.Context(), store, 1)
+	deleted, err := Retain(t.Context(), store, "root", 1)
 	require.NoError(t, err)
 	assert.Equal(t, []string{snap.Name}, deleted)
 	_, err = store.Get(t.Context(), snap.Name)

@@ -235,10 +235,11 @@ func splitHash(r io.Reader) (size int64, appended, db, whole []byte, err error) 
 	return size, appended, db, h.Sum(nil), nil
 }
 
-// Retain keeps the newest keep snapshots of each base in store, by the time in their names,
-// and deletes the others; an object whose name is no snapshot's is left alone. It answers
-// the names it deleted.
-func Retain(ctx context.Context, store Store, keep int) ([]string, error) {
+// Retain keeps the newest keep snapshots of base in store, by the time in their names, and
+// deletes its others; another base's snapshots (a store shared on purpose, such as the bucket
+// of a setup restored from) and an object whose name is no snapshot's are left alone. It
+// answers the names it deleted.
+func Retain(ctx context.Context, store Store, base string, keep int) ([]string, error) {
 	if keep < 1 {
 		return nil, fmt.Errorf("retention must keep at least one snapshot, not %d", keep)
 	}
@@ -251,27 +252,25 @@ func Retain(ctx context.Context, store Store, keep int) ([]string, error) {
 		t    time.Time
 		n    int
 	}
-	bases := map[string][]snap{}
+	var snaps []snap
 	for _, o := range objs {
-		if base, t, n, ok := parseName(o.Name); ok {
-			bases[base] = append(bases[base], snap{o.Name, t, n})
+		if b, t, n, ok := parseName(o.Name); ok && b == base {
+			snaps = append(snaps, snap{o.Name, t, n})
 		}
 	}
-	var deleted []string
-	for _, snaps := range bases {
-		// Newest first: by time, then by the suffix given to later ones of one second.
-		slices.SortFunc(snaps, func(a, b snap) int {
-			if c := b.t.Compare(a.t); c != 0 {
-				return c
-			}
-			return b.n - a.n
-		})
-		for _, s := range snaps[min(keep, len(snaps)):] {
-			if err := store.Delete(ctx, s.name); err != nil {
-				return deleted, err
-			}
-			deleted = append(deleted, s.name)
+	// Newest first: by time, then by the suffix given to later ones of one second.
+	slices.SortFunc(snaps, func(a, b snap) int {
+		if c := b.t.Compare(a.t); c != 0 {
+			return c
 		}
+		return b.n - a.n
+	})
+	var deleted []string
+	for _, s := range snaps[min(keep, len(snaps)):] {
+		if err := store.Delete(ctx, s.name); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, s.name)
 	}
 	slices.Sort(deleted)
 	return deleted, nil

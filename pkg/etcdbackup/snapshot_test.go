@@ -110,8 +110,9 @@ func TestRetain(t *testing.T) {
 			deleted: []string{"root-20261128-120000", "root-20261128-120000-1"},
 		},
 		{
-			name:    "each base keeps its own, other objects are left",
-			objects: []string{"root-20261128-120000", "root-20261128-130000", "shard-20261101-000000", "notes.txt", "root-latest"},
+			name: "another base's snapshots and other objects are left alone",
+			objects: []string{"root-20261128-120000", "root-20261128-130000", "old-20261101-000000", "old-20261102-000000",
+				"root-shard-20261101-000000", "notes.txt", "root-latest"},
 			keep:    1,
 			deleted: []string{"root-20261128-120000"},
 		},
@@ -128,7 +129,7 @@ func TestRetain(t *testing.T) {
 				_, err := s.Put(t.Context(), n, strings.NewReader("x"))
 				require.NoError(t, err)
 			}
-			deleted, err := Retain(t.Context(), s, tc.keep)
+			deleted, err := Retain(t.Context(), s, "root", tc.keep)
 			require.NoError(t, err)
 			assert.Equal(t, tc.deleted, deleted)
 			objs, err := s.List(t.Context())
@@ -145,6 +146,6 @@ func TestRetain(t *testing.T) {
 	}
 	s, err := NewDirStore(t.TempDir())
 	require.NoError(t, err)
-	_, err = Retain(t.Context(), s, 0)
+	_, err = Retain(t.Context(), s, "root", 0)
 	assert.Error(t, err, "keeping none is refused")
 }

@@ -140,7 +140,7 @@ func (s *Server) Take(ctx context.Context, name string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	deleted, err := etcdbackup.Retain(ctx, s.Store, s.Retention)
+	deleted, err := etcdbackup.Retain(ctx, s.Store, s.Base, s.Retention)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("snapshot %s is taken, but keeping the newest %d failed: %w", saved.Name, s.Retention, err)
 	}
