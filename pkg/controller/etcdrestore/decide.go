@@ -77,6 +77,13 @@ func Decide(s State) Decision {
 		if p := s.Previous; p != nil && p.Reason == operatorv1alpha1.ReasonRestored {
 			return Decision{Status: p.Status, Reason: p.Reason, Message: p.Message}
 		}
+		if p := s.Previous; p != nil && (p.Reason == operatorv1alpha1.ReasonRestoring || p.Reason == operatorv1alpha1.ReasonRestoreVerifying) {
+			// The restore init container goes only in the roll that follows Restored (or with
+			// the restore itself), so a status that still says Restoring is one read before
+			// that write reached the cache: the members started from the snapshot.
+			return Decision{Status: metav1.ConditionTrue, Reason: operatorv1alpha1.ReasonRestored,
+				Message: fmt.Sprintf("every member started from snapshot %s", s.Snapshot)}
+		}
 		return Decision{Status: metav1.ConditionFalse, Reason: operatorv1alpha1.ReasonRestoreNotApplied,
 			Message: fmt.Sprintf("the managed etcd's StatefulSet exists, so its members keep their data: snapshot %s is restored only when the StatefulSet is created", s.Snapshot)}
 	case s.SourceErr != nil:
